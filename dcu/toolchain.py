@@ -1,0 +1,331 @@
+"""LLVM 19 front end: assemble gfx1200 assembly, compile OpenCL C, link code objects.
+
+Every build goes through a content-addressed cache under ``<repo>/build/cache/``:
+the key hashes the source bytes, the device header (for OpenCL C), the flags and
+the tool versions, so an unchanged kernel is never rebuilt and a changed header or
+compiler is never served stale.
+
+Notes
+-----
+The assembler is run with ``-triple=amdgcn-amd-amdhsa`` rather than the
+``-arch=amdgcn`` of BRIEF §2: with ``-arch`` llvm-mc picks the
+``amdgcn-pc-linux-gnu`` triple and rejects the ``.amdhsa_kernel`` and
+``.amdgpu_metadata`` directives that kernels need.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import os
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+__all__ = [
+    "ToolchainError",
+    "ToolNotFoundError",
+    "REPO_ROOT",
+    "CACHE_DIR",
+    "DEVICE_HEADER",
+    "MCPU",
+    "find_tool",
+    "tool_version",
+    "assemble",
+    "compile_cl",
+    "link",
+    "build",
+    "objdump",
+]
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+CACHE_DIR = REPO_ROOT / "build" / "cache"
+DEVICE_HEADER = REPO_ROOT / "dcu" / "include" / "dcu_device.h"
+MCPU = "gfx1200"
+INSTALL_HINT = "apt-get install -y llvm-19 clang-19 lld-19"
+
+# Bump to invalidate every cached artefact when the build recipe changes.
+_RECIPE_VERSION = "1"
+
+_TOOLS = {
+    "llvm-mc": "llvm-mc-19",
+    "clang": "clang-19",
+    "ld.lld": "ld.lld-19",
+    "llvm-objdump": "llvm-objdump-19",
+}
+
+ASM_FLAGS = ("-triple=amdgcn-amd-amdhsa", f"-mcpu={MCPU}", "-filetype=obj")
+CL_FLAGS = (
+    "-x", "cl", "-cl-std=CL2.0",
+    "-target", "amdgcn-amd-amdhsa", f"-mcpu={MCPU}",
+    "-O2", "-nogpulib",
+    # VOPD dual-issue encodings are not implemented by the core.
+    "-mllvm", "-amdgpu-enable-vopd=0",
+)
+# --no-undefined: a kernel calling an undefined function (e.g. get_global_id
+# without the device header) must fail here, not at run time.
+LINK_FLAGS = ("-shared", "--no-undefined")
+
+
+class ToolchainError(RuntimeError):
+    """A tool failed (or is missing).
+
+    Attributes
+    ----------
+    cmd : list of str
+        The command line that failed (empty if no command ran).
+    stderr : str
+        The tool's diagnostic output.
+    """
+
+    def __init__(self, message: str, cmd: list[str] | None = None, stderr: str = ""):
+        self.cmd = list(cmd or [])
+        self.stderr = stderr
+        text = message
+        if stderr:
+            text += "\n" + stderr.rstrip()
+        super().__init__(text)
+
+
+class ToolNotFoundError(ToolchainError):
+    """An LLVM 19 tool is not installed."""
+
+
+def find_tool(name: str) -> str:
+    """Return the path of an LLVM 19 tool.
+
+    Parameters
+    ----------
+    name : str
+        Unversioned tool name: ``"llvm-mc"``, ``"clang"``, ``"ld.lld"`` or
+        ``"llvm-objdump"``.
+
+    Returns
+    -------
+    str
+        Absolute path of the executable. ``$DCU_LLVM_BIN`` (a directory) is
+        searched first, then ``PATH`` for the ``-19`` suffixed name, then
+        ``/usr/lib/llvm-19/bin``.
+
+    Raises
+    ------
+    ToolNotFoundError
+        If the tool cannot be found; the message names the apt command.
+    """
+    if name not in _TOOLS:
+        raise ValueError(f"unknown tool {name!r}; known: {', '.join(sorted(_TOOLS))}")
+    versioned = _TOOLS[name]
+    candidates = []
+    env_dir = os.environ.get("DCU_LLVM_BIN")
+    if env_dir:
+        candidates += [Path(env_dir) / versioned, Path(env_dir) / name]
+    found = shutil.which(versioned)
+    if found:
+        return found
+    candidates.append(Path("/usr/lib/llvm-19/bin") / name)
+    for c in candidates:
+        if c.is_file() and os.access(c, os.X_OK):
+            return str(c)
+    raise ToolNotFoundError(
+        f"{versioned} not found (needed to build gfx1200 code); install it with: {INSTALL_HINT}"
+    )
+
+
+@functools.lru_cache(maxsize=None)
+def tool_version(name: str) -> str:
+    """Return the first line of ``<tool> --version`` (part of every cache key)."""
+    exe = find_tool(name)
+    proc = subprocess.run([exe, "--version"], capture_output=True, text=True)
+    out = (proc.stdout or proc.stderr).strip()
+    lines = [ln.strip() for ln in out.splitlines() if ln.strip()]
+    return " ".join(lines[:2]) if lines else exe
+
+
+def _run(cmd: list[str], what: str, extra_note: str = "") -> None:
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode != 0:
+        msg = f"{what} failed (exit {proc.returncode}): {' '.join(cmd)}"
+        if extra_note:
+            msg += "\n" + extra_note
+        raise ToolchainError(msg, cmd, proc.stderr or proc.stdout)
+
+
+def _read_source(src: str | os.PathLike) -> tuple[Path, bytes]:
+    path = Path(src)
+    if not path.is_file():
+        raise FileNotFoundError(f"source file not found: {path}")
+    return path, path.read_bytes()
+
+
+def _cache_path(stem: str, parts: list[bytes | str], suffix: str = ".hsaco") -> Path:
+    h = hashlib.sha256()
+    for p in [_RECIPE_VERSION, *parts]:
+        b = p.encode() if isinstance(p, str) else p
+        # Length prefix so that part boundaries cannot alias.
+        h.update(len(b).to_bytes(8, "little"))
+        h.update(b)
+    return CACHE_DIR / f"{stem}-{h.hexdigest()[:20]}{suffix}"
+
+
+def _publish(tmp: Path, dest: Path) -> Path:
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    # os.replace is atomic: parallel test workers never see a half-written file.
+    os.replace(tmp, dest)
+    return dest
+
+
+def _link_into(obj: Path, dest: Path, tmpdir: Path, label: Path, note: str = "") -> Path:
+    out = tmpdir / "out.hsaco"
+    _run([find_tool("ld.lld"), *LINK_FLAGS, str(obj), "-o", str(out)], f"linking {label}", note)
+    return _publish(out, dest)
+
+
+def assemble(src: str | os.PathLike) -> Path:
+    """Assemble a gfx1200 ``.s`` file and link it into a code object.
+
+    Parameters
+    ----------
+    src : path-like
+        Assembly source. A kernel needs an ``.amdhsa_kernel`` block; argument
+        metadata is present only if the file has an ``.amdgpu_metadata`` block.
+
+    Returns
+    -------
+    pathlib.Path
+        The linked code object (``.hsaco``) in the build cache.
+
+    Raises
+    ------
+    ToolchainError
+        If llvm-mc or ld.lld fails; carries the tool's stderr.
+    """
+    path, data = _read_source(src)
+    dest = _cache_path(path.stem, ["asm", data, *ASM_FLAGS, *LINK_FLAGS,
+                                   tool_version("llvm-mc"), tool_version("ld.lld")])
+    if dest.is_file():
+        return dest
+    with tempfile.TemporaryDirectory(prefix="dcu-asm-") as td:
+        obj = Path(td) / "out.o"
+        _run([find_tool("llvm-mc"), *ASM_FLAGS, str(path), "-o", str(obj)], f"assembling {path}")
+        return _link_into(obj, dest, Path(td), path)
+
+
+def compile_cl(src: str | os.PathLike, wgp: bool = False) -> Path:
+    """Compile an OpenCL C kernel file for gfx1200 and link it.
+
+    Parameters
+    ----------
+    src : path-like
+        OpenCL C source (OpenCL 2.0). ``dcu/include/dcu_device.h`` is
+        force-included when it exists; it defines the work-item functions
+        (``get_global_id``, ``barrier``, ...) that ``-nogpulib`` leaves undefined.
+    wgp : bool, optional
+        Compile for WGP mode (a workgroup may span both CUs). The default is CU
+        mode (``-mcumode``).
+
+    Returns
+    -------
+    pathlib.Path
+        The linked code object (``.hsaco``) in the build cache.
+
+    Raises
+    ------
+    ToolchainError
+        If clang or ld.lld fails; carries the tool's stderr.
+    """
+    path, data = _read_source(src)
+    flags = list(CL_FLAGS)
+    if not wgp:
+        flags.append("-mcumode")
+    header = b""
+    note = ""
+    if DEVICE_HEADER.is_file():
+        header = DEVICE_HEADER.read_bytes()
+        flags += ["-include", str(DEVICE_HEADER)]
+    else:
+        note = (f"note: the device header {DEVICE_HEADER} does not exist, so work-item "
+                "functions (get_global_id, barrier, ...) are undefined")
+    dest = _cache_path(path.stem, ["cl", data, header, *flags, *LINK_FLAGS,
+                                   tool_version("clang"), tool_version("ld.lld")])
+    if dest.is_file():
+        return dest
+    with tempfile.TemporaryDirectory(prefix="dcu-cl-") as td:
+        obj = Path(td) / "out.o"
+        _run([find_tool("clang"), *flags, "-c", str(path), "-o", str(obj)],
+             f"compiling {path}", note)
+        return _link_into(obj, dest, Path(td), path, note)
+
+
+def link(obj: str | os.PathLike) -> Path:
+    """Link a relocatable gfx1200 object (``.o``) into a code object.
+
+    Parameters
+    ----------
+    obj : path-like
+        ELF relocatable object produced by llvm-mc or clang.
+
+    Returns
+    -------
+    pathlib.Path
+        The linked code object in the build cache.
+    """
+    path, data = _read_source(obj)
+    dest = _cache_path(path.stem, ["link", data, *LINK_FLAGS, tool_version("ld.lld")])
+    if dest.is_file():
+        return dest
+    with tempfile.TemporaryDirectory(prefix="dcu-ld-") as td:
+        return _link_into(path, dest, Path(td), path)
+
+
+def build(path: str | os.PathLike, wgp: bool = False) -> Path:
+    """Turn any supported input into a linked code object.
+
+    Parameters
+    ----------
+    path : path-like
+        ``.s`` (assembled), ``.cl`` (compiled), ``.o`` (linked), or
+        ``.hsaco`` / ``.co`` (returned as is).
+    wgp : bool, optional
+        WGP mode for OpenCL C (ignored for other inputs: assembly states its
+        mode in ``.amdhsa_workgroup_processor_mode``).
+
+    Returns
+    -------
+    pathlib.Path
+        Path of a linked code object.
+
+    Raises
+    ------
+    ToolchainError
+        For an unsupported suffix or a failing tool.
+    FileNotFoundError
+        If ``path`` does not exist.
+    """
+    p = Path(path)
+    if not p.is_file():
+        raise FileNotFoundError(f"file not found: {p}")
+    suffix = p.suffix.lower()
+    if suffix == ".s":
+        return assemble(p)
+    if suffix == ".cl":
+        return compile_cl(p, wgp=wgp)
+    if suffix == ".o":
+        return link(p)
+    if suffix in (".hsaco", ".co"):
+        return p
+    raise ToolchainError(
+        f"cannot build {p}: unsupported suffix {p.suffix!r} "
+        "(expected .s, .cl, .o, .hsaco or .co)")
+
+
+def objdump(path: str | os.PathLike) -> str:
+    """Return ``llvm-objdump -d`` of a code object (LLVM's disassembly, an oracle)."""
+    p = Path(path)
+    if not p.is_file():
+        raise FileNotFoundError(f"file not found: {p}")
+    cmd = [find_tool("llvm-objdump"), "-d", f"--mcpu={MCPU}", str(p)]
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise ToolchainError(f"llvm-objdump failed on {p}", cmd, proc.stderr)
+    return proc.stdout

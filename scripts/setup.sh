@@ -1,0 +1,124 @@
+#!/usr/bin/env bash
+# Idempotent set-up for a fresh Debian 12 machine (run as root, or with sudo):
+#   - Debian packages: llvm-19 clang-19 lld-19 (required), python3-venv (if venv is
+#     unusable), iverilog and verilator (optional, for RTL simulation/lint);
+#   - a virtual environment in <repo>/.venv with this project installed editable.
+# A second run does nothing slow: apt is touched only for missing tools, and pip
+# only when pyproject.toml changed (stamp file keyed on its hash).
+#
+# Usage: bash scripts/setup.sh [--quiet]
+#   --quiet (or SETUP_QUIET=1): print nothing on success; on failure show the log.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+VENV="$ROOT/.venv"
+STAMP="$VENV/.dcu-setup-stamp"
+LOG_DIR="$ROOT/build"
+LOG="$LOG_DIR/setup.log"
+QUIET="${SETUP_QUIET:-0}"
+for a in "$@"; do
+    case "$a" in
+        -q|--quiet) QUIET=1 ;;
+        -h|--help) sed -n '2,10p' "$0"; exit 0 ;;
+        *) echo "setup.sh: unknown option '$a' (use --quiet)" >&2; exit 2 ;;
+    esac
+done
+
+mkdir -p "$LOG_DIR"
+: > "$LOG"
+say() { if [ "$QUIET" != 1 ]; then echo "setup: $*"; fi; }
+# Run a command with its output in the log (and on screen unless quiet).
+run() {
+    echo "+ $*" >> "$LOG"
+    if [ "$QUIET" = 1 ]; then
+        if ! "$@" >> "$LOG" 2>&1; then
+            echo "setup.sh: command failed: $*" >&2
+            tail -n 40 "$LOG" >&2
+            return 1
+        fi
+    else
+        "$@" 2>&1 | tee -a "$LOG"
+        return "${PIPESTATUS[0]}"
+    fi
+}
+
+SUDO=""
+if [ "$(id -u)" != 0 ]; then
+    if command -v sudo >/dev/null 2>&1; then SUDO="sudo"; fi
+fi
+
+APT_UPDATED=0
+apt_install() {   # apt_install PKG... ; 'apt-get update' at most once per run
+    if ! command -v apt-get >/dev/null 2>&1; then
+        echo "setup.sh: apt-get not found; install these packages by hand: $*" >&2
+        return 1
+    fi
+    if [ "$(id -u)" != 0 ] && [ -z "$SUDO" ]; then
+        echo "setup.sh: need root to install: $* (run: apt-get install -y $*)" >&2
+        return 1
+    fi
+    if [ "$APT_UPDATED" = 0 ]; then
+        say "apt-get update"
+        run $SUDO env DEBIAN_FRONTEND=noninteractive apt-get update -q
+        APT_UPDATED=1
+    fi
+    say "apt-get install $*"
+    run $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "$@"
+}
+
+# 1. Required LLVM 19 tools (assembler, compiler, linker, disassembler oracle).
+missing=()
+for pair in llvm-mc-19:llvm-19 llvm-objdump-19:llvm-19 clang-19:clang-19 ld.lld-19:lld-19; do
+    tool="${pair%%:*}"; pkg="${pair##*:}"
+    if ! command -v "$tool" >/dev/null 2>&1; then
+        case " ${missing[*]:-} " in *" $pkg "*) ;; *) missing+=("$pkg") ;; esac
+    fi
+done
+if [ "${#missing[@]}" -gt 0 ]; then
+    apt_install "${missing[@]}"
+fi
+
+# 2. Python >= 3.11 with a working venv module (Debian splits ensurepip into python3-venv).
+PY="$(command -v python3 || true)"
+if [ -z "$PY" ]; then
+    apt_install python3
+    PY="$(command -v python3)"
+fi
+if ! "$PY" -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else 1)'; then
+    echo "setup.sh: Python >= 3.11 is required, found $("$PY" --version 2>&1)" >&2
+    exit 1
+fi
+if ! "$PY" -c 'import venv, ensurepip' >/dev/null 2>&1; then
+    pyver="$("$PY" -c 'import sys; print(f"{sys.version_info[0]}.{sys.version_info[1]}")')"
+    apt_install python3-venv "python${pyver}-venv"
+fi
+
+# 3. Optional RTL simulators; failure to get them is not fatal.
+opt=()
+command -v iverilog >/dev/null 2>&1 || opt+=(iverilog)
+command -v verilator >/dev/null 2>&1 || opt+=(verilator)
+if [ "${#opt[@]}" -gt 0 ]; then
+    apt_install "${opt[@]}" || echo "setup.sh: warning: could not install ${opt[*]} (optional)" >&2
+fi
+
+# 4. Virtual environment and the project, skipped when the stamp matches.
+want="$( (sha256sum "$ROOT/pyproject.toml"; "$PY" --version) | sha256sum | cut -d' ' -f1)"
+if [ -x "$VENV/bin/python" ] && [ -f "$STAMP" ] && [ "$(cat "$STAMP")" = "$want" ] \
+        && "$VENV/bin/python" -c 'import dcu' >/dev/null 2>&1; then
+    say "environment up to date ($VENV)"
+    exit 0
+fi
+if [ ! -x "$VENV/bin/python" ] || ! "$VENV/bin/python" -c 'import sys' >/dev/null 2>&1; then
+    say "creating $VENV"
+    rm -rf "$VENV"
+    run "$PY" -m venv "$VENV"
+fi
+say "installing the project into $VENV (pip install -e .)"
+run "$VENV/bin/python" -m pip install -q --upgrade pip setuptools wheel
+run "$VENV/bin/python" -m pip install -q -e "$ROOT"
+# The editable finder maps only the packages that existed at install time; a .pth
+# with the repository root makes top-level packages added later importable too.
+site="$("$VENV/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')"
+echo "$ROOT" > "$site/dcu_repo_root.pth"
+echo "$want" > "$STAMP"
+say "done: $VENV ready (try: $VENV/bin/dcu --help)"

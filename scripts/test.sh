@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Set up (quietly, fast when already done) and run the test suite.
+# Usage: bash scripts/test.sh [pytest args...]   (default: -q, and -n 2 when pytest-xdist is present)
+set -uo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+bash scripts/setup.sh --quiet || { echo "test.sh: setup failed" >&2; exit 1; }
+PY="$ROOT/.venv/bin/python"
+if [ "$#" -eq 0 ]; then
+    set -- -q
+    if "$PY" -c 'import xdist' >/dev/null 2>&1; then set -- -q -n 2; fi
+fi
+"$PY" -m pytest "$@"
+rc=$?
+# pytest exits 5 when it collected no tests: that is a failure for CI, not a pass.
+if [ "$rc" -eq 5 ]; then echo "test.sh: no tests were collected" >&2; fi
+exit "$rc"
