@@ -1,0 +1,271 @@
+"""Launch API in the style of PyOpenCL/HIP: load a program, launch a kernel, read buffers back.
+
+Example
+-------
+>>> prog = load_program("firmware_tests/vector_add.cl")
+>>> run = launch(prog.kernel("vector_add"), grid=(4,), block=(64,), args=[a, b, out, np.uint32(256)])
+>>> run.buffers[2], run.report.instructions
+"""
+from __future__ import annotations
+
+import os
+import struct
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+from .codeobj import CodeObject, KernelArg, KernelInfo
+from .toolchain import build
+
+__all__ = ["Program", "RunReport", "Run", "LaunchError", "load_program", "launch", "BACKENDS"]
+
+BACKENDS = ("model", "rtl", "verilator")
+
+
+class LaunchError(ValueError):
+    """A launch that cannot be made: wrong arguments, unsupported ABI feature, resources."""
+
+
+class Program:
+    """A built code object and its kernels."""
+
+    def __init__(self, path: str | os.PathLike, wgp: bool = False):
+        self.source = Path(path)
+        self.wgp = wgp
+        self.binary = build(self.source, wgp=wgp)
+        self.code_object = CodeObject(self.binary)
+
+    @property
+    def kernels(self) -> dict[str, KernelInfo]:
+        return self.code_object.kernels
+
+    def kernel(self, name: str | None = None) -> KernelInfo:
+        """The kernel ``name``; with no name, the only kernel (an error lists them if there are several)."""
+        if name is None:
+            if len(self.kernels) != 1:
+                raise KeyError(f"{self.source} has {len(self.kernels)} kernels, name one of: {', '.join(sorted(self.kernels))}")
+            return next(iter(self.kernels.values()))
+        return self.code_object.kernel(name)
+
+
+def load_program(path: str | os.PathLike, wgp: bool = False) -> Program:
+    """Build (if needed) and load ``path``: a ``.s``, ``.cl``, ``.o`` or ``.hsaco``."""
+    return Program(path, wgp=wgp)
+
+
+@dataclass
+class RunReport:
+    """What a run did: instruction counts, cycles (None on the model) and counters."""
+    kernel: str
+    backend: str
+    config: str
+    grid: tuple[int, int, int]
+    block: tuple[int, int, int]
+    instructions: int
+    instructions_by_kind: dict[str, int]
+    cycles: int | None
+    counters: dict[str, int] = field(default_factory=dict)
+
+    def to_dict(self) -> dict:
+        return {"kernel": self.kernel, "backend": self.backend, "config": self.config,
+                "grid": list(self.grid), "block": list(self.block),
+                "instructions": self.instructions, "instructions_by_kind": dict(self.instructions_by_kind),
+                "cycles": self.cycles, "counters": dict(self.counters)}
+
+    def summary(self) -> str:
+        kinds = ", ".join(f"{k} {v}" for k, v in sorted(self.instructions_by_kind.items(), key=lambda kv: -kv[1]))
+        lines = [f"{self.kernel} on {self.backend} ({self.config}): grid {self.grid} x block {self.block}",
+                 f"  wave-instructions: {self.instructions} ({kinds})",
+                 f"  cycles: {self.cycles if self.cycles is not None else 'n/a on the model backend'}"]
+        if self.counters:
+            lines.append("  counters: " + ", ".join(f"{k}={v}" for k, v in self.counters.items()))
+        return "\n".join(lines)
+
+
+@dataclass
+class Run:
+    buffers: list            # numpy array per buffer argument, None for scalars
+    report: RunReport
+
+
+# --------------------------------------------------------------------------------------
+def _dims(v) -> tuple[int, int, int]:
+    t = (int(v),) if np.isscalar(v) else tuple(int(x) for x in v)
+    if not 1 <= len(t) <= 3 or any(x < 1 for x in t):
+        raise LaunchError(f"grid and block need 1 to 3 positive sizes, got {v!r}")
+    return t + (1,) * (3 - len(t))
+
+
+def _is_buffer(a) -> bool:
+    return isinstance(a, np.ndarray) and a.ndim >= 1
+
+
+_HIDDEN_U16 = {"hidden_group_size_x": 0, "hidden_group_size_y": 1, "hidden_group_size_z": 2}
+_HIDDEN_REM = {"hidden_remainder_x": 0, "hidden_remainder_y": 1, "hidden_remainder_z": 2}
+_HIDDEN_COUNT = {"hidden_block_count_x": 0, "hidden_block_count_y": 1, "hidden_block_count_z": 2}
+
+
+def _hidden_value(arg: KernelArg, grid, block) -> int:
+    kind = arg.value_kind
+    if kind in _HIDDEN_COUNT:
+        return grid[_HIDDEN_COUNT[kind]]
+    if kind in _HIDDEN_U16:
+        return block[_HIDDEN_U16[kind]]
+    if kind in _HIDDEN_REM:
+        return 0  # the grid counts whole workgroups, so no workgroup is partial
+    if kind == "hidden_grid_dims":
+        return 3 if grid[2] > 1 or block[2] > 1 else (2 if grid[1] > 1 or block[1] > 1 else 1)
+    return 0  # global offsets, printf/hostcall buffers, queue pointers: none on this device
+
+
+def _pack_scalar(value, size: int, name: str) -> bytes:
+    arr = np.asarray(value)
+    if arr.ndim != 0:
+        raise LaunchError(f"argument {name}: expected a scalar")
+    raw = arr.tobytes()
+    if len(raw) != size:
+        raise LaunchError(f"argument {name}: kernel expects {size} bytes, got a {arr.dtype} ({len(raw)} bytes)")
+    return raw
+
+
+def _kernarg_layout(kernel: KernelInfo, args: Sequence):
+    """[(offset, size, arg index or None, KernelArg or None)] for explicit and hidden arguments."""
+    explicit = kernel.explicit_args
+    if kernel.args:
+        if len(explicit) != len(args):
+            names = ", ".join(a.name or a.value_kind for a in explicit)
+            raise LaunchError(f"kernel {kernel.name} takes {len(explicit)} arguments ({names}), got {len(args)}")
+        layout = [(a.offset, a.size, i, a) for i, a in enumerate(explicit)]
+        layout += [(a.offset, a.size, None, a) for a in kernel.hidden_args]
+        return layout
+    # No metadata (a bare .s): natural alignment from offset 0, buffers as 8-byte addresses.
+    layout, off = [], 0
+    for i, a in enumerate(args):
+        size = 8 if _is_buffer(a) else np.asarray(a).itemsize
+        off = -(-off // size) * size
+        layout.append((off, size, i, None))
+        off += size
+    return layout
+
+
+def _user_sgprs(kernel: KernelInfo, kernarg_addr: int, dispatch_addr: int) -> dict[int, int]:
+    """Initial user SGPRs in the order the descriptor's enable bits define (AMDGPU ABI)."""
+    props, regs, n = kernel.properties, {}, 0
+    order = [(0, "private_segment_buffer", 4), (1, "dispatch_ptr", 2), (2, "queue_ptr", 2),
+             (3, "kernarg_segment_ptr", 2), (4, "dispatch_id", 2), (5, "flat_scratch_init", 2),
+             (6, "private_segment_size", 1)]
+    for bit, what, size in order:
+        if not props >> bit & 1:
+            continue
+        if what == "dispatch_ptr":
+            regs[n], regs[n + 1] = dispatch_addr & 0xFFFF_FFFF, dispatch_addr >> 32
+        elif what == "kernarg_segment_ptr":
+            regs[n], regs[n + 1] = kernarg_addr & 0xFFFF_FFFF, kernarg_addr >> 32
+        elif what in ("dispatch_id", "private_segment_size"):
+            for k in range(size):
+                regs[n + k] = 0
+        else:
+            raise LaunchError(f"kernel {kernel.name} asks for the {what} user SGPRs, which this device does not provide")
+        n += size
+    return regs
+
+
+def _dispatch_packet(grid, block, kernel: KernelInfo, kernarg_addr: int) -> bytes:
+    """An HSA kernel dispatch packet, for kernels that read the dispatch pointer."""
+    dims = 3 if grid[2] * block[2] > 1 else (2 if grid[1] * block[1] > 1 else 1)
+    return (struct.pack("<HHHHHH", 0, dims, *block, 0)
+            + struct.pack("<III", *(g * b for g, b in zip(grid, block)))
+            + struct.pack("<II", kernel.private_segment_size, kernel.group_segment_size)
+            + struct.pack("<QQQQ", kernel.descriptor_address, kernarg_addr, 0, 0))
+
+
+def launch(kernel: KernelInfo, grid, block, args: Sequence, backend: str = "model",
+           config: str = "default", vcd: str | None = None, max_instructions: int = 50_000_000) -> Run:
+    """Run ``kernel`` over ``grid`` workgroups of ``block`` work-items.
+
+    Parameters
+    ----------
+    kernel : KernelInfo
+        From :meth:`Program.kernel`.
+    grid, block : int or tuple of int
+        Workgroups per dimension and work-items per workgroup per dimension.
+    args : sequence
+        numpy arrays (buffers, passed as global addresses and read back after the run)
+        and numpy scalars (np.uint32, np.int32, np.float32, np.uint64, np.int64, ...).
+    backend : {"model", "rtl", "verilator"}
+    config : str
+        Configuration preset (``hdl.config.PRESETS``); the kernel is refused before launch
+        if it needs more than the preset has.
+
+    Returns
+    -------
+    Run
+        ``buffers`` (a numpy array per buffer argument, None for scalars) and ``report``.
+    """
+    if backend not in BACKENDS:
+        raise LaunchError(f"unknown backend {backend!r}; choose one of {', '.join(BACKENDS)}")
+    if backend != "model":
+        raise LaunchError(f"backend {backend!r} is not available yet (it arrives with the RTL issues); use --backend model")
+    grid, block = _dims(grid), _dims(block)
+    if kernel.private_segment_size:
+        raise LaunchError(f"kernel {kernel.name} needs {kernel.private_segment_size} bytes of scratch per lane; "
+                          "this device has no scratch memory")
+    if kernel.reqd_workgroup_size and tuple(kernel.reqd_workgroup_size) != block:
+        raise LaunchError(f"kernel {kernel.name} requires block {tuple(kernel.reqd_workgroup_size)}, got {block}")
+    from hdl.config import get_config
+    cfg = get_config(config)
+    cfg.check_kernel(kernel, block)
+
+    from sim.memory import GlobalMemory
+    from sim.model import Dispatch, Model
+    mem = GlobalMemory()
+    buffers = {}
+    for i, a in enumerate(args):
+        if _is_buffer(a):
+            arr = np.ascontiguousarray(a)
+            alloc = mem.allocate(arr.nbytes, f"arg{i}")
+            mem.write_bytes(alloc.base, arr.view(np.uint8).ravel())
+            buffers[i] = (alloc, arr)
+
+    layout = _kernarg_layout(kernel, args)
+    size = max([kernel.kernarg_size] + [off + sz for off, sz, _, _ in layout] + [4])
+    kernarg = bytearray(size)
+    for off, sz, i, meta in layout:
+        if i is None:
+            kernarg[off: off + sz] = _hidden_value(meta, grid, block).to_bytes(sz, "little")
+        elif i in buffers:
+            if meta is not None and not meta.is_buffer:
+                raise LaunchError(f"argument {i} ({meta.name}) is a {meta.value_kind}, got an array")
+            kernarg[off: off + sz] = buffers[i][0].base.to_bytes(sz, "little")
+        else:
+            if meta is not None and meta.is_buffer:
+                raise LaunchError(f"argument {i} ({meta.name}) is a buffer, got a scalar {args[i]!r}")
+            kernarg[off: off + sz] = _pack_scalar(args[i], sz, meta.name if meta else f"arg{i}")
+    ka = mem.allocate(len(kernarg), "kernarg")
+    mem.write_bytes(ka.base, bytes(kernarg))
+    packet = mem.allocate(64, "dispatch_packet")
+    mem.write_bytes(packet.base, _dispatch_packet(grid, block, kernel, ka.base))
+
+    model = Model(mem, kernel.image, 0)
+    stats = model.run(Dispatch(
+        entry=kernel.entry, grid=grid, block=block, vgprs=kernel.vgpr_alloc,
+        lds_bytes=kernel.group_segment_size, kernarg_addr=ka.base,
+        user_sgprs=_user_sgprs(kernel, ka.base, packet.base),
+        workitem_id_dims=kernel.workitem_id_enable + 1, max_instructions=max_instructions))
+
+    out = []
+    for i, a in enumerate(args):
+        if i in buffers:
+            alloc, arr = buffers[i]
+            out.append(mem.read_bytes(alloc.base, arr.nbytes).view(arr.dtype).reshape(arr.shape))
+        else:
+            out.append(None)
+    counters = {"waves": stats.waves, "workgroups": stats.workgroups,
+                **{k: stats.counters[k] for k in ("loadcnt", "storecnt", "dscnt", "kmcnt")},
+                "ds_accesses": stats.ds_accesses, "ds_conflict_cycles": stats.ds_cycles,
+                "global_accesses": stats.global_accesses, "global_lines": stats.global_lines}
+    report = RunReport(kernel.name, backend, config, grid, block, stats.instructions,
+                       dict(stats.by_kind), None, counters)
+    return Run(out, report)

@@ -1,0 +1,567 @@
+"""Turns a decoded instruction into a handler ``fn(wave, ctx) -> status``.
+
+A handler is built once per static instruction (the model caches it by PC) with the
+instruction's fields captured, so executing it costs only the numpy work of its
+semantics. ``status`` is None to continue, ``"wait"`` when the wave blocks on the
+workgroup barrier, and ``"end"`` at s_endpgm. The engine sets ``wave.pc`` to the next
+instruction before calling a handler; branches overwrite it.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from isa import Fmt, Inst
+from . import fp32 as F
+from . import vector as V
+from .memory_ops import build_ds, build_global, build_smem
+from .scalar import M32, M64, SAVEEXEC, SOP1, SOP1_BITSET, SOP2, sopc, sopk, sx
+from .wave import EXEC, LANES, VCC, ModelError
+
+U32, U64 = np.uint32, np.uint64
+SIGN32 = U32(0x8000_0000)
+ONE_F32 = U32(0x3F80_0000)
+
+# --------------------------------------------------------------------------------------
+# Vector semantics tables: name -> f(*sources) on full lane arrays.
+VINT = {
+    "v_mov_b32": lambda a: a,
+    "v_not_b32": lambda a: ~a,
+    "v_bfrev_b32": V.brev,
+    "v_ctz_i32_b32": V.ctz,
+    "v_clz_i32_u32": V.clz,
+    "v_cls_i32": V.cls,
+    "v_add_nc_u32": lambda a, b: a + b,
+    "v_sub_nc_u32": lambda a, b: a - b,
+    "v_subrev_nc_u32": lambda a, b: b - a,
+    "v_mul_lo_u32": V.mul_lo,
+    "v_mul_hi_u32": V.mul_hi_u32,
+    "v_mul_hi_i32": V.mul_hi_i32,
+    "v_mul_u32_u24": lambda a, b: V.mul_lo(V.u24(a), V.u24(b)),
+    "v_mul_hi_u32_u24": lambda a, b: V.mul_hi_u32(V.u24(a), V.u24(b)),
+    "v_mul_i32_i24": lambda a, b: (V.i24(a) * V.i24(b)).astype(U64).astype(U32),
+    "v_mul_hi_i32_i24": lambda a, b: ((V.i24(a) * V.i24(b)) >> 32).astype(U64).astype(U32),
+    "v_mad_u32_u24": lambda a, b, c: V.mul_lo(V.u24(a), V.u24(b)) + c,
+    "v_mad_i32_i24": lambda a, b, c: (V.i24(a) * V.i24(b)).astype(U64).astype(U32) + c,
+    "v_add3_u32": lambda a, b, c: a + b + c,
+    "v_xad_u32": lambda a, b, c: (a ^ b) + c,
+    "v_lshl_add_u32": lambda a, b, c: (a << (b & U32(31))) + c,
+    "v_add_lshl_u32": lambda a, b, c: (a + b) << (c & U32(31)),
+    "v_lshl_or_b32": lambda a, b, c: (a << (b & U32(31))) | c,
+    "v_and_or_b32": lambda a, b, c: (a & b) | c,
+    "v_or3_b32": lambda a, b, c: a | b | c,
+    "v_xor3_b32": lambda a, b, c: a ^ b ^ c,
+    "v_and_b32": lambda a, b: a & b,
+    "v_or_b32": lambda a, b: a | b,
+    "v_xor_b32": lambda a, b: a ^ b,
+    "v_xnor_b32": lambda a, b: ~(a ^ b),
+    "v_lshlrev_b32": lambda a, b: b << (a & U32(31)),
+    "v_lshrrev_b32": lambda a, b: b >> (a & U32(31)),
+    "v_ashrrev_i32": lambda a, b: (b.view(np.int32) >> (a & U32(31)).astype(np.int32)).view(U32),
+    "v_lshlrev_b64": lambda a, b: b << (a & U32(63)).astype(U64),
+    "v_lshrrev_b64": lambda a, b: b >> (a & U32(63)).astype(U64),
+    "v_ashrrev_i64": lambda a, b: (b.view(np.int64) >> (a & U32(63)).astype(np.int64)).view(U64),
+    "v_bfe_u32": V.bfe_u32,
+    "v_bfe_i32": V.bfe_i32,
+    "v_bfi_b32": lambda a, b, c: (a & b) | (~a & c),
+    "v_bfm_b32": lambda a, b: ((U32(1) << (a & U32(31))) - U32(1)) << (b & U32(31)),
+    "v_bcnt_u32_b32": lambda a, b: V.popcount(a) + b,
+    "v_alignbit_b32": V.alignbit,
+    "v_alignbyte_b32": V.alignbyte,
+    "v_min_i32": V.smin,
+    "v_max_i32": V.smax,
+    "v_min_u32": np.minimum,
+    "v_max_u32": np.maximum,
+    "v_min3_i32": lambda a, b, c: V.smin(V.smin(a, b), c),
+    "v_max3_i32": lambda a, b, c: V.smax(V.smax(a, b), c),
+    "v_min3_u32": lambda a, b, c: np.minimum(np.minimum(a, b), c),
+    "v_max3_u32": lambda a, b, c: np.maximum(np.maximum(a, b), c),
+    "v_med3_i32": V.med3_i32,
+    "v_med3_u32": V.med3_u32,
+}
+
+VFLOAT = {}  # filled from sim.fp32 below; kept apart so clamp/omod apply only to float results
+
+
+def _register_float_ops():
+    table = {
+        "v_add_f32": F.add, "v_sub_f32": F.sub, "v_subrev_f32": lambda a, b: F.sub(b, a),
+        "v_mul_f32": F.mul, "v_fma_f32": F.fma,
+        "v_min_num_f32": F.min_num, "v_max_num_f32": F.max_num,
+        "v_minimum_f32": getattr(F, "minimum", None), "v_maximum_f32": getattr(F, "maximum", None),
+        "v_min3_num_f32": lambda a, b, c: F.min_num(F.min_num(a, b), c),
+        "v_max3_num_f32": lambda a, b, c: F.max_num(F.max_num(a, b), c),
+        "v_med3_num_f32": getattr(F, "med3_num", None),
+        "v_ldexp_f32": getattr(F, "ldexp", None),
+        "v_cvt_f32_i32": F.cvt_f32_i32, "v_cvt_f32_u32": F.cvt_f32_u32,
+        "v_cvt_i32_f32": F.cvt_i32_f32, "v_cvt_u32_f32": F.cvt_u32_f32,
+        "v_cvt_f32_ubyte0": lambda a: F.cvt_f32_u32(a & U32(0xFF)),
+        "v_cvt_f32_ubyte1": lambda a: F.cvt_f32_u32((a >> U32(8)) & U32(0xFF)),
+        "v_cvt_f32_ubyte2": lambda a: F.cvt_f32_u32((a >> U32(16)) & U32(0xFF)),
+        "v_cvt_f32_ubyte3": lambda a: F.cvt_f32_u32(a >> U32(24)),
+        "v_floor_f32": F.floor, "v_ceil_f32": F.ceil, "v_trunc_f32": F.trunc, "v_rndne_f32": F.rndne,
+        "v_fract_f32": F.fract,
+        "v_rcp_f32": F.rcp, "v_rsq_f32": F.rsq, "v_sqrt_f32": F.sqrt, "v_exp_f32": F.exp, "v_log_f32": F.log,
+    }
+    VFLOAT.update({k: v for k, v in table.items() if v is not None})
+
+
+_register_float_ops()
+
+# Operations whose VOP3 clamp bit saturates an integer result instead of clamping a float.
+_INT_CLAMP_OK = set()
+
+IMPLEMENTED: set[str] = set()  # completed at the end of this module
+
+
+def _full(x, bits=32):
+    """Broadcast a scalar source to a lane array (so numpy wraps instead of warning)."""
+    if isinstance(x, np.ndarray) and x.shape == (LANES,):
+        return x
+    return np.full(LANES, x, dtype=U64 if bits == 64 else U32)
+
+
+# --------------------------------------------------------------------------------------
+# Source operand plumbing for the VALU encodings.
+def _valu_sources(inst: Inst):
+    """The 9-bit source codes of a VALU instruction in operand order."""
+    f, fmt = inst.f, inst.fmt
+    if fmt in (Fmt.VOP3, Fmt.VOP3SD):
+        codes = [f["src0"], f["src1"], f["src2"]]
+    elif fmt == Fmt.VOP1:
+        codes = [f["src0"]]
+    else:  # VOP2, VOPC
+        codes = [f["src0"], 256 + f["vsrc1"]]
+    return codes[: len(inst.info.src_bits)]
+
+
+def _make_reader(code: int, bits: int, lit, neg: bool, absf: bool):
+    sign = (U64(1) << U64(63)) if bits == 64 else SIGN32
+
+    def read(w):
+        x = _full(w.vread(code, bits, lit), bits)
+        if absf:
+            x = x & ~sign
+        if neg:
+            x = x ^ sign
+        return x
+    return read
+
+
+def _readers(inst: Inst):
+    codes = _valu_sources(inst)
+    f = inst.f
+    neg = f.get("neg", 0)
+    absm = f.get("abs", 0) if inst.fmt == Fmt.VOP3 else 0
+    return [_make_reader(c, b, inst.literal, bool(neg >> i & 1), bool(absm >> i & 1))
+            for i, (c, b) in enumerate(zip(codes, inst.info.src_bits))]
+
+
+def _omod_clamp(inst: Inst, is_float: bool):
+    """Return a post-processing function for VOP3 omod/clamp, or None."""
+    f = inst.f
+    omod, clamp = f.get("omod", 0), f.get("clamp", 0)
+    if not omod and not clamp:
+        return None
+    if not is_float:
+        raise ModelError(f"{inst.name}: clamp/omod on an integer operation is not supported by the model")
+    scale = {1: U32(0x4000_0000), 2: U32(0x4080_0000), 3: U32(0x3F00_0000)}.get(omod)
+
+    def post(x):
+        if scale is not None:
+            x = F.mul(x, np.full(LANES, scale, U32))
+        if clamp:
+            x = F.clamp01(x)
+        return x
+    return post
+
+
+def _vdst(inst: Inst) -> int:
+    return inst.f["vdst"]
+
+
+# --------------------------------------------------------------------------------------
+def build(inst: Inst):
+    """Return the handler for ``inst`` or raise ModelError if the model cannot execute it."""
+    fmt, name = inst.info.fmt, inst.name
+    if fmt == Fmt.SOP2:
+        return _build_sop2(inst)
+    if fmt == Fmt.SOP1:
+        return _build_sop1(inst)
+    if fmt == Fmt.SOPC:
+        return _build_sopc(inst)
+    if fmt == Fmt.SOPK:
+        return _build_sopk(inst)
+    if fmt == Fmt.SOPP:
+        return _build_sopp(inst)
+    if fmt == Fmt.SMEM:
+        return build_smem(inst)
+    if fmt == Fmt.DS:
+        return build_ds(inst)
+    if fmt == Fmt.VGLOBAL:
+        return build_global(inst)
+    if name.startswith(("v_cmp_", "v_cmpx_")):
+        return _build_vcmp(inst)
+    if name in _SPECIAL_VALU:
+        return _SPECIAL_VALU[name](inst)
+    if name in VINT or name in VFLOAT:
+        return _build_valu(inst)
+    raise ModelError(f"{name} is decoded but not implemented by the model")
+
+
+def _unsupported(inst):
+    raise ModelError(f"{inst.name} is decoded but not implemented by the model")
+
+
+# -- scalar -----------------------------------------------------------------------------
+def _build_sop2(inst):
+    fn = SOP2.get(inst.name) or _unsupported(inst)
+    (b0, b1), db = inst.info.src_bits, inst.info.dst_bits
+    s0, s1, d, lit = inst.f["ssrc0"], inst.f["ssrc1"], inst.f["sdst"], inst.literal
+
+    def h(w, ctx):
+        r, scc = fn(w.sread(s0, b0, lit), w.sread(s1, b1, lit), w.scc)
+        w.swrite(d, db, r)
+        if scc is not None:
+            w.scc = scc
+    return h
+
+
+def _build_sop1(inst):
+    name, lit = inst.name, inst.literal
+    s0, d = inst.f["ssrc0"], inst.f["sdst"]
+    b0 = inst.info.src_bits[0] if inst.info.src_bits else 32
+    db = inst.info.dst_bits
+    if name.endswith("_saveexec_b32"):
+        op = SAVEEXEC[name[2:-len("_saveexec_b32")]]
+
+        def h(w, ctx):
+            src, old = w.sread(s0, 32, lit), w.s[EXEC]
+            new = op(src, old) & M32
+            w.s[EXEC] = new
+            w.swrite(d, 32, old)
+            w.scc = int(new != 0)
+        return h
+    if name in ("s_barrier_signal", "s_barrier_signal_isfirst"):
+        def h(w, ctx):
+            ctx.barrier_signal(w)
+        return h
+    if name in ("s_cmov_b32", "s_cmov_b64"):
+        def h(w, ctx):
+            if w.scc:
+                w.swrite(d, db, w.sread(s0, b0, lit))
+        return h
+    if name in SOP1_BITSET:
+        fn = SOP1_BITSET[name]
+
+        def h(w, ctx):
+            w.swrite(d, db, fn(w.sread(s0, 32, lit), w.sread(d, db, None)))
+        return h
+    if name == "s_getpc_b64":
+        def h(w, ctx):
+            w.swrite(d, 64, inst.pc + inst.size)
+        return h
+    if name == "s_setpc_b64":
+        def h(w, ctx):
+            w.pc = w.sread(s0, 64, lit)
+        return h
+    if name == "s_swappc_b64":
+        def h(w, ctx):
+            target = w.sread(s0, 64, lit)
+            w.swrite(d, 64, inst.pc + inst.size)
+            w.pc = target
+        return h
+    fn = SOP1.get(name) or _unsupported(inst)
+
+    def h(w, ctx):
+        r, scc = fn(w.sread(s0, b0, lit), w.scc)
+        w.swrite(d, db, r)
+        if scc is not None:
+            w.scc = scc
+    return h
+
+
+def _build_sopc(inst):
+    fn = sopc(inst.name) or _unsupported(inst)
+    (b0, b1), lit = inst.info.src_bits, inst.literal
+    s0, s1 = inst.f["ssrc0"], inst.f["ssrc1"]
+
+    def h(w, ctx):
+        w.scc = fn(w.sread(s0, b0, lit), w.sread(s1, b1, lit))
+    return h
+
+
+def _build_sopk(inst):
+    fn = sopk(inst.name) or _unsupported(inst)
+    d, k = inst.f["sdst"], inst.f["simm16"]
+
+    def h(w, ctx):
+        r, scc = fn(w.sread(d, 32, None), k, w.scc)
+        if r is not None:
+            w.swrite(d, 32, r)
+        if scc is not None:
+            w.scc = scc
+    return h
+
+
+_BRANCH_COND = {
+    "s_branch": lambda w: True,
+    "s_cbranch_scc0": lambda w: w.scc == 0,
+    "s_cbranch_scc1": lambda w: w.scc == 1,
+    "s_cbranch_vccz": lambda w: w.s[VCC] == 0,
+    "s_cbranch_vccnz": lambda w: w.s[VCC] != 0,
+    "s_cbranch_execz": lambda w: w.s[EXEC] == 0,
+    "s_cbranch_execnz": lambda w: w.s[EXEC] != 0,
+}
+
+# SOPP instructions with no architectural effect in an ISA-level model: the waits are
+# satisfied because the model completes every memory access at issue; the rest are hints.
+_SOPP_NOP = {
+    "s_nop", "s_clause", "s_delay_alu", "s_wait_alu", "s_sendmsg", "s_setprio", "s_sleep",
+    "s_wait_loadcnt", "s_wait_storecnt", "s_wait_samplecnt", "s_wait_bvhcnt", "s_wait_expcnt",
+    "s_wait_dscnt", "s_wait_kmcnt", "s_wait_loadcnt_dscnt", "s_wait_storecnt_dscnt", "s_wait_idle",
+    "s_icache_inv",
+}
+
+
+def _build_sopp(inst):
+    name = inst.name
+    if name in _BRANCH_COND:
+        cond = _BRANCH_COND[name]
+        target = inst.pc + 4 + sx(inst.f["simm16"], 16) * 4
+
+        def h(w, ctx):
+            if cond(w):
+                w.pc = target
+        return h
+    if name == "s_endpgm":
+        return lambda w, ctx: "end"
+    if name == "s_barrier_wait":
+        return lambda w, ctx: ctx.barrier_wait(w)
+    if name in _SOPP_NOP:
+        return lambda w, ctx: None
+    _unsupported(inst)
+
+
+# -- vector ALU -----------------------------------------------------------------------
+def _build_valu(inst):
+    name = inst.name
+    is_float = name in VFLOAT
+    fn = VFLOAT[name] if is_float else VINT[name]
+    reads = _readers(inst)
+    post = _omod_clamp(inst, is_float)
+    if inst.fmt == Fmt.VOP3 and inst.f.get("opsel", 0):
+        raise ModelError(f"{name}: op_sel on a 32-bit operation is not supported by the model")
+    d, db = _vdst(inst), inst.info.dst_bits
+    n = len(reads)
+    if n == 1:
+        r0 = reads[0]
+
+        def h(w, ctx):
+            x = fn(r0(w))
+            w.vwrite(d, post(x) if post else x, db)
+    elif n == 2:
+        r0, r1 = reads
+
+        def h(w, ctx):
+            x = fn(r0(w), r1(w))
+            w.vwrite(d, post(x) if post else x, db)
+    else:
+        r0, r1, r2 = reads
+
+        def h(w, ctx):
+            x = fn(r0(w), r1(w), r2(w))
+            w.vwrite(d, post(x) if post else x, db)
+    return h
+
+
+def _float_compare(cond):
+    return lambda a, b: F.compare(cond, a, b)
+
+
+def _build_vcmp(inst):
+    name = inst.name
+    cmpx = name.startswith("v_cmpx_")
+    parts = name.split("_")  # v, cmp(x), cond, type
+    cond, typ = parts[2], parts[3]
+    if cond == "class":
+        fn = F.cmp_class
+    elif typ in ("f32",):
+        fn = _float_compare(cond)
+    elif typ in ("i32", "u32", "i64", "u64"):
+        fn = V.int_compare(cond, typ)
+    else:
+        _unsupported(inst)
+    reads = _readers(inst)
+    if inst.fmt == Fmt.VOP3:
+        dst = EXEC if cmpx else inst.f["vdst"]
+    else:
+        dst = EXEC if cmpx else VCC
+    r0, r1 = reads
+
+    def h(w, ctx):
+        bools = fn(r0(w), r1(w)) & w.mask()
+        w.swrite(dst, 32, w.lane_mask_bits(bools))
+    return h
+
+
+def _lane_bits(value: int) -> np.ndarray:
+    return ((np.uint32(value & M32) >> np.arange(LANES, dtype=U32)) & U32(1)).astype(bool)
+
+
+def _build_cndmask(inst):
+    r0, r1 = _readers(inst)[:2]
+    d = _vdst(inst)
+    sel_code = inst.f["src2"] if inst.fmt == Fmt.VOP3 else VCC
+
+    def h(w, ctx):
+        sel = _lane_bits(w.sread(sel_code, 32, inst.literal))
+        w.vwrite(d, np.where(sel, r1(w), r0(w)))
+    return h
+
+
+def _build_carry(inst):
+    """v_add/sub/subrev_co_u32 and the _co_ci_ forms: carry in/out through VCC or SGPRs."""
+    name = inst.name
+    reads = _readers(inst)
+    r0, r1 = reads[0], reads[1]
+    d = _vdst(inst)
+    vop3 = inst.fmt in (Fmt.VOP3, Fmt.VOP3SD)
+    cout = inst.f["sdst"] if vop3 else VCC
+    with_ci = "_co_ci_" in name
+    cin_code = (inst.f["src2"] if vop3 else VCC) if with_ci else None
+    op = name.split("_")[1]  # add, sub, subrev
+
+    def h(w, ctx):
+        a, b = r0(w), r1(w)
+        cin = _lane_bits(w.sread(cin_code, 32, inst.literal)) if with_ci else None
+        if op == "add":
+            r, c = V.add_co(a, b, cin)
+        elif op == "sub":
+            r, c = V.sub_co(a, b, cin)
+        else:
+            r, c = V.sub_co(b, a, cin)
+        m = w.mask()
+        w.vwrite(d, r, mask=m)
+        w.swrite(cout, 32, w.lane_mask_bits(c & m))
+    return h
+
+
+def _build_mad64(inst):
+    r0, r1, r2 = _readers(inst)
+    d, sd = _vdst(inst), inst.f["sdst"]
+    fn = V.mad_u64_u32 if inst.name == "v_mad_co_u64_u32" else V.mad_i64_i32
+
+    def h(w, ctx):
+        r, c = fn(r0(w), r1(w), r2(w))
+        m = w.mask()
+        w.vwrite(d, r, 64, mask=m)
+        w.swrite(sd, 32, w.lane_mask_bits(c & m))
+    return h
+
+
+def _build_fmac(inst):
+    r0, r1 = _readers(inst)[:2]
+    d = _vdst(inst)
+    post = _omod_clamp(inst, True)
+
+    def h(w, ctx):
+        x = F.fma(r0(w), r1(w), w.v[d])
+        w.vwrite(d, post(x) if post else x)
+    return h
+
+
+def _build_fmak(inst):
+    """v_fmamk_f32 D = S0 * K + S1; v_fmaak_f32 D = S0 * S1 + K (K is the literal)."""
+    r0, r1 = _readers(inst)[:2]
+    d, k = _vdst(inst), np.full(LANES, inst.literal, U32)
+    if inst.name == "v_fmamk_f32":
+        return lambda w, ctx: w.vwrite(d, F.fma(r0(w), k, r1(w)))
+    return lambda w, ctx: w.vwrite(d, F.fma(r0(w), r1(w), k))
+
+
+def _first_active(w) -> int:
+    e = w.s[EXEC]
+    return (e & -e).bit_length() - 1 if e else 0
+
+
+def _build_readfirstlane(inst):
+    src, d = _valu_sources(inst)[0], _vdst(inst)
+
+    def h(w, ctx):
+        x = w.vread(src, 32, inst.literal)
+        w.swrite(d, 32, int(x[_first_active(w)]) if isinstance(x, np.ndarray) else int(x))
+    return h
+
+
+def _build_readlane(inst):
+    src, lane_code = inst.f["src0"], inst.f["src1"]
+    d = _vdst(inst)
+
+    def h(w, ctx):
+        lane = w.sread(lane_code, 32, inst.literal) & 31
+        x = w.vread(src, 32, inst.literal)
+        w.swrite(d, 32, int(x[lane]) if isinstance(x, np.ndarray) else int(x))
+    return h
+
+
+def _build_writelane(inst):
+    src, lane_code = inst.f["src0"], inst.f["src1"]
+    d = _vdst(inst)
+
+    def h(w, ctx):
+        lane = w.sread(lane_code, 32, inst.literal) & 31
+        w.v[d][lane] = w.sread(src, 32, inst.literal)
+    return h
+
+
+def _build_mbcnt(inst):
+    r0, r1 = _readers(inst)
+    d = _vdst(inst)
+    below = (U64(1) << np.arange(LANES, dtype=U64)) - U64(1)
+    hi = inst.name.endswith("hi_u32_b32")
+
+    def h(w, ctx):
+        m = r0(w).astype(U64)
+        cnt = np.zeros(LANES, U32) if hi else V.popcount((m & below).astype(U32))  # wave32: hi half counts nothing
+        w.vwrite(d, cnt + r1(w))
+    return h
+
+
+def _build_nop(inst):
+    return lambda w, ctx: None
+
+
+_SPECIAL_VALU = {
+    "v_cndmask_b32": _build_cndmask,
+    "v_add_co_u32": _build_carry, "v_sub_co_u32": _build_carry, "v_subrev_co_u32": _build_carry,
+    "v_add_co_ci_u32": _build_carry, "v_sub_co_ci_u32": _build_carry, "v_subrev_co_ci_u32": _build_carry,
+    "v_mad_co_u64_u32": _build_mad64, "v_mad_co_i64_i32": _build_mad64,
+    "v_fmac_f32": _build_fmac, "v_fmamk_f32": _build_fmak, "v_fmaak_f32": _build_fmak,
+    "v_readfirstlane_b32": _build_readfirstlane, "v_readlane_b32": _build_readlane,
+    "v_writelane_b32": _build_writelane,
+    "v_mbcnt_lo_u32_b32": _build_mbcnt, "v_mbcnt_hi_u32_b32": _build_mbcnt,
+    "v_nop": _build_nop,
+}
+
+
+def _implemented() -> set[str]:
+    from isa import OPCODES
+    from .memory_ops import IMPLEMENTED_MEMORY
+    names = set(VINT) | set(VFLOAT) | set(_SPECIAL_VALU) | set(SOP2) | set(SOP1) | set(SOP1_BITSET)
+    names |= {"s_cmov_b32", "s_cmov_b64", "s_barrier_signal", "s_getpc_b64", "s_setpc_b64", "s_swappc_b64"}
+    names |= {f"s_{k}_saveexec_b32" for k in SAVEEXEC}
+    names |= set(_BRANCH_COND) | _SOPP_NOP | {"s_endpgm", "s_barrier_wait"} | IMPLEMENTED_MEMORY
+    for info in OPCODES:
+        n = info.name
+        if info.fmt == Fmt.SOPC and sopc(n):
+            names.add(n)
+        elif info.fmt == Fmt.SOPK and sopk(n):
+            names.add(n)
+        elif n.startswith(("v_cmp_", "v_cmpx_")):
+            typ = n.split("_")[3] if n.count("_") >= 3 else ""
+            if typ in ("f32", "i32", "u32", "i64", "u64"):
+                names.add(n)
+    return names & {i.name for i in OPCODES}
+
+
+IMPLEMENTED |= _implemented()

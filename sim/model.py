@@ -1,0 +1,283 @@
+"""ISA-level functional model of one dual compute unit running a gfx1200 dispatch.
+
+The model executes every workgroup of a grid with the kernel ABI of gfx1200 (BRIEF §3),
+completing each memory access at issue, so waits are satisfied by construction. Waves of a
+workgroup are interleaved in quanta and meet at ``s_barrier_signal``/``s_barrier_wait``.
+Alongside the results it counts what the micro-architecture is checked against later:
+instructions by kind, the wait counter each memory instruction increments, LDS bank-conflict
+cycles and distinct 128-byte lines per global access.
+"""
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+
+from isa import DecodeError, decode
+from .execute import build
+from .memory import GlobalMemory, MemoryFault
+from .wave import EXEC, LANES, TTMP, ModelError, Wave
+
+__all__ = ["Dispatch", "Model", "ModelStats", "ExecutionError", "BarrierDeadlock", "Watchdog"]
+
+
+class ExecutionError(Exception):
+    """A wave stopped on an instruction: names the workgroup, wave, PC, raw dwords and cause."""
+
+
+class BarrierDeadlock(ExecutionError):
+    """A workgroup barrier that can never complete."""
+
+
+class Watchdog(ExecutionError):
+    """The dispatch ran past its instruction budget."""
+
+
+@dataclass
+class Dispatch:
+    """Everything the model needs to launch one kernel (filled in by the launcher)."""
+    entry: int                       # byte address of the first instruction
+    grid: tuple[int, int, int]       # workgroups per dimension
+    block: tuple[int, int, int]      # work-items per workgroup per dimension
+    vgprs: int                       # VGPRs allocated to each wave
+    lds_bytes: int                   # LDS allocated to each workgroup
+    kernarg_addr: int = 0
+    user_sgprs: dict[int, int] = field(default_factory=dict)  # SGPR index -> initial value
+    workitem_id_dims: int = 3        # how many of v0's packed x/y/z fields the kernel enabled
+    max_instructions: int = 50_000_000
+
+
+@dataclass
+class ModelStats:
+    instructions: int = 0
+    by_kind: Counter = field(default_factory=Counter)
+    by_name: Counter = field(default_factory=Counter)
+    counters: Counter = field(default_factory=Counter)   # loadcnt/storecnt/dscnt/kmcnt increments
+    ds_accesses: int = 0
+    ds_cycles: int = 0
+    global_accesses: int = 0
+    global_lines: int = 0
+    waves: int = 0
+    workgroups: int = 0
+
+
+class _Workgroup:
+    """Execution context handed to instruction handlers: memory, LDS, barrier, recording."""
+
+    def __init__(self, model: "Model", wg_id, lds_bytes: int):
+        self.model = model
+        self.mem = model.mem
+        self.stats = model.stats
+        self.id = wg_id
+        self.lds = np.zeros(lds_bytes, dtype=np.uint8)
+        self.waves: list[Wave] = []
+        self.phase = 0
+
+    # -- recording ------------------------------------------------------------------
+    def record(self, w: Wave, counter: str | None, lines: int | None = None, ds_cycles: int | None = None):
+        st = self.stats
+        if counter:
+            st.counters[counter] += 1
+        if ds_cycles is not None:
+            st.ds_accesses += 1
+            st.ds_cycles += ds_cycles
+        if lines is not None:
+            st.global_accesses += 1
+            st.global_lines += lines
+        if self.model.trace is not None:
+            self.model.trace_memory(w, counter, lines, ds_cycles)
+
+    # -- LDS: reads past the allocation return 0, writes there are dropped (RDNA rule) ---
+    def lds_read(self, addrs: np.ndarray, nbytes: int):
+        size = self.lds.size
+        idx = addrs[:, None] + np.arange(nbytes)[None, :]
+        inside = idx < size
+        raw = np.where(inside, self.lds[np.where(inside, idx, 0)] if size else 0, 0).astype(np.uint8)
+        return raw, np.unique(idx[:, ::4] // 4) if nbytes >= 4 else np.unique(addrs // 4)
+
+    def lds_write(self, addrs: np.ndarray, data: np.ndarray) -> np.ndarray:
+        nbytes = data.shape[1]
+        size = self.lds.size
+        for a, row in zip(addrs.tolist(), data):  # lane order: the highest lane wins
+            for k in range(nbytes):
+                if 0 <= a + k < size:
+                    self.lds[a + k] = row[k]
+        idx = addrs[:, None] + np.arange(0, max(nbytes, 4), 4)[None, :]
+        return np.unique(idx // 4) if nbytes >= 4 else np.unique(addrs // 4)
+
+    def lds_load_dword(self, a: int) -> int:
+        if 0 <= a and a + 4 <= self.lds.size:
+            return int(self.lds[a: a + 4].view("<u4")[0])
+        return 0
+
+    def lds_store_dword(self, a: int, value: int) -> None:
+        if 0 <= a and a + 4 <= self.lds.size:
+            self.lds[a: a + 4] = np.array([value], "<u4").view(np.uint8)
+
+    # -- barrier: a wave's wait completes once every live wave has signalled the same phase;
+    # a wave that has ended counts as arrived. -------------------------------------------
+    def barrier_signal(self, w: Wave) -> None:
+        w.barrier_phase = self.phase
+        self.check_barrier()
+
+    def barrier_wait(self, w: Wave):
+        if w.barrier_phase is not None and w.barrier_phase < self.phase:
+            w.barrier_phase = None
+            return None
+        w.waiting_barrier = True
+        return "wait"
+
+    def check_barrier(self) -> None:
+        live = [w for w in self.waves if not w.done]
+        if live and all(w.barrier_phase == self.phase for w in live):
+            self.phase += 1
+            for w in live:
+                if w.waiting_barrier:
+                    w.waiting_barrier = False
+                    w.barrier_phase = None
+
+
+class Model:
+    """The reference model: global memory plus an instruction image; ``run`` executes a dispatch.
+
+    Parameters
+    ----------
+    mem : GlobalMemory
+        Memory holding the kernel's buffers and kernarg segment.
+    code : bytes
+        The code image (a code object's text), loaded at byte address ``code_base``.
+    trace : callable, optional
+        ``trace(event: dict)`` is called for every executed instruction, for lock-step checks.
+    """
+
+    QUANTUM = 256  # instructions a wave runs before the next wave of its workgroup gets a turn
+
+    def __init__(self, mem: GlobalMemory, code: bytes, code_base: int = 0, trace: Callable | None = None):
+        self.mem = mem
+        self.code = code
+        self.code_base = code_base
+        self.trace = trace
+        self.stats = ModelStats()
+        self._cache: dict[int, tuple] = {}
+        self.last_waves: list[Wave] = []  # the final state of the last workgroup's waves (for tests and tools)
+        self._words = np.frombuffer(code[: len(code) // 4 * 4], dtype="<u4")
+
+    # -- decode ------------------------------------------------------------------------
+    def _fetch(self, pc: int):
+        hit = self._cache.get(pc)
+        if hit is not None:
+            return hit
+        i = (pc - self.code_base) // 4
+        if pc % 4 or not 0 <= i < self._words.size:
+            raise ModelError(f"PC {pc:#x} is outside the code image [{self.code_base:#x}, {self.code_base + len(self.code):#x})")
+        words = [int(x) for x in self._words[i: i + 3]]
+        inst = decode(words, pc)
+        entry = (inst, build(inst))
+        self._cache[pc] = entry
+        return entry
+
+    def _fail(self, w: Wave, wg, err: Exception, cls=ExecutionError):
+        i = (w.pc - self.code_base) // 4
+        raw = " ".join(f"{int(x):08x}" for x in self._words[max(i, 0): i + 3]) if 0 <= i < self._words.size else "?"
+        where = f"workgroup {wg.id} wave {w.id} at PC {w.pc:#x}"
+        try:
+            inst = self._fetch(w.pc)[0]
+            from isa import disassemble
+            what = f"{disassemble(inst)}  [{' '.join(f'{x:08x}' for x in inst.words)}]"
+        except Exception:
+            what = f"[{raw}]"
+        raise cls(f"{where}: {what}: {err}") from err
+
+    # -- dispatch ---------------------------------------------------------------------
+    def run(self, d: Dispatch) -> ModelStats:
+        gx, gy, gz = d.grid
+        budget = [d.max_instructions]
+        for z in range(gz):
+            for y in range(gy):
+                for x in range(gx):
+                    self._run_workgroup(d, (x, y, z), budget)
+        return self.stats
+
+    def _make_waves(self, d: Dispatch, wg_id, wg: _Workgroup) -> list[Wave]:
+        bx, by, bz = d.block
+        n = bx * by * bz
+        t = np.arange(-(-n // LANES) * LANES)
+        tx, ty, tz = t % bx, (t // bx) % by, t // (bx * by)
+        packed = tx.astype(np.uint32)
+        if d.workitem_id_dims >= 2:
+            packed |= (ty.astype(np.uint32) << 10)
+        if d.workitem_id_dims >= 3:
+            packed |= (tz.astype(np.uint32) << 20)
+        waves = []
+        for k in range(len(t) // LANES):
+            w = Wave(k, d.vgprs, d.entry)
+            for reg, val in d.user_sgprs.items():
+                w.s[reg] = val & 0xFFFF_FFFF
+            w.s[TTMP + 9] = wg_id[0]
+            w.s[TTMP + 7] = (wg_id[1] & 0xFFFF) | (wg_id[2] << 16)
+            valid = min(LANES, n - k * LANES)
+            w.s[EXEC] = (1 << valid) - 1
+            w.v[0] = packed[k * LANES: (k + 1) * LANES]
+            waves.append(w)
+        return waves
+
+    def _run_workgroup(self, d: Dispatch, wg_id, budget):
+        wg = _Workgroup(self, wg_id, d.lds_bytes)
+        wg.waves = self._make_waves(d, wg_id, wg)
+        self.stats.workgroups += 1
+        self.stats.waves += len(wg.waves)
+        while True:
+            progressed = False
+            for w in wg.waves:
+                if w.done or w.waiting_barrier:
+                    continue
+                progressed = True
+                self._run_wave(w, wg, self.QUANTUM, budget)
+            if all(w.done for w in wg.waves):
+                self.last_waves = wg.waves
+                return
+            if not progressed:
+                waiting = [f"wave {w.id} at PC {w.pc:#x}" for w in wg.waves if w.waiting_barrier]
+                missing = [f"wave {w.id}" for w in wg.waves if not w.done and w.barrier_phase != wg.phase]
+                raise BarrierDeadlock(
+                    f"workgroup {wg_id}: barrier can never complete: waiting {', '.join(waiting)}; "
+                    f"never signalled: {', '.join(missing) or 'none'}")
+
+    def _run_wave(self, w: Wave, wg: _Workgroup, quantum: int, budget):
+        stats, trace = self.stats, self.trace
+        for _ in range(quantum):
+            try:
+                inst, handler = self._fetch(w.pc)
+            except (DecodeError, ModelError) as e:
+                self._fail(w, wg, e)
+            pc = w.pc
+            w.pc = pc + inst.size
+            try:
+                status = handler(w, wg)
+            except (ModelError, MemoryFault, IndexError) as e:
+                w.pc = pc
+                if isinstance(e, IndexError):
+                    e = ModelError(f"register outside the wave's allocation ({w.v.shape[0]} VGPRs): {e}")
+                self._fail(w, wg, e)
+            w.instructions += 1
+            stats.instructions += 1
+            stats.by_name[inst.name] += 1
+            stats.by_kind[inst.info.kind] += 1
+            budget[0] -= 1
+            if trace is not None:
+                trace({"wg": wg.id, "wave": w.id, "pc": pc, "inst": inst, "exec": w.s[EXEC]})
+            if budget[0] <= 0:
+                w.pc = pc
+                raise Watchdog(f"instruction budget exhausted: workgroup {wg.id} wave {w.id} at PC {pc:#x} "
+                               f"({inst.name}); waves: " + ", ".join(f"{v.id}@{v.pc:#x}" for v in wg.waves))
+            if status == "end":
+                w.done = True
+                wg.check_barrier()
+                return
+            if status == "wait":
+                return
+
+    def trace_memory(self, w, counter, lines, ds_cycles):
+        self.trace({"memory": True, "wave": w.id, "counter": counter, "lines": lines, "ds_cycles": ds_cycles})
