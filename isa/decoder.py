@@ -1,0 +1,238 @@
+"""gfx1200 instruction decoder: raw dwords -> Inst (BRIEF §2 encodings)."""
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass, field
+from typing import Sequence
+
+from .opcodes import Fmt, OpInfo, lookup
+from . import operands as O
+
+
+class DecodeError(Exception):
+    """Undecodable instruction. The message names the PC, the raw dwords and,
+    if the opcode is a known gfx1200 opcode this project does not implement, its mnemonic."""
+
+    def __init__(self, msg: str, pc: int = 0, words: Sequence[int] = (), mnemonic: str | None = None):
+        self.pc, self.words, self.mnemonic = pc, tuple(words), mnemonic
+        raw = " ".join(f"{w:08x}" for w in words)
+        text = f"pc 0x{pc:x}: {msg} [{raw}]"
+        if mnemonic:
+            text += f" ({mnemonic})"
+        super().__init__(text)
+
+
+@dataclass(frozen=True)
+class Inst:
+    info: OpInfo
+    fmt: Fmt                     # encoding actually used (Fmt.VOP3/VOP3SD for an _e64 form)
+    pc: int                      # byte address
+    words: tuple[int, ...]       # raw dwords including any literal
+    size: int                    # bytes
+    literal: int | None          # 32-bit literal (source code 255, or fmamk/fmaak K)
+    f: dict = field(hash=False, compare=False)   # raw fields (see BRIEF §2 / isa/__init__.py)
+
+    @property
+    def name(self) -> str:
+        return self.info.name
+
+    @property
+    def is_e64(self) -> bool:
+        """True for the VOP3/VOP3SD encoding of a VOP1/VOP2/VOPC op."""
+        return self.fmt != self.info.fmt and self.fmt in (Fmt.VOP3, Fmt.VOP3SD)
+
+    @property
+    def returns(self) -> bool:
+        """Memory atomics: the instruction writes the pre-op value back to vdst.
+        DS atomics return iff the opcode is a _rtn_ one; global atomics iff th[0] is set
+        (LLVM prints th:TH_ATOMIC_RETURN)."""
+        if "returns" in self.info.flags:
+            return True
+        return "th_return" in self.info.flags and bool(self.f.get("th", 0) & 1)
+
+    @property
+    def next_pc(self) -> int:
+        return self.pc + self.size
+
+    def branch_target(self) -> int | None:
+        """Target byte address of s_branch / s_cbranch_*."""
+        if self.info.kind != "sbranch" or self.fmt != Fmt.SOPP:
+            return None
+        return self.pc + 4 + 4 * _sext(self.f["simm16"], 16)
+
+
+def _sext(v: int, bits: int) -> int:
+    return v - (1 << bits) if v & (1 << (bits - 1)) else v
+
+
+def _fmt_of(w0: int) -> Fmt | None:
+    top7 = w0 >> 25
+    if top7 == 0x3F:
+        return Fmt.VOP1
+    if top7 == 0x3E:
+        return Fmt.VOPC
+    if not w0 >> 31:
+        return Fmt.VOP2
+    if w0 >> 30 == 0b10:
+        t9 = w0 >> 23
+        if t9 == 0b101111101:
+            return Fmt.SOP1
+        if t9 == 0b101111110:
+            return Fmt.SOPC
+        if t9 == 0b101111111:
+            return Fmt.SOPP
+        if w0 >> 28 == 0b1011:
+            return Fmt.SOPK
+        return Fmt.SOP2
+    t6 = w0 >> 26
+    if t6 == 0b110101:
+        return Fmt.VOP3
+    if t6 == 0b110110:
+        return Fmt.DS
+    if t6 == 0b111101:
+        return Fmt.SMEM
+    if t6 == 0b110010:
+        return Fmt.VOPD
+    if w0 >> 24 == 0xEE:
+        return Fmt.VGLOBAL
+    return None
+
+
+_BASE_WORDS = {Fmt.SOP1: 1, Fmt.SOP2: 1, Fmt.SOPK: 1, Fmt.SOPC: 1, Fmt.SOPP: 1, Fmt.VOP1: 1,
+               Fmt.VOP2: 1, Fmt.VOPC: 1, Fmt.VOP3: 2, Fmt.VOP3SD: 2, Fmt.SMEM: 2, Fmt.DS: 2,
+               Fmt.VGLOBAL: 3, Fmt.VOPD: 2}
+
+
+def _raw_op(fmt: Fmt, w0: int) -> int:
+    if fmt == Fmt.SOP2:
+        return (w0 >> 23) & 0x7F
+    if fmt == Fmt.SOPK:
+        return (w0 >> 23) & 0x1F
+    if fmt == Fmt.SOP1:
+        return (w0 >> 8) & 0xFF
+    if fmt in (Fmt.SOPC, Fmt.SOPP):
+        return (w0 >> 16) & 0x7F
+    if fmt == Fmt.SMEM:
+        return (w0 >> 13) & 0x3F
+    if fmt == Fmt.VOP1:
+        return (w0 >> 9) & 0xFF
+    if fmt == Fmt.VOP2:
+        return (w0 >> 25) & 0x3F
+    if fmt == Fmt.VOPC:
+        return (w0 >> 17) & 0xFF
+    if fmt in (Fmt.VOP3, Fmt.VOP3SD):
+        return (w0 >> 16) & 0x3FF
+    if fmt == Fmt.DS:
+        return (w0 >> 18) & 0xFF
+    if fmt == Fmt.VGLOBAL:
+        return (w0 >> 14) & 0xFF
+    return -1
+
+
+def _fields(fmt: Fmt, w: Sequence[int]) -> dict:
+    w0 = w[0]
+    if fmt == Fmt.SOP2:
+        return {"sdst": (w0 >> 16) & 0x7F, "ssrc0": w0 & 0xFF, "ssrc1": (w0 >> 8) & 0xFF}
+    if fmt == Fmt.SOPK:
+        return {"sdst": (w0 >> 16) & 0x7F, "simm16": w0 & 0xFFFF}
+    if fmt == Fmt.SOP1:
+        return {"sdst": (w0 >> 16) & 0x7F, "ssrc0": w0 & 0xFF}
+    if fmt == Fmt.SOPC:
+        return {"ssrc0": w0 & 0xFF, "ssrc1": (w0 >> 8) & 0xFF}
+    if fmt == Fmt.SOPP:
+        return {"simm16": w0 & 0xFFFF}
+    if fmt == Fmt.VOP1:
+        return {"vdst": (w0 >> 17) & 0xFF, "src0": w0 & 0x1FF}
+    if fmt == Fmt.VOP2:
+        return {"vdst": (w0 >> 17) & 0xFF, "src0": w0 & 0x1FF, "vsrc1": (w0 >> 9) & 0xFF}
+    if fmt == Fmt.VOPC:
+        return {"src0": w0 & 0x1FF, "vsrc1": (w0 >> 9) & 0xFF}
+    w1 = w[1]
+    if fmt == Fmt.SMEM:
+        return {"sdata": (w0 >> 6) & 0x7F, "sbase": w0 & 0x3F, "soffset": (w1 >> 25) & 0x7F,
+                "ioffset": _sext(w1 & 0xFFFFFF, 24), "th": (w0 >> 23) & 3, "scope": (w0 >> 21) & 3}
+    if fmt in (Fmt.VOP3, Fmt.VOP3SD):
+        f = {"vdst": w0 & 0xFF, "src0": w1 & 0x1FF, "src1": (w1 >> 9) & 0x1FF,
+             "src2": (w1 >> 18) & 0x1FF, "neg": (w1 >> 29) & 7, "omod": (w1 >> 27) & 3,
+             "clamp": (w0 >> 15) & 1}
+        if fmt == Fmt.VOP3:
+            f["abs"] = (w0 >> 8) & 7
+            f["opsel"] = (w0 >> 11) & 0xF
+        else:
+            f["sdst"] = (w0 >> 8) & 0x7F
+        return f
+    if fmt == Fmt.DS:
+        return {"offset0": w0 & 0xFF, "offset1": (w0 >> 8) & 0xFF, "vdst": (w1 >> 24) & 0xFF,
+                "data1": (w1 >> 16) & 0xFF, "data0": (w1 >> 8) & 0xFF, "addr": w1 & 0xFF}
+    if fmt == Fmt.VGLOBAL:
+        w2 = w[2]
+        return {"vdst": w1 & 0xFF, "vsrc": (w1 >> 23) & 0xFF, "vaddr": w2 & 0xFF,
+                "saddr": w0 & 0x7F, "ioffset": _sext(w2 >> 8, 24), "th": (w1 >> 20) & 7,
+                "scope": (w1 >> 18) & 3, "sve": (w1 >> 17) & 1, "nv": (w0 >> 7) & 1}
+    raise AssertionError(fmt)
+
+
+# which fields hold source operand codes that may be 255 (literal), per format
+_SRC_FIELDS = {Fmt.SOP1: ("ssrc0",), Fmt.SOP2: ("ssrc0", "ssrc1"), Fmt.SOPC: ("ssrc0", "ssrc1"),
+               Fmt.VOP1: ("src0",), Fmt.VOP2: ("src0",), Fmt.VOPC: ("src0",),
+               Fmt.VOP3: ("src0", "src1", "src2"), Fmt.VOP3SD: ("src0", "src1", "src2")}
+
+
+def _unknown_name(fmt: Fmt | None, op: int, w0: int) -> str | None:
+    try:
+        from ._allnames import name_of
+    except ImportError:       # pragma: no cover
+        return None
+    return name_of(fmt.value if fmt else None, op, w0)
+
+
+def decode(words: Sequence[int], pc: int = 0) -> Inst:
+    """Decode the instruction whose first dword is words[0] (at byte address pc)."""
+    if not words:
+        raise DecodeError("no instruction dword (truncated input)", pc, ())
+    w0 = words[0] & 0xFFFFFFFF
+    fmt = _fmt_of(w0)
+    if fmt is None or fmt == Fmt.VOPD:
+        name = _unknown_name(fmt, -1, w0)
+        raise DecodeError(f"unsupported encoding {fmt.value if fmt else 'format'}",
+                          pc, words[:3], name)
+    op = _raw_op(fmt, w0)
+    info = lookup(fmt, op)
+    nbase = _BASE_WORDS[fmt]
+    if info is None:
+        raise DecodeError(f"unknown or unimplemented {fmt.value} opcode {op} (0x{op:x})", pc,
+                          words[:nbase], _unknown_name(fmt, op, w0))
+    if fmt == Fmt.VOP3 and (info.fmt == Fmt.VOP3SD or "carry_out" in info.flags):
+        fmt = Fmt.VOP3SD
+    if len(words) < nbase:
+        raise DecodeError(f"truncated {fmt.value} instruction: needs {nbase} dwords, got "
+                          f"{len(words)}", pc, words, info.name)
+    f = _fields(fmt, words)
+    nsrc = len(info.src_bits)
+    if fmt in (Fmt.VOP2,) and info.src_bits:
+        pass
+    need_lit = "literal_k" in info.flags or any(
+        f[k] == O.LITERAL for k in _SRC_FIELDS.get(fmt, ())[:max(nsrc, 1) if nsrc else 0])
+    literal = None
+    n = nbase
+    if need_lit:
+        if len(words) < nbase + 1:
+            raise DecodeError(f"truncated {fmt.value} instruction: literal dword missing", pc,
+                              words, info.name)
+        literal = words[nbase] & 0xFFFFFFFF
+        n += 1
+    return Inst(info, fmt, pc, tuple(w & 0xFFFFFFFF for w in words[:n]), 4 * n, literal, f)
+
+
+def decode_program(code: bytes, base: int = 0) -> list[Inst]:
+    """Linear sweep over a code blob (little-endian dwords) starting at byte address `base`."""
+    if len(code) % 4:
+        raise DecodeError(f"code size {len(code)} is not a multiple of 4", base, ())
+    words = struct.unpack(f"<{len(code) // 4}I", code)
+    out: list[Inst] = []
+    i = 0
+    while i < len(words):
+        inst = decode(words[i:i + 4], base + 4 * i)
+        out.append(inst)
+        i += inst.size // 4
+    return out

@@ -1,0 +1,260 @@
+"""Disassembler: Inst -> LLVM 19 text (as `llvm-mc-19 -disassemble -mcpu=gfx1200` prints it)."""
+from __future__ import annotations
+
+from .decoder import Inst
+from .opcodes import Fmt
+from . import operands as O
+
+_SENDMSG = {1: "MSG_INTERRUPT", 2: "MSG_HS_TESSFACTOR", 3: "MSG_DEALLOC_VGPRS", 9: "MSG_GS_ALLOC_REQ",
+            128: "MSG_RTN_GET_DOORBELL", 129: "MSG_RTN_GET_DDID", 130: "MSG_RTN_GET_TMA",
+            131: "MSG_RTN_GET_REALTIME", 132: "MSG_RTN_SAVE_WAVE", 133: "MSG_RTN_GET_TBA",
+            134: "MSG_RTN_GET_TBA_TO_PC", 135: "MSG_RTN_GET_SE_AID_ID"}
+_INSTID = ["NO_DEP", "VALU_DEP_1", "VALU_DEP_2", "VALU_DEP_3", "VALU_DEP_4", "TRANS32_DEP_1",
+           "TRANS32_DEP_2", "TRANS32_DEP_3", "FMA_ACCUM_CYCLE_1", "SALU_CYCLE_1", "SALU_CYCLE_2",
+           "SALU_CYCLE_3"]
+_INSTSKIP = ["SAME", "NEXT", "SKIP_1", "SKIP_2", "SKIP_3", "SKIP_4"]
+# s_wait_alu depctr fields in LLVM's print order: (name, shift, width); defaults are all-ones
+_DEPCTR = [("depctr_hold_cnt", 7, 1), ("depctr_sa_sdst", 0, 1), ("depctr_va_vdst", 12, 4),
+           ("depctr_va_sdst", 9, 3), ("depctr_va_ssrc", 8, 1), ("depctr_va_vcc", 1, 1),
+           ("depctr_vm_vsrc", 2, 3)]
+_SCOPE = ["", " scope:SCOPE_SE", " scope:SCOPE_DEV", " scope:SCOPE_SYS"]
+_TH_LOAD = {1: "NT", 2: "HT", 4: "NT_RT", 5: "RT_NT", 6: "NT_HT", 7: "NT_WB"}
+_OMOD = ["", " mul:2", " mul:4", " div:2"]
+_HEX_SOPP = {"s_clause", "s_wait_loadcnt", "s_wait_storecnt", "s_wait_samplecnt", "s_wait_bvhcnt",
+             "s_wait_expcnt", "s_wait_dscnt", "s_wait_kmcnt", "s_wait_loadcnt_dscnt",
+             "s_wait_storecnt_dscnt"}
+_NO_OPERAND_SOPP = {"s_wait_idle", "s_code_end", "s_barrier_leave", "s_icache_inv"}
+
+
+def _hex(v: int) -> str:
+    return f"0x{v:x}" if v >= 0 else f"-0x{-v:x}"
+
+
+def _u16(v: int) -> str:
+    """LLVM's u16 immediate: decimal if it is an inline integer (0..64), else hex."""
+    return str(v) if v <= 64 else f"0x{v:x}"
+
+
+def _delay_alu(v: int) -> str:
+    if v == 0:
+        return "0"
+    parts = []
+    id0, skip, id1 = v & 0xF, (v >> 4) & 7, (v >> 7) & 0xF
+    def iid(x):
+        return _INSTID[x] if x < len(_INSTID) else "/* invalid instid value */"
+    if id0:
+        parts.append(f"instid0({iid(id0)})")
+    if skip:
+        parts.append(f"instskip({_INSTSKIP[skip] if skip < len(_INSTSKIP) else '/* invalid instskip value */'})")
+    if id1:
+        parts.append(f"instid1({iid(id1)})")
+    return " | ".join(parts)
+
+
+def _depctr(v: int) -> str:
+    if v & 0x60:                   # bits 5,6 belong to no field: not a symbolic encoding
+        return f"0x{v:x}"
+    vals = [(n, (v >> s) & ((1 << w) - 1), (1 << w) - 1) for n, s, w in _DEPCTR]
+    nondefault = any(x != d for _, x, d in vals)
+    return " ".join(f"{n}({x})" for n, x, d in vals if x != d or not nondefault)
+
+
+def _sendmsg(v: int) -> str:
+    if v > 0xFF:
+        return str(v)
+    if v in _SENDMSG:
+        return f"sendmsg({_SENDMSG[v]})"
+    return f"sendmsg({v}, 0, 0)"
+
+
+def _sopp(inst: Inst) -> str:
+    name, v = inst.name, inst.f["simm16"]
+    if name == "s_endpgm":
+        return name if v == 0 else f"{name} {v}"
+    if name in _NO_OPERAND_SOPP:
+        return name
+    if name == "s_branch" or name.startswith("s_cbranch_"):
+        return f"{name} {v}"
+    if name == "s_delay_alu":
+        return f"{name} {_delay_alu(v)}"
+    if name == "s_wait_alu":
+        return f"{name} {_depctr(v)}"
+    if name == "s_sendmsg":
+        return f"{name} {_sendmsg(v)}"
+    if name in _HEX_SOPP:
+        return f"{name} 0x{v:x}"
+    return f"{name} {_u16(v)}"
+
+
+def _src(inst: Inst, key: str, bits: int) -> str:
+    return O.operand_name(inst.f[key], bits, inst.literal)
+
+
+def _vop3_src(inst: Inst, i: int, bits: int, mods: bool) -> str:
+    t = O.operand_name(inst.f[f"src{i}"], bits, inst.literal)
+    if not mods:
+        return t
+    if inst.f.get("abs", 0) >> i & 1:
+        t = f"|{t}|"
+    if inst.f["neg"] >> i & 1:
+        t = "-" + t
+    return t
+
+
+def _th(inst: Inst) -> str:
+    th, scope = inst.f["th"], inst.f["scope"]
+    text = ""
+    if th:
+        kind = inst.info.kind
+        if kind == "vmem_atomic":
+            if th & 4:
+                tail = ("CASCADE" + ("_NT" if th & 2 else "_RT")) if scope >= 2 else f"0x{th:x}"
+            elif th & 2:
+                tail = "NT" + ("_RETURN" if th & 1 else "")
+            elif th & 1:
+                tail = "RETURN"
+            else:
+                tail = f"0x{th:x}"
+            text = f" th:TH_ATOMIC_{tail}"
+        else:
+            store = kind in ("vmem_store",)
+            if not store and th == 7:
+                text = " th:0x7"
+            elif th == 3:
+                text = " th:TH_" + ("STORE_" if store else "LOAD_") + (
+                    "BYPASS" if scope == 3 else ("RT_WB" if store else "LU"))
+            else:
+                text = " th:TH_" + ("STORE_" if store else "LOAD_") + _TH_LOAD[th]
+    return text + _SCOPE[scope]
+
+
+def _ds(inst: Inst) -> str:
+    info, f = inst.info, inst.f
+    name = info.name
+    if "2addr" in info.flags:
+        offs = ""
+        if f["offset0"]:
+            offs += f" offset0:{f['offset0']}"
+        if f["offset1"]:
+            offs += f" offset1:{f['offset1']}"
+    else:
+        off = f["offset0"] | f["offset1"] << 8
+        offs = f" offset:{off}" if off else ""
+    ops = []
+    if info.dst_bits:
+        ops.append(O.vreg_name(f["vdst"], info.dst_bits))
+    ops.append(O.vreg_name(f["addr"]))
+    for k, bits in zip(("data0", "data1"), info.src_bits[1:]):
+        ops.append(O.vreg_name(f[k], bits))
+    return f"{name} {', '.join(ops)}{offs}"
+
+
+def _vglobal(inst: Inst) -> str:
+    info, f = inst.info, inst.f
+    if info.kind == "cache":
+        return info.name + _SCOPE[f["scope"]]
+    saddr = f["saddr"]
+    vaddr = O.vreg_name(f["vaddr"], 64 if saddr == O.SOFFSET_NONE else 32)
+    sa = "off" if saddr == O.SOFFSET_NONE else O.sreg_name(saddr, 64)
+    ops = []
+    if info.kind == "vmem_load" or (info.kind == "vmem_atomic" and f["th"] & 1):
+        ops.append(O.vreg_name(f["vdst"], info.dst_bits))
+    ops.append(vaddr)
+    if info.kind != "vmem_load":
+        ops.append(O.vreg_name(f["vsrc"], info.src_bits[1]))
+    ops.append(sa)
+    off = f" offset:{f['ioffset']}" if f["ioffset"] else ""
+    return f"{info.name} {', '.join(ops)}{off}{_th(inst)}"
+
+
+def _smem(inst: Inst) -> str:
+    info, f = inst.info, inst.f
+    dst = O.sreg_name(f["sdata"], info.dst_bits)
+    base = O.sreg_name(2 * f["sbase"], 64)
+    if f["soffset"] == O.SOFFSET_NONE:
+        off = _hex(f["ioffset"])
+    else:
+        off = f"{O.sreg_name(f['soffset'])} offset:{_hex(f['ioffset'])}"
+    th = f["th"]
+    text = f" th:TH_LOAD_{_TH_LOAD.get(th) or ('BYPASS' if f['scope'] == 3 else 'LU')}" if th else ""
+    return f"{info.name} {dst}, {base}, {off}{text}{_SCOPE[f['scope']]}"
+
+
+def _vop3(inst: Inst) -> str:
+    info, f = inst.info, inst.f
+    flags = info.flags
+    e64 = inst.is_e64
+    name = info.name + ("_e64" if e64 and info.name != "v_readfirstlane_b32" else "")
+    mods = "neg" in flags or "abs" in flags
+    srcs = [_vop3_src(inst, i, b, mods) for i, b in enumerate(info.src_bits)]
+    ops = []
+    if info.fmt == Fmt.VOPC:
+        if "cmpx" not in flags:
+            ops.append(O.sreg_name(f["vdst"]))
+    elif "sdst" in flags:
+        ops.append(O.sreg_name(f["vdst"], info.dst_bits))
+    elif info.dst_bits:
+        ops.append(O.vreg_name(f["vdst"], info.dst_bits))
+    if inst.fmt == Fmt.VOP3SD:
+        ops.append(O.sreg_name(f["sdst"]))
+    if info.name == "v_cndmask_b32" or ("carry_out" in flags and info.fmt == Fmt.VOP2):
+        srcs[2] = O.sreg_name(f["src2"])
+    ops += srcs
+    text = f"{name} {', '.join(ops)}" if ops else name
+    if f["clamp"] and "clamp" in flags:
+        text += " clamp"
+    if "omod" in flags:
+        text += _OMOD[f["omod"]]
+    return text
+
+
+def disassemble(inst: Inst) -> str:
+    """LLVM 19's text for one instruction (no encoding comment, no leading whitespace)."""
+    info, f, fmt = inst.info, inst.f, inst.fmt
+    name = info.name
+    sb = info.src_bits
+    if fmt == Fmt.SOPP:
+        return _sopp(inst)
+    if fmt == Fmt.SOPK:
+        return f"{name} {O.sreg_name(f['sdst'], info.dst_bits)}, 0x{f['simm16']:x}"
+    if fmt in (Fmt.SOP1, Fmt.SOP2, Fmt.SOPC):
+        ops = []
+        if info.dst_bits:
+            ops.append(O.sreg_name(f["sdst"], info.dst_bits))
+        for key, bits in zip(("ssrc0", "ssrc1"), sb):
+            ops.append(_src(inst, key, bits))
+        return f"{name} {', '.join(ops)}"
+    if fmt == Fmt.SMEM:
+        return _smem(inst)
+    if fmt == Fmt.DS:
+        return _ds(inst)
+    if fmt == Fmt.VGLOBAL:
+        return _vglobal(inst)
+    if fmt in (Fmt.VOP3, Fmt.VOP3SD):
+        return _vop3(inst)
+    if fmt == Fmt.VOP1:
+        if not info.dst_bits:
+            return name
+        if "sdst" in info.flags:
+            return f"{name} {O.sreg_name(f['vdst'])}, {_src(inst, 'src0', sb[0])}"
+        return f"{name}_e32 {O.vreg_name(f['vdst'], info.dst_bits)}, {_src(inst, 'src0', sb[0])}"
+    if fmt == Fmt.VOP2:
+        vd = O.vreg_name(f["vdst"], info.dst_bits)
+        s0 = _src(inst, "src0", sb[0])
+        s1 = O.vreg_name(f["vsrc1"], sb[1])
+        if name == "v_fmamk_f32":
+            return f"{name} {vd}, {s0}, {O.literal_text(inst.literal)}, {s1}"
+        if name == "v_fmaak_f32":
+            return f"{name} {vd}, {s0}, {s1}, {O.literal_text(inst.literal)}"
+        if "carry_out" in info.flags:
+            return f"{name}_e32 {vd}, vcc_lo, {s0}, {s1}, vcc_lo"
+        if "reads_vcc" in info.flags:
+            return f"{name}_e32 {vd}, {s0}, {s1}, vcc_lo"
+        return f"{name}_e32 {vd}, {s0}, {s1}"
+    if fmt == Fmt.VOPC:
+        s0 = _src(inst, "src0", sb[0])
+        s1 = O.vreg_name(f["vsrc1"], sb[1])
+        if "cmpx" in info.flags:
+            return f"{name}_e32 {s0}, {s1}"
+        return f"{name}_e32 vcc_lo, {s0}, {s1}"
+    raise AssertionError(fmt)

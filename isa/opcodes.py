@@ -1,0 +1,615 @@
+"""gfx1200 opcode table: one line per opcode.
+
+Each row is ``(format, opcode, LLVM mnemonic[, spec])``. Operand widths, the
+execution kind and most flags are derived from the mnemonic (see ``_derive``);
+``spec`` overrides them with space-separated tokens:
+
+  ``d64``        destination width in bits (``d0`` = none)
+  ``s32 s64``    the full list of source widths, in order src0, src1, src2
+  ``n2``         number of sources (each of the default width)
+  ``k:kind``     execution kind
+  ``+flag``      an extra flag
+
+Opcode numbers were read from AMD's machine-readable RDNA 4 ISA tables and are
+checked against llvm-mc-19 by tests/test_isa_roundtrip.py.
+"""
+from __future__ import annotations
+
+import enum
+import re
+from dataclasses import dataclass, field
+
+
+class Fmt(enum.Enum):
+    SOP1 = "SOP1"
+    SOP2 = "SOP2"
+    SOPK = "SOPK"
+    SOPC = "SOPC"
+    SOPP = "SOPP"
+    SMEM = "SMEM"
+    VOP1 = "VOP1"
+    VOP2 = "VOP2"
+    VOPC = "VOPC"
+    VOP3 = "VOP3"
+    VOP3SD = "VOP3SD"
+    DS = "DS"
+    VGLOBAL = "VGLOBAL"
+    VOPD = "VOPD"
+
+
+KINDS = ("salu", "sbranch", "swait", "shint", "sbarrier", "sendpgm", "smem", "valu", "vtrans",
+         "vmem_load", "vmem_store", "vmem_atomic", "ds_load", "ds_store", "ds_atomic", "cache")
+
+
+@dataclass(frozen=True)
+class OpInfo:
+    name: str                  # LLVM base mnemonic without _e32/_e64
+    fmt: Fmt                   # native format
+    op: int                    # opcode in the native format (VOP3/VOP3SD: 10-bit VOP3 opcode)
+    vop3_op: int | None        # VOP1/VOP2/VOPC: opcode of the VOP3 (_e64) form
+    dst_bits: int              # destination width in bits (0 = none)
+    src_bits: tuple[int, ...]  # width of each source, in order
+    data_bits: int             # memory ops: bits per lane moved, else 0
+    kind: str
+    flags: frozenset[str] = field(default_factory=frozenset)
+
+    @property
+    def vop3_fmt(self) -> "Fmt | None":
+        """Encoding used by the _e64 form (VOP3 or VOP3SD), None if there is none."""
+        if self.fmt in (Fmt.VOP3, Fmt.VOP3SD):
+            return self.fmt
+        if self.vop3_op is None:
+            return None
+        return Fmt.VOP3SD if "carry_out" in self.flags else Fmt.VOP3
+
+
+F = Fmt
+# (format, opcode, mnemonic[, spec])
+_TABLE: list[tuple] = [
+    # SOP2
+    (F.SOP2,    0x000, "s_add_co_u32"),
+    (F.SOP2,    0x001, "s_sub_co_u32"),
+    (F.SOP2,    0x002, "s_add_co_i32"),
+    (F.SOP2,    0x003, "s_sub_co_i32"),
+    (F.SOP2,    0x004, "s_add_co_ci_u32", "+reads_scc"),
+    (F.SOP2,    0x005, "s_sub_co_ci_u32", "+reads_scc"),
+    (F.SOP2,    0x006, "s_absdiff_i32"),
+    (F.SOP2,    0x008, "s_lshl_b32"),
+    (F.SOP2,    0x009, "s_lshl_b64", "s64 s32"),
+    (F.SOP2,    0x00a, "s_lshr_b32"),
+    (F.SOP2,    0x00b, "s_lshr_b64", "s64 s32"),
+    (F.SOP2,    0x00c, "s_ashr_i32"),
+    (F.SOP2,    0x00d, "s_ashr_i64", "s64 s32"),
+    (F.SOP2,    0x00e, "s_lshl1_add_u32"),
+    (F.SOP2,    0x00f, "s_lshl2_add_u32"),
+    (F.SOP2,    0x010, "s_lshl3_add_u32"),
+    (F.SOP2,    0x011, "s_lshl4_add_u32"),
+    (F.SOP2,    0x012, "s_min_i32"),
+    (F.SOP2,    0x013, "s_min_u32"),
+    (F.SOP2,    0x014, "s_max_i32"),
+    (F.SOP2,    0x015, "s_max_u32"),
+    (F.SOP2,    0x016, "s_and_b32"),
+    (F.SOP2,    0x017, "s_and_b64"),
+    (F.SOP2,    0x018, "s_or_b32"),
+    (F.SOP2,    0x019, "s_or_b64"),
+    (F.SOP2,    0x01a, "s_xor_b32"),
+    (F.SOP2,    0x01b, "s_xor_b64"),
+    (F.SOP2,    0x01c, "s_nand_b32"),
+    (F.SOP2,    0x01d, "s_nand_b64"),
+    (F.SOP2,    0x01e, "s_nor_b32"),
+    (F.SOP2,    0x01f, "s_nor_b64"),
+    (F.SOP2,    0x020, "s_xnor_b32"),
+    (F.SOP2,    0x021, "s_xnor_b64"),
+    (F.SOP2,    0x022, "s_and_not1_b32"),
+    (F.SOP2,    0x023, "s_and_not1_b64"),
+    (F.SOP2,    0x024, "s_or_not1_b32"),
+    (F.SOP2,    0x025, "s_or_not1_b64"),
+    (F.SOP2,    0x026, "s_bfe_u32"),
+    (F.SOP2,    0x027, "s_bfe_i32"),
+    (F.SOP2,    0x028, "s_bfe_u64", "s64 s32"),
+    (F.SOP2,    0x029, "s_bfe_i64", "s64 s32"),
+    (F.SOP2,    0x02a, "s_bfm_b32"),
+    (F.SOP2,    0x02b, "s_bfm_b64", "d64 s32 s32"),
+    (F.SOP2,    0x02c, "s_mul_i32"),
+    (F.SOP2,    0x02d, "s_mul_hi_u32"),
+    (F.SOP2,    0x02e, "s_mul_hi_i32"),
+    (F.SOP2,    0x030, "s_cselect_b32", "+reads_scc"),
+    (F.SOP2,    0x031, "s_cselect_b64", "+reads_scc"),
+    (F.SOP2,    0x053, "s_add_nc_u64"),
+    (F.SOP2,    0x054, "s_sub_nc_u64"),
+    (F.SOP2,    0x055, "s_mul_u64"),
+    # SOP1
+    (F.SOP1,    0x000, "s_mov_b32"),
+    (F.SOP1,    0x001, "s_mov_b64"),
+    (F.SOP1,    0x002, "s_cmov_b32", "+reads_scc"),
+    (F.SOP1,    0x003, "s_cmov_b64", "+reads_scc"),
+    (F.SOP1,    0x004, "s_brev_b32"),
+    (F.SOP1,    0x005, "s_brev_b64"),
+    (F.SOP1,    0x008, "s_ctz_i32_b32"),
+    (F.SOP1,    0x009, "s_ctz_i32_b64"),
+    (F.SOP1,    0x00a, "s_clz_i32_u32"),
+    (F.SOP1,    0x00b, "s_clz_i32_u64"),
+    (F.SOP1,    0x00c, "s_cls_i32"),
+    (F.SOP1,    0x00d, "s_cls_i32_i64"),
+    (F.SOP1,    0x00e, "s_sext_i32_i8"),
+    (F.SOP1,    0x00f, "s_sext_i32_i16"),
+    (F.SOP1,    0x010, "s_bitset0_b32"),
+    (F.SOP1,    0x012, "s_bitset1_b32"),
+    (F.SOP1,    0x015, "s_abs_i32"),
+    (F.SOP1,    0x016, "s_bcnt0_i32_b32"),
+    (F.SOP1,    0x017, "s_bcnt0_i32_b64"),
+    (F.SOP1,    0x018, "s_bcnt1_i32_b32"),
+    (F.SOP1,    0x019, "s_bcnt1_i32_b64"),
+    (F.SOP1,    0x01e, "s_not_b32"),
+    (F.SOP1,    0x01f, "s_not_b64"),
+    (F.SOP1,    0x020, "s_and_saveexec_b32"),
+    (F.SOP1,    0x022, "s_or_saveexec_b32"),
+    (F.SOP1,    0x024, "s_xor_saveexec_b32"),
+    (F.SOP1,    0x026, "s_nand_saveexec_b32"),
+    (F.SOP1,    0x028, "s_nor_saveexec_b32"),
+    (F.SOP1,    0x02a, "s_xnor_saveexec_b32"),
+    (F.SOP1,    0x02c, "s_and_not0_saveexec_b32"),
+    (F.SOP1,    0x02e, "s_or_not0_saveexec_b32"),
+    (F.SOP1,    0x030, "s_and_not1_saveexec_b32"),
+    (F.SOP1,    0x032, "s_or_not1_saveexec_b32"),
+    (F.SOP1,    0x034, "s_and_not0_wrexec_b32"),
+    (F.SOP1,    0x036, "s_and_not1_wrexec_b32"),
+    (F.SOP1,    0x047, "s_getpc_b64", "n0"),
+    (F.SOP1,    0x048, "s_setpc_b64", "d0 k:sbranch"),
+    (F.SOP1,    0x049, "s_swappc_b64", "k:sbranch"),
+    (F.SOP1,    0x04e, "s_barrier_signal", "d0 k:sbarrier"),
+    # SOPC
+    (F.SOPC,    0x000, "s_cmp_eq_i32"),
+    (F.SOPC,    0x001, "s_cmp_lg_i32"),
+    (F.SOPC,    0x002, "s_cmp_gt_i32"),
+    (F.SOPC,    0x003, "s_cmp_ge_i32"),
+    (F.SOPC,    0x004, "s_cmp_lt_i32"),
+    (F.SOPC,    0x005, "s_cmp_le_i32"),
+    (F.SOPC,    0x006, "s_cmp_eq_u32"),
+    (F.SOPC,    0x007, "s_cmp_lg_u32"),
+    (F.SOPC,    0x008, "s_cmp_gt_u32"),
+    (F.SOPC,    0x009, "s_cmp_ge_u32"),
+    (F.SOPC,    0x00a, "s_cmp_lt_u32"),
+    (F.SOPC,    0x00b, "s_cmp_le_u32"),
+    (F.SOPC,    0x00c, "s_bitcmp0_b32"),
+    (F.SOPC,    0x00d, "s_bitcmp1_b32"),
+    (F.SOPC,    0x00e, "s_bitcmp0_b64", "s64 s32"),
+    (F.SOPC,    0x00f, "s_bitcmp1_b64", "s64 s32"),
+    (F.SOPC,    0x010, "s_cmp_eq_u64"),
+    (F.SOPC,    0x011, "s_cmp_lg_u64"),
+    # SOPK
+    (F.SOPK,    0x000, "s_movk_i32"),
+    (F.SOPK,    0x002, "s_cmovk_i32", "+reads_scc"),
+    (F.SOPK,    0x00f, "s_addk_co_i32"),
+    (F.SOPK,    0x010, "s_mulk_i32"),
+    # SOPP
+    (F.SOPP,    0x000, "s_nop"),
+    (F.SOPP,    0x005, "s_clause"),
+    (F.SOPP,    0x007, "s_delay_alu"),
+    (F.SOPP,    0x008, "s_wait_alu"),
+    (F.SOPP,    0x00a, "s_wait_idle"),
+    (F.SOPP,    0x014, "s_barrier_wait"),
+    (F.SOPP,    0x020, "s_branch"),
+    (F.SOPP,    0x021, "s_cbranch_scc0"),
+    (F.SOPP,    0x022, "s_cbranch_scc1"),
+    (F.SOPP,    0x023, "s_cbranch_vccz"),
+    (F.SOPP,    0x024, "s_cbranch_vccnz"),
+    (F.SOPP,    0x025, "s_cbranch_execz"),
+    (F.SOPP,    0x026, "s_cbranch_execnz"),
+    (F.SOPP,    0x01f, "s_code_end"),
+    (F.SOPP,    0x030, "s_endpgm"),
+    (F.SOPP,    0x036, "s_sendmsg"),
+    (F.SOPP,    0x040, "s_wait_loadcnt"),
+    (F.SOPP,    0x041, "s_wait_storecnt"),
+    (F.SOPP,    0x042, "s_wait_samplecnt"),
+    (F.SOPP,    0x043, "s_wait_bvhcnt"),
+    (F.SOPP,    0x044, "s_wait_expcnt"),
+    (F.SOPP,    0x046, "s_wait_dscnt"),
+    (F.SOPP,    0x047, "s_wait_kmcnt"),
+    (F.SOPP,    0x048, "s_wait_loadcnt_dscnt"),
+    (F.SOPP,    0x049, "s_wait_storecnt_dscnt"),
+    # SMEM
+    (F.SMEM,    0x000, "s_load_b32"),
+    (F.SMEM,    0x001, "s_load_b64"),
+    (F.SMEM,    0x005, "s_load_b96"),
+    (F.SMEM,    0x002, "s_load_b128"),
+    (F.SMEM,    0x003, "s_load_b256"),
+    (F.SMEM,    0x004, "s_load_b512"),
+    (F.SMEM,    0x008, "s_load_i8"),
+    (F.SMEM,    0x009, "s_load_u8"),
+    (F.SMEM,    0x00a, "s_load_i16"),
+    (F.SMEM,    0x00b, "s_load_u16"),
+    # VOP1
+    (F.VOP1,    0x000, "v_nop", "d0 n0"),
+    (F.VOP1,    0x001, "v_mov_b32"),
+    (F.VOP1,    0x002, "v_readfirstlane_b32", "+sdst"),
+    (F.VOP1,    0x005, "v_cvt_f32_i32"),
+    (F.VOP1,    0x006, "v_cvt_f32_u32"),
+    (F.VOP1,    0x007, "v_cvt_u32_f32"),
+    (F.VOP1,    0x008, "v_cvt_i32_f32"),
+    (F.VOP1,    0x00c, "v_cvt_nearest_i32_f32"),
+    (F.VOP1,    0x00d, "v_cvt_floor_i32_f32"),
+    (F.VOP1,    0x011, "v_cvt_f32_ubyte0"),
+    (F.VOP1,    0x012, "v_cvt_f32_ubyte1"),
+    (F.VOP1,    0x013, "v_cvt_f32_ubyte2"),
+    (F.VOP1,    0x014, "v_cvt_f32_ubyte3"),
+    (F.VOP1,    0x020, "v_fract_f32"),
+    (F.VOP1,    0x021, "v_trunc_f32"),
+    (F.VOP1,    0x022, "v_ceil_f32"),
+    (F.VOP1,    0x023, "v_rndne_f32"),
+    (F.VOP1,    0x024, "v_floor_f32"),
+    (F.VOP1,    0x025, "v_exp_f32"),
+    (F.VOP1,    0x027, "v_log_f32"),
+    (F.VOP1,    0x02a, "v_rcp_f32"),
+    (F.VOP1,    0x02b, "v_rcp_iflag_f32"),
+    (F.VOP1,    0x02e, "v_rsq_f32"),
+    (F.VOP1,    0x033, "v_sqrt_f32"),
+    (F.VOP1,    0x035, "v_sin_f32"),
+    (F.VOP1,    0x036, "v_cos_f32"),
+    (F.VOP1,    0x037, "v_not_b32"),
+    (F.VOP1,    0x038, "v_bfrev_b32"),
+    (F.VOP1,    0x039, "v_clz_i32_u32"),
+    (F.VOP1,    0x03a, "v_ctz_i32_b32"),
+    (F.VOP1,    0x03b, "v_cls_i32"),
+    (F.VOP1,    0x03f, "v_frexp_exp_i32_f32"),
+    (F.VOP1,    0x040, "v_frexp_mant_f32"),
+    # VOP2
+    (F.VOP2,    0x001, "v_cndmask_b32", "s32 s32 s32 +reads_vcc"),
+    (F.VOP2,    0x003, "v_add_f32"),
+    (F.VOP2,    0x004, "v_sub_f32"),
+    (F.VOP2,    0x005, "v_subrev_f32"),
+    (F.VOP2,    0x008, "v_mul_f32"),
+    (F.VOP2,    0x007, "v_mul_dx9_zero_f32"),
+    (F.VOP2,    0x009, "v_mul_i32_i24"),
+    (F.VOP2,    0x00a, "v_mul_hi_i32_i24"),
+    (F.VOP2,    0x00b, "v_mul_u32_u24"),
+    (F.VOP2,    0x00c, "v_mul_hi_u32_u24"),
+    (F.VOP2,    0x011, "v_min_i32"),
+    (F.VOP2,    0x012, "v_max_i32"),
+    (F.VOP2,    0x013, "v_min_u32"),
+    (F.VOP2,    0x014, "v_max_u32"),
+    (F.VOP2,    0x015, "v_min_num_f32"),
+    (F.VOP2,    0x016, "v_max_num_f32"),
+    (F.VOP2,    0x018, "v_lshlrev_b32"),
+    (F.VOP2,    0x019, "v_lshrrev_b32"),
+    (F.VOP2,    0x01a, "v_ashrrev_i32"),
+    (F.VOP2,    0x01b, "v_and_b32"),
+    (F.VOP2,    0x01c, "v_or_b32"),
+    (F.VOP2,    0x01d, "v_xor_b32"),
+    (F.VOP2,    0x01e, "v_xnor_b32"),
+    (F.VOP2,    0x01f, "v_lshlrev_b64", "s32 s64"),
+    (F.VOP2,    0x020, "v_add_co_ci_u32", "s32 s32 s32 +reads_vcc +writes_vcc"),
+    (F.VOP2,    0x021, "v_sub_co_ci_u32", "s32 s32 s32 +reads_vcc +writes_vcc"),
+    (F.VOP2,    0x022, "v_subrev_co_ci_u32", "s32 s32 s32 +reads_vcc +writes_vcc"),
+    (F.VOP2,    0x025, "v_add_nc_u32"),
+    (F.VOP2,    0x026, "v_sub_nc_u32"),
+    (F.VOP2,    0x027, "v_subrev_nc_u32"),
+    (F.VOP2,    0x02b, "v_fmac_f32", "+mac"),
+    (F.VOP2,    0x02c, "v_fmamk_f32", "+literal_k"),
+    (F.VOP2,    0x02d, "v_fmaak_f32", "+literal_k"),
+    # VOPC
+    (F.VOPC,    0x011, "v_cmp_lt_f32"),
+    (F.VOPC,    0x012, "v_cmp_eq_f32"),
+    (F.VOPC,    0x013, "v_cmp_le_f32"),
+    (F.VOPC,    0x014, "v_cmp_gt_f32"),
+    (F.VOPC,    0x015, "v_cmp_lg_f32"),
+    (F.VOPC,    0x016, "v_cmp_ge_f32"),
+    (F.VOPC,    0x017, "v_cmp_o_f32"),
+    (F.VOPC,    0x018, "v_cmp_u_f32"),
+    (F.VOPC,    0x019, "v_cmp_nge_f32"),
+    (F.VOPC,    0x01a, "v_cmp_nlg_f32"),
+    (F.VOPC,    0x01b, "v_cmp_ngt_f32"),
+    (F.VOPC,    0x01c, "v_cmp_nle_f32"),
+    (F.VOPC,    0x01d, "v_cmp_neq_f32"),
+    (F.VOPC,    0x01e, "v_cmp_nlt_f32"),
+    (F.VOPC,    0x041, "v_cmp_lt_i32"),
+    (F.VOPC,    0x042, "v_cmp_eq_i32"),
+    (F.VOPC,    0x043, "v_cmp_le_i32"),
+    (F.VOPC,    0x044, "v_cmp_gt_i32"),
+    (F.VOPC,    0x045, "v_cmp_ne_i32"),
+    (F.VOPC,    0x046, "v_cmp_ge_i32"),
+    (F.VOPC,    0x049, "v_cmp_lt_u32"),
+    (F.VOPC,    0x04a, "v_cmp_eq_u32"),
+    (F.VOPC,    0x04b, "v_cmp_le_u32"),
+    (F.VOPC,    0x04c, "v_cmp_gt_u32"),
+    (F.VOPC,    0x04d, "v_cmp_ne_u32"),
+    (F.VOPC,    0x04e, "v_cmp_ge_u32"),
+    (F.VOPC,    0x07e, "v_cmp_class_f32"),
+    (F.VOPC,    0x091, "v_cmpx_lt_f32"),
+    (F.VOPC,    0x092, "v_cmpx_eq_f32"),
+    (F.VOPC,    0x093, "v_cmpx_le_f32"),
+    (F.VOPC,    0x094, "v_cmpx_gt_f32"),
+    (F.VOPC,    0x095, "v_cmpx_lg_f32"),
+    (F.VOPC,    0x096, "v_cmpx_ge_f32"),
+    (F.VOPC,    0x097, "v_cmpx_o_f32"),
+    (F.VOPC,    0x098, "v_cmpx_u_f32"),
+    (F.VOPC,    0x099, "v_cmpx_nge_f32"),
+    (F.VOPC,    0x09a, "v_cmpx_nlg_f32"),
+    (F.VOPC,    0x09b, "v_cmpx_ngt_f32"),
+    (F.VOPC,    0x09c, "v_cmpx_nle_f32"),
+    (F.VOPC,    0x09d, "v_cmpx_neq_f32"),
+    (F.VOPC,    0x09e, "v_cmpx_nlt_f32"),
+    (F.VOPC,    0x0c1, "v_cmpx_lt_i32"),
+    (F.VOPC,    0x0c2, "v_cmpx_eq_i32"),
+    (F.VOPC,    0x0c3, "v_cmpx_le_i32"),
+    (F.VOPC,    0x0c4, "v_cmpx_gt_i32"),
+    (F.VOPC,    0x0c5, "v_cmpx_ne_i32"),
+    (F.VOPC,    0x0c6, "v_cmpx_ge_i32"),
+    (F.VOPC,    0x0c9, "v_cmpx_lt_u32"),
+    (F.VOPC,    0x0ca, "v_cmpx_eq_u32"),
+    (F.VOPC,    0x0cb, "v_cmpx_le_u32"),
+    (F.VOPC,    0x0cc, "v_cmpx_gt_u32"),
+    (F.VOPC,    0x0cd, "v_cmpx_ne_u32"),
+    (F.VOPC,    0x0ce, "v_cmpx_ge_u32"),
+    (F.VOPC,    0x0fe, "v_cmpx_class_f32"),
+    # VOP3
+    (F.VOP3,    0x20a, "v_mad_i32_i24"),
+    (F.VOP3,    0x20b, "v_mad_u32_u24"),
+    (F.VOP3,    0x210, "v_bfe_u32"),
+    (F.VOP3,    0x211, "v_bfe_i32"),
+    (F.VOP3,    0x212, "v_bfi_b32"),
+    (F.VOP3,    0x213, "v_fma_f32"),
+    (F.VOP3,    0x216, "v_alignbit_b32"),
+    (F.VOP3,    0x217, "v_alignbyte_b32"),
+    (F.VOP3,    0x21a, "v_min3_i32"),
+    (F.VOP3,    0x21b, "v_min3_u32"),
+    (F.VOP3,    0x21d, "v_max3_i32"),
+    (F.VOP3,    0x21e, "v_max3_u32"),
+    (F.VOP3,    0x220, "v_med3_i32"),
+    (F.VOP3,    0x221, "v_med3_u32"),
+    (F.VOP3,    0x229, "v_min3_num_f32"),
+    (F.VOP3,    0x22a, "v_max3_num_f32"),
+    (F.VOP3,    0x22d, "v_minimum3_f32"),
+    (F.VOP3,    0x22e, "v_maximum3_f32"),
+    (F.VOP3,    0x231, "v_med3_num_f32"),
+    (F.VOP3,    0x240, "v_xor3_b32"),
+    (F.VOP3,    0x244, "v_perm_b32"),
+    (F.VOP3,    0x245, "v_xad_u32"),
+    (F.VOP3,    0x246, "v_lshl_add_u32"),
+    (F.VOP3,    0x247, "v_add_lshl_u32"),
+    (F.VOP3,    0x255, "v_add3_u32"),
+    (F.VOP3,    0x256, "v_lshl_or_b32"),
+    (F.VOP3,    0x257, "v_and_or_b32"),
+    (F.VOP3,    0x258, "v_or3_b32"),
+    (F.VOP3,    0x262, "v_maxmin_u32"),
+    (F.VOP3,    0x263, "v_minmax_u32"),
+    (F.VOP3,    0x264, "v_maxmin_i32"),
+    (F.VOP3,    0x265, "v_minmax_i32"),
+    (F.VOP3,    0x268, "v_minmax_num_f32"),
+    (F.VOP3,    0x269, "v_maxmin_num_f32"),
+    (F.VOP3,    0x31c, "v_ldexp_f32", "n2"),
+    (F.VOP3,    0x31d, "v_bfm_b32", "n2"),
+    (F.VOP3,    0x31e, "v_bcnt_u32_b32", "n2"),
+    (F.VOP3,    0x31f, "v_mbcnt_lo_u32_b32", "n2"),
+    (F.VOP3,    0x320, "v_mbcnt_hi_u32_b32", "n2"),
+    (F.VOP3,    0x325, "v_sub_nc_i32", "n2"),
+    (F.VOP3,    0x326, "v_add_nc_i32", "n2"),
+    (F.VOP3,    0x32c, "v_mul_lo_u32", "n2"),
+    (F.VOP3,    0x32d, "v_mul_hi_u32", "n2"),
+    (F.VOP3,    0x32e, "v_mul_hi_i32", "n2"),
+    (F.VOP3,    0x33d, "v_lshrrev_b64", "s32 s64"),
+    (F.VOP3,    0x33e, "v_ashrrev_i64", "s32 s64"),
+    (F.VOP3,    0x360, "v_readlane_b32", "n2 +sdst"),
+    (F.VOP3,    0x361, "v_writelane_b32", "n2 +writelane"),
+    (F.VOP3,    0x365, "v_minimum_f32", "n2"),
+    (F.VOP3,    0x366, "v_maximum_f32", "n2"),
+    # VOP3SD
+    (F.VOP3SD,  0x300, "v_add_co_u32", "n2"),
+    (F.VOP3SD,  0x301, "v_sub_co_u32", "n2"),
+    (F.VOP3SD,  0x302, "v_subrev_co_u32", "n2"),
+    (F.VOP3SD,  0x2fe, "v_mad_co_u64_u32", "d64 s32 s32 s64"),
+    (F.VOP3SD,  0x2ff, "v_mad_co_i64_i32", "d64 s32 s32 s64"),
+    # DS
+    (F.DS,      0x000, "ds_add_u32"),
+    (F.DS,      0x001, "ds_sub_u32"),
+    (F.DS,      0x002, "ds_rsub_u32"),
+    (F.DS,      0x003, "ds_inc_u32"),
+    (F.DS,      0x004, "ds_dec_u32"),
+    (F.DS,      0x005, "ds_min_i32"),
+    (F.DS,      0x006, "ds_max_i32"),
+    (F.DS,      0x007, "ds_min_u32"),
+    (F.DS,      0x008, "ds_max_u32"),
+    (F.DS,      0x009, "ds_and_b32"),
+    (F.DS,      0x00a, "ds_or_b32"),
+    (F.DS,      0x00b, "ds_xor_b32"),
+    (F.DS,      0x00d, "ds_store_b32"),
+    (F.DS,      0x00e, "ds_store_2addr_b32"),
+    (F.DS,      0x00f, "ds_store_2addr_stride64_b32"),
+    (F.DS,      0x010, "ds_cmpstore_b32"),
+    (F.DS,      0x01e, "ds_store_b8"),
+    (F.DS,      0x01f, "ds_store_b16"),
+    (F.DS,      0x020, "ds_add_rtn_u32"),
+    (F.DS,      0x021, "ds_sub_rtn_u32"),
+    (F.DS,      0x022, "ds_rsub_rtn_u32"),
+    (F.DS,      0x023, "ds_inc_rtn_u32"),
+    (F.DS,      0x024, "ds_dec_rtn_u32"),
+    (F.DS,      0x025, "ds_min_rtn_i32"),
+    (F.DS,      0x026, "ds_max_rtn_i32"),
+    (F.DS,      0x027, "ds_min_rtn_u32"),
+    (F.DS,      0x028, "ds_max_rtn_u32"),
+    (F.DS,      0x029, "ds_and_rtn_b32"),
+    (F.DS,      0x02a, "ds_or_rtn_b32"),
+    (F.DS,      0x02b, "ds_xor_rtn_b32"),
+    (F.DS,      0x02d, "ds_storexchg_rtn_b32"),
+    (F.DS,      0x02e, "ds_storexchg_2addr_rtn_b32"),
+    (F.DS,      0x02f, "ds_storexchg_2addr_stride64_rtn_b32"),
+    (F.DS,      0x030, "ds_cmpstore_rtn_b32"),
+    (F.DS,      0x036, "ds_load_b32"),
+    (F.DS,      0x037, "ds_load_2addr_b32"),
+    (F.DS,      0x038, "ds_load_2addr_stride64_b32"),
+    (F.DS,      0x039, "ds_load_i8"),
+    (F.DS,      0x03a, "ds_load_u8"),
+    (F.DS,      0x03b, "ds_load_i16"),
+    (F.DS,      0x03c, "ds_load_u16"),
+    (F.DS,      0x04d, "ds_store_b64"),
+    (F.DS,      0x04e, "ds_store_2addr_b64"),
+    (F.DS,      0x04f, "ds_store_2addr_stride64_b64"),
+    (F.DS,      0x076, "ds_load_b64"),
+    (F.DS,      0x077, "ds_load_2addr_b64"),
+    (F.DS,      0x078, "ds_load_2addr_stride64_b64"),
+    (F.DS,      0x0de, "ds_store_b96"),
+    (F.DS,      0x0df, "ds_store_b128"),
+    (F.DS,      0x0fe, "ds_load_b96"),
+    (F.DS,      0x0ff, "ds_load_b128"),
+    # VGLOBAL
+    (F.VGLOBAL, 0x010, "global_load_u8"),
+    (F.VGLOBAL, 0x011, "global_load_i8"),
+    (F.VGLOBAL, 0x012, "global_load_u16"),
+    (F.VGLOBAL, 0x013, "global_load_i16"),
+    (F.VGLOBAL, 0x014, "global_load_b32"),
+    (F.VGLOBAL, 0x015, "global_load_b64"),
+    (F.VGLOBAL, 0x016, "global_load_b96"),
+    (F.VGLOBAL, 0x017, "global_load_b128"),
+    (F.VGLOBAL, 0x018, "global_store_b8"),
+    (F.VGLOBAL, 0x019, "global_store_b16"),
+    (F.VGLOBAL, 0x01a, "global_store_b32"),
+    (F.VGLOBAL, 0x01b, "global_store_b64"),
+    (F.VGLOBAL, 0x01c, "global_store_b96"),
+    (F.VGLOBAL, 0x01d, "global_store_b128"),
+    (F.VGLOBAL, 0x02b, "global_inv"),
+    (F.VGLOBAL, 0x02c, "global_wb"),
+    (F.VGLOBAL, 0x033, "global_atomic_swap_b32"),
+    (F.VGLOBAL, 0x034, "global_atomic_cmpswap_b32"),
+    (F.VGLOBAL, 0x035, "global_atomic_add_u32"),
+    (F.VGLOBAL, 0x036, "global_atomic_sub_u32"),
+    (F.VGLOBAL, 0x038, "global_atomic_min_i32"),
+    (F.VGLOBAL, 0x039, "global_atomic_min_u32"),
+    (F.VGLOBAL, 0x03a, "global_atomic_max_i32"),
+    (F.VGLOBAL, 0x03b, "global_atomic_max_u32"),
+    (F.VGLOBAL, 0x03c, "global_atomic_and_b32"),
+    (F.VGLOBAL, 0x03d, "global_atomic_or_b32"),
+    (F.VGLOBAL, 0x03e, "global_atomic_xor_b32"),
+    (F.VGLOBAL, 0x03f, "global_atomic_inc_u32"),
+    (F.VGLOBAL, 0x040, "global_atomic_dec_u32"),
+]
+
+_TYPE_RE = re.compile(r"(?<=_)([biuf])(\d+)(?=_|$)")
+_TRANS = {"v_exp_f32", "v_log_f32", "v_rcp_f32", "v_rcp_iflag_f32", "v_rsq_f32", "v_sqrt_f32",
+          "v_sin_f32", "v_cos_f32"}
+_SOPP_KIND = {"s_nop": "shint", "s_clause": "shint", "s_delay_alu": "shint", "s_wait_alu": "shint",
+              "s_sendmsg": "shint", "s_barrier_wait": "sbarrier", "s_endpgm": "sendpgm",
+              "s_wait_idle": "swait"}
+_N_SRC = {Fmt.SOP1: 1, Fmt.SOP2: 2, Fmt.SOPC: 2, Fmt.SOPK: 0, Fmt.SOPP: 0,
+          Fmt.VOP1: 1, Fmt.VOP2: 2, Fmt.VOPC: 2, Fmt.VOP3: 3, Fmt.VOP3SD: 2}
+
+
+def _vop3_op(fmt: Fmt, op: int, flags: set) -> int | None:
+    if "literal_k" in flags:
+        return None                      # v_fmamk/v_fmaak have no _e64 form
+    return {Fmt.VOPC: op, Fmt.VOP2: 0x100 + op, Fmt.VOP1: 0x180 + op}.get(fmt)
+
+
+def _derive(fmt: Fmt, op: int, name: str, spec: str = "") -> OpInfo:
+    types = [int(w) for _, w in _TYPE_RE.findall(name)]
+    first = types[0] if types else 0
+    last = types[-1] if types else 0
+    flags: set[str] = set()
+    kind, data, dst = "salu", 0, max(32, first) if first else 0
+    srcs: list[int] = [max(32, last)] * _N_SRC.get(fmt, 0)
+    if any(t[0] == "i" for t in _TYPE_RE.findall(name)):
+        flags.add("signed")
+
+    if fmt in (Fmt.SOP1, Fmt.SOP2, Fmt.SOPK):
+        if "saveexec" in name or "wrexec" in name:
+            flags.add("saveexec")
+        if fmt == Fmt.SOPK:
+            flags.add("simm16")
+    elif fmt == Fmt.SOPC:
+        dst = 0
+    elif fmt == Fmt.SOPP:
+        dst = 0
+        kind = ("sbranch" if name.startswith(("s_branch", "s_cbranch")) else
+                _SOPP_KIND.get(name, "swait" if name.startswith("s_wait_") else "shint"))
+    elif fmt == Fmt.SMEM:
+        kind, data, dst, srcs = "smem", last, max(32, last), [64, 32]
+    elif fmt in (Fmt.VOP1, Fmt.VOP2, Fmt.VOPC, Fmt.VOP3, Fmt.VOP3SD):
+        kind = "vtrans" if name in _TRANS else "valu"
+        if fmt == Fmt.VOPC:
+            dst = 32                                  # lane mask (wave32)
+            flags.add("cmpx" if name.startswith("v_cmpx_") else "writes_vcc")
+        if fmt == Fmt.VOP3SD or name.startswith(("v_add_co_ci", "v_sub_co_ci", "v_subrev_co_ci")):
+            flags.add("carry_out")
+    elif fmt == Fmt.DS:
+        w = last
+        two = "_2addr" in name
+        if two:
+            flags.add("2addr")
+        if "stride64" in name:
+            flags.add("stride64")
+        nd = 2 if two else 1
+        if "_load_" in name:
+            kind, data, dst, srcs = "ds_load", w * nd, max(32, w) * nd, [32]
+        elif "_store_" in name:
+            kind, data, dst, srcs = "ds_store", w * nd, 0, [32] + [max(32, w)] * nd
+        else:
+            kind, data = "ds_atomic", w
+            rtn = "_rtn_" in name
+            if rtn:
+                flags.add("returns")
+            if "cmpstore" in name:
+                nd = 2
+            srcs = [32] + [w] * nd
+            dst = (w * (2 if two else 1)) if rtn else 0
+    elif fmt == Fmt.VGLOBAL:
+        if name in ("global_inv", "global_wb"):
+            kind, dst, srcs = "cache", 0, []
+        elif "_load_" in name:
+            kind, data, dst, srcs = "vmem_load", w if (w := last) else 0, max(32, last), [64]
+        elif "_store_" in name:
+            kind, data, dst, srcs = "vmem_store", last, 0, [64, max(32, last)]
+        else:
+            kind, data, dst = "vmem_atomic", last, last
+            srcs = [64, 2 * last if "cmpswap" in name else last]
+            flags.add("th_return")                    # returns iff th[0] (TH_ATOMIC_RETURN)
+
+    explicit: list[int] = []
+    for tok in spec.split():
+        if tok.startswith("+"):
+            flags.add(tok[1:])
+        elif tok.startswith("k:"):
+            kind = tok[2:]
+        elif tok[0] == "d":
+            dst = int(tok[1:])
+        elif tok[0] == "n":
+            srcs = srcs[:1] * int(tok[1:]) if srcs else [max(32, last)] * int(tok[1:])
+        elif tok[0] == "s":
+            explicit.append(int(tok[1:]))
+        else:
+            raise ValueError(f"bad spec token {tok!r} for {name}")
+    if explicit:
+        srcs = explicit
+    assert kind in KINDS, (name, kind)
+    return OpInfo(name, fmt, op, _vop3_op(fmt, op, flags), dst, tuple(srcs), data, kind,
+                  frozenset(flags))
+
+
+OPCODES: list[OpInfo] = [_derive(*row) for row in _TABLE]
+_BY_KEY: dict[tuple[Fmt, int], OpInfo] = {}
+_BY_VOP3: dict[int, OpInfo] = {}
+_BY_NAME: dict[str, OpInfo] = {}
+for _i in OPCODES:
+    assert (_i.fmt, _i.op) not in _BY_KEY, _i
+    assert _i.name not in _BY_NAME, _i
+    _BY_KEY[(_i.fmt, _i.op)] = _i
+    _BY_NAME[_i.name] = _i
+    if _i.fmt in (Fmt.VOP3, Fmt.VOP3SD):
+        _BY_VOP3[_i.op] = _i
+    elif _i.vop3_op is not None:
+        _BY_VOP3[_i.vop3_op] = _i
+
+
+def lookup(fmt: Fmt, op: int) -> OpInfo | None:
+    """OpInfo for an opcode of a format. For Fmt.VOP3/VOP3SD, `op` is the 10-bit VOP3 opcode
+    and the result may be a promoted VOP1/VOP2/VOPC op (check info.fmt)."""
+    if fmt in (Fmt.VOP3, Fmt.VOP3SD):
+        return _BY_VOP3.get(op)
+    return _BY_KEY.get((fmt, op))
+
+
+def by_name(name: str) -> OpInfo:
+    """OpInfo by LLVM mnemonic; _e32/_e64 suffixes are accepted."""
+    base = re.sub(r"_e(32|64)$", "", name)
+    try:
+        return _BY_NAME[base]
+    except KeyError:
+        raise KeyError(f"unknown opcode {name!r}") from None
