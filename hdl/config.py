@@ -1,0 +1,399 @@
+"""The one configuration object describing a dual compute unit (DCU).
+
+Pure Python on purpose: the reference model, the launcher and the CLI use it
+without importing Amaranth, and the RTL takes its sizes from the same object.
+
+Presets (``PRESETS``):
+
+=========  =====  ==========  ===========  =========  ======  =====================
+preset     lanes  wave slots  VGPRs/SIMD   LDS/half   L0      purpose
+=========  =====  ==========  ===========  =========  ======  =====================
+default    32     4           256          16 KiB     4 KiB   scaled-down RDNA 4
+tiny       32     2           128          4 KiB      2 KiB   fast RTL simulation
+rdna1      32     20          1024         64 KiB     16 KiB  RDNA 1 (Navi 10) sizes
+fpga       8      2           128          4 KiB      2 KiB   fits an ECP5-85F
+=========  =====  ==========  ===========  =========  ======  =====================
+
+VGPRs/SIMD counts registers of 32 lanes x 32 bits.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+__all__ = [
+    "DCUConfig",
+    "ConfigError",
+    "ResourceError",
+    "PRESETS",
+    "get_config",
+    "WAVE_SIZE",
+    "MAX_VGPRS_PER_WAVE",
+    "MAX_WORKGROUP_SIZE",
+]
+
+WAVE_SIZE = 32            # the core runs wave32 only
+MAX_VGPRS_PER_WAVE = 256  # v0..v255 is all an instruction can address
+MAX_WORKGROUP_SIZE = 1024  # work-items; the OpenCL/HSA limit LLVM assumes
+# LLVM's metadata `.sgpr_count` includes VCC's two registers, which live beside
+# s0..s105 (encodings 106/107), so the metadata count may exceed the addressable
+# SGPRs by this much.
+VCC_SGPRS = 2
+
+RETURN_ORDERS = ("per_wave", "in_order")
+WAVE_POLICIES = ("oldest", "round_robin")
+
+
+class ConfigError(ValueError):
+    """An inconsistent configuration (bad sizes, unknown preset or policy)."""
+
+
+class ResourceError(ValueError):
+    """A kernel or launch needs more resources than the configuration has."""
+
+
+def _pow2(x: int) -> bool:
+    return x > 0 and (x & (x - 1)) == 0
+
+
+@dataclass(frozen=True)
+class DCUConfig:
+    """Sizes, latencies and policies of one dual compute unit.
+
+    Attributes
+    ----------
+    name : str
+        Preset name (``"custom"`` for hand-made configurations).
+    cus : int
+        Compute units in the DCU (2).
+    simds_per_cu : int
+        SIMDs per CU (2).
+    lanes : int
+        Physical lanes per SIMD; a wave32 VALU instruction takes
+        ``32 // lanes`` cycles (:attr:`valu_cycles`).
+    wave_slots : int
+        Wave slots per SIMD.
+    vgprs_per_simd : int
+        VGPR file size per SIMD, in registers of 32 lanes x 32 bits.
+    vgpr_granule : int
+        VGPR allocation granule (wave32).
+    sgprs_per_wave : int
+        Addressable SGPRs per wave (s0..s105).
+    lds_bytes_per_half : int
+        LDS bytes in each of the two halves (one per CU).
+    lds_banks : int
+        Banks per LDS half (4 bytes wide).
+    l0_bytes, l0_ways, l0_line : int
+        Vector L0 cache per CU: size, associativity, line bytes.
+    scalar_cache_bytes, scalar_cache_line : int
+        Scalar data cache shared by the DCU.
+    icache_bytes, icache_line : int
+        Instruction cache shared by the four SIMDs.
+    trans_lanes : int
+        Lanes of the transcendental unit.
+    valu_dep_latency : int
+        Cycles from a VALU instruction's issue to the issue of a dependent one.
+    l0_hit_latency : int
+        Cycles from a vector memory issue to its data on an L0 hit.
+    memory_latency : int
+        Extra cycles of an L0 miss (the backing memory).
+    lds_latency : int
+        Cycles of an LDS access without bank conflicts.
+    scalar_hit_latency : int
+        Cycles of a scalar load that hits the scalar cache.
+    return_order : str
+        ``"per_wave"``: memory returns retire in order per wave (RDNA 4);
+        ``"in_order"``: one return queue shared by all waves (RDNA 3 and before).
+    wave_policy : str
+        Issue arbitration among ready waves: ``"oldest"`` or ``"round_robin"``.
+    """
+
+    name: str = "custom"
+    cus: int = 2
+    simds_per_cu: int = 2
+    lanes: int = 32
+    wave_slots: int = 4
+    vgprs_per_simd: int = 256
+    vgpr_granule: int = 8
+    sgprs_per_wave: int = 106
+    lds_bytes_per_half: int = 16 * 1024
+    lds_banks: int = 32
+    l0_bytes: int = 4 * 1024
+    l0_ways: int = 4
+    l0_line: int = 128
+    scalar_cache_bytes: int = 4 * 1024
+    scalar_cache_line: int = 64
+    icache_bytes: int = 8 * 1024
+    icache_line: int = 64
+    trans_lanes: int = 8
+    valu_dep_latency: int = 5
+    l0_hit_latency: int = 4
+    memory_latency: int = 32
+    lds_latency: int = 4
+    scalar_hit_latency: int = 4
+    return_order: str = "per_wave"
+    wave_policy: str = "oldest"
+
+    def __post_init__(self) -> None:
+        errors = []
+        for f in dataclasses.fields(self):
+            v = getattr(self, f.name)
+            if f.type in ("int", int) and (not isinstance(v, int) or isinstance(v, bool)):
+                errors.append(f"{f.name} must be an int, got {v!r}")
+        if errors:
+            raise ConfigError("; ".join(errors))
+        positive = ["cus", "simds_per_cu", "lanes", "wave_slots", "vgprs_per_simd", "vgpr_granule",
+                    "sgprs_per_wave", "lds_bytes_per_half", "lds_banks", "l0_bytes", "l0_ways",
+                    "l0_line", "scalar_cache_bytes", "scalar_cache_line", "icache_bytes",
+                    "icache_line", "trans_lanes", "valu_dep_latency", "l0_hit_latency",
+                    "lds_latency", "scalar_hit_latency"]
+        errors += [f"{n} must be > 0, got {getattr(self, n)}" for n in positive
+                   if getattr(self, n) <= 0]
+        if self.memory_latency < 0:
+            errors.append(f"memory_latency must be >= 0, got {self.memory_latency}")
+        if errors:
+            raise ConfigError("; ".join(errors))
+        # Lanes and granules must divide evenly: the datapath serialises a wave32
+        # over 32 // lanes cycles, and cache indexing uses bit fields.
+        if self.lanes > WAVE_SIZE or WAVE_SIZE % self.lanes:
+            errors.append(f"lanes must divide {WAVE_SIZE}, got {self.lanes}")
+        if self.trans_lanes > WAVE_SIZE or WAVE_SIZE % self.trans_lanes:
+            errors.append(f"trans_lanes must divide {WAVE_SIZE}, got {self.trans_lanes}")
+        if self.vgprs_per_simd % self.vgpr_granule:
+            errors.append(f"vgprs_per_simd ({self.vgprs_per_simd}) must be a multiple of "
+                          f"vgpr_granule ({self.vgpr_granule})")
+        if self.sgprs_per_wave > 106:
+            errors.append(f"sgprs_per_wave is at most 106 (s0..s105), got {self.sgprs_per_wave}")
+        for n in ("lds_bytes_per_half", "lds_banks", "l0_line", "l0_ways", "scalar_cache_line",
+                  "icache_line", "vgpr_granule"):
+            if not _pow2(getattr(self, n)):
+                errors.append(f"{n} must be a power of two, got {getattr(self, n)}")
+        for size, line, ways, what in ((self.l0_bytes, self.l0_line, self.l0_ways, "l0"),
+                                       (self.scalar_cache_bytes, self.scalar_cache_line, 1,
+                                        "scalar_cache"),
+                                       (self.icache_bytes, self.icache_line, 1, "icache")):
+            if size % (line * ways) or not _pow2(size // (line * ways)):
+                errors.append(f"{what}: bytes ({size}) / (line {line} x ways {ways}) must be "
+                              "a power-of-two number of sets")
+        if self.return_order not in RETURN_ORDERS:
+            errors.append(f"return_order must be one of {RETURN_ORDERS}, got {self.return_order!r}")
+        if self.wave_policy not in WAVE_POLICIES:
+            errors.append(f"wave_policy must be one of {WAVE_POLICIES}, got {self.wave_policy!r}")
+        if errors:
+            raise ConfigError("; ".join(errors))
+
+    # ---- derived sizes -------------------------------------------------------
+    @property
+    def simds(self) -> int:
+        """SIMDs in the DCU."""
+        return self.cus * self.simds_per_cu
+
+    @property
+    def valu_cycles(self) -> int:
+        """Cycles a wave32 VALU instruction occupies the SIMD (``32 // lanes``)."""
+        return WAVE_SIZE // self.lanes
+
+    @property
+    def lds_bytes_total(self) -> int:
+        """LDS bytes in the DCU (both halves)."""
+        return self.cus * self.lds_bytes_per_half
+
+    @property
+    def l0_sets(self) -> int:
+        """Sets of the vector L0."""
+        return self.l0_bytes // (self.l0_ways * self.l0_line)
+
+    @property
+    def max_waves_per_cu(self) -> int:
+        """Wave slots in one CU."""
+        return self.simds_per_cu * self.wave_slots
+
+    # ---- resource arithmetic (BRIEF §4) --------------------------------------
+    def lds_bytes_per_workgroup(self, wgp: bool = False) -> int:
+        """LDS bytes one workgroup can use: one half in CU mode, both in WGP mode."""
+        return self.lds_bytes_total if wgp else self.lds_bytes_per_half
+
+    def vgpr_alloc(self, vgprs: int) -> int:
+        """VGPRs allocated for a wave using ``vgprs``: rounded up to the granule (at least one)."""
+        if vgprs < 0:
+            raise ValueError(f"vgprs must be >= 0, got {vgprs}")
+        g = self.vgpr_granule
+        return max(1, math.ceil(vgprs / g)) * g
+
+    def occupancy_limits(self, vgprs: int, lds_bytes: int = 0, waves_per_workgroup: int = 1,
+                         wgp: bool = False) -> dict[str, int]:
+        """Waves per SIMD allowed by each resource on its own.
+
+        Parameters
+        ----------
+        vgprs : int
+            VGPRs per wave.
+        lds_bytes : int, optional
+            LDS bytes per workgroup.
+        waves_per_workgroup : int, optional
+            Waves in one workgroup.
+        wgp : bool, optional
+            WGP mode: a workgroup may use both CUs' SIMDs and both LDS halves.
+
+        Returns
+        -------
+        dict
+            ``{"wave_slots": n, "vgprs": n, "lds": n}``; ``"lds"`` is the wave
+            slots when the kernel uses no LDS. The LDS limit counts whole
+            workgroups, ``floor(LDS available / lds_bytes)``, spread over the
+            SIMDs that share that LDS, rounded up like LLVM's occupancy estimate.
+        """
+        if waves_per_workgroup < 1:
+            raise ValueError(f"waves_per_workgroup must be >= 1, got {waves_per_workgroup}")
+        if lds_bytes < 0:
+            raise ValueError(f"lds_bytes must be >= 0, got {lds_bytes}")
+        by_vgpr = self.vgprs_per_simd // self.vgpr_alloc(vgprs)
+        if vgprs > MAX_VGPRS_PER_WAVE:
+            by_vgpr = 0
+        if lds_bytes == 0:
+            by_lds = self.wave_slots
+        else:
+            sharing = self.simds if wgp else self.simds_per_cu
+            groups = self.lds_bytes_per_workgroup(wgp) // lds_bytes
+            by_lds = math.ceil(groups * waves_per_workgroup / sharing)
+        return {"wave_slots": self.wave_slots, "vgprs": by_vgpr, "lds": min(by_lds, self.wave_slots)}
+
+    def occupancy(self, vgprs: int, lds_bytes: int = 0, waves_per_workgroup: int = 1,
+                  wgp: bool = False) -> int:
+        """Waves per SIMD a kernel can keep resident (0 if it cannot run at all).
+
+        ``min(wave_slots, floor(vgprs_per_simd / vgpr_alloc(vgprs)), LDS limit)``;
+        see :meth:`occupancy_limits` for the parameters and the LDS rule.
+        """
+        return min(self.occupancy_limits(vgprs, lds_bytes, waves_per_workgroup, wgp).values())
+
+    def check_kernel(self, kernel: Any, block: int | tuple[int, ...] | list[int],
+                     wgp: bool | None = None) -> int:
+        """Check that a kernel and workgroup shape fit this DCU.
+
+        Parameters
+        ----------
+        kernel : KernelInfo-like
+            Anything with ``name``, ``vgpr_count``, ``sgpr_count`` (may be None),
+            ``group_segment_size`` and optionally ``reqd_workgroup_size``,
+            ``max_flat_workgroup_size`` and ``wgp_mode``
+            (:class:`dcu.codeobj.KernelInfo`).
+        block : int or tuple of int
+            Workgroup size (x[, y[, z]]).
+        wgp : bool, optional
+            WGP mode; defaults to the kernel's ``wgp_mode``.
+
+        Returns
+        -------
+        int
+            The occupancy (waves per SIMD) of this kernel.
+
+        Raises
+        ------
+        ResourceError
+            With the numbers, when the kernel needs more VGPRs (more than 256 or
+            than a SIMD has), SGPRs or LDS than this configuration has, when the
+            block does not match the kernel's required or maximum size, or when
+            one workgroup has more waves than the CU (both CUs in WGP mode) can hold.
+        """
+        name = getattr(kernel, "name", "?")
+        dims = _block_dims(block)
+        threads = math.prod(dims)
+        waves = math.ceil(threads / WAVE_SIZE)
+        if wgp is None:
+            wgp = bool(getattr(kernel, "wgp_mode", False))
+        where = f"kernel {name!r} on config {self.name!r}"
+
+        vgprs = int(kernel.vgpr_count)
+        if vgprs > MAX_VGPRS_PER_WAVE:
+            raise ResourceError(f"{where}: needs {vgprs} VGPRs per wave, at most "
+                                f"{MAX_VGPRS_PER_WAVE} are addressable")
+        alloc = self.vgpr_alloc(vgprs)
+        if alloc > self.vgprs_per_simd:
+            raise ResourceError(f"{where}: needs {vgprs} VGPRs (allocated {alloc}) per wave, "
+                                f"a SIMD has {self.vgprs_per_simd}")
+        sgprs = getattr(kernel, "sgpr_count", None)
+        if sgprs is not None and sgprs > self.sgprs_per_wave + VCC_SGPRS:
+            raise ResourceError(f"{where}: needs {sgprs} SGPRs (VCC included), a wave has "
+                                f"{self.sgprs_per_wave} + {VCC_SGPRS} for VCC")
+        lds = int(getattr(kernel, "group_segment_size", 0))
+        avail = self.lds_bytes_per_workgroup(wgp)
+        if lds > avail:
+            raise ResourceError(f"{where}: needs {lds} bytes of LDS per workgroup, "
+                                f"{'WGP' if wgp else 'CU'} mode gives {avail}")
+        reqd = getattr(kernel, "reqd_workgroup_size", None)
+        if reqd and tuple(reqd) != dims:
+            raise ResourceError(f"{where}: block {dims} differs from the kernel's "
+                                f"reqd_work_group_size {tuple(reqd)}")
+        mfw = getattr(kernel, "max_flat_workgroup_size", None) or MAX_WORKGROUP_SIZE
+        if threads > mfw:
+            raise ResourceError(f"{where}: block of {threads} work-items exceeds the kernel's "
+                                f"maximum workgroup size {mfw}")
+        occ = self.occupancy(vgprs, lds, waves, wgp)
+        sharing = self.simds if wgp else self.simds_per_cu
+        per_simd_cap = min(self.wave_slots, self.vgprs_per_simd // alloc)
+        if math.ceil(waves / sharing) > per_simd_cap:
+            raise ResourceError(
+                f"{where}: a workgroup of {threads} work-items is {waves} waves; the "
+                f"{'DCU' if wgp else 'CU'} holds {sharing * per_simd_cap} waves of this kernel "
+                f"({sharing} SIMDs x {per_simd_cap}: {self.wave_slots} slots, "
+                f"{self.vgprs_per_simd} VGPRs / {alloc})")
+        return occ
+
+    # ---- variants and serialisation -----------------------------------------
+    def replace(self, **changes: Any) -> "DCUConfig":
+        """Return a copy with some fields changed (validated like a new object)."""
+        unknown = set(changes) - {f.name for f in dataclasses.fields(self)}
+        if unknown:
+            raise ConfigError(f"unknown DCUConfig field(s): {', '.join(sorted(unknown))}")
+        return dataclasses.replace(self, **changes)
+
+    def to_dict(self) -> dict[str, Any]:
+        """All fields as a plain dict (for JSON reports)."""
+        return dataclasses.asdict(self)
+
+
+def _block_dims(block: int | tuple[int, ...] | list[int]) -> tuple[int, int, int]:
+    dims = (block,) if isinstance(block, int) else tuple(block)
+    if not 1 <= len(dims) <= 3 or any(not isinstance(d, int) or d < 1 for d in dims):
+        raise ValueError(f"block must be 1 to 3 positive ints, got {block!r}")
+    return tuple(dims) + (1,) * (3 - len(dims))  # type: ignore[return-value]
+
+
+_DEFAULT = DCUConfig(name="default")
+
+PRESETS: Mapping[str, DCUConfig] = {
+    "default": _DEFAULT,
+    "tiny": _DEFAULT.replace(name="tiny", wave_slots=2, vgprs_per_simd=128,
+                             lds_bytes_per_half=4 * 1024, l0_bytes=2 * 1024,
+                             scalar_cache_bytes=1024, icache_bytes=2 * 1024),
+    # RDNA 1 sizes and the RX 6900 XT latencies of BRIEF §4 (memory_latency: L2).
+    # scalar_hit_latency is an estimate: the brief gives no figure.
+    "rdna1": _DEFAULT.replace(name="rdna1", wave_slots=20, vgprs_per_simd=1024,
+                              lds_bytes_per_half=64 * 1024, l0_bytes=16 * 1024,
+                              scalar_cache_bytes=16 * 1024, icache_bytes=32 * 1024,
+                              l0_hit_latency=73, memory_latency=200, lds_latency=44,
+                              scalar_hit_latency=30, return_order="in_order"),
+    "fpga": _DEFAULT.replace(name="fpga", lanes=8, wave_slots=2, vgprs_per_simd=128,
+                             lds_bytes_per_half=4 * 1024, l0_bytes=2 * 1024,
+                             scalar_cache_bytes=1024, icache_bytes=2 * 1024),
+}
+
+
+def get_config(name: str | DCUConfig) -> DCUConfig:
+    """Return the preset called ``name`` (a :class:`DCUConfig` is returned as is).
+
+    Raises
+    ------
+    ConfigError
+        For an unknown name; the message lists the presets.
+    """
+    if isinstance(name, DCUConfig):
+        return name
+    try:
+        return PRESETS[name]
+    except (KeyError, TypeError):
+        raise ConfigError(f"unknown config {name!r}; presets: {', '.join(PRESETS)}") from None
