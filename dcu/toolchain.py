@@ -43,6 +43,7 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 CACHE_DIR = REPO_ROOT / "build" / "cache"
 DEVICE_HEADER = REPO_ROOT / "dcu" / "include" / "dcu_device.h"
 MCPU = "gfx1200"
+LLVM_DIR = Path("/usr/lib/llvm-19/bin")  # Debian's unversioned names, searched last
 INSTALL_HINT = "apt-get install -y llvm-19 clang-19 lld-19"
 
 # Bump to invalidate every cached artefact when the build recipe changes.
@@ -106,7 +107,7 @@ def find_tool(name: str) -> str:
     str
         Absolute path of the executable. ``$DCU_LLVM_BIN`` (a directory) is
         searched first, then ``PATH`` for the ``-19`` suffixed name, then
-        ``/usr/lib/llvm-19/bin``.
+        ``LLVM_DIR`` (``/usr/lib/llvm-19/bin``).
 
     Raises
     ------
@@ -123,7 +124,7 @@ def find_tool(name: str) -> str:
     found = shutil.which(versioned)
     if found:
         return found
-    candidates.append(Path("/usr/lib/llvm-19/bin") / name)
+    candidates.append(LLVM_DIR / name)
     for c in candidates:
         if c.is_file() and os.access(c, os.X_OK):
             return str(c)
