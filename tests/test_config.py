@@ -1,0 +1,180 @@
+"""hdl.config: presets, validation, occupancy arithmetic and kernel resource checks."""
+
+import dataclasses
+from types import SimpleNamespace
+
+import pytest
+
+from hdl.config import PRESETS, ConfigError, DCUConfig, ResourceError, get_config
+
+
+def kern(vgprs=8, sgprs=10, lds=0, reqd=None, mfw=None, wgp=False, name="k"):
+    return SimpleNamespace(name=name, vgpr_count=vgprs, sgpr_count=sgprs, group_segment_size=lds,
+                           reqd_workgroup_size=reqd, max_flat_workgroup_size=mfw, wgp_mode=wgp)
+
+
+def test_preset_names_and_sizes():
+    assert set(PRESETS) == {"default", "tiny", "rdna1", "fpga"}
+    d, t, r, f = (get_config(n) for n in ("default", "tiny", "rdna1", "fpga"))
+    assert (d.cus, d.simds_per_cu, d.simds) == (2, 2, 4)
+    assert (d.lanes, t.lanes, r.lanes, f.lanes) == (32, 32, 32, 8)
+    assert (d.wave_slots, t.wave_slots, r.wave_slots, f.wave_slots) == (4, 2, 20, 2)
+    assert (d.vgprs_per_simd, t.vgprs_per_simd, r.vgprs_per_simd, f.vgprs_per_simd) == (256, 128, 1024, 128)
+    assert [c.lds_bytes_per_half for c in (d, t, r, f)] == [16384, 4096, 65536, 4096]
+    assert [c.l0_bytes for c in (d, t, r, f)] == [4096, 2048, 16384, 2048]
+    assert all(c.l0_ways == 4 and c.l0_line == 128 and c.lds_banks == 32 for c in (d, t, r, f))
+    assert all(c.vgpr_granule == 8 and c.sgprs_per_wave == 106 for c in (d, t, r, f))
+    assert all(c.scalar_cache_line == 64 and c.icache_line == 64 for c in (d, t, r, f))
+    assert d.valu_dep_latency == 5
+    assert f.valu_cycles == 4 and d.valu_cycles == 1
+    assert d.l0_sets == 4096 // (4 * 128)
+    assert r.return_order == "in_order" and d.return_order == "per_wave"
+    assert all(c.name == n for n, c in PRESETS.items())
+
+
+def test_get_config_errors_list_presets():
+    with pytest.raises(ConfigError) as ei:
+        get_config("huge")
+    for n in PRESETS:
+        assert n in str(ei.value)
+    cfg = DCUConfig()
+    assert get_config(cfg) is cfg
+
+
+def test_config_is_frozen_and_replace_validates():
+    d = get_config("default")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        d.lanes = 16  # type: ignore[misc]
+    v = d.replace(lanes=16, wave_policy="round_robin")
+    assert v.lanes == 16 and v.valu_cycles == 2 and d.lanes == 32
+    with pytest.raises(ConfigError, match="lanes must divide 32"):
+        d.replace(lanes=3)
+    with pytest.raises(ConfigError, match="return_order"):
+        d.replace(return_order="random")
+    with pytest.raises(ConfigError, match="unknown DCUConfig field"):
+        d.replace(lane=16)
+    with pytest.raises(ConfigError, match="multiple of vgpr_granule"):
+        d.replace(vgprs_per_simd=100)
+    with pytest.raises(ConfigError, match="power-of-two number of sets"):
+        d.replace(l0_bytes=3 * 1024)
+    with pytest.raises(ConfigError, match="must be an int"):
+        d.replace(wave_slots=2.5)
+    with pytest.raises(ConfigError, match="> 0"):
+        d.replace(wave_slots=0)
+    assert d.to_dict()["lds_bytes_per_half"] == 16384
+
+
+def test_lds_per_workgroup_cu_and_wgp_mode():
+    d = get_config("default")
+    assert d.lds_bytes_per_workgroup() == d.lds_bytes_per_workgroup(False) == 16384
+    assert d.lds_bytes_per_workgroup(True) == 32768
+
+
+@pytest.mark.parametrize("vgprs,alloc", [(0, 8), (1, 8), (8, 8), (9, 16), (64, 64), (65, 72), (256, 256)])
+def test_vgpr_alloc_rounds_to_granule(vgprs, alloc):
+    assert get_config("default").vgpr_alloc(vgprs) == alloc
+
+
+@pytest.mark.parametrize("preset,vgprs,expected", [
+    ("default", 8, 4),     # wave slots limit
+    ("default", 64, 4),    # 256 / 64 = 4
+    ("default", 65, 3),    # 256 / 72 = 3
+    ("default", 129, 1),   # 256 / 136 = 1
+    ("rdna1", 24, 20),     # 1024 / 24 = 42, 20 slots
+    ("rdna1", 128, 8),
+    ("rdna1", 256, 4),
+    ("tiny", 100, 1),
+])
+def test_occupancy_vgpr_limit(preset, vgprs, expected):
+    assert get_config(preset).occupancy(vgprs) == expected
+
+
+def test_occupancy_lds_limit_cu_and_wgp():
+    d = get_config("default")
+    # 8 KiB per workgroup of 2 waves: 2 groups in a 16 KiB half -> 4 waves over 2 SIMDs
+    assert d.occupancy_limits(8, 8192, 2)["lds"] == 2
+    assert d.occupancy(8, 8192, 2) == 2
+    # WGP mode: 32 KiB shared by 4 SIMDs -> 4 groups x 2 waves / 4 = 2
+    assert d.occupancy(8, 8192, 2, wgp=True) == 2
+    assert d.occupancy(8, 16384, 1) == 1
+    assert d.occupancy(8, 16385, 1) == 0  # does not fit a half
+    assert d.occupancy(8, 16385, 1, wgp=True) == 1
+
+
+def test_occupancy_matches_the_cdna2_seed_example():
+    # Seed cdna2-memory-hierarchy.txt: 64 KB LDS per CU, 4 SIMDs, 8 waves per SIMD.
+    # V0: 64 KB per 128-work-item (2 x wave64) workgroup -> "Occupancy [waves/SIMD]: 1".
+    # V2: 2 KB per workgroup -> "Occupancy [waves/SIMD]: 8".
+    cdna = DCUConfig(cus=1, simds_per_cu=4, wave_slots=8, vgprs_per_simd=512,
+                     lds_bytes_per_half=65536)
+    assert cdna.occupancy(42, 65536, 2) == 1
+    assert cdna.occupancy(42, 2048, 2) == 8
+
+
+def test_check_kernel_accepts_and_returns_occupancy():
+    assert get_config("default").check_kernel(kern(vgprs=64), (64,)) == 4
+    assert get_config("rdna1").check_kernel(kern(vgprs=40, lds=4096), 256) == 20
+
+
+@pytest.mark.parametrize("k,block,preset,needle", [
+    (kern(vgprs=257), (32,), "rdna1", "257 VGPRs"),
+    (kern(vgprs=136), (32,), "tiny", "a SIMD has 128"),
+    (kern(sgprs=109), (32,), "default", "109 SGPRs"),
+    (kern(lds=16385), (32,), "default", "16385 bytes of LDS"),
+    (kern(reqd=(64, 1, 1)), (32,), "default", "reqd_work_group_size"),
+    (kern(mfw=64), (128,), "default", "maximum workgroup size 64"),
+    (kern(), (160,), "tiny", "5 waves"),       # tiny CU: 2 SIMDs x 2 slots = 4 waves
+    (kern(vgprs=129), (96,), "default", "3 waves"),  # 1 wave/SIMD by VGPRs, 2 SIMDs
+])
+def test_check_kernel_resource_errors(k, block, preset, needle):
+    with pytest.raises(ResourceError) as ei:
+        get_config(preset).check_kernel(k, block)
+    assert needle in str(ei.value)
+    assert "'k'" in str(ei.value) and preset in str(ei.value)
+
+
+def test_check_kernel_vcc_allowance_and_wgp_mode():
+    d = get_config("default")
+    d.check_kernel(kern(sgprs=108), (32,))          # 106 + VCC
+    d.check_kernel(kern(sgprs=None), (32,))         # assembly without metadata
+    d.check_kernel(kern(lds=20000, wgp=True), (32,))  # both halves in WGP mode
+    with pytest.raises(ResourceError):
+        d.check_kernel(kern(lds=20000), (32,))
+    with pytest.raises(ResourceError):
+        d.check_kernel(kern(lds=20000, wgp=True), (32,), wgp=False)
+    # a 16-wave workgroup fits the DCU in WGP mode (4 SIMDs x 4 slots), not one CU
+    d.check_kernel(kern(), (512,), wgp=True)
+    with pytest.raises(ResourceError):
+        d.check_kernel(kern(), (512,), wgp=False)
+
+
+def test_check_kernel_rejects_bad_block():
+    with pytest.raises(ValueError):
+        get_config("default").check_kernel(kern(), (0,))
+    with pytest.raises(ValueError):
+        get_config("default").check_kernel(kern(), (1, 1, 1, 1))
+
+
+def test_check_kernel_with_a_compiled_kernel(tmp_path, monkeypatch):
+    from dcu import toolchain
+    from dcu.codeobj import CodeObject
+
+    monkeypatch.setattr(toolchain, "CACHE_DIR", tmp_path / "cache")
+    src = tmp_path / "lds.cl"
+    src.write_text("""
+__kernel __attribute__((reqd_work_group_size(64, 1, 1)))
+void k(__global uint *a) {
+  __local uint tmp[1024];            // 4 KiB of LDS
+  uint l = __builtin_amdgcn_workitem_id_x();
+  tmp[l] = a[l];
+  __builtin_amdgcn_s_barrier();
+  a[l] = tmp[63 - l];
+}
+""")
+    k = CodeObject(toolchain.build(src)).kernel("k")
+    assert k.group_segment_size == 4096
+    assert get_config("default").check_kernel(k, (64, 1, 1)) == 4
+    # tiny: 4 KiB half -> one workgroup (2 waves over 2 SIMDs) -> 1 wave per SIMD
+    assert get_config("tiny").check_kernel(k, (64, 1, 1)) == 1
+    with pytest.raises(ResourceError):
+        get_config("tiny").check_kernel(k, (32, 1, 1))
