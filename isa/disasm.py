@@ -243,9 +243,9 @@ def disassemble(inst: Inst) -> str:
         s0 = _src(inst, "src0", sb[0])
         s1 = O.vreg_name(f["vsrc1"], sb[1])
         if name == "v_fmamk_f32":
-            return f"{name} {vd}, {s0}, {O.literal_text(inst.literal)}, {s1}"
+            return f"{name} {vd}, {s0}, 0x{inst.literal:x}, {s1}"
         if name == "v_fmaak_f32":
-            return f"{name} {vd}, {s0}, {s1}, {O.literal_text(inst.literal)}"
+            return f"{name} {vd}, {s0}, {s1}, 0x{inst.literal:x}"
         if "carry_out" in info.flags:
             return f"{name}_e32 {vd}, vcc_lo, {s0}, {s1}, vcc_lo"
         if "reads_vcc" in info.flags:

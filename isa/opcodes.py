@@ -222,7 +222,7 @@ _TABLE: list[tuple] = [
     # VOP1
     (F.VOP1,    0x000, "v_nop", "d0 n0"),
     (F.VOP1,    0x001, "v_mov_b32"),
-    (F.VOP1,    0x002, "v_readfirstlane_b32", "+sdst"),
+    (F.VOP1,    0x002, "v_readfirstlane_b32", "+sdst +no_e64"),
     (F.VOP1,    0x005, "v_cvt_f32_i32"),
     (F.VOP1,    0x006, "v_cvt_f32_u32"),
     (F.VOP1,    0x007, "v_cvt_u32_f32"),
@@ -489,13 +489,16 @@ _TRANS = {"v_exp_f32", "v_log_f32", "v_rcp_f32", "v_rcp_iflag_f32", "v_rsq_f32",
 _SOPP_KIND = {"s_nop": "shint", "s_clause": "shint", "s_delay_alu": "shint", "s_wait_alu": "shint",
               "s_sendmsg": "shint", "s_barrier_wait": "sbarrier", "s_endpgm": "sendpgm",
               "s_wait_idle": "swait"}
+# integer VALU ops whose VOP3 form has a clamp bit (saturating integer arithmetic)
+_INT_CLAMP = re.compile(r"v_(add|sub|subrev)_(nc|co|co_ci)_[iu]32$|v_(mad|mul)_[iu]32_[iu]24$|"
+                        r"v_mad_co_[iu]64_[iu]32$")
 _N_SRC = {Fmt.SOP1: 1, Fmt.SOP2: 2, Fmt.SOPC: 2, Fmt.SOPK: 0, Fmt.SOPP: 0,
           Fmt.VOP1: 1, Fmt.VOP2: 2, Fmt.VOPC: 2, Fmt.VOP3: 3, Fmt.VOP3SD: 2}
 
 
 def _vop3_op(fmt: Fmt, op: int, flags: set) -> int | None:
-    if "literal_k" in flags:
-        return None                      # v_fmamk/v_fmaak have no _e64 form
+    if "literal_k" in flags or "no_e64" in flags:
+        return None                      # v_fmamk/v_fmaak/v_readfirstlane_b32: no _e64 form
     return {Fmt.VOPC: op, Fmt.VOP2: 0x100 + op, Fmt.VOP1: 0x180 + op}.get(fmt)
 
 
@@ -529,6 +532,23 @@ def _derive(fmt: Fmt, op: int, name: str, spec: str = "") -> OpInfo:
             flags.add("cmpx" if name.startswith("v_cmpx_") else "writes_vcc")
         if fmt == Fmt.VOP3SD or name.startswith(("v_add_co_ci", "v_sub_co_ci", "v_subrev_co_ci")):
             flags.add("carry_out")
+        # VOP3 input/output modifiers: neg/abs on float sources, clamp, omod (float results)
+        tt = _TYPE_RE.findall(name)
+        fsrc = bool(tt) and tt[-1] == ("f", "32") and "ubyte" not in name
+        fdst = bool(tt) and tt[0] == ("f", "32")
+        nmods = 0
+        if fsrc:
+            nmods = 1 if name in ("v_cmp_class_f32", "v_cmpx_class_f32", "v_ldexp_f32") else -1
+        elif name == "v_cndmask_b32":
+            nmods = 2
+        if nmods:
+            flags.add("neg")
+            flags.add("abs")
+            flags.add(f"mods{nmods if nmods > 0 else 3}")
+        if ((fsrc or fdst) and "class" not in name) or _INT_CLAMP.match(name):
+            flags.add("clamp")
+        if (fdst and fmt != Fmt.VOPC) or name in ("v_cvt_i32_f32", "v_cvt_u32_f32"):
+            flags.add("omod")
     elif fmt == Fmt.DS:
         w = last
         two = "_2addr" in name
