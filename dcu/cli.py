@@ -331,7 +331,11 @@ def cmd_run(ns: argparse.Namespace) -> int:
         raise UsageError("--vcd needs an RTL backend (--backend rtl or verilator)")
     values = [spec.materialize() for spec in ns.args]
 
-    from . import launch as launch_mod  # lazy: the model and RTL are heavy
+    import importlib
+
+    # import_module, not "from . import launch": dcu/__init__ binds the name
+    # dcu.launch to the launch() function, shadowing the submodule.
+    launch_mod = importlib.import_module("dcu.launch")
 
     known = getattr(launch_mod, "BACKENDS", None)
     if known is not None and ns.backend not in known:
@@ -339,16 +343,10 @@ def cmd_run(ns: argparse.Namespace) -> int:
               f"{', '.join(known)})", file=sys.stderr)
         return 1
     prog = launch_mod.load_program(ns.file, wgp=ns.wgp)
-    if ns.kernel is not None:
-        try:
-            kern = prog.kernel(ns.kernel)
-        except KeyError as e:  # the message lists the kernels that exist
-            raise UsageError(e.args[0] if e.args else str(e)) from None
-        name = ns.kernel
-    else:
-        names = _program_kernel_names(prog) or list(_load_code_object(ns.file, ns.wgp).kernels)
-        name = _choose_kernel(names, None, ns.file)
-        kern = prog.kernel(name)
+    names = _program_kernel_names(prog) or list(_load_code_object(ns.file, ns.wgp).kernels)
+    name = _choose_kernel(names, ns.kernel, ns.file)
+    kern = prog.kernel(name)
+    _check_args_against_metadata(kern, ns.args)
     kwargs = {}
     if ns.vcd:
         import inspect
@@ -385,6 +383,27 @@ def cmd_run(ns: argparse.Namespace) -> int:
         _write_json(ns.json, _report_dict(report, name, ns.backend, ns.config))
         print(f"wrote {ns.json}")
     return 0
+
+
+def _check_args_against_metadata(kern: Any, specs: Sequence[ArgSpec]) -> None:
+    """Usage errors for a wrong argument count or a buffer/scalar mix-up.
+
+    Only possible when the code object has argument metadata; without it the
+    launcher lays the arguments out as given.
+    """
+    explicit = [a for a in getattr(kern, "args", ()) if not a.hidden]
+    if not explicit:
+        return
+    kinds = ", ".join(f"{a.name or f'arg{i}'}: {'buffer' if a.is_buffer else a.type_name or a.value_kind}"
+                      for i, a in enumerate(explicit))
+    if len(specs) != len(explicit):
+        raise UsageError(f"kernel {kern.name} takes {len(explicit)} argument(s) ({kinds}), "
+                         f"got {len(specs)} --arg")
+    for i, (a, spec) in enumerate(zip(explicit, specs)):
+        if a.is_buffer != spec.is_buffer:
+            want = "a buffer (buf: or zeros:)" if a.is_buffer else "a scalar (u32:, f32:, ...)"
+            raise UsageError(f"--arg {spec.text}: argument {i} ({a.name or a.type_name}) "
+                             f"of kernel {kern.name} is {want}")
 
 
 def _preview(arr: Any, n: int = 8) -> str:
