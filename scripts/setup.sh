@@ -78,7 +78,7 @@ if [ "${#missing[@]}" -gt 0 ]; then
     apt_install "${missing[@]}"
 fi
 
-# 2. Python >= 3.11 with a working venv module (Debian splits ensurepip into python3-venv).
+# 2. Python >= 3.11.
 PY="$(command -v python3 || true)"
 if [ -z "$PY" ]; then
     apt_install python3
@@ -87,10 +87,6 @@ fi
 if ! "$PY" -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else 1)'; then
     echo "setup.sh: Python >= 3.11 is required, found $("$PY" --version 2>&1)" >&2
     exit 1
-fi
-if ! "$PY" -c 'import venv, ensurepip' >/dev/null 2>&1; then
-    pyver="$("$PY" -c 'import sys; print(f"{sys.version_info[0]}.{sys.version_info[1]}")')"
-    apt_install python3-venv "python${pyver}-venv"
 fi
 
 # 3. Optional RTL simulators; failure to get them is not fatal.
@@ -104,14 +100,21 @@ fi
 # 4. Virtual environment and the project, skipped when the stamp matches.
 want="$( (sha256sum "$ROOT/pyproject.toml"; "$PY" --version) | sha256sum | cut -d' ' -f1)"
 if [ -x "$VENV/bin/python" ] && [ -f "$STAMP" ] && [ "$(cat "$STAMP")" = "$want" ] \
-        && "$VENV/bin/python" -c 'import dcu' >/dev/null 2>&1; then
+        && "$VENV/bin/python" -c 'import amaranth, numpy, elftools, msgpack, pytest' >/dev/null 2>&1; then
     say "environment up to date ($VENV)"
     exit 0
 fi
-if [ ! -x "$VENV/bin/python" ] || ! "$VENV/bin/python" -c 'import sys' >/dev/null 2>&1; then
+if [ ! -x "$VENV/bin/python" ] || ! "$VENV/bin/python" -m pip --version >/dev/null 2>&1; then
     say "creating $VENV"
     rm -rf "$VENV"
-    run "$PY" -m venv "$VENV"
+    # Debian ships ensurepip's wheels separately: venv creation fails without
+    # python3-venv, and only trying it tells.
+    if ! run "$PY" -m venv "$VENV"; then
+        rm -rf "$VENV"
+        pyver="$("$PY" -c 'import sys; print(f"{sys.version_info[0]}.{sys.version_info[1]}")')"
+        apt_install python3-venv "python${pyver}-venv"
+        run "$PY" -m venv "$VENV"
+    fi
 fi
 say "installing the project into $VENV (pip install -e .)"
 run "$VENV/bin/python" -m pip install -q --upgrade pip setuptools wheel
