@@ -178,12 +178,31 @@ _SRC_FIELDS = {Fmt.SOP1: ("ssrc0",), Fmt.SOP2: ("ssrc0", "ssrc1"), Fmt.SOPC: ("s
                Fmt.VOP3: ("src0", "src1", "src2"), Fmt.VOP3SD: ("src0", "src1", "src2")}
 
 
-def _unknown_name(fmt: Fmt | None, op: int, w0: int) -> str | None:
+# formats this decoder does not implement: (prefix mask, prefix value, name, op shift, op width)
+_FOREIGN = [(0xFF000000, 0xCC000000, "VOP3P", 16, 7), (0xFF000000, 0xEC000000, "VFLAT", 14, 8),
+            (0xFF000000, 0xED000000, "VSCRATCH", 14, 8), (0xFC000000, 0xC4000000, "VBUFFER", 14, 8),
+            (0xFC000000, 0xD0000000, "VIMAGE", 14, 8), (0xFC000000, 0xE4000000, "VSAMPLE", 14, 8),
+            (0xFF000000, 0xCD000000, "VINTERP", 16, 5), (0xFF000000, 0xCE000000, "VDSDIR", 20, 2),
+            (0xFC000000, 0xC8000000, "VOPD", 0, 0), (0xFC000000, 0xF8000000, "VEXPORT", 0, 0)]
+
+
+def _foreign(w0: int) -> tuple[str, int]:
+    for mask, val, name, shift, width in _FOREIGN:
+        if w0 & mask == val:
+            return name, (w0 >> shift) & ((1 << width) - 1) if width else -1
+    return "", -1
+
+
+_DPP_CODES = (0xE9, 0xEA, 0xFA, 0xFB)     # DPP8, DPP8FI, DPP16, DPP16FI
+
+
+def _unknown_name(fmt_name: str, op: int) -> str | None:
+    """Mnemonic of a gfx1200 opcode that this project does not implement (None if unknown)."""
     try:
-        from ._allnames import name_of
+        from ._allnames import names
     except ImportError:       # pragma: no cover
         return None
-    return name_of(fmt.value if fmt else None, op, w0)
+    return names(fmt_name).get(op)
 
 
 def decode(words: Sequence[int], pc: int = 0) -> Inst:
@@ -193,15 +212,17 @@ def decode(words: Sequence[int], pc: int = 0) -> Inst:
     w0 = words[0] & 0xFFFFFFFF
     fmt = _fmt_of(w0)
     if fmt is None or fmt == Fmt.VOPD:
-        name = _unknown_name(fmt, -1, w0)
-        raise DecodeError(f"unsupported encoding {fmt.value if fmt else 'format'}",
-                          pc, words[:3], name)
+        fname, fop = _foreign(w0)
+        raise DecodeError(f"unsupported {fname or 'unknown'} encoding"
+                          + (f" (opcode {fop})" if fop >= 0 else ""), pc, words[:2],
+                          _unknown_name(fname, fop))
     op = _raw_op(fmt, w0)
     info = lookup(fmt, op)
     nbase = _BASE_WORDS[fmt]
     if info is None:
-        raise DecodeError(f"unknown or unimplemented {fmt.value} opcode {op} (0x{op:x})", pc,
-                          words[:nbase], _unknown_name(fmt, op, w0))
+        name = _unknown_name(fmt.value, op)
+        what = "unimplemented" if name else "unknown"
+        raise DecodeError(f"{what} {fmt.value} opcode {op} (0x{op:x})", pc, words[:nbase], name)
     if fmt == Fmt.VOP3 and (info.fmt == Fmt.VOP3SD or "carry_out" in info.flags):
         fmt = Fmt.VOP3SD
     if len(words) < nbase:
@@ -209,8 +230,9 @@ def decode(words: Sequence[int], pc: int = 0) -> Inst:
                           f"{len(words)}", pc, words, info.name)
     f = _fields(fmt, words)
     nsrc = len(info.src_bits)
-    if fmt in (Fmt.VOP2,) and info.src_bits:
-        pass
+    if fmt in _SRC_FIELDS and f.get("src0") in _DPP_CODES and "literal_k" not in info.flags:
+        raise DecodeError(f"{info.name}: DPP/SDWA-style source 0x{f['src0']:x} is not supported",
+                          pc, words[:nbase + 1], info.name)
     need_lit = "literal_k" in info.flags or any(
         f[k] == O.LITERAL for k in _SRC_FIELDS.get(fmt, ())[:max(nsrc, 1) if nsrc else 0])
     literal = None

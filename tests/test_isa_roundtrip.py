@@ -432,3 +432,52 @@ def test_roundtrip(group):
 def test_every_opcode_in_a_group():
     fmts = {f for g in GROUPS.values() for f in g}
     assert all(i.fmt in fmts for i in isa.OPCODES)
+
+
+def _mod_probe_lines():
+    """For every op with a VOP3 form: a plain VGPR-operand line and one line per modifier."""
+    lines, meta = [], []
+    for info in isa.OPCODES:
+        if info.vop3_fmt is None or info.name in ("v_readlane_b32", "v_writelane_b32"):
+            continue
+        fl = info.flags
+        sfx = "_e64" if info.fmt in (Fmt.VOP1, Fmt.VOP2, Fmt.VOPC) else ""
+        ops = []
+        if info.fmt == Fmt.VOPC:
+            if "cmpx" not in fl:
+                ops.append("s4")
+        elif info.dst_bits:
+            ops.append("v[10:11]" if info.dst_bits == 64 else "v10")
+        if "carry_out" in fl:
+            ops.append("s6")
+        srcs = [f"v[{20 + 2 * i}:{21 + 2 * i}]" if b == 64 else f"v{20 + 2 * i}"
+                for i, b in enumerate(info.src_bits)]
+        if info.name == "v_cndmask_b32" or ("carry_out" in fl and info.fmt == Fmt.VOP2):
+            srcs[2] = "s8"
+        nmods = next((int(f[-1]) for f in fl if f.startswith("mods")), 0)
+        variants = [("base", "", None, True), ("clamp", " clamp", None, "clamp" in fl),
+                    ("omod", " mul:2", None, "omod" in fl),
+                    ("opsel", " op_sel:[1" + ",0" * len(srcs) + "]", None, False)]
+        for i in range(len(srcs)):
+            variants.append((f"neg{i}", "", ("-{}", i), "neg" in fl and i < nmods))
+            variants.append((f"abs{i}", "", ("|{}|", i), "abs" in fl and i < nmods))
+        for tag, tail, wrap, ok in variants:
+            s = list(srcs)
+            if wrap:
+                s[wrap[1]] = wrap[0].format(s[wrap[1]])
+            lines.append(f"{info.name}{sfx} {', '.join(ops + s)}{tail}")
+            meta.append((info.name, tag, ok))
+    return lines, meta
+
+
+@needs_llvm
+def test_vop3_modifier_flags():
+    """The neg/abs/mods<N>/clamp/omod flags say exactly which VOP3 modifiers LLVM accepts."""
+    lines, meta = _mod_probe_lines()
+    p = subprocess.run([LLVM_MC, *MCPU, "-show-encoding"], input="\n".join(lines) + "\n",
+                       capture_output=True, text=True)
+    rejected = {int(m.group(1)) - 1 for m in re.finditer(r"<stdin>:(\d+):\d+: error", p.stderr)}
+    wrong = [f"{lines[i]!r}: flags say {'legal' if ok else 'illegal'}, llvm-mc "
+             f"{'rejects' if i in rejected else 'accepts'}"
+             for i, (name, tag, ok) in enumerate(meta) if (i not in rejected) != ok]
+    assert not wrong, "\n".join(wrong[:40])
