@@ -40,7 +40,8 @@ __all__ = [
 ]
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
-CACHE_DIR = REPO_ROOT / "build" / "cache"
+# $DCU_CACHE_DIR overrides, e.g. for a read-only checkout.
+CACHE_DIR = Path(os.environ.get("DCU_CACHE_DIR") or REPO_ROOT / "build" / "cache")
 DEVICE_HEADER = REPO_ROOT / "dcu" / "include" / "dcu_device.h"
 MCPU = "gfx1200"
 LLVM_DIR = Path("/usr/lib/llvm-19/bin")  # Debian's unversioned names, searched last
@@ -169,6 +170,12 @@ def _cache_path(stem: str, parts: list[bytes | str], suffix: str = ".hsaco") -> 
     return CACHE_DIR / f"{stem}-{h.hexdigest()[:20]}{suffix}"
 
 
+def _scratch(prefix: str):
+    # Inside the cache directory, so that os.replace() never crosses filesystems.
+    CACHE_DIR.mkdir(parents=True, exist_ok=True)
+    return tempfile.TemporaryDirectory(prefix=prefix, dir=CACHE_DIR)
+
+
 def _publish(tmp: Path, dest: Path) -> Path:
     dest.parent.mkdir(parents=True, exist_ok=True)
     # os.replace is atomic: parallel test workers never see a half-written file.
@@ -206,7 +213,7 @@ def assemble(src: str | os.PathLike) -> Path:
                                    tool_version("llvm-mc"), tool_version("ld.lld")])
     if dest.is_file():
         return dest
-    with tempfile.TemporaryDirectory(prefix="dcu-asm-") as td:
+    with _scratch("dcu-asm-") as td:
         obj = Path(td) / "out.o"
         _run([find_tool("llvm-mc"), *ASM_FLAGS, str(path), "-o", str(obj)], f"assembling {path}")
         return _link_into(obj, dest, Path(td), path)
@@ -251,7 +258,7 @@ def compile_cl(src: str | os.PathLike, wgp: bool = False) -> Path:
                                    tool_version("clang"), tool_version("ld.lld")])
     if dest.is_file():
         return dest
-    with tempfile.TemporaryDirectory(prefix="dcu-cl-") as td:
+    with _scratch("dcu-cl-") as td:
         obj = Path(td) / "out.o"
         _run([find_tool("clang"), *flags, "-c", str(path), "-o", str(obj)],
              f"compiling {path}", note)
@@ -275,7 +282,7 @@ def link(obj: str | os.PathLike) -> Path:
     dest = _cache_path(path.stem, ["link", data, *LINK_FLAGS, tool_version("ld.lld")])
     if dest.is_file():
         return dest
-    with tempfile.TemporaryDirectory(prefix="dcu-ld-") as td:
+    with _scratch("dcu-ld-") as td:
         return _link_into(path, dest, Path(td), path)
 
 
