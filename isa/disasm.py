@@ -201,6 +201,9 @@ def _vop3(inst: Inst) -> str:
         srcs[2] = O.sreg_name(f["src2"])
     ops += srcs
     text = f"{name} {', '.join(ops)}" if ops else name
+    if "opsel" in flags and f.get("opsel"):
+        bits = [f["opsel"] >> i & 1 for i in range(len(info.src_bits))] + [f["opsel"] >> 3 & 1]
+        text += " op_sel:[" + ",".join(map(str, bits)) + "]"
     if f["clamp"] and "clamp" in flags:
         text += " clamp"
     if "omod" in flags:

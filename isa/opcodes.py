@@ -247,6 +247,9 @@ _TABLE: list[tuple] = [
     (F.VOP1,    0x035, "v_sin_f32"),
     (F.VOP1,    0x036, "v_cos_f32"),
     (F.VOP1,    0x037, "v_not_b32"),
+    (F.VOP1,    0x069, "v_not_b16"),
+    (F.VOP1,    0x06a, "v_cvt_i32_i16"),
+    (F.VOP1,    0x06b, "v_cvt_u32_u16"),
     (F.VOP1,    0x038, "v_bfrev_b32"),
     (F.VOP1,    0x039, "v_clz_i32_u32"),
     (F.VOP1,    0x03a, "v_ctz_i32_b32"),
@@ -388,6 +391,26 @@ _TABLE: list[tuple] = [
     (F.VOP3,    0x32d, "v_mul_hi_u32", "n2"),
     (F.VOP3,    0x32e, "v_mul_hi_i32", "n2"),
     (F.VOP3,    0x33d, "v_lshrrev_b64", "s32 s64"),
+    # 16-bit integer ops (LLVM 19 gfx1200 prints them "fake16": vN registers, op_sel)
+    (F.VOP3,    0x241, "v_mad_u16"),
+    (F.VOP3,    0x253, "v_mad_i16"),
+    (F.VOP3,    0x259, "v_mad_u32_u16", "s16 s16 s32"),
+    (F.VOP3,    0x25a, "v_mad_i32_i16", "s16 s16 s32"),
+    (F.VOP3,    0x303, "v_add_nc_u16", "n2"),
+    (F.VOP3,    0x304, "v_sub_nc_u16", "n2"),
+    (F.VOP3,    0x305, "v_mul_lo_u16", "n2"),
+    (F.VOP3,    0x309, "v_max_u16", "n2"),
+    (F.VOP3,    0x30a, "v_max_i16", "n2"),
+    (F.VOP3,    0x30b, "v_min_u16", "n2"),
+    (F.VOP3,    0x30c, "v_min_i16", "n2"),
+    (F.VOP3,    0x30d, "v_add_nc_i16", "n2"),
+    (F.VOP3,    0x30e, "v_sub_nc_i16", "n2"),
+    (F.VOP3,    0x338, "v_lshlrev_b16", "n2"),
+    (F.VOP3,    0x339, "v_lshrrev_b16", "n2"),
+    (F.VOP3,    0x33a, "v_ashrrev_i16", "n2"),
+    (F.VOP3,    0x362, "v_and_b16", "n2"),
+    (F.VOP3,    0x363, "v_or_b16", "n2"),
+    (F.VOP3,    0x364, "v_xor_b16", "n2"),
     (F.VOP3,    0x33e, "v_ashrrev_i64", "s32 s64"),
     (F.VOP3,    0x360, "v_readlane_b32", "n2 +sdst"),
     (F.VOP3,    0x361, "v_writelane_b32", "n2 +writelane"),
@@ -491,7 +514,8 @@ _SOPP_KIND = {"s_nop": "shint", "s_clause": "shint", "s_delay_alu": "shint", "s_
               "s_wait_idle": "swait"}
 # integer VALU ops whose VOP3 form has a clamp bit (saturating integer arithmetic)
 _INT_CLAMP = re.compile(r"v_(add|sub|subrev)_(nc|co|co_ci)_[iu]32$|v_(mad|mul)_[iu]32_[iu]24$|"
-                        r"v_mad_co_[iu]64_[iu]32$")
+                        r"v_mad_co_[iu]64_[iu]32$|v_(add|sub)_nc_[iu]16$|v_mad_[iu]16$|"
+                        r"v_mad_[iu]32_[iu]16$")
 _N_SRC = {Fmt.SOP1: 1, Fmt.SOP2: 2, Fmt.SOPC: 2, Fmt.SOPK: 0, Fmt.SOPP: 0,
           Fmt.VOP1: 1, Fmt.VOP2: 2, Fmt.VOPC: 2, Fmt.VOP3: 3, Fmt.VOP3SD: 2}
 
@@ -527,6 +551,12 @@ def _derive(fmt: Fmt, op: int, name: str, spec: str = "") -> OpInfo:
         kind, data, dst, srcs = "smem", last, max(32, last), [64, 32]
     elif fmt in (Fmt.VOP1, Fmt.VOP2, Fmt.VOPC, Fmt.VOP3, Fmt.VOP3SD):
         kind = "vtrans" if name in _TRANS else "valu"
+        if last == 16:                                # 16-bit operands keep their width
+            srcs = [16] * len(srcs)
+            if fmt == Fmt.VOP3 and _INT_CLAMP.match(name):
+                flags.add("opsel")                    # LLVM 19 (fake16): only these have op_sel
+        if first == 16:
+            dst = 16
         if fmt == Fmt.VOPC:
             dst = 32                                  # lane mask (wave32)
             flags.add("cmpx" if name.startswith("v_cmpx_") else "writes_vcc")

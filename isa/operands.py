@@ -37,6 +37,8 @@ _FLOATS = {
     247: (0xC0800000, 0xC010000000000000, "-4.0"),
     248: (0x3E22F983, 0x3FC45F306DC9C882, "0.15915494"),   # 1/(2*pi)
 }
+_F16 = {240: 0x3800, 241: 0xB800, 242: 0x3C00, 243: 0xBC00, 244: 0x4000, 245: 0xC000,
+        246: 0x4400, 247: 0xC400, 248: 0x3118}
 _INV2PI_64_TEXT = "0.15915494309189532"
 _F32_INLINE_TEXT = {v[0]: v[2] for v in _FLOATS.values()}
 
@@ -49,7 +51,7 @@ def inline_constant(code: int, bits: int = 32) -> int | None:
     """Bit pattern (unsigned, `bits` wide) of an inline-constant source code, else None.
 
     Integers sign-extend to the operand width; for 64-bit operands the float
-    constants are f64 patterns. 16-bit operands are not used by this project.
+    constants are f64 patterns, for 16-bit operands f16 patterns.
     """
     mask = (1 << bits) - 1
     if 128 <= code <= 192:
@@ -57,6 +59,8 @@ def inline_constant(code: int, bits: int = 32) -> int | None:
     if 193 <= code <= 208:
         return (-(code - 192)) & mask
     if code in _FLOATS:
+        if bits == 16:
+            return _F16[code]
         return _FLOATS[code][1] if bits == 64 else _FLOATS[code][0]
     return None
 
@@ -102,6 +106,11 @@ def literal_text(value: int, bits: int = 32) -> str:
     constant (e.g. 0x3f800000 on a 32-bit operand prints as 1.0).
     """
     value &= 0xFFFFFFFF
+    if bits == 16:
+        # 16-bit operands use the low half; LLVM prints it in hex unless the whole dword
+        # reads as an inline integer
+        signed = value - (1 << 32) if value & 0x80000000 else value
+        return str(signed) if -16 <= signed <= 64 else f"0x{value & 0xFFFF:x}"
     if bits == 64:
         # 64-bit integer operands zero-extend the literal; only 0..64 look inline.
         return str(value) if value <= 64 else f"0x{value:x}"
@@ -125,6 +134,8 @@ def operand_name(code: int, bits: int = 32, literal: int | None = None) -> str:
     if 193 <= code <= 208:
         return str(192 - code)
     if code in _FLOATS:
+        if bits == 16:
+            return f"0x{_F16[code]:x}"     # fake16 integer operands: the f16 pattern in hex
         return _INV2PI_64_TEXT if (bits == 64 and code == 248) else _FLOATS[code][2]
     if code == SRC_VCCZ:
         return "src_vccz"

@@ -52,9 +52,11 @@ class Gen:
         base = r.randrange(0, hi // align + 1) * align
         return f"s[{base}:{base + n - 1}]"
 
+    lo128 = False       # 16-bit operands of _e32 forms: v0..v127 only (bit 7 selects .h)
+
     def vreg(self, bits=32) -> str:
         n = max(1, bits // 32)
-        base = self.r.randrange(0, 257 - n)
+        base = self.r.randrange(0, 128 if (bits == 16 and self.lo128) else 257 - n)
         return f"v{base}" if n == 1 else f"v[{base}:{base + n - 1}]"
 
     def inline(self, bits=32, floats=True) -> str:
@@ -66,14 +68,18 @@ class Gen:
 
     def literal(self, bits=32) -> str:
         r = self.r
-        if self.lit_value is not None:
+        if self.lit_value is not None and (bits != 16 or self.lit_value < 1 << 16):
             v = self.lit_value
+        elif self.lit_value is not None:
+            return self.inline(bits)
+        elif bits == 16:
+            v = r.choice([r.randrange(65, 1 << 16), 0x3C00, 0xFFF0, 0x8000])
         else:
             v = r.choice([r.randrange(65, 1 << 31), r.randrange(0x80000000, 1 << 32),
                           0x3F800000, 0x40490FDB, 0xFFFFFFEF, 0x12345678])
             if bits == 64:
                 v &= 0x7FFFFFFF
-            self.lit_value = v
+        self.lit_value = v
         self.lit = True
         return f"0x{v:x}"
 
@@ -195,6 +201,8 @@ def _vop3_mods(info, g: Gen, srcs: list[str]) -> tuple[list[str], str]:
                 s = "-" + s
         out.append(s)
     tail = ""
+    if "opsel" in info.flags and r.random() < 0.5:
+        tail += " op_sel:[" + ",".join(r.choice("01") for _ in range(len(srcs) + 1)) + "]"
     if "clamp" in info.flags and r.random() < 0.3:
         tail += " clamp"
     if "omod" in info.flags and r.random() < 0.3:
@@ -227,6 +235,7 @@ def gen_valu(info, g: Gen, e64: bool) -> str:
         s0 = g.vsrc(32, literal=False)
         vd, v1 = g.vreg(), g.vreg()
         return f"{name} {vd}, {s0}, {k}, {v1}" if name == "v_fmamk_f32" else f"{name} {vd}, {s0}, {v1}, {k}"
+    g.lo128 = not e64 and info.fmt in (Fmt.VOP1, Fmt.VOP2, Fmt.VOPC)
     suffix = "_e64" if e64 and info.fmt in (Fmt.VOP1, Fmt.VOP2, Fmt.VOPC) else (
         "_e32" if info.fmt in (Fmt.VOP1, Fmt.VOP2, Fmt.VOPC) else "")
     ops = []
@@ -457,7 +466,7 @@ def _mod_probe_lines():
         nmods = next((int(f[-1]) for f in fl if f.startswith("mods")), 0)
         variants = [("base", "", None, True), ("clamp", " clamp", None, "clamp" in fl),
                     ("omod", " mul:2", None, "omod" in fl),
-                    ("opsel", " op_sel:[1" + ",0" * len(srcs) + "]", None, False)]
+                    ("opsel", " op_sel:[1" + ",0" * len(srcs) + "]", None, "opsel" in fl)]
         for i in range(len(srcs)):
             variants.append((f"neg{i}", "", ("-{}", i), "neg" in fl and i < nmods))
             variants.append((f"abs{i}", "", ("|{}|", i), "abs" in fl and i < nmods))
