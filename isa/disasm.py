@@ -20,7 +20,7 @@ _DEPCTR = [("depctr_hold_cnt", 7, 1), ("depctr_sa_sdst", 0, 1), ("depctr_va_vdst
 _SCOPE = ["", " scope:SCOPE_SE", " scope:SCOPE_DEV", " scope:SCOPE_SYS"]
 _TH_LOAD = {1: "NT", 2: "HT", 4: "NT_RT", 5: "RT_NT", 6: "NT_HT", 7: "NT_WB"}
 _OMOD = ["", " mul:2", " mul:4", " div:2"]
-_HEX_SOPP = {"s_clause", "s_wait_loadcnt", "s_wait_storecnt", "s_wait_samplecnt", "s_wait_bvhcnt",
+_HEX_SOPP = {"s_clause", "s_round_mode", "s_wait_loadcnt", "s_wait_storecnt", "s_wait_samplecnt", "s_wait_bvhcnt",
              "s_wait_expcnt", "s_wait_dscnt", "s_wait_kmcnt", "s_wait_loadcnt_dscnt",
              "s_wait_storecnt_dscnt"}
 _NO_OPERAND_SOPP = {"s_wait_idle", "s_code_end", "s_barrier_leave", "s_icache_inv"}
@@ -220,6 +220,10 @@ def disassemble(inst: Inst) -> str:
         return _sopp(inst)
     if fmt == Fmt.SOPK:
         return f"{name} {O.sreg_name(f['sdst'], info.dst_bits)}, 0x{f['simm16']:x}"
+    if name in ("s_fmamk_f32", "s_fmaak_f32"):
+        d, a, b = O.sreg_name(f["sdst"]), _src(inst, "ssrc0", 32), _src(inst, "ssrc1", 32)
+        k = f"0x{inst.literal:x}"
+        return f"{name} {d}, {a}, {k}, {b}" if name == "s_fmamk_f32" else f"{name} {d}, {a}, {b}, {k}"
     if fmt in (Fmt.SOP1, Fmt.SOP2, Fmt.SOPC):
         ops = []
         if info.dst_bits:

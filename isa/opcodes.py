@@ -115,6 +115,16 @@ _TABLE: list[tuple] = [
     (F.SOP2,    0x02e, "s_mul_hi_i32"),
     (F.SOP2,    0x030, "s_cselect_b32", "+reads_scc"),
     (F.SOP2,    0x031, "s_cselect_b64", "+reads_scc"),
+    (F.SOP2,    0x040, "s_add_f32"),
+    (F.SOP2,    0x041, "s_sub_f32"),
+    (F.SOP2,    0x042, "s_min_num_f32"),
+    (F.SOP2,    0x043, "s_max_num_f32"),
+    (F.SOP2,    0x044, "s_mul_f32"),
+    (F.SOP2,    0x045, "s_fmaak_f32", "+literal_k"),
+    (F.SOP2,    0x046, "s_fmamk_f32", "+literal_k"),
+    (F.SOP2,    0x047, "s_fmac_f32", "+mac"),
+    (F.SOP2,    0x04f, "s_minimum_f32"),
+    (F.SOP2,    0x050, "s_maximum_f32"),
     (F.SOP2,    0x053, "s_add_nc_u64"),
     (F.SOP2,    0x054, "s_sub_nc_u64"),
     (F.SOP2,    0x055, "s_mul_u64"),
@@ -158,6 +168,14 @@ _TABLE: list[tuple] = [
     (F.SOP1,    0x048, "s_setpc_b64", "d0 k:sbranch"),
     (F.SOP1,    0x049, "s_swappc_b64", "k:sbranch"),
     (F.SOP1,    0x04e, "s_barrier_signal", "d0 k:sbarrier"),
+    (F.SOP1,    0x060, "s_ceil_f32"),
+    (F.SOP1,    0x061, "s_floor_f32"),
+    (F.SOP1,    0x062, "s_trunc_f32"),
+    (F.SOP1,    0x063, "s_rndne_f32"),
+    (F.SOP1,    0x064, "s_cvt_f32_i32"),
+    (F.SOP1,    0x065, "s_cvt_f32_u32"),
+    (F.SOP1,    0x066, "s_cvt_i32_f32"),
+    (F.SOP1,    0x067, "s_cvt_u32_f32"),
     # SOPC
     (F.SOPC,    0x000, "s_cmp_eq_i32"),
     (F.SOPC,    0x001, "s_cmp_lg_i32"),
@@ -177,6 +195,20 @@ _TABLE: list[tuple] = [
     (F.SOPC,    0x00f, "s_bitcmp1_b64", "s64 s32"),
     (F.SOPC,    0x010, "s_cmp_eq_u64"),
     (F.SOPC,    0x011, "s_cmp_lg_u64"),
+    (F.SOPC,    0x041, "s_cmp_lt_f32"),
+    (F.SOPC,    0x042, "s_cmp_eq_f32"),
+    (F.SOPC,    0x043, "s_cmp_le_f32"),
+    (F.SOPC,    0x044, "s_cmp_gt_f32"),
+    (F.SOPC,    0x045, "s_cmp_lg_f32"),
+    (F.SOPC,    0x046, "s_cmp_ge_f32"),
+    (F.SOPC,    0x047, "s_cmp_o_f32"),
+    (F.SOPC,    0x048, "s_cmp_u_f32"),
+    (F.SOPC,    0x049, "s_cmp_nge_f32"),
+    (F.SOPC,    0x04a, "s_cmp_nlg_f32"),
+    (F.SOPC,    0x04b, "s_cmp_ngt_f32"),
+    (F.SOPC,    0x04c, "s_cmp_nle_f32"),
+    (F.SOPC,    0x04d, "s_cmp_neq_f32"),
+    (F.SOPC,    0x04e, "s_cmp_nlt_f32"),
     # SOPK
     (F.SOPK,    0x000, "s_movk_i32"),
     (F.SOPK,    0x002, "s_cmovk_i32", "+reads_scc"),
@@ -187,6 +219,8 @@ _TABLE: list[tuple] = [
     (F.SOPP,    0x005, "s_clause"),
     (F.SOPP,    0x007, "s_delay_alu"),
     (F.SOPP,    0x008, "s_wait_alu"),
+    (F.SOPP,    0x011, "s_round_mode", "k:salu"),
+    (F.SOPP,    0x012, "s_denorm_mode", "k:salu"),
     (F.SOPP,    0x00a, "s_wait_idle"),
     (F.SOPP,    0x014, "s_barrier_wait"),
     (F.SOPP,    0x020, "s_branch"),
@@ -352,6 +386,8 @@ _TABLE: list[tuple] = [
     (F.VOP3,    0x211, "v_bfe_i32"),
     (F.VOP3,    0x212, "v_bfi_b32"),
     (F.VOP3,    0x213, "v_fma_f32"),
+    (F.VOP3,    0x227, "v_div_fixup_f32"),
+    (F.VOP3,    0x237, "v_div_fmas_f32", "+reads_vcc"),
     (F.VOP3,    0x216, "v_alignbit_b32"),
     (F.VOP3,    0x217, "v_alignbyte_b32"),
     (F.VOP3,    0x21a, "v_min3_i32"),
@@ -420,6 +456,7 @@ _TABLE: list[tuple] = [
     (F.VOP3SD,  0x300, "v_add_co_u32", "n2"),
     (F.VOP3SD,  0x301, "v_sub_co_u32", "n2"),
     (F.VOP3SD,  0x302, "v_subrev_co_u32", "n2"),
+    (F.VOP3SD,  0x2fc, "v_div_scale_f32", "n3"),
     (F.VOP3SD,  0x2fe, "v_mad_co_u64_u32", "d64 s32 s32 s64"),
     (F.VOP3SD,  0x2ff, "v_mad_co_i64_i32", "d64 s32 s32 s64"),
     # DS
@@ -573,7 +610,8 @@ def _derive(fmt: Fmt, op: int, name: str, spec: str = "") -> OpInfo:
             nmods = 2
         if nmods:
             flags.add("neg")
-            flags.add("abs")
+            if fmt != Fmt.VOP3SD:                     # VOP3SD has no abs field
+                flags.add("abs")
             flags.add(f"mods{nmods if nmods > 0 else 3}")
         if ((fsrc or fdst) and "class" not in name) or _INT_CLAMP.match(name):
             flags.add("clamp")

@@ -127,10 +127,10 @@ def test_known_but_unimplemented_names_mnemonic():
         decode([0xCC0F4001, 0x18020702], pc=8)
     assert "0x8" in str(e.value) and "cc0f4001" in str(e.value)
     assert e.value.mnemonic == "v_pk_add_f16"
-    # s_cmp_lt_f32 (SOPC op 65) exists on gfx1200 but is not in our table
+    # s_cmp_lt_f16 (SOPC op 81) exists on gfx1200 but is not in our table
     with pytest.raises(DecodeError) as e:
-        decode([0xBF410201], pc=0)
-    assert e.value.mnemonic == "s_cmp_lt_f32" and "s_cmp_lt_f32" in str(e.value)
+        decode([0xBF510201], pc=0)
+    assert e.value.mnemonic == "s_cmp_lt_f16" and "s_cmp_lt_f16" in str(e.value)
 
 
 def test_dpp_rejected():

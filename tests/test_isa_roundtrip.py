@@ -112,6 +112,8 @@ class Gen:
 
 _SOPP_SIMPLE = {
     "s_nop": lambda r: str(r.randrange(0, 16)),
+    "s_denorm_mode": lambda r: str(r.randrange(0, 16)),
+    "s_round_mode": lambda r: str(r.randrange(0, 16)),
     "s_clause": lambda r: hex(r.randrange(0, 64)),
     "s_barrier_wait": lambda r: r.choice(["-1", "0xffff", "0", "5"]),
     "s_branch": lambda r: str(r.randrange(-300, 300)),
@@ -163,6 +165,10 @@ def gen_salu(info, g: Gen) -> str:
     if name in ("s_setpc_b64", "s_swappc_b64"):
         dst = f"{g.sreg(64, dst=True, special=False)}, " if info.dst_bits else ""
         return f"{name} {dst}{g.sreg(64, special=False)}"
+    if name in ("s_fmamk_f32", "s_fmaak_f32"):
+        k = g.literal()
+        a, b = g.ssrc(32, literal=False), g.sreg(32)
+        return f"{name} {g.sreg(32, dst=True)}, " + (f"{a}, {k}, {b}" if name == "s_fmamk_f32" else f"{a}, {b}, {k}")
     if name == "s_barrier_signal":
         return f"{name} {g.r.choice(['-1', 'm0', '-2', '3'])}"
     if info.dst_bits:
@@ -253,8 +259,8 @@ def gen_valu(info, g: Gen, e64: bool) -> str:
         mask_sgpr = g.sreg(32, special=False) if e64 and r.random() < 0.7 else "vcc_lo"
         g.sgprs += 1
         sb = sb[:2]
-    if name in ("v_lshlrev_b64", "v_lshrrev_b64", "v_ashrrev_i64"):
-        g.sgprs = 1             # 64-bit shifts: constant bus limit 1
+    if name in ("v_lshlrev_b64", "v_lshrrev_b64", "v_ashrrev_i64", "v_div_fmas_f32"):
+        g.sgprs = 1             # 64-bit shifts: constant bus limit 1; v_div_fmas reads VCC
     srcs = []
     vop3 = e64 or info.fmt in (Fmt.VOP3, Fmt.VOP3SD)
     for i, b in enumerate(sb):
@@ -469,7 +475,8 @@ def _mod_probe_lines():
                     ("opsel", " op_sel:[1" + ",0" * len(srcs) + "]", None, "opsel" in fl)]
         for i in range(len(srcs)):
             variants.append((f"neg{i}", "", ("-{}", i), "neg" in fl and i < nmods))
-            variants.append((f"abs{i}", "", ("|{}|", i), "abs" in fl and i < nmods))
+            if info.vop3_fmt != Fmt.VOP3SD:    # llvm-mc accepts |x| there but drops it
+                variants.append((f"abs{i}", "", ("|{}|", i), "abs" in fl and i < nmods))
         for tag, tail, wrap, ok in variants:
             s = list(srcs)
             if wrap:
