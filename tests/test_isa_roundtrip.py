@@ -101,7 +101,7 @@ class Gen:
         if x < 0.75 and sgpr and bus_ok:
             self.sgprs += 1
             return self.sreg(bits, special=bits == 32)
-        if x < 0.92 or not literal or bits == 64 or not (bus_ok or self.lit):
+        if x < 0.92 or not literal or (bits == 64 and self.lit) or not (bus_ok or self.lit):
             return self.inline(bits)
         if not self.lit:
             self.sgprs += 1
