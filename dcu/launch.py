@@ -221,6 +221,10 @@ def launch(kernel: KernelInfo, grid, block, args: Sequence, backend: str = "mode
     from sim.memory import GlobalMemory
     from sim.model import Dispatch, Model
     mem = GlobalMemory()
+    # The whole image is mapped, not just the code: clang reaches __constant data relative to the PC.
+    image = mem.allocate(len(kernel.image), "code_object")
+    code = kernel.image_at(image.base)
+    mem.write_bytes(image.base, code)
     buffers = {}
     for i, a in enumerate(args):
         if _is_buffer(a):
@@ -248,9 +252,9 @@ def launch(kernel: KernelInfo, grid, block, args: Sequence, backend: str = "mode
     packet = mem.allocate(64, "dispatch_packet")
     mem.write_bytes(packet.base, _dispatch_packet(grid, block, kernel, ka.base))
 
-    model = Model(mem, kernel.image, 0)
+    model = Model(mem, code, image.base)
     stats = model.run(Dispatch(
-        entry=kernel.entry, grid=grid, block=block, vgprs=kernel.vgpr_alloc,
+        entry=image.base + kernel.entry, grid=grid, block=block, vgprs=kernel.vgpr_alloc,
         lds_bytes=kernel.group_segment_size, kernarg_addr=ka.base,
         user_sgprs=_user_sgprs(kernel, ka.base, packet.base),
         workitem_id_dims=kernel.workitem_id_enable + 1, max_instructions=max_instructions))

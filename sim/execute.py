@@ -76,7 +76,33 @@ VINT = {
     "v_min3_u32": lambda a, b, c: np.minimum(np.minimum(a, b), c),
     "v_max3_u32": lambda a, b, c: np.maximum(np.maximum(a, b), c),
     "v_med3_i32": V.med3_i32,
+    "v_maxmin_i32": lambda a, b, c: V.smin(V.smax(a, b), c),
+    "v_minmax_i32": lambda a, b, c: V.smax(V.smin(a, b), c),
+    "v_maxmin_u32": lambda a, b, c: np.minimum(np.maximum(a, b), c),
+    "v_minmax_u32": lambda a, b, c: np.maximum(np.minimum(a, b), c),
+    "v_perm_b32": V.perm,
     "v_med3_u32": V.med3_u32,
+}
+
+# 16-bit integer ops (gfx12 "fake16": halves of 32-bit VGPRs picked by op_sel):
+# name -> (f on int64 lane arrays of the extended 16-bit sources, signed?)
+V16 = {
+    "v_add_nc_u16": (lambda a, b: a + b, False), "v_add_nc_i16": (lambda a, b: a + b, True),
+    "v_sub_nc_u16": (lambda a, b: a - b, False), "v_sub_nc_i16": (lambda a, b: a - b, True),
+    "v_mul_lo_u16": (lambda a, b: a * b, False),
+    "v_mad_u16": (lambda a, b, c: a * b + c, False), "v_mad_i16": (lambda a, b, c: a * b + c, True),
+    "v_max_u16": (np.maximum, False), "v_max_i16": (np.maximum, True),
+    "v_min_u16": (np.minimum, False), "v_min_i16": (np.minimum, True),
+    "v_lshlrev_b16": (lambda a, b: b << (a & 15), False),
+    "v_lshrrev_b16": (lambda a, b: b >> (a & 15), False),
+    "v_ashrrev_i16": (lambda a, b: b >> (a & 15), True),
+    "v_and_b16": (lambda a, b: a & b, False), "v_or_b16": (lambda a, b: a | b, False),
+    "v_xor_b16": (lambda a, b: a ^ b, False), "v_not_b16": (lambda a: ~a, False),
+}
+# 16-bit sources, 32-bit result: name -> (f, signed?)
+V16_TO_32 = {
+    "v_cvt_u32_u16": (lambda a: a, False), "v_cvt_i32_i16": (lambda a: a, True),
+    "v_mad_u32_u16": (lambda a, b, c: a * b + c, False), "v_mad_i32_i16": (lambda a, b, c: a * b + c, True),
 }
 
 VFLOAT = {}  # filled from sim.fp32 below; kept apart so clamp/omod apply only to float results
@@ -203,6 +229,10 @@ def build(inst: Inst):
         return _build_vcmp(inst)
     if name in _SPECIAL_VALU:
         return _SPECIAL_VALU[name](inst)
+    if name in V16 or name in V16_TO_32:
+        return _build_valu16(inst)
+    if name in ("v_add_nc_i32", "v_sub_nc_i32"):
+        return _build_add_i32(inst)
     if name in VINT or name in VFLOAT:
         return _build_valu(inst)
     raise ModelError(f"{name} is decoded but not implemented by the model")
@@ -371,6 +401,61 @@ def _build_valu(inst):
         def h(w, ctx):
             x = fn(r0(w), r1(w), r2(w))
             w.vwrite(d, post(x) if post else x, db)
+    return h
+
+
+def _build_valu16(inst):
+    """16-bit ops: op_sel[i] picks the high half of source i, op_sel[3] the destination half.
+    The other half of the destination is preserved (see docs/model.md)."""
+    name = inst.name
+    wide = name in V16_TO_32
+    fn, signed = V16_TO_32[name] if wide else V16[name]
+    opsel = inst.f.get("opsel", 0) if inst.fmt == Fmt.VOP3 else 0
+    clamp = inst.f.get("clamp", 0) if inst.fmt == Fmt.VOP3 else 0
+    if inst.f.get("neg", 0) or inst.f.get("abs", 0) or inst.f.get("omod", 0):
+        raise ModelError(f"{name}: float modifiers on an integer operation")
+    codes, bits = _valu_sources(inst), inst.info.src_bits
+    d = _vdst(inst)
+
+    def source(w, i):
+        x = _full(w.vread(codes[i], 32, inst.literal)).astype(np.int64)
+        if bits[i] == 32:
+            return x - ((x >> 31 & 1) << 32) if signed else x
+        h = (x >> (16 * (opsel >> i & 1))) & 0xFFFF
+        return h - ((h >> 15 & 1) << 16) if signed else h
+
+    lo, hi = (-(1 << 15), (1 << 15) - 1) if signed else (0, 0xFFFF)
+    if wide:
+        lo, hi = (-(1 << 31), (1 << 31) - 1) if signed else (0, M32)
+
+    def h(w, ctx):
+        r = fn(*[source(w, i) for i in range(len(codes))])
+        if clamp:
+            r = np.clip(r, lo, hi)
+        if wide:
+            w.vwrite(d, (r & M32).astype(U32))
+            return
+        r = (r & 0xFFFF).astype(U32)
+        old = w.v[d]
+        merged = (old & U32(0xFFFF)) | (r << U32(16)) if opsel >> 3 & 1 else (old & U32(0xFFFF_0000)) | r
+        w.vwrite(d, merged)
+    return h
+
+
+def _build_add_i32(inst):
+    """v_add_nc_i32 / v_sub_nc_i32: wrap, or saturate to the int32 range with clamp."""
+    r0, r1 = _readers(inst)
+    sub = inst.name == "v_sub_nc_i32"
+    clamp = inst.f.get("clamp", 0)
+    d = _vdst(inst)
+
+    def h(w, ctx):
+        a = r0(w).view(np.int32).astype(np.int64)
+        b = r1(w).view(np.int32).astype(np.int64)
+        r = a - b if sub else a + b
+        if clamp:
+            r = np.clip(r, -(1 << 31), (1 << 31) - 1)
+        w.vwrite(d, (r & M32).astype(U32))
     return h
 
 
@@ -547,7 +632,7 @@ _SPECIAL_VALU = {
 def _implemented() -> set[str]:
     from isa import OPCODES
     from .memory_ops import IMPLEMENTED_MEMORY
-    names = set(VINT) | set(VFLOAT) | set(_SPECIAL_VALU) | set(SOP2) | set(SOP1) | set(SOP1_BITSET)
+    names = set(VINT) | set(VFLOAT) | set(_SPECIAL_VALU) | set(V16) | set(V16_TO_32) | {"v_add_nc_i32", "v_sub_nc_i32"} | set(SOP2) | set(SOP1) | set(SOP1_BITSET)
     names |= {"s_cmov_b32", "s_cmov_b64", "s_barrier_signal", "s_getpc_b64", "s_setpc_b64", "s_swappc_b64"}
     names |= {f"s_{k}_saveexec_b32" for k in SAVEEXEC}
     names |= set(_BRANCH_COND) | _SOPP_NOP | {"s_endpgm", "s_barrier_wait"} | IMPLEMENTED_MEMORY

@@ -15,7 +15,7 @@ from typing import Callable
 
 import numpy as np
 
-from isa import DecodeError, decode
+from isa import DecodeError, decode, disassemble
 from .execute import build
 from .memory import GlobalMemory, MemoryFault
 from .wave import EXEC, LANES, TTMP, ModelError, Wave
@@ -183,10 +183,9 @@ class Model:
         raw = " ".join(f"{int(x):08x}" for x in self._words[max(i, 0): i + 3]) if 0 <= i < self._words.size else "?"
         where = f"workgroup {wg.id} wave {w.id} at PC {w.pc:#x}"
         try:
-            inst = self._fetch(w.pc)[0]
-            from isa import disassemble
+            inst = decode([int(x) for x in self._words[i: i + 3]], w.pc)
             what = f"{disassemble(inst)}  [{' '.join(f'{x:08x}' for x in inst.words)}]"
-        except Exception:
+        except (DecodeError, ValueError, IndexError):
             what = f"[{raw}]"
         raise cls(f"{where}: {what}: {err}") from err
 

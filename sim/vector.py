@@ -50,8 +50,10 @@ def bfe_u32(a, off, width):
 
 
 def bfe_i32(a, off, width):
+    """The field is taken after an arithmetic shift, so bits past bit 31 are copies of the sign."""
     w = (width & U32(31)).astype(I32)
-    v = bfe_u32(a, off, width).view(I32)
+    shifted = _i32(a) >> _sh(off).astype(I32)
+    v = (shifted & ((I32(1) << w) - I32(1))).astype(I32)
     shift = (I32(32) - w).astype(I32) & I32(31)
     sext = ((v << shift) >> shift).astype(I32)
     return np.where(w == 0, I32(0), sext).astype(I32).view(U32)
@@ -96,6 +98,21 @@ def alignbit(a, b, s):
 
 def alignbyte(a, b, s):
     return (((_u64(a) << U64(32)) | _u64(b)) >> (_u64(s & U32(3)) * U64(8)) & _M32).astype(U32)
+
+
+def perm(a, b, sel):
+    """v_perm_b32: each result byte picks a byte of {a, b} (b holds bytes 0-3), a sign or a constant."""
+    pool = (a.astype(U64) << U64(32)) | b.astype(U64)
+    out = np.zeros(a.shape, U32)
+    for k in range(4):
+        s = ((sel >> U32(8 * k)) & U32(0xFF)).astype(U64)
+        byte = ((pool >> ((s & U64(7)) * U64(8))) & U64(0xFF)).astype(U32)
+        # selectors 8..11 replicate the sign bit of bytes 1, 3, 5, 7
+        sign_bit = U64(16) * (np.clip(s, 8, 11).astype(U64) - U64(8)) + U64(15)
+        sign = ((pool >> sign_bit) & U64(1)).astype(U32) * U32(0xFF)
+        byte = np.where(s >= 13, U32(0xFF), np.where(s == 12, U32(0), np.where(s >= 8, sign, byte)))
+        out |= byte.astype(U32) << U32(8 * k)
+    return out
 
 
 def smin(a, b):

@@ -214,3 +214,32 @@ def test_unknown_encoding_reports_pc_and_dwords():
     model = Model(GlobalMemory(), model_code, 0)
     with pytest.raises(ExecutionError, match=r"PC 0x4.*ffffffff"):
         model.run(Dispatch(entry=0, grid=(1, 1, 1), block=(32, 1, 1), vgprs=8, lds_bytes=0))
+
+
+def test_16bit_ops_select_halves_and_preserve_the_other_half():
+    text = """
+    v_mov_b32 v1, 0x0003fffe
+    v_mov_b32 v2, 0x00050004
+    v_mov_b32 v3, 0xaaaa5555
+    v_add_nc_u16 v3, v1, v2
+    v_mov_b32 v4, 0x11112222
+    v_add_nc_u16 v4, v1, v2 op_sel:[1,1,1]
+    v_add_nc_u16 v5, v1, v2 clamp
+    """
+    w = wave0(text)
+    assert int(w.v[3][0]) == 0xAAAA0000 | ((0xFFFE + 0x0004) & 0xFFFF)   # wraps, high half kept
+    assert int(w.v[4][0]) == (((0x0003 + 0x0005) & 0xFFFF) << 16) | 0x2222
+    assert int(w.v[5][0]) & 0xFFFF == 0xFFFF                             # clamp saturates
+
+
+def test_bfe_i32_shifts_arithmetically():
+    # offset 28, width 8 reaches past bit 31: the extra bits are copies of the sign
+    w = wave0("v_mov_b32 v1, 0x90000000\nv_bfe_i32 v2, v1, 28, 8\nv_bfe_u32 v3, v1, 28, 8")
+    assert int(w.v[2][0]) == 0xFFFF_FFF9
+    assert int(w.v[3][0]) == 0x9
+
+
+def test_perm_b32_bytes_signs_and_constants():
+    w = wave0("v_mov_b32 v1, 0x8899aabb\nv_mov_b32 v2, 0x11227344\nv_perm_b32 v3, v1, v2, 0x0c0d0904")
+    # sel bytes (low first): 4 -> a.byte0 0xbb; 9 -> sign of byte 3 (0x11: 0) -> 0x00; 13 -> 0xff; 12 -> 0x00
+    assert int(w.v[3][0]) == 0x00FF00BB
