@@ -219,7 +219,7 @@ def launch(kernel: KernelInfo, grid, block, args: Sequence, backend: str = "mode
     cfg.check_kernel(kernel, block)
 
     from sim.memory import GlobalMemory
-    from sim.model import Dispatch, Model
+    from sim.model import Dispatch, ExecutionError, Model
     mem = GlobalMemory()
     # The whole image is mapped, not just the code: clang reaches __constant data relative to the PC.
     image = mem.allocate(len(kernel.image), "code_object")
@@ -253,19 +253,27 @@ def launch(kernel: KernelInfo, grid, block, args: Sequence, backend: str = "mode
     mem.write_bytes(packet.base, _dispatch_packet(grid, block, kernel, ka.base))
 
     model = Model(mem, code, image.base)
-    stats = model.run(Dispatch(
-        entry=image.base + kernel.entry, grid=grid, block=block, vgprs=kernel.vgpr_alloc,
-        lds_bytes=kernel.group_segment_size, kernarg_addr=ka.base,
-        user_sgprs=_user_sgprs(kernel, ka.base, packet.base),
-        workitem_id_dims=kernel.workitem_id_enable + 1, max_instructions=max_instructions))
 
-    out = []
-    for i, a in enumerate(args):
-        if i in buffers:
-            alloc, arr = buffers[i]
-            out.append(mem.read_bytes(alloc.base, arr.nbytes).view(arr.dtype).reshape(arr.shape))
-        else:
-            out.append(None)
+    def read_back():
+        out = []
+        for i, a in enumerate(args):
+            if i in buffers:
+                alloc, arr = buffers[i]
+                out.append(mem.read_bytes(alloc.base, arr.nbytes).view(arr.dtype).reshape(arr.shape))
+            else:
+                out.append(None)
+        return out
+
+    try:
+        stats = model.run(Dispatch(
+            entry=image.base + kernel.entry, grid=grid, block=block, vgprs=kernel.vgpr_alloc,
+            lds_bytes=kernel.group_segment_size, kernarg_addr=ka.base,
+            user_sgprs=_user_sgprs(kernel, ka.base, packet.base),
+            workitem_id_dims=kernel.workitem_id_enable + 1, max_instructions=max_instructions))
+    except ExecutionError as e:
+        e.buffers = read_back()  # nothing is lost: the buffers as the failed run left them
+        raise
+    out = read_back()
     counters = {"waves": stats.waves, "workgroups": stats.workgroups,
                 **{k: stats.counters[k] for k in ("loadcnt", "storecnt", "dscnt", "kmcnt")},
                 "ds_accesses": stats.ds_accesses, "ds_conflict_cycles": stats.ds_cycles,

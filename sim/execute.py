@@ -243,7 +243,27 @@ def _unsupported(inst):
 
 
 # -- scalar -----------------------------------------------------------------------------
+def _sfloat(vname):
+    """A VALU float function applied to one scalar bit pattern."""
+    fn = VFLOAT[vname]
+    return lambda *xs: int(fn(*[np.full(1, x, U32) for x in xs])[0])
+
+
+def _build_sop2_float(inst):
+    name, lit = inst.name, inst.literal
+    s0, s1, d = inst.f["ssrc0"], inst.f["ssrc1"], inst.f["sdst"]
+    if name in ("s_fmac_f32", "s_fmaak_f32", "s_fmamk_f32"):
+        fma = _sfloat("v_fma_f32")
+        order = {"s_fmac_f32": lambda a, b, dd: (a, b, dd), "s_fmaak_f32": lambda a, b, dd: (a, b, lit),
+                 "s_fmamk_f32": lambda a, b, dd: (a, lit, b)}[name]
+        return lambda w, ctx: w.swrite(d, 32, fma(*order(w.sread(s0, 32, lit), w.sread(s1, 32, lit), w.s[d])))
+    fn = _sfloat("v" + name[1:])
+    return lambda w, ctx: w.swrite(d, 32, fn(w.sread(s0, 32, lit), w.sread(s1, 32, lit)))
+
+
 def _build_sop2(inst):
+    if inst.name.endswith("_f32") and inst.name not in SOP2:
+        return _build_sop2_float(inst)
     fn = SOP2.get(inst.name) or _unsupported(inst)
     (b0, b1), db = inst.info.src_bits, inst.info.dst_bits
     s0, s1, d, lit = inst.f["ssrc0"], inst.f["ssrc1"], inst.f["sdst"], inst.literal
@@ -269,6 +289,15 @@ def _build_sop1(inst):
             new = op(src, old) & M32
             w.s[EXEC] = new
             w.swrite(d, 32, old)
+            w.scc = int(new != 0)
+        return h
+    if name.endswith("_wrexec_b32"):  # EXEC = op(S0, EXEC); D = the new EXEC
+        op = SAVEEXEC[name[2:-len("_wrexec_b32")]]
+
+        def h(w, ctx):
+            new = op(w.sread(s0, 32, lit), w.s[EXEC]) & M32
+            w.s[EXEC] = new
+            w.swrite(d, 32, new)
             w.scc = int(new != 0)
         return h
     if name in ("s_barrier_signal", "s_barrier_signal_isfirst"):
@@ -300,6 +329,10 @@ def _build_sop1(inst):
             w.swrite(d, 64, inst.pc + inst.size)
             w.pc = target
         return h
+    if name.startswith(("s_cvt_", "s_floor_", "s_ceil_", "s_trunc_", "s_rndne_")) and name.endswith(("f32", "i32", "u32")) \
+            and "v" + name[1:] in VFLOAT:
+        fn1 = _sfloat("v" + name[1:])
+        return lambda w, ctx: w.swrite(d, 32, fn1(w.sread(s0, 32, lit)))
     fn = SOP1.get(name) or _unsupported(inst)
 
     def h(w, ctx):
@@ -311,6 +344,14 @@ def _build_sop1(inst):
 
 
 def _build_sopc(inst):
+    if inst.name.endswith("_f32"):
+        cond = inst.name.split("_")[2]
+        fcmp = lambda a, b: int(F.compare(cond, np.full(1, a, U32), np.full(1, b, U32))[0])
+        s0, s1, lit = inst.f["ssrc0"], inst.f["ssrc1"], inst.literal
+
+        def hf(w, ctx):
+            w.scc = fcmp(w.sread(s0, 32, lit), w.sread(s1, 32, lit))
+        return hf
     fn = sopc(inst.name) or _unsupported(inst)
     (b0, b1), lit = inst.info.src_bits, inst.literal
     s0, s1 = inst.f["ssrc0"], inst.f["ssrc1"]
@@ -634,11 +675,17 @@ def _implemented() -> set[str]:
     from .memory_ops import IMPLEMENTED_MEMORY
     names = set(VINT) | set(VFLOAT) | set(_SPECIAL_VALU) | set(V16) | set(V16_TO_32) | {"v_add_nc_i32", "v_sub_nc_i32"} | set(SOP2) | set(SOP1) | set(SOP1_BITSET)
     names |= {"s_cmov_b32", "s_cmov_b64", "s_barrier_signal", "s_getpc_b64", "s_setpc_b64", "s_swappc_b64"}
-    names |= {f"s_{k}_saveexec_b32" for k in SAVEEXEC}
+    names |= {f"s_{k}_saveexec_b32" for k in SAVEEXEC} | {"s_and_not0_wrexec_b32", "s_and_not1_wrexec_b32"}
     names |= set(_BRANCH_COND) | _SOPP_NOP | {"s_endpgm", "s_barrier_wait"} | IMPLEMENTED_MEMORY
     for info in OPCODES:
         n = info.name
-        if info.fmt == Fmt.SOPC and sopc(n):
+        if info.fmt == Fmt.SOP2 and n.endswith("_f32") and ("v" + n[1:] in VFLOAT or n in ("s_fmac_f32", "s_fmaak_f32", "s_fmamk_f32")):
+            names.add(n)
+        elif info.fmt == Fmt.SOP1 and "v" + n[1:] in VFLOAT:
+            names.add(n)
+        elif info.fmt == Fmt.SOPC and n.endswith("_f32"):
+            names.add(n)
+        elif info.fmt == Fmt.SOPC and sopc(n):
             names.add(n)
         elif info.fmt == Fmt.SOPK and sopk(n):
             names.add(n)

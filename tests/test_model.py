@@ -243,3 +243,8 @@ def test_perm_b32_bytes_signs_and_constants():
     w = wave0("v_mov_b32 v1, 0x8899aabb\nv_mov_b32 v2, 0x11227344\nv_perm_b32 v3, v1, v2, 0x0c0d0904")
     # sel bytes (low first): 4 -> a.byte0 0xbb; 9 -> sign of byte 3 (0x11: 0) -> 0x00; 13 -> 0xff; 12 -> 0x00
     assert int(w.v[3][0]) == 0x00FF00BB
+
+
+def test_wrexec_writes_new_exec_to_dest():
+    w = wave0("s_mov_b32 s0, 0xff00ff00\ns_mov_b32 exec_lo, 0x0000ffff\ns_and_not1_wrexec_b32 s1, s0")
+    assert w.exec == 0xFF00_0000 and w.s[1] == 0xFF00_0000 and w.scc == 1
