@@ -36,6 +36,10 @@ class Inst:
     def name(self) -> str:
         return self.info.name
 
+    def __repr__(self) -> str:
+        from .disasm import disassemble
+        return f"<Inst 0x{self.pc:x}: {disassemble(self)} [{' '.join(f'{w:08x}' for w in self.words)}]>"
+
     @property
     def is_e64(self) -> bool:
         """True for the VOP3/VOP3SD encoding of a VOP1/VOP2/VOPC op."""
@@ -207,9 +211,10 @@ def _unknown_name(fmt_name: str, op: int) -> str | None:
 
 def decode(words: Sequence[int], pc: int = 0) -> Inst:
     """Decode the instruction whose first dword is words[0] (at byte address pc)."""
+    words = [int(w) & 0xFFFFFFFF for w in words[:4]]     # accepts numpy integers too
     if not words:
         raise DecodeError("no instruction dword (truncated input)", pc, ())
-    w0 = words[0] & 0xFFFFFFFF
+    w0 = words[0]
     fmt = _fmt_of(w0)
     if fmt is None or fmt == Fmt.VOPD:
         fname, fop = _foreign(w0)
