@@ -43,6 +43,21 @@ KINDS = ("salu", "sbranch", "swait", "shint", "sbarrier", "sendpgm", "smem", "va
 
 @dataclass(frozen=True)
 class OpInfo:
+    """One opcode. Conventions:
+
+    * VALU lane-mask results (VOPC) have dst_bits 32 (wave32). SOPC/SOPP have no destination.
+    * VALU 16-bit operands keep width 16; SALU and sub-dword memory registers are 32 wide.
+    * SMEM src_bits = (sbase 64, soffset 32). DS src_bits = (addr 32, data0[, data1]).
+      VGLOBAL src_bits = (vaddr 64 — 32 when saddr is used —, data). global_inv/wb: none.
+    * data_bits: bits per lane per address (u8 -> 8); 2addr ops move 2 elements, so
+      data_bits = 2 x element (ds_load_2addr_b32: 64, vdst v[n:n+1]); cmpswap/cmpstore: 32.
+    * Flags: cmpx (writes EXEC), writes_vcc / reads_vcc (implicit VCC in the _e32 form; the
+      _e64 form names the SGPR in sdst / src2), carry_out (the _e64 form is VOP3SD), mac
+      (vdst is also an addend), literal_k (fmamk/fmaak: K literal), sdst (VALU writing an SGPR),
+      returns (DS _rtn_), th_return (global atomics: return iff th[0]), 2addr, stride64, signed,
+      saveexec, reads_scc, simm16 (SOPK), writelane, VOP3 modifiers neg/abs (on the first
+      mods<N> sources), clamp, omod, opsel.
+    """
     name: str                  # LLVM base mnemonic without _e32/_e64
     fmt: Fmt                   # native format
     op: int                    # opcode in the native format (VOP3/VOP3SD: 10-bit VOP3 opcode)
