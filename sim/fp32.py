@@ -253,6 +253,9 @@ def _unpack(x: np.ndarray):
     bl = bl.astype(I64)
     M = np.where(den, fr << np.clip(24 - bl, 0, 24), fr | 0x800000)
     e = np.where(den, bl - 150, ef - 127)
+    z = den & (fr == 0)                       # zero: any in-range stand-in (the callers override)
+    M = np.where(z, 0x800000, M)
+    e = np.where(z, 0, e)
     return sign, M, e
 
 
@@ -592,6 +595,22 @@ def _special(a):
     return mag == 0, mag == _INF, mag > _INF, (a >> U32(31)) == 1
 
 
+def _rcp_core(M):
+    """rcp datapath on the normalised significand M (24 bits, m = M * 2^-23 in [1, 2)).
+
+    Returns the intermediates; 'Q' is the candidate for floor(2^48 / M) (exact within +-1).
+    """
+    t = {"i": (M >> 16) & 127}
+    t["R0"] = _T_RCP0[t["i"]]                               # 1/m, 0.16 fixed
+    t["E0"] = (1 << 39) - M * t["R0"]                       # 1 - m r0, 0.39 fixed (signed)
+    t["R1"] = (t["R0"] << 16) + ((t["R0"] * t["E0"]) >> 23)  # r0 (1 + e0), 0.32 fixed
+    t["E1"] = (1 << 55) - M * t["R1"]                       # 1 - m r1, 0.55 fixed (signed)
+    t["E1s"] = t["E1"] >> 23                                # 0.32 fixed
+    t["R2"] = t["R1"] + ((t["R1"] * t["E1s"]) >> 32)        # r1 (1 + e1), 0.32 fixed
+    t["Q"] = t["R2"] >> 7                                   # 0.25 fixed
+    return t
+
+
 def rcp(a) -> np.ndarray:
     """v_rcp_f32: 1/a, correctly rounded (RNE) for every input, denormal results kept.
 
@@ -601,13 +620,8 @@ def rcp(a) -> np.ndarray:
     a = _u32(a)
     zero, inf, nan, neg = _special(a)
     sign, M, e = _unpack(a)
-    R0 = _T_RCP0[(M >> 16) & 127]                       # 1/m, 16 fraction bits
-    E0 = (1 << 39) - M * R0                             # 1 - m*r0, 39 fraction bits
-    R1 = (R0 << 16) + ((R0 * E0) >> 23)                 # 32 fraction bits
-    E1 = (1 << 55) - M * R1                             # 55 fraction bits
-    R2 = R1 + ((R1 * (E1 >> 23)) >> 32)                 # 32 fraction bits
-    Q = R2 >> 7                                         # candidate floor(2^48 / M)
-    rem = (1 << 48) - M * Q
+    Q = _rcp_core(M)["Q"]
+    rem = (1 << 48) - M * Q                             # exact remainder of 2^48 / M
     lo = rem < 0
     Q, rem = Q - lo, rem + lo * M
     hi = rem >= M
@@ -619,17 +633,23 @@ def rcp(a) -> np.ndarray:
 
 
 def _rsqrt_core(M, e):
-    """Shared front end of sqrt and rsq: returns (N, ep, Y2) with m' = N * 2^-23 in [1, 4),
-    ep even, |a| = m' * 2^ep and Y2 ~ 2^30 / sqrt(m')."""
+    """Shared datapath of sqrt and rsq.  m' = N * 2^-23 in [1, 4) with |a| = m' * 2^ep, ep even;
+    'Y2' ~ 2^30 / sqrt(m') (0.30 fixed)."""
     par = e & 1
-    N = M << par                                        # 25 bits, m' = N * 2^-23
-    ep = e - par
-    Y0 = _T_RSQ0[(par << 6) | ((M >> 17) & 63)]         # 1/sqrt(m'), 16 fraction bits
-    E = (1 << 55) - N * (Y0 * Y0)                       # 1 - m' y0^2, 55 fraction bits
-    Y1 = (Y0 << 14) + ((Y0 * (E >> 23)) >> 19)          # y0 (1 + E/2), 30 fraction bits
-    E = (1 << 55) - N * ((Y1 * Y1) >> 28)
-    Y2 = Y1 + ((Y1 * (E >> 23)) >> 33)                  # 30 fraction bits
-    return N, ep, Y2
+    t = {"N": M << par, "ep": e - par}                      # N: 25 bits
+    t["k"] = (par << 6) | ((M >> 17) & 63)
+    t["Y0"] = _T_RSQ0[t["k"]]                               # 1/sqrt(m'), 0.16 fixed
+    t["Y0sq"] = t["Y0"] * t["Y0"]                           # 0.32 fixed
+    t["Ea"] = (1 << 55) - t["N"] * t["Y0sq"]                # 1 - m' y0^2, 0.55 fixed (signed)
+    t["Eas"] = t["Ea"] >> 23                                # 0.32 fixed
+    t["Y1"] = (t["Y0"] << 14) + ((t["Y0"] * t["Eas"]) >> 19)  # y0 (1 + ea/2), 0.30 fixed
+    t["Y1sq"] = (t["Y1"] * t["Y1"]) >> 28                   # 0.32 fixed
+    t["Eb"] = (1 << 55) - t["N"] * t["Y1sq"]                # 0.55 fixed (signed)
+    t["Ebs"] = t["Eb"] >> 23                                # 0.32 fixed
+    t["Y2"] = t["Y1"] + ((t["Y1"] * t["Ebs"]) >> 33)        # y1 (1 + eb/2), 0.30 fixed
+    t["S"] = (t["N"] * t["Y2"]) >> 29                       # sqrt candidate, 1.24 fixed
+    t["Q"] = t["Y2"] >> 5                                   # rsq candidate, 1.25 fixed
+    return t
 
 
 def sqrt(a) -> np.ndarray:
@@ -640,16 +660,16 @@ def sqrt(a) -> np.ndarray:
     a = _u32(a)
     zero, inf, nan, neg = _special(a)
     sign, M, e = _unpack(a)
-    N, ep, Y2 = _rsqrt_core(M, e)
-    S = (N * Y2) >> 29                                  # candidate floor(sqrt(N * 2^25))
-    rem = (N << 25) - S * S
+    t = _rsqrt_core(M, e)
+    N, S = t["N"], t["S"]
+    rem = (N << 25) - S * S                             # exact remainder of isqrt(N * 2^25)
     lo = rem < 0
     rem = rem + lo * (2 * S - 1)
     S = S - lo
     hi = rem > 2 * S
     rem = rem - hi * (2 * S + 1)
     S = S + hi
-    r = _round_pack(0, S.astype(U64), (ep >> 1) - 24, rem != 0)
+    r = _round_pack(0, S.astype(U64), (t["ep"] >> 1) - 24, rem != 0)
     r = np.where(neg, U32(DEFAULT_NAN), r)
     r = np.where(zero, a, r)
     r = np.where(inf & ~neg, _INF, r)
@@ -657,7 +677,7 @@ def sqrt(a) -> np.ndarray:
 
 
 def _cmp_q2n(Q, N):
-    """sign(Q^2 * N - 2^73) for Q < 2^25.5, N < 2^25, exactly (two 12-bit-split limbs)."""
+    """sign(Q^2 * N - 2^73), exactly, for Q <= 2^25 + 2 and N < 2^25 (two limbs: N split 13/12)."""
     P = (Q * Q).astype(U64)
     Nu = N.astype(U64)
     lo = P * (Nu & U64(0xFFF))
@@ -675,16 +695,34 @@ def rsq(a) -> np.ndarray:
     a = _u32(a)
     zero, inf, nan, neg = _special(a)
     sign, M, e = _unpack(a)
-    N, ep, Y2 = _rsqrt_core(M, e)
-    Q = Y2 >> 5                                         # candidate floor(2^25 / sqrt(m'))
+    t = _rsqrt_core(M, e)
+    N, Q = t["N"], t["Q"]                               # Q: candidate floor(2^25 / sqrt(m'))
     Q = Q - (_cmp_q2n(Q, N) > 0)
     Q = Q + (_cmp_q2n(Q + 1, N) <= 0)
     sticky = _cmp_q2n(Q, N) != 0
-    r = _round_pack(0, Q.astype(U64), -25 - (ep >> 1), sticky)
+    r = _round_pack(0, Q.astype(U64), -25 - (t["ep"] >> 1), sticky)
     r = np.where(neg, U32(DEFAULT_NAN), r)
     r = np.where(zero, (a & _SIGN) | _INF, r)
     r = np.where(inf & ~neg, U32(0), r)
     return np.where(nan, _quiet(a), r).astype(U32, copy=False)
+
+
+def _exp2_core(sign, M, e):
+    """exp datapath for |a| < 256: a = (-1)^sign M 2^(e-23).  'sig' * 2^('n' - 61) ~ 2^a."""
+    k = e + 9                                               # a * 2^32 = M * 2^(e + 9)
+    mag = np.where(k >= 0, M << np.clip(k, 0, 16), M >> np.clip(-k, 0, 63))
+    t = {"X": np.where(sign == 1, -mag, mag)}               # a in signed 9.32 fixed (toward 0)
+    t["n"] = t["X"] >> 32                                   # floor(a)
+    f = t["X"] & 0xFFFFFFFF                                 # a - n, 0.32 fixed
+    t["j"] = f >> 26                                        # top 6 bits
+    r = t["r"] = f & 0x3FFFFFF                              # rest: r * 2^-32 in [0, 2^-6)
+    h = 1 << 31                                             # Horner products round to nearest
+    t["A2"] = _EXP2_C2 + ((_EXP2_C3 * r + h) >> 32)
+    t["A1"] = _EXP2_C1 + ((t["A2"] * r + h) >> 32)
+    t["P"] = (1 << 30) + ((t["A1"] * r + h) >> 32)          # 2^(r 2^-32), 1.30 fixed
+    t["T"] = _T_EXP2[t["j"]]                                # 2^(j/64), 1.31 fixed
+    t["sig"] = t["T"].astype(U64) * t["P"].astype(U64)      # 2^(a - n), 2.61 fixed
+    return t
 
 
 def exp(a) -> np.ndarray:
@@ -696,23 +734,25 @@ def exp(a) -> np.ndarray:
     zero, inf, nan, neg = _special(a)
     sign, M, e = _unpack(a)
     big = e >= 8                                        # |a| >= 256 (includes inf): 0 or inf
-    k = e + 9                                           # a * 2^32 = M * 2^(e + 9)
-    mag = np.where(k >= 0, M << np.clip(k, 0, 16), M >> np.clip(-k, 0, 63))
-    X = np.where(sign == 1, -mag, mag)                  # a in signed 8.32 fixed point (trunc)
-    n = X >> 32
-    f = X & 0xFFFFFFFF
-    j = f >> 26                                         # top 6 fraction bits
-    r = f & 0x3FFFFFF                                   # r * 2^-32 in [0, 2^-6)
-    h = 1 << 31                                         # Horner products round to nearest
-    acc = _EXP2_C3 + 0 * r
-    acc = _EXP2_C2 + ((acc * r + h) >> 32)
-    acc = _EXP2_C1 + ((acc * r + h) >> 32)
-    P = (1 << 30) + ((acc * r + h) >> 32)               # 2^(r 2^-32), 30 fraction bits
-    sig = _T_EXP2[j].astype(U64) * P.astype(U64)        # 2^(f 2^-32), 61 fraction bits
-    res = _round_pack(0, sig, n - 61)
+    t = _exp2_core(sign, M, e)
+    res = _round_pack(0, t["sig"], t["n"] - 61)
     res = np.where(big, np.where(neg, U32(0), _INF), res)
     res = np.where(zero, _ONE, res)
     return np.where(nan, _quiet(a), res).astype(U32, copy=False)
+
+
+def _log2_core(M, e):
+    """log datapath: |a| = M 2^(e-23).  Result = 'V' * 2^-65 on the near-1 path, else 'S' * 2^-52."""
+    t = {"i": (M >> 16) & 127}
+    t["C"] = _T_LOG2C[t["i"]]                               # ~1/m, 1.10 fixed
+    T = t["T"] = M * t["C"] - (1 << 33)                     # t = m c - 1, 0.33 fixed (signed)
+    t["A2"] = _LOG2_P2 + ((_LOG2_P3 * T) >> 33)             # Horner, 1.32 fixed
+    t["A1"] = _LOG2_P1 + ((t["A2"] * T) >> 33)
+    t["P"] = _LOG2_P0 + ((t["A1"] * T) >> 33)               # log2(1+t)/t, 1.32 fixed
+    t["V"] = T * t["P"]                                     # log2(1+t), 0.65 fixed (signed)
+    t["near1"] = ((e == 0) & (t["i"] == 0)) | ((e == -1) & (t["i"] == 127))
+    t["S"] = (e << 52) + _T_LOG2L[t["i"]] + (t["V"] >> 13)  # e - log2(c) + log2(1+t), 9.52 fixed
+    return t
 
 
 def log(a) -> np.ndarray:
@@ -722,17 +762,9 @@ def log(a) -> np.ndarray:
     a = _u32(a)
     zero, inf, nan, neg = _special(a)
     sign, M, e = _unpack(a)
-    i = (M >> 16) & 127
-    T = M * _T_LOG2C[i] - (1 << 33)                     # t = m c_i - 1, 33 fraction bits
-    acc = _LOG2_P3 + 0 * T
-    acc = _LOG2_P2 + ((acc * T) >> 33)
-    acc = _LOG2_P1 + ((acc * T) >> 33)
-    acc = _LOG2_P0 + ((acc * T) >> 33)                  # log2(1+t)/t, 32 fraction bits
-    V = T * acc                                         # log2(1+t), 65 fraction bits
-    near1 = ((e == 0) & (i == 0)) | ((e == -1) & (i == 127))
-    S = (e << 52) + _T_LOG2L[i] + (V >> 13)             # 52 fraction bits
-    val = np.where(near1, V, S)
-    res = _round_pack(val < 0, np.abs(val).astype(U64), np.where(near1, -65, -52))
+    t = _log2_core(M, e)
+    val = np.where(t["near1"], t["V"], t["S"])
+    res = _round_pack(val < 0, np.abs(val).astype(U64), np.where(t["near1"], -65, -52))
     res = np.where(neg, U32(DEFAULT_NAN), res)
     res = np.where(zero, U32(0xFF800000), res)
     res = np.where(inf & ~neg, _INF, res)
