@@ -87,7 +87,7 @@ class _Workgroup:
             st.global_accesses += 1
             st.global_lines += lines
         if self.model.trace is not None:
-            self.model.trace_memory(w, counter, lines, ds_cycles)
+            w.trace_memory = {"counter": counter, "lines": lines, "ds_cycles": ds_cycles}
 
     # -- LDS: reads past the allocation return 0, writes there are dropped (RDNA rule) ---
     def lds_read(self, addrs: np.ndarray, nbytes: int):
@@ -149,7 +149,10 @@ class Model:
     code : bytes
         The code image (a code object's text), loaded at byte address ``code_base``.
     trace : callable, optional
-        ``trace(event: dict)`` is called for every executed instruction, for lock-step checks.
+        ``trace(event: dict)`` is called after every executed instruction, for lock-step checks:
+        ``wg``, ``wave``, ``pc``, ``inst``, ``exec``, ``scc``, ``sgprs`` (the 128 scalar
+        operand registers after it), ``vgprs`` ({register: lane array after it} for every
+        VGPR it changed or names as a destination) and ``memory`` (what it recorded).
     """
 
     QUANTUM = 256  # instructions a wave runs before the next wave of its workgroup gets a turn
@@ -247,6 +250,9 @@ class Model:
     def _run_wave(self, w: Wave, wg: _Workgroup, quantum: int, budget):
         stats, trace = self.stats, self.trace
         for _ in range(quantum):
+            if trace is not None:
+                v_before = w.v.copy()
+                w.trace_memory = None
             try:
                 inst, handler = self._fetch(w.pc)
             except (DecodeError, ModelError) as e:
@@ -266,7 +272,7 @@ class Model:
             stats.by_kind[inst.info.kind] += 1
             budget[0] -= 1
             if trace is not None:
-                trace({"wg": wg.id, "wave": w.id, "pc": pc, "inst": inst, "exec": w.s[EXEC]})
+                trace(self._event(w, wg, pc, inst, v_before))
             if budget[0] <= 0:
                 w.pc = pc
                 raise Watchdog(f"instruction budget exhausted: workgroup {wg.id} wave {w.id} at PC {pc:#x} "
@@ -278,5 +284,15 @@ class Model:
             if status == "wait":
                 return
 
-    def trace_memory(self, w, counter, lines, ds_cycles):
-        self.trace({"memory": True, "wave": w.id, "counter": counter, "lines": lines, "ds_cycles": ds_cycles})
+    @staticmethod
+    def _event(w: Wave, wg, pc: int, inst, v_before: np.ndarray) -> dict:
+        changed = set(np.flatnonzero((w.v != v_before).any(axis=1)).tolist())
+        if "vdst" in inst.f and inst.info.kind in _VDST_KINDS:
+            n = max(1, max(inst.info.dst_bits, inst.info.data_bits) // 32)
+            changed |= {r for r in range(inst.f["vdst"], inst.f["vdst"] + n) if r < w.v.shape[0]}
+        return {"wg": wg.id, "wave": w.id, "pc": pc, "inst": inst, "exec": w.s[EXEC], "scc": w.scc,
+                "sgprs": list(w.s), "vgprs": {r: w.v[r].copy() for r in sorted(changed)},
+                "memory": w.trace_memory}
+
+
+_VDST_KINDS = {"valu", "vtrans", "vmem_load", "vmem_atomic", "ds_load", "ds_atomic"}

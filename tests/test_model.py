@@ -248,3 +248,14 @@ def test_perm_b32_bytes_signs_and_constants():
 def test_wrexec_writes_new_exec_to_dest():
     w = wave0("s_mov_b32 s0, 0xff00ff00\ns_mov_b32 exec_lo, 0x0000ffff\ns_and_not1_wrexec_b32 s1, s0")
     assert w.exec == 0xFF00_0000 and w.s[1] == 0xFF00_0000 and w.scc == 1
+
+
+def test_trace_reports_each_instruction_with_its_writes():
+    events = []
+    code = assemble("v_mov_b32 v1, 5\ns_mov_b32 s3, 7\nv_add_nc_u32 v2, s3, v1\ns_endpgm")
+    model = Model(GlobalMemory(), code, 0, trace=events.append)
+    model.run(Dispatch(entry=0, grid=(1, 1, 1), block=(32, 1, 1), vgprs=8, lds_bytes=0))
+    assert [e["inst"].name for e in events] == ["v_mov_b32", "s_mov_b32", "v_add_nc_u32", "s_endpgm"]
+    assert list(events[0]["vgprs"]) == [1] and (events[0]["vgprs"][1] == 5).all()
+    assert events[1]["sgprs"][3] == 7
+    assert (events[2]["vgprs"][2] == 12).all()
