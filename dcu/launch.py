@@ -181,6 +181,72 @@ def _dispatch_packet(grid, block, kernel: KernelInfo, kernarg_addr: int) -> byte
             + struct.pack("<QQQQ", kernel.descriptor_address, kernarg_addr, 0, 0))
 
 
+@dataclass
+class Prepared:
+    """A dispatch ready to run: memory holding the image, buffers and kernarg; the model's Dispatch."""
+    mem: object
+    code: bytes
+    code_base: int
+    dispatch: object
+    buffers: dict
+    args: list
+
+    def read_back(self) -> list:
+        """Every buffer argument as it is in memory now (None for scalars)."""
+        out = []
+        for i, _ in enumerate(self.args):
+            if i in self.buffers:
+                alloc, arr = self.buffers[i]
+                out.append(self.mem.read_bytes(alloc.base, arr.nbytes).view(arr.dtype).reshape(arr.shape))
+            else:
+                out.append(None)
+        return out
+
+
+def prepare(kernel: KernelInfo, grid, block, args: Sequence, max_instructions: int = 50_000_000) -> Prepared:
+    """Lay out memory for a dispatch: the code object image, the buffers, the kernarg segment
+    and a dispatch packet, and the ABI state of every wave (the same for every backend)."""
+    grid, block = _dims(grid), _dims(block)
+    from sim.memory import GlobalMemory
+    from sim.model import Dispatch
+    mem = GlobalMemory()
+    # The whole image is mapped, not just the code: clang reaches __constant data relative to the PC.
+    image = mem.allocate(len(kernel.image), "code_object")
+    code = kernel.image_at(image.base)
+    mem.write_bytes(image.base, code)
+    buffers = {}
+    for i, a in enumerate(args):
+        if _is_buffer(a):
+            arr = np.ascontiguousarray(a)
+            alloc = mem.allocate(arr.nbytes, f"arg{i}")
+            mem.write_bytes(alloc.base, arr.view(np.uint8).ravel())
+            buffers[i] = (alloc, arr)
+
+    layout = _kernarg_layout(kernel, args)
+    size = max([kernel.kernarg_size] + [off + sz for off, sz, _, _ in layout] + [4])
+    kernarg = bytearray(size)
+    for off, sz, i, meta in layout:
+        if i is None:
+            kernarg[off: off + sz] = _hidden_value(meta, grid, block).to_bytes(sz, "little")
+        elif i in buffers:
+            if meta is not None and not meta.is_buffer:
+                raise LaunchError(f"argument {i} ({meta.name}) is a {meta.value_kind}, got an array")
+            kernarg[off: off + sz] = buffers[i][0].base.to_bytes(sz, "little")
+        else:
+            if meta is not None and meta.is_buffer:
+                raise LaunchError(f"argument {i} ({meta.name}) is a buffer, got a scalar {args[i]!r}")
+            kernarg[off: off + sz] = _pack_scalar(args[i], sz, meta.name if meta else f"arg{i}")
+    ka = mem.allocate(len(kernarg), "kernarg")
+    mem.write_bytes(ka.base, bytes(kernarg))
+    packet = mem.allocate(64, "dispatch_packet")
+    mem.write_bytes(packet.base, _dispatch_packet(grid, block, kernel, ka.base))
+    dispatch = Dispatch(entry=image.base + kernel.entry, grid=grid, block=block, vgprs=kernel.vgpr_alloc,
+                        lds_bytes=kernel.group_segment_size, kernarg_addr=ka.base,
+                        user_sgprs=_user_sgprs(kernel, ka.base, packet.base),
+                        workitem_id_dims=kernel.workitem_id_enable + 1, max_instructions=max_instructions)
+    return Prepared(mem, code, image.base, dispatch, buffers, list(args))
+
+
 def launch(kernel: KernelInfo, grid, block, args: Sequence, backend: str = "model",
            config: str = "default", vcd: str | None = None, max_instructions: int = 50_000_000) -> Run:
     """Run ``kernel`` over ``grid`` workgroups of ``block`` work-items.
@@ -217,63 +283,16 @@ def launch(kernel: KernelInfo, grid, block, args: Sequence, backend: str = "mode
     from hdl.config import get_config
     cfg = get_config(config)
     cfg.check_kernel(kernel, block)
+    from sim.model import ExecutionError, Model
 
-    from sim.memory import GlobalMemory
-    from sim.model import Dispatch, ExecutionError, Model
-    mem = GlobalMemory()
-    # The whole image is mapped, not just the code: clang reaches __constant data relative to the PC.
-    image = mem.allocate(len(kernel.image), "code_object")
-    code = kernel.image_at(image.base)
-    mem.write_bytes(image.base, code)
-    buffers = {}
-    for i, a in enumerate(args):
-        if _is_buffer(a):
-            arr = np.ascontiguousarray(a)
-            alloc = mem.allocate(arr.nbytes, f"arg{i}")
-            mem.write_bytes(alloc.base, arr.view(np.uint8).ravel())
-            buffers[i] = (alloc, arr)
-
-    layout = _kernarg_layout(kernel, args)
-    size = max([kernel.kernarg_size] + [off + sz for off, sz, _, _ in layout] + [4])
-    kernarg = bytearray(size)
-    for off, sz, i, meta in layout:
-        if i is None:
-            kernarg[off: off + sz] = _hidden_value(meta, grid, block).to_bytes(sz, "little")
-        elif i in buffers:
-            if meta is not None and not meta.is_buffer:
-                raise LaunchError(f"argument {i} ({meta.name}) is a {meta.value_kind}, got an array")
-            kernarg[off: off + sz] = buffers[i][0].base.to_bytes(sz, "little")
-        else:
-            if meta is not None and meta.is_buffer:
-                raise LaunchError(f"argument {i} ({meta.name}) is a buffer, got a scalar {args[i]!r}")
-            kernarg[off: off + sz] = _pack_scalar(args[i], sz, meta.name if meta else f"arg{i}")
-    ka = mem.allocate(len(kernarg), "kernarg")
-    mem.write_bytes(ka.base, bytes(kernarg))
-    packet = mem.allocate(64, "dispatch_packet")
-    mem.write_bytes(packet.base, _dispatch_packet(grid, block, kernel, ka.base))
-
-    model = Model(mem, code, image.base)
-
-    def read_back():
-        out = []
-        for i, a in enumerate(args):
-            if i in buffers:
-                alloc, arr = buffers[i]
-                out.append(mem.read_bytes(alloc.base, arr.nbytes).view(arr.dtype).reshape(arr.shape))
-            else:
-                out.append(None)
-        return out
-
+    prep = prepare(kernel, grid, block, args, max_instructions)
+    model = Model(prep.mem, prep.code, prep.code_base)
     try:
-        stats = model.run(Dispatch(
-            entry=image.base + kernel.entry, grid=grid, block=block, vgprs=kernel.vgpr_alloc,
-            lds_bytes=kernel.group_segment_size, kernarg_addr=ka.base,
-            user_sgprs=_user_sgprs(kernel, ka.base, packet.base),
-            workitem_id_dims=kernel.workitem_id_enable + 1, max_instructions=max_instructions))
+        stats = model.run(prep.dispatch)
     except ExecutionError as e:
-        e.buffers = read_back()  # nothing is lost: the buffers as the failed run left them
+        e.buffers = prep.read_back()  # nothing is lost: the buffers as the failed run left them
         raise
-    out = read_back()
+    out = prep.read_back()
     counters = {"waves": stats.waves, "workgroups": stats.workgroups,
                 **{k: stats.counters[k] for k in ("loadcnt", "storecnt", "dscnt", "kmcnt")},
                 "ds_accesses": stats.ds_accesses, "ds_conflict_cycles": stats.ds_cycles,
