@@ -63,6 +63,28 @@ class ModelStats:
     workgroups: int = 0
 
 
+def wave_inits(d: Dispatch, wg_id) -> list[dict]:
+    """The ABI state of each wave of workgroup ``wg_id`` (BRIEF §3): user SGPRs, workgroup ids
+    in ttmp9 / ttmp7, EXEC for a partial last wave, and v0 = x | y << 10 | z << 20."""
+    bx, by, bz = d.block
+    n = bx * by * bz
+    t = np.arange(-(-n // LANES) * LANES)
+    tx, ty, tz = t % bx, (t // bx) % by, t // (bx * by)
+    packed = tx.astype(np.uint32)
+    if d.workitem_id_dims >= 2:
+        packed |= (ty.astype(np.uint32) << 10)
+    if d.workitem_id_dims >= 3:
+        packed |= (tz.astype(np.uint32) << 20)
+    inits = []
+    for k in range(len(t) // LANES):
+        sgprs = {reg: val & 0xFFFF_FFFF for reg, val in d.user_sgprs.items()}
+        sgprs[TTMP + 9] = wg_id[0]
+        sgprs[TTMP + 7] = (wg_id[1] & 0xFFFF) | (wg_id[2] << 16)
+        valid = min(LANES, n - k * LANES)
+        inits.append({"sgprs": sgprs, "exec": (1 << valid) - 1, "v0": packed[k * LANES: (k + 1) * LANES].copy()})
+    return inits
+
+
 class _Workgroup:
     """Execution context handed to instruction handlers: memory, LDS, barrier, recording."""
 
@@ -203,25 +225,13 @@ class Model:
         return self.stats
 
     def _make_waves(self, d: Dispatch, wg_id, wg: _Workgroup) -> list[Wave]:
-        bx, by, bz = d.block
-        n = bx * by * bz
-        t = np.arange(-(-n // LANES) * LANES)
-        tx, ty, tz = t % bx, (t // bx) % by, t // (bx * by)
-        packed = tx.astype(np.uint32)
-        if d.workitem_id_dims >= 2:
-            packed |= (ty.astype(np.uint32) << 10)
-        if d.workitem_id_dims >= 3:
-            packed |= (tz.astype(np.uint32) << 20)
         waves = []
-        for k in range(len(t) // LANES):
+        for k, init in enumerate(wave_inits(d, wg_id)):
             w = Wave(k, d.vgprs, d.entry)
-            for reg, val in d.user_sgprs.items():
-                w.s[reg] = val & 0xFFFF_FFFF
-            w.s[TTMP + 9] = wg_id[0]
-            w.s[TTMP + 7] = (wg_id[1] & 0xFFFF) | (wg_id[2] << 16)
-            valid = min(LANES, n - k * LANES)
-            w.s[EXEC] = (1 << valid) - 1
-            w.v[0] = packed[k * LANES: (k + 1) * LANES]
+            for reg, val in init["sgprs"].items():
+                w.s[reg] = val
+            w.s[EXEC] = init["exec"]
+            w.v[0] = init["v0"]
             waves.append(w)
         return waves
 

@@ -1,0 +1,625 @@
+"""One SIMD32 of the dual compute unit: wave slots, fetch, issue, register files, ALUs, memory ports.
+
+Pipeline (docs/simd.md): a wave's next instruction is fetched through ``fetch_req`` /
+``fetch_resp`` and decoded once, into the wave's instruction buffer. Each cycle the issue
+stage picks one ready wave (oldest first or round robin) and addresses the register files;
+the next cycle (EX) the operands arrive, the ALUs compute combinationally and the results
+are written back. The scoreboard keeps VALU destinations busy for
+``config.valu_dep_latency`` cycles and memory destinations until their data returns, so
+results never depend on ``s_delay_alu`` or ``s_nop``. Memory instructions leave through
+``smem_req``, ``vmem_req`` and ``lds_req`` with the wave and a per-wave sequence tag, and
+retire through the matching responses in per-wave order (``kmcnt`` in any order).
+"""
+from __future__ import annotations
+
+from amaranth.hdl import Array, Cat, Const, Elaboratable, Module, Mux, Signal, signed, unsigned
+from amaranth.lib import data, memory, stream, wiring
+from amaranth.lib.wiring import In, Out
+
+from isa.operands import inline_constant
+from .config import DCUConfig
+from .decoder import Decoder
+from .isa_tables import Kind, OpId, info_of
+from .salu import SALU
+from .valu_fp import VALUFloat
+from .layouts import DecodedInst
+from .valu_int import VALUInt
+
+__all__ = ["SIMD", "LaunchLayout", "FetchReq", "FetchResp", "SmemReq", "SmemResp", "VecMemReq", "VecMemResp"]
+
+LANES = 32
+ADDR = 48
+SEQ = 16
+VCC_LO, VCC_HI, NULL, M0, EXEC_LO, EXEC_HI = 106, 107, 124, 125, 126, 127
+SCC_CODE, VCCZ, EXECZ, LITERAL = 253, 251, 252, 255
+
+
+# -- port layouts -------------------------------------------------------------------------
+def LaunchLayout(cfg: DCUConfig):
+    return data.StructLayout({
+        "pc": ADDR, "vgpr_base": range(cfg.vgprs_per_simd), "vgprs": range(cfg.vgprs_per_simd + 1),
+        "wg": 8, "exec": 32, "sgpr": data.ArrayLayout(32, 4), "ttmp7": 32, "ttmp9": 32, "v0": 32 * LANES,
+    })
+
+
+def FetchReq(cfg):
+    return data.StructLayout({"wave": range(cfg.wave_slots), "addr": ADDR})
+
+
+def FetchResp(cfg):
+    return data.StructLayout({"wave": range(cfg.wave_slots), "data": 96})
+
+
+def SmemReq(cfg):
+    return data.StructLayout({"wave": range(cfg.wave_slots), "seq": SEQ, "op": OpId, "addr": 64,
+                              "sdst": 7, "dwords": range(17)})
+
+
+def SmemResp(cfg):
+    return data.StructLayout({"wave": range(cfg.wave_slots), "seq": SEQ, "sdst": 7, "data": 32, "last": 1})
+
+
+def VecMemReq(cfg):
+    """Vector memory and LDS requests: the operands the instruction read, per lane."""
+    return data.StructLayout({
+        "wave": range(cfg.wave_slots), "seq": SEQ, "op": OpId, "exec": 32,
+        "addr": 64 * LANES,          # per-lane byte address (LDS: the 32-bit vaddr, offsets separate)
+        "data": 128 * LANES,         # per lane: up to four data dwords (data0, then data1 for DS 2-operand forms)
+        "offset0": 8, "offset1": 8, "vdst": 8, "returns": 1,
+    })
+
+
+def VecMemResp(cfg):
+    """One beat per destination register (``write``); ``last`` retires the instruction and
+    decrements loadcnt, or storecnt when ``store`` (stores, non-returning atomics, global_wb)."""
+    return data.StructLayout({"wave": range(cfg.wave_slots), "seq": SEQ, "vdst": 8, "data": 32 * LANES,
+                              "mask": 32, "write": 1, "last": 1, "store": 1})
+
+
+class SIMD(wiring.Component):
+    """A wave32 SIMD with ``config.wave_slots`` wave slots.
+
+    Parameters
+    ----------
+    config : DCUConfig
+
+    Members
+    -------
+    launch : In(stream of LaunchLayout)
+        Start a wave in a free slot (PC, VGPR allocation, EXEC, user SGPRs, ttmp7/9, v0).
+    fetch_req, fetch_resp : instruction fetch (three dwords at ``addr``).
+    smem_req, smem_resp : scalar memory; one response beat per dword, ``last`` retires.
+    vmem_req, vmem_resp : global memory; one response beat per destination register.
+    lds_req, lds_resp : LDS, the same layouts as ``vmem``.
+    idle : Out(1)
+        No wave is resident.
+    error : Out(struct)
+        ``valid`` when a wave issued an illegal instruction: its slot, PC and raw dwords.
+    """
+
+    def __init__(self, config: DCUConfig):
+        if config.lanes != LANES:
+            raise ValueError("this SIMD implements 32 physical lanes; narrower lanes are future work")
+        self.config = config
+        W = config.wave_slots
+        super().__init__({
+            "launch": In(stream.Signature(LaunchLayout(config))),
+            "launched_slot": Out(range(W)),
+            "fetch_req": Out(stream.Signature(FetchReq(config))),
+            "fetch_resp": In(stream.Signature(FetchResp(config))),
+            "smem_req": Out(stream.Signature(SmemReq(config))),
+            "smem_resp": In(stream.Signature(SmemResp(config))),
+            "vmem_req": Out(stream.Signature(VecMemReq(config))),
+            "vmem_resp": In(stream.Signature(VecMemResp(config))),
+            "lds_req": Out(stream.Signature(VecMemReq(config))),
+            "lds_resp": In(stream.Signature(VecMemResp(config))),
+            "idle": Out(1),
+            "error": Out(data.StructLayout({"valid": 1, "wave": range(W), "pc": ADDR, "words": 96})),
+        })
+        # Internal signals a lock-step testbench observes (see ``trace``); created in elaborate.
+        self.trace = {}
+
+
+    # ------------------------------------------------------------------------------------
+    def elaborate(self, platform):
+        cfg = self.config
+        W, V, L = cfg.wave_slots, cfg.vgprs_per_simd, cfg.valu_dep_latency
+        m = Module()
+
+        # ---- register files ------------------------------------------------------------
+        # VGPRs: one 1,024-bit word per register, a 32-bit write enable per lane (EXEC).
+        m.submodules.vgprs = vgprs = memory.Memory(shape=unsigned(32 * LANES), depth=V, init=[])
+        vw_alu = vgprs.write_port(granularity=32)      # VALU result (low register)
+        vw_alu_hi = vgprs.write_port(granularity=32)   # VALU 64-bit result (high register)
+        vw_mem = vgprs.write_port(granularity=32)      # memory returns and wave launch (v0)
+        vr = [vgprs.read_port(transparent_for=(vw_alu, vw_alu_hi, vw_mem)) for _ in range(6)]
+        # SGPRs (and ttmp): 64 even/odd pairs per wave slot; VCC, EXEC and M0 live in flip-flops.
+        m.submodules.sgprs = sgprs = memory.Memory(shape=unsigned(64), depth=W * 64, init=[])
+        sw_alu = sgprs.write_port(granularity=32)
+        sw_mem = sgprs.write_port(granularity=32)      # scalar loads and wave launch
+        sr = [sgprs.read_port(transparent_for=(sw_alu, sw_mem)) for _ in range(3)]
+
+        # ---- wave slot state -------------------------------------------------------------
+        def slots(shape, name):
+            return Array(Signal(shape, name=f"{name}{i}") for i in range(W))
+
+        resident, halted = slots(1, "resident"), slots(1, "halted")
+        pc, base, wg = slots(ADDR, "pc"), slots(range(V), "vbase"), slots(8, "wg")
+        exec_, vcc, m0, scc = slots(64, "exec"), slots(64, "vcc"), slots(32, "m0"), slots(1, "scc")
+        ib_valid, fetch_pending, br_pending = slots(1, "ib_valid"), slots(1, "fetch_pending"), slots(1, "br_pending")
+        ib = Array(Signal(DecodedInst, name=f"ib{i}") for i in range(W))
+        ib_words = slots(96, "ib_words")
+        loadcnt, storecnt, dscnt, kmcnt = slots(6, "loadcnt"), slots(6, "storecnt"), slots(6, "dscnt"), slots(5, "kmcnt")
+        seq = slots(SEQ, "seq")
+        vbusy, sbusy = slots(V, "vbusy"), slots(128, "sbusy")
+        bar_sig, bar_pass = slots(1, "bar_sig"), slots(1, "bar_pass")
+        older = [[Signal(name=f"older_{i}_{j}") for j in range(W)] for i in range(W)]  # i launched before j
+
+        m.d.comb += self.idle.eq(~Cat(*resident).any())
+
+        # ---- launch: a free slot; four cycles write s[0:3], ttmp7, ttmp9 and v0 ------------
+        free = Cat(*[~r for r in resident])
+        launch_slot = Signal(range(W))
+        for i in reversed(range(W)):
+            with m.If(free[i]):
+                m.d.comb += launch_slot.eq(i)
+        launch_step = Signal(range(5))
+        hold = Signal(LaunchLayout(cfg))
+        hold_slot = Signal(range(W))
+        launching = launch_step != 0
+        m.d.comb += [self.launch.ready.eq(free.any() & ~launching), self.launched_slot.eq(launch_slot)]
+        with m.If(self.launch.valid & self.launch.ready):
+            p, i = self.launch.payload, launch_slot
+            m.d.sync += [hold.eq(p), launch_step.eq(1), hold_slot.eq(i), resident[i].eq(1), halted[i].eq(0),
+                         pc[i].eq(p.pc), base[i].eq(p.vgpr_base), wg[i].eq(p.wg), exec_[i].eq(p.exec),
+                         vcc[i].eq(0), m0[i].eq(0), scc[i].eq(0), ib_valid[i].eq(0), fetch_pending[i].eq(0),
+                         br_pending[i].eq(0), loadcnt[i].eq(0), storecnt[i].eq(0), dscnt[i].eq(0), kmcnt[i].eq(0),
+                         seq[i].eq(0), vbusy[i].eq(0), sbusy[i].eq(0), bar_sig[i].eq(0), bar_pass[i].eq(0)]
+            for j in range(W):
+                with m.If(launch_slot == j):   # the new wave is the youngest
+                    m.d.sync += [older[j][k].eq(0) for k in range(W) if k != j]
+                    m.d.sync += [older[k][j].eq(1) for k in range(W) if k != j]
+        with m.If(launching):
+            m.d.sync += launch_step.eq(Mux(launch_step == 4, 0, launch_step + 1))
+
+        # ---- fetch: round robin over waves without an instruction buffered ---------------
+        m.submodules.decoder = dec = Decoder(pc_width=ADDR)
+        want = Signal(W)
+        m.d.comb += want.eq(Cat(*[resident[i] & ~ib_valid[i] & ~fetch_pending[i] & ~br_pending[i] & ~halted[i]
+                                  for i in range(W)]))
+        fetch_last, fetch_pick, fetch_any = Signal(range(W)), Signal(range(W)), Signal()
+        self._round_robin(m, want, fetch_last, fetch_pick, fetch_any, "fetch")
+        with m.If(~self.fetch_req.valid | self.fetch_req.ready):
+            m.d.sync += self.fetch_req.valid.eq(fetch_any & ~launching)
+            with m.If(fetch_any & ~launching):
+                m.d.sync += [self.fetch_req.payload.wave.eq(fetch_pick), self.fetch_req.payload.addr.eq(pc[fetch_pick]),
+                             fetch_pending[fetch_pick].eq(1), fetch_last.eq(fetch_pick)]
+        fr = self.fetch_resp.payload
+        m.d.comb += [self.fetch_resp.ready.eq(1), dec.words.eq(fr.data), dec.pc.eq(pc[fr.wave])]
+        with m.If(self.fetch_resp.valid):
+            m.d.sync += [ib[fr.wave].eq(dec.inst), ib_words[fr.wave].eq(fr.data),
+                         ib_valid[fr.wave].eq(1), fetch_pending[fr.wave].eq(0)]
+
+        # ---- VALU results in flight: busy for the dependent-issue latency ------------------
+        Flight = data.StructLayout({"valid": 1, "wave": range(W), "vdst": 8, "vn": range(3),
+                                    "sdst": 7, "sn": range(3)})
+        flight = [Signal(Flight, name=f"flight{k}") for k in range(max(L - 1, 0))]
+
+        # ---- issue: per wave, is its buffered instruction free of hazards? ----------------
+        ready = Signal(W)
+        for i in range(W):
+            self._ready(m, i, ib[i], ready, flight, vbusy[i], sbusy[i], loadcnt[i], storecnt[i], dscnt[i], kmcnt[i],
+                        bar_pass[i], resident[i] & ib_valid[i] & ~halted[i] & ~launching)
+        sel, sel_valid = Signal(range(W)), Signal()
+        if cfg.wave_policy == "oldest":
+            for i in range(W):
+                oldest = ready[i]
+                for j in range(W):
+                    if j != i:
+                        oldest = oldest & (~ready[j] | older[i][j])
+                with m.If(oldest):
+                    m.d.comb += [sel.eq(i), sel_valid.eq(1)]
+        else:
+            issue_last = Signal(range(W))
+            self._round_robin(m, ready, issue_last, sel, sel_valid, "issue")
+            with m.If(sel_valid):
+                m.d.sync += issue_last.eq(sel)
+        issue = sel_valid
+        si = ib[sel]
+        sk = si.kind
+
+        # register-file reads for the issuing instruction; the data arrives in EX.
+        # ALU: ports 0/1 src0 lo/hi, 2/3 src1, 4/5 src2 (or the old destination).
+        # Memory: ports 0/1 vaddr, 2-5 the data dwords (DS: data1 at port 4 when data0 fits in 2).
+        is_mem = _is_kind(sk, Kind.VMEM_LOAD, Kind.VMEM_STORE, Kind.VMEM_ATOMIC, Kind.DS_LOAD, Kind.DS_STORE, Kind.DS_ATOMIC)
+        data1_at4 = (si.data1_dw != 0)
+        regs_alu = [si.src0[:8], si.src0[:8] + 1, si.src1[:8], si.src1[:8] + 1,
+                    Mux(si.reads_dst, si.vdst, si.src2[:8]), si.src2[:8] + 1]
+        regs_mem = [si.vaddr, si.vaddr + 1, si.data0, si.data0 + 1,
+                    Mux(data1_at4, si.data1, si.data0 + 2), Mux(data1_at4, si.data1 + 1, si.data0 + 3)]
+        for k in range(6):
+            m.d.comb += vr[k].addr.eq(base[sel] + Mux(is_mem, regs_mem[k], regs_alu[k]))
+        srow = sel * 64
+        m.d.comb += [
+            sr[0].addr.eq(srow + Mux(sk == Kind.SMEM, si.sbase, Mux(is_mem, si.saddr[1:], si.src0[1:7]))),
+            sr[1].addr.eq(srow + Mux(sk == Kind.SMEM, si.soffset[1:], si.src1[1:7])),
+            sr[2].addr.eq(srow + Mux(sk == Kind.SALU, si.sdst[1:], si.src2[1:7])),
+        ]
+
+        with m.If(issue):
+            m.d.sync += [ib_valid[sel].eq(0), seq[sel].eq(seq[sel] + 1), pc[sel].eq(pc[sel] + (si.size << 2))]
+            with m.If(si.illegal):
+                m.d.sync += [halted[sel].eq(1), self.error.valid.eq(1), self.error.wave.eq(sel),
+                             self.error.pc.eq(pc[sel]), self.error.words.eq(ib_words[sel])]
+            with m.If(sk == Kind.SBRANCH):
+                m.d.sync += br_pending[sel].eq(1)
+            with m.If(si.op == OpId.S_ENDPGM):
+                m.d.sync += resident[sel].eq(0)
+            with m.If(si.op == OpId.S_BARRIER_WAIT):
+                m.d.sync += bar_pass[sel].eq(0)
+        if flight:
+            is_valu = _is_kind(sk, Kind.VALU, Kind.VTRANS)
+            m.d.sync += [flight[0].valid.eq(issue & is_valu), flight[0].wave.eq(sel),
+                         flight[0].vdst.eq(si.vdst), flight[0].vn.eq(si.vdst_dw[:2]),
+                         flight[0].sdst.eq(si.sdst), flight[0].sn.eq(si.sdst_dw[:2])]
+            m.d.sync += [flight[k].eq(flight[k - 1]) for k in range(1, len(flight))]
+
+        # ---- EX ----------------------------------------------------------------------------
+        ex = Signal(data.StructLayout({"valid": 1, "wave": range(W), "pc": ADDR, "seq": SEQ, "inst": DecodedInst}))
+        m.d.sync += [ex.valid.eq(issue), ex.wave.eq(sel), ex.pc.eq(pc[sel]), ex.seq.eq(seq[sel]), ex.inst.eq(si)]
+        xi, xw, xk = ex.inst, ex.wave, ex.inst.kind
+        x_valid = ex.valid & ~xi.illegal
+        x_exec = exec_[xw][:32]
+
+        def scalar_value(code, port, bits):
+            """Scalar, inline-constant or literal source ``code`` as a ``bits``-wide value."""
+            v = Signal(bits, name=f"sval{port}_{bits}")
+            pair = sr[port].data
+            with m.Switch(code):
+                with m.Case(VCC_LO):
+                    m.d.comb += v.eq(vcc[xw] if bits == 64 else vcc[xw][:32])
+                with m.Case(VCC_HI):
+                    m.d.comb += v.eq(vcc[xw][32:])
+                with m.Case(EXEC_LO):
+                    m.d.comb += v.eq(exec_[xw] if bits == 64 else x_exec)
+                with m.Case(EXEC_HI):
+                    m.d.comb += v.eq(exec_[xw][32:])
+                with m.Case(M0):
+                    m.d.comb += v.eq(m0[xw])
+                with m.Case(NULL):
+                    m.d.comb += v.eq(0)
+                with m.Case(SCC_CODE):
+                    m.d.comb += v.eq(scc[xw])
+                with m.Case(VCCZ):
+                    m.d.comb += v.eq(vcc[xw][:32] == 0)
+                with m.Case(EXECZ):
+                    m.d.comb += v.eq(x_exec == 0)
+                with m.Case(LITERAL):
+                    m.d.comb += v.eq(xi.literal)
+                for c in list(range(128, 209)) + list(range(240, 249)):
+                    with m.Case(c):
+                        m.d.comb += v.eq(inline_constant(c, bits))
+                with m.Default():
+                    m.d.comb += v.eq(pair if bits == 64 else Mux(code[0], pair[32:], pair[:32]))
+            return v
+
+        codes = [xi.src0, xi.src1, Mux(xk == Kind.SALU, xi.sdst, xi.src2)]
+        s32 = [scalar_value(codes[k], k, 32) for k in range(3)]
+        s64 = [scalar_value(codes[k], k, 64) for k in range(3)]
+        dws = [xi.src0_dw, xi.src1_dw, xi.src2_dw]
+        op64, op32 = [], []
+        for k in range(3):
+            lo, hi = vr[2 * k].data, vr[2 * k + 1].data
+            if k == 2:   # the old destination (MAC, writelane, 16-bit merges) comes through port 4
+                lo = vr[4].data
+            wide = dws[k] == 2
+            vec64 = Cat(*[Cat(lo[32 * n: 32 * n + 32], Mux(wide, hi[32 * n: 32 * n + 32], 0)) for n in range(LANES)])
+            sc = Mux(wide, s64[k], s32[k])
+            o64, o32 = Signal(64 * LANES, name=f"op{k}_64"), Signal(32 * LANES, name=f"op{k}_32")
+            m.d.comb += [o64.eq(Mux(codes[k][8], vec64, Cat(*[sc] * LANES))),
+                         o32.eq(Mux(codes[k][8], lo, Cat(*[s32[k]] * LANES)))]
+            op64.append(o64)
+            op32.append(o32)
+        old_dst = vr[4].data
+        k_lanes = Cat(*[xi.literal] * LANES)
+        x_is_mac = xi.reads_dst & (xk == Kind.VALU)
+
+        m.submodules.salu = salu = SALU()
+        m.submodules.valu_int = vint = VALUInt()
+        m.submodules.valu_fp = vfp = VALUFloat()
+        x_is_fp = _in_set(m, xi.op, _ops(_is_float_op), "x_is_fp")
+        m.d.comb += [
+            salu.op.eq(xi.op), salu.a.eq(Mux(dws[0] == 2, s64[0], s32[0])), salu.b.eq(Mux(dws[1] == 2, s64[1], s32[1])),
+            salu.scc_in.eq(scc[xw]), salu.exec_in.eq(x_exec), salu.simm16.eq(xi.simm16),
+            salu.d_in.eq(Mux(xi.sdst_dw == 2, s64[2], s32[2])),
+            vint.op.eq(xi.op), vint.a.eq(op64[0]), vint.b.eq(op64[1]), vint.c.eq(op64[2]),
+            vint.mask_in.eq(s32[2]), vint.opsel.eq(xi.opsel), vint.clamp.eq(xi.clamp), vint.d_old.eq(old_dst),
+            vfp.op.eq(xi.op), vfp.abs.eq(xi.abs), vfp.neg.eq(xi.neg), vfp.clamp.eq(xi.clamp), vfp.omod.eq(xi.omod),
+            vfp.a.eq(op32[0]),
+            vfp.b.eq(Mux(xi.op == OpId.V_FMAMK_F32, k_lanes, op32[1])),
+            vfp.c.eq(Mux(x_is_mac, old_dst, Mux(xi.op == OpId.V_FMAMK_F32, op32[1],
+                                                 Mux(xi.op == OpId.V_FMAAK_F32, k_lanes, op32[2])))),
+        ]
+
+        def fault(cond):
+            with m.If(cond):
+                m.d.sync += [halted[xw].eq(1), self.error.valid.eq(1), self.error.wave.eq(xw), self.error.pc.eq(ex.pc)]
+
+        def write_scalar(code, value, nregs, we):
+            """Write a scalar destination: VCC, EXEC and M0 are flip-flops, the rest the SGPR file."""
+            with m.If(we):
+                with m.Switch(code):
+                    with m.Case(VCC_LO):
+                        m.d.sync += (vcc[xw] if nregs == 2 else vcc[xw][:32]).eq(value)
+                    with m.Case(VCC_HI):
+                        m.d.sync += vcc[xw][32:].eq(value[:32])
+                    with m.Case(EXEC_LO):
+                        m.d.sync += (exec_[xw] if nregs == 2 else exec_[xw][:32]).eq(value)
+                    with m.Case(EXEC_HI):
+                        m.d.sync += exec_[xw][32:].eq(value[:32])
+                    with m.Case(M0):
+                        m.d.sync += m0[xw].eq(value[:32])
+                    with m.Case(NULL):
+                        pass
+                    with m.Default():
+                        m.d.comb += sw_alu.addr.eq(xw * 64 + code[1:7])
+                        if nregs == 2:
+                            m.d.comb += [sw_alu.data.eq(value), sw_alu.en.eq(0b11)]
+                        else:
+                            m.d.comb += [sw_alu.data.eq(Cat(value[:32], value[:32])),
+                                         sw_alu.en.eq(Mux(code[0], 0b10, 0b01))]
+
+        vdst_addr = Signal(range(V))
+        m.d.comb += vdst_addr.eq(base[xw] + xi.vdst)
+        with m.If(x_valid & (xk == Kind.SALU)):
+            fault(salu.illegal)
+            write_scalar(xi.sdst, salu.d, 2, salu.d_we & (xi.sdst_dw == 2))
+            write_scalar(xi.sdst, salu.d, 1, salu.d_we & (xi.sdst_dw == 1))
+            with m.If(salu.scc_we):
+                m.d.sync += scc[xw].eq(salu.scc)
+            with m.If(salu.exec_we):
+                m.d.sync += exec_[xw][:32].eq(salu.exec)
+            with m.If(xi.op == OpId.S_BARRIER_SIGNAL):
+                m.d.sync += bar_sig[xw].eq(1)
+        with m.If(x_valid & (xk == Kind.VALU)):
+            lo = Cat(*[vint.d[64 * n: 64 * n + 32] for n in range(LANES)])
+            hi = Cat(*[vint.d[64 * n + 32: 64 * n + 64] for n in range(LANES)])
+            result = Mux(x_is_fp, vfp.d, lo)
+            lane_mask = Mux(x_is_fp, vfp.mask_out, vint.mask_out) & x_exec
+            lanes_special = _is_op(xi.op, OpId.V_READFIRSTLANE_B32, OpId.V_READLANE_B32, OpId.V_WRITELANE_B32)
+            fault(Mux(x_is_fp, vfp.illegal, vint.illegal) & ~lanes_special)
+            first = Signal(range(LANES))
+            for n in reversed(range(LANES)):
+                with m.If(x_exec[n]):
+                    m.d.comb += first.eq(n)
+            lane_sel = Mux(xi.op == OpId.V_READLANE_B32, s32[1][:5], first)
+            scalar_result = Mux(lanes_special, Mux(xi.src0[8], op32[0].word_select(lane_sel, 32), s32[0]), lane_mask)
+            write_scalar(xi.sdst, scalar_result, 1, xi.sdst_dw != 0)
+            with m.If(xi.op == OpId.V_WRITELANE_B32):
+                m.d.comb += [vw_alu.addr.eq(vdst_addr), vw_alu.data.eq(Cat(*[s32[0]] * LANES)),
+                             vw_alu.en.eq(Const(1, 32) << s32[1][:5])]
+            with m.Elif(xi.vdst_dw != 0):
+                m.d.comb += [vw_alu.addr.eq(vdst_addr), vw_alu.data.eq(result), vw_alu.en.eq(x_exec)]
+                with m.If(xi.vdst_dw == 2):
+                    m.d.comb += [vw_alu_hi.addr.eq(vdst_addr + 1), vw_alu_hi.data.eq(hi), vw_alu_hi.en.eq(x_exec)]
+        with m.If(x_valid & (xk == Kind.VTRANS)):
+            fault(1)   # the transcendental unit joins with its own write port (docs/simd.md)
+        with m.If(x_valid & (xk == Kind.SBRANCH)):
+            taken = Signal()
+            with m.Switch(xi.op):
+                with m.Case(OpId.S_BRANCH):
+                    m.d.comb += taken.eq(1)
+                with m.Case(OpId.S_CBRANCH_SCC0):
+                    m.d.comb += taken.eq(~scc[xw])
+                with m.Case(OpId.S_CBRANCH_SCC1):
+                    m.d.comb += taken.eq(scc[xw])
+                with m.Case(OpId.S_CBRANCH_VCCZ):
+                    m.d.comb += taken.eq(vcc[xw][:32] == 0)
+                with m.Case(OpId.S_CBRANCH_VCCNZ):
+                    m.d.comb += taken.eq(vcc[xw][:32] != 0)
+                with m.Case(OpId.S_CBRANCH_EXECZ):
+                    m.d.comb += taken.eq(x_exec == 0)
+                with m.Case(OpId.S_CBRANCH_EXECNZ):
+                    m.d.comb += taken.eq(x_exec != 0)
+            with m.If(taken):
+                m.d.sync += pc[xw].eq(ex.pc + 4 + (xi.simm16.as_signed() << 2))
+            m.d.sync += br_pending[xw].eq(0)
+
+        # ---- memory requests: registered; an instruction issues only into an empty buffer --
+        for port in (self.smem_req, self.vmem_req, self.lds_req):
+            with m.If(port.ready):
+                m.d.sync += port.valid.eq(0)
+        lane = lambda v, n: v[32 * n: 32 * n + 32]   # noqa: E731
+        vaddr_lanes = Cat(*[(Mux(xi.saddr == NULL, Cat(lane(vr[0].data, n), lane(vr[1].data, n)),
+                                                     sr[0].data + lane(vr[0].data, n)) + xi.offset)[:64] for n in range(LANES)])
+        ds_lanes = Cat(*[Cat(lane(vr[0].data, n), Const(0, 32)) for n in range(LANES)])
+        data_lanes = Cat(*[Cat(*[lane(vr[2 + d].data, n) for d in range(4)]) for n in range(LANES)])
+        with m.If(x_valid & (xk == Kind.SMEM)):
+            soff = Mux(xi.soffset == NULL, 0, Mux(xi.soffset[0], sr[1].data[32:], sr[1].data[:32]))
+            p = self.smem_req.payload
+            m.d.sync += [self.smem_req.valid.eq(1), p.wave.eq(xw), p.seq.eq(ex.seq), p.op.eq(xi.op),
+                         p.addr.eq((sr[0].data + xi.offset + soff)[:64] & ~3), p.sdst.eq(xi.sdst), p.dwords.eq(xi.sdst_dw)]
+        with m.If(x_valid & _is_kind(xk, Kind.VMEM_LOAD, Kind.VMEM_STORE, Kind.VMEM_ATOMIC, Kind.CACHE)):
+            p = self.vmem_req.payload
+            m.d.sync += [self.vmem_req.valid.eq(1), p.wave.eq(xw), p.seq.eq(ex.seq), p.op.eq(xi.op), p.exec.eq(x_exec),
+                         p.addr.eq(vaddr_lanes), p.data.eq(data_lanes), p.vdst.eq(xi.vdst),
+                         p.returns.eq(xi.vdst_dw != 0), p.offset0.eq(0), p.offset1.eq(0)]
+        with m.If(x_valid & _is_kind(xk, Kind.DS_LOAD, Kind.DS_STORE, Kind.DS_ATOMIC)):
+            p = self.lds_req.payload
+            m.d.sync += [self.lds_req.valid.eq(1), p.wave.eq(xw), p.seq.eq(ex.seq), p.op.eq(xi.op), p.exec.eq(x_exec),
+                         p.addr.eq(ds_lanes), p.data.eq(data_lanes), p.vdst.eq(xi.vdst),
+                         p.returns.eq(xi.vdst_dw != 0), p.offset0.eq(xi.offset0), p.offset1.eq(xi.offset1)]
+
+        # ---- counters and busy bits: up at issue, down on the last response beat ------------
+        inc = {c: Signal(W, name=f"inc_{c}") for c in ("load", "store", "ds", "km")}
+        dec_ = {c: Signal(W, name=f"dec_{c}") for c in ("load", "store", "ds", "km")}
+        vset, vclr = Array(Signal(V, name=f"vset{i}") for i in range(W)), Array(Signal(V, name=f"vclr{i}") for i in range(W))
+        sset, sclr = Array(Signal(128, name=f"sset{i}") for i in range(W)), Array(Signal(128, name=f"sclr{i}") for i in range(W))
+        with m.If(issue & ~si.illegal):
+            with m.If(sk == Kind.SMEM):
+                m.d.comb += [inc["km"].bit_select(sel, 1).eq(1),
+                             sset[sel].eq(((Const(1, 17) << si.sdst_dw) - 1) << si.sdst)]
+            with m.If(_is_kind(sk, Kind.VMEM_LOAD, Kind.VMEM_ATOMIC) & (si.vdst_dw != 0) | (si.op == OpId.GLOBAL_INV)):
+                m.d.comb += inc["load"].bit_select(sel, 1).eq(1)
+            with m.Elif(_is_kind(sk, Kind.VMEM_STORE, Kind.VMEM_ATOMIC, Kind.CACHE)):
+                m.d.comb += inc["store"].bit_select(sel, 1).eq(1)
+            with m.If(_is_kind(sk, Kind.DS_LOAD, Kind.DS_STORE, Kind.DS_ATOMIC)):
+                m.d.comb += inc["ds"].bit_select(sel, 1).eq(1)
+            with m.If(is_mem):
+                m.d.comb += vset[sel].eq(((Const(1, 5) << si.vdst_dw) - 1) << si.vdst)
+
+        sresp = self.smem_resp
+        m.d.comb += sresp.ready.eq(~launching)
+        with m.If(sresp.valid & sresp.ready):
+            sp = sresp.payload
+            m.d.comb += [sw_mem.addr.eq(sp.wave * 64 + sp.sdst[1:]), sw_mem.data.eq(Cat(sp.data, sp.data)),
+                         sw_mem.en.eq(Mux(sp.sdst[0], 0b10, 0b01)), sclr[sp.wave].eq(Const(1, 128) << sp.sdst)]
+            with m.If(sp.last):
+                m.d.comb += dec_["km"].bit_select(sp.wave, 1).eq(1)
+        launch_pairs = Array([Const(0, 6), Const(1, 6), Const(57, 6), Const(58, 6)])   # s[0:1] s[2:3] ttmp[6:7] ttmp[8:9]
+        launch_vals = Array([Cat(hold.sgpr[0], hold.sgpr[1]), Cat(hold.sgpr[2], hold.sgpr[3]),
+                             Cat(Const(0, 32), hold.ttmp7), Cat(Const(0, 32), hold.ttmp9)])
+        with m.If(launching):
+            m.d.comb += [sw_mem.addr.eq(hold_slot * 64 + launch_pairs[launch_step - 1]),
+                         sw_mem.data.eq(launch_vals[launch_step - 1]),
+                         sw_mem.en.eq(Mux(launch_step >= 3, 0b10, 0b11))]
+            with m.If(launch_step == 4):
+                m.d.comb += [vw_mem.addr.eq(hold.vgpr_base), vw_mem.data.eq(hold.v0), vw_mem.en.eq(~0)]
+        vresp, lresp = self.vmem_resp, self.lds_resp
+        m.d.comb += [vresp.ready.eq(~launching), lresp.ready.eq(~launching & ~vresp.valid)]
+        for resp, is_lds in ((vresp, False), (lresp, True)):
+            with m.If(resp.valid & resp.ready):
+                rp = resp.payload
+                with m.If(rp.write):
+                    m.d.comb += [vw_mem.addr.eq(base[rp.wave] + rp.vdst), vw_mem.data.eq(rp.data), vw_mem.en.eq(rp.mask),
+                                 vclr[rp.wave].eq(Const(1, V) << rp.vdst)]
+                with m.If(rp.last):
+                    if is_lds:
+                        m.d.comb += dec_["ds"].bit_select(rp.wave, 1).eq(1)
+                    else:
+                        with m.If(rp.store):
+                            m.d.comb += dec_["store"].bit_select(rp.wave, 1).eq(1)
+                        with m.Else():
+                            m.d.comb += dec_["load"].bit_select(rp.wave, 1).eq(1)
+        for i in range(W):
+            m.d.sync += [loadcnt[i].eq(loadcnt[i] + inc["load"][i] - dec_["load"][i]),
+                         storecnt[i].eq(storecnt[i] + inc["store"][i] - dec_["store"][i]),
+                         dscnt[i].eq(dscnt[i] + inc["ds"][i] - dec_["ds"][i]),
+                         kmcnt[i].eq(kmcnt[i] + inc["km"][i] - dec_["km"][i]),
+                         vbusy[i].eq((vbusy[i] | vset[i]) & ~vclr[i]),
+                         sbusy[i].eq((sbusy[i] | sset[i]) & ~sclr[i])]
+
+        # ---- workgroup barrier among this SIMD's waves: a wave that has ended has arrived ----
+        for i in range(W):
+            complete = resident[i] & bar_sig[i]
+            for j in range(W):
+                if j != i:
+                    complete = complete & (~resident[j] | (wg[j] != wg[i]) | bar_sig[j])
+            with m.If(complete):
+                m.d.sync += [bar_sig[i].eq(0), bar_pass[i].eq(1)]
+
+        self.trace = dict(ex=ex, issue=issue, sel=sel, pc=pc, base=base, vw=[vw_alu, vw_alu_hi, vw_mem],
+                          sw=[sw_alu, sw_mem], exec=exec_, vcc=vcc, scc=scc, m0=m0, resident=resident,
+                          loadcnt=loadcnt, storecnt=storecnt, dscnt=dscnt, kmcnt=kmcnt)
+        return m
+
+    # ------------------------------------------------------------------------------------
+    @staticmethod
+    def _round_robin(m, want, last, pick, any_, name):
+        """``pick`` = the first set bit of ``want`` after position ``last`` (wrapping)."""
+        W = len(want)
+        rot = Cat(want, want)
+        for k in reversed(range(W)):
+            idx = Signal(range(2 * W + 1), name=f"{name}_rr{k}")
+            m.d.comb += idx.eq(last + 1 + k)
+            with m.If(rot.bit_select(idx, 1)):
+                m.d.comb += [pick.eq(Mux(idx >= W, idx - W, idx)), any_.eq(1)]
+
+    def _ready(self, m, i, inst, ready, flight, vbusy, sbusy, loadcnt, storecnt, dscnt, kmcnt, bar_pass, alive):
+        """ready[i]: wave i's buffered instruction has no hazard and its unit can take it."""
+        k = inst.kind
+        vregs = [(inst.src0[:8], Mux(inst.src0[8], inst.src0_dw, 0)),
+                 (inst.src1[:8], Mux(inst.src1[8], inst.src1_dw, 0)),
+                 (inst.src2[:8], Mux(inst.src2[8], inst.src2_dw, 0)),
+                 (inst.vaddr, inst.vaddr_dw), (inst.data0, inst.data0_dw), (inst.data1, inst.data1_dw),
+                 (inst.vdst, inst.vdst_dw)]
+        is_vmem = _is_kind(k, Kind.VMEM_LOAD, Kind.VMEM_STORE, Kind.VMEM_ATOMIC)
+        sregs = [(inst.src0[:7], Mux(~inst.src0[8] & (inst.src0 < 128), inst.src0_dw, 0)),
+                 (inst.src1[:7], Mux(~inst.src1[8] & (inst.src1 < 128), inst.src1_dw, 0)),
+                 (inst.src2[:7], Mux(~inst.src2[8] & (inst.src2 < 128), inst.src2_dw, 0)),
+                 (inst.saddr, Mux(is_vmem & (inst.saddr != NULL), 2, 0)),
+                 (Cat(Const(0, 1), inst.sbase), Mux(k == Kind.SMEM, 2, 0)),
+                 (inst.soffset, Mux((k == Kind.SMEM) & (inst.soffset != NULL), 1, 0)),
+                 (Const(VCC_LO, 7), inst.reads_vcc),
+                 (inst.sdst, inst.sdst_dw)]
+        terms = []
+        for f in flight:
+            mine = f.valid & (f.wave == i)
+            terms.append(mine & (f.sn != 0) & (f.sdst == EXEC_LO))   # every instruction reads EXEC
+            terms += [mine & _overlap(r, n, f.vdst, f.vn) for r, n in vregs]
+            terms += [mine & _overlap(r, n, f.sdst, f.sn) for r, n in sregs]
+        terms += [((vbusy >> r)[:16] & ((Const(1, 17) << n) - 1)[:16]) != 0 for r, n in vregs]
+        terms += [((sbusy >> r)[:16] & ((Const(1, 17) << n) - 1)[:16]) != 0 for r, n in sregs]
+        hazard = Signal(name=f"hazard{i}")
+        m.d.comb += hazard.eq(Cat(*terms).any())
+
+        imm = inst.simm16
+        wait_ok = Signal(name=f"wait_ok{i}")
+        with m.Switch(inst.op):
+            with m.Case(OpId.S_WAIT_LOADCNT):
+                m.d.comb += wait_ok.eq(loadcnt <= imm[:6])
+            with m.Case(OpId.S_WAIT_STORECNT):
+                m.d.comb += wait_ok.eq(storecnt <= imm[:6])
+            with m.Case(OpId.S_WAIT_DSCNT):
+                m.d.comb += wait_ok.eq(dscnt <= imm[:6])
+            with m.Case(OpId.S_WAIT_KMCNT):
+                m.d.comb += wait_ok.eq(kmcnt <= imm[:5])
+            with m.Case(OpId.S_WAIT_LOADCNT_DSCNT):
+                m.d.comb += wait_ok.eq((loadcnt <= imm[8:14]) & (dscnt <= imm[:6]))
+            with m.Case(OpId.S_WAIT_STORECNT_DSCNT):
+                m.d.comb += wait_ok.eq((storecnt <= imm[8:14]) & (dscnt <= imm[:6]))
+            with m.Case(OpId.S_ENDPGM):   # a wave ends once its memory traffic has retired
+                m.d.comb += wait_ok.eq((loadcnt == 0) & (storecnt == 0) & (dscnt == 0) & (kmcnt == 0))
+            with m.Case(OpId.S_BARRIER_WAIT):
+                m.d.comb += wait_ok.eq(bar_pass)
+            with m.Default():
+                m.d.comb += wait_ok.eq(1)
+        # a memory instruction needs its port's buffer free and room in its counter
+        port_ok = Signal(name=f"port_ok{i}")
+        is_ds = _is_kind(k, Kind.DS_LOAD, Kind.DS_STORE, Kind.DS_ATOMIC)
+        m.d.comb += port_ok.eq(Mux(k == Kind.SMEM, ~self.smem_req.valid & (kmcnt != 31),
+                               Mux(is_vmem | (k == Kind.CACHE), ~self.vmem_req.valid & (loadcnt != 63) & (storecnt != 63),
+                               Mux(is_ds, ~self.lds_req.valid & (dscnt != 63), 1))))
+        m.d.comb += ready[i].eq(alive & (~hazard | inst.illegal) & wait_ok & port_ok)
+
+
+def _is_kind(kind, *kinds):
+    return Cat(*[kind == k for k in kinds]).any()
+
+
+def _is_op(op, *ops):
+    return Cat(*[op == o for o in ops]).any()
+
+
+def _ops(pred) -> list:
+    return [op for op in OpId if op is not OpId.NONE and pred(info_of(op))]
+
+
+def _is_float_op(info) -> bool:
+    """Executed by VALUFloat: FP32 arithmetic, conversions, float compares."""
+    return info.kind == "valu" and ("f32" in info.name or "ubyte" in info.name)
+
+
+def _in_set(m: Module, op, ops, name: str) -> Signal:
+    """A 1-bit signal: ``op`` is one of ``ops`` (a Switch generated from the ISA tables)."""
+    s = Signal(name=name)
+    if ops:
+        with m.Switch(op):
+            with m.Case(*ops):
+                m.d.comb += s.eq(1)
+    return s
+
+
+def _overlap(r, rn, e, en):
+    """Register ranges [r, r + rn) and [e, e + en) overlap (a count of 0 is no range)."""
+    return (rn != 0) & (en != 0) & (r < e + en) & (e < r + rn)
