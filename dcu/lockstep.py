@@ -89,11 +89,17 @@ class SimdRun:
         self.words = np.frombuffer(self.prep.code, dtype="<u4")
         self.cycles = 0
         self.instructions = 0
+        self.issued = {}              # kind -> count of issued instructions
+        self.valu_cycles = []         # cycle of every VALU issue
+        self._decoded = {}
 
     # -- helpers ------------------------------------------------------------------------
     def _inst_at(self, pc: int):
-        i = (pc - self.prep.code_base) // 4
-        return decode([int(x) for x in self.words[i: i + 3]], pc)
+        inst = self._decoded.get(pc)
+        if inst is None:
+            i = (pc - self.prep.code_base) // 4
+            inst = self._decoded[pc] = decode([int(x) for x in self.words[i: i + 3]], pc)
+        return inst
 
     def _fail(self, slot, what):
         key = self.slot_id.get(slot)
@@ -185,6 +191,10 @@ class SimdRun:
                     seqs[slot] += 1
                     issued_pc[(slot, sq)] = pc
                     self.instructions += 1
+                    kind = self._inst_at(pc).info.kind
+                    self.issued[kind] = self.issued.get(kind, 0) + 1
+                    if kind == "valu":
+                        self.valu_cycles.append(cyc)
                     if self.lockstep and not self.order_dependent:
                         evs = self.events[self.slot_id[slot]]
                         if sq >= len(evs) or evs[sq]["pc"] != pc:
@@ -273,6 +283,7 @@ class SimdRun:
                     raise SimdHang(f"seed {self.seed}: no completion after {self.cycles} cycles: {stuck}")
 
         sim = Simulator(dut)
+        self.signal_count = len(sim._engine._state.signals)   # what the simulator updates
         sim.add_clock(1e-8)
         sim.add_testbench(bench)
         sim.run()
