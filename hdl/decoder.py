@@ -1,10 +1,16 @@
 """Combinational gfx1200 instruction decoder (docs/simd.md, "decoder").
 
 Everything opcode-specific is generated at elaboration time from ``isa.OPCODES`` and the
-Python decoder's rules (``isa.decoder``): a ``Switch`` on the format bits (BRIEF §2), inside
-it a ``Switch`` on the opcode field with one ``Case`` per opcode that sets the ``OpId``,
-the ``Kind`` and the per-opcode properties. Adding an opcode to ``isa/opcodes.py`` adds it
-here; an opcode that is not in the table decodes as ``illegal``.
+Python decoder's rules (``isa.decoder``): a ``Switch`` on the format bits (BRIEF §2; the
+patterns and the opcode field positions are derived from ``isa.decoder._fmt_of`` and
+``_raw_op``), inside it a ``Switch`` on the opcode field with one ``Case`` per opcode that
+sets the ``OpId``, the ``Kind`` and the per-opcode properties (:func:`op_properties`). The
+VOP3 opcode space holds the native VOP3/VOP3SD opcodes and the ``_e64`` forms of VOP1/VOP2/
+VOPC. Adding an opcode to ``isa/opcodes.py`` adds it here; an opcode that is not in the table,
+a VOPD or foreign format, or a DPP/SDWA source code decodes as ``illegal``.
+
+Literal rule (as ``isa.decode``): a literal dword follows the base encoding when one of the
+first ``len(info.src_bits)`` source fields of the format is 255, or for fmamk/fmaak (K).
 """
 from __future__ import annotations
 
