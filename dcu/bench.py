@@ -91,9 +91,11 @@ def _sim_speed_simd() -> dict:
     kernel = _asm_kernel("sim_speed_simd", _fma_body(16))
     run, seconds = _simd_run(kernel, 4)
     return {"benchmark": "sim-speed-simd",
-            "rows": [{"waves": 4, "cycles": run.cycles, "seconds": round(seconds, 2),
-                      "cycles_per_s": round(run.cycles / seconds), "signals": run.signal_count}],
-            "goal": ">= 1,000 cycles/s", "note": "testbench (memory model) included in the time"}
+            "rows": [{"waves": 4, "cycles": run.cycles, "sim_seconds": round(run.sim_seconds, 2),
+                      "cycles_per_s": round(run.cycles / run.sim_seconds), "signals": run.signal_count,
+                      "with_setup_seconds": round(seconds, 2)}],
+            "goal": ">= 1,000 cycles/s",
+            "note": "simulation time includes the Python testbench that serves memory; set-up (elaboration, model run) excluded"}
 
 
 BENCHMARKS = {"model-speed": _model_speed, "valu-ipc": _valu_ipc, "sim-speed-simd": _sim_speed_simd}

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import random
+import time
 from collections import defaultdict, deque
 
 import numpy as np
@@ -172,14 +173,16 @@ class SimdRun:
 
                 # ---- instruction fetch: three dwords, one cycle later ------------------
                 if ctx.get(dut.fetch_req.valid):
-                    fetch_q.append((cyc + 1, ctx.get(dut.fetch_req.payload.wave), ctx.get(dut.fetch_req.payload.addr)))
+                    q = dut.fetch_req.payload
+                    fetch_q.append((cyc + 1, ctx.get(q.wave), ctx.get(q.addr), ctx.get(q.epoch)))
                 if fetch_q and fetch_q[0][0] <= cyc:
-                    _, w, addr = fetch_q.popleft()
+                    _, w, addr, ep = fetch_q.popleft()
                     i = (addr - self.prep.code_base) // 4
-                    ws = [int(x) for x in self.words[i: i + 3]] + [0, 0, 0]
+                    ws = [int(x) for x in self.words[max(i, 0): i + 4]] + [0] * 4
                     ctx.set(dut.fetch_resp.valid, 1)
                     ctx.set(dut.fetch_resp.payload.wave, w)
-                    ctx.set(dut.fetch_resp.payload.data, ws[0] | ws[1] << 32 | ws[2] << 64)
+                    ctx.set(dut.fetch_resp.payload.epoch, ep)
+                    ctx.set(dut.fetch_resp.payload.data, ws[0] | ws[1] << 32 | ws[2] << 64 | ws[3] << 96)
                 else:
                     ctx.set(dut.fetch_resp.valid, 0)
 
@@ -286,7 +289,9 @@ class SimdRun:
         self.signal_count = len(sim._engine._state.signals)   # what the simulator updates
         sim.add_clock(1e-8)
         sim.add_testbench(bench)
+        t0 = time.perf_counter()
         sim.run()
+        self.sim_seconds = time.perf_counter() - t0   # simulation alone, without elaboration
         return self.prep.read_back()
 
     # -- pieces of the bench -----------------------------------------------------------

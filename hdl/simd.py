@@ -1,7 +1,8 @@
 """One SIMD32 of the dual compute unit: wave slots, fetch, issue, register files, ALUs, memory ports.
 
-Pipeline (docs/simd.md): a wave's next instruction is fetched through ``fetch_req`` /
-``fetch_resp`` and decoded once, into the wave's instruction buffer. Each cycle the issue
+Pipeline (docs/simd.md): each wave prefetches its instruction stream in 16-byte chunks
+through ``fetch_req`` / ``fetch_resp`` into a three-chunk buffer, and a decoder per wave
+decodes the instruction at the wave's PC from that buffer. Each cycle the issue
 stage picks one ready wave (oldest first or round robin) and addresses the register files;
 the next cycle (EX) the operands arrive, the ALUs compute combinationally and the results
 are written back. The scoreboard keeps VALU destinations busy for
@@ -43,11 +44,13 @@ def LaunchLayout(cfg: DCUConfig):
 
 
 def FetchReq(cfg):
-    return data.StructLayout({"wave": range(cfg.wave_slots), "addr": ADDR})
+    """A 16-byte-aligned chunk of instructions for one wave; ``epoch`` comes back with the data."""
+    return data.StructLayout({"wave": range(cfg.wave_slots), "addr": ADDR, "epoch": 2})
 
 
 def FetchResp(cfg):
-    return data.StructLayout({"wave": range(cfg.wave_slots), "data": 96})
+    """Responses return in request order for each wave."""
+    return data.StructLayout({"wave": range(cfg.wave_slots), "data": 128, "epoch": 2})
 
 
 def SmemReq(cfg):
@@ -87,7 +90,7 @@ class SIMD(wiring.Component):
     -------
     launch : In(stream of LaunchLayout)
         Start a wave in a free slot (PC, VGPR allocation, EXEC, user SGPRs, ttmp7/9, v0).
-    fetch_req, fetch_resp : instruction fetch (three dwords at ``addr``).
+    fetch_req, fetch_resp : instruction fetch, 16-byte chunks, in order per wave.
     smem_req, smem_resp : scalar memory; one response beat per dword, ``last`` retires.
     vmem_req, vmem_resp : global memory; one response beat per destination register.
     lds_req, lds_resp : LDS, the same layouts as ``vmem``.
@@ -146,9 +149,9 @@ class SIMD(wiring.Component):
         resident, halted = slots(1, "resident"), slots(1, "halted")
         pc, base, wg = slots(ADDR, "pc"), slots(range(V), "vbase"), slots(8, "wg")
         exec_, vcc, m0, scc = slots(64, "exec"), slots(64, "vcc"), slots(32, "m0"), slots(1, "scc")
-        ib_valid, fetch_pending, br_pending = slots(1, "ib_valid"), slots(1, "fetch_pending"), slots(1, "br_pending")
-        ib = Array(Signal(DecodedInst, name=f"ib{i}") for i in range(W))
-        ib_words = slots(96, "ib_words")
+        br_pending = slots(1, "br_pending")
+        chunks, nvalid, infl = slots(3 * 128, "chunks"), slots(range(4), "nvalid"), slots(range(4), "infl")
+        fetch_addr, epoch = slots(ADDR, "fetch_addr"), slots(2, "epoch")
         loadcnt, storecnt, dscnt, kmcnt = slots(6, "loadcnt"), slots(6, "storecnt"), slots(6, "dscnt"), slots(5, "kmcnt")
         seq = slots(SEQ, "seq")
         vbusy, sbusy = slots(V, "vbusy"), slots(128, "sbusy")
@@ -172,8 +175,8 @@ class SIMD(wiring.Component):
             p, i = self.launch.payload, launch_slot
             m.d.sync += [hold.eq(p), launch_step.eq(1), hold_slot.eq(i), resident[i].eq(1), halted[i].eq(0),
                          pc[i].eq(p.pc), base[i].eq(p.vgpr_base), wg[i].eq(p.wg), exec_[i].eq(p.exec),
-                         vcc[i].eq(0), m0[i].eq(0), scc[i].eq(0), ib_valid[i].eq(0), fetch_pending[i].eq(0),
-                         br_pending[i].eq(0), loadcnt[i].eq(0), storecnt[i].eq(0), dscnt[i].eq(0), kmcnt[i].eq(0),
+                         vcc[i].eq(0), m0[i].eq(0), scc[i].eq(0), nvalid[i].eq(0), infl[i].eq(0),
+                         fetch_addr[i].eq(p.pc & ~15), epoch[i].eq(epoch[i] + 1), br_pending[i].eq(0), loadcnt[i].eq(0), storecnt[i].eq(0), dscnt[i].eq(0), kmcnt[i].eq(0),
                          seq[i].eq(0), vbusy[i].eq(0), sbusy[i].eq(0), bar_sig[i].eq(0), bar_pass[i].eq(0)]
             for j in range(W):
                 with m.If(launch_slot == j):   # the new wave is the youngest
@@ -182,23 +185,40 @@ class SIMD(wiring.Component):
         with m.If(launching):
             m.d.sync += launch_step.eq(Mux(launch_step == 4, 0, launch_step + 1))
 
-        # ---- fetch: round robin over waves without an instruction buffered ---------------
-        m.submodules.decoder = dec = Decoder(pc_width=ADDR)
+        # ---- fetch: each wave keeps up to three 16-byte chunks buffered or in flight --------
         want = Signal(W)
-        m.d.comb += want.eq(Cat(*[resident[i] & ~ib_valid[i] & ~fetch_pending[i] & ~br_pending[i] & ~halted[i]
-                                  for i in range(W)]))
+        m.d.comb += want.eq(Cat(*[resident[i] & ~halted[i] & (nvalid[i] + infl[i] < 3) for i in range(W)]))
         fetch_last, fetch_pick, fetch_any = Signal(range(W)), Signal(range(W)), Signal()
         self._round_robin(m, want, fetch_last, fetch_pick, fetch_any, "fetch")
+        fetch_go = Signal(W)   # a request for wave i leaves this cycle
         with m.If(~self.fetch_req.valid | self.fetch_req.ready):
             m.d.sync += self.fetch_req.valid.eq(fetch_any & ~launching)
             with m.If(fetch_any & ~launching):
-                m.d.sync += [self.fetch_req.payload.wave.eq(fetch_pick), self.fetch_req.payload.addr.eq(pc[fetch_pick]),
-                             fetch_pending[fetch_pick].eq(1), fetch_last.eq(fetch_pick)]
+                m.d.sync += [self.fetch_req.payload.wave.eq(fetch_pick), self.fetch_req.payload.addr.eq(fetch_addr[fetch_pick]),
+                             self.fetch_req.payload.epoch.eq(epoch[fetch_pick]), fetch_last.eq(fetch_pick)]
+                m.d.comb += fetch_go.bit_select(fetch_pick, 1).eq(1)
         fr = self.fetch_resp.payload
-        m.d.comb += [self.fetch_resp.ready.eq(1), dec.words.eq(fr.data), dec.pc.eq(pc[fr.wave])]
-        with m.If(self.fetch_resp.valid):
-            m.d.sync += [ib[fr.wave].eq(dec.inst), ib_words[fr.wave].eq(fr.data),
-                         ib_valid[fr.wave].eq(1), fetch_pending[fr.wave].eq(0)]
+        m.d.comb += self.fetch_resp.ready.eq(1)
+        fill = Signal(W)       # a response for wave i arrives (and is current) this cycle
+        with m.If(self.fetch_resp.valid & (fr.epoch == epoch[fr.wave])):
+            m.d.comb += fill.bit_select(fr.wave, 1).eq(1)
+
+        # the instruction at each wave's PC, decoded from its buffered chunks
+        ib, ib_valid, ib_words = [], [], []
+        for i in range(W):
+            m.submodules[f"decoder{i}"] = dec = Decoder(pc_width=ADDR)
+            off = pc[i][2:4]
+            window = Signal(96, name=f"window{i}")
+            m.d.comb += [window.eq(chunks[i].bit_select(off * 32, 96)), dec.words.eq(window), dec.pc.eq(pc[i])]
+            avail = Signal(range(13), name=f"avail{i}")
+            m.d.comb += avail.eq(Mux(nvalid[i] == 0, 0, (nvalid[i] << 2) - off))
+            v = Signal(name=f"ib_valid{i}")
+            m.d.comb += v.eq((avail != 0) & (dec.inst.size <= avail) & ~br_pending[i])
+            ib.append(dec.inst)
+            ib_valid.append(v)
+            ib_words.append(window)
+        ib_list = ib
+        ib, ib_valid, ib_words = Array(ib), Array(ib_valid), Array(ib_words)
 
         # ---- VALU results in flight: busy for the dependent-issue latency ------------------
         Flight = data.StructLayout({"valid": 1, "wave": range(W), "vdst": 8, "vn": range(3),
@@ -206,10 +226,16 @@ class SIMD(wiring.Component):
         flight = [Signal(Flight, name=f"flight{k}") for k in range(max(L - 1, 0))]
 
         # ---- issue: per wave, is its buffered instruction free of hazards? ----------------
-        ready = Signal(W)
+        # (each wave's check is its own fragment: the simulator re-evaluates a fragment's
+        # combinational logic whenever any of its inputs changes)
+        ready_w = []
         for i in range(W):
-            self._ready(m, i, ib[i], ready, flight, vbusy[i], sbusy[i], loadcnt[i], storecnt[i], dscnt[i], kmcnt[i],
-                        bar_pass[i], resident[i] & ib_valid[i] & ~halted[i] & ~launching)
+            mh = Module()
+            m.submodules[f"hazard{i}"] = mh
+            ready_w.append(self._ready(mh, i, ib[i], flight, vbusy[i], sbusy[i], loadcnt[i], storecnt[i], dscnt[i],
+                                       kmcnt[i], bar_pass[i], resident[i] & ib_valid[i] & ~halted[i] & ~launching))
+        ready = Signal(W)
+        m.d.comb += ready.eq(Cat(*ready_w))
         sel, sel_valid = Signal(range(W)), Signal()
         if cfg.wave_policy == "oldest":
             for i in range(W):
@@ -247,7 +273,7 @@ class SIMD(wiring.Component):
         ]
 
         with m.If(issue):
-            m.d.sync += [ib_valid[sel].eq(0), seq[sel].eq(seq[sel] + 1), pc[sel].eq(pc[sel] + (si.size << 2))]
+            m.d.sync += [seq[sel].eq(seq[sel] + 1), pc[sel].eq(pc[sel] + (si.size << 2))]
             with m.If(si.illegal):
                 m.d.sync += [halted[sel].eq(1), self.error.valid.eq(1), self.error.wave.eq(sel),
                              self.error.pc.eq(pc[sel]), self.error.words.eq(ib_words[sel])]
@@ -264,6 +290,20 @@ class SIMD(wiring.Component):
                          flight[0].sdst.eq(si.sdst), flight[0].sn.eq(si.sdst_dw[:2])]
             m.d.sync += [flight[k].eq(flight[k - 1]) for k in range(1, len(flight))]
 
+        # chunk buffers: drop a chunk once the PC has moved past it, append arriving chunks
+        launch_fire = self.launch.valid & self.launch.ready
+        for i in range(W):
+            crossing = issue & (sel == i) & ((pc[i] + (ib_list[i].size << 2))[4:] != pc[i][4:])
+            kept = Signal(range(4), name=f"kept{i}")
+            m.d.comb += kept.eq(nvalid[i] - crossing)
+            with m.If(~(launch_fire & (launch_slot == i)) & (crossing | fill[i] | fetch_go[i])):
+                m.d.sync += [chunks[i].eq(Mux(crossing, chunks[i] >> 128, chunks[i])),
+                             nvalid[i].eq(kept + fill[i]), infl[i].eq(infl[i] + fetch_go[i] - fill[i])]
+                with m.If(fill[i]):
+                    m.d.sync += chunks[i].word_select(kept, 128).eq(fr.data)
+                with m.If(fetch_go[i]):
+                    m.d.sync += fetch_addr[i].eq(fetch_addr[i] + 16)
+
         # ---- EX ----------------------------------------------------------------------------
         ex = Signal(data.StructLayout({"valid": 1, "wave": range(W), "pc": ADDR, "seq": SEQ, "inst": DecodedInst}))
         m.d.sync += [ex.valid.eq(issue), ex.wave.eq(sel), ex.pc.eq(pc[sel]), ex.seq.eq(seq[sel]), ex.inst.eq(si)]
@@ -271,36 +311,38 @@ class SIMD(wiring.Component):
         x_valid = ex.valid & ~xi.illegal
         x_exec = exec_[xw][:32]
 
+        mx = Module()    # EX operands and results: their own fragment, evaluated once per EX
+        m.submodules.exdata = mx
         def scalar_value(code, port, bits):
             """Scalar, inline-constant or literal source ``code`` as a ``bits``-wide value."""
             v = Signal(bits, name=f"sval{port}_{bits}")
             pair = sr[port].data
-            with m.Switch(code):
-                with m.Case(VCC_LO):
-                    m.d.comb += v.eq(vcc[xw] if bits == 64 else vcc[xw][:32])
-                with m.Case(VCC_HI):
-                    m.d.comb += v.eq(vcc[xw][32:])
-                with m.Case(EXEC_LO):
-                    m.d.comb += v.eq(exec_[xw] if bits == 64 else x_exec)
-                with m.Case(EXEC_HI):
-                    m.d.comb += v.eq(exec_[xw][32:])
-                with m.Case(M0):
-                    m.d.comb += v.eq(m0[xw])
-                with m.Case(NULL):
-                    m.d.comb += v.eq(0)
-                with m.Case(SCC_CODE):
-                    m.d.comb += v.eq(scc[xw])
-                with m.Case(VCCZ):
-                    m.d.comb += v.eq(vcc[xw][:32] == 0)
-                with m.Case(EXECZ):
-                    m.d.comb += v.eq(x_exec == 0)
-                with m.Case(LITERAL):
-                    m.d.comb += v.eq(xi.literal)
+            with mx.Switch(code):
+                with mx.Case(VCC_LO):
+                    mx.d.comb += v.eq(vcc[xw] if bits == 64 else vcc[xw][:32])
+                with mx.Case(VCC_HI):
+                    mx.d.comb += v.eq(vcc[xw][32:])
+                with mx.Case(EXEC_LO):
+                    mx.d.comb += v.eq(exec_[xw] if bits == 64 else x_exec)
+                with mx.Case(EXEC_HI):
+                    mx.d.comb += v.eq(exec_[xw][32:])
+                with mx.Case(M0):
+                    mx.d.comb += v.eq(m0[xw])
+                with mx.Case(NULL):
+                    mx.d.comb += v.eq(0)
+                with mx.Case(SCC_CODE):
+                    mx.d.comb += v.eq(scc[xw])
+                with mx.Case(VCCZ):
+                    mx.d.comb += v.eq(vcc[xw][:32] == 0)
+                with mx.Case(EXECZ):
+                    mx.d.comb += v.eq(x_exec == 0)
+                with mx.Case(LITERAL):
+                    mx.d.comb += v.eq(xi.literal)
                 for c in list(range(128, 209)) + list(range(240, 249)):
-                    with m.Case(c):
-                        m.d.comb += v.eq(inline_constant(c, bits))
-                with m.Default():
-                    m.d.comb += v.eq(pair if bits == 64 else Mux(code[0], pair[32:], pair[:32]))
+                    with mx.Case(c):
+                        mx.d.comb += v.eq(inline_constant(c, bits))
+                with mx.Default():
+                    mx.d.comb += v.eq(pair if bits == 64 else Mux(code[0], pair[32:], pair[:32]))
             return v
 
         codes = [xi.src0, xi.src1, Mux(xk == Kind.SALU, xi.sdst, xi.src2)]
@@ -316,19 +358,20 @@ class SIMD(wiring.Component):
             vec64 = Cat(*[Cat(lo[32 * n: 32 * n + 32], Mux(wide, hi[32 * n: 32 * n + 32], 0)) for n in range(LANES)])
             sc = Mux(wide, s64[k], s32[k])
             o64, o32 = Signal(64 * LANES, name=f"op{k}_64"), Signal(32 * LANES, name=f"op{k}_32")
-            m.d.comb += [o64.eq(Mux(codes[k][8], vec64, Cat(*[sc] * LANES))),
-                         o32.eq(Mux(codes[k][8], lo, Cat(*[s32[k]] * LANES)))]
+            with mx.If(xk == Kind.VALU):
+                mx.d.comb += [o64.eq(Mux(codes[k][8], vec64, Cat(*[sc] * LANES))),
+                              o32.eq(Mux(codes[k][8], lo, Cat(*[s32[k]] * LANES)))]
             op64.append(o64)
             op32.append(o32)
         old_dst = vr[4].data
         k_lanes = Cat(*[xi.literal] * LANES)
         x_is_mac = xi.reads_dst & (xk == Kind.VALU)
 
-        m.submodules.salu = salu = SALU()
-        m.submodules.valu_int = vint = VALUInt()
-        m.submodules.valu_fp = vfp = VALUFloat()
-        x_is_fp = _in_set(m, xi.op, _ops(_is_float_op), "x_is_fp")
-        m.d.comb += [
+        mx.submodules.salu = salu = SALU()
+        mx.submodules.valu_int = vint = VALUInt()
+        mx.submodules.valu_fp = vfp = VALUFloat()
+        x_is_fp = _in_set(mx, xi.op, _ops(_is_float_op), "x_is_fp")
+        mx.d.comb += [
             salu.op.eq(xi.op), salu.a.eq(Mux(dws[0] == 2, s64[0], s32[0])), salu.b.eq(Mux(dws[1] == 2, s64[1], s32[1])),
             salu.scc_in.eq(scc[xw]), salu.exec_in.eq(x_exec), salu.simm16.eq(xi.simm16),
             salu.d_in.eq(Mux(xi.sdst_dw == 2, s64[2], s32[2])),
@@ -340,6 +383,25 @@ class SIMD(wiring.Component):
             vfp.c.eq(Mux(x_is_mac, old_dst, Mux(xi.op == OpId.V_FMAMK_F32, op32[1],
                                                  Mux(xi.op == OpId.V_FMAAK_F32, k_lanes, op32[2])))),
         ]
+
+        # VALU results: the integer unit's 64-bit lanes split into the low and high registers
+        res_lo, res_hi = Signal(32 * LANES), Signal(32 * LANES)
+        lane_mask, scalar_result, unit_illegal = Signal(32), Signal(32), Signal()
+        lanes_special = _is_op(xi.op, OpId.V_READFIRSTLANE_B32, OpId.V_READLANE_B32, OpId.V_WRITELANE_B32)
+        with mx.If(xk == Kind.VALU):
+            first = Signal(range(LANES))
+            for n in reversed(range(LANES)):
+                with mx.If(x_exec[n]):
+                    mx.d.comb += first.eq(n)
+            lane_sel = Mux(xi.op == OpId.V_READLANE_B32, s32[1][:5], first)
+            mx.d.comb += [
+                res_lo.eq(Mux(x_is_fp, vfp.d, Cat(*[vint.d[64 * n: 64 * n + 32] for n in range(LANES)]))),
+                res_hi.eq(Cat(*[vint.d[64 * n + 32: 64 * n + 64] for n in range(LANES)])),
+                lane_mask.eq(Mux(x_is_fp, vfp.mask_out, vint.mask_out) & x_exec),
+                unit_illegal.eq(Mux(x_is_fp, vfp.illegal, vint.illegal) & ~lanes_special),
+            ]
+            mx.d.comb += scalar_result.eq(Mux(lanes_special, Mux(xi.src0[8], op32[0].word_select(lane_sel, 32), s32[0]),
+                                              lane_mask))
 
         def fault(cond):
             with m.If(cond):
@@ -382,26 +444,15 @@ class SIMD(wiring.Component):
             with m.If(xi.op == OpId.S_BARRIER_SIGNAL):
                 m.d.sync += bar_sig[xw].eq(1)
         with m.If(x_valid & (xk == Kind.VALU)):
-            lo = Cat(*[vint.d[64 * n: 64 * n + 32] for n in range(LANES)])
-            hi = Cat(*[vint.d[64 * n + 32: 64 * n + 64] for n in range(LANES)])
-            result = Mux(x_is_fp, vfp.d, lo)
-            lane_mask = Mux(x_is_fp, vfp.mask_out, vint.mask_out) & x_exec
-            lanes_special = _is_op(xi.op, OpId.V_READFIRSTLANE_B32, OpId.V_READLANE_B32, OpId.V_WRITELANE_B32)
-            fault(Mux(x_is_fp, vfp.illegal, vint.illegal) & ~lanes_special)
-            first = Signal(range(LANES))
-            for n in reversed(range(LANES)):
-                with m.If(x_exec[n]):
-                    m.d.comb += first.eq(n)
-            lane_sel = Mux(xi.op == OpId.V_READLANE_B32, s32[1][:5], first)
-            scalar_result = Mux(lanes_special, Mux(xi.src0[8], op32[0].word_select(lane_sel, 32), s32[0]), lane_mask)
+            fault(unit_illegal)
             write_scalar(xi.sdst, scalar_result, 1, xi.sdst_dw != 0)
             with m.If(xi.op == OpId.V_WRITELANE_B32):
                 m.d.comb += [vw_alu.addr.eq(vdst_addr), vw_alu.data.eq(Cat(*[s32[0]] * LANES)),
                              vw_alu.en.eq(Const(1, 32) << s32[1][:5])]
             with m.Elif(xi.vdst_dw != 0):
-                m.d.comb += [vw_alu.addr.eq(vdst_addr), vw_alu.data.eq(result), vw_alu.en.eq(x_exec)]
+                m.d.comb += [vw_alu.addr.eq(vdst_addr), vw_alu.data.eq(res_lo), vw_alu.en.eq(x_exec)]
                 with m.If(xi.vdst_dw == 2):
-                    m.d.comb += [vw_alu_hi.addr.eq(vdst_addr + 1), vw_alu_hi.data.eq(hi), vw_alu_hi.en.eq(x_exec)]
+                    m.d.comb += [vw_alu_hi.addr.eq(vdst_addr + 1), vw_alu_hi.data.eq(res_hi), vw_alu_hi.en.eq(x_exec)]
         with m.If(x_valid & (xk == Kind.VTRANS)):
             fault(1)   # the transcendental unit joins with its own write port (docs/simd.md)
         with m.If(x_valid & (xk == Kind.SBRANCH)):
@@ -421,8 +472,11 @@ class SIMD(wiring.Component):
                     m.d.comb += taken.eq(x_exec == 0)
                 with m.Case(OpId.S_CBRANCH_EXECNZ):
                     m.d.comb += taken.eq(x_exec != 0)
-            with m.If(taken):
-                m.d.sync += pc[xw].eq(ex.pc + 4 + (xi.simm16.as_signed() << 2))
+            target = Signal(ADDR)
+            m.d.comb += target.eq(ex.pc + 4 + (xi.simm16.as_signed() << 2))
+            with m.If(taken):   # redirect: drop the buffered chunks and any in flight (new epoch)
+                m.d.sync += [pc[xw].eq(target), fetch_addr[xw].eq(target & ~15), nvalid[xw].eq(0), infl[xw].eq(0),
+                             chunks[xw].eq(0), epoch[xw].eq(epoch[xw] + 1)]
             m.d.sync += br_pending[xw].eq(0)
 
         # ---- memory requests: registered; an instruction issues only into an empty buffer --
@@ -535,8 +589,8 @@ class SIMD(wiring.Component):
             with m.If(rot.bit_select(idx, 1)):
                 m.d.comb += [pick.eq(Mux(idx >= W, idx - W, idx)), any_.eq(1)]
 
-    def _ready(self, m, i, inst, ready, flight, vbusy, sbusy, loadcnt, storecnt, dscnt, kmcnt, bar_pass, alive):
-        """ready[i]: wave i's buffered instruction has no hazard and its unit can take it."""
+    def _ready(self, m, i, inst, flight, vbusy, sbusy, loadcnt, storecnt, dscnt, kmcnt, bar_pass, alive):
+        """A signal: wave i's buffered instruction has no hazard and its unit can take it."""
         k = inst.kind
         vregs = [(inst.src0[:8], Mux(inst.src0[8], inst.src0_dw, 0)),
                  (inst.src1[:8], Mux(inst.src1[8], inst.src1_dw, 0)),
@@ -590,7 +644,9 @@ class SIMD(wiring.Component):
         m.d.comb += port_ok.eq(Mux(k == Kind.SMEM, ~self.smem_req.valid & (kmcnt != 31),
                                Mux(is_vmem | (k == Kind.CACHE), ~self.vmem_req.valid & (loadcnt != 63) & (storecnt != 63),
                                Mux(is_ds, ~self.lds_req.valid & (dscnt != 63), 1))))
-        m.d.comb += ready[i].eq(alive & (~hazard | inst.illegal) & wait_ok & port_ok)
+        ready = Signal(name=f"ready{i}")
+        m.d.comb += ready.eq(alive & (~hazard | inst.illegal) & wait_ok & port_ok)
+        return ready
 
 
 def _is_kind(kind, *kinds):
