@@ -107,183 +107,15 @@ class SimdRun:
         raise Divergence(f"seed {self.seed}: wave {key} (slot {slot}): {what}")
 
     # -- the run ------------------------------------------------------------------------
-    def run(self):
-        cfg = self.config
-        dut = SIMD(cfg)
-        d = self.prep.dispatch
-        gx, gy, gz = d.grid
-        pending = deque((x, y, z) for z in range(gz) for y in range(gy) for x in range(gx))
-        alloc = -(-d.vgprs // cfg.vgpr_granule) * cfg.vgpr_granule
-        if alloc * cfg.wave_slots > cfg.vgprs_per_simd:
-            raise ValueError(f"{cfg.wave_slots} waves of {alloc} VGPRs do not fit {cfg.vgprs_per_simd}")
-        self.slot_id = {}
-        state = {"error": None}
+    def run(self, more: list["SimdRun"] = ()):
+        """Run this dispatch, then each of ``more`` (the same configuration), on one simulated SIMD;
+        return this dispatch's buffers."""
+        jobs = [self, *more]
+        dut = SIMD(self.config)
 
         async def bench(ctx):
-            tr = dut.trace
-            launch_q = deque()
-            wgs = {}                # wg id -> {"ctx": _Workgroup, "live": n}
-            seqs = defaultdict(int)
-            issued_pc = {}          # (slot, seq) -> pc
-            fetch_q = deque()       # (ready cycle, wave, addr)
-            smem_q = []             # (ready cycle, beat)
-            vmem_q = defaultdict(deque)   # slot -> deque of (ready cycle, beats)
-            lds_q = defaultdict(deque)
-            wg_tag = {}
-            idle_cycles = 0
-            ctx.set(dut.fetch_req.ready, 1)
-            ctx.set(dut.smem_req.ready, 1)
-            ctx.set(dut.vmem_req.ready, 1)
-            ctx.set(dut.lds_req.ready, 1)
-            while True:
-                cyc = self.cycles
-                # ---- dispatcher: a whole workgroup when enough slots are free ----------
-                if not launch_q and pending:
-                    wg_id = pending[0]
-                    inits = wave_inits(d, wg_id)
-                    live = sum(w["live"] for w in wgs.values())
-                    if len(inits) <= cfg.wave_slots - live:
-                        pending.popleft()
-                        wgc = _Workgroup(Model(self.mem, self.prep.code, self.prep.code_base), wg_id, d.lds_bytes)
-                        wgs[wg_id] = {"ctx": wgc, "live": len(inits)}
-                        wg_tag[wg_id] = len(wg_tag) & 0xFF
-                        for k, init in enumerate(inits):
-                            launch_q.append((wg_id, k, init))
-                if launch_q:
-                    wg_id, k, init = launch_q[0]
-                    p = dut.launch.payload
-                    slot_guess = ctx.get(dut.launched_slot)
-                    ctx.set(p.pc, d.entry)
-                    ctx.set(p.vgpr_base, slot_guess * alloc)
-                    ctx.set(p.wg, wg_tag[wg_id])
-                    ctx.set(p.exec, init["exec"])
-                    for r in range(4):
-                        ctx.set(p.sgpr[r], init["sgprs"].get(r, 0))
-                    ctx.set(p.ttmp7, init["sgprs"][108 + 7])
-                    ctx.set(p.ttmp9, init["sgprs"][108 + 9])
-                    ctx.set(p.v0, _pack(init["v0"]))
-                    ctx.set(dut.launch.valid, 1)
-                    if ctx.get(dut.launch.ready):
-                        slot = ctx.get(dut.launched_slot)
-                        self.slot_id[slot] = (wg_id, k)
-                        seqs[slot] = 0
-                        launch_q.popleft()
-                else:
-                    ctx.set(dut.launch.valid, 0)
-
-                # ---- instruction fetch: three dwords, one cycle later ------------------
-                if ctx.get(dut.fetch_req.valid):
-                    q = dut.fetch_req.payload
-                    fetch_q.append((cyc + 1, ctx.get(q.wave), ctx.get(q.addr), ctx.get(q.epoch)))
-                if fetch_q and fetch_q[0][0] <= cyc:
-                    _, w, addr, ep = fetch_q.popleft()
-                    i = (addr - self.prep.code_base) // 4
-                    ws = [int(x) for x in self.words[max(i, 0): i + 4]] + [0] * 4
-                    ctx.set(dut.fetch_resp.valid, 1)
-                    ctx.set(dut.fetch_resp.payload.wave, w)
-                    ctx.set(dut.fetch_resp.payload.epoch, ep)
-                    ctx.set(dut.fetch_resp.payload.data, ws[0] | ws[1] << 32 | ws[2] << 64 | ws[3] << 96)
-                else:
-                    ctx.set(dut.fetch_resp.valid, 0)
-
-                # ---- lock step: issue ---------------------------------------------------
-                if ctx.get(tr["issue"]):
-                    slot = ctx.get(tr["sel"])
-                    pc = ctx.get(tr["pc"][slot])
-                    sq = seqs[slot]
-                    seqs[slot] += 1
-                    issued_pc[(slot, sq)] = pc
-                    self.instructions += 1
-                    kind = self._inst_at(pc).info.kind
-                    self.issued[kind] = self.issued.get(kind, 0) + 1
-                    if kind == "valu":
-                        self.valu_cycles.append(cyc)
-                    if self.lockstep and not self.order_dependent:
-                        evs = self.events[self.slot_id[slot]]
-                        if sq >= len(evs) or evs[sq]["pc"] != pc:
-                            want = f"{evs[sq]['pc']:#x} ({disassemble(evs[sq]['inst'])})" if sq < len(evs) else "the wave to have ended"
-                            self._fail(slot, f"instruction {sq}: issued PC {pc:#x} ({disassemble(self._inst_at(pc))}), model expected {want}")
-
-                # ---- memory requests ----------------------------------------------------
-                if ctx.get(dut.smem_req.valid):
-                    q = dut.smem_req.payload
-                    slot, sq, addr, sdst, n = (ctx.get(q.wave), ctx.get(q.seq), ctx.get(q.addr), ctx.get(q.sdst), ctx.get(q.dwords))
-                    off = self.mem.check_lanes(np.array([addr]), 4 * n, np.array([0]))
-                    vals = self.mem.gather(off, 4 * n)[0].view("<u4")
-                    beats = [dict(wave=slot, seq=sq, sdst=sdst + j, data=int(vals[j]), last=int(j == n - 1)) for j in range(n)]
-                    smem_q.append((cyc + self.rng.randint(*self.latency), beats))
-                for port, queue in ((dut.vmem_req, vmem_q), (dut.lds_req, lds_q)):
-                    if ctx.get(port.valid):
-                        q = port.payload
-                        slot, sq = ctx.get(q.wave), ctx.get(q.seq)
-                        req = dict(op=ctx.get(q.op), exec=ctx.get(q.exec), addr=ctx.get(q.addr), data=ctx.get(q.data))
-                        beats = self._serve(slot, issued_pc[(slot, sq)], sq, req, wgs[self.slot_id[slot][0]]["ctx"])
-                        queue[slot].append((cyc + self.rng.randint(*self.latency), beats))
-
-                # ---- memory responses: scalar in any order; vector per wave in order -----
-                ready_s = [k for k, (t, _) in enumerate(smem_q) if t <= cyc]
-                if ready_s:
-                    k = self.rng.choice(ready_s)
-                    beat = smem_q[k][1][0]
-                    self._drive(ctx, dut.smem_resp, beat)
-                    if ctx.get(dut.smem_resp.ready):
-                        self._check_sgpr_return(slot=beat["wave"], beat=beat)
-                        smem_q[k][1].pop(0)
-                        if not smem_q[k][1]:
-                            smem_q.pop(k)
-                else:
-                    ctx.set(dut.smem_resp.valid, 0)
-                for port, queue in ((dut.vmem_resp, vmem_q), (dut.lds_resp, lds_q)):
-                    heads = [s for s, qq in queue.items() if qq and qq[0][0] <= cyc]
-                    if heads:
-                        s = self.rng.choice(heads)
-                        beat = queue[s][0][1][0]
-                        self._drive(ctx, port, beat)
-                        if ctx.get(port.ready):
-                            self._check_vgpr_return(ctx, tr, beat)
-                            queue[s][0][1].pop(0)
-                            if not queue[s][0][1]:
-                                queue[s].popleft()
-                    else:
-                        ctx.set(port.valid, 0)
-
-                # ---- lock step: register writes in EX -----------------------------------
-                ex_now = None
-                if ctx.get(tr["ex"].valid):
-                    slot, sq = ctx.get(tr["ex"].wave), ctx.get(tr["ex"].seq)
-                    ex_now = (slot, sq)
-                    if self.lockstep and not self.order_dependent:
-                        self._check_ex_writes(ctx, tr, slot, sq)
-
-                err = ctx.get(dut.error.valid)
-                if err:
-                    slot, pc = ctx.get(dut.error.wave), ctx.get(dut.error.pc)
-                    words = ctx.get(dut.error.words)
-                    raise Divergence(f"seed {self.seed}: RTL stopped wave {self.slot_id.get(slot)} (slot {slot}) on an "
-                                     f"instruction it does not execute at PC {pc:#x}: "
-                                     f"{' '.join(f'{(words >> (32 * j)) & M32:08x}' for j in range(3))} "
-                                     f"({disassemble(self._inst_at(pc))})")
-
-                await ctx.tick()
-                self.cycles += 1
-                # flip-flop state written by the instruction that was in EX
-                if ex_now and self.lockstep and not self.order_dependent:
-                    self._check_ffs(ctx, tr, *ex_now)
-                # waves that ended free their workgroup's LDS once all have ended
-                for s, key in list(self.slot_id.items()):
-                    if key is not None and not ctx.get(tr["resident"][s]):
-                        wgs[key[0]]["live"] -= 1
-                        self.slot_id[s] = None
-                        if wgs[key[0]]["live"] == 0:
-                            del wgs[key[0]]
-                if not pending and not launch_q and not wgs and ctx.get(dut.idle):
-                    return
-                if self.cycles >= self.max_cycles:
-                    stuck = ", ".join(f"slot {s} wave {k} at PC {ctx.get(tr['pc'][s]):#x} "
-                                      f"(loadcnt {ctx.get(tr['loadcnt'][s])}, storecnt {ctx.get(tr['storecnt'][s])}, "
-                                      f"dscnt {ctx.get(tr['dscnt'][s])}, kmcnt {ctx.get(tr['kmcnt'][s])})"
-                                      for s, k in self.slot_id.items() if k is not None)
-                    raise SimdHang(f"seed {self.seed}: no completion after {self.cycles} cycles: {stuck}")
+            for job in jobs:
+                await job._dispatch(ctx, dut)
 
         sim = Simulator(dut)
         self.signal_count = len(sim._engine._state.signals)   # what the simulator updates
@@ -293,6 +125,181 @@ class SimdRun:
         sim.run()
         self.sim_seconds = time.perf_counter() - t0   # simulation alone, without elaboration
         return self.prep.read_back()
+
+    async def _dispatch(self, ctx, dut):
+        """Serve one dispatch on ``dut`` until every workgroup has finished."""
+        cfg = self.config
+        d = self.prep.dispatch
+        gx, gy, gz = d.grid
+        pending = deque((x, y, z) for z in range(gz) for y in range(gy) for x in range(gx))
+        alloc = -(-d.vgprs // cfg.vgpr_granule) * cfg.vgpr_granule
+        if alloc * cfg.wave_slots > cfg.vgprs_per_simd:
+            raise ValueError(f"{cfg.wave_slots} waves of {alloc} VGPRs do not fit {cfg.vgprs_per_simd}")
+        self.slot_id = {}
+        tr = dut.trace
+        launch_q = deque()
+        wgs = {}                # wg id -> {"ctx": _Workgroup, "live": n}
+        seqs = defaultdict(int)
+        issued_pc = {}          # (slot, seq) -> pc
+        fetch_q = deque()       # (ready cycle, wave, addr)
+        smem_q = []             # (ready cycle, beat)
+        vmem_q = defaultdict(deque)   # slot -> deque of (ready cycle, beats)
+        lds_q = defaultdict(deque)
+        wg_tag = {}
+        ctx.set(dut.fetch_req.ready, 1)
+        ctx.set(dut.smem_req.ready, 1)
+        ctx.set(dut.vmem_req.ready, 1)
+        ctx.set(dut.lds_req.ready, 1)
+        while True:
+            cyc = self.cycles
+            # ---- dispatcher: a whole workgroup when enough slots are free ----------
+            if not launch_q and pending:
+                wg_id = pending[0]
+                inits = wave_inits(d, wg_id)
+                live = sum(w["live"] for w in wgs.values())
+                if len(inits) <= cfg.wave_slots - live:
+                    pending.popleft()
+                    wgc = _Workgroup(Model(self.mem, self.prep.code, self.prep.code_base), wg_id, d.lds_bytes)
+                    wgs[wg_id] = {"ctx": wgc, "live": len(inits)}
+                    wg_tag[wg_id] = len(wg_tag) & 0xFF
+                    for k, init in enumerate(inits):
+                        launch_q.append((wg_id, k, init))
+            if launch_q:
+                wg_id, k, init = launch_q[0]
+                p = dut.launch.payload
+                slot_guess = ctx.get(dut.launched_slot)
+                ctx.set(p.pc, d.entry)
+                ctx.set(p.vgpr_base, slot_guess * alloc)
+                ctx.set(p.wg, wg_tag[wg_id])
+                ctx.set(p.exec, init["exec"])
+                for r in range(4):
+                    ctx.set(p.sgpr[r], init["sgprs"].get(r, 0))
+                ctx.set(p.ttmp7, init["sgprs"][108 + 7])
+                ctx.set(p.ttmp9, init["sgprs"][108 + 9])
+                ctx.set(p.v0, _pack(init["v0"]))
+                ctx.set(dut.launch.valid, 1)
+                if ctx.get(dut.launch.ready):
+                    slot = ctx.get(dut.launched_slot)
+                    self.slot_id[slot] = (wg_id, k)
+                    seqs[slot] = 0
+                    launch_q.popleft()
+            else:
+                ctx.set(dut.launch.valid, 0)
+
+            # ---- instruction fetch: three dwords, one cycle later ------------------
+            if ctx.get(dut.fetch_req.valid):
+                q = dut.fetch_req.payload
+                fetch_q.append((cyc + 1, ctx.get(q.wave), ctx.get(q.addr), ctx.get(q.epoch)))
+            if fetch_q and fetch_q[0][0] <= cyc:
+                _, w, addr, ep = fetch_q.popleft()
+                i = (addr - self.prep.code_base) // 4
+                ws = [int(x) for x in self.words[max(i, 0): i + 4]] + [0] * 4
+                ctx.set(dut.fetch_resp.valid, 1)
+                ctx.set(dut.fetch_resp.payload.wave, w)
+                ctx.set(dut.fetch_resp.payload.epoch, ep)
+                ctx.set(dut.fetch_resp.payload.data, ws[0] | ws[1] << 32 | ws[2] << 64 | ws[3] << 96)
+            else:
+                ctx.set(dut.fetch_resp.valid, 0)
+
+            # ---- lock step: issue ---------------------------------------------------
+            if ctx.get(tr["issue"]):
+                slot = ctx.get(tr["sel"])
+                pc = ctx.get(tr["pc"][slot])
+                sq = seqs[slot]
+                seqs[slot] += 1
+                issued_pc[(slot, sq)] = pc
+                self.instructions += 1
+                kind = self._inst_at(pc).info.kind
+                self.issued[kind] = self.issued.get(kind, 0) + 1
+                if kind == "valu":
+                    self.valu_cycles.append(cyc)
+                if self.lockstep and not self.order_dependent:
+                    evs = self.events[self.slot_id[slot]]
+                    if sq >= len(evs) or evs[sq]["pc"] != pc:
+                        want = f"{evs[sq]['pc']:#x} ({disassemble(evs[sq]['inst'])})" if sq < len(evs) else "the wave to have ended"
+                        self._fail(slot, f"instruction {sq}: issued PC {pc:#x} ({disassemble(self._inst_at(pc))}), model expected {want}")
+
+            # ---- memory requests ----------------------------------------------------
+            if ctx.get(dut.smem_req.valid):
+                q = dut.smem_req.payload
+                slot, sq, addr, sdst, n = (ctx.get(q.wave), ctx.get(q.seq), ctx.get(q.addr), ctx.get(q.sdst), ctx.get(q.dwords))
+                off = self.mem.check_lanes(np.array([addr]), 4 * n, np.array([0]))
+                vals = self.mem.gather(off, 4 * n)[0].view("<u4")
+                beats = [dict(wave=slot, seq=sq, sdst=sdst + j, data=int(vals[j]), last=int(j == n - 1)) for j in range(n)]
+                smem_q.append((cyc + self.rng.randint(*self.latency), beats))
+            for port, queue in ((dut.vmem_req, vmem_q), (dut.lds_req, lds_q)):
+                if ctx.get(port.valid):
+                    q = port.payload
+                    slot, sq = ctx.get(q.wave), ctx.get(q.seq)
+                    req = dict(op=ctx.get(q.op), exec=ctx.get(q.exec), addr=ctx.get(q.addr), data=ctx.get(q.data))
+                    beats = self._serve(slot, issued_pc[(slot, sq)], sq, req, wgs[self.slot_id[slot][0]]["ctx"])
+                    queue[slot].append((cyc + self.rng.randint(*self.latency), beats))
+
+            # ---- memory responses: scalar in any order; vector per wave in order -----
+            ready_s = [k for k, (t, _) in enumerate(smem_q) if t <= cyc]
+            if ready_s:
+                k = self.rng.choice(ready_s)
+                beat = smem_q[k][1][0]
+                self._drive(ctx, dut.smem_resp, beat)
+                if ctx.get(dut.smem_resp.ready):
+                    self._check_sgpr_return(slot=beat["wave"], beat=beat)
+                    smem_q[k][1].pop(0)
+                    if not smem_q[k][1]:
+                        smem_q.pop(k)
+            else:
+                ctx.set(dut.smem_resp.valid, 0)
+            for port, queue in ((dut.vmem_resp, vmem_q), (dut.lds_resp, lds_q)):
+                heads = [s for s, qq in queue.items() if qq and qq[0][0] <= cyc]
+                if heads:
+                    s = self.rng.choice(heads)
+                    beat = queue[s][0][1][0]
+                    self._drive(ctx, port, beat)
+                    if ctx.get(port.ready):
+                        self._check_vgpr_return(ctx, tr, beat)
+                        queue[s][0][1].pop(0)
+                        if not queue[s][0][1]:
+                            queue[s].popleft()
+                else:
+                    ctx.set(port.valid, 0)
+
+            # ---- lock step: register writes in EX -----------------------------------
+            ex_now = None
+            if ctx.get(tr["ex"].valid):
+                slot, sq = ctx.get(tr["ex"].wave), ctx.get(tr["ex"].seq)
+                ex_now = (slot, sq)
+                if self.lockstep and not self.order_dependent:
+                    self._check_ex_writes(ctx, tr, slot, sq)
+
+            err = ctx.get(dut.error.valid)
+            if err:
+                slot, pc = ctx.get(dut.error.wave), ctx.get(dut.error.pc)
+                words = ctx.get(dut.error.words)
+                raise Divergence(f"seed {self.seed}: RTL stopped wave {self.slot_id.get(slot)} (slot {slot}) on an "
+                                 f"instruction it does not execute at PC {pc:#x}: "
+                                 f"{' '.join(f'{(words >> (32 * j)) & M32:08x}' for j in range(3))} "
+                                 f"({disassemble(self._inst_at(pc))})")
+
+            await ctx.tick()
+            self.cycles += 1
+            # flip-flop state written by the instruction that was in EX
+            if ex_now and self.lockstep and not self.order_dependent:
+                self._check_ffs(ctx, tr, *ex_now)
+            # waves that ended free their workgroup's LDS once all have ended
+            for s, key in list(self.slot_id.items()):
+                if key is not None and not ctx.get(tr["resident"][s]):
+                    wgs[key[0]]["live"] -= 1
+                    self.slot_id[s] = None
+                    if wgs[key[0]]["live"] == 0:
+                        del wgs[key[0]]
+            if not pending and not launch_q and not wgs and ctx.get(dut.idle):
+                return
+            if self.cycles >= self.max_cycles:
+                stuck = ", ".join(f"slot {s} wave {k} at PC {ctx.get(tr['pc'][s]):#x} "
+                                  f"(loadcnt {ctx.get(tr['loadcnt'][s])}, storecnt {ctx.get(tr['storecnt'][s])}, "
+                                  f"dscnt {ctx.get(tr['dscnt'][s])}, kmcnt {ctx.get(tr['kmcnt'][s])})"
+                                  for s, k in self.slot_id.items() if k is not None)
+                raise SimdHang(f"seed {self.seed}: no completion after {self.cycles} cycles: {stuck}")
+
 
     # -- pieces of the bench -----------------------------------------------------------
     @staticmethod
