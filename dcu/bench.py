@@ -102,10 +102,12 @@ BENCHMARKS = {"model-speed": _model_speed, "valu-ipc": _valu_ipc, "sim-speed-sim
 
 
 def _markdown(result: dict) -> str:
-    rows = result["rows"]
+    rows = result.get("rows", [])
     cols = list(rows[0].keys()) if rows else []
-    out = [f"## {result['benchmark']}", "", "| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
-    out += ["| " + " | ".join(str(r[c]) for c in cols) + " |" for r in rows]
+    out = [f"## {result.get('benchmark', 'results')}", ""]
+    if rows:
+        out += ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+        out += ["| " + " | ".join(str(r.get(c, "")) for c in cols) + " |" for r in rows]
     extra = {k: v for k, v in result.items() if k not in ("benchmark", "rows", "machine")}
     out += [""] + [f"- {k}: {v}" for k, v in extra.items()] + [""]
     return "\n".join(out)
