@@ -67,18 +67,20 @@ class RunReport:
     instructions_by_kind: dict[str, int]
     cycles: int | None
     counters: dict[str, int] = field(default_factory=dict)
+    checks: list[str] = field(default_factory=list)   # what the run verified, in words
 
     def to_dict(self) -> dict:
         return {"kernel": self.kernel, "backend": self.backend, "config": self.config,
                 "grid": list(self.grid), "block": list(self.block),
                 "instructions": self.instructions, "instructions_by_kind": dict(self.instructions_by_kind),
-                "cycles": self.cycles, "counters": dict(self.counters)}
+                "cycles": self.cycles, "counters": dict(self.counters), "checks": list(self.checks)}
 
     def summary(self) -> str:
         kinds = ", ".join(f"{k} {v}" for k, v in sorted(self.instructions_by_kind.items(), key=lambda kv: -kv[1]))
-        lines = [f"{self.kernel} on {self.backend} ({self.config}): grid {self.grid} x block {self.block}",
-                 f"  wave-instructions: {self.instructions} ({kinds})",
-                 f"  cycles: {self.cycles if self.cycles is not None else 'n/a on the model backend'}"]
+        lines = [f"{self.kernel} on {self.backend} ({self.config}): grid {self.grid} x block {self.block}"]
+        lines += [f"  checked: {c}" for c in self.checks]
+        lines += [f"  wave-instructions: {self.instructions} ({kinds})",
+                  f"  cycles: {self.cycles if self.cycles is not None else 'n/a on the model backend'}"]
         if self.counters:
             lines.append("  counters: " + ", ".join(f"{k}={v}" for k, v in self.counters.items()))
         return "\n".join(lines)
@@ -282,7 +284,7 @@ def launch(kernel: KernelInfo, grid, block, args: Sequence, backend: str = "mode
         raise LaunchError(f"kernel {kernel.name} requires block {tuple(kernel.reqd_workgroup_size)}, got {block}")
     from hdl.config import get_config
     cfg = get_config(config)
-    cfg.check_kernel(kernel, block)
+    occupancy = cfg.check_kernel(kernel, block)
     from sim.model import ExecutionError, Model
 
     prep = prepare(kernel, grid, block, args, max_instructions)
@@ -297,6 +299,10 @@ def launch(kernel: KernelInfo, grid, block, args: Sequence, backend: str = "mode
                 **{k: stats.counters[k] for k in ("loadcnt", "storecnt", "dscnt", "kmcnt")},
                 "ds_accesses": stats.ds_accesses, "ds_conflict_cycles": stats.ds_cycles,
                 "global_accesses": stats.global_accesses, "global_lines": stats.global_lines}
+    checks = [f"fits preset '{config}' ({kernel.vgpr_count} VGPRs, {kernel.group_segment_size} B LDS; "
+              f"occupancy {occupancy} waves per SIMD)",
+              f"all {stats.waves} waves of {stats.workgroups} workgroups reached s_endpgm; "
+              f"every one of {stats.global_accesses} global accesses fell inside its buffer"]
     report = RunReport(kernel.name, backend, config, grid, block, stats.instructions,
-                       dict(stats.by_kind), None, counters)
+                       dict(stats.by_kind), None, counters, checks)
     return Run(out, report)
