@@ -1,0 +1,459 @@
+"""Per-lane FP32 datapath builders for :class:`hdl.valu_fp.VALUFloat`.
+
+Every function here builds the Amaranth expressions (or ``Module`` statements) of ONE lane from
+slices of the stage signals of ``VALUFloat``; the component calls them once per lane and the
+lanes share nothing.  The semantics are those of ``sim/fp32.py`` (docs/fp32.md), bit for bit.
+
+Simulation-speed rules followed here (BRIEF §5):
+
+* Amaranth's Python simulator compiles an expression tree literally: a sub-expression used
+  twice is evaluated twice.  Values that are needed several times are therefore kept in stage
+  signals (slices of a signal are cheap) and the datapath is cut into stages; inside a stage,
+  ``m.If``/``m.Switch`` evaluate a test once and guard several assignments.
+* ``Mux`` and ``Switch`` evaluate only the selected branch, so special cases cost nothing
+  on the common path.
+* Wide operators (a 24 x 24 multiply, a variable shift) are one Python operation each.
+
+Number representation between stages: a finite result that still needs rounding is carried
+as a signed integer ``V`` and an exponent ``T`` (value = V x 2^T, exact, except that an
+operand far below the rounding position is replaced by one unit in the last place of V,
+which rounds identically -- see :func:`fma_lane`).  ``round_lane`` rounds it to float32 with
+ties to even, gradual underflow and overflow to infinity (docs/fp32.md §5.2).
+"""
+from __future__ import annotations
+
+from amaranth.hdl import Cat, Const, Mux, Value, signed
+
+__all__ = [
+    "VW", "TW", "BLW", "REC_W", "fit", "rep", "swar_unpack", "swar_spec",
+    "Opnd", "fma_special", "fma_lane", "minmax_bits", "cmp_bit", "class_bit",
+    "f2i_bits", "rint_bits", "fract_lane", "ldexp_lane", "i2f_rec",
+    "lzc_lane", "round_lane", "omod_lane", "clamp_lane",
+]
+
+# ---------------------------------------------------------------------------------------
+# Widths of the pre-rounding record (one per lane, see VALUFloat stage 3).
+VW = 114            #: signed width of V (|V| < 2^113, see fma_lane)
+TW = 10             #: signed width of T (-512 <= T <= 511)
+BLW = 7             #: width of the bit length of |V| (0 .. 113)
+REC_W = VW + TW + 2  #: V, T, zsign (sign of an exact zero), fin (lane result is final)
+
+QUIET = 0x0040_0000
+SIGN = 0x8000_0000
+INF = 0x7F80_0000
+DEFAULT_NAN = 0xFFC0_0000
+ONE = 0x3F80_0000
+ALMOST_ONE = 0x3F7F_FFFF
+
+#: MID window of fma_lane: dd = d + 64, d = exponent difference of the addend over the product.
+_DD_BIAS = 64
+_BIGC_SHIFT = 3      # addend placed 3 bits up when the product collapses to one ulp
+_BIGP_SHIFT = 26     # product placed 26 bits up when the addend collapses to one ulp
+
+
+def fit(v: Value, width: int) -> Value:
+    """``v`` as exactly ``width`` bits: truncated, or sign-/zero-extended by its own signedness
+    (``Cat`` packs its parts at their own widths, so record fields must be exact)."""
+    v = Value.cast(v)
+    if len(v) >= width:
+        return v[:width]
+    if v.shape().signed:
+        return (v + Const(0, signed(width)))[:width]
+    return Cat(v, Const(0, width - len(v)))
+
+
+def rep(value: int, lanes: int, width: int = 32) -> int:
+    """The integer with ``value`` in every ``width``-bit lane slot (a SWAR constant)."""
+    return sum(value << (width * i) for i in range(lanes))
+
+
+def _tree(op, items):
+    """Balanced reduction (keeps the expression depth logarithmic)."""
+    items = list(items)
+    while len(items) > 1:
+        items = [op(items[k], items[k + 1]) if k + 1 < len(items) else items[k]
+                 for k in range(0, len(items), 2)]
+    return items[0]
+
+
+def swar_unpack(v: Value, lanes: int) -> Value:
+    """Per 32-bit lane of ``v`` (float32 bits): ``M | E << 24`` with bitwise logic only.
+
+    ``M`` (24 bits) is the significand with the hidden bit (0 for zero and denormals) and ``E``
+    (8 bits) the exponent field with 0 replaced by 1, so that a finite x = M x 2^(E - 150).
+    No carries cross lane boundaries (only AND/OR/shifts by constants).
+    """
+    e = v & rep(0x7F80_0000, lanes)
+    hid = _tree(lambda p, q: p | q, [e >> k for k in range(8)]) & rep(0x0080_0000, lanes)
+    lo = (v & rep(0x007F_FFFF, lanes)) | hid
+    hi = ((v << 1) & rep(0xFF00_0000, lanes)) | ((hid ^ rep(0x0080_0000, lanes)) << 1)
+    return (lo | hi)[:32 * lanes]
+
+
+def swar_spec(v: Value, lanes: int) -> Value:
+    """Bit 23 of every 32-bit lane: the exponent field of ``v`` is 255 (inf or NaN)."""
+    e = v & rep(0x7F80_0000, lanes)
+    return _tree(lambda p, q: p & q, [e >> k for k in range(8)]) & rep(0x0080_0000, lanes)
+
+
+class Opnd:
+    """Slices of one float32 operand of one lane.
+
+    Parameters
+    ----------
+    word : Signal
+        All lanes of the operand (lane ``i`` at bits ``[32 i + 31 : 32 i]``).
+    unpacked : Signal or None
+        The :func:`swar_unpack` of ``word`` (significand and exponent), if available.
+    lane : int
+        Lane index.
+    """
+
+    def __init__(self, word, unpacked, lane: int):
+        self._w, self._u, self._b = word, unpacked, 32 * lane
+
+    def bits(self, lo: int, width: int) -> Value:
+        """Bits ``[lo + width - 1 : lo]`` of the operand."""
+        return self._w[self._b + lo: self._b + lo + width]
+
+    @property
+    def word(self):
+        return self.bits(0, 32)
+
+    @property
+    def mag(self):
+        return self.bits(0, 31)
+
+    @property
+    def exp(self):
+        return self.bits(23, 8)
+
+    @property
+    def frac(self):
+        return self.bits(0, 23)
+
+    @property
+    def sign(self):
+        return self.bits(31, 1)
+
+    @property
+    def quiet_bit(self):
+        return self.bits(22, 1)
+
+    @property
+    def m(self):
+        """Significand with hidden bit (24 bits)."""
+        return self._u[self._b: self._b + 24]
+
+    @property
+    def E(self):
+        """Exponent field, 0 replaced by 1 (8 bits)."""
+        return self._u[self._b + 24: self._b + 32]
+
+    def is_nan(self):
+        return self.mag > INF
+
+    def is_inf(self):
+        return self.mag == INF
+
+    def is_zero(self):
+        return self.mag == 0
+
+    def is_snan(self):
+        return (self.mag > INF) & ~self.quiet_bit
+
+    def quieted(self):
+        return self.word | QUIET
+
+
+# ---------------------------------------------------------------------------------------
+# Stage 3: add / sub / mul / fma (one fused datapath)
+def fma_special(x: Opnd, y: Opnd, z: Opnd, sp, zneg) -> Value:
+    """Result of x * y + z when an operand is inf or NaN (docs/fp32.md §2 rules 1-2).
+
+    ``zneg`` undoes the negation of src1 that v_sub/v_subrev apply to z, so that a NaN there
+    keeps its own sign; ``sp`` is the sign of the product.
+    """
+    p_inf = x.is_inf() | y.is_inf()
+    invalid = (p_inf & (x.is_zero() | y.is_zero())) | (p_inf & z.is_inf() & (sp ^ z.sign))
+    return Mux(x.is_nan(), x.quieted(),
+           Mux(y.is_nan(), y.quieted(),
+           Mux(z.is_nan(), z.quieted() ^ Cat(Const(0, 31), zneg),
+           Mux(invalid, DEFAULT_NAN,
+           Mux(p_inf, Cat(Const(INF, 31), sp), z.word)))))
+
+
+def _sgn(s, v: Value) -> Value:
+    """``-v`` if the 1-bit ``s`` is set, else ``v`` (only one side is evaluated)."""
+    return Mux(s, -v, v)
+
+
+def fma_lane(m, rec, x: Opnd, y: Opnd, z: Opnd, sp, zsign):
+    """Statements that fill the pre-rounding record ``rec`` = {V, T, zsign, fin=0} of x*y + z.
+
+    Finite operands only (the caller handles inf/NaN).  With M the significands and
+    E the exponents (:func:`swar_unpack`), P = Mx*My (48 bits) weighs 2^ep, ep = Ex+Ey-300,
+    and the addend Mz weighs 2^ec, ec = Ez-150; d = ec - ep.
+
+    * |d| small (-64 <= d <= 63): V = +-(P << max(-d, 0)) +- (Mz << max(d, 0)), exact,
+      T = min(ep, ec); |V| < 2^113.
+    * d >= 64 (product far below the addend, or a zero product): V = +-(Mz << 3) +- [P != 0].
+      The product is below 2^(ec-16) and the result's rounding bit is at 2^(ec-2) or above
+      (at 2^(ec-1) for a denormal addend, whose ulp is the denormal ulp), so replacing the
+      product by any value in (0, 1) units of 2^(ec-3) leaves the rounding unchanged.
+    * d <= -65 (addend far below the product, or a zero addend): V = +-(P << 26) +- [Mz != 0];
+      same argument: the addend is below 2^(ep-41) and the rounding bit at 2^(ep-1) or above.
+
+    The sign of an exact zero (``zsign``) is that of the IEEE sum of two zeros: negative only
+    when the product and the addend are both negative (x - x = +0 in round to nearest).
+    """
+    P = x.m * y.m
+    sz = z.sign
+    ep = x.E + y.E - 300
+    ec = z.E - 150
+    dd = (z.E + (150 + _DD_BIAS) - x.E - y.E)[:11]
+    zs = Cat(zsign, Const(0, 1))
+
+    def put(v, t):
+        m.d.comb += rec.eq(Cat(fit(v, VW), fit(t, TW), zs))
+
+    with m.If(z.is_zero()):                       # addend 0: product alone (exact zero sum if P = 0)
+        put(_sgn(sp, P << _BIGP_SHIFT), ep - _BIGP_SHIFT)
+    with m.Elif(x.is_zero() | y.is_zero()):      # product 0: addend alone
+        put(_sgn(sz, z.m << _BIGC_SHIFT), ec - _BIGC_SHIFT)
+    with m.Else():
+        with m.Switch(dd):
+            with m.Case("00000------"):           # -64 <= d <= -1: shift the product up
+                put(_sgn(sp, P << (_DD_BIAS - dd)[:7]) + _sgn(sz, z.m), ec)
+            with m.Case("00001------"):           # 0 <= d <= 63: shift the addend up
+                put(_sgn(sp, P) + _sgn(sz, z.m << dd[:6]), ep)
+            with m.Case("0----------"):           # d >= 64: product collapses to one ulp
+                put(_sgn(sz, z.m << _BIGC_SHIFT) + _sgn(sp, Const(1, 2)), ec - _BIGC_SHIFT)
+            with m.Default():                     # d <= -65: addend collapses to one ulp
+                put(_sgn(sp, P << _BIGP_SHIFT) + _sgn(sz, Const(1, 2)), ep - _BIGP_SHIFT)
+
+
+# ---------------------------------------------------------------------------------------
+# Stage 3: min / max / med3
+def _key(v: Opnd, for_max: bool) -> Value:
+    """Unsigned 32-bit key ordered like the float value (-0 < +0), reversed for max."""
+    if for_max:
+        return Mux(v.sign, v.word, v.word ^ 0x7FFF_FFFF)
+    return Mux(v.sign, v.word ^ 0xFFFF_FFFF, v.word ^ 0x8000_0000)
+
+
+def _nkey(v: Opnd, for_max: bool) -> Value:
+    """33-bit key with NaN above every number (a NaN never wins a *_num selection)."""
+    return Mux(v.is_nan(), 1 << 32, _key(v, for_max))
+
+
+def minmax_bits(sub: str, x: Opnd, y: Opnd, z: Opnd) -> Value:
+    """v_min_num / max_num / minimum / maximum / min3_num / max3_num / med3_num.
+
+    ``sub`` is one of ``"min_num", "max_num", "minimum", "maximum", "min3", "max3", "med3"``.
+    NaN rules of docs/fp32.md §2 rules 3-5: *_num return the non-NaN operand (the first
+    operand's quiet NaN when all are NaN); minimum/maximum propagate sNaN(x), sNaN(y),
+    qNaN(x), qNaN(y) in that order; med3 with a NaN operand is min3_num.
+    """
+    mx = sub in ("max_num", "maximum", "max3")
+    if sub in ("min_num", "max_num"):
+        return Mux(x.is_nan() & y.is_nan(), x.quieted(),
+                   Mux(_nkey(x, mx) < _nkey(y, mx), x.word, y.word))
+    if sub in ("minimum", "maximum"):
+        return Mux(x.is_snan(), x.quieted(),
+               Mux(y.is_snan(), y.quieted(),
+               Mux(x.is_nan(), x.word,
+               Mux(y.is_nan(), y.word,
+               Mux(_key(x, mx) < _key(y, mx), x.word, y.word)))))
+
+    def num3(for_max):
+        kx, ky, kz = (_nkey(v, for_max) for v in (x, y, z))
+        return Mux(x.is_nan() & y.is_nan() & z.is_nan(), x.quieted(),
+                   Mux(kx < ky, Mux(kx < kz, x.word, z.word), Mux(ky < kz, y.word, z.word)))
+    if sub in ("min3", "max3"):
+        return num3(mx)
+    assert sub == "med3"
+    a = _key(x, False) < _key(y, False)
+    b = _key(y, False) < _key(z, False)
+    cc = _key(x, False) < _key(z, False)
+    median = Mux(a, Mux(b, y.word, Mux(cc, z.word, x.word)),
+                 Mux(b, Mux(cc, x.word, z.word), y.word))
+    return Mux(x.is_nan() | y.is_nan() | z.is_nan(), num3(False), median)
+
+
+# ---------------------------------------------------------------------------------------
+# Stage 3: compares, class
+def cmp_bit(cond: Value, x: Opnd, y: Opnd) -> Value:
+    """v_cmp_<cond>_f32: ``cond`` is the 4-bit condition index (VOPC opcode - 16).
+
+    Its bits are the answers for (lt, eq, gt, unordered): f=0000, lt=0001, eq=0010, ...,
+    t=1111, so the result is one bit of ``cond`` chosen by the relation of x and y.
+    -0 == +0; any NaN makes the relation unordered.
+    """
+    return Mux(x.is_nan() | y.is_nan(), cond[3],
+           Mux((x.word == y.word) | ((x.mag | y.mag) == 0), cond[1],
+           Mux(_key(x, False) < _key(y, False), cond[0], cond[2])))
+
+
+def class_bit(x: Opnd, y: Opnd) -> Value:
+    """v_cmp_class_f32: bit class(x) of the mask y (0 sNaN, 1 qNaN, 2 -inf, 3 -normal,
+    4 -denormal, 5 -0, 6 +0, 7 +denormal, 8 +normal, 9 +inf)."""
+    def yb(k):
+        return y.bits(k, 1)
+    return Mux(x.is_nan(), Mux(x.quiet_bit, yb(1), yb(0)),
+           Mux(x.is_inf(), Mux(x.sign, yb(2), yb(9)),
+           Mux(x.is_zero(), Mux(x.sign, yb(5), yb(6)),
+           Mux(x.exp == 0, Mux(x.sign, yb(4), yb(7)),
+               Mux(x.sign, yb(3), yb(8))))))
+
+
+# ---------------------------------------------------------------------------------------
+# Stage 3: conversions and rounding to integral values
+def f2i_bits(is_signed: bool, x: Opnd) -> Value:
+    """v_cvt_i32_f32 / v_cvt_u32_f32: truncate toward zero, saturate, NaN -> 0."""
+    if is_signed:
+        t = (Cat(x.frac, 1) << 7) >> (157 - x.exp)[:5]          # |x| in [1, 2^31)
+        return Mux(x.is_nan() | (x.exp < 127), 0,
+               Mux(x.exp >= 158, Mux(x.sign, 0x8000_0000, 0x7FFF_FFFF),
+                   Mux(x.sign, -t, t)))[:32]
+    t = (Cat(x.frac, 1) << 8) >> (158 - x.exp)[:5]              # x in [1, 2^32)
+    return Mux(x.is_nan() | x.sign | (x.exp < 127), 0,
+               Mux(x.exp >= 159, 0xFFFF_FFFF, t))[:32]
+
+
+def rint_bits(sub: str, x: Opnd) -> Value:
+    """v_floor / v_ceil / v_trunc / v_rndne_f32 (roundToIntegral; zero keeps the input sign).
+
+    For 1 <= |x| < 2^23 the f = 150 - exp fraction bits are dropped from the bit pattern
+    after adding 0 (trunc), 2^f - 1 (away from zero: floor of a negative, ceil of a positive)
+    or 2^(f-1) - 1 + lsb (ties to even); a carry ripples into the exponent field.
+    """
+    f = (150 - x.exp)[:5]
+    signed0 = x.word & SIGN
+    if sub == "trunc":
+        mid = (x.word >> f) << f
+        small = signed0
+    elif sub in ("floor", "ceil"):
+        away = x.sign if sub == "floor" else ~x.sign
+        mid = ((x.word + Mux(away, (Const(1, 1) << f) - 1, 0)) >> f) << f
+        small = Mux(away & (x.mag != 0), ONE | (x.word & SIGN), signed0)
+    else:
+        mid = ((x.word + (Const(1, 1) << (f - 1)[:5]) - 1 + (x.word >> f)[0]) >> f) << f
+        small = Mux((x.exp == 126) & (x.frac != 0), ONE | (x.word & SIGN), signed0)
+    return Mux(x.exp >= 150, Mux(x.is_nan(), x.quieted(), x.word),
+               Mux(x.exp < 127, small, mid[:32]))
+
+
+def fract_lane(m, rec, bits, x: Opnd, fin_rec):
+    """v_fract_f32 = minimum(x - floor(x), 0x3F7FFFFF), the subtraction rounded once.
+
+    x >= 0: the fraction bits of x (exact).  x < 0: 1 - frac(|x|), which equals (-M) mod 2^s
+    in units of 2^(E-150) with s = 150 - E fraction bits (0 if x is an integer); it is
+    rounded by stage 5.  For -2^-24 < x < 0 the result is 0x3F7FFFFF whichever way
+    1 - |x| rounds (1.0 is capped).  NaN -> quiet, +-inf -> DEFAULT_NAN.
+    """
+    with m.If(x.exp == 255):
+        m.d.comb += [rec.eq(fin_rec), bits.eq(Mux(x.frac != 0, x.quieted(), DEFAULT_NAN))]
+    with m.Elif(x.sign & (x.exp <= 102) & (x.mag != 0)):
+        m.d.comb += [rec.eq(fin_rec), bits.eq(ALMOST_ONE)]
+    with m.Else():
+        s = Mux(x.exp >= 150, 0, Mux(x.exp <= 102, 48, 150 - x.exp))[:6]
+        v = Mux(x.sign, (1 << 48) - x.m, x.m) & ((Const(1, 1) << s) - 1)
+        m.d.comb += rec.eq(Cat(fit(v, VW), fit(x.E - 150, TW), Const(0, 2)))
+
+
+def ldexp_lane(m, rec, bits, x: Opnd, y: Opnd, fin_rec):
+    """v_ldexp_f32: x * 2^n rounded once, n = int32 y clamped to +-300 (beyond that every finite
+    non-zero x over- or underflows).  +-0, +-inf unchanged, NaN -> quiet."""
+    with m.If((x.exp == 255) | x.is_zero()):
+        m.d.comb += [rec.eq(fin_rec), bits.eq(Mux(x.is_nan(), x.quieted(), x.word))]
+    with m.Else():
+        n = y.word.as_signed()
+        n = Mux(n > 300, 300, Mux(n < -300, -300, n))
+        m.d.comb += rec.eq(Cat(fit(_sgn(x.sign, x.m), VW), fit(x.E - 150 + n, TW), Const(0, 2)))
+
+
+def i2f_rec(is_signed: bool, x: Opnd) -> Value:
+    """Record of v_cvt_f32_i32 / u32 / ubyteN: V = the integer, T = 0 (rounded by stage 5)."""
+    if is_signed:
+        v = Mux(x.sign, x.word | (((1 << VW) - 1) ^ 0xFFFF_FFFF), x.word)
+    else:
+        v = x.word
+    return Cat(fit(v, VW), Const(0, TW + 2))
+
+
+# ---------------------------------------------------------------------------------------
+# Stage 4: bit length of |V|
+def _bitlen_chunk(m, out, chunk: Value, base: int):
+    """out = base + bit length of a non-zero chunk (one Switch: the test runs once)."""
+    w = len(chunk)
+    with m.Switch(chunk):
+        for k in range(w, 0, -1):
+            with m.Case("0" * (w - k) + "1" + "-" * (k - 1)):
+                m.d.comb += out.eq(base + k)
+
+
+def lzc_lane(m, out, mag: Value):
+    """Statements: ``out`` = bit length of the non-negative ``mag`` (< 2^113; 0 for 0).
+
+    16-bit chunks from the top, the first non-zero one resolved by a priority ``Switch``.
+    """
+    width = len(mag)
+    first = True
+    for base in list(range(0, width, 16))[::-1]:
+        chunk = mag[base: min(base + 16, width)]
+        ctx = m.If(chunk != 0) if first else m.Elif(chunk != 0)
+        first = False
+        with ctx:
+            _bitlen_chunk(m, out, chunk, base)
+
+
+# ---------------------------------------------------------------------------------------
+# Stage 5: round to float32
+def _rne_shift(xv: Value, sh: Value) -> Value:
+    """xv / 2^sh rounded to nearest, ties to even (sh >= 1)."""
+    return (xv + (Const(1, 1) << (sh - 1)[:len(sh)]) - 1 + (xv >> sh)[0]) >> sh
+
+
+def _pack(s: int, S: Value, bl: Value, T: Value) -> Value:
+    """float32 bits of (-1)^s * S * 2^T (S > 0 with bit length bl), RNE, denormals, overflow."""
+    e1 = T + bl                                  # exponent of the leading bit + 1
+    X = S << 24
+    sgn = Const(s << 31, 32)
+    normal = (((e1 + 125)[:9] << 23) + _rne_shift(X, bl))[:32]
+    sh = (-125 - T)[:8]
+    denorm = Mux(T < -262, 0, _rne_shift(X, sh))[:32]
+    return Mux(e1 > 128, INF | sgn, Mux(e1 >= -125, normal, denorm) | sgn)
+
+
+def round_lane(m, out, V: Value, T: Value, bl: Value, zsign: Value):
+    """Statements: ``out`` = float32 bits of V * 2^T (V signed, bit length of |V| = bl)."""
+    with m.If(bl == 0):
+        m.d.comb += out.eq(Cat(Const(0, 31), zsign))
+    with m.Elif(V[-1]):
+        m.d.comb += out.eq(_pack(1, -V, bl, T))
+    with m.Else():
+        m.d.comb += out.eq(_pack(0, V.as_unsigned(), bl, T))
+
+
+# ---------------------------------------------------------------------------------------
+# Stages 6-7: output modifiers
+def omod_lane(k: int, r: Opnd) -> Value:
+    """r * 2^k (k = 1, 2 or -1), rounded like v_mul_f32 by 2.0, 4.0 or 0.5 (NaN -> quiet)."""
+    sgn = r.word & SIGN
+    if k > 0:
+        if k == 1:
+            den = (r.mag << 1)[:31]
+        else:
+            den = Mux(r.mag < (1 << 22), r.mag << 2, (r.mag << 1) + (1 << 23))[:31]
+        return Mux(r.exp == 255, Mux(r.is_nan(), r.quieted(), r.word),
+               Mux(r.exp == 0, den | sgn,
+               Mux(r.exp >= 255 - k, INF | sgn, (r.word + (k << 23))[:32])))
+    half = ((r.mag >> 1) + (r.bits(0, 1) & r.bits(1, 1)))[:31]
+    return Mux(r.exp == 255, Mux(r.is_nan(), r.quieted(), r.word),
+               Mux(r.exp >= 2, (r.word - (1 << 23))[:32], half | sgn))
+
+
+def clamp_lane(r: Opnd) -> Value:
+    """The VOP3 clamp bit: NaN -> +0, else min(max(x, +0), 1.0) (-0 -> +0)."""
+    return Mux(r.sign | r.is_nan(), 0, Mux(r.word >= ONE, ONE, r.word))
