@@ -270,6 +270,13 @@ class SimdRun:
                 if self.lockstep and not self.order_dependent:
                     self._check_ex_writes(ctx, tr, slot, sq)
 
+            if ctx.get(tr["trans_valid"]) and self.lockstep and not self.order_dependent:
+                slot, sq = ctx.get(tr["trans_wb"].wave), ctx.get(tr["trans_wb"].seq)
+                ev = self._event(slot, sq)
+                if ev is not None:
+                    self._compare_vgpr(slot, ev, ctx.get(tr["trans_wb"].vdst), ctx.get(tr["vw_trans"].data),
+                                       ctx.get(tr["vw_trans"].en))
+
             err = ctx.get(dut.error.valid)
             if err:
                 slot, pc = ctx.get(dut.error.wave), ctx.get(dut.error.pc)

@@ -24,6 +24,7 @@ from .isa_tables import Kind, OpId, info_of
 from .salu import SALU
 from .valu_fp import VALUFloat
 from .layouts import DecodedInst
+from .trans import TransUnit
 from .valu_int import VALUInt
 
 __all__ = ["SIMD", "LaunchLayout", "FetchReq", "FetchResp", "SmemReq", "SmemResp", "VecMemReq", "VecMemResp"]
@@ -135,7 +136,8 @@ class SIMD(wiring.Component):
         vw_alu = vgprs.write_port(granularity=32)      # VALU result (low register)
         vw_alu_hi = vgprs.write_port(granularity=32)   # VALU 64-bit result (high register)
         vw_mem = vgprs.write_port(granularity=32)      # memory returns and wave launch (v0)
-        vr = [vgprs.read_port(transparent_for=(vw_alu, vw_alu_hi, vw_mem)) for _ in range(6)]
+        vw_trans = vgprs.write_port(granularity=32)    # transcendental results
+        vr = [vgprs.read_port(transparent_for=(vw_alu, vw_alu_hi, vw_mem, vw_trans)) for _ in range(6)]
         # SGPRs (and ttmp): 64 even/odd pairs per wave slot; VCC, EXEC and M0 live in flip-flops.
         m.submodules.sgprs = sgprs = memory.Memory(shape=unsigned(64), depth=W * 64, init=[])
         sw_alu = sgprs.write_port(granularity=32)
@@ -228,12 +230,14 @@ class SIMD(wiring.Component):
         # ---- issue: per wave, is its buffered instruction free of hazards? ----------------
         # (each wave's check is its own fragment: the simulator re-evaluates a fragment's
         # combinational logic whenever any of its inputs changes)
+        trans_free = Signal()   # the transcendental unit can take an instruction issued now
         ready_w = []
         for i in range(W):
             mh = Module()
             m.submodules[f"hazard{i}"] = mh
             ready_w.append(self._ready(mh, i, ib[i], flight, vbusy[i], sbusy[i], loadcnt[i], storecnt[i], dscnt[i],
-                                       kmcnt[i], bar_pass[i], resident[i] & ib_valid[i] & ~halted[i] & ~launching))
+                                       kmcnt[i], bar_pass[i], resident[i] & ib_valid[i] & ~halted[i] & ~launching,
+                                       trans_free))
         ready = Signal(W)
         m.d.comb += ready.eq(Cat(*ready_w))
         sel, sel_valid = Signal(range(W)), Signal()
@@ -453,8 +457,26 @@ class SIMD(wiring.Component):
                 m.d.comb += [vw_alu.addr.eq(vdst_addr), vw_alu.data.eq(res_lo), vw_alu.en.eq(x_exec)]
                 with m.If(xi.vdst_dw == 2):
                     m.d.comb += [vw_alu_hi.addr.eq(vdst_addr + 1), vw_alu_hi.data.eq(res_hi), vw_alu_hi.en.eq(x_exec)]
+        # transcendental unit: 8 lanes, 4 cycles a wave, its own write port; results return in
+        # order, so a FIFO keeps each instruction's wave, destination, EXEC and sequence number
+        m.submodules.trans = trans = TransUnit(cfg)
+        Pending = data.StructLayout({"wave": range(W), "vdst": 8, "exec": 32, "seq": SEQ})
+        tq = Array(Signal(Pending, name=f"trans_q{k}") for k in range(8))
+        tq_head, tq_tail = Signal(3), Signal(3)
+        sign = Cat(*[Const(1 << 31, 32)] * LANES)
+        t_src = Mux(xi.abs[0], op32[0] & ~sign, op32[0])
+        m.d.comb += [trans.i.valid.eq(x_valid & (xk == Kind.VTRANS)), trans.i.payload.op.eq(xi.op),
+                     trans.i.payload.a.eq(Mux(xi.neg[0], t_src ^ sign, t_src)), trans.o.ready.eq(1)]
         with m.If(x_valid & (xk == Kind.VTRANS)):
-            fault(1)   # the transcendental unit joins with its own write port (docs/simd.md)
+            fault(xi.clamp | (xi.omod != 0))   # output modifiers on transcendentals are not implemented
+            m.d.sync += [tq[tq_tail].wave.eq(xw), tq[tq_tail].vdst.eq(xi.vdst), tq[tq_tail].exec.eq(x_exec),
+                         tq[tq_tail].seq.eq(ex.seq), tq_tail.eq(tq_tail + 1)]
+        m.d.comb += trans_free.eq(trans.i.ready & ~(ex.valid & (xk == Kind.VTRANS)))
+        trans_wb = tq[tq_head]
+        with m.If(trans.o.valid):
+            m.d.comb += [vw_trans.addr.eq(base[trans_wb.wave] + trans_wb.vdst), vw_trans.data.eq(trans.o.payload.d),
+                         vw_trans.en.eq(trans_wb.exec)]
+            m.d.sync += tq_head.eq(tq_head + 1)
         with m.If(x_valid & (xk == Kind.SBRANCH)):
             taken = Signal()
             with m.Switch(xi.op):
@@ -519,7 +541,7 @@ class SIMD(wiring.Component):
                 m.d.comb += inc["store"].bit_select(sel, 1).eq(1)
             with m.If(_is_kind(sk, Kind.DS_LOAD, Kind.DS_STORE, Kind.DS_ATOMIC)):
                 m.d.comb += inc["ds"].bit_select(sel, 1).eq(1)
-            with m.If(is_mem):
+            with m.If(is_mem | (sk == Kind.VTRANS)):
                 m.d.comb += vset[sel].eq(((Const(1, 5) << si.vdst_dw) - 1) << si.vdst)
 
         sresp = self.smem_resp
@@ -555,13 +577,17 @@ class SIMD(wiring.Component):
                             m.d.comb += dec_["store"].bit_select(rp.wave, 1).eq(1)
                         with m.Else():
                             m.d.comb += dec_["load"].bit_select(rp.wave, 1).eq(1)
+        vclr_trans = Array(Signal(V, name=f"vclr_trans{i}") for i in range(W))
+        with m.If(trans.o.valid):
+            m.d.comb += vclr_trans[trans_wb.wave].eq(Const(1, V) << trans_wb.vdst)
         for i in range(W):
-            m.d.sync += [loadcnt[i].eq(loadcnt[i] + inc["load"][i] - dec_["load"][i]),
-                         storecnt[i].eq(storecnt[i] + inc["store"][i] - dec_["store"][i]),
-                         dscnt[i].eq(dscnt[i] + inc["ds"][i] - dec_["ds"][i]),
-                         kmcnt[i].eq(kmcnt[i] + inc["km"][i] - dec_["km"][i]),
-                         vbusy[i].eq((vbusy[i] | vset[i]) & ~vclr[i]),
-                         sbusy[i].eq((sbusy[i] | sset[i]) & ~sclr[i])]
+            with m.If(~(launch_fire & (launch_slot == i))):   # a launch resets them instead
+                m.d.sync += [loadcnt[i].eq(loadcnt[i] + inc["load"][i] - dec_["load"][i]),
+                             storecnt[i].eq(storecnt[i] + inc["store"][i] - dec_["store"][i]),
+                             dscnt[i].eq(dscnt[i] + inc["ds"][i] - dec_["ds"][i]),
+                             kmcnt[i].eq(kmcnt[i] + inc["km"][i] - dec_["km"][i]),
+                             vbusy[i].eq((vbusy[i] | vset[i]) & ~vclr[i] & ~vclr_trans[i]),
+                             sbusy[i].eq((sbusy[i] | sset[i]) & ~sclr[i])]
 
         # ---- workgroup barrier among this SIMD's waves: a wave that has ended has arrived ----
         for i in range(W):
@@ -573,6 +599,7 @@ class SIMD(wiring.Component):
                 m.d.sync += [bar_sig[i].eq(0), bar_pass[i].eq(1)]
 
         self.trace = dict(ex=ex, issue=issue, sel=sel, pc=pc, base=base, vw=[vw_alu, vw_alu_hi, vw_mem],
+                          vw_trans=vw_trans, trans_valid=trans.o.valid, trans_wb=trans_wb,
                           sw=[sw_alu, sw_mem], exec=exec_, vcc=vcc, scc=scc, m0=m0, resident=resident,
                           loadcnt=loadcnt, storecnt=storecnt, dscnt=dscnt, kmcnt=kmcnt)
         return m
@@ -589,7 +616,7 @@ class SIMD(wiring.Component):
             with m.If(rot.bit_select(idx, 1)):
                 m.d.comb += [pick.eq(Mux(idx >= W, idx - W, idx)), any_.eq(1)]
 
-    def _ready(self, m, i, inst, flight, vbusy, sbusy, loadcnt, storecnt, dscnt, kmcnt, bar_pass, alive):
+    def _ready(self, m, i, inst, flight, vbusy, sbusy, loadcnt, storecnt, dscnt, kmcnt, bar_pass, alive, trans_free):
         """A signal: wave i's buffered instruction has no hazard and its unit can take it."""
         k = inst.kind
         vregs = [(inst.src0[:8], Mux(inst.src0[8], inst.src0_dw, 0)),
@@ -632,8 +659,8 @@ class SIMD(wiring.Component):
                 m.d.comb += wait_ok.eq((loadcnt <= imm[8:14]) & (dscnt <= imm[:6]))
             with m.Case(OpId.S_WAIT_STORECNT_DSCNT):
                 m.d.comb += wait_ok.eq((storecnt <= imm[8:14]) & (dscnt <= imm[:6]))
-            with m.Case(OpId.S_ENDPGM):   # a wave ends once its memory traffic has retired
-                m.d.comb += wait_ok.eq((loadcnt == 0) & (storecnt == 0) & (dscnt == 0) & (kmcnt == 0))
+            with m.Case(OpId.S_ENDPGM):   # a wave ends once its memory traffic and VGPR writes have retired
+                m.d.comb += wait_ok.eq((loadcnt == 0) & (storecnt == 0) & (dscnt == 0) & (kmcnt == 0) & (vbusy == 0))
             with m.Case(OpId.S_BARRIER_WAIT):
                 m.d.comb += wait_ok.eq(bar_pass)
             with m.Default():
@@ -643,7 +670,8 @@ class SIMD(wiring.Component):
         is_ds = _is_kind(k, Kind.DS_LOAD, Kind.DS_STORE, Kind.DS_ATOMIC)
         m.d.comb += port_ok.eq(Mux(k == Kind.SMEM, ~self.smem_req.valid & (kmcnt != 31),
                                Mux(is_vmem | (k == Kind.CACHE), ~self.vmem_req.valid & (loadcnt != 63) & (storecnt != 63),
-                               Mux(is_ds, ~self.lds_req.valid & (dscnt != 63), 1))))
+                               Mux(is_ds, ~self.lds_req.valid & (dscnt != 63),
+                               Mux(k == Kind.VTRANS, trans_free, 1)))))
         ready = Signal(name=f"ready{i}")
         m.d.comb += ready.eq(alive & (~hazard | inst.illegal) & wait_ok & port_ok)
         return ready
