@@ -17,15 +17,16 @@ Simulation-speed rules followed here (BRIEF §5):
 Number representation between stages: a finite result that still needs rounding is carried
 as a signed integer ``V`` and an exponent ``T`` (value = V x 2^T, exact, except that an
 operand far below the rounding position is replaced by one unit in the last place of V,
-which rounds identically -- see :func:`fma_lane`).  ``round_lane`` rounds it to float32 with
-ties to even, gradual underflow and overflow to infinity (docs/fp32.md §5.2).
+which rounds identically -- see :func:`fma_lane`).  T is stored biased by ``T_BIAS`` so that
+the exponent arithmetic stays unsigned.  ``round_lane`` rounds it to float32 with ties to
+even, gradual underflow and overflow to infinity (docs/fp32.md §5.2).
 """
 from __future__ import annotations
 
 from amaranth.hdl import Cat, Const, Mux, Value, signed
 
 __all__ = [
-    "VW", "TW", "BLW", "REC_W", "fit", "rep", "swar_unpack", "swar_spec",
+    "VW", "TW", "T_BIAS", "BLW", "MW", "REC_W", "NORM_W", "fit", "rep", "swar_unpack", "swar_spec",
     "Opnd", "fma_special", "fma_lane", "minmax_bits", "cmp_bit", "class_bit",
     "f2i_bits", "rint_bits", "fract_lane", "ldexp_lane", "i2f_rec",
     "lzc_lane", "round_lane", "omod_lane", "clamp_lane",
@@ -34,9 +35,12 @@ __all__ = [
 # ---------------------------------------------------------------------------------------
 # Widths of the pre-rounding record (one per lane, see VALUFloat stage 3).
 VW = 114            #: signed width of V (|V| < 2^113, see fma_lane)
-TW = 10             #: signed width of T (-512 <= T <= 511)
+TW = 10             #: width of T + T_BIAS (-512 <= T <= 511)
+T_BIAS = 512
 BLW = 7             #: width of the bit length of |V| (0 .. 113)
-REC_W = VW + TW + 2  #: V, T, zsign (sign of an exact zero), fin (lane result is final)
+MW = VW - 1         #: width of |V|
+REC_W = VW + TW + 2  #: V, T + T_BIAS, zsign (sign of an exact zero), fin (lane result is final)
+NORM_W = MW + BLW + 1  #: stage 4 record: |V|, bit length of |V|, sign of V
 
 QUIET = 0x0040_0000
 SIGN = 0x8000_0000
@@ -206,31 +210,42 @@ def fma_lane(m, rec, x: Opnd, y: Opnd, z: Opnd, sp, zsign):
 
     The sign of an exact zero (``zsign``) is that of the IEEE sum of two zeros: negative only
     when the product and the addend are both negative (x - x = +0 in round to nearest).
+    ``rec`` gets T + T_BIAS.
     """
     P = x.m * y.m
-    sz = z.sign
-    ep = x.E + y.E - 300
-    ec = z.E - 150
-    dd = (z.E + (150 + _DD_BIAS) - x.E - y.E)[:11]
+    sub = sp ^ z.sign                               # effective subtraction
+
+    def tp(k=0):                                    # ep - k + T_BIAS
+        return x.E + y.E + (T_BIAS - 300 - k)
+
+    def tc(k=0):                                    # ec - k + T_BIAS
+        return z.E + (T_BIAS - 150 - k)
+    # DD = d + 1088 in [795, 1554]: d = ec - ep = Ez - Ex - Ey + 150, written without a
+    # subtraction (~E = 255 - E) so that the simulator keeps to unsigned arithmetic.
+    dd = (z.E + ~x.E + ~y.E + 728)[:11]
     zs = Cat(zsign, Const(0, 1))
 
-    def put(v, t):
-        m.d.comb += rec.eq(Cat(fit(v, VW), fit(t, TW), zs))
+    def put(a, b, t):
+        """V = +-(a +- b): the product's sign, then the addend added or subtracted."""
+        v = Mux(sub, a - b, a + b)
+        m.d.comb += rec.eq(Cat(fit(Mux(sp, -v, v), VW), fit(t, TW), zs))
 
     with m.If(z.is_zero()):                       # addend 0: product alone (exact zero sum if P = 0)
-        put(_sgn(sp, P << _BIGP_SHIFT), ep - _BIGP_SHIFT)
-    with m.Elif(x.is_zero() | y.is_zero()):      # product 0: addend alone
-        put(_sgn(sz, z.m << _BIGC_SHIFT), ec - _BIGC_SHIFT)
+        put(P << _BIGP_SHIFT, 0, tp(_BIGP_SHIFT))
     with m.Else():
-        with m.Switch(dd):
-            with m.Case("00000------"):           # -64 <= d <= -1: shift the product up
-                put(_sgn(sp, P << (_DD_BIAS - dd)[:7]) + _sgn(sz, z.m), ec)
-            with m.Case("00001------"):           # 0 <= d <= 63: shift the addend up
-                put(_sgn(sp, P) + _sgn(sz, z.m << dd[:6]), ep)
-            with m.Case("0----------"):           # d >= 64: product collapses to one ulp
-                put(_sgn(sz, z.m << _BIGC_SHIFT) + _sgn(sp, Const(1, 2)), ec - _BIGC_SHIFT)
-            with m.Default():                     # d <= -65: addend collapses to one ulp
-                put(_sgn(sp, P << _BIGP_SHIFT) + _sgn(sz, Const(1, 2)), ep - _BIGP_SHIFT)
+        with m.If(x.is_zero() | y.is_zero()):    # product 0: addend alone
+            put(0, z.m << _BIGC_SHIFT, tc(_BIGC_SHIFT))
+        with m.Else():
+            with m.Switch(dd):
+                with m.Case("10000------"):       # -64 <= d <= -1: shift the product up by -d
+                    put((P << 1) << ~dd[:6], z.m, tc())
+                with m.Case("10001------"):       # 0 <= d <= 63: shift the addend up by d
+                    put(P, z.m << dd[:6], tp())
+                with m.Case("1001-------", "101--------", "11---------"):  # d >= 64 (disjoint
+                    # patterns: Verilator flags overlapping casez items): the product collapses
+                    put(Const(1, 1), z.m << _BIGC_SHIFT, tc(_BIGC_SHIFT))
+                with m.Default():                 # d <= -65: the addend collapses to one ulp
+                    put(P << _BIGP_SHIFT, Const(1, 1), tp(_BIGP_SHIFT))
 
 
 # ---------------------------------------------------------------------------------------
@@ -354,12 +369,13 @@ def fract_lane(m, rec, bits, x: Opnd, fin_rec):
     """
     with m.If(x.exp == 255):
         m.d.comb += [rec.eq(fin_rec), bits.eq(Mux(x.frac != 0, x.quieted(), DEFAULT_NAN))]
-    with m.Elif(x.sign & (x.exp <= 102) & (x.mag != 0)):
-        m.d.comb += [rec.eq(fin_rec), bits.eq(ALMOST_ONE)]
     with m.Else():
-        s = Mux(x.exp >= 150, 0, Mux(x.exp <= 102, 48, 150 - x.exp))[:6]
-        v = Mux(x.sign, (1 << 48) - x.m, x.m) & ((Const(1, 1) << s) - 1)
-        m.d.comb += rec.eq(Cat(fit(v, VW), fit(x.E - 150, TW), Const(0, 2)))
+        with m.If(x.sign & (x.exp <= 102) & (x.mag != 0)):
+            m.d.comb += [rec.eq(fin_rec), bits.eq(ALMOST_ONE)]
+        with m.Else():
+            s = Mux(x.exp >= 150, 0, Mux(x.exp <= 102, 48, (150 + ~x.exp)[:8] + 1))[:6]
+            v = Mux(x.sign, (1 << 48) - x.m, x.m)[:48] & ~(Const((1 << 48) - 1, 48) << s)[:48]
+            m.d.comb += rec.eq(Cat(fit(v, VW), fit(x.E + (T_BIAS - 150), TW), Const(0, 2)))
 
 
 def ldexp_lane(m, rec, bits, x: Opnd, y: Opnd, fin_rec):
@@ -370,7 +386,8 @@ def ldexp_lane(m, rec, bits, x: Opnd, y: Opnd, fin_rec):
     with m.Else():
         n = y.word.as_signed()
         n = Mux(n > 300, 300, Mux(n < -300, -300, n))
-        m.d.comb += rec.eq(Cat(fit(_sgn(x.sign, x.m), VW), fit(x.E - 150 + n, TW), Const(0, 2)))
+        m.d.comb += rec.eq(Cat(fit(_sgn(x.sign, x.m), VW), fit(x.E + (T_BIAS - 150) + n, TW),
+                               Const(0, 2)))
 
 
 def i2f_rec(is_signed: bool, x: Opnd) -> Value:
@@ -379,7 +396,7 @@ def i2f_rec(is_signed: bool, x: Opnd) -> Value:
         v = Mux(x.sign, x.word | (((1 << VW) - 1) ^ 0xFFFF_FFFF), x.word)
     else:
         v = x.word
-    return Cat(fit(v, VW), Const(0, TW + 2))
+    return Cat(fit(v, VW), Const(T_BIAS, TW), Const(0, 2))
 
 
 # ---------------------------------------------------------------------------------------
@@ -394,46 +411,60 @@ def _bitlen_chunk(m, out, chunk: Value, base: int):
 
 
 def lzc_lane(m, out, mag: Value):
-    """Statements: ``out`` = bit length of the non-negative ``mag`` (< 2^113; 0 for 0).
+    """Statements: ``out`` = bit length of the non-negative ``mag`` (0 for 0).
 
-    16-bit chunks from the top, the first non-zero one resolved by a priority ``Switch``.
+    A balanced binary search over 16-bit chunks (nested ``If``: only the tests on the taken
+    path are evaluated), then a priority ``Switch`` inside the chunk.
     """
-    width = len(mag)
-    first = True
-    for base in list(range(0, width, 16))[::-1]:
-        chunk = mag[base: min(base + 16, width)]
-        ctx = m.If(chunk != 0) if first else m.Elif(chunk != 0)
-        first = False
-        with ctx:
+    chunks = [(base, mag[base: min(base + 16, len(mag))]) for base in range(0, len(mag), 16)]
+
+    def search(lo, hi):                 # chunks[lo:hi], the answer is in one of them (or 0)
+        if hi - lo == 1:
+            base, chunk = chunks[lo]
             _bitlen_chunk(m, out, chunk, base)
+            return
+        mid = (lo + hi) // 2
+        with m.If(mag[chunks[mid][0]: chunks[hi - 1][0] + len(chunks[hi - 1][1])] != 0):
+            search(mid, hi)
+        with m.Else():
+            search(lo, mid)
+
+    search(0, len(chunks))
 
 
 # ---------------------------------------------------------------------------------------
 # Stage 5: round to float32
-def _rne_shift(xv: Value, sh: Value) -> Value:
-    """xv / 2^sh rounded to nearest, ties to even (sh >= 1)."""
-    return (xv + (Const(1, 1) << (sh - 1)[:len(sh)]) - 1 + (xv >> sh)[0]) >> sh
+_RNE_W = 140       # > width of |V| << 24 plus the rounding increment
 
 
-def _pack(s: int, S: Value, bl: Value, T: Value) -> Value:
-    """float32 bits of (-1)^s * S * 2^T (S > 0 with bit length bl), RNE, denormals, overflow."""
-    e1 = T + bl                                  # exponent of the leading bit + 1
-    X = S << 24
-    sgn = Const(s << 31, 32)
-    normal = (((e1 + 125)[:9] << 23) + _rne_shift(X, bl))[:32]
-    sh = (-125 - T)[:8]
-    denorm = Mux(T < -262, 0, _rne_shift(X, sh))[:32]
-    return Mux(e1 > 128, INF | sgn, Mux(e1 >= -125, normal, denorm) | sgn)
+def _rne_shift(xv: Value, sh: Value, sh_m1: Value) -> Value:
+    """xv / 2^sh rounded to nearest, ties to even (sh >= 1, sh_m1 = sh - 1).
+
+    Adds 2^(sh-1) - 1 + lsb before truncating; the -1 is an addition of 2^_RNE_W - 1 modulo
+    2^_RNE_W so that the simulator keeps to unsigned arithmetic.
+    """
+    inc = (Const(1, 1) << sh_m1) + ((1 << _RNE_W) - 1) + (xv >> sh)[0]
+    return (xv + inc)[:_RNE_W] >> sh
 
 
-def round_lane(m, out, V: Value, T: Value, bl: Value, zsign: Value):
-    """Statements: ``out`` = float32 bits of V * 2^T (V signed, bit length of |V| = bl)."""
+def round_lane(m, out, mag: Value, bl: Value, neg: Value, tb: Value, zsign: Value):
+    """Statements: ``out`` = float32 bits of (-1)^neg x mag x 2^(tb - T_BIAS), RNE.
+
+    ``mag`` = |V| with bit length ``bl`` (0: an exact zero, signed ``zsign``).  Gradual
+    underflow (the last kept bit is never below 2^-149) and overflow to infinity; the rounding
+    carry ripples into the exponent field (up to infinity), as docs/fp32.md §5.2.
+    """
+    e1 = tb + bl                                # exponent of the leading bit + 1 + T_BIAS
+    X = mag << 24
+    normal = (((e1 + (1024 - (T_BIAS - 125)))[:8] << 23) + _rne_shift(X, bl, (bl + 127)[:7]))
+    # denormal: shift so that the last kept bit is 2^-149: sh = -125 - T = 387 - tb
+    sh = (~tb + (T_BIAS - 125 + 1))[:8]        # <= 137 when tb >= T_BIAS - 262
+    denorm = Mux(tb < T_BIAS - 262, 0, _rne_shift(X, sh, (~tb + (T_BIAS - 125))[:8]))
+    value = Mux(e1 > T_BIAS + 128, INF, Mux(e1 >= T_BIAS - 125, normal, denorm)[:31])
     with m.If(bl == 0):
         m.d.comb += out.eq(Cat(Const(0, 31), zsign))
-    with m.Elif(V[-1]):
-        m.d.comb += out.eq(_pack(1, -V, bl, T))
     with m.Else():
-        m.d.comb += out.eq(_pack(0, V.as_unsigned(), bl, T))
+        m.d.comb += out.eq(Cat(value[:31], neg))
 
 
 # ---------------------------------------------------------------------------------------

@@ -26,7 +26,7 @@ Operand conventions
 
 Structure and simulation speed
 ------------------------------
-The datapath is cut into seven combinational stages, each a submodule of its own (so that
+The datapath is cut into six combinational stages, each a submodule of its own (so that
 Amaranth's simulator evaluates each stage's code once per input change, in order), each
 reading only the previous stage's signals:
 
@@ -39,7 +39,7 @@ reading only the previous stage's signals:
    compare/class mask;
 4. the bit length of |V| (priority encoder);
 5. rounding to float32 (RNE, gradual underflow, overflow);
-6. ``omod``; 7. ``clamp``.
+6. ``omod``, then ``clamp``.
 
 Each lane's datapath is written once, as expressions and ``If``/``Switch`` statements on
 slices of the stage signals; there are no per-lane signals.  Stages that an operation does
@@ -51,7 +51,7 @@ from amaranth.hdl import Cat, Const, Module, Mux, Signal
 from amaranth.lib import data, enum, wiring
 from amaranth.lib.wiring import In, Out
 
-from .fp32lane import (BLW, fit, REC_W, TW, VW, Opnd, class_bit, clamp_lane, cmp_bit, f2i_bits,
+from .fp32lane import (BLW, MW, NORM_W, REC_W, TW, VW, Opnd, fit, class_bit, clamp_lane, cmp_bit, f2i_bits,
                        fma_lane, fma_special, fract_lane, i2f_rec, ldexp_lane, lzc_lane,
                        minmax_bits, omod_lane, rep, rint_bits, round_lane, swar_spec,
                        swar_unpack)
@@ -127,6 +127,13 @@ def _decode_table() -> dict:
 _TABLE = _decode_table()
 #: Every OpId that VALUFloat executes (``illegal`` is 0 exactly for these).
 FP_OPS = frozenset(_TABLE)
+
+
+class _Word(Opnd):
+    """An :class:`~hdl.fp32lane.Opnd` over a 32-bit expression (a lane's intermediate value)."""
+
+    def __init__(self, value):
+        super().__init__(value, None, 0)
 
 
 class VALUFloat(wiring.Component):
@@ -299,28 +306,34 @@ class VALUFloat(wiring.Component):
                     ldexp_lane(s3, rec_of(recs, i), lane_word(bits3, i), Opnd(x2, ux, i),
                                Opnd(y2, None, i), fin_rec)
 
-        # ---- stage 4: bit length of |V| ----------------------------------------------------
+        # ---- stage 4: |V| and its bit length --------------------------------------------
         s4 = Module()
-        m.submodules.s4_lzc = s4
+        m.submodules.s4_norm = s4
         recs4 = [Signal(len(r), name=f"rec4_{k}") for k, r in enumerate(recs)]
+        norms = [Signal(NORM_W * len(b), name=f"norm4_{k}") for k, b in enumerate(banks)]
         bits4 = Signal(W, name="bits4")
-        bl4 = Signal(8 * L, name="bl4")
         c4 = ctl("ctl4")
         s4.d.comb += [c4.eq(c3), bits4.eq(bits3)] + [r4.eq(r3) for r4, r3 in zip(recs4, recs)]
 
-        def fields(sigs, i):
-            r = rec_of(sigs, i)
-            return r[:VW].as_signed(), r[VW:VW + TW].as_signed(), r[VW + TW], r[VW + TW + 1]
+        def rfield(sigs, i, lo, width):
+            """Field [lo, lo + width) of lane i's pre-rounding record (one slice of a bank)."""
+            k, j = bank_of(i)
+            return sigs[k][REC_W * j + lo: REC_W * j + lo + width]
+
+        def nfield(i, lo, width):
+            k, j = bank_of(i)
+            return norms[k][NORM_W * j + lo: NORM_W * j + lo + width]
 
         with s4.If(c3.rnd):
             for i in range(L):
-                V, _, _, fin = fields(recs, i)
-                out = bl4[8 * i: 8 * i + BLW]
-                with s4.If(~fin):
+                V = rfield(recs, i, 0, VW).as_signed()
+                with s4.If(~rfield(recs, i, REC_W - 1, 1)):
                     with s4.If(V[-1]):
-                        lzc_lane(s4, out, (-V)[:VW - 1])
+                        s4.d.comb += nfield(i, 0, MW + 1).eq(Cat(fit(-V, MW), 1))
+                        lzc_lane(s4, nfield(i, MW + 1, BLW), (-V)[:MW])
                     with s4.Else():
-                        lzc_lane(s4, out, V[:VW - 1])
+                        s4.d.comb += nfield(i, 0, MW).eq(V[:MW])
+                        lzc_lane(s4, nfield(i, MW + 1, BLW), V[:MW])
 
         # ---- stage 5: round ----------------------------------------------------------------
         s5 = Module()
@@ -330,33 +343,31 @@ class VALUFloat(wiring.Component):
         s5.d.comb += c5.eq(c4)
         with s5.If(c4.rnd):
             for i in range(L):
-                V, T, zsign, fin = fields(recs4, i)
                 out = lane_word(r5, i)
-                with s5.If(fin):
+                with s5.If(rfield(recs4, i, REC_W - 1, 1)):
                     s5.d.comb += out.eq(lane_word(bits4, i))
                 with s5.Else():
-                    round_lane(s5, out, V, T, bl4[8 * i: 8 * i + BLW], zsign)
+                    k, j = bank_of(i)
+                    n = norms[k][NORM_W * j: NORM_W * (j + 1)]
+                    round_lane(s5, out, n[:MW], n[MW + 1:], n[MW], rfield(recs4, i, VW, TW),
+                               rfield(recs4, i, VW + TW, 1))
         with s5.Else():
             s5.d.comb += r5.eq(bits4)
 
-        # ---- stage 6: omod -----------------------------------------------------------------
+        # ---- stage 6: omod, then clamp -----------------------------------------------------
         s6 = Module()
-        m.submodules.s6_omod = s6
-        r6 = Signal(W, name="r6")
-        c6 = ctl("ctl6")
-        s6.d.comb += c6.eq(c5)
-        with s6.Switch(c5.omod):
+        m.submodules.s6_post = s6
+        with s6.Switch(Cat(c5.omod, c5.clamp)):
             with s6.Case(0):
-                s6.d.comb += r6.eq(r5)
+                s6.d.comb += self.d.eq(r5)
+            with s6.Case(0b100):
+                s6.d.comb += self.d.eq(Cat(fit(clamp_lane(Opnd(r5, None, i)), 32)
+                                           for i in range(L)))
             for code, k in ((1, 1), (2, 2), (3, -1)):
                 with s6.Case(code):
-                    s6.d.comb += r6.eq(Cat(fit(omod_lane(k, Opnd(r5, None, i)), 32) for i in range(L)))
-
-        # ---- stage 7: clamp ----------------------------------------------------------------
-        s7 = Module()
-        m.submodules.s7_clamp = s7
-        with s7.If(c6.clamp):
-            s7.d.comb += self.d.eq(Cat(fit(clamp_lane(Opnd(r6, None, i)), 32) for i in range(L)))
-        with s7.Else():
-            s7.d.comb += self.d.eq(r6)
+                    s6.d.comb += self.d.eq(Cat(fit(omod_lane(k, Opnd(r5, None, i)), 32)
+                                               for i in range(L)))
+                with s6.Case(code | 0b100):   # clamp(omod(x)): omod is evaluated per use (rare)
+                    s6.d.comb += self.d.eq(Cat(fit(clamp_lane(_Word(omod_lane(k, Opnd(r5, None, i)))), 32)
+                                               for i in range(L)))
         return m
