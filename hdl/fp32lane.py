@@ -26,7 +26,8 @@ from __future__ import annotations
 from amaranth.hdl import Cat, Const, Mux, Value, signed
 
 __all__ = [
-    "VW", "TW", "T_BIAS", "BLW", "MW", "REC_W", "NORM_W", "fit", "rep", "swar_unpack", "swar_spec",
+    "VW", "TW", "T_BIAS", "BLW", "MW", "REC_W", "NORM_W", "R_T", "R_ZS", "R_FIN", "R_NEG",
+    "R_V", "FIN_REC", "record", "fit", "rep", "swar_unpack", "swar_spec",
     "Opnd", "fma_special", "fma_lane", "minmax_bits", "cmp_bit", "class_bit",
     "f2i_bits", "rint_bits", "fract_lane", "ldexp_lane", "i2f_rec",
     "lzc_lane", "round_lane", "omod_lane", "clamp_lane",
@@ -39,7 +40,11 @@ TW = 10             #: width of T + T_BIAS (-512 <= T <= 511)
 T_BIAS = 512
 BLW = 7             #: width of the bit length of |V| (0 .. 113)
 MW = VW - 1         #: width of |V|
-REC_W = VW + TW + 2  #: V, T + T_BIAS, zsign (sign of an exact zero), fin (lane result is final)
+# Pre-rounding record (stage 3 -> 5), LSB first: T + T_BIAS, zsign (sign of an exact zero),
+# fin (the lane's result is final, in the bits vector), neg (negate V), V (two's complement).
+# V is the top field so that a narrower non-negative V needs no padding.
+R_T, R_ZS, R_FIN, R_NEG, R_V = 0, TW, TW + 1, TW + 2, TW + 3
+REC_W = R_V + VW
 NORM_W = MW + BLW + 1  #: stage 4 record: |V|, bit length of |V|, sign of V
 
 QUIET = 0x0040_0000
@@ -64,6 +69,19 @@ def fit(v: Value, width: int) -> Value:
     if v.shape().signed:
         return (v + Const(0, signed(width)))[:width]
     return Cat(v, Const(0, width - len(v)))
+
+
+#: The record of a lane whose result is final.
+FIN_REC = 1 << R_FIN
+
+
+def record(v: Value, t: Value, zsign=0, neg=0) -> Value:
+    """A pre-rounding record: value (-1)^neg x v x 2^(t - T_BIAS); ``v`` is a VW-bit two's
+    complement number, or a narrower non-negative one (zero-extended, so that records can be
+    concatenated)."""
+    v = Value.cast(v)
+    pad = [Const(0, VW - len(v))] if len(v) < VW else []
+    return Cat(fit(t, TW), zsign, Const(0, 1), neg, v[:VW], *pad)
 
 
 def rep(value: int, lanes: int, width: int = 32) -> int:
@@ -192,8 +210,8 @@ def _sgn(s, v: Value) -> Value:
     return Mux(s, -v, v)
 
 
-def fma_lane(m, rec, x: Opnd, y: Opnd, z: Opnd, sp, zsign):
-    """Statements that fill the pre-rounding record ``rec`` = {V, T, zsign, fin=0} of x*y + z.
+def fma_lane(m, rec, x: Opnd, y: Opnd, z: Opnd, sp, sub, zsign):
+    """Statements that fill the pre-rounding record ``rec`` of x*y + z.
 
     Finite operands only (the caller handles inf/NaN).  With M the significands and
     E the exponents (:func:`swar_unpack`), P = Mx*My (48 bits) weighs 2^ep, ep = Ex+Ey-300,
@@ -210,10 +228,10 @@ def fma_lane(m, rec, x: Opnd, y: Opnd, z: Opnd, sp, zsign):
 
     The sign of an exact zero (``zsign``) is that of the IEEE sum of two zeros: negative only
     when the product and the addend are both negative (x - x = +0 in round to nearest).
-    ``rec`` gets T + T_BIAS.
+    ``sp`` is the sign of the product, ``sub`` = sp xor sign(z) (an effective subtraction);
+    the record holds V / (-1)^sp = a +- b and neg = sp.
     """
     P = x.m * y.m
-    sub = sp ^ z.sign                               # effective subtraction
 
     def tp(k=0):                                    # ep - k + T_BIAS
         return x.E + y.E + (T_BIAS - 300 - k)
@@ -223,18 +241,18 @@ def fma_lane(m, rec, x: Opnd, y: Opnd, z: Opnd, sp, zsign):
     # DD = d + 1088 in [795, 1554]: d = ec - ep = Ez - Ex - Ey + 150, written without a
     # subtraction (~E = 255 - E) so that the simulator keeps to unsigned arithmetic.
     dd = (z.E + ~x.E + ~y.E + 728)[:11]
-    zs = Cat(zsign, Const(0, 1))
+    ones = (1 << VW) - 1
 
     def put(a, b, t):
-        """V = +-(a +- b): the product's sign, then the addend added or subtracted."""
-        v = Mux(sub, a - b, a + b)
-        m.d.comb += rec.eq(Cat(fit(Mux(sp, -v, v), VW), fit(t, TW), zs))
+        """V = +-(a +- b): a +- b in VW-bit two's complement (unsigned arithmetic), neg = sp."""
+        v = Mux(sub, (a + (b ^ ones) + 1)[:VW], a + b)
+        m.d.comb += rec.eq(record(v, t, zsign, sp))
 
     with m.If(z.is_zero()):                       # addend 0: product alone (exact zero sum if P = 0)
-        put(P << _BIGP_SHIFT, 0, tp(_BIGP_SHIFT))
+        put(P << _BIGP_SHIFT, Const(0, 1), tp(_BIGP_SHIFT))
     with m.Else():
         with m.If(x.is_zero() | y.is_zero()):    # product 0: addend alone
-            put(0, z.m << _BIGC_SHIFT, tc(_BIGC_SHIFT))
+            put(Const(0, 1), z.m << _BIGC_SHIFT, tc(_BIGC_SHIFT))
         with m.Else():
             with m.Switch(dd):
                 with m.Case("10000------"):       # -64 <= d <= -1: shift the product up by -d
@@ -375,7 +393,7 @@ def fract_lane(m, rec, bits, x: Opnd, fin_rec):
         with m.Else():
             s = Mux(x.exp >= 150, 0, Mux(x.exp <= 102, 48, (150 + ~x.exp)[:8] + 1))[:6]
             v = Mux(x.sign, (1 << 48) - x.m, x.m)[:48] & ~(Const((1 << 48) - 1, 48) << s)[:48]
-            m.d.comb += rec.eq(Cat(fit(v, VW), fit(x.E + (T_BIAS - 150), TW), Const(0, 2)))
+            m.d.comb += rec.eq(record(v, x.E + (T_BIAS - 150)))
 
 
 def ldexp_lane(m, rec, bits, x: Opnd, y: Opnd, fin_rec):
@@ -386,8 +404,7 @@ def ldexp_lane(m, rec, bits, x: Opnd, y: Opnd, fin_rec):
     with m.Else():
         n = y.word.as_signed()
         n = Mux(n > 300, 300, Mux(n < -300, -300, n))
-        m.d.comb += rec.eq(Cat(fit(_sgn(x.sign, x.m), VW), fit(x.E + (T_BIAS - 150) + n, TW),
-                               Const(0, 2)))
+        m.d.comb += rec.eq(record(x.m, x.E + (T_BIAS - 150) + n, neg=x.sign))
 
 
 def i2f_rec(is_signed: bool, x: Opnd) -> Value:
@@ -396,7 +413,7 @@ def i2f_rec(is_signed: bool, x: Opnd) -> Value:
         v = Mux(x.sign, x.word | (((1 << VW) - 1) ^ 0xFFFF_FFFF), x.word)
     else:
         v = x.word
-    return Cat(fit(v, VW), Const(T_BIAS, TW), Const(0, 2))
+    return record(v, Const(T_BIAS, TW))
 
 
 # ---------------------------------------------------------------------------------------

@@ -51,7 +51,8 @@ from amaranth.hdl import Cat, Const, Module, Mux, Signal
 from amaranth.lib import data, enum, wiring
 from amaranth.lib.wiring import In, Out
 
-from .fp32lane import (BLW, MW, NORM_W, REC_W, TW, VW, Opnd, fit, class_bit, clamp_lane, cmp_bit, f2i_bits,
+from .fp32lane import (BLW, FIN_REC, MW, NORM_W, R_FIN, R_NEG, R_T, R_V, R_ZS, REC_W, TW, VW,
+                       Opnd, fit, class_bit, clamp_lane, cmp_bit, f2i_bits,
                        fma_lane, fma_special, fract_lane, i2f_rec, ldexp_lane, lzc_lane,
                        minmax_bits, omod_lane, rep, rint_bits, round_lane, swar_spec,
                        swar_unpack)
@@ -226,7 +227,9 @@ class VALUFloat(wiring.Component):
         m.submodules.s2_unpack = s2
         x2, y2, z2 = Signal(W, name="x2"), Signal(W, name="y2"), Signal(W, name="z2")
         ux, uy, uz = Signal(W, name="ux"), Signal(W, name="uy"), Signal(W, name="uz")
-        fl = Signal(W, name="flags")      # per lane: [23] inf/NaN operand, [31] sign(x*y), [30] zsign
+        # per lane: [23] an operand is inf/NaN, [31] sign of x*y, [30] zsign (x*y and z both
+        # negative), [29] effective subtraction (sign of x*y != sign of z)
+        fl = Signal(W, name="flags")
         c2 = ctl("ctl2")
         s2.d.comb += [x2.eq(x1), y2.eq(y1), z2.eq(z1), c2.eq(c1)]
         with s2.Switch(c1.cls):
@@ -234,7 +237,8 @@ class VALUFloat(wiring.Component):
                 s2.d.comb += [
                     ux.eq(swar_unpack(x1, L)), uy.eq(swar_unpack(y1, L)), uz.eq(swar_unpack(z1, L)),
                     fl.eq(swar_spec(x1, L) | swar_spec(y1, L) | swar_spec(z1, L)
-                          | ((x1 ^ y1) & sign_rep) | ((((x1 ^ y1) & z1) & sign_rep) >> 1)),
+                          | ((x1 ^ y1) & sign_rep) | ((((x1 ^ y1) & z1) & sign_rep) >> 1)
+                          | (((x1 ^ y1 ^ z1) & sign_rep) >> 2)),
                 ]
             with s2.Case(Cls.FRACT, Cls.LDEXP):
                 s2.d.comb += ux.eq(swar_unpack(x1, L))
@@ -246,7 +250,7 @@ class VALUFloat(wiring.Component):
         bits3 = Signal(W, name="bits3")
         c3 = ctl("ctl3")
         s3.d.comb += c3.eq(c2)
-        fin_rec = Const(1 << (REC_W - 1), REC_W)
+        fin_rec = Const(FIN_REC, REC_W)
 
         def rec_of(sigs, i):
             k, j = bank_of(i)
@@ -267,7 +271,8 @@ class VALUFloat(wiring.Component):
                                       lane_word(bits3, i).eq(
                                           fma_special(x, y, z, fl[32 * i + 31], c2.zneg))]
                     with s3.Else():
-                        fma_lane(s3, rec_of(recs, i), x, y, z, fl[32 * i + 31], fl[32 * i + 30])
+                        fma_lane(s3, rec_of(recs, i), x, y, z, fl[32 * i + 31], fl[32 * i + 29],
+                                 fl[32 * i + 30])
             with s3.Case(Cls.MINMAX):
                 with s3.Switch(c2.sub):
                     for k, sub in enumerate(_MINMAX):
@@ -326,13 +331,14 @@ class VALUFloat(wiring.Component):
 
         with s4.If(c3.rnd):
             for i in range(L):
-                V = rfield(recs, i, 0, VW).as_signed()
-                with s4.If(~rfield(recs, i, REC_W - 1, 1)):
+                V = rfield(recs, i, R_V, VW).as_signed()
+                vneg = rfield(recs, i, R_NEG, 1)
+                with s4.If(~rfield(recs, i, R_FIN, 1)):
                     with s4.If(V[-1]):
-                        s4.d.comb += nfield(i, 0, MW + 1).eq(Cat(fit(-V, MW), 1))
+                        s4.d.comb += nfield(i, 0, MW + 1).eq(Cat(fit(-V, MW), ~vneg))
                         lzc_lane(s4, nfield(i, MW + 1, BLW), (-V)[:MW])
                     with s4.Else():
-                        s4.d.comb += nfield(i, 0, MW).eq(V[:MW])
+                        s4.d.comb += nfield(i, 0, MW + 1).eq(Cat(V[:MW], vneg))
                         lzc_lane(s4, nfield(i, MW + 1, BLW), V[:MW])
 
         # ---- stage 5: round ----------------------------------------------------------------
@@ -344,13 +350,11 @@ class VALUFloat(wiring.Component):
         with s5.If(c4.rnd):
             for i in range(L):
                 out = lane_word(r5, i)
-                with s5.If(rfield(recs4, i, REC_W - 1, 1)):
+                with s5.If(rfield(recs4, i, R_FIN, 1)):
                     s5.d.comb += out.eq(lane_word(bits4, i))
                 with s5.Else():
-                    k, j = bank_of(i)
-                    n = norms[k][NORM_W * j: NORM_W * (j + 1)]
-                    round_lane(s5, out, n[:MW], n[MW + 1:], n[MW], rfield(recs4, i, VW, TW),
-                               rfield(recs4, i, VW + TW, 1))
+                    round_lane(s5, out, nfield(i, 0, MW), nfield(i, MW + 1, BLW), nfield(i, MW, 1),
+                               rfield(recs4, i, R_T, TW), rfield(recs4, i, R_ZS, 1))
         with s5.Else():
             s5.d.comb += r5.eq(bits4)
 
