@@ -44,7 +44,7 @@ class SimdHang(AssertionError):
 
 def _lanes(value: int, width: int = 32, n: int = LANES) -> np.ndarray:
     mask = (1 << width) - 1
-    return np.array([(value >> (width * i)) & mask for i in range(n)], dtype=np.uint64)
+    return np.array([(value >> (width * i)) & mask for i in range(n)], dtype=np.uint64 if width <= 64 else object)
 
 
 def _pack(lanes, width: int = 32) -> int:
@@ -141,6 +141,7 @@ class SimdRun:
         wgs = {}                # wg id -> {"ctx": _Workgroup, "live": n}
         seqs = defaultdict(int)
         issued_pc = {}          # (slot, seq) -> pc
+        issued_key = {}         # (slot, seq) -> (workgroup, wave) that issued it
         fetch_q = deque()       # (ready cycle, wave, addr)
         smem_q = []             # (ready cycle, beat)
         vmem_q = defaultdict(deque)   # slot -> deque of (ready cycle, beats)
@@ -208,6 +209,7 @@ class SimdRun:
                 sq = seqs[slot]
                 seqs[slot] += 1
                 issued_pc[(slot, sq)] = pc
+                issued_key[(slot, sq)] = self.slot_id[slot]
                 self.instructions += 1
                 kind = self._inst_at(pc).info.kind
                 self.issued[kind] = self.issued.get(kind, 0) + 1
@@ -266,9 +268,9 @@ class SimdRun:
             ex_now = None
             if ctx.get(tr["ex"].valid):
                 slot, sq = ctx.get(tr["ex"].wave), ctx.get(tr["ex"].seq)
-                ex_now = (slot, sq)
+                ex_now = (slot, sq, issued_key.get((slot, sq)))
                 if self.lockstep and not self.order_dependent:
-                    self._check_ex_writes(ctx, tr, slot, sq)
+                    self._check_ex_writes(ctx, tr, slot, sq, ex_now[2])
 
             if ctx.get(tr["trans_valid"]) and self.lockstep and not self.order_dependent:
                 slot, sq = ctx.get(tr["trans_wb"].wave), ctx.get(tr["trans_wb"].seq)
@@ -356,12 +358,12 @@ class SimdRun:
         return [dict(wave=slot, seq=seq, vdst=d + j, data=_pack(fake.v[16 + j]), mask=req["exec"], write=1,
                      last=int(j == n - 1), store=0) for j in range(n)]
 
-    def _event(self, slot, seq):
-        evs = self.events[self.slot_id[slot]]
+    def _event(self, slot, seq, key=None):
+        evs = self.events[key if key is not None else self.slot_id[slot]]
         return evs[seq] if seq < len(evs) else None
 
-    def _check_ex_writes(self, ctx, tr, slot, seq):
-        ev = self._event(slot, seq)
+    def _check_ex_writes(self, ctx, tr, slot, seq, key):
+        ev = self._event(slot, seq, key)
         if ev is None:
             return
         base = ctx.get(tr["base"][slot])
@@ -410,9 +412,11 @@ class SimdRun:
             self._fail(slot, f"PC {ev['pc']:#x} {disassemble(ev['inst'])}: s{beat['sdst']} loaded {beat['data']:#010x}, "
                              f"model {ev['sgprs'][beat['sdst']]:#010x}")
 
-    def _check_ffs(self, ctx, tr, slot, seq):
-        ev = self._event(slot, seq)
-        if ev is None or self.slot_id.get(slot) is None:
+    def _check_ffs(self, ctx, tr, slot, seq, key):
+        if key is None or self.slot_id.get(slot) != key:
+            return   # the wave ended and its slot may already hold the next one
+        ev = self._event(slot, seq, key)
+        if ev is None:
             return
         got = {"exec_lo": ctx.get(tr["exec"][slot]) & M32, "vcc_lo": ctx.get(tr["vcc"][slot]) & M32,
                "vcc_hi": ctx.get(tr["vcc"][slot]) >> 32, "scc": ctx.get(tr["scc"][slot]), "m0": ctx.get(tr["m0"][slot])}
