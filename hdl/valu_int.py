@@ -12,12 +12,20 @@ Structure (BRIEF §5, Amaranth simulator speed): the lanes of an operand travel 
 port; each operation is one ``Case`` of a ``Switch`` on ``op`` whose result is a ``Cat`` of
 per-lane expressions written once in a loop (no per-lane ``Signal``). The simulator only
 evaluates the ``Case`` of the current ``op``, so the cost of an evaluation is that of one
-operation. Bit counts use 4-bit lookup tables combined by balanced trees (a leading-zero
-count is a three-level tree of 2:1 selects over the eight nibbles of a 32-bit value, not a
-32-deep chain), no intermediate expression is referenced more than a few times, so the
-generated simulator code stays linear in the lane count, and multiplexers are written with
-:func:`select` (a ``Part``) rather than ``Mux``, which the simulator compiles into local
-variables whose number slows down every evaluation of the process.
+operation. Three families share a datapath behind a few wide signals (:class:`_Stages`):
+the 16-bit ops one saturate-and-merge stage, v_clz/v_ctz/v_cls one leading-zero counter,
+the 3-operand min/max/med3 ops one min/max combiner; their ``Case`` fills the stage's input
+and the stage computes ``d`` (one more settle in simulation, less logic in hardware).
+
+Simulator code size matters as much as operation count: Amaranth compiles all of a module's
+combinational logic into one Python function, turns every ``Mux`` into two local variables
+and every sub-expression longer than 1000 characters into one, and CPython pays for each
+local of that function on every call (past about 2,000 it allocates a new stack chunk per
+call). So multiplexers here are :func:`select` (a ``Part``, a plain expression), bit counts
+use nibble lookup tables combined by balanced trees (a 32-bit leading-zero count is a
+three-level tree of 2:1 selects over eight nibbles, not a 32-deep chain), bit fields are
+sliced from the ports directly, and no expression is referenced more than a few times.
+The compiled process has about 240 locals.
 
 Semantics are bit-exact with the model (``sim/execute.py``, ``sim/vector.py``), including
 its choices documented in ``docs/model.md``: 16-bit ops merge into the untouched half of the
@@ -199,17 +207,20 @@ def select(cond, x, y) -> Value:
     cond : Value-like
         1-bit select.
     x, y : Value-like
-        The choices (ints become constants of their own width).
+        The choices (an int counts with the width of ``Const(int)``).
 
     Returns
     -------
     Value
         Signed when either choice is a signed value, wide enough for both.
     """
-    x, y = Value.cast(x), Value.cast(y)
-    sgn = x.shape().signed or y.shape().signed
-    n = max(len(v) + (sgn and not v.shape().signed) for v in (x, y))
-    r = Cat(fit(y, n), fit(x, n)).word_select(Value.cast(cond)[0], n)
+    vx, vy = Value.cast(x), Value.cast(y)
+    sgn = vx.shape().signed or vy.shape().signed
+    n = max(len(v) + (sgn and not v.shape().signed) for v in (vx, vy))
+
+    def part(v, value):
+        return Const(v & ((1 << n) - 1), n) if isinstance(v, int) else fit(value, n)
+    r = Cat(part(y, vy), part(x, vx)).word_select(Value.cast(cond)[0], n)
     return r.as_signed() if sgn else r
 
 
@@ -311,6 +322,7 @@ _VINT = {
     "v_min_u32": lambda L: _min(L.a, L.b),
     "v_max_u32": lambda L: _max(L.a, L.b),
     "v_perm_b32": _perm,
+    "v_bcnt_u32_b32": lambda L: popcount(L.a) + L.b,
 }
 
 
@@ -322,18 +334,13 @@ def _bfe_i32(a, off, width):
     return _s(t) >> sh
 
 
-# The shared counting stage: name -> (mode, f(lane) -> the 32-bit value counted).
-# LZ: leading zeros, -1 for 0 (v_ctz counts the leading zeros of the reversed value);
-# CLS: leading zeros - 1, -1 for 0, of S0 XORed with its sign (as sim.vector.cls);
-# POP: set bits + S1.
-_LZ, _CLS, _POP = 0, 1, 2
+# The shared leading-zero counter: name -> (minus one?, f(lane) -> the 32-bit value counted).
+# Result: leading zeros, -1 for 0; v_ctz counts the leading zeros of the reversed value;
+# v_cls those of S0 XORed with its sign, minus one (as sim.vector.cls).
 _COUNT = {
-    "v_clz_i32_u32": (_LZ, lambda L: L.a),
-    "v_ctz_i32_b32": (_LZ, lambda L: [L.a[31 - k] for k in range(32)]),
-    "v_cls_i32": (_CLS, lambda L: (L.a ^ -L.a[31])[:32]),
-    "v_bcnt_u32_b32": (_POP, lambda L: L.a),
-    # lane i counts the set bits of S0 below bit i (the lanes before it)
-    "v_mbcnt_lo_u32_b32": (_POP, lambda L: L.a & ((1 << L.i) - 1)),
+    "v_clz_i32_u32": (0, lambda L: L.a),
+    "v_ctz_i32_b32": (0, lambda L: [L.a[31 - k] for k in range(32)]),
+    "v_cls_i32": (1, lambda L: (L.a ^ -L.a[31])[:32]),
 }
 
 # The shared 3-operand min/max stage: name -> mode. The Case puts min(S0, S1) and
@@ -408,9 +415,10 @@ def _compare(name: str):
 
 _ALL_OPS = {op.name.lower(): op for op in OpId if op is not OpId.NONE}
 _COMPARES = {n: f for n, f in ((n, _compare(n)) for n in _ALL_OPS) if f is not None}
-_OTHER = {"v_add_nc_i32", "v_sub_nc_i32", "v_cndmask_b32", "v_mbcnt_hi_u32_b32", "v_nop"}
+_OTHER = {"v_add_nc_i32", "v_sub_nc_i32", "v_cndmask_b32", "v_mbcnt_lo_u32_b32",
+          "v_mbcnt_hi_u32_b32", "v_nop"}
 #: The model's VINT ops: ``clamp`` or ``op_sel`` on them is illegal (the model rejects both).
-_PLAIN32 = frozenset(set(_VINT) | (set(_COUNT) - {"v_mbcnt_lo_u32_b32"}) | set(_MINMAX))
+_PLAIN32 = frozenset(set(_VINT) | set(_COUNT) | set(_MINMAX))
 
 #: Mnemonics VALUInt implements (everything else raises ``illegal``).
 IMPLEMENTED = frozenset(set(_VINT) | set(_COUNT) | set(_MINMAX) | set(_V16) | set(_V16_TO_32)
@@ -437,7 +445,7 @@ class _Stages:
         self.v16_wide = Signal(name="v16_wide")
         self.cnt = Signal(32 * lanes, name="cnt_value")
         self.cnt_on = Signal(name="cnt_on")
-        self.cnt_mode = Signal(2, name="cnt_mode")
+        self.cnt_minus1 = Signal(name="cnt_minus1")
         self.mm_lo = Signal(32 * lanes, name="mm_lo")
         self.mm_hi = Signal(32 * lanes, name="mm_hi")
         self.mm_on = Signal(name="mm_on")
@@ -524,11 +532,10 @@ class VALUInt(wiring.Component):
                 with m.Case(_ALL_OPS[name]):
                     put(f, info_of(_ALL_OPS[name]).dst_bits)
                     m.d.comb += self.illegal.eq(plain_illegal)
-            for name, (mode, f) in _COUNT.items():
+            for name, (minus1, f) in _COUNT.items():
                 with m.Case(_ALL_OPS[name]):
-                    m.d.comb += [st.cnt.eq(lanes_of(f)), st.cnt_on.eq(1), st.cnt_mode.eq(mode)]
-                    if name in _PLAIN32:
-                        m.d.comb += self.illegal.eq(plain_illegal)
+                    m.d.comb += [st.cnt.eq(lanes_of(f)), st.cnt_on.eq(1), st.cnt_minus1.eq(minus1),
+                                 self.illegal.eq(plain_illegal)]
             for name, mode in _MINMAX.items():
                 with m.Case(_ALL_OPS[name]):
                     sgn = name.endswith("i32")
@@ -562,6 +569,9 @@ class VALUInt(wiring.Component):
                     put_mask(f)
             with m.Case(OpId.V_CNDMASK_B32):
                 put(lambda L: select(L.mask, L.b, L.a))
+            with m.Case(OpId.V_MBCNT_LO_U32_B32):
+                # lane i counts the set bits of S0 below bit i (the lanes before it)
+                put(lambda L: popcount(self.a, 64 * L.i, L.i) + L.b)
             with m.Case(OpId.V_MBCNT_HI_U32_B32):
                 put(lambda L: L.b)      # wave32: no lane below has an index >= 32
             with m.Case(OpId.V_NOP):
@@ -575,14 +585,10 @@ class VALUInt(wiring.Component):
         return m
 
     def _count_stage(self, m, lanes, st, put):
-        """Leading zeros (-1 for 0; minus 1 in mode CLS) or population count + S1 of each
-        lane of ``cnt``."""
+        """Leading zeros of each lane of ``cnt`` (-1 for 0), minus one for v_cls_i32."""
         with m.If(st.cnt_on):
-            with m.If(st.cnt_mode == _POP):
-                put(lambda L: popcount(st.cnt, 32 * L.i, 32) + L.b)
-            with m.Else():
-                put(lambda L: select(st.cnt[32 * L.i:32 * L.i + 32] == 0, 0xFFFF_FFFF,
-                                     count_leading_zeros(st.cnt, 32 * L.i, 32) - st.cnt_mode[0]))
+            put(lambda L: select(st.cnt[32 * L.i:32 * L.i + 32] == 0, 0xFFFF_FFFF,
+                                 count_leading_zeros(st.cnt, 32 * L.i, 32) - st.cnt_minus1))
 
     def _minmax_stage(self, m, lanes, st, put):
         """Combine min(S0, S1) (``mm_lo``) and max(S0, S1) (``mm_hi``) with S2. Signed
