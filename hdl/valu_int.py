@@ -34,7 +34,7 @@ the model rejects with ``clamp`` or ``op_sel`` set (a ``VINT`` op) raises ``ille
 """
 from __future__ import annotations
 
-from amaranth.hdl import Cat, Const, Module, Value
+from amaranth.hdl import Cat, Const, Module, Signal, Value
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
@@ -429,15 +429,14 @@ assert IMPLEMENTED <= set(_ALL_OPS), sorted(IMPLEMENTED - set(_ALL_OPS))
 class _Stages:
     """Wide signals between the Cases of op families and the stages they share.
 
-    Sharing one saturate-and-merge stage among the 16-bit ops, one counter (leading zeros
-    and population count) among the bit-count ops and one min/max combiner among the
-    3-operand min/max ops saves logic, and keeps the simulator code of each Case short
+    Sharing one saturate-and-merge stage among the 16-bit ops, one leading-zero counter
+    among v_clz/v_ctz/v_cls and one min/max combiner among the 3-operand min/max ops saves
+    logic, and keeps the simulator code of each Case short
     (references to a signal are cheap; to a long expression, not).
     """
-    V16_WIDTH = 36      # exact 16-bit-op results: at most 35 bits signed (v_mad_u32_u16)
+    V16_WIDTH = 36      # exact 16-bit-op results fit in 34 bits signed (v_mad_*32_*16)
 
     def __init__(self, lanes: int):
-        from amaranth.hdl import Signal
         self.lanes = lanes
         self.v16 = Signal(self.V16_WIDTH * lanes, name="v16_exact")
         self.v16_on = Signal(name="v16_on")
