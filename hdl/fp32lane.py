@@ -205,11 +205,6 @@ def fma_special(x: Opnd, y: Opnd, z: Opnd, sp, zneg) -> Value:
            Mux(p_inf, Cat(Const(INF, 31), sp), z.word)))))
 
 
-def _sgn(s, v: Value) -> Value:
-    """``-v`` if the 1-bit ``s`` is set, else ``v`` (only one side is evaluated)."""
-    return Mux(s, -v, v)
-
-
 def fma_lane(m, rec, x: Opnd, y: Opnd, z: Opnd, sp, sub, zsign):
     """Statements that fill the pre-rounding record ``rec`` of x*y + z.
 
@@ -427,21 +422,26 @@ def _bitlen_chunk(m, out, chunk: Value, base: int):
                 m.d.comb += out.eq(base + k)
 
 
-def lzc_lane(m, out, mag: Value):
+def lzc_lane(m, out, mag: Value, at_least=None):
     """Statements: ``out`` = bit length of the non-negative ``mag`` (0 for 0).
 
     A balanced binary search over 16-bit chunks (nested ``If``: only the tests on the taken
-    path are evaluated), then a priority ``Switch`` inside the chunk.
+    path are evaluated), then a priority ``Switch`` inside the chunk.  ``at_least(k)`` is a
+    1-bit expression for mag >= 2^k, supplied when it is cheaper than testing ``mag``'s bits
+    (a negative two's-complement V compared with a constant); ``mag`` itself is then used once.
     """
-    chunks = [(base, mag[base: min(base + 16, len(mag))]) for base in range(0, len(mag), 16)]
+    if at_least is None:
+        def at_least(k):
+            return mag[k:] != 0
+    chunks = [(base, min(base + 16, len(mag))) for base in range(0, len(mag), 16)]
 
-    def search(lo, hi):                 # chunks[lo:hi], the answer is in one of them (or 0)
+    def search(lo, hi):                 # chunks[lo:hi] hold the leading one (or mag = 0)
         if hi - lo == 1:
-            base, chunk = chunks[lo]
-            _bitlen_chunk(m, out, chunk, base)
+            base, top = chunks[lo]
+            _bitlen_chunk(m, out, mag[base:top], base)
             return
         mid = (lo + hi) // 2
-        with m.If(mag[chunks[mid][0]: chunks[hi - 1][0] + len(chunks[hi - 1][1])] != 0):
+        with m.If(at_least(chunks[mid][0])):
             search(mid, hi)
         with m.Else():
             search(lo, mid)

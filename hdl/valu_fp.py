@@ -331,15 +331,17 @@ class VALUFloat(wiring.Component):
 
         with s4.If(c3.rnd):
             for i in range(L):
-                V = rfield(recs, i, R_V, VW).as_signed()
+                U = rfield(recs, i, R_V, VW)          # V as VW-bit two's complement
                 vneg = rfield(recs, i, R_NEG, 1)
                 with s4.If(~rfield(recs, i, R_FIN, 1)):
-                    with s4.If(V[-1]):
-                        s4.d.comb += nfield(i, 0, MW + 1).eq(Cat(fit(-V, MW), ~vneg))
-                        lzc_lane(s4, nfield(i, MW + 1, BLW), (-V)[:MW])
+                    with s4.If(U[-1]):                # V < 0: |V| = ~U + 1, |V| >= 2^k <=> U <= 2^VW - 2^k
+                        mag = (~U + 1)[:MW]
+                        s4.d.comb += nfield(i, 0, MW + 1).eq(Cat(mag, ~vneg))
+                        lzc_lane(s4, nfield(i, MW + 1, BLW), mag,
+                                 lambda k, U=U: U <= (1 << VW) - (1 << k))
                     with s4.Else():
-                        s4.d.comb += nfield(i, 0, MW + 1).eq(Cat(V[:MW], vneg))
-                        lzc_lane(s4, nfield(i, MW + 1, BLW), V[:MW])
+                        s4.d.comb += nfield(i, 0, MW + 1).eq(Cat(U[:MW], vneg))
+                        lzc_lane(s4, nfield(i, MW + 1, BLW), U[:MW], lambda k, U=U: U >= (1 << k))
 
         # ---- stage 5: round ----------------------------------------------------------------
         s5 = Module()

@@ -27,7 +27,7 @@ import time
 
 import numpy as np
 import pytest
-from amaranth.hdl import Cat, Value
+from amaranth.hdl import Cat, Module, Signal, Value
 from amaranth.sim import Simulator
 
 from hdl.isa_tables import OpId, info_of
@@ -129,6 +129,12 @@ def run_rtl(jobs, lanes=LANES):
     w = 32 * lanes
     port = Cat(dut.op, dut.a, dut.b, dut.c, dut.abs, dut.neg, dut.clamp, dut.omod)
     outp = Cat(dut.d, dut.mask_out, dut.illegal)
+    # One wide stimulus and one response signal around the unit: ctx.set on a plain signal is
+    # much cheaper than on a Cat of eight ports (the wrapper adds no logic).
+    top = Module()
+    top.submodules.dut = dut
+    stim_sig, resp_sig = Signal(len(port), name="stim"), Signal(len(outp), name="resp")
+    top.d.comb += [port.eq(stim_sig), resp_sig.eq(outp)]
     wop = len(Value.cast(dut.op))
     sa, sb, sc, sm = wop, wop + w, wop + 2 * w, wop + 3 * w
     stim = []
@@ -144,11 +150,11 @@ def run_rtl(jobs, lanes=LANES):
             outs = []
             t = time.process_time()          # CPU time: robust against other jobs on the machine
             for v in vectors:
-                ctx.set(port, v)
-                outs.append(ctx.get(outp))
+                ctx.set(stim_sig, v)
+                outs.append(ctx.get(resp_sig))
             results.append((outs, time.process_time() - t))
 
-    sim = Simulator(dut)
+    sim = Simulator(top)
     sim.add_testbench(bench)
     sim.run()
     decoded = []
@@ -323,6 +329,37 @@ def corner_jobs(op):
             (op, a[rows], b[rows], c[rows], absm, negm, clamp, omod)]
 
 
+def sweep_jobs(op, rng, per_d=3):
+    """fma/add/sub operands swept over the exponent difference d of the addend's and the
+    product's least significant bits (fma: d = -90 .. 90; add/sub: exp(b) - exp(a) = -90 .. 90,
+    d = that + 23), across the datapath's alignment windows at -65/-64 and 63/64, with random
+    signs and significands; fma: a denormal addend or a denormal factor in one lane of four."""
+    name = op.name.lower()
+    ds = np.repeat(np.arange(-90, 91), per_d * LANES)
+    n = ds.size
+    sign = lambda: rng.integers(0, 2, n).astype(U32) << U32(31)          # noqa: E731
+    mant = lambda: rng.integers(0, 1 << 23, n).astype(U32)              # noqa: E731
+    if name in ("v_add_f32", "v_sub_f32", "v_subrev_f32"):
+        ea = rng.integers(1, 255, n)
+        eb = np.clip(ea + ds, 0, 254)
+        a = sign() | (ea.astype(U32) << U32(23)) | mant()
+        b = sign() | (eb.astype(U32) << U32(23)) | mant()
+        c = np.zeros(n, U32)
+    else:
+        ex = rng.integers(60, 200, n)
+        ey = rng.integers(60, 200, n)
+        ez = np.clip(ds + ex + ey - 150, 0, 254)     # d = Ez - Ex - Ey + 150 (weights of the lsbs)
+        ey = np.where(ez == 0, np.clip(151 - ds - ex, 1, 254), ey)
+        a = sign() | (ex.astype(U32) << U32(23)) | mant()
+        b = sign() | (ey.astype(U32) << U32(23)) | mant()
+        c = sign() | (ez.astype(U32) << U32(23)) | mant()
+        den = rng.integers(0, 4, n)
+        c = np.where(den == 0, c & U32(0x807F_FFFF), c)                  # denormal addend
+        a = np.where(den == 1, a & U32(0x807F_FFFF), a)                  # denormal factor
+    z = np.zeros(n // LANES, int)
+    return [(op, a.reshape(-1, LANES), b.reshape(-1, LANES), c.reshape(-1, LANES), z, z, z, z)]
+
+
 # --------------------------------------------------------------------------------------
 # Hand-written expectations (independent of the model)
 HAND = [
@@ -413,6 +450,8 @@ def build_jobs(vectors_per_op, seed=SEED, corners=True):
         jobs.append((("random", op), (op, a, b, c, *gen_mods(rng, vectors_per_op))))
         if corners:
             jobs += [(("corner", op), j) for j in corner_jobs(op)]
+            if op in (OpId.V_FMA_F32, OpId.V_ADD_F32, OpId.V_SUB_F32):
+                jobs += [(("sweep", op), j) for j in sweep_jobs(op, rng)]
     ill = np.zeros(1, int)
     for name in ILLEGAL:
         op = OpId[name] if name in OpId.__members__ else None
@@ -474,6 +513,13 @@ def test_random_vectors(results, op):
 def test_corner_cases(results, op):
     _, _, bad, _, _ = results
     assert not bad[("corner", op)], "\n".join(bad[("corner", op)])
+
+
+@pytest.mark.parametrize("op", ["V_FMA_F32", "V_ADD_F32", "V_SUB_F32"])
+def test_alignment_sweep(results, op):
+    _, _, bad, _, _ = results
+    assert ("sweep", OpId[op]) in bad
+    assert not bad[("sweep", OpId[op])], "\n".join(bad[("sweep", OpId[op])])
 
 
 def test_hand_written_expectations(results):
