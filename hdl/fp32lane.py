@@ -45,7 +45,7 @@ MW = VW - 1         #: width of |V|
 # V is the top field so that a narrower non-negative V needs no padding.
 R_T, R_ZS, R_FIN, R_NEG, R_V = 0, TW, TW + 1, TW + 2, TW + 3
 REC_W = R_V + VW
-NORM_W = MW + BLW + 1  #: stage 4 record: |V|, bit length of |V|, sign of V
+NORM_W = MW + BLW + 1  #: stage 4 record, LSB first: |V|, sign of the result, bit length of |V|
 
 QUIET = 0x0040_0000
 SIGN = 0x8000_0000
@@ -54,10 +54,11 @@ DEFAULT_NAN = 0xFFC0_0000
 ONE = 0x3F80_0000
 ALMOST_ONE = 0x3F7F_FFFF
 
-#: MID window of fma_lane: dd = d + 64, d = exponent difference of the addend over the product.
-_DD_BIAS = 64
-_BIGC_SHIFT = 3      # addend placed 3 bits up when the product collapses to one ulp
-_BIGP_SHIFT = 26     # product placed 26 bits up when the addend collapses to one ulp
+# fma_lane: d = exponent difference of the addend's lsb over the product's lsb; the exact sum is
+# formed for -64 <= d <= 63; outside, the smaller operand collapses to one ulp below the larger
+# one, placed this many bits up (the minimum that keeps the rounding exact, see fma_lane).
+_BIGC_SHIFT = 3      # addend placed 3 bits up when the product collapses
+_BIGP_SHIFT = 26     # product placed 26 bits up when the addend collapses
 
 
 def fit(v: Value, width: int) -> Value:
@@ -212,14 +213,17 @@ def fma_lane(m, rec, x: Opnd, y: Opnd, z: Opnd, sp, sub, zsign):
     E the exponents (:func:`swar_unpack`), P = Mx*My (48 bits) weighs 2^ep, ep = Ex+Ey-300,
     and the addend Mz weighs 2^ec, ec = Ez-150; d = ec - ep.
 
-    * |d| small (-64 <= d <= 63): V = +-(P << max(-d, 0)) +- (Mz << max(d, 0)), exact,
-      T = min(ep, ec); |V| < 2^113.
-    * d >= 64 (product far below the addend, or a zero product): V = +-(Mz << 3) +- [P != 0].
-      The product is below 2^(ec-16) and the result's rounding bit is at 2^(ec-2) or above
-      (at 2^(ec-1) for a denormal addend, whose ulp is the denormal ulp), so replacing the
-      product by any value in (0, 1) units of 2^(ec-3) leaves the rounding unchanged.
-    * d <= -65 (addend far below the product, or a zero addend): V = +-(P << 26) +- [Mz != 0];
-      same argument: the addend is below 2^(ep-41) and the rounding bit at 2^(ep-1) or above.
+    * -64 <= d <= 63: V = +-(P << max(-d, 0)) +- (Mz << max(d, 0)), exact, T = min(ep, ec);
+      |V| < 2^113.
+    * d >= 64 (product far below the addend), or a zero product: V = +-(Mz << 3) +- [P != 0],
+      T = ec - 3.  The product is below 2^(ec-16); the result's rounding bit weighs at least
+      2^(ec-2) (a normal addend has its leading bit at 2^(ec+23) and loses at most one bit to
+      cancellation; a denormal addend has ec = -149, the smallest ulp), and Mz << 3 is a
+      multiple of it.  So the exact sum and Mz << 3 +- 1 lie strictly inside the same interval
+      between consecutive rounding boundaries: they round alike (sticky-bit argument).
+    * d <= -65 (addend far below the product), or a zero addend: V = +-(P << 26) +- [Mz != 0],
+      T = ep - 26.  P >= 1 puts the rounding bit at 2^(ep-25) or above, the addend is below
+      2^(ep-41): same argument.
 
     The sign of an exact zero (``zsign``) is that of the IEEE sum of two zeros: negative only
     when the product and the addend are both negative (x - x = +0 in round to nearest).

@@ -7,6 +7,13 @@ sub = fma(a, 1.0, -b), mul = fma(a, b, -0.0)), min/max (num and IEEE 754-2019 fo
 min3/max3/med3, ldexp, the int <-> float conversions, floor/ceil/trunc/rndne/fract, and
 every v_cmp(x)_*_f32 / v_cmp(x)_class_f32 (result in ``mask_out``).
 
+The fused datapath is bit-exact for add, sub and mul as well: x * 1.0 and x * y are exact in
+it, so each result is rounded once like the separate operation; the NaN operand order is kept
+(add: a, then b; subrev: b, then a; a NaN in the negated src1 of sub/subrev is returned with its
+own sign); an exact zero sum takes the sign of the IEEE sum of the two zero terms, so
+x*1 + (+-0) and x*y + (-0) give the signed zeros of add and mul (mul(-0, 1) + (-0) = -0,
+mul(+0, 1) + (-0) = +0); inf*1 - inf is the invalid case of add.
+
 Operand conventions
 -------------------
 * ``a``, ``b``, ``c`` are src0, src1, src2, lane ``i`` at bits ``[32 i + 31 : 32 i]``.
@@ -43,7 +50,10 @@ reading only the previous stage's signals:
 
 Each lane's datapath is written once, as expressions and ``If``/``Switch`` statements on
 slices of the stage signals; there are no per-lane signals.  Stages that an operation does
-not need pass the vector through in one assignment.
+not need pass the vector through in one assignment.  Measured with Amaranth 0.5's simulator
+(tests/test_valu_fp.py, bench/results/fp32_rtl_campaign.json): about 2,700 32-lane vectors
+per CPU second through the fused add/mul/fma path, 3,500 for the int -> float conversions,
+ldexp and fract, 6,000-9,000 for min/max, compares, rounding to integers and float -> int.
 """
 from __future__ import annotations
 
