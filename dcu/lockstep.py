@@ -172,6 +172,7 @@ class SimdRun:
                 ctx.set(p.pc, d.entry)
                 ctx.set(p.vgpr_base, slot_guess * alloc)
                 ctx.set(p.wg, wg_tag[wg_id])
+                ctx.set(p.wg_last, int(k == len(wave_inits(d, wg_id)) - 1))
                 ctx.set(p.exec, init["exec"])
                 for r in range(4):
                     ctx.set(p.sgpr[r], init["sgprs"].get(r, 0))

@@ -40,7 +40,7 @@ SCC_CODE, VCCZ, EXECZ, LITERAL = 253, 251, 252, 255
 def LaunchLayout(cfg: DCUConfig):
     return data.StructLayout({
         "pc": ADDR, "vgpr_base": range(cfg.vgprs_per_simd), "vgprs": range(cfg.vgprs_per_simd + 1),
-        "wg": 8, "exec": 32, "sgpr": data.ArrayLayout(32, 4), "ttmp7": 32, "ttmp9": 32, "v0": 32 * LANES,
+        "wg": 8, "wg_last": 1, "exec": 32, "sgpr": data.ArrayLayout(32, 4), "ttmp7": 32, "ttmp9": 32, "v0": 32 * LANES,
     })
 
 
@@ -90,7 +90,9 @@ class SIMD(wiring.Component):
     Members
     -------
     launch : In(stream of LaunchLayout)
-        Start a wave in a free slot (PC, VGPR allocation, EXEC, user SGPRs, ttmp7/9, v0).
+        Start a wave in a free slot (PC, VGPR allocation, EXEC, user SGPRs, ttmp7/9, v0). The
+        waves of a workgroup are launched back to back and start together when the one marked
+        ``wg_last`` arrives, so a barrier never completes before the whole workgroup is here.
     fetch_req, fetch_resp : instruction fetch, 16-byte chunks, in order per wave.
     smem_req, smem_resp : scalar memory; one response beat per dword, ``last`` retires.
     vmem_req, vmem_resp : global memory; one response beat per destination register.
@@ -158,6 +160,7 @@ class SIMD(wiring.Component):
         seq = slots(SEQ, "seq")
         vbusy, sbusy = slots(V, "vbusy"), slots(128, "sbusy")
         bar_sig, bar_pass = slots(1, "bar_sig"), slots(1, "bar_pass")
+        held = slots(1, "held")   # launched, waiting for the rest of its workgroup (barriers count on it)
         older = [[Signal(name=f"older_{i}_{j}") for j in range(W)] for i in range(W)]  # i launched before j
 
         m.d.comb += self.idle.eq(~Cat(*resident).any())
@@ -179,7 +182,12 @@ class SIMD(wiring.Component):
                          pc[i].eq(p.pc), base[i].eq(p.vgpr_base), wg[i].eq(p.wg), exec_[i].eq(p.exec),
                          vcc[i].eq(0), m0[i].eq(0), scc[i].eq(0), nvalid[i].eq(0), infl[i].eq(0),
                          fetch_addr[i].eq(p.pc & ~15), epoch[i].eq(epoch[i] + 1), br_pending[i].eq(0), loadcnt[i].eq(0), storecnt[i].eq(0), dscnt[i].eq(0), kmcnt[i].eq(0),
-                         seq[i].eq(0), vbusy[i].eq(0), sbusy[i].eq(0), bar_sig[i].eq(0), bar_pass[i].eq(0)]
+                         seq[i].eq(0), vbusy[i].eq(0), sbusy[i].eq(0), bar_sig[i].eq(0), bar_pass[i].eq(0),
+                         held[i].eq(~p.wg_last)]
+            with m.If(p.wg_last):   # the workgroup is complete: its waves may start
+                for j in range(W):
+                    with m.If(resident[j] & (wg[j] == p.wg)):
+                        m.d.sync += held[j].eq(0)
             for j in range(W):
                 with m.If(launch_slot == j):   # the new wave is the youngest
                     m.d.sync += [older[j][k].eq(0) for k in range(W) if k != j]
@@ -236,7 +244,7 @@ class SIMD(wiring.Component):
             mh = Module()
             m.submodules[f"hazard{i}"] = mh
             ready_w.append(self._ready(mh, i, ib[i], flight, vbusy[i], sbusy[i], loadcnt[i], storecnt[i], dscnt[i],
-                                       kmcnt[i], bar_pass[i], resident[i] & ib_valid[i] & ~halted[i] & ~launching,
+                                       kmcnt[i], bar_pass[i], resident[i] & ib_valid[i] & ~halted[i] & ~held[i] & ~launching,
                                        trans_free))
         ready = Signal(W)
         m.d.comb += ready.eq(Cat(*ready_w))
@@ -362,7 +370,7 @@ class SIMD(wiring.Component):
             vec64 = Cat(*[Cat(lo[32 * n: 32 * n + 32], Mux(wide, hi[32 * n: 32 * n + 32], 0)) for n in range(LANES)])
             sc = Mux(wide, s64[k], s32[k])
             o64, o32 = Signal(64 * LANES, name=f"op{k}_64"), Signal(32 * LANES, name=f"op{k}_32")
-            with mx.If(xk == Kind.VALU):
+            with mx.If((xk == Kind.VALU) | (xk == Kind.VTRANS)):
                 mx.d.comb += [o64.eq(Mux(codes[k][8], vec64, Cat(*[sc] * LANES))),
                               o32.eq(Mux(codes[k][8], lo, Cat(*[s32[k]] * LANES)))]
             op64.append(o64)
@@ -445,8 +453,8 @@ class SIMD(wiring.Component):
                 m.d.sync += scc[xw].eq(salu.scc)
             with m.If(salu.exec_we):
                 m.d.sync += exec_[xw][:32].eq(salu.exec)
-            with m.If(xi.op == OpId.S_BARRIER_SIGNAL):
-                m.d.sync += bar_sig[xw].eq(1)
+        with m.If(x_valid & (xi.op == OpId.S_BARRIER_SIGNAL)):
+            m.d.sync += bar_sig[xw].eq(1)
         with m.If(x_valid & (xk == Kind.VALU)):
             fault(unit_illegal)
             write_scalar(xi.sdst, scalar_result, 1, xi.sdst_dw != 0)
