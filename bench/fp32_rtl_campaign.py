@@ -4,7 +4,8 @@
 1. Every operation of ``hdl.valu_fp.VALUFloat`` (``FP_OPS``): ``--vectors`` random 32-lane
    vectors (default 4,000 = 128,000 operand triples per op), drawn by the biased generators of
    tests/test_valu_fp.py (denormals, near-overflow, cancellation, rounding ties, NaN payloads,
-   infinities; a quarter with random abs/neg/omod/clamp), plus the corner-case grids, each
+   infinities; a quarter with random abs/neg/omod/clamp), plus the corner-case grids and, for
+   the fused add/sub/mul/fma datapath, a sweep over the alignment windows (sweep_jobs), each
    result compared bit for bit with the model (sim.execute.VFLOAT / sim.fp32) through Amaranth's
    simulator.  Records per op: vectors, lane results, mismatches (with examples), CPU seconds,
    vectors/s, and the classes of the expected results (NaN / inf / zero / denormal / normal,
@@ -36,6 +37,9 @@ import test_valu_fp as T           # noqa: E402  (generators, model oracle, RTL 
 from hdl.isa_tables import OpId    # noqa: E402
 
 U32 = np.uint32
+#: ops of the fused datapath: also swept over the alignment windows (tests: sweep_jobs)
+FMA_CLASS = ("v_add_f32", "v_sub_f32", "v_subrev_f32", "v_mul_f32", "v_fma_f32", "v_fmac_f32",
+             "v_fmaak_f32", "v_fmamk_f32")
 
 
 def _classes(d, mask, op):
@@ -59,6 +63,8 @@ def run_ops(args):
         a, b, c = T.gen_operands(rng, op, vectors)
         jobs.append((("random", op), (op, a, b, c, *T.gen_mods(rng, vectors))))
         jobs += [(("corner", op), j) for j in T.corner_jobs(op)]
+        if T.info_of(op).name in FMA_CLASS:
+            jobs += [(("sweep", op), j) for j in T.sweep_jobs(op, rng, per_d=8)]
     outputs = T.run_rtl([j for _, j in jobs])
     res = {}
     for (label, job), (d, mk, ill, secs) in zip(jobs, outputs):
