@@ -40,16 +40,16 @@ def _ovf_sub(a, b, r):
 
 def _bfe(a, b, w: int, signed: bool):
     """s_bfe_*: offset ``b[log2 w - 1:0]``, width ``b[22:16]``, as ``sim.scalar._bfe``: the
-    field is taken after a logical shift, a width of ``w`` or more keeps every shifted bit
-    (no sign extension), a signed field narrower than ``w`` is sign-extended from its top
-    bit, a width of 0 gives 0."""
+    field is taken after a logical shift (an arithmetic one for the signed forms, as the ISA
+    shifts S0 as a signed value), a width of ``w`` or more keeps every shifted bit, a signed
+    field narrower than ``w`` is sign-extended from its top bit, a width of 0 gives 0."""
     lg = w.bit_length() - 1
     off, width = b[:lg], b[16:23]
     big = width[lg:] != 0                         # width >= w
     mask = select(big, (1 << w) - 1, low_mask(width[:lg], w))
-    v = (a >> off) & mask
     if not signed:
-        return v
+        return (a >> off) & mask
+    v = fit(_s(a) >> off, w) & mask
     sign = (v >> (width[:lg] - 1)[:lg])[0]        # bit width-1 (v is 0 when width is 0)
     return select(~big & sign, v | ~mask, v)
 
@@ -91,7 +91,7 @@ def _semantics(a64, b64, scc_in, d_in, k16, exec_in):
     addc, subc = a + b + scc_in, a - b - scc_in
     t["s_add_co_ci_u32"] = {"d": addc[:32], "scc": addc[32]}
     t["s_sub_co_ci_u32"] = {"d": subc[:32], "scc": subc[32]}
-    diff = _s(a) - _s(b)
+    diff = _s(fit(a - b, 32))      # the ISA takes |S0 - S1| of the wrapped 32-bit difference
     nz("s_absdiff_i32", fit(select(diff < 0, -diff, diff), 32))
     nz("s_lshl_b32", fit(a << b[:5], 32))
     nz("s_lshl_b64", fit(a64 << b[:6], 64))

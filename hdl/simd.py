@@ -27,7 +27,7 @@ from .layouts import DecodedInst
 from .trans import TransUnit
 from .valu_int import VALUInt
 
-__all__ = ["SIMD", "LaunchLayout", "FetchReq", "FetchResp", "SmemReq", "SmemResp", "VecMemReq", "VecMemResp"]
+__all__ = ["SIMD", "IMPLEMENTED", "LaunchLayout", "FetchReq", "FetchResp", "SmemReq", "SmemResp", "VecMemReq", "VecMemResp"]
 
 LANES = 32
 ADDR = 48
@@ -715,3 +715,22 @@ def _in_set(m: Module, op, ops, name: str) -> Signal:
 def _overlap(r, rn, e, en):
     """Register ranges [r, r + rn) and [e, e + en) overlap (a count of 0 is no range)."""
     return (rn != 0) & (en != 0) & (r < e + en) & (e < r + rn)
+
+
+def _implemented() -> frozenset:
+    """Mnemonics the SIMD executes: its units' operations, the control flow and waits it handles
+    itself, and the memory instructions it issues through its ports."""
+    from .salu import IMPLEMENTED as salu_ops
+    from .trans import _CLS_OF as trans_ops
+    from .valu_fp import FP_OPS
+    from .valu_int import IMPLEMENTED as int_ops
+    own = {"smem", "vmem_load", "vmem_store", "vmem_atomic", "ds_load", "ds_store", "ds_atomic", "cache",
+           "sbranch", "swait", "shint", "sbarrier", "sendpgm"}
+    names = set(salu_ops) | set(int_ops) | {o.name.lower() for o in FP_OPS} | {o.name.lower() for o in trans_ops}
+    names |= {"v_readfirstlane_b32", "v_readlane_b32", "v_writelane_b32"}
+    names |= {o.name.lower() for o in _ops(lambda i: i.kind in own)}
+    return frozenset(names)
+
+
+#: Mnemonics the RTL SIMD executes (docs/opcodes.md's RTL column).
+IMPLEMENTED = _implemented()

@@ -340,7 +340,7 @@ def _bfe_i32(a, off, width):
 _COUNT = {
     "v_clz_i32_u32": (0, lambda L: L.a),
     "v_ctz_i32_b32": (0, lambda L: [L.a[31 - k] for k in range(32)]),
-    "v_cls_i32": (1, lambda L: (L.a ^ -L.a[31])[:32]),
+    "v_cls_i32": (0, lambda L: (L.a ^ -L.a[31])[:32]),
 }
 
 # The shared 3-operand min/max stage: name -> mode. The Case puts min(S0, S1) and

@@ -3,7 +3,8 @@
 
 Coverage columns:
   model  the name is in sim.semantics.IMPLEMENTED (or sim.execute.IMPLEMENTED), if importable
-  RTL    the name is in hdl.decoder.IMPLEMENTED, if importable
+  RTL    the name is in hdl.simd.IMPLEMENTED (executed by the RTL SIMD; memory instructions:
+         issued through its ports), if importable
   tests  "rt" = exercised by tests/test_isa_roundtrip.py (every opcode); "fw" = appears in the
          disassembly of a firmware_tests kernel (when firmware_tests/manifest.py exists and the
          kernels build)
@@ -87,7 +88,7 @@ def _committed_fw() -> set[str]:
 
 def render(fw: set[str] | None) -> str:
     model = _implemented("sim.semantics", "sim.execute")
-    rtl = _implemented("hdl.decoder")
+    rtl = _implemented("hdl.simd")
     fw_names = fw if fw is not None else set()
     ops = isa.OPCODES
     lines = [
@@ -100,7 +101,7 @@ def render(fw: set[str] | None) -> str:
         "`tests/test_isa_roundtrip.py` (column tests: `rt`); `fw` marks opcodes that appear in "
         "the firmware_tests kernels. model = `sim` reference model "
         f"({'not present' if model is None else f'{len(model & {o.name for o in ops})} implemented'}), "
-        f"RTL = `hdl.decoder` ({'not present' if rtl is None else f'{len(rtl & {o.name for o in ops})} implemented'}).",
+        f"RTL = executed by the `hdl.simd` SIMD ({'not present' if rtl is None else f'{len(rtl & {o.name for o in ops})} implemented'}).",
         "",
         "VOP3 op: the opcode of the _e64 (VOP3/VOP3SD) encoding of a VOP1/VOP2/VOPC op. "
         "Widths in bits: dst, then the sources in order (src0, src1, src2; for memory ops the "

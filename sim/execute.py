@@ -126,7 +126,7 @@ def _register_float_ops():
         "v_cvt_f32_ubyte3": lambda a: F.cvt_f32_u32(a >> U32(24)),
         "v_floor_f32": F.floor, "v_ceil_f32": F.ceil, "v_trunc_f32": F.trunc, "v_rndne_f32": F.rndne,
         "v_fract_f32": F.fract,
-        "v_rcp_f32": F.rcp, "v_rsq_f32": F.rsq, "v_sqrt_f32": F.sqrt, "v_exp_f32": F.exp, "v_log_f32": F.log,
+        "v_rcp_f32": F.rcp, "v_rcp_iflag_f32": F.rcp, "v_rsq_f32": F.rsq, "v_sqrt_f32": F.sqrt, "v_exp_f32": F.exp, "v_log_f32": F.log,
     }
     VFLOAT.update({k: v for k, v in table.items() if v is not None})
 

@@ -55,10 +55,10 @@ def _bfe(a: int, b: int, w: int, signed: bool) -> int:
     width = (b >> 16) & 0x7F
     if width == 0:
         return 0
-    v = (a >> off) & _bits(min(width, w))
-    if signed and width < w:
-        v = sx(v, width) & _bits(w)
-    return v
+    if signed:   # the ISA shifts S0 arithmetically: bits past the top are copies of the sign
+        v = (sx(a, w) >> off) & _bits(min(width, w))
+        return (sx(v, width) if width < w else v) & _bits(w)
+    return (a >> off) & _bits(min(width, w))
 
 
 def _nz(r: int) -> tuple[int, int]:
@@ -73,7 +73,7 @@ SOP2 = {
     "s_sub_co_i32": lambda a, b, c: ((a - b) & M32, _signed_overflow_sub(a, b, (a - b) & M32)),
     "s_add_co_ci_u32": lambda a, b, c: ((a + b + c) & M32, int(a + b + c > M32)),
     "s_sub_co_ci_u32": lambda a, b, c: ((a - b - c) & M32, int(b + c > a)),
-    "s_absdiff_i32": lambda a, b, c: _nz(abs(sx(a, 32) - sx(b, 32)) & M32),
+    "s_absdiff_i32": lambda a, b, c: _nz(abs(sx(a - b, 32)) & M32),   # |wrapped difference|
     "s_lshl_b32": lambda a, b, c: _nz((a << (b & 31)) & M32),
     "s_lshl_b64": lambda a, b, c: _nz((a << (b & 63)) & M64),
     "s_lshr_b32": lambda a, b, c: _nz(a >> (b & 31)),

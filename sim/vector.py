@@ -86,10 +86,9 @@ def clz(a):
 
 
 def cls(a):
-    """Leading bits equal to the sign bit after it; -1 for 0 and -1."""
+    """Index (from the MSB) of the first bit that differs from the sign bit; -1 for 0 and -1."""
     x = np.where(a >> U32(31) != 0, ~a, a).astype(U32)
-    r = clz(x) - U32(1)
-    return np.where((a == 0) | (a == U32(0xFFFF_FFFF)), U32(0xFFFF_FFFF), r)
+    return np.where((a == 0) | (a == U32(0xFFFF_FFFF)), U32(0xFFFF_FFFF), clz(x))
 
 
 def alignbit(a, b, s):

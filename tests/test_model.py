@@ -259,3 +259,15 @@ def test_trace_reports_each_instruction_with_its_writes():
     assert list(events[0]["vgprs"]) == [1] and (events[0]["vgprs"][1] == 5).all()
     assert events[1]["sgprs"][3] == 7
     assert (events[2]["vgprs"][2] == 12).all()
+
+
+def test_cls_bfe_i32_and_absdiff_follow_the_isa():
+    # v_cls_i32: index of the first bit below the sign that differs from it
+    w = wave0("v_mov_b32 v1, 0x40000000\nv_cls_i32 v2, v1\nv_mov_b32 v3, 0xfffffff0\nv_cls_i32 v4, v3")
+    assert int(w.v[2][0]) == 1 and int(w.v[4][0]) == 28
+    # s_bfe_i32 shifts S0 arithmetically: offset 31, width 4 of 0x80000000 is -1
+    w = wave0("s_mov_b32 s0, 0x80000000\ns_bfe_i32 s1, s0, 0x4001f")
+    assert w.s[1] == 0xFFFF_FFFF
+    # s_absdiff_i32 takes |S0 - S1| of the wrapped 32-bit difference
+    w = wave0("s_mov_b32 s0, 0x7fffffff\ns_mov_b32 s1, 0x80000000\ns_absdiff_i32 s2, s0, s1")
+    assert w.s[2] == 1
