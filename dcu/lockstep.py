@@ -183,6 +183,12 @@ class SimdRun:
                 if ctx.get(dut.launch.ready):
                     slot = ctx.get(dut.launched_slot)
                     self.slot_id[slot] = (wg_id, k)
+                    # the model starts every wave with zeroed registers; hardware promises nothing,
+                    # so the bench clears the wave's registers to keep undefined values comparable
+                    for r in range(alloc):
+                        ctx.set(tr["vgpr_mem"].data[slot * alloc + r], 0)
+                    for r in range(64):
+                        ctx.set(tr["sgpr_mem"].data[slot * 64 + r], 0)
                     seqs[slot] = 0
                     launch_q.popleft()
             else:
@@ -364,6 +370,8 @@ class SimdRun:
         return evs[seq] if seq < len(evs) else None
 
     def _check_ex_writes(self, ctx, tr, slot, seq, key):
+        if key is None:
+            return   # the previous dispatch's last instruction
         ev = self._event(slot, seq, key)
         if ev is None:
             return

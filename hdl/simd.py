@@ -606,7 +606,7 @@ class SIMD(wiring.Component):
             with m.If(complete):
                 m.d.sync += [bar_sig[i].eq(0), bar_pass[i].eq(1)]
 
-        self.trace = dict(ex=ex, issue=issue, sel=sel, pc=pc, base=base, vw=[vw_alu, vw_alu_hi, vw_mem],
+        self.trace = dict(vgpr_mem=vgprs, sgpr_mem=sgprs, ex=ex, issue=issue, sel=sel, pc=pc, base=base, vw=[vw_alu, vw_alu_hi, vw_mem],
                           vw_trans=vw_trans, trans_valid=trans.o.valid, trans_wb=trans_wb,
                           sw=[sw_alu, sw_mem], exec=exec_, vcc=vcc, scc=scc, m0=m0, resident=resident,
                           loadcnt=loadcnt, storecnt=storecnt, dscnt=dscnt, kmcnt=kmcnt)
