@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # Set up (quietly, fast when already done) and run the test suite.
-# Usage: bash scripts/test.sh [pytest args...]   (default: -q, and -n 2 when pytest-xdist is present)
+# Usage: bash scripts/test.sh [pytest args...]   (default: -q -m 'not slow', and -n 2 when pytest-xdist is present)
 set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 bash scripts/setup.sh --quiet || { echo "test.sh: setup failed" >&2; exit 1; }
 PY="$ROOT/.venv/bin/python"
+# Default: the CI set (tests marked slow are the long RTL campaigns: run them with -m slow).
 if [ "$#" -eq 0 ]; then
-    set -- -q
-    if "$PY" -c 'import xdist' >/dev/null 2>&1; then set -- -q -n 2; fi
+    set -- -q -m "not slow"
+    if "$PY" -c 'import xdist' >/dev/null 2>&1; then set -- -q -m "not slow" -n 2; fi
 fi
 "$PY" -m pytest "$@"
 rc=$?
