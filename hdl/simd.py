@@ -384,12 +384,16 @@ class SIMD(wiring.Component):
         mx.submodules.valu_fp = vfp = VALUFloat()
         x_is_fp = _in_set(mx, xi.op, _ops(_is_float_op), "x_is_fp")
         mx.d.comb += [
-            salu.op.eq(xi.op), salu.a.eq(Mux(dws[0] == 2, s64[0], s32[0])), salu.b.eq(Mux(dws[1] == 2, s64[1], s32[1])),
+            # a unit whose kind is not in EX sees OpId.NONE, which is cheap to simulate
+            salu.op.eq(Mux(xk == Kind.SALU, xi.op, OpId.NONE)),
+            salu.a.eq(Mux(dws[0] == 2, s64[0], s32[0])), salu.b.eq(Mux(dws[1] == 2, s64[1], s32[1])),
             salu.scc_in.eq(scc[xw]), salu.exec_in.eq(x_exec), salu.simm16.eq(xi.simm16),
             salu.d_in.eq(Mux(xi.sdst_dw == 2, s64[2], s32[2])),
-            vint.op.eq(xi.op), vint.a.eq(op64[0]), vint.b.eq(op64[1]), vint.c.eq(op64[2]),
+            vint.op.eq(Mux((xk == Kind.VALU) & ~x_is_fp, xi.op, OpId.NONE)),
+            vint.a.eq(op64[0]), vint.b.eq(op64[1]), vint.c.eq(op64[2]),
             vint.mask_in.eq(s32[2]), vint.opsel.eq(xi.opsel), vint.clamp.eq(xi.clamp), vint.d_old.eq(old_dst),
-            vfp.op.eq(xi.op), vfp.abs.eq(xi.abs), vfp.neg.eq(xi.neg), vfp.clamp.eq(xi.clamp), vfp.omod.eq(xi.omod),
+            vfp.op.eq(Mux((xk == Kind.VALU) & x_is_fp, xi.op, OpId.NONE)),
+            vfp.abs.eq(xi.abs), vfp.neg.eq(xi.neg), vfp.clamp.eq(xi.clamp), vfp.omod.eq(xi.omod),
             vfp.a.eq(op32[0]),
             vfp.b.eq(Mux(xi.op == OpId.V_FMAMK_F32, k_lanes, op32[1])),
             vfp.c.eq(Mux(x_is_mac, old_dst, Mux(xi.op == OpId.V_FMAMK_F32, op32[1],
