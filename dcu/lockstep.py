@@ -23,7 +23,6 @@ from amaranth.sim import Simulator
 
 from dcu.launch import prepare
 from hdl.config import DCUConfig
-from hdl.isa_tables import Kind, OpId
 from hdl.simd import SIMD
 from isa import decode, disassemble
 from sim.execute import build as build_handler

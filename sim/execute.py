@@ -14,7 +14,7 @@ from isa import Fmt, Inst
 from . import fp32 as F
 from . import vector as V
 from .memory_ops import build_ds, build_global, build_smem
-from .scalar import M32, M64, SAVEEXEC, SOP1, SOP1_BITSET, SOP2, sopc, sopk, sx
+from .scalar import M32, SAVEEXEC, SOP1, SOP1_BITSET, SOP2, sopc, sopk, sx
 from .wave import EXEC, LANES, VCC, ModelError
 
 U32, U64 = np.uint32, np.uint64

@@ -18,10 +18,8 @@ from __future__ import annotations
 import functools
 import random
 import shutil
-import subprocess
 
 import pytest
-from amaranth.back import verilog
 from amaranth.hdl import Shape
 from amaranth.sim import Simulator
 
@@ -30,6 +28,7 @@ from isa import Fmt
 from hdl.decoder import IMPLEMENTED, Decoder
 from hdl.isa_tables import FmtId, Kind, OpId
 from hdl.layouts import DecodedInst
+from tests.lint import convert_and_lint
 
 SEED = 20250614
 LLVM_PER_OP = 8        # LLVM-assembled instances per opcode
@@ -597,15 +596,7 @@ def test_implicit_accesses_match_model():
 
 def test_verilog_lint(tmp_path):
     """The decoder converts to Verilog that Verilator lints cleanly."""
-    text = verilog.convert(Decoder(), name="decoder", emit_src=False)
-    path = tmp_path / "decoder.v"
-    path.write_text(text)
+    text = convert_and_lint(Decoder(), "decoder", tmp_path)
     for port in ("words", "pc", "inst", "next_pc", "target"):
         assert f" {port};" in text or f" {port}," in text or f"{port}\n" in text, port
-    tool = shutil.which("verilator")
-    if tool is None:
-        pytest.skip("verilator not found: apt-get install -y verilator")
-    p = subprocess.run([tool, "--lint-only", "-Wno-CASEINCOMPLETE", "-Wno-WIDTH", str(path)],
-                       capture_output=True, text=True)
-    assert p.returncode == 0, p.stderr[:3000]
     print(f"decoder.v: {len(text.splitlines())} lines, verilator lint clean")

@@ -9,7 +9,6 @@
 * The ROM tables of the transcendental unit are regenerated from their defining formulas.
 """
 import math
-import random
 from decimal import Decimal, getcontext
 from fractions import Fraction
 from math import isqrt

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from sim.memory import GlobalMemory, MemoryFault
+from sim.memory import GlobalMemory
 from sim.model import BarrierDeadlock, Dispatch, ExecutionError, Model, Watchdog
 from tests.asmutil import assemble, needs_llvm
 

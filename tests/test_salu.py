@@ -23,11 +23,8 @@ negates the wrapped 32-bit difference: 0x7fffffff, 0x80000000 gives 0xffffffff i
 from __future__ import annotations
 
 import random
-import shutil
-import subprocess
 
 import pytest
-from amaranth.back import verilog
 from amaranth.hdl import Cat, Module, Signal
 from amaranth.sim import Simulator
 
@@ -37,6 +34,7 @@ from hdl.salu import IMPLEMENTED, SALU
 from sim import execute as X
 from sim import scalar as S
 from sim.wave import EXEC, Wave
+from tests.lint import convert_and_lint
 
 SEED = 20250623
 VECTORS = 200
@@ -219,11 +217,4 @@ def test_illegal():
 
 
 def test_verilog_lint(tmp_path):
-    v = verilog.convert(SALU(), name="salu", emit_src=False)
-    path = tmp_path / "salu.v"
-    path.write_text(v)
-    if shutil.which("verilator") is None:
-        pytest.skip("verilator missing")
-    r = subprocess.run(["verilator", "--lint-only", "-Wno-CASEINCOMPLETE", "-Wno-WIDTH", str(path)],
-                       capture_output=True, text=True)
-    assert r.returncode == 0, r.stderr[-3000:]
+    convert_and_lint(SALU(), "salu", tmp_path)

@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import os
 import random
-import shutil
-import subprocess
 
 import numpy as np
 import pytest
@@ -21,6 +19,7 @@ from firmware_tests.runner import HERE, compare
 from hdl.config import get_config
 from tests.asmutil import needs_llvm
 from dcu.lockstep import SimdRun
+from tests.lint import convert_and_lint
 
 pytestmark = needs_llvm
 CONFIG = get_config("default")
@@ -254,13 +253,5 @@ def test_random_programs_match_the_model_in_lock_step(tmp_path):
 
 
 def test_simd_converts_to_verilog_and_lints(tmp_path):
-    from amaranth.back import verilog
     from hdl.simd import SIMD
-    text = verilog.convert(SIMD(get_config("tiny")), name="simd", emit_src=False)
-    path = tmp_path / "simd.v"
-    path.write_text(text)
-    if shutil.which("verilator") is None:
-        pytest.skip("verilator missing: apt-get install -y verilator")
-    r = subprocess.run(["verilator", "--lint-only", "-Wno-CASEINCOMPLETE", "-Wno-WIDTH", "-Wno-UNOPTFLAT", str(path)],
-                       capture_output=True, text=True)
-    assert r.returncode == 0, r.stderr[-3000:]
+    convert_and_lint(SIMD(get_config("tiny")), "simd", tmp_path, extra_flags=("-Wno-UNOPTFLAT",))

@@ -13,14 +13,11 @@
 """
 from __future__ import annotations
 
-import shutil
-import subprocess
 import time
 from types import SimpleNamespace
 
 import numpy as np
 import pytest
-from amaranth.back import verilog
 from amaranth.sim import Simulator
 
 from hdl import trans
@@ -28,6 +25,7 @@ from hdl.config import DCUConfig
 from hdl.isa_tables import OpId
 from hdl.trans import FIELDS, TransUnit
 from sim import fp32 as F
+from tests.lint import convert_and_lint
 
 U32 = np.uint32
 SEED = 20250612
@@ -361,15 +359,7 @@ def test_rejects_bad_lane_count():
 def test_verilog_lint(tmp_path):
     """The unit converts to Verilog (ROM as a memory, one multiplier per lane and stage) and
     passes Verilator's lint."""
-    text = verilog.convert(TransUnit(DCUConfig()), name="trans_unit", emit_src=False)
-    path = tmp_path / "trans_unit.v"
-    path.write_text(text)
+    text = convert_and_lint(TransUnit(DCUConfig()), "trans_unit", tmp_path)
     assert "reg [127:0] rom [127:0];" in text
     assert text.count(" * ") == 8 * 9
-    tool = shutil.which("verilator")
-    if tool is None:
-        pytest.skip("verilator not found: apt-get install -y verilator")
-    p = subprocess.run([tool, "--lint-only", "-Wno-CASEINCOMPLETE", "-Wno-WIDTH", str(path)],
-                       capture_output=True, text=True)
-    assert p.returncode == 0, p.stderr[:3000]
     print(f"\ntrans_unit.v: {len(text.splitlines())} lines, verilator lint clean")

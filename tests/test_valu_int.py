@@ -20,12 +20,9 @@ pseudocode (and ``sim.scalar`` for s_cls_i32) returns clz(x), x being S0 XORed w
 from __future__ import annotations
 
 import random
-import shutil
-import subprocess
 
 import numpy as np
 import pytest
-from amaranth.back import verilog
 from amaranth.hdl import Cat, Module, Signal
 from amaranth.sim import Simulator
 
@@ -34,6 +31,7 @@ from hdl.isa_tables import OpId, info_of, ops_of
 from hdl.valu_int import IMPLEMENTED, VALUInt
 from sim import execute as X
 from sim.wave import EXEC, ModelError, Wave
+from tests.lint import convert_and_lint
 
 SEED = 20250622
 VECTORS = 200           # random 32-lane vectors per opcode
@@ -289,11 +287,4 @@ def test_narrow_unit():
 
 
 def test_verilog_lint(tmp_path):
-    v = verilog.convert(VALUInt(), name="valu_int", emit_src=False)
-    path = tmp_path / "valu_int.v"
-    path.write_text(v)
-    if shutil.which("verilator") is None:
-        pytest.skip("verilator missing")
-    r = subprocess.run(["verilator", "--lint-only", "-Wno-CASEINCOMPLETE", "-Wno-WIDTH", str(path)],
-                       capture_output=True, text=True)
-    assert r.returncode == 0, r.stderr[-3000:]
+    convert_and_lint(VALUInt(), "valu_int", tmp_path)
