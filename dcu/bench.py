@@ -88,7 +88,7 @@ def _valu_ipc() -> dict:
 
 def _sim_speed_simd() -> dict:
     """Cycles per second of one SIMD in Amaranth's simulator on a VALU-heavy kernel."""
-    kernel = _asm_kernel("sim_speed_simd", _fma_body(16))
+    kernel = _asm_kernel("sim_speed_simd", _fma_body(64))
     run, seconds = _simd_run(kernel, 4)
     return {"benchmark": "sim-speed-simd",
             "rows": [{"waves": 4, "cycles": run.cycles, "sim_seconds": round(run.sim_seconds, 2),
