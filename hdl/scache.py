@@ -1,0 +1,285 @@
+"""The scalar data cache shared by the DCU's four SIMDs (docs/memory.md, "Scalar cache").
+
+Direct-mapped 64-byte lines (``config.scalar_cache_bytes``), filled two sibling lines per
+128-byte memory read (:mod:`hdl.linecache`). Each accepted request takes a *slot* that
+holds it until its last beat has left; a request whose lines are present completes while
+older requests still wait for memory (hit under miss), so requests complete out of order,
+as ``kmcnt`` allows, while the beats of one request leave back to back on its SIMD's port.
+
+Pipeline: cycle 0 the round-robin arbiter accepts one request into a free slot and
+addresses the line banks; cycle 1 (lookup) the pair of lines around the address is
+compared, present lines are copied into the slot and missing memory lines are read (or
+joined, if already being read); a completed slot moves to its port's beat register, which
+sends one dword per cycle.
+"""
+from __future__ import annotations
+
+from amaranth.hdl import Array, Cat, Const, Module, Mux, Signal, Value
+from amaranth.lib import data, enum, stream, wiring
+from amaranth.lib.wiring import In, Out
+
+from .config import DCUConfig
+from .isa_tables import OpId
+from .linecache import LINE, LINE_ADDR, ErrorLayout, LinePairs, MissTable, check_geometry, lowest, round_robin
+from .memport import ADDR_BITS, MemReq, MemResp
+from .simd import SEQ, SmemReq, SmemResp
+
+__all__ = ["ScalarCache"]
+
+
+class Width(enum.Enum, shape=2):
+    """What a load returns: whole dwords, or one byte / halfword extended to a dword."""
+    DWORD = 0
+    BYTE = 1
+    HALF = 2
+
+
+def _slot_layout(cfg: DCUConfig) -> data.StructLayout:
+    return data.StructLayout({
+        "simd": range(cfg.simds), "wave": range(cfg.wave_slots), "seq": SEQ, "sdst": 7,
+        "beats": range(17), "width": Width, "signed": 1,
+        "offset": 6,        # byte offset of the (aligned) address in its first line
+        "odd": 1,           # the first line's address is odd (it is the upper half of a memory line)
+        "addr": 64,         # the request's address, for the fault report
+    })
+
+
+class ScalarCache(wiring.Component):
+    """Scalar data cache of the DCU: ``s_load_*`` for the four SIMDs.
+
+    Loads of ``dwords`` dwords read from ``addr & ~3``; ``s_load_u16``/``i16`` from
+    ``addr & ~1`` and ``s_load_u8``/``i8`` from ``addr``, zero- or sign-extended to a dword
+    (the model's ``build_smem``). A load may straddle two lines. An address outside the
+    memory (a faulting fill, or one above the 48-bit port) answers zeros and latches
+    ``error``.
+
+    Parameters
+    ----------
+    config : DCUConfig
+        Size (``scalar_cache_bytes``, ``scalar_cache_line`` = 64), SIMDs, wave slots and
+        ``scalar_hit_latency``: a hit's first beat leaves ``max(3, scalar_hit_latency)``
+        cycles after its request is accepted.
+    slots : int, optional
+        Requests in the cache at once (waiting out the hit latency, waiting for memory or
+        sending); by default ``max(8, scalar_hit_latency + 4)``, enough to accept one
+        request per cycle.
+    mshrs : int
+        Memory reads in flight at once.
+
+    Members
+    -------
+    req : In(stream.Signature(SmemReq(config))) array of ``config.simds``
+        Requests, one port per SIMD; ``op`` selects byte/halfword loads and the alignment,
+        ``dwords`` the number of dwords of a dword load.
+    resp : Out(stream.Signature(SmemResp(config))) array of ``config.simds``
+        One beat per dword (``sdst`` = first + k), ``last`` on the final beat.
+    mem : Out(stream.Signature(MemReq()))
+        128-byte reads, tag = miss table entry.
+    mem_resp : In(stream.Signature(MemResp()))
+        Their responses, in any order.
+    flush : In(1)
+        Invalidate every line (reads in flight are delivered but not kept).
+    hits, misses : Out(32)
+        Requests whose every line was present at lookup / the others (counted per request).
+    error : Out(ErrorLayout)
+        Latched at the first fault: the requesting SIMD, wave and request address.
+    """
+
+    def __init__(self, config: DCUConfig, slots: int | None = None, mshrs: int = 4):
+        self.config = config
+        self._sets = check_geometry("scalar cache", config.scalar_cache_bytes, config.scalar_cache_line)
+        self._slots = slots or max(8, config.scalar_hit_latency + 4)
+        self._mshrs = mshrs
+        P = config.simds
+        super().__init__({
+            "req": In(stream.Signature(SmemReq(config))).array(P),
+            "resp": Out(stream.Signature(SmemResp(config))).array(P),
+            "mem": Out(stream.Signature(MemReq())),
+            "mem_resp": In(stream.Signature(MemResp())),
+            "flush": In(1),
+            "hits": Out(32), "misses": Out(32),
+            "error": Out(ErrorLayout(config, 64)),
+        })
+
+    def elaborate(self, platform):
+        cfg = self.config
+        P, N = cfg.simds, self._slots
+        delay = max(0, cfg.scalar_hit_latency - 2)   # cycles a slot waits after acceptance
+        m = Module()
+        pairs = LinePairs(m, "lines", self._sets)
+        misses = MissTable(m, "mshr", self._mshrs, self.mem, self.mem_resp, self.flush)
+        SlotInfo = _slot_layout(cfg)
+
+        # ---- slots ------------------------------------------------------------------------
+        info = [Signal(SlotInfo, name=f"slot{i}") for i in range(N)]
+        line0 = Array(Signal(8 * LINE, name=f"slot{i}_line0") for i in range(N))   # first line
+        line1 = Array(Signal(8 * LINE, name=f"slot{i}_line1") for i in range(N))   # the next one
+        wait0 = Array(Signal(range(self._mshrs), name=f"slot{i}_wait0") for i in range(N))
+        wait1 = Array(Signal(range(self._mshrs), name=f"slot{i}_wait1") for i in range(N))
+        busy, looked = Signal(N), Signal(N)       # allocated; lookup done
+        waiting0, waiting1 = Signal(N), Signal(N)  # the line is awaited from memory
+        timer = [Signal(range(delay + 1), name=f"slot{i}_timer") for i in range(N)]
+
+        def slot_info(idx, name):   # the fields of the slot ``idx`` selects
+            view = Signal(SlotInfo, name=name)
+            m.d.comb += view.eq(Array(Value.cast(x) for x in info)[idx])
+            return view
+
+        # ---- cycle 0: accept one request (round robin) into a free slot ---------------------
+        valid = Cat(r.valid for r in self.req)
+        last_port = Signal(range(P))
+        port = round_robin(m, valid, last_port, "arb")
+        head = Signal(SmemReq(cfg))
+        for p in range(P):
+            with m.If(port == p):
+                m.d.comb += head.eq(self.req[p].payload)
+        width, signed = Signal(Width), Signal()
+        with m.Switch(head.op):
+            for op, w, s in ((OpId.S_LOAD_U8, Width.BYTE, 0), (OpId.S_LOAD_I8, Width.BYTE, 1),
+                             (OpId.S_LOAD_U16, Width.HALF, 0), (OpId.S_LOAD_I16, Width.HALF, 1)):
+                with m.Case(op):
+                    m.d.comb += [width.eq(w), signed.eq(s)]
+        addr = Signal(64)
+        m.d.comb += addr.eq(Mux(width == Width.BYTE, head.addr,
+                                Mux(width == Width.HALF, head.addr & ~1, head.addr & ~3)))
+        nbytes = Mux(width == Width.DWORD, head.dwords << 2, Mux(width == Width.HALF, 2, 1))
+
+        slot = lowest(m, ~busy, "free_slot")
+        stall = Signal()          # the lookup cannot finish this cycle
+        accept = Signal()
+        m.d.comb += accept.eq(valid.any() & (~busy).any() & ~stall)
+        for p in range(P):
+            m.d.comb += self.req[p].ready.eq(accept & (port == p))
+
+        # lookup stage register
+        s1 = Signal(data.StructLayout({"valid": 1, "slot": range(N), "line": LINE_ADDR,
+                                       "straddle": 1, "bad": 1}))
+        with m.If(~stall):
+            m.d.sync += s1.valid.eq(accept)
+        with m.If(accept):
+            m.d.sync += [last_port.eq(port),
+                         s1.slot.eq(slot), s1.line.eq(addr[6:ADDR_BITS]),
+                         s1.straddle.eq(addr[:6] + nbytes > LINE), s1.bad.eq(addr[ADDR_BITS:].any())]
+            for i in range(N):
+                with m.If(slot == i):
+                    m.d.sync += [info[i].simd.eq(port), info[i].wave.eq(head.wave),
+                                 info[i].seq.eq(head.seq), info[i].sdst.eq(head.sdst),
+                                 info[i].beats.eq(Mux(width == Width.DWORD, head.dwords, 1)),
+                                 info[i].width.eq(width), info[i].signed.eq(signed),
+                                 info[i].offset.eq(addr[:6]), info[i].odd.eq(addr[6]),
+                                 info[i].addr.eq(head.addr)]
+                    if delay:
+                        m.d.sync += timer[i].eq(delay)
+
+        # ---- cycle 1: lookup ----------------------------------------------------------------
+        L = s1.line
+        hit0, hit1, data0, data1 = pairs.lookup(m, Mux(stall, L, addr[6:ADDR_BITS]), L)
+        blk0, blk1 = L[1:], (L + 1)[1:LINE_ADDR]
+        same = ~L[0]                      # both lines in one memory line
+        fill_now0 = misses.fill & (misses.fill_block == blk0)
+        fill_now1 = misses.fill & (misses.fill_block == blk1)
+        found0, idx0 = misses.find(blk0, "find0")
+        found1, idx1 = misses.find(blk1, "find1")
+        have0 = hit0 | fill_now0 | s1.bad
+        have1 = ~s1.straddle | hit1 | fill_now1 | s1.bad
+        alloc0 = ~have0 & ~found0
+        alloc1 = ~have1 & ~found1 & ~same
+        m.d.comb += stall.eq(s1.valid & Mux(alloc0 & alloc1, ~misses.has[1], (alloc0 | alloc1) & ~misses.has[0]))
+        go = s1.valid & ~stall
+        misses.alloc(0, go & alloc0, blk0)
+        misses.alloc(1, go & alloc1, blk1)
+
+        def half(odd):   # the cache line of parity ``odd`` in this cycle's fill
+            return Mux(odd, misses.fill_data[8 * LINE:], misses.fill_data[:8 * LINE])
+
+        w0 = Mux(alloc0, misses.entry[0], idx0)
+        w1 = Mux(same, w0, Mux(alloc1, misses.entry[1], idx1))
+        with m.If(go):
+            m.d.sync += [line0[s1.slot].eq(Mux(s1.bad, 0, Mux(hit0, data0, half(L[0])))),
+                         line1[s1.slot].eq(Mux(s1.bad, 0, Mux(hit1, data1, half(~L[0])))),
+                         wait0[s1.slot].eq(w0), wait1[s1.slot].eq(w1)]
+            with m.If(hit0 & (~s1.straddle | hit1) & ~s1.bad):
+                m.d.sync += self.hits.eq(self.hits + 1)
+            with m.Else():
+                m.d.sync += self.misses.eq(self.misses + 1)
+
+        # ---- fills: every slot waiting on the entry takes its line --------------------------
+        take0, take1 = Signal(N), Signal(N)
+        m.d.comb += [take0.eq(Cat(misses.fill & waiting0[i] & (wait0[i] == misses.fill_idx) for i in range(N))),
+                     take1.eq(Cat(misses.fill & waiting1[i] & (wait1[i] == misses.fill_idx) for i in range(N)))]
+        for i in range(N):
+            fill_line0 = Mux(misses.fill_fault, 0, half(info[i].odd))
+            fill_line1 = Mux(misses.fill_fault, 0, half(~info[i].odd))
+            with m.If(take0[i]):
+                m.d.sync += line0[i].eq(fill_line0)
+            with m.If(take1[i]):
+                m.d.sync += line1[i].eq(fill_line1)
+        pairs.fill(m, misses.fill_install, misses.fill_block, misses.fill_data, self.flush)
+
+        # ---- completion: one finished slot per cycle moves to its port's beat register ------
+        out_valid = Signal(P)
+        out_info = [Signal(SlotInfo, name=f"out{p}") for p in range(P)]
+        out_beat = [Signal(range(16), name=f"out{p}_beat") for p in range(P)]
+        out_data = [Signal(16 * 32, name=f"out{p}_data") for p in range(P)]
+        out_last = Signal(P)
+        port_free = Signal(P)
+        for p in range(P):
+            r = self.resp[p]
+            m.d.comb += [out_last[p].eq(out_beat[p] == out_info[p].beats - 1),
+                         port_free[p].eq(~out_valid[p] | (r.ready & out_last[p])),
+                         r.valid.eq(out_valid[p]), r.payload.wave.eq(out_info[p].wave),
+                         r.payload.seq.eq(out_info[p].seq), r.payload.sdst.eq(out_info[p].sdst + out_beat[p]),
+                         r.payload.data.eq(out_data[p].word_select(out_beat[p], 32)),
+                         r.payload.last.eq(out_last[p])]
+            with m.If(r.valid & r.ready):
+                m.d.sync += out_beat[p].eq(out_beat[p] + 1)
+                with m.If(out_last[p]):
+                    m.d.sync += out_valid[p].eq(0)
+
+        ready_at = Cat(busy[i] & looked[i] & ~waiting0[i] & ~waiting1[i]
+                       & ((timer[i] == 0) if delay else 1)
+                       & port_free.bit_select(info[i].simd, 1) for i in range(N))
+        done = Signal(N)
+        m.d.comb += done.eq(ready_at)
+        last_done = Signal(range(N))
+        pick = round_robin(m, done, last_done, "done")
+        pinfo = slot_info(pick, "done_info")
+        raw = Cat(line0[pick], line1[pick]).bit_select(Cat(Const(0, 3), pinfo.offset), 16 * 32)
+        ext = Mux(pinfo.width == Width.BYTE, Cat(raw[:8], Mux(pinfo.signed & raw[7], 0xFFFFFF, 0)),
+                  Cat(raw[:16], Mux(pinfo.signed & raw[15], 0xFFFF, 0)))
+        window = Mux(pinfo.width == Width.DWORD, raw, ext)
+        with m.If(done.any()):
+            m.d.sync += last_done.eq(pick)
+            for p in range(P):
+                with m.If(pinfo.simd == p):
+                    m.d.sync += [out_valid[p].eq(1), out_info[p].eq(pinfo), out_beat[p].eq(0),
+                                 out_data[p].eq(window)]
+
+        # ---- slot bookkeeping ---------------------------------------------------------------
+        alloc = Signal(N)
+        freed = Signal(N)
+        with m.If(accept):
+            m.d.comb += alloc.bit_select(slot, 1).eq(1)
+        with m.If(done.any()):
+            m.d.comb += freed.bit_select(pick, 1).eq(1)
+        lookup = Signal(N)
+        with m.If(go):
+            m.d.comb += lookup.bit_select(s1.slot, 1).eq(1)
+        m.d.sync += [busy.eq((busy | alloc) & ~freed), looked.eq((looked | lookup) & ~freed),
+                     waiting0.eq((waiting0 & ~take0) | Mux(~have0, lookup, 0)),
+                     waiting1.eq((waiting1 & ~take1) | Mux(~have1, lookup, 0))]
+        if delay:
+            for i in range(N):
+                with m.If(~alloc[i] & (timer[i] != 0)):
+                    m.d.sync += timer[i].eq(timer[i] - 1)
+
+        # ---- error: the first fault ---------------------------------------------------------
+        bad_info = slot_info(s1.slot, "bad_info")
+        fault_info = slot_info(lowest(m, take0 | take1, "fault_slot"), "fault_info")
+        err = self.error
+        with m.If(~err.valid):
+            for cond, who in ((go & s1.bad, bad_info), (misses.fill_fault & (take0 | take1).any(), fault_info)):
+                with m.If(cond):
+                    m.d.sync += [err.valid.eq(1), err.simd.eq(who.simd), err.wave.eq(who.wave),
+                                 err.addr.eq(who.addr)]
+        return m
