@@ -6,8 +6,10 @@
   ``build_smem`` result on the same memory image; the beats of one request leave back to
   back on its port.
 * Hit/miss counters and memory reads for a known sequence (sibling fill, straddle, conflict
-  eviction, flush); flush makes changed memory visible, no flush keeps the cached copy.
-* Hit under miss: a hit accepted after a miss completes first, across ports and on one port.
+  eviction, flush); flush makes changed memory visible, no flush keeps the cached copy; a
+  read in flight at a flush answers its loads but is not kept.
+* Hit under miss: a hit accepted after a miss completes first, across ports and on one port;
+  misses on a memory line already being read wait for that read.
 * Hit latency (default and rdna1) and one request accepted per cycle with four ports busy.
 * A fault (outside memory, or above the 48-bit port) answers zeros and latches ``error``.
 * Verilog conversion and ``verilator --lint-only`` for ``default`` and ``rdna1``.
@@ -200,6 +202,20 @@ def test_hit_miss_counts_and_flush():
     assert [ad for _, ad in bench.reads] == [a, a + 128, a + 4096, a, a]
 
 
+def test_flush_during_a_read():
+    """A read in flight at a flush still answers its loads but is not kept."""
+    cfg = get_config("default")
+    mem, image = make_memory(4096, seed=13)
+    bench = CacheBench(ScalarCache(cfg), image, np.random.default_rng(14), latency=(30, 31),
+                       mem_ready=1.0, resp_ready=1.0)
+    bench.send(0, request(OpId.S_LOAD_B32, BASE + 64, seq=0))
+    bench.send(0, request(OpId.S_LOAD_B32, BASE + 68, seq=1), at=60)
+    bench.run(all_answered, hook=lambda b: b.cycle == 10, limit=500)
+    assert [r for _, r in bench.reads] == [BASE, BASE]
+    assert bench.counters == (0, 2)
+    check_against_model(bench, mem, 0)
+
+
 def test_hit_under_miss():
     """A hit accepted after a miss completes first: on another port and on the same port."""
     cfg = get_config("default")
@@ -223,6 +239,23 @@ def test_hit_under_miss():
     assert [r[0] for r in r2] == [1, 0], "the hit on port 2 must overtake its miss"
     assert end[(2, 1)] < end[(2, 0)] - 40
     for p in range(3):
+        check_against_model(bench, mem, p)
+
+
+def test_misses_share_reads():
+    """Loads from all four ports on one absent memory line (and a straddle into the next)
+    make one read per memory line; all of them wait for it."""
+    cfg = get_config("default")
+    mem, image = make_memory(4096, seed=11)
+    bench = CacheBench(ScalarCache(cfg), image, np.random.default_rng(12), latency=(30, 31),
+                       mem_ready=1.0, resp_ready=1.0)
+    for p in range(4):
+        bench.send(p, request(OpId.S_LOAD_B64, BASE + 512 + 8 * p, seq=0))
+        bench.send(p, request(OpId.S_LOAD_B128, BASE + 512 + 120 - 4 * p, seq=1))
+    bench.run(all_answered, limit=500)
+    assert [r for _, r in bench.reads] == [BASE + 512, BASE + 640]
+    assert bench.counters == (0, 8)
+    for p in range(4):
         check_against_model(bench, mem, p)
 
 

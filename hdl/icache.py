@@ -1,0 +1,198 @@
+"""The instruction cache shared by the DCU's four SIMDs (docs/memory.md, "Instruction cache").
+
+Direct-mapped 64-byte lines (``config.icache_bytes``), filled two sibling lines per 128-byte
+memory read (:mod:`hdl.linecache`), with next-line prefetch. Each SIMD's port has a queue
+of ``depth`` requests answered in request order (so in order per wave, as the SIMD's fetch
+buffer needs); a miss on one port does not hold up the others.
+
+Pipeline: cycle 0 the round-robin arbiter accepts one 16-byte fetch into the tail of its
+port's queue and addresses the line banks; cycle 1 (lookup) the line and its successor are
+compared: a hit copies the chunk into the queue entry, a miss reads the memory line (or
+joins a read in flight), and an absent successor that starts the next memory line is
+prefetched; cycle 2 the queue head answers. A hit therefore answers 2 cycles after it is
+accepted.
+"""
+from __future__ import annotations
+
+from amaranth.hdl import Array, Cat, Const, Module, Mux, Signal, Value
+from amaranth.lib import data, stream, wiring
+from amaranth.lib.wiring import In, Out
+from amaranth.utils import exact_log2
+
+from .config import ConfigError, DCUConfig
+from .linecache import LINE, LINE_ADDR, ErrorLayout, LinePairs, MissTable, check_geometry, lowest, round_robin
+from .memport import ADDR_BITS, MemReq, MemResp
+from .simd import FetchReq, FetchResp
+
+__all__ = ["ICache"]
+
+
+class ICache(wiring.Component):
+    """Instruction cache of the DCU: 16-byte fetches for the four SIMDs.
+
+    Parameters
+    ----------
+    config : DCUConfig
+        Size (``icache_bytes``, ``icache_line`` = 64), SIMDs and wave slots.
+    depth : int
+        Requests queued per port (a power of two, at least 2): accepted, looked up or
+        waiting for memory, not yet answered.
+    mshrs : int
+        Memory reads (demand and prefetch) in flight at once.
+
+    Members
+    -------
+    req : In(stream.Signature(FetchReq(config))) array of ``config.simds``
+        16-byte-aligned fetches (``addr[0:4]`` is ignored), one port per SIMD.
+    resp : Out(stream.Signature(FetchResp(config))) array of ``config.simds``
+        The 128-bit chunk, with the request's ``wave`` and ``epoch``; in request order per port.
+    mem : Out(stream.Signature(MemReq()))
+        128-byte reads, tag = miss table entry.
+    mem_resp : In(stream.Signature(MemResp()))
+        Their responses, in any order.
+    flush : In(1)
+        Invalidate every line (reads in flight are delivered but not kept).
+    hits, misses : Out(32)
+        Fetches whose line was present at lookup / the others.
+    prefetches : Out(32)
+        Memory reads issued by next-line prefetch.
+    error : Out(ErrorLayout)
+        Latched at the first fetch outside memory (which answers zeros): SIMD, wave and the
+        chunk's address. A prefetch that faults is dropped silently.
+    """
+
+    def __init__(self, config: DCUConfig, depth: int = 4, mshrs: int = 4):
+        if depth < 2 or depth & (depth - 1):
+            raise ConfigError(f"icache depth must be a power of two >= 2, got {depth}")
+        self.config = config
+        self._sets = check_geometry("instruction cache", config.icache_bytes, config.icache_line)
+        self._depth, self._mshrs = depth, mshrs
+        P = config.simds
+        super().__init__({
+            "req": In(stream.Signature(FetchReq(config))).array(P),
+            "resp": Out(stream.Signature(FetchResp(config))).array(P),
+            "mem": Out(stream.Signature(MemReq())),
+            "mem_resp": In(stream.Signature(MemResp())),
+            "flush": In(1),
+            "hits": Out(32), "misses": Out(32), "prefetches": Out(32),
+            "error": Out(ErrorLayout(config, ADDR_BITS)),
+        })
+
+    def elaborate(self, platform):
+        cfg = self.config
+        P, Q = cfg.simds, self._depth
+        E, qb = P * Q, exact_log2(Q)
+        m = Module()
+        pairs = LinePairs(m, "lines", self._sets)
+        misses = MissTable(m, "mshr", self._mshrs, self.mem, self.mem_resp, self.flush)
+
+        # ---- per-port queues: entry p * depth + i ------------------------------------------
+        EntryInfo = data.StructLayout({"wave": range(cfg.wave_slots), "epoch": 2,
+                                       "line": LINE_ADDR, "chunk": 2})
+        info = [Signal(EntryInfo, name=f"entry{e}") for e in range(E)]
+        chunk = [Signal(128, name=f"entry{e}_data") for e in range(E)]
+        wait = Array(Signal(range(self._mshrs), name=f"entry{e}_wait") for e in range(E))
+        looked, waiting = Signal(E), Signal(E)    # lookup done; the line is awaited from memory
+        head = [Signal(qb, name=f"head{p}") for p in range(P)]
+        tail = Array(Signal(qb, name=f"tail{p}") for p in range(P))
+        count = [Signal(range(Q + 1), name=f"count{p}") for p in range(P)]
+
+        def entry_info(idx, name):   # the fields of the entry ``idx`` selects
+            view = Signal(EntryInfo, name=name)
+            m.d.comb += view.eq(Array(Value.cast(x) for x in info)[idx])
+            return view
+
+        # ---- cycle 0: accept one fetch (round robin) into its port's queue -----------------
+        valid = Cat(self.req[p].valid & (count[p] != Q) for p in range(P))
+        last_port = Signal(range(P))
+        port = round_robin(m, valid, last_port, "arb")
+        fetch = Signal(FetchReq(cfg))
+        for p in range(P):
+            with m.If(port == p):
+                m.d.comb += fetch.eq(self.req[p].payload)
+        stall = Signal()
+        accept = Signal()
+        m.d.comb += accept.eq(valid.any() & ~stall)
+        for p in range(P):
+            m.d.comb += self.req[p].ready.eq(accept & (port == p))
+        new = Signal(range(E))
+        m.d.comb += new.eq(Cat(tail[port], port))
+
+        s1 = Signal(data.StructLayout({"valid": 1, "entry": range(E), "line": LINE_ADDR, "chunk": 2}))
+        with m.If(~stall):
+            m.d.sync += s1.valid.eq(accept)
+        with m.If(accept):
+            m.d.sync += [last_port.eq(port), tail[port].eq(tail[port] + 1), s1.entry.eq(new),
+                         s1.line.eq(fetch.addr[6:ADDR_BITS]), s1.chunk.eq(fetch.addr[4:6])]
+            for e in range(E):
+                with m.If(new == e):
+                    m.d.sync += info[e].eq(Cat(fetch.wave, fetch.epoch, fetch.addr[6:ADDR_BITS], fetch.addr[4:6]))
+
+        # ---- cycle 1: lookup of the line and its successor ----------------------------------
+        L = s1.line
+        hit, hit_next, line_data, _ = pairs.lookup(m, Mux(stall, L, fetch.addr[6:ADDR_BITS]), L)
+        blk, blk_next = L[1:], (L + 1)[1:LINE_ADDR]
+        fill_now = misses.fill & (misses.fill_block == blk)
+        fill_now_next = misses.fill & (misses.fill_block == blk_next)
+        found, found_idx = misses.find(blk, "find")
+        found_next, _ = misses.find(blk_next, "find_next")
+        have = hit | fill_now
+        alloc = ~have & ~found
+        # an even line's successor comes with its own memory line: only an odd line prefetches
+        prefetch = (L[0] & ~hit_next & ~fill_now_next & ~found_next
+                    & Mux(alloc, misses.has[1], misses.has[0]))
+        m.d.comb += stall.eq(s1.valid & alloc & ~misses.has[0])
+        go = s1.valid & ~stall
+        misses.alloc(0, go & alloc, blk)
+        misses.alloc(1, go & prefetch, blk_next)
+
+        def half(odd):   # the cache line of parity ``odd`` in this cycle's fill
+            return Mux(odd, misses.fill_data[8 * LINE:], misses.fill_data[:8 * LINE])
+
+        lookup = Signal(E)
+        with m.If(go):
+            m.d.comb += lookup.bit_select(s1.entry, 1).eq(1)
+            m.d.sync += [Array(chunk)[s1.entry].eq(Mux(hit, line_data, half(L[0])).word_select(s1.chunk, 128)),
+                         wait[s1.entry].eq(Mux(alloc, misses.entry[0], found_idx))]
+            with m.If(hit):
+                m.d.sync += self.hits.eq(self.hits + 1)
+            with m.Else():
+                m.d.sync += self.misses.eq(self.misses + 1)
+            with m.If(prefetch):
+                m.d.sync += self.prefetches.eq(self.prefetches + 1)
+
+        # ---- fills: every entry waiting on the read takes its chunk --------------------------
+        take = Signal(E)
+        m.d.comb += take.eq(Cat(misses.fill & waiting[e] & (wait[e] == misses.fill_idx) for e in range(E)))
+        for e in range(E):
+            with m.If(take[e]):
+                m.d.sync += chunk[e].eq(Mux(misses.fill_fault, 0,
+                                            half(info[e].line[0]).word_select(info[e].chunk, 128)))
+        pairs.fill(m, misses.fill_install, misses.fill_block, misses.fill_data, self.flush)
+
+        # ---- answers: the head of each port's queue, in order --------------------------------
+        popped = Signal(E)
+        for p in range(P):
+            r = self.resp[p]
+            e = Cat(head[p], Const(p, range(P)))
+            h = entry_info(e, f"head{p}_info")
+            m.d.comb += [r.valid.eq((count[p] != 0) & looked.bit_select(e, 1) & ~waiting.bit_select(e, 1)),
+                         r.payload.wave.eq(h.wave), r.payload.epoch.eq(h.epoch),
+                         r.payload.data.eq(Array(chunk[p * Q: (p + 1) * Q])[head[p]])]
+            pushed = accept & (port == p)
+            with m.If(r.valid & r.ready):
+                m.d.comb += popped.bit_select(e, 1).eq(1)
+                m.d.sync += [head[p].eq(head[p] + 1), count[p].eq(count[p] + pushed - 1)]
+            with m.Else():
+                m.d.sync += count[p].eq(count[p] + pushed)
+        m.d.sync += [looked.eq((looked | lookup) & ~popped),
+                     waiting.eq((waiting & ~take) | Mux(~have, lookup, 0))]
+
+        # ---- error: the first demand fetch that faulted --------------------------------------
+        who = lowest(m, take, "fault_entry")
+        fi = entry_info(who, "fault_info")
+        err = self.error
+        with m.If(~err.valid & misses.fill_fault & take.any()):
+            m.d.sync += [err.valid.eq(1), err.simd.eq(who[qb:]), err.wave.eq(fi.wave),
+                         err.addr.eq(Cat(Const(0, 4), fi.chunk, fi.line))]
+        return m
