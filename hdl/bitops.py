@@ -1,0 +1,63 @@
+"""Small bit-vector building blocks shared by the dispatcher and the barrier unit.
+
+Each is a handful of wide operations, so Amaranth's simulator evaluates it cheaply: a
+priority encoder isolates the lowest set bit with ``x & -x`` and encodes it with one mask
+per index bit; sums and ORs are balanced trees.
+"""
+from __future__ import annotations
+
+from amaranth.hdl import Cat, Const, Module, Mux, Signal, Value
+
+__all__ = ["first_set", "rr_pick", "popcount", "tree_or", "tree_max", "onehot_or"]
+
+
+def first_set(m: Module, x: Value, name: str) -> Signal:
+    """The index of the lowest set bit of ``x`` (0 when ``x`` is 0: test ``x.any()``)."""
+    n = len(x)
+    low = Signal(n, name=f"{name}_low")
+    m.d.comb += low.eq(x & (~x + 1))
+    idx = Signal(range(n), name=f"{name}_idx")
+    bits = [(low & Const(sum(1 << i for i in range(n) if i >> j & 1), n)).any()
+            for j in range(len(idx))]
+    if bits:
+        m.d.comb += idx.eq(Cat(*bits))
+    return idx
+
+
+def rr_pick(m: Module, mask: Value, last: Value, name: str) -> Signal:
+    """Round robin: the first set bit of ``mask`` after position ``last``, wrapping."""
+    n = len(mask)
+    rot = Signal(n, name=f"{name}_rot")
+    m.d.comb += rot.eq(Cat(mask, mask) >> (last + 1))
+    f = first_set(m, rot, name)
+    pick = Signal(range(n), name=f"{name}_pick")
+    s = last + 1 + f
+    m.d.comb += pick.eq(Mux(s >= n, s - n, s))
+    return pick
+
+
+def _tree(values: list, op):
+    while len(values) > 1:
+        values = [op(values[i], values[i + 1]) if i + 1 < len(values) else values[i]
+                  for i in range(0, len(values), 2)]
+    return values[0]
+
+
+def popcount(x: Value) -> Value:
+    """Number of set bits of ``x`` (a balanced adder tree)."""
+    return _tree([x[i] for i in range(len(x))], lambda a, b: a + b)
+
+
+def tree_or(values: list) -> Value:
+    """OR of ``values`` (a balanced tree)."""
+    return _tree(list(values), lambda a, b: a | b)
+
+
+def tree_max(values: list) -> Value:
+    """The largest of ``values`` (unsigned; a balanced tree of comparisons)."""
+    return _tree(list(values), lambda a, b: Mux(a > b, a, b))
+
+
+def onehot_or(conds: list, indices: list, width: int) -> Value:
+    """``width`` bits: bit ``indices[k]`` set for every ``k`` whose ``conds[k]`` holds."""
+    return tree_or([Mux(c, (Const(1, width) << i)[:width], 0) for c, i in zip(conds, indices)])
