@@ -20,7 +20,8 @@ from amaranth.lib.wiring import In, Out
 from amaranth.utils import exact_log2
 
 from .config import ConfigError, DCUConfig
-from .linecache import LINE, LINE_ADDR, ErrorLayout, LinePairs, MissTable, check_geometry, lowest, round_robin
+from .linecache import (LINE, LINE_ADDR, ErrorLayout, LinePairs, MissTable, check_geometry, check_reads,
+                        lowest, round_robin)
 from .memport import ADDR_BITS, MemReq, MemResp
 from .simd import FetchReq, FetchResp
 
@@ -66,7 +67,7 @@ class ICache(wiring.Component):
             raise ConfigError(f"icache depth must be a power of two >= 2, got {depth}")
         self.config = config
         self._sets = check_geometry("instruction cache", config.icache_bytes, config.icache_line)
-        self._depth, self._mshrs = depth, mshrs
+        self._depth, self._mshrs = depth, check_reads("instruction cache", mshrs)
         P = config.simds
         super().__init__({
             "req": In(stream.Signature(FetchReq(config))).array(P),

@@ -16,10 +16,10 @@ from amaranth.lib import data, memory
 from amaranth.utils import exact_log2
 
 from .config import ConfigError
-from .memport import ADDR_BITS, LINE_BYTES, MemKind
+from .memport import ADDR_BITS, CLIENT_TAG_BITS, LINE_BYTES, MemKind
 
-__all__ = ["LINE", "LINE_ADDR", "BLOCK_ADDR", "check_geometry", "ErrorLayout", "lowest",
-           "round_robin", "LinePairs", "MissTable"]
+__all__ = ["LINE", "LINE_ADDR", "BLOCK_ADDR", "check_geometry", "check_reads", "ErrorLayout",
+           "lowest", "round_robin", "LinePairs", "MissTable"]
 
 LINE = LINE_BYTES // 2                 # bytes in one cache line
 LINE_ADDR = ADDR_BITS - 6              # a line's address: byte address >> 6
@@ -35,6 +35,14 @@ def check_geometry(what: str, size: int, line: int) -> int:
     if sets < 4:
         raise ConfigError(f"{what}: {size} bytes is fewer than 4 lines of {line} bytes")
     return sets
+
+
+def check_reads(what: str, reads: int) -> int:
+    """Memory reads a cache keeps in flight: each needs a tag of its own."""
+    if not 1 <= reads <= 1 << CLIENT_TAG_BITS:
+        raise ConfigError(f"{what}: {reads} reads in flight; the port's tag allows 1 to "
+                          f"{1 << CLIENT_TAG_BITS}")
+    return reads
 
 
 def ErrorLayout(config, addr_bits: int) -> data.StructLayout:

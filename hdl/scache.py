@@ -20,7 +20,8 @@ from amaranth.lib.wiring import In, Out
 
 from .config import DCUConfig
 from .isa_tables import OpId
-from .linecache import LINE, LINE_ADDR, ErrorLayout, LinePairs, MissTable, check_geometry, lowest, round_robin
+from .linecache import (LINE, LINE_ADDR, ErrorLayout, LinePairs, MissTable, check_geometry, check_reads,
+                        lowest, round_robin)
 from .memport import ADDR_BITS, MemReq, MemResp
 from .simd import SEQ, SmemReq, SmemResp
 
@@ -89,7 +90,7 @@ class ScalarCache(wiring.Component):
         self.config = config
         self._sets = check_geometry("scalar cache", config.scalar_cache_bytes, config.scalar_cache_line)
         self._slots = slots or max(8, config.scalar_hit_latency + 4)
-        self._mshrs = mshrs
+        self._mshrs = check_reads("scalar cache", mshrs)
         P = config.simds
         super().__init__({
             "req": In(stream.Signature(SmemReq(config))).array(P),

@@ -13,10 +13,14 @@
 """
 from __future__ import annotations
 
+import gc
+import warnings
+
 import numpy as np
 import pytest
+from amaranth.hdl import UnusedElaboratable
 
-from hdl.config import get_config
+from hdl.config import ConfigError, get_config
 from hdl.icache import ICache
 from tests.cache_harness import CacheBench, MemImage
 from tests.lint import convert_and_lint
@@ -184,6 +188,20 @@ def test_fault():
     for p in range(4):
         check_in_order(bench, image, p, zero={bad, BASE - 128})
     assert bench.error == {"valid": 1, "simd": 2, "wave": 1, "addr": bad}
+
+
+def config_error(make, match):
+    """``make()`` raises ConfigError matching ``match`` (the half-built component is dropped quietly)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UnusedElaboratable)
+        with pytest.raises(ConfigError, match=match):
+            make()
+        gc.collect()
+
+
+def test_bad_geometry():
+    config_error(lambda: ICache(get_config("default"), depth=3), "depth must be a power of two")
+    config_error(lambda: ICache(get_config("default").replace(icache_bytes=128)), "fewer than 4 lines")
 
 
 @pytest.mark.parametrize("preset", ["default", "rdna1"])

@@ -16,12 +16,15 @@
 """
 from __future__ import annotations
 
+import gc
+import warnings
 from types import SimpleNamespace
 
 import numpy as np
 import pytest
+from amaranth.hdl import UnusedElaboratable
 
-from hdl.config import get_config
+from hdl.config import ConfigError, get_config
 from hdl.isa_tables import OpId
 from hdl.scache import ScalarCache
 from sim.memory import GlobalMemory, MemoryFault
@@ -302,6 +305,20 @@ def test_fault():
     assert bench.error == {"valid": 1, "simd": 3, "wave": 1, "addr": BASE + 1024 + 8}
     check_against_model(bench, mem, 0)
     check_against_model(bench, mem, 2)
+
+
+def config_error(make, match):
+    """``make()`` raises ConfigError matching ``match`` (the half-built component is dropped quietly)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UnusedElaboratable)
+        with pytest.raises(ConfigError, match=match):
+            make()
+        gc.collect()
+
+
+def test_bad_geometry():
+    config_error(lambda: ScalarCache(get_config("default").replace(scalar_cache_line=128)), "lines of 128 bytes are not supported")
+    config_error(lambda: ScalarCache(get_config("default"), mshrs=100), "100 reads in flight")
 
 
 @pytest.mark.parametrize("preset", ["default", "rdna1"])
