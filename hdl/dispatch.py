@@ -108,10 +108,10 @@ class Dispatcher(wiring.Component):
     """Splits a grid into workgroups and waves and launches them into the four SIMDs.
 
     Placement: in CU mode a workgroup's waves share one CU (the CUs taken in turn among
-    those where it fits), in WGP mode all SIMDs. Its waves are dealt round robin to the
-    SIMDs of that set that still have room, continuing from where the previous workgroup
-    of the set stopped: balanced when resources allow, filled where they remain. They are
-    launched back to back in wave order, ``wg_last`` on each SIMD's last one.
+    those where it fits), in WGP mode all SIMDs. Each of its waves goes to the SIMD of that
+    set with the most room left, ties in round-robin order: alternating while the SIMDs are
+    balanced, filling the one with room when they are not. The waves are launched back to
+    back in wave order, ``wg_last`` on each SIMD's last one.
 
     Parameters
     ----------
@@ -120,9 +120,8 @@ class Dispatcher(wiring.Component):
     Members
     -------
     start : In(stream of DispatchLayout)
-        A dispatch; taken when idle. Preconditions (the launch API checks them): at most
-        1,024 work-items per workgroup, no dimension zero (an empty grid or block is done
-        at once).
+        A dispatch; taken when idle. At most 1,024 work-items per workgroup (the launch
+        API checks it); an empty grid or block is done at once.
     launch : Out(stream of hdl.simd.LaunchLayout), one per SIMD
     launched_slot : In(range(wave_slots)), one per SIMD
         The slot a launch went to, valid in the cycle it is accepted.
@@ -150,7 +149,7 @@ class Dispatcher(wiring.Component):
     """
 
     def __init__(self, config: DCUConfig):
-        if config.simds_per_cu * config.cus != config.simds or resident_workgroups(config) > 256:
+        if resident_workgroups(config) > 256:
             raise ValueError("the launch's wg field holds resident workgroup ids up to 255")
         self.config = config
         S, W, G = config.simds, config.wave_slots, resident_workgroups(config)
