@@ -19,11 +19,13 @@ import time
 from collections import defaultdict, deque
 
 import numpy as np
+from amaranth.hdl import Cat
+from amaranth.lib import data
 from amaranth.sim import Simulator
 
 from dcu.launch import prepare
 from hdl.config import DCUConfig
-from hdl.simd import SIMD
+from hdl.simd import ISSUE_GROUPS, SIMD, ErrorCause, SimdPerf, issue_group
 from isa import decode, disassemble
 from sim.execute import build as build_handler
 from sim.model import Model, _Workgroup, wave_inits
@@ -53,6 +55,76 @@ def _pack(lanes, width: int = 32) -> int:
     return v
 
 
+class _Io:
+    """The SIMD's ports as plain integers: all inputs of a cycle go in with one ``ctx.set``
+    (each set makes the simulator settle the design again), and output payloads are read
+    whole and split into fields."""
+
+    INPUTS = ("launch", "fetch_resp", "smem_resp", "vmem_resp", "lds_resp")
+    OUTPUTS = ("fetch_req", "smem_req", "vmem_req", "lds_req")
+
+    def __init__(self, dut):
+        parts, pos = [], 0
+        self.inputs = []       # (port name, bit of its valid, its payload's fields)
+        for name in self.INPUTS:
+            port = getattr(dut, name)
+            self.inputs.append((name, pos, _fields(port.payload.shape())))
+            parts += [port.valid, port.payload.as_value()]
+            pos += 1 + len(port.payload.as_value())
+        self.release_at = pos
+        parts.append(dut.bar_release)
+        pos += len(dut.bar_release)
+        self.ones = 0          # the request ports' ready inputs stay 1
+        for name in self.OUTPUTS:
+            parts.append(getattr(dut, name).ready)
+            self.ones |= 1 << pos
+            pos += 1
+        self.all = Cat(*parts)
+        self.last = None
+        self.outputs = {name: (getattr(dut, name).payload.as_value(), _fields(getattr(dut, name).payload.shape()))
+                        for name in self.OUTPUTS}
+        self.outputs["error"] = (dut.error.as_value(), _fields(dut.error.shape()))
+        self.perf_value = dut.perf.as_value()
+
+    def get(self, ctx, name) -> dict:
+        value, fields = self.outputs[name]
+        v = ctx.get(value)
+        return {k: (v >> o) & ((1 << w) - 1) for k, (o, w) in fields.items()}
+
+    def set(self, ctx, drive: dict):
+        """``drive``: input port name -> payload fields (valid = present), and ``bar_release``."""
+        v = self.ones | drive.get("bar_release", 0) << self.release_at
+        for name, pos, fields in self.inputs:
+            beat = drive.get(name)
+            if beat is not None:
+                v |= 1 << pos
+                for k, x in beat.items():
+                    o, w = fields[k]
+                    v |= (x & ((1 << w) - 1)) << (pos + 1 + o)
+        if v != self.last:
+            ctx.set(self.all, v)
+            self.last = v
+
+    def perf(self, ctx) -> dict:
+        """``perf`` as ``{"issued": {group: n}, "valu_busy": n, "stall": {reason: n}}``."""
+        v = ctx.get(self.perf_value)
+        out = {}
+        for name, field in SimdPerf:
+            if isinstance(field.shape, data.StructLayout):
+                out[name] = {k: (v >> (field.offset + o)) & M32 for k, (o, _) in _fields(field.shape).items()}
+            else:
+                out[name] = (v >> field.offset) & M32
+        return out
+
+
+def _fields(layout) -> dict:
+    return {name: (f.offset, f.width) for name, f in layout}
+
+
+def _perf_delta(after: dict, before: dict) -> dict:
+    return {k: _perf_delta(v, before[k]) if isinstance(v, dict) else (v - before[k]) & M32 for k, v in after.items()}
+
+
 class SimdRun:
     """One kernel dispatch on one SIMD.
 
@@ -65,11 +137,23 @@ class SimdRun:
     latency : (lo, hi) cycles for vector memory and LDS responses; scalar loads likewise
     seed : int, for the latency and reordering choices (printed on failure)
     lockstep : compare with the model instruction by instruction
+    max_cycles : the watchdog: :class:`SimdHang` after this many cycles of the run
+    order_dependent : compare only the results (atomics with return, spin loops)
+    external_barrier : build the SIMD with ``external_barrier`` and act as the DCU: release a
+        workgroup's waves 0-3 cycles after all its live waves signal
+
+    Members
+    -------
+    cycles, instructions : of the whole run so far
+    issued : ``{kind: n}`` as the bench saw them issue; ``valu_cycles`` the cycle of each VALU issue
+    perf : the SIMD's ``perf`` counters over this dispatch (:data:`hdl.simd.SimdPerf` as dicts)
+    ended : ``ended`` strobes seen during this dispatch
     """
 
     def __init__(self, kernel, grid, block, args, config: DCUConfig, latency=(1, 8), seed=0,
-                 lockstep=True, max_cycles=200_000, order_dependent=False):
+                 lockstep=True, max_cycles=200_000, order_dependent=False, external_barrier=False):
         self.kernel, self.config = kernel, config
+        self.external_barrier = external_barrier
         self.latency, self.rng = latency, random.Random(seed)
         self.seed = seed
         self.lockstep, self.max_cycles = lockstep, max_cycles
@@ -91,6 +175,8 @@ class SimdRun:
         self.instructions = 0
         self.issued = {}              # kind -> count of issued instructions
         self.valu_cycles = []         # cycle of every VALU issue
+        self.perf = None
+        self.ended = 0
         self._decoded = {}
 
     # -- helpers ------------------------------------------------------------------------
@@ -110,11 +196,12 @@ class SimdRun:
         """Run this dispatch, then each of ``more`` (the same configuration), on one simulated SIMD;
         return this dispatch's buffers."""
         jobs = [self, *more]
-        dut = SIMD(self.config)
+        dut = SIMD(self.config, external_barrier=self.external_barrier)
 
         async def bench(ctx):
+            io = _Io(dut)
             for job in jobs:
-                await job._dispatch(ctx, dut)
+                await job._dispatch(ctx, dut, io)
 
         sim = Simulator(dut)
         self.signal_count = len(sim._engine._state.signals)   # what the simulator updates
@@ -125,8 +212,20 @@ class SimdRun:
         self.sim_seconds = time.perf_counter() - t0   # simulation alone, without elaboration
         return self.prep.read_back()
 
-    async def _dispatch(self, ctx, dut):
-        """Serve one dispatch on ``dut`` until every workgroup has finished."""
+    def model_issued(self) -> dict:
+        """The model's instruction counts of this dispatch by ``perf.issued`` group."""
+        counts = dict.fromkeys(ISSUE_GROUPS, 0)
+        for evs in self.events.values():
+            for ev in evs:
+                counts[issue_group(ev["inst"].info.kind)] += 1
+        return counts
+
+    async def _dispatch(self, ctx, dut, io):
+        """Serve one dispatch on ``dut`` until every workgroup has finished.
+
+        Each cycle first reads what the design drives (it has settled after the clock edge),
+        then sets every input at once (each ``ctx.set`` makes the simulator settle again), then
+        reads which responses and launches were accepted."""
         cfg = self.config
         d = self.prep.dispatch
         gx, gy, gz = d.grid
@@ -142,16 +241,16 @@ class SimdRun:
         issued_pc = {}          # (slot, seq) -> pc
         issued_key = {}         # (slot, seq) -> (workgroup, wave) that issued it
         fetch_q = deque()       # (ready cycle, wave, addr)
-        smem_q = []             # (ready cycle, beat)
+        smem_q = []             # (ready cycle, beats)
         vmem_q = defaultdict(deque)   # slot -> deque of (ready cycle, beats)
         lds_q = defaultdict(deque)
         wg_tag = {}
-        ctx.set(dut.fetch_req.ready, 1)
-        ctx.set(dut.smem_req.ready, 1)
-        ctx.set(dut.vmem_req.ready, 1)
-        ctx.set(dut.lds_req.ready, 1)
+        release_at = {}         # slot -> cycle its barrier release strobe is due (external barrier)
+        perf0 = io.perf(ctx)
+        self.ended = 0
         while True:
             cyc = self.cycles
+            drive = {}          # this cycle's inputs: port -> (valid, payload fields)
             # ---- dispatcher: a whole workgroup when enough slots are free ----------
             if not launch_q and pending:
                 wg_id = pending[0]
@@ -163,50 +262,25 @@ class SimdRun:
                     wgs[wg_id] = {"ctx": wgc, "live": len(inits)}
                     wg_tag[wg_id] = len(wg_tag) & 0xFF
                     for k, init in enumerate(inits):
-                        launch_q.append((wg_id, k, init))
+                        launch_q.append((wg_id, k, init, len(inits)))
+            launch_slot = ctx.get(dut.launched_slot)
             if launch_q:
-                wg_id, k, init = launch_q[0]
-                p = dut.launch.payload
-                slot_guess = ctx.get(dut.launched_slot)
-                ctx.set(p.pc, d.entry)
-                ctx.set(p.vgpr_base, slot_guess * alloc)
-                ctx.set(p.wg, wg_tag[wg_id])
-                ctx.set(p.wg_last, int(k == len(wave_inits(d, wg_id)) - 1))
-                ctx.set(p.exec, init["exec"])
-                for r in range(4):
-                    ctx.set(p.sgpr[r], init["sgprs"].get(r, 0))
-                ctx.set(p.ttmp7, init["sgprs"][108 + 7])
-                ctx.set(p.ttmp9, init["sgprs"][108 + 9])
-                ctx.set(p.v0, _pack(init["v0"]))
-                ctx.set(dut.launch.valid, 1)
-                if ctx.get(dut.launch.ready):
-                    slot = ctx.get(dut.launched_slot)
-                    self.slot_id[slot] = (wg_id, k)
-                    # the model starts every wave with zeroed registers; hardware promises nothing,
-                    # so the bench clears the wave's registers to keep undefined values comparable
-                    for r in range(alloc):
-                        ctx.set(tr["vgpr_mem"].data[slot * alloc + r], 0)
-                    for r in range(64):
-                        ctx.set(tr["sgpr_mem"].data[slot * 64 + r], 0)
-                    seqs[slot] = 0
-                    launch_q.popleft()
-            else:
-                ctx.set(dut.launch.valid, 0)
+                wg_id, k, init, n = launch_q[0]
+                sg = init["sgprs"]
+                drive["launch"] = dict(pc=d.entry, vgpr_base=launch_slot * alloc, wg=wg_tag[wg_id],
+                                       wg_last=int(k == n - 1), exec=init["exec"],
+                                       sgpr=_pack([sg.get(r, 0) for r in range(4)]),
+                                       ttmp7=sg[108 + 7], ttmp9=sg[108 + 9], v0=_pack(init["v0"]))
 
-            # ---- instruction fetch: three dwords, one cycle later ------------------
+            # ---- instruction fetch: four dwords, one cycle later --------------------
             if ctx.get(dut.fetch_req.valid):
-                q = dut.fetch_req.payload
-                fetch_q.append((cyc + 1, ctx.get(q.wave), ctx.get(q.addr), ctx.get(q.epoch)))
+                q = io.get(ctx, "fetch_req")
+                fetch_q.append((cyc + 1, q["wave"], q["addr"], q["epoch"]))
             if fetch_q and fetch_q[0][0] <= cyc:
                 _, w, addr, ep = fetch_q.popleft()
                 i = (addr - self.prep.code_base) // 4
                 ws = [int(x) for x in self.words[max(i, 0): i + 4]] + [0] * 4
-                ctx.set(dut.fetch_resp.valid, 1)
-                ctx.set(dut.fetch_resp.payload.wave, w)
-                ctx.set(dut.fetch_resp.payload.epoch, ep)
-                ctx.set(dut.fetch_resp.payload.data, ws[0] | ws[1] << 32 | ws[2] << 64 | ws[3] << 96)
-            else:
-                ctx.set(dut.fetch_resp.valid, 0)
+                drive["fetch_resp"] = dict(wave=w, epoch=ep, data=ws[0] | ws[1] << 32 | ws[2] << 64 | ws[3] << 96)
 
             # ---- lock step: issue ---------------------------------------------------
             if ctx.get(tr["issue"]):
@@ -229,54 +303,40 @@ class SimdRun:
 
             # ---- memory requests ----------------------------------------------------
             if ctx.get(dut.smem_req.valid):
-                q = dut.smem_req.payload
-                slot, sq, addr, sdst, n = (ctx.get(q.wave), ctx.get(q.seq), ctx.get(q.addr), ctx.get(q.sdst), ctx.get(q.dwords))
-                off = self.mem.check_lanes(np.array([addr]), 4 * n, np.array([0]))
-                vals = self.mem.gather(off, 4 * n)[0].view("<u4")
-                beats = [dict(wave=slot, seq=sq, sdst=sdst + j, data=int(vals[j]), last=int(j == n - 1)) for j in range(n)]
+                q = io.get(ctx, "smem_req")
+                slot, sq = q["wave"], q["seq"]
+                vals = self._serve_smem(slot, issued_pc[(slot, sq)], q["addr"], q["dwords"],
+                                        wgs[self.slot_id[slot][0]]["ctx"])
+                n = q["dwords"]
+                beats = [dict(wave=slot, seq=sq, sdst=q["sdst"] + j, data=vals[j], last=int(j == n - 1)) for j in range(n)]
                 smem_q.append((cyc + self.rng.randint(*self.latency), beats))
-            for port, queue in ((dut.vmem_req, vmem_q), (dut.lds_req, lds_q)):
-                if ctx.get(port.valid):
-                    q = port.payload
-                    slot, sq = ctx.get(q.wave), ctx.get(q.seq)
-                    req = dict(op=ctx.get(q.op), exec=ctx.get(q.exec), addr=ctx.get(q.addr), data=ctx.get(q.data))
-                    beats = self._serve(slot, issued_pc[(slot, sq)], sq, req, wgs[self.slot_id[slot][0]]["ctx"])
+            for name, queue in (("vmem_req", vmem_q), ("lds_req", lds_q)):
+                if ctx.get(getattr(dut, name).valid):
+                    q = io.get(ctx, name)
+                    slot, sq = q["wave"], q["seq"]
+                    beats = self._serve(slot, issued_pc[(slot, sq)], sq, q, wgs[self.slot_id[slot][0]]["ctx"])
                     queue[slot].append((cyc + self.rng.randint(*self.latency), beats))
 
             # ---- memory responses: scalar in any order; vector per wave in order -----
             ready_s = [k for k, (t, _) in enumerate(smem_q) if t <= cyc]
-            if ready_s:
-                k = self.rng.choice(ready_s)
-                beat = smem_q[k][1][0]
-                self._drive(ctx, dut.smem_resp, beat)
-                if ctx.get(dut.smem_resp.ready):
-                    self._check_sgpr_return(slot=beat["wave"], beat=beat)
-                    smem_q[k][1].pop(0)
-                    if not smem_q[k][1]:
-                        smem_q.pop(k)
-            else:
-                ctx.set(dut.smem_resp.valid, 0)
-            for port, queue in ((dut.vmem_resp, vmem_q), (dut.lds_resp, lds_q)):
+            s_pick = self.rng.choice(ready_s) if ready_s else None
+            if s_pick is not None:
+                drive["smem_resp"] = smem_q[s_pick][1][0]
+            v_pick = {}
+            for name, queue in (("vmem_resp", vmem_q), ("lds_resp", lds_q)):
                 heads = [s for s, qq in queue.items() if qq and qq[0][0] <= cyc]
                 if heads:
-                    s = self.rng.choice(heads)
-                    beat = queue[s][0][1][0]
-                    self._drive(ctx, port, beat)
-                    if ctx.get(port.ready):
-                        self._check_vgpr_return(ctx, tr, beat)
-                        queue[s][0][1].pop(0)
-                        if not queue[s][0][1]:
-                            queue[s].popleft()
-                else:
-                    ctx.set(port.valid, 0)
+                    v_pick[name] = s = self.rng.choice(heads)
+                    drive[name] = queue[s][0][1][0]
 
             # ---- lock step: register writes in EX -----------------------------------
             ex_now = None
             if ctx.get(tr["ex"].valid):
                 slot, sq = ctx.get(tr["ex"].wave), ctx.get(tr["ex"].seq)
-                ex_now = (slot, sq, issued_key.get((slot, sq)))
+                if ctx.get(tr["ex_last"]):
+                    ex_now = (slot, sq, issued_key.get((slot, sq)))
                 if self.lockstep and not self.order_dependent:
-                    self._check_ex_writes(ctx, tr, slot, sq, ex_now[2])
+                    self._check_ex_writes(ctx, tr, slot, sq, issued_key.get((slot, sq)))
 
             if ctx.get(tr["trans_valid"]) and self.lockstep and not self.order_dependent:
                 slot, sq = ctx.get(tr["trans_wb"].wave), ctx.get(tr["trans_wb"].seq)
@@ -285,28 +345,74 @@ class SimdRun:
                     self._compare_vgpr(slot, ev, ctx.get(tr["trans_wb"].vdst), ctx.get(tr["vw_trans"].data),
                                        ctx.get(tr["vw_trans"].en))
 
-            err = ctx.get(dut.error.valid)
-            if err:
-                slot, pc = ctx.get(dut.error.wave), ctx.get(dut.error.pc)
-                words = ctx.get(dut.error.words)
-                raise Divergence(f"seed {self.seed}: RTL stopped wave {self.slot_id.get(slot)} (slot {slot}) on an "
-                                 f"instruction it does not execute at PC {pc:#x}: "
+            if ctx.get(dut.error.valid):
+                err = io.get(ctx, "error")
+                slot, pc, words = err["wave"], err["pc"], err["words"]
+                raise Divergence(f"seed {self.seed}: RTL stopped wave {self.slot_id.get(slot)} (slot {slot}), "
+                                 f"{ErrorCause(err['cause']).name.lower()}, at PC {pc:#x}: "
                                  f"{' '.join(f'{(words >> (32 * j)) & M32:08x}' for j in range(3))} "
                                  f"({disassemble(self._inst_at(pc))})")
+
+            # ---- external barrier: release a workgroup once all its live waves wait ------
+            if self.external_barrier:
+                waiting = ctx.get(dut.bar_wait)
+                for wg_id in wgs:
+                    mine = [s for s, key in self.slot_id.items() if key is not None and key[0] == wg_id]
+                    if mine and all(waiting >> s & 1 for s in mine) and not any(s in release_at for s in mine):
+                        due = cyc + self.rng.randint(0, 3)   # 0: in the first cycle bar_wait is seen
+                        release_at.update((s, due) for s in mine)
+                due = [s for s, t in release_at.items() if t <= cyc]
+                drive["bar_release"] = sum(1 << s for s in due)
+                for s in due:
+                    del release_at[s]
+
+            # ---- all inputs at once, then what was accepted ---------------------------
+            io.set(ctx, drive)
+            if launch_q and ctx.get(dut.launch.ready):
+                wg_id, k = launch_q[0][:2]
+                self.slot_id[launch_slot] = (wg_id, k)
+                # the model starts every wave with zeroed registers; hardware promises nothing,
+                # so the bench clears the wave's registers to keep undefined values comparable
+                for r in range(alloc):
+                    ctx.set(tr["vgpr_mem"].data[launch_slot * alloc + r], 0)
+                for r in range(64):
+                    ctx.set(tr["sgpr_mem"].data[launch_slot * 64 + r], 0)
+                seqs[launch_slot] = 0
+                launch_q.popleft()
+            if s_pick is not None and ctx.get(dut.smem_resp.ready):
+                beat = smem_q[s_pick][1].pop(0)
+                self._check_sgpr_return(slot=beat["wave"], beat=beat)
+                if not smem_q[s_pick][1]:
+                    smem_q.pop(s_pick)
+            for name, queue in (("vmem_resp", vmem_q), ("lds_resp", lds_q)):
+                if name in v_pick and ctx.get(getattr(dut, name).ready):
+                    head = queue[v_pick[name]][0][1]
+                    self._check_vgpr_return(ctx, tr, head.pop(0))
+                    if not head:
+                        queue[v_pick[name]].popleft()
 
             await ctx.tick()
             self.cycles += 1
             # flip-flop state written by the instruction that was in EX
             if ex_now and self.lockstep and not self.order_dependent:
                 self._check_ffs(ctx, tr, *ex_now)
-            # waves that ended free their workgroup's LDS once all have ended
-            for s, key in list(self.slot_id.items()):
-                if key is not None and not ctx.get(tr["resident"][s]):
+            # ended waves; a workgroup's LDS is freed once all of its waves have ended
+            ended = ctx.get(dut.ended)
+            for s in range(cfg.wave_slots):
+                if ended >> s & 1:
+                    key = self.slot_id.get(s)
+                    if key is None:
+                        raise Divergence(f"seed {self.seed}: ended strobe for slot {s}, which holds no wave")
+                    if vmem_q[s] or lds_q[s] or any(b[0]["wave"] == s for _, b in smem_q):
+                        self._fail(s, "ended with memory requests outstanding")
+                    self.ended += 1
                     wgs[key[0]]["live"] -= 1
                     self.slot_id[s] = None
                     if wgs[key[0]]["live"] == 0:
                         del wgs[key[0]]
             if not pending and not launch_q and not wgs and ctx.get(dut.idle):
+                perf1 = io.perf(ctx)
+                self.perf = _perf_delta(perf1, perf0)
                 return
             if self.cycles >= self.max_cycles:
                 stuck = ", ".join(f"slot {s} wave {k} at PC {ctx.get(tr['pc'][s]):#x} "
@@ -315,13 +421,16 @@ class SimdRun:
                                   for s, k in self.slot_id.items() if k is not None)
                 raise SimdHang(f"seed {self.seed}: no completion after {self.cycles} cycles: {stuck}")
 
-
     # -- pieces of the bench -----------------------------------------------------------
-    @staticmethod
-    def _drive(ctx, port, beat):
-        ctx.set(port.valid, 1)
-        for k, v in beat.items():
-            ctx.set(getattr(port.payload, k), v)
+    def _serve_smem(self, slot, pc, addr, dwords, wgc):
+        """Execute a scalar load at the exact byte address the RTL sent, with the model's
+        semantics (alignment, sub-dword extension); return the loaded dwords."""
+        inst = self._inst_at(pc)
+        fake = Wave(slot, 1, pc)
+        fake.s[0], fake.s[1] = addr & M32, addr >> 32
+        f = dict(inst.f, sbase=0, soffset=NULL, ioffset=0, sdata=8)
+        build_handler(dataclasses.replace(inst, f=f))(fake, wgc)
+        return fake.s[8: 8 + dwords]
 
     def _serve(self, slot, pc, seq, req, wgc):
         """Execute one vector-memory or LDS request with the model's semantics; return its beats."""

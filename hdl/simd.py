@@ -5,16 +5,18 @@ through ``fetch_req`` / ``fetch_resp`` into a three-chunk buffer, and a decoder 
 decodes the instruction at the wave's PC from that buffer. Each cycle the issue
 stage picks one ready wave (oldest first or round robin) and addresses the register files;
 the next cycle (EX) the operands arrive, the ALUs compute combinationally and the results
-are written back. The scoreboard keeps VALU destinations busy for
-``config.valu_dep_latency`` cycles and memory destinations until their data returns, so
-results never depend on ``s_delay_alu`` or ``s_nop``. Memory instructions leave through
-``smem_req``, ``vmem_req`` and ``lds_req`` with the wave and a per-wave sequence tag, and
-retire through the matching responses in per-wave order (``kmcnt`` in any order).
+are written back. With ``config.lanes`` narrower than 32, a VALU instruction stays in EX for
+``config.valu_cycles`` cycles, one lane group per cycle. The scoreboard keeps VALU
+destinations busy for ``max(config.valu_dep_latency, config.valu_cycles)`` cycles and memory
+destinations until their data returns, so results never depend on ``s_delay_alu`` or
+``s_nop``. Memory instructions leave through ``smem_req``, ``vmem_req`` and ``lds_req`` with
+the wave and a per-wave sequence tag, and retire through the matching responses in per-wave
+order (``kmcnt`` in any order).
 """
 from __future__ import annotations
 
 from amaranth.hdl import Array, Cat, Const, Module, Mux, Signal, unsigned
-from amaranth.lib import data, memory, stream, wiring
+from amaranth.lib import data, enum, memory, stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from isa.operands import inline_constant
@@ -25,9 +27,10 @@ from .salu import SALU
 from .valu_fp import VALUFloat
 from .layouts import DecodedInst
 from .trans import TransUnit
-from .valu_int import VALUInt
+from .valu_int import VALUInt, popcount
 
-__all__ = ["SIMD", "IMPLEMENTED", "LaunchLayout", "FetchReq", "FetchResp", "SmemReq", "SmemResp", "VecMemReq", "VecMemResp"]
+__all__ = ["SIMD", "IMPLEMENTED", "LaunchLayout", "FetchReq", "FetchResp", "SmemReq", "SmemResp", "VecMemReq",
+           "VecMemResp", "ErrorCause", "ErrorLayout", "StallReason", "SimdPerf", "ISSUE_GROUPS", "issue_group"]
 
 LANES = 32
 ADDR = 48
@@ -55,6 +58,9 @@ def FetchResp(cfg):
 
 
 def SmemReq(cfg):
+    """A scalar load: ``addr`` is the exact byte address (base + offsets, low bits kept), so the
+    memory side aligns it as the opcode requires (dword loads ignore bits [1:0], 16-bit loads
+    bit 0) and serves sub-dword loads; ``dwords`` destination registers from ``sdst``."""
     return data.StructLayout({"wave": range(cfg.wave_slots), "seq": SEQ, "op": OpId, "addr": 64,
                               "sdst": 7, "dwords": range(17)})
 
@@ -80,12 +86,69 @@ def VecMemResp(cfg):
                               "mask": 32, "write": 1, "last": 1, "store": 1})
 
 
+class ErrorCause(enum.Enum, shape=unsigned(2)):
+    """Why the SIMD stopped a wave (``error.cause``)."""
+    NONE = 0
+    #: The words at the PC are not an instruction this SIMD executes (undecodable, or an
+    #: operation or modifier its units do not implement).
+    ILLEGAL_INSTRUCTION = 1
+
+
+def ErrorLayout(cfg):
+    """``error``: ``valid`` (sticky) once a wave has been stopped; its slot, PC, the raw
+    instruction dwords (for faults found at issue) and the ``cause``."""
+    return data.StructLayout({"valid": 1, "wave": range(cfg.wave_slots), "pc": ADDR, "words": 96,
+                              "cause": ErrorCause})
+
+
+class StallReason(enum.Enum, shape=unsigned(4)):
+    """Why a wave cannot issue this cycle; the first that applies, in this order."""
+    NONE = 0          # it can issue (or the slot is empty)
+    HELD = 1          # not started: launch in progress, waiting for its workgroup, or stopped by an error
+    FETCH = 2         # its next instruction is not buffered yet (or a branch is resolving)
+    DEPENDENCY = 3    # a register it reads or writes is busy (scoreboard); s_endpgm waiting for writes
+    LOADCNT = 4       # s_wait_* / s_endpgm waiting for this counter
+    STORECNT = 5
+    DSCNT = 6
+    KMCNT = 7
+    BARRIER = 8       # s_barrier_wait before the barrier completes
+    STRUCTURAL = 9    # its unit or memory port is busy (full counter, multi-cycle VALU, trans unit)
+
+
+#: Instruction kinds (``isa.OpInfo.kind``) counted by each ``perf.issued`` counter; every other
+#: kind (waits, hints, barriers, s_endpgm, illegal words) counts as ``other``.
+ISSUE_GROUPS = {
+    "valu": ("valu",), "trans": ("vtrans",), "salu": ("salu",), "branch": ("sbranch",), "smem": ("smem",),
+    "vmem": ("vmem_load", "vmem_store", "vmem_atomic", "cache"), "lds": ("ds_load", "ds_store", "ds_atomic"),
+    "other": (),
+}
+
+
+def issue_group(kind: str) -> str:
+    """The ``perf.issued`` counter an instruction of ``kind`` counts in."""
+    return next((g for g, kinds in ISSUE_GROUPS.items() if kind in kinds), "other")
+
+
+#: ``perf``: free-running 32-bit counters (they wrap), cleared by reset.
+SimdPerf = data.StructLayout({
+    "issued": data.StructLayout({g: 32 for g in ISSUE_GROUPS}),
+    "valu_busy": 32,
+    "stall": data.StructLayout({r.name.lower(): 32 for r in StallReason if r is not StallReason.NONE}),
+})
+
+
 class SIMD(wiring.Component):
     """A wave32 SIMD with ``config.wave_slots`` wave slots.
 
     Parameters
     ----------
     config : DCUConfig
+        ``lanes`` of 32, 16 or 8 (any divisor of 32): physical VALU lanes; a VALU instruction
+        occupies EX for ``valu_cycles`` cycles.
+    external_barrier : bool
+        False: the SIMD completes a workgroup barrier when every live wave of the workgroup on
+        this SIMD has signalled. True: it leaves that to the DCU (``bar_wait`` /
+        ``bar_release``), for workgroups that span SIMDs.
 
     Members
     -------
@@ -99,14 +162,30 @@ class SIMD(wiring.Component):
     lds_req, lds_resp : LDS, the same layouts as ``vmem``.
     idle : Out(1)
         No wave is resident.
-    error : Out(struct)
-        ``valid`` when a wave issued an illegal instruction: its slot, PC and raw dwords.
+    ended : Out(wave_slots)
+        One-cycle strobe, bit i: slot i's wave has finished (its ``s_endpgm`` issued after all
+        its memory and transcendental writes retired) and the slot is free from this cycle.
+    bar_wait : Out(wave_slots)
+        Bit i is 1 from the cycle after slot i's ``s_barrier_signal`` executes until the barrier
+        is released (driven in both modes; internally released barriers clear it themselves).
+    bar_release : In(wave_slots)
+        With ``external_barrier``: a one-cycle strobe per slot; each slot whose ``bar_wait`` is 1
+        in that cycle (the first such cycle included) is released, and its ``s_barrier_wait``
+        may pass. Bits of slots not waiting are ignored, as is the whole port without
+        ``external_barrier``. An ended wave no longer waits: the DCU counts it as arrived.
+    error : Out(ErrorLayout)
+        ``valid`` once a wave has been stopped (it stays resident and issues nothing more):
+        its slot, PC, raw dwords and :class:`ErrorCause`.
+    perf : Out(SimdPerf)
+        Counters. ``issued.<group>`` counts issued instructions by :data:`ISSUE_GROUPS`;
+        ``valu_busy`` the cycles a VALU instruction occupies EX (``valu_cycles`` per
+        instruction); ``stall.<reason>`` the cycles in which a wave is resident and nothing
+        issues, each attributed to the :class:`StallReason` of the oldest resident wave.
     """
 
-    def __init__(self, config: DCUConfig):
-        if config.lanes != LANES:
-            raise ValueError("this SIMD implements 32 physical lanes; narrower lanes are future work")
+    def __init__(self, config: DCUConfig, external_barrier: bool = False):
         self.config = config
+        self.external_barrier = external_barrier
         W = config.wave_slots
         super().__init__({
             "launch": In(stream.Signature(LaunchLayout(config))),
@@ -120,7 +199,11 @@ class SIMD(wiring.Component):
             "lds_req": Out(stream.Signature(VecMemReq(config))),
             "lds_resp": In(stream.Signature(VecMemResp(config))),
             "idle": Out(1),
-            "error": Out(data.StructLayout({"valid": 1, "wave": range(W), "pc": ADDR, "words": 96})),
+            "ended": Out(W),
+            "bar_wait": Out(W),
+            "bar_release": In(W),
+            "error": Out(ErrorLayout(config)),
+            "perf": Out(SimdPerf),
         })
         # Internal signals a lock-step testbench observes (see ``trace``); created in elaborate.
         self.trace = {}
@@ -129,7 +212,9 @@ class SIMD(wiring.Component):
     # ------------------------------------------------------------------------------------
     def elaborate(self, platform):
         cfg = self.config
-        W, V, L = cfg.wave_slots, cfg.vgprs_per_simd, cfg.valu_dep_latency
+        W, V = cfg.wave_slots, cfg.vgprs_per_simd
+        G, C = cfg.lanes, cfg.valu_cycles         # physical lanes; EX cycles of a VALU instruction
+        lat = max(cfg.valu_dep_latency, C)        # VALU issue to dependent issue
         m = Module()
 
         # ---- register files ------------------------------------------------------------
@@ -230,24 +315,38 @@ class SIMD(wiring.Component):
         ib_list = ib
         ib, ib_valid, ib_words = Array(ib), Array(ib_valid), Array(ib_words)
 
-        # ---- VALU results in flight: busy for the dependent-issue latency ------------------
+        # ---- VALU results in flight: their destinations stay busy (vbusy/sbusy) for ``lat``
+        # cycles; the entry leaving the end of this pipe clears them.
         Flight = data.StructLayout({"valid": 1, "wave": range(W), "vdst": 8, "vn": range(3),
                                     "sdst": 7, "sn": range(3)})
-        flight = [Signal(Flight, name=f"flight{k}") for k in range(max(L - 1, 0))]
+        flight = [Signal(Flight, name=f"flight{k}") for k in range(lat - 1)]
+
+        # EX: the instruction issued last cycle; a VALU instruction stays for C cycles, one
+        # lane group each, while issue waits and the register-file read ports hold its operands.
+        ex = Signal(data.StructLayout({"valid": 1, "wave": range(W), "pc": ADDR, "seq": SEQ, "inst": DecodedInst}))
+        if C > 1:
+            grp = Signal(range(C))
+            valu_hold = Signal()
+            m.d.comb += valu_hold.eq(ex.valid & (ex.inst.kind == Kind.VALU) & (grp != C - 1))
+            m.d.sync += grp.eq(Mux(valu_hold, grp + 1, 0))
+            ex_last = ~valu_hold
+        else:
+            grp, valu_hold, ex_last = Const(0), Const(0), Const(1)
 
         # ---- issue: per wave, is its buffered instruction free of hazards? ----------------
         # (each wave's check is its own fragment: the simulator re-evaluates a fragment's
         # combinational logic whenever any of its inputs changes)
         trans_free = Signal()   # the transcendental unit can take an instruction issued now
-        ready_w = []
+        ready_w, reason_w = [], []
         for i in range(W):
             mh = Module()
             m.submodules[f"hazard{i}"] = mh
-            ready_w.append(self._ready(mh, i, ib[i], flight, vbusy[i], sbusy[i], loadcnt[i], storecnt[i], dscnt[i],
-                                       kmcnt[i], bar_pass[i], resident[i] & ib_valid[i] & ~halted[i] & ~held[i] & ~launching,
-                                       trans_free))
+            r, why = self._ready(mh, i, ib[i], vbusy[i], sbusy[i], loadcnt[i], storecnt[i], dscnt[i], kmcnt[i],
+                                 bar_pass[i], resident[i] & ~halted[i] & ~held[i] & ~launching, ib_valid[i], trans_free)
+            ready_w.append(r)
+            reason_w.append(why)
         ready = Signal(W)
-        m.d.comb += ready.eq(Cat(*ready_w))
+        m.d.comb += ready.eq(Cat(*ready_w) & ~valu_hold.replicate(W) if C > 1 else Cat(*ready_w))
         sel, sel_valid = Signal(range(W)), Signal()
         if cfg.wave_policy == "oldest":
             for i in range(W):
@@ -283,24 +382,56 @@ class SIMD(wiring.Component):
             sr[1].addr.eq(srow + Mux(sk == Kind.SMEM, si.soffset[1:], si.src1[1:7])),
             sr[2].addr.eq(srow + Mux(sk == Kind.SALU, si.sdst[1:], si.src2[1:7])),
         ]
+        if C > 1:   # a read port with its enable low keeps its data: the EX operands
+            m.d.comb += [port.en.eq(~valu_hold) for port in vr + sr]
 
+        m.d.sync += self.ended.eq(0)
         with m.If(issue):
             m.d.sync += [seq[sel].eq(seq[sel] + 1), pc[sel].eq(pc[sel] + (si.size << 2))]
             with m.If(si.illegal):
                 m.d.sync += [halted[sel].eq(1), self.error.valid.eq(1), self.error.wave.eq(sel),
-                             self.error.pc.eq(pc[sel]), self.error.words.eq(ib_words[sel])]
+                             self.error.pc.eq(pc[sel]), self.error.words.eq(ib_words[sel]),
+                             self.error.cause.eq(ErrorCause.ILLEGAL_INSTRUCTION)]
             with m.If(sk == Kind.SBRANCH):
                 m.d.sync += br_pending[sel].eq(1)
-            with m.If(si.op == OpId.S_ENDPGM):
-                m.d.sync += resident[sel].eq(0)
+            with m.If(si.op == OpId.S_ENDPGM):   # it issued after every write retired: the slot is free
+                m.d.sync += [resident[sel].eq(0), self.ended.bit_select(sel, 1).eq(1)]
             with m.If(si.op == OpId.S_BARRIER_WAIT):
                 m.d.sync += bar_pass[sel].eq(0)
         if flight:
-            is_valu = _is_kind(sk, Kind.VALU, Kind.VTRANS)
-            m.d.sync += [flight[0].valid.eq(issue & is_valu), flight[0].wave.eq(sel),
+            m.d.sync += [flight[0].valid.eq(issue & (sk == Kind.VALU)), flight[0].wave.eq(sel),
                          flight[0].vdst.eq(si.vdst), flight[0].vn.eq(si.vdst_dw[:2]),
                          flight[0].sdst.eq(si.sdst), flight[0].sn.eq(si.sdst_dw[:2])]
             m.d.sync += [flight[k].eq(flight[k - 1]) for k in range(1, len(flight))]
+
+        # ---- performance counters ------------------------------------------------------------
+        perf = self.perf
+        with m.If(issue):
+            with m.Switch(sk):
+                for group, kinds in ISSUE_GROUPS.items():
+                    if kinds:
+                        with m.Case(*[Kind[k.upper()] for k in kinds]):
+                            m.d.sync += perf.issued[group].eq(perf.issued[group] + 1)
+                with m.Default():
+                    m.d.sync += perf.issued.other.eq(perf.issued.other + 1)
+        # a stall cycle counts against the oldest resident wave's reason (a resident wave
+        # that could issue only loses to a multi-cycle VALU instruction in EX)
+        oldest_res = [resident[i] & Cat(*[~resident[j] | older[i][j] for j in range(W) if j != i]).all()
+                      for i in range(W)]
+        why = Signal(StallReason)
+        for i in range(W):
+            with m.If(oldest_res[i]):
+                if C > 1:
+                    m.d.comb += why.eq(Mux(ready_w[i], StallReason.STRUCTURAL, reason_w[i]))
+                else:
+                    m.d.comb += why.eq(reason_w[i])
+        with m.If(~issue & Cat(*resident).any()):
+            with m.Switch(why):
+                for r in StallReason:
+                    if r is not StallReason.NONE:
+                        with m.Case(r):
+                            field = perf.stall[r.name.lower()]
+                            m.d.sync += field.eq(field + 1)
 
         # chunk buffers: drop a chunk once the PC has moved past it, append arriving chunks
         launch_fire = self.launch.valid & self.launch.ready
@@ -317,8 +448,10 @@ class SIMD(wiring.Component):
                     m.d.sync += fetch_addr[i].eq(fetch_addr[i] + 16)
 
         # ---- EX ----------------------------------------------------------------------------
-        ex = Signal(data.StructLayout({"valid": 1, "wave": range(W), "pc": ADDR, "seq": SEQ, "inst": DecodedInst}))
-        m.d.sync += [ex.valid.eq(issue), ex.wave.eq(sel), ex.pc.eq(pc[sel]), ex.seq.eq(seq[sel]), ex.inst.eq(si)]
+        with m.If(~valu_hold):
+            m.d.sync += ex.valid.eq(issue)
+        with m.If(issue):   # (EX keeps the last instruction otherwise: fewer changes to simulate)
+            m.d.sync += [ex.wave.eq(sel), ex.pc.eq(pc[sel]), ex.seq.eq(seq[sel]), ex.inst.eq(si)]
         xi, xw, xk = ex.inst, ex.wave, ex.inst.kind
         x_valid = ex.valid & ~xi.illegal
         x_exec = exec_[xw][:32]
@@ -379,9 +512,13 @@ class SIMD(wiring.Component):
         k_lanes = Cat(*[xi.literal] * LANES)
         x_is_mac = xi.reads_dst & (xk == Kind.VALU)
 
+        def group(v, bits):
+            """Lane group ``grp`` of ``v`` (``bits`` per lane): what the G-lane units see."""
+            return v if C == 1 else v.word_select(grp, bits * G)
+
         mx.submodules.salu = salu = SALU()
-        mx.submodules.valu_int = vint = VALUInt()
-        mx.submodules.valu_fp = vfp = VALUFloat()
+        mx.submodules.valu_int = vint = VALUInt(G)
+        mx.submodules.valu_fp = vfp = VALUFloat(G)
         x_is_fp = _in_set(mx, xi.op, _ops(_is_float_op), "x_is_fp")
         mx.d.comb += [
             # a unit whose kind is not in EX sees OpId.NONE, which is cheap to simulate
@@ -390,20 +527,44 @@ class SIMD(wiring.Component):
             salu.scc_in.eq(scc[xw]), salu.exec_in.eq(x_exec), salu.simm16.eq(xi.simm16),
             salu.d_in.eq(Mux(xi.sdst_dw == 2, s64[2], s32[2])),
             vint.op.eq(Mux((xk == Kind.VALU) & ~x_is_fp, xi.op, OpId.NONE)),
-            vint.a.eq(op64[0]), vint.b.eq(op64[1]), vint.c.eq(op64[2]),
-            vint.mask_in.eq(s32[2]), vint.opsel.eq(xi.opsel), vint.clamp.eq(xi.clamp), vint.d_old.eq(old_dst),
+            vint.c.eq(group(op64[2], 64)),
+            vint.mask_in.eq(group(s32[2], 1)), vint.opsel.eq(xi.opsel), vint.clamp.eq(xi.clamp),
+            vint.d_old.eq(group(old_dst, 32)),
             vfp.op.eq(Mux((xk == Kind.VALU) & x_is_fp, xi.op, OpId.NONE)),
             vfp.abs.eq(xi.abs), vfp.neg.eq(xi.neg), vfp.clamp.eq(xi.clamp), vfp.omod.eq(xi.omod),
-            vfp.a.eq(op32[0]),
-            vfp.b.eq(Mux(xi.op == OpId.V_FMAMK_F32, k_lanes, op32[1])),
-            vfp.c.eq(Mux(x_is_mac, old_dst, Mux(xi.op == OpId.V_FMAMK_F32, op32[1],
-                                                 Mux(xi.op == OpId.V_FMAAK_F32, k_lanes, op32[2])))),
+            vfp.a.eq(group(op32[0], 32)),
+            vfp.b.eq(group(Mux(xi.op == OpId.V_FMAMK_F32, k_lanes, op32[1]), 32)),
+            vfp.c.eq(group(Mux(x_is_mac, old_dst, Mux(xi.op == OpId.V_FMAMK_F32, op32[1],
+                                                       Mux(xi.op == OpId.V_FMAAK_F32, k_lanes, op32[2]))), 32)),
         ]
+        a_g, b_g = group(op64[0], 64), group(op64[1], 64)
+        if C == 1:
+            mx.d.comb += [vint.a.eq(a_g), vint.b.eq(b_g)]
+        else:
+            # v_mbcnt_lo counts the bits of S0 below the lane's own index, which the unit knows
+            # only within the group: shift the group's bits down and add the count below it
+            below = Array(Const((1 << (g * G)) - 1, 32) for g in range(C))[grp]
+            with mx.If(xi.op == OpId.V_MBCNT_LO_U32_B32):
+                mx.d.comb += [
+                    vint.a.eq(Cat(*[Cat(a_g[64 * n: 64 * n + 32] >> (grp * G), Const(0, 32)) for n in range(G)])),
+                    vint.b.eq(Cat(*[Cat(b_g[64 * n: 64 * n + 32] + popcount(a_g[64 * n: 64 * n + 32] & below),
+                                        Const(0, 32)) for n in range(G)])),
+                ]
+            with mx.Else():
+                mx.d.comb += [vint.a.eq(a_g), vint.b.eq(b_g)]
 
-        # VALU results: the integer unit's 64-bit lanes split into the low and high registers
-        res_lo, res_hi = Signal(32 * LANES), Signal(32 * LANES)
-        lane_mask, scalar_result, unit_illegal = Signal(32), Signal(32), Signal()
+        # VALU results: the integer unit's 64-bit lanes split into the low and high registers;
+        # lane-mask results (compares, carries) collect over the lane groups in ``mask_acc``
+        res_lo, res_hi = Signal(32 * G), Signal(32 * G)
+        lane_mask, scalar_result, unit_illegal = Signal(G), Signal(32), Signal()
         lanes_special = _is_op(xi.op, OpId.V_READFIRSTLANE_B32, OpId.V_READLANE_B32, OpId.V_WRITELANE_B32)
+        if C == 1:
+            mask_all = lane_mask
+        else:
+            mask_acc = Signal(32)
+            mask_all = mask_acc | (lane_mask << (grp * G))[:32]
+            with m.If(x_valid & (xk == Kind.VALU)):
+                m.d.sync += mask_acc.eq(Mux(valu_hold, mask_all, 0))
         with mx.If(xk == Kind.VALU):
             first = Signal(range(LANES))
             for n in reversed(range(LANES)):
@@ -411,17 +572,18 @@ class SIMD(wiring.Component):
                     mx.d.comb += first.eq(n)
             lane_sel = Mux(xi.op == OpId.V_READLANE_B32, s32[1][:5], first)
             mx.d.comb += [
-                res_lo.eq(Mux(x_is_fp, vfp.d, Cat(*[vint.d[64 * n: 64 * n + 32] for n in range(LANES)]))),
-                res_hi.eq(Cat(*[vint.d[64 * n + 32: 64 * n + 64] for n in range(LANES)])),
-                lane_mask.eq(Mux(x_is_fp, vfp.mask_out, vint.mask_out) & x_exec),
+                res_lo.eq(Mux(x_is_fp, vfp.d, Cat(*[vint.d[64 * n: 64 * n + 32] for n in range(G)]))),
+                res_hi.eq(Cat(*[vint.d[64 * n + 32: 64 * n + 64] for n in range(G)])),
+                lane_mask.eq(Mux(x_is_fp, vfp.mask_out, vint.mask_out) & group(x_exec, 1)),
                 unit_illegal.eq(Mux(x_is_fp, vfp.illegal, vint.illegal) & ~lanes_special),
             ]
             mx.d.comb += scalar_result.eq(Mux(lanes_special, Mux(xi.src0[8], op32[0].word_select(lane_sel, 32), s32[0]),
-                                              lane_mask))
+                                              mask_all))
 
         def fault(cond):
             with m.If(cond):
-                m.d.sync += [halted[xw].eq(1), self.error.valid.eq(1), self.error.wave.eq(xw), self.error.pc.eq(ex.pc)]
+                m.d.sync += [halted[xw].eq(1), self.error.valid.eq(1), self.error.wave.eq(xw), self.error.pc.eq(ex.pc),
+                             self.error.cause.eq(ErrorCause.ILLEGAL_INSTRUCTION)]
 
         def write_scalar(code, value, nregs, we):
             """Write a scalar destination: VCC, EXEC and M0 are flip-flops, the rest the SGPR file."""
@@ -459,16 +621,28 @@ class SIMD(wiring.Component):
                 m.d.sync += exec_[xw][:32].eq(salu.exec)
         with m.If(x_valid & (xi.op == OpId.S_BARRIER_SIGNAL)):
             m.d.sync += bar_sig[xw].eq(1)
+        # each EX cycle of a VALU instruction writes its lane group (every lane holds the group's
+        # result; the write enable picks the group), the scalar result goes with the last group
+        if C == 1:
+            def in_group(lanes):
+                return lanes
+        else:
+            group_en = Array(Const(((1 << G) - 1) << (g * G), 32) for g in range(C))[grp]
+
+            def in_group(lanes):
+                return lanes & group_en
         with m.If(x_valid & (xk == Kind.VALU)):
+            m.d.sync += perf.valu_busy.eq(perf.valu_busy + 1)
             fault(unit_illegal)
-            write_scalar(xi.sdst, scalar_result, 1, xi.sdst_dw != 0)
+            write_scalar(xi.sdst, scalar_result, 1, (xi.sdst_dw != 0) & ex_last)
             with m.If(xi.op == OpId.V_WRITELANE_B32):
                 m.d.comb += [vw_alu.addr.eq(vdst_addr), vw_alu.data.eq(Cat(*[s32[0]] * LANES)),
-                             vw_alu.en.eq(Const(1, 32) << s32[1][:5])]
+                             vw_alu.en.eq(in_group(Const(1, 32) << s32[1][:5]))]
             with m.Elif(xi.vdst_dw != 0):
-                m.d.comb += [vw_alu.addr.eq(vdst_addr), vw_alu.data.eq(res_lo), vw_alu.en.eq(x_exec)]
+                m.d.comb += [vw_alu.addr.eq(vdst_addr), vw_alu.data.eq(Cat(*[res_lo] * C)), vw_alu.en.eq(in_group(x_exec))]
                 with m.If(xi.vdst_dw == 2):
-                    m.d.comb += [vw_alu_hi.addr.eq(vdst_addr + 1), vw_alu_hi.data.eq(res_hi), vw_alu_hi.en.eq(x_exec)]
+                    m.d.comb += [vw_alu_hi.addr.eq(vdst_addr + 1), vw_alu_hi.data.eq(Cat(*[res_hi] * C)),
+                                 vw_alu_hi.en.eq(in_group(x_exec))]
         # transcendental unit: 8 lanes, 4 cycles a wave, its own write port; results return in
         # order, so a FIFO keeps each instruction's wave, destination, EXEC and sequence number
         m.submodules.trans = trans = TransUnit(cfg)
@@ -526,7 +700,7 @@ class SIMD(wiring.Component):
             soff = Mux(xi.soffset == NULL, 0, Mux(xi.soffset[0], sr[1].data[32:], sr[1].data[:32]))
             p = self.smem_req.payload
             m.d.sync += [self.smem_req.valid.eq(1), p.wave.eq(xw), p.seq.eq(ex.seq), p.op.eq(xi.op),
-                         p.addr.eq((sr[0].data + xi.offset + soff)[:64] & ~3), p.sdst.eq(xi.sdst), p.dwords.eq(xi.sdst_dw)]
+                         p.addr.eq((sr[0].data + xi.offset + soff)[:64]), p.sdst.eq(xi.sdst), p.dwords.eq(xi.sdst_dw)]
         with m.If(x_valid & _is_kind(xk, Kind.VMEM_LOAD, Kind.VMEM_STORE, Kind.VMEM_ATOMIC, Kind.CACHE)):
             p = self.vmem_req.payload
             m.d.sync += [self.vmem_req.valid.eq(1), p.wave.eq(xw), p.seq.eq(ex.seq), p.op.eq(xi.op), p.exec.eq(x_exec),
@@ -543,17 +717,19 @@ class SIMD(wiring.Component):
         dec_ = {c: Signal(W, name=f"dec_{c}") for c in ("load", "store", "ds", "km")}
         vset, vclr = Array(Signal(V, name=f"vset{i}") for i in range(W)), Array(Signal(V, name=f"vclr{i}") for i in range(W))
         sset, sclr = Array(Signal(128, name=f"sset{i}") for i in range(W)), Array(Signal(128, name=f"sclr{i}") for i in range(W))
+        valu_busy = (sk == Kind.VALU) if lat > 1 else Const(0)   # VALU destinations wait for ``lat``
         with m.If(issue & ~si.illegal):
             with m.If(sk == Kind.SMEM):
-                m.d.comb += [inc["km"].bit_select(sel, 1).eq(1),
-                             sset[sel].eq(((Const(1, 17) << si.sdst_dw) - 1) << si.sdst)]
+                m.d.comb += inc["km"].bit_select(sel, 1).eq(1)
+            with m.If((sk == Kind.SMEM) | valu_busy):
+                m.d.comb += sset[sel].eq(((Const(1, 17) << si.sdst_dw) - 1) << si.sdst)
             with m.If(_is_kind(sk, Kind.VMEM_LOAD, Kind.VMEM_ATOMIC) & (si.vdst_dw != 0) | (si.op == OpId.GLOBAL_INV)):
                 m.d.comb += inc["load"].bit_select(sel, 1).eq(1)
             with m.Elif(_is_kind(sk, Kind.VMEM_STORE, Kind.VMEM_ATOMIC, Kind.CACHE)):
                 m.d.comb += inc["store"].bit_select(sel, 1).eq(1)
             with m.If(_is_kind(sk, Kind.DS_LOAD, Kind.DS_STORE, Kind.DS_ATOMIC)):
                 m.d.comb += inc["ds"].bit_select(sel, 1).eq(1)
-            with m.If(is_mem | (sk == Kind.VTRANS)):
+            with m.If(is_mem | (sk == Kind.VTRANS) | valu_busy):
                 m.d.comb += vset[sel].eq(((Const(1, 5) << si.vdst_dw) - 1) << si.vdst)
 
         sresp = self.smem_resp
@@ -592,28 +768,39 @@ class SIMD(wiring.Component):
         vclr_trans = Array(Signal(V, name=f"vclr_trans{i}") for i in range(W))
         with m.If(trans.o.valid):
             m.d.comb += vclr_trans[trans_wb.wave].eq(Const(1, V) << trans_wb.vdst)
+        vclr_valu = Array(Signal(V, name=f"vclr_valu{i}") for i in range(W))
+        sclr_valu = Array(Signal(128, name=f"sclr_valu{i}") for i in range(W))
+        if flight:
+            done = flight[-1]   # issued lat - 1 cycles ago: its dependants may issue next cycle
+            with m.If(done.valid):
+                m.d.comb += [vclr_valu[done.wave].eq(((Const(1, 3) << done.vn) - 1) << done.vdst),
+                             sclr_valu[done.wave].eq(((Const(1, 3) << done.sn) - 1) << done.sdst)]
         for i in range(W):
             with m.If(~(launch_fire & (launch_slot == i))):   # a launch resets them instead
                 m.d.sync += [loadcnt[i].eq(loadcnt[i] + inc["load"][i] - dec_["load"][i]),
                              storecnt[i].eq(storecnt[i] + inc["store"][i] - dec_["store"][i]),
                              dscnt[i].eq(dscnt[i] + inc["ds"][i] - dec_["ds"][i]),
                              kmcnt[i].eq(kmcnt[i] + inc["km"][i] - dec_["km"][i]),
-                             vbusy[i].eq((vbusy[i] | vset[i]) & ~vclr[i] & ~vclr_trans[i]),
-                             sbusy[i].eq((sbusy[i] | sset[i]) & ~sclr[i])]
+                             vbusy[i].eq((vbusy[i] | vset[i]) & ~(vclr[i] | vclr_trans[i] | vclr_valu[i])),
+                             sbusy[i].eq((sbusy[i] | sset[i]) & ~(sclr[i] | sclr_valu[i]))]
 
-        # ---- workgroup barrier among this SIMD's waves: a wave that has ended has arrived ----
+        # ---- workgroup barrier -----------------------------------------------------------------
+        m.d.comb += self.bar_wait.eq(Cat(*bar_sig))
         for i in range(W):
-            complete = resident[i] & bar_sig[i]
-            for j in range(W):
-                if j != i:
-                    complete = complete & (~resident[j] | (wg[j] != wg[i]) | bar_sig[j])
+            if self.external_barrier:   # the DCU releases it
+                complete = bar_sig[i] & self.bar_release[i]
+            else:   # among this SIMD's waves; a wave that has ended has arrived
+                complete = resident[i] & bar_sig[i]
+                for j in range(W):
+                    if j != i:
+                        complete = complete & (~resident[j] | (wg[j] != wg[i]) | bar_sig[j])
             with m.If(complete):
                 m.d.sync += [bar_sig[i].eq(0), bar_pass[i].eq(1)]
 
         self.trace = dict(vgpr_mem=vgprs, sgpr_mem=sgprs, ex=ex, issue=issue, sel=sel, pc=pc, base=base, vw=[vw_alu, vw_alu_hi, vw_mem],
                           vw_trans=vw_trans, trans_valid=trans.o.valid, trans_wb=trans_wb,
                           sw=[sw_alu, sw_mem], exec=exec_, vcc=vcc, scc=scc, m0=m0, resident=resident,
-                          loadcnt=loadcnt, storecnt=storecnt, dscnt=dscnt, kmcnt=kmcnt)
+                          loadcnt=loadcnt, storecnt=storecnt, dscnt=dscnt, kmcnt=kmcnt, ex_last=ex_last)
         return m
 
     # ------------------------------------------------------------------------------------
@@ -628,8 +815,10 @@ class SIMD(wiring.Component):
             with m.If(rot.bit_select(idx, 1)):
                 m.d.comb += [pick.eq(Mux(idx >= W, idx - W, idx)), any_.eq(1)]
 
-    def _ready(self, m, i, inst, flight, vbusy, sbusy, loadcnt, storecnt, dscnt, kmcnt, bar_pass, alive, trans_free):
-        """A signal: wave i's buffered instruction has no hazard and its unit can take it."""
+    def _ready(self, m, i, inst, vbusy, sbusy, loadcnt, storecnt, dscnt, kmcnt, bar_pass, started, ib_valid,
+               trans_free):
+        """Wave i's buffered instruction has no hazard and its unit can take it: a ``ready``
+        signal, and the :class:`StallReason` when it is not."""
         k = inst.kind
         vregs = [(inst.src0[:8], Mux(inst.src0[8], inst.src0_dw, 0)),
                  (inst.src1[:8], Mux(inst.src1[8], inst.src1_dw, 0)),
@@ -645,12 +834,9 @@ class SIMD(wiring.Component):
                  (inst.soffset, Mux((k == Kind.SMEM) & (inst.soffset != NULL), 1, 0)),
                  (Const(VCC_LO, 7), inst.reads_vcc),
                  (inst.sdst, inst.sdst_dw)]
-        terms = []
-        for f in flight:
-            mine = f.valid & (f.wave == i)
-            terms.append(mine & (f.sn != 0) & (f.sdst == EXEC_LO))   # every instruction reads EXEC
-            terms += [mine & _overlap(r, n, f.vdst, f.vn) for r, n in vregs]
-            terms += [mine & _overlap(r, n, f.sdst, f.sn) for r, n in sregs]
+        # busy bits cover VALU results in flight as well as memory and transcendental returns;
+        # every instruction reads EXEC (an in-flight v_cmpx holds the whole wave)
+        terms = [sbusy[EXEC_LO]]
         terms += [((vbusy >> r)[:16] & ((Const(1, 17) << n) - 1)[:16]) != 0 for r, n in vregs]
         terms += [((sbusy >> r)[:16] & ((Const(1, 17) << n) - 1)[:16]) != 0 for r, n in sregs]
         hazard = Signal(name=f"hazard{i}")
@@ -658,23 +844,33 @@ class SIMD(wiring.Component):
 
         imm = inst.simm16
         wait_ok = Signal(name=f"wait_ok{i}")
+        wait_why = Signal(StallReason, name=f"wait_why{i}")   # what an unsatisfied wait waits for
         with m.Switch(inst.op):
             with m.Case(OpId.S_WAIT_LOADCNT):
-                m.d.comb += wait_ok.eq(loadcnt <= imm[:6])
+                m.d.comb += [wait_ok.eq(loadcnt <= imm[:6]), wait_why.eq(StallReason.LOADCNT)]
             with m.Case(OpId.S_WAIT_STORECNT):
-                m.d.comb += wait_ok.eq(storecnt <= imm[:6])
+                m.d.comb += [wait_ok.eq(storecnt <= imm[:6]), wait_why.eq(StallReason.STORECNT)]
             with m.Case(OpId.S_WAIT_DSCNT):
-                m.d.comb += wait_ok.eq(dscnt <= imm[:6])
+                m.d.comb += [wait_ok.eq(dscnt <= imm[:6]), wait_why.eq(StallReason.DSCNT)]
             with m.Case(OpId.S_WAIT_KMCNT):
-                m.d.comb += wait_ok.eq(kmcnt <= imm[:5])
+                m.d.comb += [wait_ok.eq(kmcnt <= imm[:5]), wait_why.eq(StallReason.KMCNT)]
             with m.Case(OpId.S_WAIT_LOADCNT_DSCNT):
-                m.d.comb += wait_ok.eq((loadcnt <= imm[8:14]) & (dscnt <= imm[:6]))
+                load_ok = loadcnt <= imm[8:14]
+                m.d.comb += [wait_ok.eq(load_ok & (dscnt <= imm[:6])),
+                             wait_why.eq(Mux(load_ok, StallReason.DSCNT, StallReason.LOADCNT))]
             with m.Case(OpId.S_WAIT_STORECNT_DSCNT):
-                m.d.comb += wait_ok.eq((storecnt <= imm[8:14]) & (dscnt <= imm[:6]))
-            with m.Case(OpId.S_ENDPGM):   # a wave ends once its memory traffic and VGPR writes have retired
-                m.d.comb += wait_ok.eq((loadcnt == 0) & (storecnt == 0) & (dscnt == 0) & (kmcnt == 0) & (vbusy == 0))
+                store_ok = storecnt <= imm[8:14]
+                m.d.comb += [wait_ok.eq(store_ok & (dscnt <= imm[:6])),
+                             wait_why.eq(Mux(store_ok, StallReason.DSCNT, StallReason.STORECNT))]
+            with m.Case(OpId.S_ENDPGM):   # a wave ends once its memory traffic and register writes have retired
+                m.d.comb += [wait_ok.eq((loadcnt == 0) & (storecnt == 0) & (dscnt == 0) & (kmcnt == 0) &
+                                        (vbusy == 0) & (sbusy == 0)),
+                             wait_why.eq(Mux(loadcnt != 0, StallReason.LOADCNT,
+                                         Mux(storecnt != 0, StallReason.STORECNT,
+                                         Mux(dscnt != 0, StallReason.DSCNT,
+                                         Mux(kmcnt != 0, StallReason.KMCNT, StallReason.DEPENDENCY)))))]
             with m.Case(OpId.S_BARRIER_WAIT):
-                m.d.comb += wait_ok.eq(bar_pass)
+                m.d.comb += [wait_ok.eq(bar_pass), wait_why.eq(StallReason.BARRIER)]
             with m.Default():
                 m.d.comb += wait_ok.eq(1)
         # a memory instruction needs its port's buffer free and room in its counter
@@ -685,8 +881,13 @@ class SIMD(wiring.Component):
                                Mux(is_ds, ~self.lds_req.valid & (dscnt != 63),
                                Mux(k == Kind.VTRANS, trans_free, 1)))))
         ready = Signal(name=f"ready{i}")
-        m.d.comb += ready.eq(alive & (~hazard | inst.illegal) & wait_ok & port_ok)
-        return ready
+        dep = hazard & ~inst.illegal
+        m.d.comb += ready.eq(started & ib_valid & ~dep & wait_ok & port_ok)
+        why = Signal(StallReason, name=f"why{i}")
+        m.d.comb += why.eq(Mux(~started, StallReason.HELD, Mux(~ib_valid, StallReason.FETCH,
+                           Mux(dep, StallReason.DEPENDENCY, Mux(~wait_ok, wait_why,
+                           Mux(~port_ok, StallReason.STRUCTURAL, StallReason.NONE))))))
+        return ready, why
 
 
 def _is_kind(kind, *kinds):
