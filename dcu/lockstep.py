@@ -140,20 +140,22 @@ class SimdRun:
     max_cycles : the watchdog: :class:`SimdHang` after this many cycles of the run
     order_dependent : compare only the results (atomics with return, spin loops)
     external_barrier : build the SIMD with ``external_barrier`` and act as the DCU: release a
-        workgroup's waves 0-3 cycles after all its live waves signal
+        workgroup's waves ``barrier_delay`` (lo, hi) cycles after all its live waves signal
 
     Members
     -------
     cycles, instructions : of the whole run so far
+    resident_cycles : cycles of this dispatch in which a wave was resident (``idle`` low)
     issued : ``{kind: n}`` as the bench saw them issue; ``valu_cycles`` the cycle of each VALU issue
     perf : the SIMD's ``perf`` counters over this dispatch (:data:`hdl.simd.SimdPerf` as dicts)
     ended : ``ended`` strobes seen during this dispatch
     """
 
     def __init__(self, kernel, grid, block, args, config: DCUConfig, latency=(1, 8), seed=0,
-                 lockstep=True, max_cycles=200_000, order_dependent=False, external_barrier=False):
+                 lockstep=True, max_cycles=200_000, order_dependent=False, external_barrier=False,
+                 barrier_delay=(0, 3)):
         self.kernel, self.config = kernel, config
-        self.external_barrier = external_barrier
+        self.external_barrier, self.barrier_delay = external_barrier, barrier_delay
         self.latency, self.rng = latency, random.Random(seed)
         self.seed = seed
         self.lockstep, self.max_cycles = lockstep, max_cycles
@@ -177,6 +179,7 @@ class SimdRun:
         self.valu_cycles = []         # cycle of every VALU issue
         self.perf = None
         self.ended = 0
+        self.resident_cycles = 0
         self._decoded = {}
 
     # -- helpers ------------------------------------------------------------------------
@@ -247,7 +250,6 @@ class SimdRun:
         wg_tag = {}
         release_at = {}         # slot -> cycle its barrier release strobe is due (external barrier)
         perf0 = io.perf(ctx)
-        self.ended = 0
         while True:
             cyc = self.cycles
             drive = {}          # this cycle's inputs: port -> (valid, payload fields)
@@ -359,7 +361,7 @@ class SimdRun:
                 for wg_id in wgs:
                     mine = [s for s, key in self.slot_id.items() if key is not None and key[0] == wg_id]
                     if mine and all(waiting >> s & 1 for s in mine) and not any(s in release_at for s in mine):
-                        due = cyc + self.rng.randint(0, 3)   # 0: in the first cycle bar_wait is seen
+                        due = cyc + self.rng.randint(*self.barrier_delay)   # 0: the first cycle bar_wait is seen
                         release_at.update((s, due) for s in mine)
                 due = [s for s, t in release_at.items() if t <= cyc]
                 drive["bar_release"] = sum(1 << s for s in due)
@@ -391,6 +393,8 @@ class SimdRun:
                     if not head:
                         queue[v_pick[name]].popleft()
 
+            if not ctx.get(dut.idle):
+                self.resident_cycles += 1
             await ctx.tick()
             self.cycles += 1
             # flip-flop state written by the instruction that was in EX

@@ -1,72 +1,84 @@
 """The RTL SIMD32 in Amaranth's simulator, in lock step with the reference model.
 
 * Firmware kernels that one SIMD can hold run with randomized memory latency and
-  out-of-order scalar returns, every issued PC and register write checked against the model.
+  out-of-order scalar returns, every issued PC and register write checked against the model,
+  on the default preset (32 lanes) and the fpga preset (8 lanes: 4 cycles per VALU instruction).
 * Constrained-random ALU and branch programs over random register values (seeds are
   reproducible and printed on failure).
-* The SIMD converts to Verilog and passes Verilator's lint.
+* Directed tests of the DCU-facing interfaces: ``perf`` counters against the model's
+  instruction counts and the documented stall rule, ``ended``, the external barrier,
+  sub-dword scalar loads at exact byte addresses, ``error.cause``.
+* The SIMD converts to Verilog and passes Verilator's lint (32, 16 and 8 lanes).
 """
 from __future__ import annotations
 
+import dataclasses
 import os
 import random
 
 import numpy as np
 import pytest
+from amaranth.sim import Simulator
 
 from firmware_tests.manifest import TESTS
 from firmware_tests.runner import HERE, compare
 from hdl.config import get_config
-from tests.asmutil import needs_llvm
-from dcu.lockstep import SimdRun
+from tests.asmutil import assemble, needs_llvm
+from dcu.lockstep import Divergence, SimdRun
 from tests.lint import convert_and_lint
 
 pytestmark = needs_llvm
-CONFIG = get_config("default")
+PRESETS = ("default", "fpga")
 
 
-def _fits_one_simd(test, kernel) -> str | None:
-    """Why a firmware test cannot run on a single SIMD of the default preset (None if it can)."""
+def _fits_one_simd(test, kernel, cfg) -> str | None:
+    """Why a firmware test cannot run on a single SIMD of ``cfg`` (None if it can)."""
     threads = int(np.prod(test.block))
     waves = -(-threads // 32)
-    if waves > CONFIG.wave_slots:
-        return f"a workgroup of {waves} waves needs more than {CONFIG.wave_slots} slots"
-    alloc = -(-kernel.vgpr_alloc // CONFIG.vgpr_granule) * CONFIG.vgpr_granule
-    if alloc * waves > CONFIG.vgprs_per_simd:
-        return f"{waves} waves of {alloc} VGPRs exceed {CONFIG.vgprs_per_simd}"
-    if kernel.group_segment_size > CONFIG.lds_bytes_per_half:
+    if waves > cfg.wave_slots:
+        return f"a workgroup of {waves} waves needs more than {cfg.wave_slots} slots"
+    alloc = -(-kernel.vgpr_alloc // cfg.vgpr_granule) * cfg.vgpr_granule
+    if alloc * waves > cfg.vgprs_per_simd:
+        return f"{waves} waves of {alloc} VGPRs exceed {cfg.vgprs_per_simd}"
+    if kernel.group_segment_size > cfg.lds_bytes_per_half:
         return "LDS exceeds one half"
     if test.wgp:
         return "WGP mode spans two CUs"
     return None
 
 
-# A cross-section that runs in CI on one simulated SIMD (every kind of instruction and wait);
-# every other firmware test runs under -m slow.
-CI_FIRMWARE = ("vector_add_cl", "saxpy_asm", "int_alu_cl", "float_ops_cl", "divergence_cl", "transcendental_cl",
-               "lds_reduce_asm", "partial_wait_asm", "scalar_loads_asm")
+# Cross-sections that run in CI on one simulated SIMD (every kind of instruction and wait);
+# every other firmware test runs under -m slow. The 8-lane set is smaller: VALU instructions
+# take four cycles there.
+CI_FIRMWARE = {
+    "default": ("vector_add_cl", "saxpy_asm", "int_alu_cl", "float_ops_cl", "divergence_cl", "transcendental_cl",
+                "lds_reduce_asm", "partial_wait_asm", "scalar_loads_asm"),
+    "fpga": ("vector_add_cl", "int_alu_cl", "float_ops_cl", "transcendental_cl", "partial_wait_asm"),
+}
 
 
 def _firmware_cases():
     cases = []
-    for t in TESTS:
-        if t.name.startswith("lds_stride_s") and t.name not in ("lds_stride_s1_asm", "lds_stride_s33_asm"):
-            continue   # one unit stride and one odd stride stand for the sweep here
-        cases.append(pytest.param(t, id=t.name, marks=[pytest.mark.slow]))
+    for preset in PRESETS:
+        for t in TESTS:
+            if t.name.startswith("lds_stride_s") and t.name not in ("lds_stride_s1_asm", "lds_stride_s33_asm"):
+                continue   # one unit stride and one odd stride stand for the sweep here
+            cases.append(pytest.param(t, preset, id=f"{preset}-{t.name}", marks=[pytest.mark.slow]))
     return cases
 
 
-def _simd_run_for(test, seed=7):
+def _simd_run_for(test, cfg, seed=7, **options):
     """A SimdRun of a firmware test with its inputs, or a reason it cannot run on one SIMD."""
     import dcu
     kernel = dcu.load_program(HERE / test.source, wgp=test.wgp).kernel(test.kernel)
-    why = _fits_one_simd(test, kernel)
+    why = _fits_one_simd(test, kernel, cfg)
     if why:
         return None, None, why
     args = test.make_args(np.random.default_rng(0))
     inputs = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
     order_dependent = "ooo" in test.tags or ("atomic" in test.tags and test.check is not None)
-    run = SimdRun(kernel, test.grid, test.block, args, CONFIG, latency=(1, 12), seed=seed, order_dependent=order_dependent)
+    run = SimdRun(kernel, test.grid, test.block, args, cfg, latency=(1, 12), seed=seed,
+                  order_dependent=order_dependent, **options)
     return run, inputs, None
 
 
@@ -79,24 +91,41 @@ def _check_outputs(test, inputs, out):
         test.check(inputs, out)
 
 
-@pytest.mark.parametrize("test", _firmware_cases())
-def test_firmware_on_one_simd(test):
-    run, inputs, why = _simd_run_for(test)
+def _check_perf(run):
+    """Counters every run must satisfy: issued = the model's instruction counts per group
+    (unless the run is order dependent), each resident cycle either issues or stalls once,
+    and the VALU is busy valu_cycles per VALU instruction."""
+    perf = run.perf
+    if not run.order_dependent:
+        assert perf["issued"] == run.model_issued()
+    assert sum(perf["issued"].values()) == run.instructions
+    assert sum(perf["stall"].values()) + run.instructions == run.resident_cycles
+    assert perf["valu_busy"] == perf["issued"]["valu"] * run.config.valu_cycles
+    assert run.ended == sum(len(evs) > 0 for evs in run.events.values())
+
+
+@pytest.mark.parametrize("test,preset", _firmware_cases())
+def test_firmware_on_one_simd(test, preset):
+    run, inputs, why = _simd_run_for(test, get_config(preset))
     if why:
         pytest.skip(why)
     _check_outputs(test, inputs, run.run())
+    _check_perf(run)
 
 
-def test_firmware_cross_section_on_one_simd():
+@pytest.mark.parametrize("preset", PRESETS)
+def test_firmware_cross_section_on_one_simd(preset):
     """The CI set, one dispatch after another on one simulated SIMD (one elaboration)."""
     from firmware_tests.manifest import get
-    jobs = [(get(name),) + _simd_run_for(get(name)) for name in CI_FIRMWARE]
+    cfg = get_config(preset)
+    jobs = [(get(name),) + _simd_run_for(get(name), cfg) for name in CI_FIRMWARE[preset]]
     assert not [j for j in jobs if j[3]], [f"{j[0].name}: {j[3]}" for j in jobs if j[3]]
     runs = [j[1] for j in jobs]
     runs[0].run(more=runs[1:])
     for test, run, inputs, _ in jobs:
         _check_outputs(test, inputs, run.prep.read_back())
         assert run.instructions > 0
+        _check_perf(run)
 
 
 # ---- constrained-random programs -----------------------------------------------------------
@@ -135,6 +164,7 @@ VALU_T = [
     "v_add_f32 {vd}, {a}, {v}", "v_mul_f32 {vd}, {a}, {v}", "v_fma_f32 {vd}, {v}, {v}, {v}",
     "v_fmac_f32 {vd}, {a}, {v}", "v_max_num_f32 {vd}, {a}, {v}", "v_cvt_f32_i32 {vd}, {a}",
     "v_cvt_u32_f32 {vd}, {a}", "v_floor_f32 {vd}, {a}", "v_cmp_lt_f32 vcc_lo, {a}, {v}",
+    "v_mbcnt_lo_u32_b32 {vd}, {a}, {v}", "v_mbcnt_hi_u32_b32 {vd}, {a}, {v}",
 ]
 
 
@@ -219,10 +249,20 @@ def random_program(seed: int, length: int = 40) -> str:
 RANDOM_PROGRAMS = int(os.environ.get("DCU_RANDOM_PROGRAMS", "100"))
 
 
-def _kernel_from_asm(tmp_path, name: str, body: str):
+def _kernel_from_asm(tmp_path, name: str, body: str, buffers: int = 0):
+    """A one-dimensional kernel from ``body`` (s_endpgm appended) taking ``buffers`` global
+    buffer arguments, whose addresses s[0:1] (the kernarg pointer) leads to."""
     import dcu
+    args = "".join(f"""
+      - .address_space: global
+        .name: buf{k}
+        .offset: {8 * k}
+        .size: 8
+        .value_kind: global_buffer""" for k in range(buffers))
     src = tmp_path / f"{name}.s"
-    src.write_text(f""".text
+    src.write_text(f""".amdgcn_target "amdgcn-amd-amdhsa--gfx1200"
+.amdhsa_code_object_version 5
+.text
 .globl {name}
 .p2align 8
 .type {name},@function
@@ -232,26 +272,225 @@ def _kernel_from_asm(tmp_path, name: str, body: str):
 .rodata
 .p2align 6
 .amdhsa_kernel {name}
+  .amdhsa_kernarg_size {8 * buffers}
+  .amdhsa_user_sgpr_count 2
+  .amdhsa_user_sgpr_kernarg_segment_ptr 1
   .amdhsa_next_free_vgpr 24
   .amdhsa_next_free_sgpr 40
   .amdhsa_wavefront_size32 1
   .amdhsa_workgroup_processor_mode 0
 .end_amdhsa_kernel
+.amdgpu_metadata
+---
+amdhsa.kernels:
+  - .args:{args if buffers else " []"}
+    .group_segment_fixed_size: 0
+    .kernarg_segment_align: 8
+    .kernarg_segment_size: {8 * buffers}
+    .max_flat_workgroup_size: 64
+    .name: {name}
+    .private_segment_fixed_size: 0
+    .sgpr_count: 42
+    .symbol: {name}.kd
+    .vgpr_count: 24
+    .wavefront_size: 32
+amdhsa.target: amdgcn-amd-amdhsa--gfx1200
+amdhsa.version:
+  - 1
+  - 2
+...
+.end_amdgpu_metadata
 """)
     return dcu.load_program(src).kernel(name)
 
 
-def test_random_programs_match_the_model_in_lock_step(tmp_path):
+@pytest.mark.parametrize("preset,count", [
+    ("default", RANDOM_PROGRAMS),
+    ("fpga", RANDOM_PROGRAMS // 4),
+    pytest.param("fpga", RANDOM_PROGRAMS, marks=pytest.mark.slow, id="fpga-all"),
+])
+def test_random_programs_match_the_model_in_lock_step(tmp_path, preset, count):
     # every program is its own kernel of two waves (one partial), run one after another on one SIMD
-    runs = [SimdRun(_kernel_from_asm(tmp_path, f"rnd{seed}", random_program(seed)), (1,), (48,), [], CONFIG, seed=seed)
-            for seed in range(RANDOM_PROGRAMS)]
+    cfg = get_config(preset)
+    runs = [SimdRun(_kernel_from_asm(tmp_path, f"rnd{seed}", random_program(seed)), (1,), (48,), [], cfg, seed=seed)
+            for seed in range(count)]
     try:
         runs[0].run(more=runs[1:])
     except AssertionError as e:
         raise AssertionError(f"{e}\n(reproduce with tests.test_simd.random_program(seed))") from e
-    assert sum(r.instructions for r in runs) > 40 * RANDOM_PROGRAMS
+    assert sum(r.instructions for r in runs) > 40 * count
+    for run in runs:
+        _check_perf(run)
 
 
-def test_simd_converts_to_verilog_and_lints(tmp_path):
+# ---- directed tests of the counters, the barrier ports and scalar loads ----------------------
+# Each is one wave with memory latency 1; the tests run several on one simulated SIMD.
+def _one_wave(tmp_path, name, body, cfg, buffers=(), **options):
+    return SimdRun(_kernel_from_asm(tmp_path, name, body, len(buffers)), (1,), (32,), list(buffers), cfg,
+                   latency=(1, 1), **options)
+
+
+CHAIN = 12        # dependent VALU instructions after the first
+INDEPENDENT = 10  # independent VALU instructions
+
+
+def _chain(tmp_path, cfg):
+    """Each VALU instruction that reads the previous one's result issues max(valu_dep_latency,
+    valu_cycles) cycles after it: the cycles between count as dependency stalls, and so do
+    those of s_endpgm waiting for the last result. A launch holds the wave for four cycles."""
+    run = _one_wave(tmp_path, "chain", "\n".join(["v_mov_b32 v1, v0"] + ["v_add_nc_u32 v1, v1, v0"] * CHAIN), cfg)
+    lat = max(cfg.valu_dep_latency, cfg.valu_cycles)
+
+    def check():
+        p = run.perf
+        assert p["issued"]["valu"] == CHAIN + 1 and p["issued"]["other"] == 1
+        assert p["valu_busy"] == (CHAIN + 1) * cfg.valu_cycles
+        assert p["stall"]["dependency"] == (CHAIN + 1) * (lat - 1)
+        assert p["stall"]["structural"] == 0
+        assert p["stall"]["held"] == 4
+        issues = run.valu_cycles
+        assert [b - a for a, b in zip(issues, issues[1:])] == [lat] * CHAIN
+    return run, check
+
+
+def _independent(tmp_path, cfg):
+    """Independent VALU instructions issue every valu_cycles cycles; the cycles between are
+    structural stalls (the VALU is busy with the previous one's lane groups)."""
+    run = _one_wave(tmp_path, "indep", "\n".join(f"v_mov_b32 v{k + 1}, v0" for k in range(INDEPENDENT)), cfg)
+
+    def check():
+        p = run.perf
+        issues = run.valu_cycles
+        assert [b - a for a, b in zip(issues, issues[1:])] == [cfg.valu_cycles] * (INDEPENDENT - 1)
+        assert p["stall"]["structural"] == (INDEPENDENT - 1) * (cfg.valu_cycles - 1)
+        assert p["stall"]["dependency"] == max(cfg.valu_dep_latency, cfg.valu_cycles) - 1   # s_endpgm
+    return run, check
+
+
+def _barrier(tmp_path, cfg, delay=0, **options):
+    """One wave: s_barrier_signal executes the cycle after issue and bar_wait rises the cycle
+    after that; inside the SIMD the barrier completes then (2 stall cycles). With an external
+    barrier released ``delay`` cycles after bar_wait is first seen (0: in that same cycle),
+    s_barrier_wait issues the cycle after the release: 2 + delay stall cycles."""
+    run = _one_wave(tmp_path, f"bar{delay}", "s_barrier_signal -1\ns_barrier_wait 0xffff", cfg,
+                    barrier_delay=(delay, delay), **options)
+
+    def check():
+        assert run.perf["stall"]["barrier"] == 2 + delay
+        assert run.perf["issued"]["other"] == 3
+    return run, check
+
+
+def _scalar_loads(tmp_path, cfg):
+    """s_load_u8/i8/u16/i16 at odd offsets (immediate and SGPR), a u16 and a b32 load at
+    misaligned addresses (the ISA ignores the address bits below the access size); every
+    loaded SGPR is checked against the model in lock step, the stored values against the ISA."""
+    body = """
+s_load_b64 s[2:3], s[0:1], 0x0
+s_load_b64 s[4:5], s[0:1], 0x8
+s_wait_kmcnt 0
+s_mov_b32 s6, 0xd
+s_load_u8 s8, s[2:3], 0x1
+s_load_i8 s9, s[2:3], 0x7
+s_load_u16 s10, s[2:3], 0x6
+s_load_i16 s11, s[2:3], 0xa
+s_load_u16 s12, s[2:3], 0x3
+s_load_b32 s13, s[2:3], 0x5
+s_load_u8 s14, s[2:3], s6 offset:0x0
+s_load_i16 s15, s[2:3], s6 offset:0x1
+s_wait_kmcnt 0
+""" + "\n".join(f"v_writelane_b32 v1, s{8 + k}, {k}" for k in range(8)) + """
+v_lshlrev_b32 v2, 2, v0
+s_mov_b32 exec_lo, 0xff
+global_store_b32 v2, v1, s[4:5]"""
+    src = np.array([0x81, 0xF2, 0x13, 0x94, 0x35, 0xA6, 0xB7, 0xC8, 0x59, 0x6A, 0x7B, 0x8C, 0x9D, 0xAE, 0xBF, 0x10],
+                   dtype=np.uint8)
+    run = _one_wave(tmp_path, "sload", body, cfg, buffers=(src, np.zeros(32, np.uint32)))
+
+    def check():
+        u16 = src.view("<u2")
+        want = [src[1], np.int8(src[7]), u16[3], np.int16(u16[5]), u16[1], src[4:8].view("<u4")[0], src[13],
+                np.int16(u16[7])]
+        assert [int(x) for x in run.prep.read_back()[1][:8]] == [int(x) & 0xFFFF_FFFF for x in want]
+    return run, check
+
+
+def _run_all(jobs):
+    runs = [run for run, _ in jobs]
+    runs[0].run(more=runs[1:])
+    for run, check in jobs:
+        _check_perf(run)
+        check()
+
+
+@pytest.mark.parametrize("preset", PRESETS)
+def test_counters_stalls_and_scalar_loads(tmp_path, preset):
+    cfg = get_config(preset)
+    _run_all([f(tmp_path, cfg) for f in (_chain, _independent, _barrier, _scalar_loads)])
+
+
+def test_external_barrier_lets_the_dcu_release_waves(tmp_path):
+    """With ``external_barrier`` the bench completes barriers: lds_reduce_asm (a workgroup of
+    four waves synchronising through LDS) released 0-3 cycles after its last wave signals,
+    then single waves released in the first cycle bar_wait is seen and 20 cycles later."""
+    from firmware_tests.manifest import get
+    cfg = get_config("default")
+    test = get("lds_reduce_asm")
+    reduce, inputs, why = _simd_run_for(test, cfg, external_barrier=True)
+    assert why is None, why
+    jobs = [(reduce, lambda: _check_outputs(test, inputs, reduce.prep.read_back())),
+            _barrier(tmp_path, cfg, 0, external_barrier=True), _barrier(tmp_path, cfg, 20, external_barrier=True)]
+    _run_all(jobs)
+    assert reduce.perf["stall"]["barrier"] > 0
+
+
+def test_illegal_instruction_stops_the_wave_with_its_cause():
+    """A word that is no instruction: error.valid with cause ILLEGAL_INSTRUCTION, the slot,
+    PC and raw dword; the wave never ends, and the word counts as an issued "other"."""
+    from hdl.simd import SIMD, ErrorCause
+    words = [0xBF800000, 0xFFFFFFFF, 0xBFB00000, 0]         # s_nop 0, garbage, s_endpgm
+    base = 0x1000
+    dut = SIMD(get_config("tiny"))
+
+    async def bench(ctx):
+        for port in (dut.fetch_req, dut.smem_req, dut.vmem_req, dut.lds_req):
+            ctx.set(port.ready, 1)
+        ctx.set(dut.launch.payload, {"pc": base, "exec": 0xFFFF_FFFF, "wg_last": 1})
+        ctx.set(dut.launch.valid, 1)
+        await ctx.tick().until(dut.launch.ready)
+        ctx.set(dut.launch.valid, 0)
+        for cycle in range(200):
+            if ctx.get(dut.fetch_req.valid):
+                addr = ctx.get(dut.fetch_req.payload.addr)
+                data = sum(words[(addr - base) // 4 + j] << (32 * j) for j in range(4)) if addr == base else 0
+                ctx.set(dut.fetch_resp.payload, {"wave": ctx.get(dut.fetch_req.payload.wave), "data": data,
+                                                  "epoch": ctx.get(dut.fetch_req.payload.epoch)})
+                ctx.set(dut.fetch_resp.valid, 1)
+            else:
+                ctx.set(dut.fetch_resp.valid, 0)
+            assert not ctx.get(dut.ended)
+            if ctx.get(dut.error.valid):
+                break
+            await ctx.tick()
+        else:
+            raise AssertionError("watchdog: no error reported within 200 cycles")
+        err = ctx.get(dut.error)
+        assert err.cause == ErrorCause.ILLEGAL_INSTRUCTION
+        assert (err.wave, err.pc, err.words & 0xFFFF_FFFF) == (0, base + 4, 0xFFFF_FFFF)
+        assert ctx.get(dut.perf.issued.other) == 2
+        for _ in range(20):   # stopped: it neither issues nor ends
+            await ctx.tick()
+            assert not ctx.get(dut.ended) and not ctx.get(dut.idle)
+        assert ctx.get(dut.perf.issued.other) == 2
+
+    sim = Simulator(dut)
+    sim.add_clock(1e-8)
+    sim.add_testbench(bench)
+    sim.run()
+
+
+@pytest.mark.parametrize("lanes", [32, pytest.param(16, marks=pytest.mark.slow), 8])
+def test_simd_converts_to_verilog_and_lints(tmp_path, lanes):
     from hdl.simd import SIMD
-    convert_and_lint(SIMD(get_config("tiny")), "simd", tmp_path, extra_flags=("-Wno-UNOPTFLAT",))
+    cfg = dataclasses.replace(get_config("tiny"), lanes=lanes)
+    convert_and_lint(SIMD(cfg), "simd", tmp_path, extra_flags=("-Wno-UNOPTFLAT",))
