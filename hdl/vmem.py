@@ -1,0 +1,640 @@
+"""The vector memory path of one compute unit: coalescer, L0 vector cache, return queues.
+
+``VecMemUnit`` serves the global loads, stores, atomics, ``global_inv`` and ``global_wb`` of
+the CU's SIMDs (docs/memory.md, "Vector memory path"):
+
+* **Accept.** One instruction per cycle, round robin between the SIMDs, into a free entry of
+  the instruction table (``entries``); it then waits only for its own data.
+* **Coalescer.** Splits the instruction into one request per distinct 128-byte line, lines in
+  the order of the lowest lane touching them (a lane's access of 1 to 16 bytes may straddle two
+  lines), or one request per active lane for atomics. A lane outside the aperture (or an atomic
+  not 4-byte aligned) is dropped and reported on ``error``.
+* **L0 pipeline** (stages S0, S1, S2; one operation per cycle, never stalls): S0 picks, in
+  this priority, a memory response, a replay of a missed line whose data has returned, or the
+  coalescer's next request, and reads the tags; S1 compares them and acts: a load hit reads the
+  line, a load miss merges into the miss already in flight for that line or allocates one of
+  ``mshrs`` miss registers and sends a READ, and parks until the line returns (``waits`` slots);
+  a store writes through (a masked line WRITE) and updates the line if present (no allocation);
+  an atomic goes to memory as one ATOMIC per lane, in lane order, and drops the line; a returned
+  line is installed (unless a later store, atomic or ``global_inv`` made it stale). S2 places
+  each lane's bytes of the line into the instruction's result buffer.
+* **Return queues.** An instruction retires when all its requests are answered (stores and
+  atomics when memory acknowledges them), in issue order per wave (``config.return_order ==
+  "per_wave"``) or in the CU's issue order (``"in_order"``), one response beat per destination
+  register per cycle on each SIMD's port.
+"""
+from __future__ import annotations
+
+from amaranth.hdl import Array, Cat, Const, Module, Mux, Signal
+from amaranth.lib import data, enum, memory, stream, wiring
+from amaranth.lib.wiring import In, Out
+
+from .atomic import ATOMIC_OF, AtomicOp
+from .config import DCUConfig
+from .isa_tables import OpId, info_of, ops_of
+from .l0 import LINE_BITS, L0Array, lowest_one, onehot_index
+from .memport import ADDR_BITS, CLIENT_TAG_BITS, LINE_BYTES, MemKind, MemReq, MemResp
+from .simd import SEQ, VecMemReq, VecMemResp
+
+__all__ = ["VecMemUnit", "OpKind", "Ext", "ErrorCause", "ErrorLayout", "COUNTERS", "CountersLayout", "op_table"]
+
+LANES = 32
+LINE_DATA = 8 * LINE_BYTES
+GROUP = 8                      # lanes per result-buffer memory (8 lanes x 16 bytes = one 1,024-bit word)
+
+
+class OpKind(enum.Enum, shape=3):
+    NONE = 0        # not a vector memory instruction: reported, answered without effect
+    LOAD = 1
+    STORE = 2
+    ATOMIC = 3
+    INV = 4
+    WB = 5
+
+
+class Ext(enum.Enum, shape=3):
+    """How a load's first dword is extended: RAW (32 bits and wider), U8, I8, U16, I16."""
+    RAW = 0
+    U8 = 1
+    I8 = 2
+    U16 = 3
+    I16 = 4
+
+
+class ErrorCause(enum.Enum, shape=3):
+    NONE = 0
+    APERTURE = 1      # a lane's access is not inside [aperture_base, aperture_base + aperture_size)
+    MISALIGNED = 2    # an atomic whose address is not 4-byte aligned
+    MEMORY = 3        # the memory answered with ``fault``
+    OPCODE = 4        # the request's op is not a global memory instruction
+
+
+def ErrorLayout(config: DCUConfig):
+    return data.StructLayout({"valid": 1, "cause": ErrorCause, "simd": range(config.simds_per_cu),
+                              "wave": range(config.wave_slots), "seq": SEQ, "lane": 5, "addr": 64})
+
+
+COUNTERS = ("instructions", "lines", "hits", "misses", "atomics", "rq_occupancy", "rq_max", "rq_sum")
+#: instructions accepted; line requests after coalescing (loads and stores); L0 load hits and
+#: misses (per line); atomic lane requests; instruction-table occupancy now, its maximum, and
+#: its sum over cycles (mean = rq_sum / cycles).
+CountersLayout = data.StructLayout({name: 32 for name in COUNTERS})
+
+
+def op_table() -> dict:
+    """``{OpId: (OpKind, bytes per lane, Ext, result dwords, AtomicOp or None)}`` for every
+    global memory instruction, from the ISA tables."""
+    table = {}
+    for op in ops_of("vmem_load"):
+        info = info_of(op)
+        ext = Ext[op.name.rsplit("_", 1)[1]] if op.name.rsplit("_", 1)[1] in Ext.__members__ else Ext.RAW
+        table[op] = (OpKind.LOAD, info.data_bits // 8, ext, max(1, info.dst_bits // 32), None)
+    for op in ops_of("vmem_store"):
+        table[op] = (OpKind.STORE, info_of(op).data_bits // 8, Ext.RAW, 0, None)
+    for op in ops_of("vmem_atomic"):
+        table[op] = (OpKind.ATOMIC, 4, Ext.RAW, 1, ATOMIC_OF[op])
+    table[OpId.GLOBAL_INV] = (OpKind.INV, 0, Ext.RAW, 0, None)
+    table[OpId.GLOBAL_WB] = (OpKind.WB, 0, Ext.RAW, 0, None)
+    return table
+
+
+class Src(enum.Enum, shape=2):
+    """Where a pipeline operation came from."""
+    COAL = 0        # the coalescer: a line (load/store), a lane (atomic), global_inv or global_wb
+    FILL = 1        # a READ response: the line of a miss register
+    ACK = 2         # a WRITE or ATOMIC response
+    REPLAY = 3      # a parked load line whose miss register has its data
+
+
+def _or_tree(values):
+    while len(values) > 1:
+        values = [values[i] | values[i + 1] if i + 1 < len(values) else values[i]
+                  for i in range(0, len(values), 2)]
+    return values[0]
+
+
+def _sum_tree(values):
+    while len(values) > 1:
+        values = [values[i] + values[i + 1] if i + 1 < len(values) else values[i]
+                  for i in range(0, len(values), 2)]
+    return values[0]
+
+
+def _rep(value, n):
+    return Cat(*([value] * n))
+
+
+class VecMemUnit(wiring.Component):
+    """The vector memory path of one CU (its SIMDs' ``vmem`` ports, its L0, its memory port).
+
+    Parameters
+    ----------
+    config : DCUConfig
+        ``simds_per_cu``, ``wave_slots``, the L0 geometry, ``l0_hit_latency`` and ``return_order``.
+    entries : int
+        Instructions in flight (accepted and not yet retired); each has a result buffer of
+        32 lanes x 16 bytes.
+    mshrs : int
+        Line misses in flight (READ tags ``0 .. mshrs-1``).
+    waits : int
+        Load line requests parked on a miss.
+    write_slots : int
+        WRITEs and ATOMICs in flight (tags ``mshrs .. mshrs+write_slots-1``); ``mshrs +
+        write_slots`` must fit the ``CLIENT_TAG_BITS`` tag.
+    mem_queue : int
+        Requests queued for the memory port (registers; 3 sustain one request per cycle).
+
+    Members
+    -------
+    req : In(stream.Signature(VecMemReq)).array(simds_per_cu)
+        Requests of each SIMD of the CU (index = SIMD within the CU).
+    resp : Out(stream.Signature(VecMemResp)).array(simds_per_cu)
+        Responses: one beat per destination register (``last`` on the final one); stores,
+        non-returning atomics and ``global_wb`` answer one beat with ``store``; ``global_inv``
+        one beat without data.
+    mem : Out(stream.Signature(MemReq()))
+        This CU's requests to the memory (128-byte line READs, masked line WRITEs, ATOMICs).
+    mem_resp : In(stream.Signature(MemResp()))
+        Memory responses, any order, matched by tag; always accepted.
+    aperture_base, aperture_size : In(48)
+        The global memory the dispatch may touch.
+    error : Out(ErrorLayout)
+        The first error, latched (``valid``): cause, SIMD, wave, seq, lane and byte address. The
+        faulting lane is left out of memory and of the response mask; the instruction completes.
+    counters : Out(CountersLayout)
+        Performance counters (see ``COUNTERS``).
+    """
+
+    def __init__(self, config: DCUConfig, *, entries: int = 16, mshrs: int = 8, waits: int = 16,
+                 write_slots: int = 32, mem_queue: int = 3):
+        if mshrs + write_slots > 1 << CLIENT_TAG_BITS:
+            raise ValueError(f"mshrs ({mshrs}) + write_slots ({write_slots}) must fit {CLIENT_TAG_BITS} tag bits")
+        if config.l0_line != LINE_BYTES:
+            raise ValueError(f"the L0 line must be the memory port's {LINE_BYTES} bytes, got {config.l0_line}")
+        if min(entries, mshrs, waits, write_slots, mem_queue) < 2:
+            raise ValueError("entries, mshrs, waits, write_slots and mem_queue must be at least 2")
+        self.config = config
+        self.entries, self.mshrs, self.waits, self.write_slots, self.mem_queue = entries, mshrs, waits, write_slots, mem_queue
+        S = config.simds_per_cu
+        super().__init__({
+            "req": In(stream.Signature(VecMemReq(config))).array(S),
+            "resp": Out(stream.Signature(VecMemResp(config))).array(S),
+            "mem": Out(stream.Signature(MemReq())),
+            "mem_resp": In(stream.Signature(MemResp())),
+            "aperture_base": In(ADDR_BITS),
+            "aperture_size": In(ADDR_BITS),
+            "error": Out(ErrorLayout(config)),
+            "counters": Out(CountersLayout),
+        })
+
+    # ------------------------------------------------------------------------------------
+    def elaborate(self, platform):
+        cfg = self.config
+        S, W = cfg.simds_per_cu, cfg.wave_slots
+        E, M, P, WS, Q = self.entries, self.mshrs, self.waits, self.write_slots, self.mem_queue
+        m = Module()
+
+        def frag(name):
+            # The simulator re-evaluates a fragment whenever one of its inputs changes: each
+            # wide datapath gets its own, fed by registers or by the fragment before it.
+            sub = Module()
+            m.submodules[name] = sub
+            return sub
+
+        def bit(n, i):
+            return Const(1, n) << i
+
+        Gather = data.StructLayout({"entry": range(E), "offs": 7 * LANES, "h1": LANES, "h2": LANES, "size": range(17)})
+        Meta = data.StructLayout({"wave": range(W), "seq": SEQ, "vdst": 8, "beats": range(5), "write": 1,
+                                  "store": 1, "ext": Ext, "mask": 32})
+        Slot = data.StructLayout({"entry": range(E), "lane": 5, "atomic": 1, "returns": 1, "addr": ADDR_BITS})
+        S1Ctl = data.StructLayout({"valid": 1, "src": Src, "kind": OpKind, "entry": range(E), "lane": 5,
+                                   "line": LINE_BITS, "mshr": range(M), "wait": range(P), "wslot": range(WS),
+                                   "fault": 1, "returns": 1, "aop": AtomicOp})
+        S2Ctl = data.StructLayout({"valid": 1, "write": 1, "aret": 1, "entry": range(E), "lane": 5, "replay": 1})
+
+        # ---- storage ----------------------------------------------------------------------
+        m.submodules.l0 = l0 = L0Array(cfg)
+        m.submodules.meta = meta_mem = memory.Memory(shape=Meta, depth=E, init=[])
+        meta_w = meta_mem.write_port()
+        meta_r = [meta_mem.read_port() for _ in range(S)]
+        rbuf_w, rbuf_r = [], []                     # result buffers: lanes 8j..8j+7, 16 bytes each
+        for j in range(LANES // GROUP):
+            m.submodules[f"rbuf{j}"] = rb = memory.Memory(shape=16 * 8 * GROUP, depth=E, init=[])
+            rbuf_w.append(rb.write_port(granularity=8))
+            rbuf_r.append([rb.read_port() for _ in range(S)])
+        m.submodules.mshr_data = mshr_mem = memory.Memory(shape=LINE_DATA, depth=M, init=[])
+        mshr_w, mshr_r = mshr_mem.write_port(), mshr_mem.read_port()
+        m.submodules.waitq = wait_mem = memory.Memory(shape=Gather, depth=P, init=[])
+        wait_w, wait_r = wait_mem.write_port(), wait_mem.read_port()
+        m.submodules.wslots = slot_mem = memory.Memory(shape=Slot, depth=WS, init=[])
+        slot_w, slot_r = slot_mem.write_port(), slot_mem.read_port()
+
+        # ---- state ----------------------------------------------------------------------
+        def arr(n, shape, name):
+            return Array(Signal(shape, name=f"{name}{i}") for i in range(n))
+
+        valid, issuing = Signal(E), Signal(E)                  # instruction table
+        ent_simd, ent_wave = arr(E, range(S), "ent_simd"), arr(E, range(W), "ent_wave")
+        pending = arr(E, range(2 * LANES + 1), "pending")      # requests issued and not answered
+        older = arr(E, E, "older")                             # entries that must retire first
+        gate = cfg.l0_hit_latency > 5                          # the pipeline alone answers in 5 cycles
+        ripe = Signal(E, init=0 if gate else (1 << E) - 1)
+        m_alloc, m_stale, m_filled = Signal(M), Signal(M), Signal(M)   # miss registers
+        m_line, m_entry, m_lane = arr(M, LINE_BITS, "m_line"), arr(M, range(E), "m_entry"), arr(M, 5, "m_lane")
+        m_count = arr(M, range(P + 1), "m_count")              # parked lines waiting on each
+        w_valid, w_mshr = Signal(P), arr(P, range(M), "w_mshr")
+        ws_valid = Signal(WS)
+        queue, q_n = arr(Q, MemReq(), "queue"), Signal(range(Q + 1))
+        err = Signal(ErrorLayout(cfg))
+        m.d.comb += self.error.eq(err)
+
+        c_valid, c_fresh = Signal(), Signal()                   # coalescer: the instruction being split
+        c_req = Signal(VecMemReq(cfg))
+        c_simd, c_entry = Signal(range(S)), Signal(range(E))
+        c_kind, c_size, c_ext, c_beats, c_aop = Signal(OpKind), Signal(range(17)), Signal(Ext), Signal(range(5)), Signal(AtomicOp)
+        done1, done2 = Signal(LANES), Signal(LANES)             # lanes whose first / second line is issued
+
+        s1 = Signal(S1Ctl)
+        s1_g, s1_data, s1_mask, s1_aaddr = Signal(Gather), Signal(LINE_DATA), Signal(LINE_BYTES), Signal(ADDR_BITS)
+        s2 = Signal(S2Ctl)
+        s2_g, s2_aval = Signal(Gather), Signal(32)
+
+        # ---- per-instruction lane fields (once per instruction) ----------------------------
+        first_all, last_all = Signal(LANES * LINE_BITS), Signal(LANES * LINE_BITS)
+        straddle, fault, misal, active, offs = Signal(LANES), Signal(LANES), Signal(LANES), Signal(LANES), Signal(7 * LANES)
+        f = frag("lanes")
+        is_ls = (c_kind == OpKind.LOAD) | (c_kind == OpKind.STORE)
+        is_mem = is_ls | (c_kind == OpKind.ATOMIC)
+        limit = self.aperture_base + self.aperture_size
+        first, last, bad, mis = [], [], [], []
+        for i in range(LANES):
+            a = c_req.addr[64 * i:64 * i + 64]
+            first.append(a[7:ADDR_BITS])
+            last.append((a + c_size - 1)[7:ADDR_BITS])
+            mis.append((c_kind == OpKind.ATOMIC) & a[:2].any())
+            bad.append((a < self.aperture_base) | (a + c_size > limit) | mis[-1])
+        f.d.comb += [first_all.eq(Cat(*first)), last_all.eq(Cat(*last)), misal.eq(Cat(*mis)),
+                     straddle.eq(Mux(is_ls, Cat(*[x != y for x, y in zip(first, last)]), 0)),
+                     offs.eq(Cat(*[c_req.addr[64 * i:64 * i + 7] for i in range(LANES)])),
+                     fault.eq(Mux(is_mem, c_req.exec & Cat(*bad), 0)), active.eq(Mux(is_mem, c_req.exec & ~Cat(*bad), 0))]
+
+        # ---- coalescer: the next request ---------------------------------------------------
+        rem1, rem2 = Signal(LANES), Signal(LANES)              # lanes whose first / second line is not issued
+        f = frag("coal_rem")
+        f.d.comb += [rem1.eq(active & ~done1), rem2.eq(active & straddle & ~done2)]
+        p_oh, p_lane, p_use1, p_line = Signal(LANES), Signal(5), Signal(), Signal(LINE_BITS)
+        f = frag("coal_lane")                                  # the lowest lane still to issue
+        f.d.comb += [p_oh.eq(lowest_one(rem1 | rem2)), p_lane.eq(onehot_index(lowest_one(rem1 | rem2))),
+                     p_use1.eq((rem1 & lowest_one(rem1 | rem2)).any())]
+        f = frag("coal_line")                                  # ... and the line it needs next
+        f.d.comb += p_line.eq(Mux(p_use1, first_all.word_select(p_lane, LINE_BITS),
+                                  last_all.word_select(p_lane, LINE_BITS)))
+        h1, h2 = Signal(LANES), Signal(LANES)                  # lanes whose first / second line is p_line
+        f = frag("coal_hits")
+        f.d.comb += [h1.eq(Mux(c_kind == OpKind.ATOMIC, p_oh,
+                               Cat(*[first_all[LINE_BITS * i:LINE_BITS * (i + 1)] == p_line for i in range(LANES)]) & rem1)),
+                     h2.eq(Cat(*[last_all[LINE_BITS * i:LINE_BITS * (i + 1)] == p_line for i in range(LANES)]) & rem2)]
+
+        full, bits = Signal(16), Signal(128)                   # the access size as a byte and a bit mask
+        f = frag("size_masks")
+        f.d.comb += [full.eq(((Const(1, 17) << c_size) - 1)[:16]),
+                     bits.eq(((Const(1, 129) << Cat(Const(0, 3), c_size)) - 1)[:128])]
+
+        SPAN = LINE_BYTES + 15
+        spans = Signal(LANES * SPAN)                           # per lane: its bytes from its line's start
+        f = frag("spans")
+        f.d.comb += spans.eq(Cat(*[(full << offs[7 * i:7 * i + 7])[:SPAN] for i in range(LANES)]))
+
+        def lane_bytes(i, b1, b2):
+            """Byte mask (within the line) of lane ``i``'s access when it is in ``b1`` / ``b2``."""
+            return Mux(b1[i], spans[SPAN * i:SPAN * i + LINE_BYTES], Mux(b2[i], spans[SPAN * i + LINE_BYTES:SPAN * (i + 1)], 0))
+
+        # Two lanes of one store that write the same byte: the later lane must win, so such a
+        # line is written one lane at a time (the bytes of disjoint lanes sum without carries).
+        overlap = Signal()
+        f = frag("coal_overlap")
+        bmb = [lane_bytes(i, h1, h2) for i in range(LANES)]
+        f.d.comb += overlap.eq(Mux(c_kind == OpKind.STORE, _sum_tree(bmb) != _or_tree(bmb), 0))
+        fh1, fh2, co_last = Signal(LANES), Signal(LANES), Signal()
+        f = frag("coal_final")
+        f.d.comb += [fh1.eq(Mux(overlap, Mux(p_use1, p_oh, 0), h1)), fh2.eq(Mux(overlap, Mux(p_use1, 0, p_oh), h2))]
+        f.d.comb += co_last.eq(((rem1 & ~Mux(overlap, Mux(p_use1, p_oh, 0), h1)) |
+                                (rem2 & ~Mux(overlap, Mux(p_use1, 0, p_oh), h2))) == 0)
+        sdata, smask = Signal(LINE_DATA), Signal(LINE_BYTES)   # a store's line: lane data at its offset
+        # each lane's data shifted by its byte offset within 16 bytes (once per instruction) ...
+        near = [Signal(256, name=f"near{i}") for i in range(LANES)]
+        f = frag("store_near")
+        with f.If(c_kind == OpKind.STORE):
+            f.d.comb += [near[i].eq((c_req.data[128 * i:128 * i + 128] & bits) << Cat(Const(0, 3), offs[7 * i:7 * i + 4]))
+                         for i in range(LANES)]
+        # ... then placed at one of eight 16-byte positions: the part in this line, or the part past its end
+        f = frag("coal_store")
+        words = []
+        for i in range(LANES):
+            d = Array([Cat(Const(0, 128 * k), near[i]) for k in range(LINE_BYTES // 16)])[offs[7 * i + 4:7 * i + 7]]
+            words.append(Mux(fh1[i], d[:LINE_DATA], Mux(fh2[i], d[LINE_DATA:], 0)))
+        with f.If(c_kind == OpKind.STORE):
+            f.d.comb += [sdata.eq(_or_tree(words)), smask.eq(_or_tree([lane_bytes(i, fh1, fh2) for i in range(LANES)]))]
+
+        # ---- S0: pick this cycle's operation ------------------------------------------------
+        s1_coal = s1.valid & (s1.src == Src.COAL)
+        s1_load = s1_coal & (s1.kind == OpKind.LOAD)
+        s1_write = s1_coal & ((s1.kind == OpKind.STORE) | (s1.kind == OpKind.ATOMIC))
+        ready_w, rp_oh, rp = Signal(P), Signal(P), Signal(range(P))   # parked lines whose data is back
+        f = frag("replay")
+        f.d.comb += ready_w.eq(Cat(*[w_valid[i] & m_filled.bit_select(w_mshr[i], 1) for i in range(P)]))
+        f = frag("replay_pick")
+        f.d.comb += [rp_oh.eq(lowest_one(ready_w)), rp.eq(onehot_index(lowest_one(ready_w)))]
+        # resources a request may need in S1 (what the operation now in S1 may take is excluded)
+        res_m, res_w, res_s = Signal(range(M)), Signal(range(P)), Signal(range(WS))
+        have_m, have_w, have_s, room = Signal(), Signal(), Signal(), Signal()
+        f = frag("reserve")
+        free_m = ~m_alloc & ~Mux(s1_load, bit(M, s1.mshr), 0)
+        free_w = ~w_valid & ~Mux(s1_load, bit(P, s1.wait), 0)
+        free_s = ~ws_valid & ~Mux(s1_write, bit(WS, s1.wslot), 0)
+        f.d.comb += [res_m.eq(onehot_index(lowest_one(free_m))), res_w.eq(onehot_index(lowest_one(free_w))),
+                     res_s.eq(onehot_index(lowest_one(free_s))), have_m.eq(free_m.any()), have_w.eq(free_w.any()),
+                     have_s.eq(free_s.any()), room.eq(q_n + (s1_load | s1_write) < Q)]
+        take_fill, take_ack, take_replay, take_coal, c_finish = Signal(), Signal(), Signal(), Signal(), Signal()
+        f = frag("s0")
+        res_ok = Signal()
+        with f.Switch(c_kind):
+            with f.Case(OpKind.LOAD):
+                f.d.comb += res_ok.eq(have_m & have_w & room)
+            with f.Case(OpKind.STORE, OpKind.ATOMIC):
+                f.d.comb += res_ok.eq(have_s & room)
+            with f.Case(OpKind.INV):
+                f.d.comb += res_ok.eq(1)
+            with f.Case(OpKind.WB):   # every earlier write acknowledged
+                f.d.comb += res_ok.eq((ws_valid == 0) & ~s1_write)
+        single_op = (c_kind == OpKind.INV) | (c_kind == OpKind.WB)
+        co_valid = c_valid & (single_op | (rem1 | rem2).any())
+        resp_v = self.mem_resp.valid
+        is_fill = self.mem_resp.payload.tag < M
+        f.d.comb += [take_fill.eq(resp_v & is_fill), take_ack.eq(resp_v & ~is_fill),
+                     take_replay.eq(~resp_v & ready_w.any()),
+                     take_coal.eq(~resp_v & ~ready_w.any() & co_valid & res_ok),
+                     c_finish.eq(c_valid & (~co_valid | take_coal & (single_op | co_last)))]
+
+        rsp = self.mem_resp.payload
+        m.d.comb += [self.mem_resp.ready.eq(1), mshr_w.addr.eq(rsp.tag), mshr_w.data.eq(rsp.data), mshr_w.en.eq(take_fill),
+                     slot_r.addr.eq(rsp.tag - M), wait_r.addr.eq(rp), l0.lookup.eq(p_line)]
+        m.d.sync += s1.valid.eq(take_fill | take_ack | take_replay | take_coal)
+        with m.If(take_fill | take_ack):
+            m.d.sync += [s1.src.eq(Mux(take_fill, Src.FILL, Src.ACK)), s1.mshr.eq(rsp.tag), s1.wslot.eq(rsp.tag - M),
+                         s1.line.eq(m_line[rsp.tag[:max(1, (M - 1).bit_length())]]), s1.fault.eq(rsp.fault),
+                         s1_data.eq(rsp.data)]
+        with m.Elif(take_replay):
+            m.d.sync += [s1.src.eq(Src.REPLAY), s1.wait.eq(rp), s1.mshr.eq(w_mshr[rp])]
+        with m.Elif(take_coal):
+            m.d.sync += [s1.src.eq(Src.COAL), s1.kind.eq(c_kind), s1.entry.eq(c_entry), s1.lane.eq(p_lane),
+                         s1.line.eq(p_line), s1.mshr.eq(res_m), s1.wait.eq(res_w), s1.wslot.eq(res_s),
+                         s1.returns.eq(c_req.returns), s1.aop.eq(c_aop), done1.eq(done1 | fh1), done2.eq(done2 | fh2)]
+            with m.Switch(c_kind):
+                with m.Case(OpKind.LOAD):
+                    m.d.sync += [s1_g.entry.eq(c_entry), s1_g.offs.eq(offs), s1_g.h1.eq(fh1), s1_g.h2.eq(fh2),
+                                 s1_g.size.eq(c_size)]
+                with m.Case(OpKind.STORE):
+                    m.d.sync += [s1_data.eq(sdata), s1_mask.eq(smask)]
+                with m.Case(OpKind.ATOMIC):
+                    m.d.sync += [s1_data.eq(c_req.data.word_select(Cat(Const(0, 1), p_lane), 64)),
+                                 s1_aaddr.eq(c_req.addr.word_select(p_lane, 64)[:ADDR_BITS])]
+
+        # ---- S1: act on the lookup ----------------------------------------------------------
+        wq, slot = wait_r.data, slot_r.data
+        ld, st = s1_load, s1_coal & (s1.kind == OpKind.STORE)
+        at, inv = s1_coal & (s1.kind == OpKind.ATOMIC), s1_coal & (s1.kind == OpKind.INV)
+        wb = s1_coal & (s1.kind == OpKind.WB)
+        fill = s1.valid & (s1.src == Src.FILL)
+        ack = s1.valid & (s1.src == Src.ACK)
+        rep = s1.valid & (s1.src == Src.REPLAY)
+        mm, miss, alloc, target = Signal(M), Signal(), Signal(), Signal(range(M))
+        f = frag("s1")
+        f.d.comb += [l0.line.eq(s1.line), l0.touch.eq(ld | st), l0.write.eq(st), l0.wdata.eq(s1_data),
+                     l0.wmask.eq(s1_mask), l0.invalidate.eq(at), l0.flush.eq(inv),
+                     l0.fill.eq(fill & ~m_stale.bit_select(s1.mshr, 1))]
+        # the miss register already fetching this line (a store, atomic or global_inv makes it stale)
+        f.d.comb += mm.eq(Mux(s1_coal, Cat(*[m_alloc[i] & ~m_stale[i] & (m_line[i] == s1.line) for i in range(M)]), 0))
+        f = frag("s1_miss")
+        f.d.comb += [miss.eq(ld & ~l0.hit), alloc.eq(ld & ~l0.hit & ~mm.any()),
+                     target.eq(Mux(mm.any(), onehot_index(mm), s1.mshr))]
+        m.d.comb += [wait_w.addr.eq(s1.wait), wait_w.data.eq(s1_g), wait_w.en.eq(miss),
+                     slot_w.addr.eq(s1.wslot), slot_w.en.eq(st | at), slot_w.data.entry.eq(s1.entry),
+                     slot_w.data.lane.eq(s1.lane), slot_w.data.atomic.eq(at), slot_w.data.returns.eq(s1.returns),
+                     slot_w.data.addr.eq(Mux(at, s1_aaddr, Cat(Const(0, 7), s1.line))),
+                     mshr_r.addr.eq(s1.mshr)]
+
+        # requests to memory: a queue of registers, filled from S1
+        push = alloc | st | at
+        pop = self.mem.valid & self.mem.ready
+        m.d.comb += [self.mem.valid.eq(q_n != 0), self.mem.payload.eq(queue[0])]
+        with m.If(pop):
+            m.d.sync += [queue[i].eq(queue[i + 1]) for i in range(Q - 1)]
+        with m.If(push):
+            q = queue[q_n - pop]
+            m.d.sync += [q.kind.eq(Mux(st, MemKind.WRITE, Mux(at, MemKind.ATOMIC, MemKind.READ))),
+                         q.atomic.eq(s1.aop), q.addr.eq(Mux(at, s1_aaddr, Cat(Const(0, 7), s1.line))),
+                         q.data.eq(Mux(alloc, 0, s1_data)), q.mask.eq(Mux(st, s1_mask, 0)),
+                         q.tag.eq(Mux(alloc, s1.mshr, M + s1.wslot))]
+        with m.If(push != pop):
+            m.d.sync += q_n.eq(Mux(push, q_n + 1, q_n - 1))
+
+        # miss registers, parked lines, write slots
+        m_free = Signal(M)
+        inc_m = [miss & (target == i) for i in range(M)]
+        dec_m = [take_replay & (w_mshr[rp] == i) for i in range(M)]
+        f = frag("m_free")
+        f.d.comb += m_free.eq(Cat(*[m_alloc[i] & m_filled[i] & (m_count[i] == 0) & ~inc_m[i] for i in range(M)]))
+        set_alloc = Mux(alloc, bit(M, s1.mshr), 0)
+        m.d.sync += m_alloc.eq((m_alloc | set_alloc) & ~m_free)
+        with m.If(s1.valid | take_fill):
+            m.d.sync += [m_filled.eq((m_filled | Mux(take_fill, bit(M, rsp.tag), 0)) & ~set_alloc),
+                         m_stale.eq(Mux(inv, m_alloc, m_stale | Mux(st | at, mm, 0)) & ~set_alloc),
+                         ws_valid.eq((ws_valid | Mux(st | at, bit(WS, s1.wslot), 0)) & ~Mux(ack, bit(WS, s1.wslot), 0))]
+        with m.If(miss | take_replay):
+            m.d.sync += w_valid.eq((w_valid | Mux(miss, bit(P, s1.wait), 0)) & ~Mux(take_replay, rp_oh, 0))
+            for i in range(M):
+                with m.If(inc_m[i] != dec_m[i]):
+                    m.d.sync += m_count[i].eq(Mux(inc_m[i], m_count[i] + 1, m_count[i] - 1))
+        with m.If(alloc):
+            m.d.sync += [m_line[s1.mshr].eq(s1.line), m_entry[s1.mshr].eq(s1.entry), m_lane[s1.mshr].eq(s1.lane)]
+        with m.If(miss):
+            m.d.sync += w_mshr[s1.wait].eq(target)
+
+        # S1 -> S2
+        hit_ld = ld & l0.hit
+        aret = ack & slot.atomic & slot.returns
+        with m.If(s1.valid | s2.valid):
+            m.d.sync += [s2.valid.eq(hit_ld | rep | inv | wb | ack), s2.write.eq(hit_ld | rep | aret), s2.aret.eq(aret),
+                         s2.replay.eq(rep), s2.entry.eq(Mux(ack, slot.entry, Mux(rep, wq.entry, s1.entry))),
+                         s2.lane.eq(slot.lane)]
+        with m.If(hit_ld | rep):
+            m.d.sync += s2_g.eq(Mux(rep, wq, s1_g))
+        with m.If(ack):
+            m.d.sync += s2_aval.eq(s1_data[:32])
+
+        # ---- S2: bytes into the result buffer ---------------------------------------------
+        line2 = Signal(LINE_DATA + 8 * 15)                    # the line, then its first 15 bytes again
+        full2 = Signal(16)
+        f = frag("s2_line")
+        line = Mux(s2.replay, mshr_r.data, l0.data)
+        f.d.comb += [line2.eq(Cat(line, line[:8 * 15])), full2.eq(((Const(1, 17) << s2_g.size) - 1)[:16])]
+        f = frag("s2_gather")
+        for j in range(LANES // GROUP):
+            chunks, enables = [], []
+            for i in range(GROUP * j, GROUP * (j + 1)):
+                off = s2_g.offs[7 * i:7 * i + 7]
+                chunks.append(line2.bit_select(Cat(Const(0, 3), off), 128))
+                # bytes of the lane in this line: the first 128 - off of its access, or the rest
+                low = Mux(off > LINE_BYTES - 16, ((Const(1, 16) << (LINE_BYTES - off)[:4]) - 1)[:16], 0xFFFF)
+                enables.append(Mux(s2_g.h1[i], full2 & low, Mux(s2_g.h2[i], full2 & ~low, 0)))
+            aen = Mux(s2.lane[3:] == j, Const(0xF, 128) << Cat(Const(0, 4), s2.lane[:3]), 0)
+            f.d.comb += [rbuf_w[j].addr.eq(s2.entry),
+                         rbuf_w[j].data.eq(Mux(s2.aret, _rep(Cat(s2_aval, Const(0, 96)), GROUP), Cat(*chunks))),
+                         rbuf_w[j].en.eq(Mux(s2.valid & s2.write, Mux(s2.aret, aen, Cat(*enables)), 0))]
+
+        # ---- accept: a free entry, round robin between the SIMDs --------------------------
+        last_sel, sel = Signal(range(S)), Signal(range(S))
+        fire, free_oh = Signal(), Signal(E)
+        freeing = Signal(E)
+        f = frag("accept")
+        for k in reversed(range(S)):                 # the first requesting SIMD after the last served
+            idx = (last_sel + 1 + k) % S if S > 1 else Const(0)
+            with f.If(Array(r.valid for r in self.req)[idx]):
+                f.d.comb += sel.eq(idx)
+        acc_ok = (~c_valid | c_finish) & (~valid).any()
+        f.d.comb += [free_oh.eq(lowest_one(~valid)), fire.eq(acc_ok & Cat(*[r.valid for r in self.req]).any())]
+        for i, r in enumerate(self.req):
+            f.d.comb += r.ready.eq(acc_ok & (sel == i))
+        g_req = data.View(VecMemReq(cfg), Array(r.payload.as_value() for r in self.req)[sel])
+        d_kind, d_size, d_ext, d_beats, d_aop = Signal(OpKind), Signal(range(17)), Signal(Ext), Signal(range(5)), Signal(AtomicOp)
+        f = frag("decode")
+        with f.Switch(g_req.op):
+            for op, (kind, size, ext, beats, aop) in op_table().items():
+                with f.Case(op):
+                    f.d.comb += [d_kind.eq(kind), d_size.eq(size), d_ext.eq(ext), d_beats.eq(beats)]
+                    if aop is not None:
+                        f.d.comb += d_aop.eq(aop)
+        new = onehot_index(free_oh)
+        m.d.sync += [c_fresh.eq(fire), c_valid.eq(fire | c_valid & ~c_finish)]
+        with m.If(fire | c_finish | freeing.any()):
+            m.d.sync += [valid.eq((valid | Mux(fire, free_oh, 0)) & ~freeing),
+                         issuing.eq((issuing | Mux(fire, free_oh, 0)) & ~Mux(c_finish, bit(E, c_entry), 0))]
+        with m.If(freeing.any()):
+            for e in range(E):
+                m.d.sync += older[e].eq(older[e] & ~freeing)
+        with m.If(fire):
+            same = Cat(*[Const(1) if cfg.return_order == "in_order" else
+                         (ent_simd[e] == sel) & (ent_wave[e] == g_req.wave) for e in range(E)])
+            m.d.sync += [c_req.eq(g_req), c_simd.eq(sel), c_entry.eq(new), last_sel.eq(sel),
+                         c_kind.eq(d_kind), c_size.eq(d_size), c_ext.eq(d_ext), c_beats.eq(d_beats), c_aop.eq(d_aop),
+                         done1.eq(0), done2.eq(0), ent_simd[new].eq(sel), ent_wave[new].eq(g_req.wave),
+                         older[new].eq(valid & ~freeing & same)]
+
+        # first cycle of an instruction: its response metadata, and any error
+        writes = (c_kind == OpKind.LOAD) | (c_kind == OpKind.ATOMIC) & c_req.returns
+        stores = (c_kind == OpKind.STORE) | (c_kind == OpKind.ATOMIC) & ~c_req.returns | (c_kind == OpKind.WB)
+        mw = meta_w.data
+        m.d.comb += [meta_w.addr.eq(c_entry), meta_w.en.eq(c_fresh), mw.wave.eq(c_req.wave), mw.seq.eq(c_req.seq),
+                     mw.vdst.eq(c_req.vdst), mw.beats.eq(Mux(c_kind == OpKind.LOAD, c_beats, 1)), mw.write.eq(writes),
+                     mw.store.eq(stores), mw.ext.eq(c_ext), mw.mask.eq(c_req.exec & ~fault)]
+        with m.If(c_fresh & ~err.valid & (fault.any() | (c_kind == OpKind.NONE))):
+            f_lane = onehot_index(lowest_one(fault))
+            m.d.sync += [err.valid.eq(1), err.simd.eq(c_simd), err.wave.eq(c_req.wave), err.seq.eq(c_req.seq),
+                         err.cause.eq(Mux(c_kind == OpKind.NONE, ErrorCause.OPCODE,
+                                          Mux(misal.bit_select(f_lane, 1), ErrorCause.MISALIGNED, ErrorCause.APERTURE))),
+                         err.lane.eq(f_lane), err.addr.eq(Mux(c_kind == OpKind.NONE, 0, c_req.addr.word_select(f_lane, 64)))]
+        with m.Elif((fill | ack) & s1.fault & ~err.valid):
+            e = Mux(fill, m_entry[s1.mshr], slot.entry)
+            m.d.sync += [err.valid.eq(1), err.cause.eq(ErrorCause.MEMORY), err.simd.eq(ent_simd[e]),
+                         err.wave.eq(ent_wave[e]), err.lane.eq(Mux(fill, m_lane[s1.mshr], slot.lane)),
+                         err.addr.eq(Mux(fill, Cat(Const(0, 7), s1.line), slot.addr))]
+
+        # ---- requests outstanding per entry: +1 per request issued, -1 per S2 operation -------
+        with m.If(take_coal | s2.valid):
+            for e in range(E):
+                inc_e = take_coal & (c_entry == e)
+                dec_e = s2.valid & (s2.entry == e)
+                with m.If(inc_e != dec_e):
+                    m.d.sync += pending[e].eq(Mux(inc_e, pending[e] + 1, pending[e] - 1))
+
+        # ---- hit latency: an entry may retire l0_hit_latency cycles after it was accepted ----
+        if gate:
+            now = Signal(16)
+            stamp = arr(E, 16, "stamp")
+            m.d.sync += now.eq(now + 1)
+            with m.If(fire):
+                m.d.sync += stamp[new].eq(now)
+            ripe_now = Cat(*[(now - stamp[e])[:16] == cfg.l0_hit_latency - 2 for e in range(E)])
+            m.d.sync += ripe.eq((ripe | ripe_now) & ~Mux(fire, free_oh, 0))
+
+        # ---- retire: per SIMD, one beat per cycle --------------------------------------------
+        retirable = Signal(E)
+        f = frag("retirable")
+        f.d.comb += retirable.eq(valid & ripe & ~issuing & Cat(*[(pending[e] == 0) & ((older[e] & ~freeing) == 0)
+                                                                  for e in range(E)]))
+        frees = []
+        for s in range(S):
+            busy, cur, k = Signal(name=f"rt_busy{s}"), Signal(range(E), name=f"rt_cur{s}"), Signal(2, name=f"rt_k{s}")
+            port = self.resp[s]
+            md = data.View(Meta, meta_r[s].data)
+            pick, take, done = Signal(range(E), name=f"rt_pick{s}"), Signal(name=f"rt_take{s}"), Signal(name=f"rt_done{s}")
+            f = frag(f"retire{s}")
+            elig = retirable & Cat(*[ent_simd[e] == s for e in range(E)]) & ~Mux(busy, bit(E, cur), 0)
+            is_last = k + 1 >= md.beats
+            f.d.comb += [pick.eq(onehot_index(lowest_one(elig))), done.eq(port.valid & port.ready & is_last),
+                         take.eq(elig.any() & (~busy | done))]
+            f.d.comb += [meta_r[s].addr.eq(Mux(take, pick, cur))] + \
+                        [rbuf_r[j][s].addr.eq(Mux(take, pick, cur)) for j in range(LANES // GROUP)]
+            with m.If(take):
+                m.d.sync += [busy.eq(1), cur.eq(pick), k.eq(0)]
+            with m.Elif(done):
+                m.d.sync += busy.eq(0)
+            with m.Elif(port.valid & port.ready):
+                m.d.sync += k.eq(k + 1)
+            frees.append(Mux(done, bit(E, cur), 0))
+            # the beat: dword k of every lane, the first one extended for narrow loads
+            rows = Signal(32 * LANES, name=f"rt_rows{s}")
+            f = frag(f"rows{s}")
+            f.d.comb += rows.eq(Cat(*[rbuf_r[j][s].data.word_select(Cat(k, Const(i, 3)), 32)
+                                      for j in range(LANES // GROUP) for i in range(GROUP)]))
+            beat = Signal(32 * LANES, name=f"rt_beat{s}")
+            f = frag(f"beat{s}")
+            def extend(n):
+                return Cat(*[Mux(rows[32 * i + n - 1], Cat(rows[32 * i:32 * i + n], Const(-1, 32 - n)), rows[32 * i:32 * i + n])
+                             for i in range(LANES)])
+            with f.Switch(Mux(k == 0, md.ext, Ext.RAW)):
+                with f.Case(Ext.U8):
+                    f.d.comb += beat.eq(rows & _rep(Const(0xFF, 32), LANES))
+                with f.Case(Ext.I8):
+                    f.d.comb += beat.eq(extend(8))
+                with f.Case(Ext.U16):
+                    f.d.comb += beat.eq(rows & _rep(Const(0xFFFF, 32), LANES))
+                with f.Case(Ext.I16):
+                    f.d.comb += beat.eq(extend(16))
+                with f.Default():
+                    f.d.comb += beat.eq(rows)
+            p = port.payload
+            m.d.comb += [port.valid.eq(busy), p.wave.eq(md.wave), p.seq.eq(md.seq), p.vdst.eq(md.vdst + k),
+                         p.data.eq(beat), p.mask.eq(md.mask), p.write.eq(md.write), p.last.eq(is_last),
+                         p.store.eq(md.store)]
+        f = frag("freeing")
+        f.d.comb += freeing.eq(_or_tree(frees))
+
+        # ---- counters ----------------------------------------------------------------------
+        cnt = Signal(CountersLayout)
+        m.d.comb += self.counters.eq(cnt)
+        retired = _sum_tree([Mux(fr.any(), 1, 0) for fr in frees])
+        occ = cnt.rq_occupancy + fire - retired
+        m.d.sync += cnt.rq_sum.eq(cnt.rq_sum + cnt.rq_occupancy)
+        with m.If(fire | freeing.any()):
+            m.d.sync += cnt.rq_occupancy.eq(occ)
+            with m.If(occ > cnt.rq_max):
+                m.d.sync += cnt.rq_max.eq(occ)
+        with m.If(fire | take_coal | ld):
+            m.d.sync += [cnt.instructions.eq(cnt.instructions + fire),
+                         cnt.lines.eq(cnt.lines + (take_coal & ((c_kind == OpKind.LOAD) | (c_kind == OpKind.STORE)))),
+                         cnt.atomics.eq(cnt.atomics + (take_coal & (c_kind == OpKind.ATOMIC))),
+                         cnt.hits.eq(cnt.hits + hit_ld), cnt.misses.eq(cnt.misses + miss)]
+        return m

@@ -1,0 +1,721 @@
+"""hdl.vmem.VecMemUnit (with hdl.l0.L0Array) in Amaranth's simulator, against the model.
+
+The unit is driven directly: one Python process per SIMD issues requests, one per SIMD takes
+the response beats (random back-pressure), and a memory responder of this file serves the
+``mem`` port from its own byte image (random ``ready``, configurable latency, responses out of
+order). Every expectation comes from the model: the instructions accepted by the unit are
+replayed in acceptance order by ``sim.memory_ops.build_global`` on a ``sim.memory.GlobalMemory``
+(the unit processes memory in that order, so each load, atomic and the final memory equal the
+model's), and line counts come from ``sim.memory_ops.lines_touched``.
+"""
+from __future__ import annotations
+
+import dataclasses
+import random
+import time
+
+import numpy as np
+import pytest
+from amaranth.sim import Simulator
+
+from hdl.atomic import AtomicOp
+from hdl.config import PRESETS
+from hdl.isa_tables import OpId, info_of, ops_of
+from hdl.memport import MemKind
+from hdl.simd import VecMemReq
+from hdl.vmem import COUNTERS, ErrorCause, Ext, OpKind, VecMemUnit, op_table
+from isa import Fmt, Inst, by_name
+from sim.memory import GlobalMemory
+from sim.memory_ops import ATOMIC_OPS, build_global, lines_touched
+from sim.wave import NULL, Wave
+from tests.lint import convert_and_lint
+
+U32 = np.uint32
+M32 = 0xFFFF_FFFF
+LANES = 32
+LINE = 128
+BUF = 32 * 1024                          # the test buffer (the aperture)
+TABLE = op_table()
+LOADS = sorted(ops_of("vmem_load"), key=lambda o: o.name)
+STORES = sorted(ops_of("vmem_store"), key=lambda o: o.name)
+ATOMICS = sorted(ops_of("vmem_atomic"), key=lambda o: o.name)
+CFG = PRESETS["default"]
+
+
+# --------------------------------------------------------------------------------------
+# Instructions and the model's answer
+@dataclasses.dataclass
+class VInst:
+    simd: int
+    wave: int
+    op: OpId
+    exec: int
+    addrs: list                      # 32 byte addresses (the SIMD's per-lane addresses)
+    data: np.ndarray                 # (32, 4) uint32: up to four data dwords per lane
+    returns: bool = False
+    vdst: int = 0
+    at: int = 0                      # issue no earlier than this cycle
+    seq: int = 0
+    accepted: int | None = None      # cycle the unit took it
+    beats: list = dataclasses.field(default_factory=list)   # (cycle, payload)
+    counters: dict | None = None     # after it retired (serial runs)
+
+    @property
+    def done(self):
+        return bool(self.beats) and self.beats[-1][1].last
+
+    @property
+    def name(self):
+        return self.op.name.lower()
+
+
+class _Ctx:
+    def __init__(self, mem):
+        self.mem, self.lines = mem, None
+
+    def record(self, w, counter, lines=None, ds_cycles=None):
+        self.lines = lines
+
+
+def model_exec(mem: GlobalMemory, ins: VInst, exec_mask: int):
+    """Run ``ins`` with the model's handler; returns (result dwords (4, 32), lines touched)."""
+    f = dict(saddr=NULL, ioffset=0, vaddr=0, vsrc=4, vdst=16, th=int(ins.returns), scope=0, sve=0, nv=0)
+    inst = Inst(info=by_name(ins.name), fmt=Fmt.VGLOBAL, pc=0, words=(0, 0, 0), size=12, literal=None, f=f)
+    w = Wave(0, 32, 0)
+    w.s[126] = exec_mask
+    a = np.array(ins.addrs, dtype=np.uint64)
+    w.v[0], w.v[1] = (a & M32).astype(U32), (a >> np.uint64(32)).astype(U32)
+    w.v[4:8] = ins.data.T
+    ctx = _Ctx(mem)
+    build_global(inst)(w, ctx)
+    return w.v[16:20].copy(), ctx.lines
+
+
+def expected_beats(ins: VInst, result, mask):
+    kind, _, _, beats, _ = TABLE[ins.op]
+    if kind == OpKind.LOAD:
+        return [(ins.vdst + k, result[k], 1, 0) for k in range(beats)]
+    if kind == OpKind.ATOMIC and ins.returns:
+        return [(ins.vdst, result[0], 1, 0)]
+    store = kind in (OpKind.STORE, OpKind.ATOMIC, OpKind.WB)
+    return [(ins.vdst, None, 0, int(store))]
+
+
+# --------------------------------------------------------------------------------------
+# The harness
+class Run:
+    """One simulation of a VecMemUnit serving ``instrs`` (see module docstring).
+
+    ``serial``: one instruction in flight at a time, the counters recorded after each.
+    ``lat``: (min, max) memory latency in cycles, or a function (request) -> latency.
+    """
+
+    def __init__(self, cfg, instrs, *, seed=1, lat=(1, 24), mem_ready=0.8, resp_ready=0.8, gap=0.3,
+                 serial=False, max_cycles=20_000, unit=None, image=None, aperture=None, poke=None):
+        self.cfg, self.instrs, self.serial = cfg, instrs, serial
+        self.rng = random.Random(seed)
+        self.lat, self.mem_ready, self.resp_ready, self.gap = lat, mem_ready, resp_ready, gap
+        self.max_cycles = max_cycles
+        self.dut = VecMemUnit(cfg, **(unit or {}))
+        self.gm = GlobalMemory()
+        self.alloc = self.gm.allocate(BUF, "buf")
+        self.base = self.alloc.base
+        init = image if image is not None else np.frombuffer(random.Random(seed + 7).randbytes(BUF), np.uint8)
+        self.gm.write_bytes(self.base, init)
+        self.image = np.array(init, dtype=np.uint8)        # the memory behind the unit's port
+        self.aperture = aperture or (self.base, BUF)
+        self.poke = poke or {}                             # edge -> fn(run): change memory behind the unit
+        self.mem_log = []                                  # [edge accepted, edge answered, kind, tag, addr]
+        seqs = {}
+        for ins in instrs:
+            key = (ins.simd, ins.wave)
+            ins.seq = seqs.get(key, 0)
+            seqs[key] = ins.seq + 1
+        self.by_key = {(i.simd, i.wave, i.seq): i for i in instrs}
+        self.elapsed = None
+
+    # -- processes ----------------------------------------------------------------------
+    def _payload(self, ins):
+        return VecMemReq(self.cfg).const({
+            "wave": ins.wave, "seq": ins.seq, "op": ins.op, "exec": ins.exec,
+            "addr": sum((a & (2 ** 64 - 1)) << (64 * i) for i, a in enumerate(ins.addrs)),
+            "data": sum(int(ins.data[i, j]) << (128 * i + 32 * j) for i in range(LANES) for j in range(4)),
+            "offset0": 0, "offset1": 0, "vdst": ins.vdst, "returns": int(ins.returns)})
+
+    async def _issue(self, ctx, s, queue, edge=0):
+        port = self.dut.req[s]
+        for ins in queue:
+            while edge < ins.at or self.gap and self.rng.random() < self.gap:
+                await ctx.tick()
+                edge += 1
+            ctx.set(port.payload, self._payload(ins))
+            ctx.set(port.valid, 1)
+            while True:
+                _, _, ready = await ctx.tick().sample(port.ready)
+                edge += 1
+                if ready:
+                    break
+            ins.accepted = edge
+            ctx.set(port.valid, 0)
+            if self.serial:
+                while not ins.done:
+                    await ctx.tick()
+                    edge += 1
+                ins.counters = {n: getattr(ctx.get(self.dut.counters), n) for n in COUNTERS}
+        return edge
+
+    async def _collect(self, ctx, s):
+        port, edge = self.dut.resp[s], 0
+        while True:
+            ready = self.rng.random() < self.resp_ready
+            ctx.set(port.ready, ready)
+            _, _, valid, p = await ctx.tick().sample(port.valid, port.payload)
+            edge += 1
+            if valid and ready:
+                key = (s, p.wave, p.seq)
+                assert key in self.by_key, f"SIMD {s}: response for wave {p.wave} seq {p.seq}, which was not issued"
+                ins = self.by_key[key]
+                assert not ins.done, f"SIMD {s} wave {p.wave} seq {p.seq}: a beat after the last one"
+                ins.beats.append((edge, p))
+
+    def _latency(self, req):
+        if callable(self.lat):
+            return self.lat(req)
+        return self.rng.randint(*self.lat)
+
+    def _serve(self, req):
+        """Apply one request to the image (in the order accepted); return (data, fault)."""
+        off = req.addr - self.base
+        size = 4 if req.kind == MemKind.ATOMIC else LINE
+        if off < 0 or off + size > BUF:
+            return 0, 1
+        if req.kind == MemKind.READ:
+            return int.from_bytes(self.image[off:off + LINE].tobytes(), "little"), 0
+        if req.kind == MemKind.WRITE:
+            for b in range(LINE):
+                if req.mask >> b & 1:
+                    self.image[off + b] = (req.data >> (8 * b)) & 0xFF
+            return 0, 0
+        old = int.from_bytes(self.image[off:off + 4].tobytes(), "little")
+        fn = ATOMIC_OPS[req.atomic.name.lower()]
+        new = fn(old, req.data & M32, (req.data >> 32) & M32) & M32
+        self.image[off:off + 4] = np.frombuffer(new.to_bytes(4, "little"), np.uint8)
+        return old, 0
+
+    async def _memory(self, ctx):
+        dut, inflight, edge = self.dut, [], 0
+        while True:
+            if edge in self.poke:
+                self.poke[edge](self)
+            due = [x for x in inflight if x[0] <= edge]
+            pick = self.rng.choice(due) if due else None
+            if pick:
+                ctx.set(dut.mem_resp.valid, 1)
+                ctx.set(dut.mem_resp.payload, {"tag": pick[1], "data": pick[2], "fault": pick[3]})
+            else:
+                ctx.set(dut.mem_resp.valid, 0)
+            ready = self.rng.random() < self.mem_ready
+            ctx.set(dut.mem.ready, ready)
+            _, _, valid, req, rready = await ctx.tick().sample(dut.mem.valid, dut.mem.payload, dut.mem_resp.ready)
+            edge += 1
+            if pick:
+                assert rready, "mem_resp must always be accepted"
+                inflight.remove(pick)
+                self.mem_log[pick[4]][1] = edge
+            if valid and ready:
+                d, fault = self._serve(req)
+                self.mem_log.append([edge, None, req.kind, req.tag, req.addr])
+                assert not any(x[1] == req.tag for x in inflight), f"tag {req.tag} reused while in flight"
+                inflight.append((edge + self._latency(req), req.tag, d, fault, len(self.mem_log) - 1))
+
+    async def _main(self, ctx):
+        ctx.set(self.dut.aperture_base, self.aperture[0])
+        ctx.set(self.dut.aperture_size, self.aperture[1])
+        edge = 0
+        while not all(i.done for i in self.instrs):
+            await ctx.tick()
+            edge += 1
+            if edge > self.max_cycles:
+                stuck = [f"SIMD {i.simd} wave {i.wave} seq {i.seq} {i.name} (accepted at {i.accepted}, "
+                         f"{len(i.beats)} beats)" for i in self.instrs if not i.done]
+                raise AssertionError(f"watchdog: {len(stuck)} instructions not retired after {self.max_cycles} "
+                                     f"cycles: {stuck[:6]}; counters {ctx.get(self.dut.counters)}")
+        await ctx.tick()
+        self.cycles = edge + 1
+        self.counters = {n: getattr(ctx.get(self.dut.counters), n) for n in COUNTERS}
+        self.error = ctx.get(self.dut.error)
+
+    @staticmethod
+    def _bind(fn, *args):
+        async def process(ctx):
+            await fn(ctx, *args)
+        return process
+
+    def run(self):
+        sim = Simulator(self.dut)
+        sim.add_clock(1e-8)
+        sim.add_testbench(self._main)
+        sim.add_testbench(self._memory, background=True)
+        S = self.cfg.simds_per_cu
+        if self.serial:
+            async def serial(ctx):
+                edge = 0
+                for ins in self.instrs:
+                    edge = await self._issue(ctx, ins.simd, [ins], edge)
+            sim.add_testbench(serial, background=True)
+        else:
+            for s in range(S):
+                sim.add_testbench(self._bind(self._issue, s, [i for i in self.instrs if i.simd == s]), background=True)
+        for s in range(S):
+            sim.add_testbench(self._bind(self._collect, s), background=True)
+        t = time.process_time()
+        sim.run()
+        self.elapsed = time.process_time() - t
+        return self
+
+    # -- checks ----------------------------------------------------------------------------
+    def check(self, faults=None):
+        """Compare every instruction's beats and the final memory with the model, replaying the
+        instructions in acceptance order; per-wave retirement order; returns the model's lines
+        touched per instruction. ``faults``: {instruction index: lanes the unit must drop}."""
+        faults = faults or {}
+        order = sorted(range(len(self.instrs)), key=lambda k: self.instrs[k].accepted)
+        lines = {}
+        for k in order:
+            ins = self.instrs[k]
+            mask = ins.exec & ~faults.get(k, 0)
+            result, lines[k] = model_exec(self.gm, ins, mask)
+            want = expected_beats(ins, result, mask)
+            where = f"instruction {k} ({ins.name}, SIMD {ins.simd} wave {ins.wave} seq {ins.seq})"
+            assert len(ins.beats) == len(want), f"{where}: {len(ins.beats)} beats, expected {len(want)}"
+            for n, ((_, got), (vdst, value, write, store)) in enumerate(zip(ins.beats, want)):
+                assert (got.vdst, got.write, got.store, got.last, got.mask) == \
+                    (vdst, write, store, int(n == len(want) - 1), mask), f"{where} beat {n}: {got}"
+                if value is not None:
+                    for lane in range(LANES):
+                        if mask >> lane & 1:
+                            g = (got.data >> (32 * lane)) & M32
+                            assert g == int(value[lane]), (f"{where} beat {n} lane {lane} (address "
+                                                           f"{ins.addrs[lane]:#x}): {g:#010x}, model {int(value[lane]):#010x}")
+        got = self.image
+        want = self.gm.read_bytes(self.base, BUF)
+        bad = np.flatnonzero(got != want)
+        assert bad.size == 0, f"memory differs at {bad.size} bytes, first at {self.base + int(bad[0]):#x}: " \
+                              f"{int(got[bad[0]]):#x}, model {int(want[bad[0]]):#x}"
+        for key in {(i.simd, i.wave) for i in self.instrs}:
+            wave = [i for i in self.instrs if (i.simd, i.wave) == key]
+            ends = [i.beats[-1][0] for i in wave]
+            assert ends == sorted(ends), f"SIMD {key[0]} wave {key[1]} retired out of issue order: {ends}"
+        return lines
+
+
+# --------------------------------------------------------------------------------------
+# Instruction generators
+def _data(rng):
+    return np.array([[rng.getrandbits(32) for _ in range(4)] for _ in range(LANES)], dtype=U32)
+
+
+def make(rng, base, simd, wave, op, pattern, exec_mask=None, returns=False, vdst=None, span=BUF):
+    """An instruction with lane addresses from ``pattern``: "unit" (consecutive), ("stride", n),
+    "random" (any byte, so unaligned and line-straddling accesses), "aligned" (random, aligned
+    to the access size), ("same", addr) for every lane, or a list of 32 offsets."""
+    size = TABLE.get(op, (0, 4))[1] or 4
+    top = span - 16
+    if pattern == "unit":
+        start = rng.randrange(0, top - LANES * size) // size * size
+        offs = [start + size * i for i in range(LANES)]
+    elif pattern == "random":
+        offs = [rng.randrange(0, top) for _ in range(LANES)]
+    elif pattern == "aligned":
+        offs = [rng.randrange(0, top) // size * size for _ in range(LANES)]
+    elif isinstance(pattern, tuple) and pattern[0] == "stride":
+        n = pattern[1]
+        start = rng.randrange(0, max(1, top - LANES * n))
+        offs = [start + n * i for i in range(LANES)]
+    elif isinstance(pattern, tuple) and pattern[0] == "same":
+        offs = [pattern[1]] * LANES
+    else:
+        offs = list(pattern)
+    ex = rng.getrandbits(32) if exec_mask is None else exec_mask
+    return VInst(simd, wave, op, ex, [base + o for o in offs], _data(rng), returns,
+                 rng.randrange(0, 200) if vdst is None else vdst)
+
+
+def base_of():
+    return GlobalMemory().allocate(BUF, "buf").base
+
+
+def line_load(rng, base, line, simd=0, wave=0, op=OpId.GLOBAL_LOAD_B32, shift=0):
+    """A fully coalesced load of one line (lanes rotated by ``shift`` dwords)."""
+    return make(rng, base, simd, wave, op, [LINE * line + 4 * ((i + shift) % LANES) for i in range(LANES)],
+                exec_mask=M32)
+
+
+# --------------------------------------------------------------------------------------
+# Tables
+def test_op_table_matches_isa():
+    assert set(TABLE) == set(LOADS + STORES + ATOMICS + [OpId.GLOBAL_INV, OpId.GLOBAL_WB])
+    for op in LOADS:
+        info = info_of(op)
+        kind, size, ext, beats, _ = TABLE[op]
+        assert kind == OpKind.LOAD and size == info.data_bits // 8 and beats == max(1, info.dst_bits // 32)
+        suffix = op.name.rsplit("_", 1)[1]
+        assert ext == (Ext[suffix] if suffix in ("U8", "I8", "U16", "I16") else Ext.RAW)
+    for op in STORES:
+        assert TABLE[op][:2] == (OpKind.STORE, info_of(op).data_bits // 8)
+    for op in ATOMICS:
+        assert TABLE[op][0] == OpKind.ATOMIC and TABLE[op][4].name.lower() in ATOMIC_OPS
+
+
+def test_rejects_bad_sizes():
+    with pytest.raises(ValueError, match="tag bits"):
+        VecMemUnit(CFG, mshrs=16, write_slots=60)
+    with pytest.raises(ValueError, match="at least 2"):
+        VecMemUnit(CFG, entries=1)
+    with pytest.raises(ValueError, match="128 bytes"):
+        VecMemUnit(CFG.replace(l0_line=64))
+
+
+# --------------------------------------------------------------------------------------
+# Everything at once, against the model
+PATTERNS = ["unit", "random", "aligned", ("stride", 4), ("stride", 8), ("stride", 3), ("stride", 132),
+            ("stride", 0), ("stride", 1)]
+
+
+def random_program(rng, base, n, span=4096, simds=2, waves=4, ops=None):
+    ops = ops or LOADS + STORES + ATOMICS + [OpId.GLOBAL_INV, OpId.GLOBAL_WB]
+    prog = []
+    for k in range(n):
+        op = ops[k % len(ops)] if k < len(ops) else rng.choice(ops)
+        simd, wave = rng.randrange(simds), rng.randrange(waves)
+        if op in ATOMICS:
+            pat = rng.choice(["aligned", ("same", rng.randrange(0, span - 4) & ~3), ("stride", 4), ("stride", 8)])
+            ins = make(rng, base, simd, wave, op, pat, span=span, returns=rng.random() < 0.5)
+            ins.addrs = [a & ~3 for a in ins.addrs]
+        else:
+            ins = make(rng, base, simd, wave, op, rng.choice(PATTERNS), span=span)
+        if rng.random() < 0.15:
+            ins.exec = rng.choice([0, M32, 1 << rng.randrange(32)])
+        prog.append(ins)
+    return prog
+
+
+@pytest.mark.parametrize("order", ["per_wave", "in_order"])
+def test_random_against_model(order):
+    """Every load/store width, all atomics, global_inv/wb; random, strided, unaligned and
+    line-straddling addresses with partial EXEC from 2 SIMDs x 4 waves; memory latency 1-40
+    cycles with responses out of order; random back-pressure on ``mem`` and ``resp``."""
+    rng = random.Random(11)
+    prog = random_program(rng, base_of(), 60)
+    r = Run(CFG.replace(return_order=order), prog, seed=3, lat=(1, 40)).run()
+    lines = r.check()
+    assert not r.error.valid
+    assert r.counters["instructions"] == len(prog)
+    assert r.counters["atomics"] == sum(bin(i.exec).count("1") for i in prog if i.op in ATOMICS)
+    loads = [k for k, i in enumerate(prog) if i.op in LOADS]
+    assert r.counters["hits"] + r.counters["misses"] == sum(lines[k] for k in loads)
+    assert r.counters["rq_occupancy"] == 0 and 1 < r.counters["rq_max"] <= 16
+    # responses came back out of order at the memory port
+    answered = [e[1] for e in sorted(r.mem_log)]
+    assert answered != sorted(answered)
+
+
+def test_small_tables_and_heavy_backpressure():
+    """Two entries, miss registers, parked lines and write slots, and a two-deep memory
+    queue: every resource runs out and the unit waits for it; ``mem`` ready 30% of the
+    time, ``resp`` 40%."""
+    rng = random.Random(12)
+    prog = random_program(rng, base_of(), 30)
+    unit = dict(entries=2, mshrs=2, waits=2, write_slots=2, mem_queue=2)
+    r = Run(CFG, prog, seed=4, lat=(1, 30), mem_ready=0.3, resp_ready=0.4, unit=unit).run()
+    r.check()
+    assert r.counters["rq_max"] == 2
+
+
+# --------------------------------------------------------------------------------------
+# Coalescing, hits, misses, LRU
+def test_lines_touched_per_instruction():
+    """One request per distinct line, equal to the model's ``lines_touched``, for unit and
+    misaligned unit strides, wide strides, random, straddling and partial-EXEC accesses."""
+    rng = random.Random(13)
+    B = base_of()
+    cases = [(OpId.GLOBAL_LOAD_B32, [4 * i for i in range(LANES)], M32, 1),       # fully coalesced: one line
+             (OpId.GLOBAL_LOAD_B32, [64 + 4 * i for i in range(LANES)], M32, 2),
+             (OpId.GLOBAL_STORE_B32, [256 + 4 * i for i in range(LANES)], M32, 1),
+             (OpId.GLOBAL_LOAD_B128, [16 * i for i in range(LANES)], M32, 4),
+             (OpId.GLOBAL_LOAD_B64, [1024 + 8 * i + 4 for i in range(LANES)], M32, 3),
+             (OpId.GLOBAL_LOAD_U8, [2048 + i for i in range(LANES)], M32, 1),
+             (OpId.GLOBAL_LOAD_B32, [128 * i for i in range(LANES)], M32, 32),
+             (OpId.GLOBAL_LOAD_B32, [126 + 128 * i for i in range(LANES)], M32, 33),   # every lane straddles
+             (OpId.GLOBAL_STORE_B96, [120 + 128 * i for i in range(LANES)], 0x0F0F_0F0F, 20),
+             (OpId.GLOBAL_LOAD_B32, [4 * i for i in range(LANES)], 0, 0),
+             (OpId.GLOBAL_LOAD_I16, [128 * (i % 3) + 2 * i for i in range(LANES)], 0x8000_0001, 2),
+             (OpId.GLOBAL_STORE_B64, [4 * i for i in range(LANES)], M32, 2)]    # lanes overlap: see below
+    prog = [make(rng, B, 0, 0, op, pat, exec_mask=ex) for op, pat, ex, _ in cases]
+    prog += [make(rng, B, 1, 1, rng.choice(LOADS), rng.choice(PATTERNS)) for _ in range(8)]
+    r = Run(CFG, prog, serial=True, seed=5).run()
+    lines = r.check()
+    before = 0
+    for k, ins in enumerate(prog):
+        got = ins.counters["lines"] - before
+        before = ins.counters["lines"]
+        if k < len(cases):
+            assert lines[k] == cases[k][3]
+        if k == len(cases) - 1:
+            # stores whose lanes write the same bytes go one lane per request (the later lane wins)
+            assert got == 33, got
+        else:
+            assert got == lines[k], f"instruction {k} ({ins.name}): {got} line requests, model {lines[k]}"
+    assert lines_touched(np.array([B + 4 * i for i in range(LANES)]), 4) == 1
+
+
+class LRUModel:
+    """A set-associative cache of line numbers with least-recently-used replacement."""
+
+    def __init__(self, sets, ways):
+        self.sets, self.ways = [[] for _ in range(sets)], ways
+
+    def access(self, line):
+        s = self.sets[line % len(self.sets)]
+        hit = line in s
+        if hit:
+            s.remove(line)
+        elif len(s) == self.ways:
+            s.pop(0)
+        s.append(line)
+        return hit
+
+
+def test_hits_misses_and_lru():
+    """A known sequence of single-line loads over two sets, one at a time: each hits or
+    misses exactly as an LRU cache of the configuration's geometry; a store does not allocate
+    but updates a present line, and global_inv empties the cache."""
+    rng = random.Random(14)
+    B = base_of()
+    sets, ways = CFG.l0_sets, CFG.l0_ways
+    seq = [0, 1, 2, 3, 0, 4, 0, 1, 3, 2, 4, 0, 5, 6, 2, 3]           # line indices within set 0
+    seq += [rng.randrange(7) for _ in range(14)]
+    lines = [x * sets + (k % 2) * (x % 2) for k, x in enumerate(seq)]  # some in set 1
+    prog = [line_load(rng, B, ln, shift=k) for k, ln in enumerate(lines)]
+    cold = 7 * sets
+    prog += [make(rng, B, 0, 0, OpId.GLOBAL_STORE_B32, [LINE * cold + 4 * i for i in range(LANES)], exec_mask=M32),
+             line_load(rng, B, cold),                                  # no-write-allocate: a miss
+             make(rng, B, 0, 0, OpId.GLOBAL_STORE_B16, [LINE * cold + 2 * i for i in range(LANES)], exec_mask=M32),
+             line_load(rng, B, cold),                                  # updated on hit: a hit, new data
+             make(rng, B, 0, 0, OpId.GLOBAL_INV, "unit", exec_mask=M32),
+             line_load(rng, B, cold)]                                   # invalidated: a miss
+    r = Run(CFG, prog, serial=True, seed=6).run()
+    r.check()
+    model = LRUModel(sets, ways)
+    want = [model.access(ln) for ln in lines] + [None, False, None, True, None, False]
+    hits = misses = 0
+    for k, ins in enumerate(prog):
+        dh, dm = ins.counters["hits"] - hits, ins.counters["misses"] - misses
+        hits, misses = ins.counters["hits"], ins.counters["misses"]
+        if want[k] is not None:
+            assert (dh, dm) == ((1, 0) if want[k] else (0, 1)), f"load {k} of line {lines[k] if k < len(lines) else cold}: " \
+                                                                f"{dh} hits, {dm} misses; LRU model: {'hit' if want[k] else 'miss'}"
+    assert sum(w is False for w in want) == misses and sum(w is True for w in want) == hits
+
+
+# --------------------------------------------------------------------------------------
+# Atomics
+def test_atomics_every_op():
+    """Every global atomic, returning and not, with all 32 lanes on one address (performed in
+    lane order), on distinct addresses and with partial EXEC; old values and memory equal the
+    model's."""
+    rng = random.Random(15)
+    B = base_of()
+    prog = []
+    for k, op in enumerate(ATOMICS):
+        for returns in (True, False):
+            same = make(rng, B, k % 2, k % 4, op, ("same", 64 * k), exec_mask=M32, returns=returns)
+            if op == OpId.GLOBAL_ATOMIC_CMPSWAP_B32:       # make some compares succeed
+                same.data[:, 1] = same.data[np.arange(LANES) - 1, 0]
+            prog.append(same)
+            prog.append(make(rng, B, k % 2, k % 4, op, [2048 + 64 * k + 4 * i for i in range(LANES)], returns=returns))
+    for ins in prog:
+        if ins.op in (OpId.GLOBAL_ATOMIC_INC_U32, OpId.GLOBAL_ATOMIC_DEC_U32):
+            ins.data[:, 0] &= 7                             # wrap limits that are reached
+    r = Run(CFG, prog, seed=7).run()
+    r.check()
+    assert r.counters["atomics"] == sum(bin(i.exec).count("1") for i in prog)
+    assert sum(e[2] == MemKind.ATOMIC for e in r.mem_log) == r.counters["atomics"]
+
+
+def test_atomic_invalidates_line():
+    """An atomic drops its line from the L0: the next load of it misses and sees the result."""
+    rng = random.Random(16)
+    B = base_of()
+    prog = [line_load(rng, B, 3), line_load(rng, B, 3, shift=1),
+            make(rng, B, 0, 0, OpId.GLOBAL_ATOMIC_ADD_U32, ("same", 3 * LINE + 8), exec_mask=0x11),
+            line_load(rng, B, 3, shift=2)]
+    r = Run(CFG, prog, serial=True, seed=8).run()
+    r.check()
+    assert [i.counters["hits"] for i in prog] == [0, 1, 1, 1]
+    assert [i.counters["misses"] for i in prog] == [1, 1, 1, 2]
+
+
+# --------------------------------------------------------------------------------------
+# global_inv, global_wb
+def test_global_inv_sees_other_writers():
+    """Memory changed behind the unit's back (another CU) is not seen by hits until
+    global_inv, which answers once the L0 is empty; the next load misses and gets the new
+    bytes."""
+    rng = random.Random(17)
+    B = base_of()
+    prog = [line_load(rng, B, 5), line_load(rng, B, 5, shift=7),
+            make(rng, B, 0, 0, OpId.GLOBAL_INV, "unit", exec_mask=M32), line_load(rng, B, 5, shift=9)]
+    prog[1].at, prog[2].at = 300, 310
+
+    def other_cu(run):
+        run.image[5 * LINE:6 * LINE] ^= 0xFF
+    r = Run(CFG, prog, serial=True, seed=9, lat=(5, 10), poke={200: other_cu}).run()
+    stale = np.array([(prog[1].beats[0][1].data >> (32 * i)) & M32 for i in range(LANES)], dtype=U32)
+    old = r.gm.read_bytes(B + 5 * LINE, LINE).view("<u4")
+    assert (stale == old[(np.arange(LANES) + 7) % LANES]).all(), "the hit must return the L0's copy"
+    other_cu_model = old ^ U32(M32)
+    r.gm.write_bytes(B + 5 * LINE, other_cu_model.view(np.uint8))
+    new = np.array([(prog[3].beats[0][1].data >> (32 * i)) & M32 for i in range(LANES)], dtype=U32)
+    assert (new == other_cu_model[(np.arange(LANES) + 9) % LANES]).all()
+    assert [i.counters["misses"] for i in prog] == [1, 1, 1, 2]
+    assert (prog[2].beats[0][1].write, prog[2].beats[0][1].store) == (0, 0)
+
+
+def test_global_wb_waits_for_write_acks():
+    """global_wb answers (storecnt) only after memory acknowledged every earlier write of the
+    CU, from either SIMD; with no write in flight it answers at once."""
+    rng = random.Random(18)
+    B = base_of()
+    stores = [make(rng, B, s, w, OpId.GLOBAL_STORE_B32, "random", exec_mask=M32) for s in (0, 1) for w in (0, 1)]
+    wb = make(rng, B, 0, 2, OpId.GLOBAL_WB, "unit", exec_mask=M32)
+    wb.at = 8
+    wb2 = make(rng, B, 1, 3, OpId.GLOBAL_WB, "unit", exec_mask=M32)
+    wb2.at = 600
+    lat = lambda req: 150 if req.kind == MemKind.WRITE else 3          # noqa: E731
+    r = Run(CFG, stores + [wb, wb2], seed=10, lat=lat, gap=0, mem_ready=1, resp_ready=1).run()
+    r.check()
+    acks = [e[1] for e in r.mem_log if e[2] == MemKind.WRITE]
+    assert len(acks) > 4 and wb.beats[0][0] > max(acks)
+    assert (wb.beats[0][1].store, wb.beats[0][1].write) == (1, 0)
+    assert wb2.beats[0][0] - wb2.accepted <= 6
+
+
+# --------------------------------------------------------------------------------------
+# Errors
+def test_aperture_error_lane_and_address():
+    """Lanes outside the aperture (below it, or straddling its end) are dropped: memory is
+    untouched for them, they leave the response mask, the error names the first such lane of
+    the first faulting instruction, and every instruction still completes."""
+    rng = random.Random(19)
+    B = base_of()
+    offs = [4 * i for i in range(LANES)]
+    offs[5], offs[9] = BUF - 2, -4                                     # straddles the end; below the base
+    load = make(rng, B, 1, 2, OpId.GLOBAL_LOAD_B32, offs, exec_mask=M32)
+    offs = [8 * i for i in range(LANES)]
+    offs[0] = BUF
+    store = make(rng, B, 0, 1, OpId.GLOBAL_STORE_B64, offs, exec_mask=M32)
+    after = line_load(rng, B, 1)
+    r = Run(CFG, [load, store, after], serial=True, seed=11).run()
+    r.check(faults={0: (1 << 5) | (1 << 9), 1: 1})
+    e = r.error
+    assert (e.valid, e.cause, e.simd, e.wave, e.seq, e.lane, e.addr) == \
+        (1, ErrorCause.APERTURE, 1, 2, 0, 5, B + BUF - 2)
+
+
+def test_misaligned_atomic_and_bad_opcode():
+    rng = random.Random(20)
+    B = base_of()
+    offs = [4 * i for i in range(LANES)]
+    offs[3] = 14
+    at = make(rng, B, 0, 3, OpId.GLOBAL_ATOMIC_ADD_U32, offs, exec_mask=M32, returns=True)
+    r = Run(CFG, [at], serial=True, seed=12).run()
+    r.check(faults={0: 1 << 3})
+    assert (r.error.valid, r.error.cause, r.error.lane, r.error.addr) == (1, ErrorCause.MISALIGNED, 3, B + 14)
+    bad = make(rng, B, 1, 1, OpId.V_ADD_NC_U32, "unit", exec_mask=M32)
+    r = Run(CFG, [bad], serial=True, seed=13).run()
+    assert (r.error.valid, r.error.cause, r.error.simd, r.error.wave) == (1, ErrorCause.OPCODE, 1, 1)
+    assert [(b.write, b.store, b.last) for _, b in bad.beats] == [(0, 0, 1)]
+
+
+def test_memory_fault_reported():
+    """A response with ``fault`` (the memory's own check) is reported with the line address."""
+    rng = random.Random(21)
+    B = base_of()
+    prog = [line_load(rng, B, 2)]
+    r = Run(CFG, prog, serial=True, seed=14, aperture=(B, 2 * BUF))
+    r.instrs[0].addrs = [B + BUF + 4 * i for i in range(LANES)]
+    r.run()
+    assert (r.error.valid, r.error.cause, r.error.addr, r.error.lane) == (1, ErrorCause.MEMORY, B + BUF, 0)
+    assert prog[0].done
+
+
+# --------------------------------------------------------------------------------------
+# Return order: the seed experiment at unit level, hit latency and throughput
+def _x_and_y(order, rng, B):
+    """Wave X (SIMD 0) warms four lines; later wave Y (SIMD 1) misses (memory answers in 120
+    cycles) and X issues four loads that hit."""
+    warm = [line_load(rng, B, 8 * k) for k in range(4)]
+    y = line_load(rng, B, 64, simd=1)
+    y.at = 60
+    hits = [line_load(rng, B, 8 * k, shift=k + 1) for k in range(4)]
+    for h in hits:
+        h.at = 64
+    lat = lambda req: 120 if req.addr == B + 64 * LINE else 10        # noqa: E731
+    r = Run(CFG.replace(return_order=order), warm + [y] + hits, lat=lat, gap=0, mem_ready=1, resp_ready=1).run()
+    r.check()
+    assert r.counters["hits"] == 4 and r.counters["misses"] == 5
+    return y, hits
+
+
+def test_per_wave_hits_do_not_wait_for_other_waves_misses():
+    y, hits = _x_and_y("per_wave", random.Random(22), base_of())
+    assert all(h.beats[-1][0] < y.accepted + 20 for h in hits)
+    assert max(h.beats[-1][0] for h in hits) < y.beats[-1][0]
+
+
+def test_in_order_hits_retire_behind_another_waves_miss():
+    y, hits = _x_and_y("in_order", random.Random(22), base_of())
+    assert min(h.beats[0][0] for h in hits) > y.beats[-1][0]
+
+
+@pytest.mark.parametrize("latency", [4, 12])
+def test_hit_latency_and_one_line_per_cycle(latency):
+    """A single-line load that hits answers max(5, l0_hit_latency) cycles after it is
+    accepted; hits from both SIMDs stream at one line (one instruction) per cycle."""
+    rng = random.Random(23)
+    B = base_of()
+    warm = [line_load(rng, B, k) for k in range(8)]
+    hits = [line_load(rng, B, k % 8, simd=k % 2, wave=k % 4, shift=k) for k in range(32)]
+    for h in hits:
+        h.at = 80
+    r = Run(CFG.replace(l0_hit_latency=latency), warm + hits, lat=(3, 6), gap=0, mem_ready=1, resp_ready=1).run()
+    r.check()
+    assert r.counters["hits"] == 32
+    lat = [h.beats[0][0] - h.accepted for h in hits]
+    assert set(lat) == {max(5, latency)}, lat
+    acc = sorted(h.accepted for h in hits)
+    assert acc[-1] - acc[0] == len(hits) - 1, "one instruction accepted per cycle"
+    ends = sorted(h.beats[-1][0] for h in hits)
+    assert ends[-1] - ends[0] <= len(hits)
+
+
+# --------------------------------------------------------------------------------------
+# Verilog
+@pytest.mark.parametrize("preset", ["default", "rdna1"])
+def test_verilog_lint(preset, tmp_path):
+    text = convert_and_lint(VecMemUnit(PRESETS[preset]), f"vmem_{preset}", tmp_path)
+    assert "module vmem_" in text
+
+
+# --------------------------------------------------------------------------------------
+# Longer campaigns
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", range(6))
+def test_random_campaign(seed):
+    rng = random.Random(100 + seed)
+    cfg = [CFG, PRESETS["rdna1"], PRESETS["tiny"]][seed % 3]
+    prog = random_program(rng, base_of(), 200, span=rng.choice([2048, 8192, BUF]))
+    r = Run(cfg, prog, seed=seed, lat=(1, 80), mem_ready=rng.choice([0.5, 1.0]),
+            resp_ready=rng.choice([0.5, 1.0]), max_cycles=100_000).run()
+    r.check()
