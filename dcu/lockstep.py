@@ -16,7 +16,7 @@ from __future__ import annotations
 import dataclasses
 import random
 import time
-from collections import defaultdict, deque
+from collections import Counter, defaultdict, deque
 
 import numpy as np
 from amaranth.hdl import Cat
@@ -146,7 +146,8 @@ class SimdRun:
     -------
     cycles, instructions : of the whole run so far
     resident_cycles : cycles of this dispatch in which a wave was resident (``idle`` low)
-    issued : ``{kind: n}`` as the bench saw them issue; ``valu_cycles`` the cycle of each VALU issue
+    issued : ``{kind: n}`` as the bench saw them issue (``issued_ops``: ``{OpInfo: n}``);
+        ``valu_cycles`` the cycle of each VALU issue
     perf : the SIMD's ``perf`` counters over this dispatch (:data:`hdl.simd.SimdPerf` as dicts)
     ended : ``ended`` strobes seen during this dispatch
     """
@@ -177,6 +178,7 @@ class SimdRun:
         self.instructions = 0
         self.issued = {}              # kind -> count of issued instructions
         self.valu_cycles = []         # cycle of every VALU issue
+        self.issued_ops = Counter()   # isa.OpInfo -> count of issued instructions
         self.perf = None
         self.ended = 0
         self.resident_cycles = 0
@@ -293,8 +295,10 @@ class SimdRun:
                 issued_pc[(slot, sq)] = pc
                 issued_key[(slot, sq)] = self.slot_id[slot]
                 self.instructions += 1
-                kind = self._inst_at(pc).info.kind
+                info = self._inst_at(pc).info
+                kind = info.kind
                 self.issued[kind] = self.issued.get(kind, 0) + 1
+                self.issued_ops[info] += 1
                 if kind == "valu":
                     self.valu_cycles.append(cyc)
                 if self.lockstep and not self.order_dependent:
@@ -488,11 +492,10 @@ class SimdRun:
         if ev is None:
             return
         base = ctx.get(tr["base"][slot])
-        for port in tr["vw"][:2]:
-            en = ctx.get(port.en)
-            if en:
-                reg = ctx.get(port.addr) - base
-                self._compare_vgpr(slot, ev, reg, ctx.get(port.data), en)
+        port = tr["vw_ex"]
+        en = ctx.get(port.en)
+        if en:
+            self._compare_vgpr(slot, ev, ctx.get(port.addr) - base, ctx.get(port.data), en)
         port = tr["sw"][0]
         en = ctx.get(port.en)
         if en:

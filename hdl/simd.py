@@ -217,14 +217,23 @@ class SIMD(wiring.Component):
         lat = max(cfg.valu_dep_latency, C)        # VALU issue to dependent issue
         m = Module()
 
+        def fragment(name):
+            """A submodule for one group of combinational logic. Amaranth's simulator
+            re-evaluates a fragment whenever any of its inputs changes, so logic is grouped by
+            when its inputs change; sequential logic stays in the top module."""
+            sub = Module()
+            m.submodules[name] = sub
+            return sub
+
         # ---- register files ------------------------------------------------------------
-        # VGPRs: one 1,024-bit word per register, a 32-bit write enable per lane (EXEC).
+        # VGPRs: one 1,024-bit word per register, a 32-bit write enable per lane (EXEC). Two
+        # write ports: VALU results, and the rest in priority order (the wave launch's v0,
+        # transcendental results, memory returns). Each lane-granular write port costs the
+        # simulator about as much as the rest of the memory's update.
         m.submodules.vgprs = vgprs = memory.Memory(shape=unsigned(32 * LANES), depth=V, init=[])
-        vw_alu = vgprs.write_port(granularity=32)      # VALU result (low register)
-        vw_alu_hi = vgprs.write_port(granularity=32)   # VALU 64-bit result (high register)
-        vw_mem = vgprs.write_port(granularity=32)      # memory returns and wave launch (v0)
-        vw_trans = vgprs.write_port(granularity=32)    # transcendental results
-        vr = [vgprs.read_port(transparent_for=(vw_alu, vw_alu_hi, vw_mem, vw_trans)) for _ in range(6)]
+        vw_alu = vgprs.write_port(granularity=32)
+        vw_mem = vgprs.write_port(granularity=32)
+        vr = [vgprs.read_port(transparent_for=(vw_alu, vw_mem)) for _ in range(6)]
         # SGPRs (and ttmp): 64 even/odd pairs per wave slot; VCC, EXEC and M0 live in flip-flops.
         m.submodules.sgprs = sgprs = memory.Memory(shape=unsigned(64), depth=W * 64, init=[])
         sw_alu = sgprs.write_port(granularity=32)
@@ -248,25 +257,27 @@ class SIMD(wiring.Component):
         held = slots(1, "held")   # launched, waiting for the rest of its workgroup (barriers count on it)
         older = [[Signal(name=f"older_{i}_{j}") for j in range(W)] for i in range(W)]  # i launched before j
 
-        m.d.comb += self.idle.eq(~Cat(*resident).any())
-
         # ---- launch: a free slot; four cycles write s[0:3], ttmp7, ttmp9 and v0 ------------
-        free = Cat(*[~r for r in resident])
+        ms = fragment("slot_state")    # changes when a wave launches or ends
         launch_slot = Signal(range(W))
         for i in reversed(range(W)):
-            with m.If(free[i]):
-                m.d.comb += launch_slot.eq(i)
+            with ms.If(~resident[i]):
+                ms.d.comb += launch_slot.eq(i)
         launch_step = Signal(range(5))
         hold = Signal(LaunchLayout(cfg))
         hold_slot = Signal(range(W))
-        launching = launch_step != 0
-        m.d.comb += [self.launch.ready.eq(free.any() & ~launching), self.launched_slot.eq(launch_slot)]
-        with m.If(self.launch.valid & self.launch.ready):
+        launching = Signal()
+        ms.d.comb += [launching.eq(launch_step != 0), self.idle.eq(~Cat(*resident).any()),
+                      self.launch.ready.eq(~Cat(*resident).all() & ~launching), self.launched_slot.eq(launch_slot),
+                      self.bar_wait.eq(Cat(*bar_sig))]
+        launch_fire = self.launch.valid & self.launch.ready
+        with m.If(launch_fire):
             p, i = self.launch.payload, launch_slot
             m.d.sync += [hold.eq(p), launch_step.eq(1), hold_slot.eq(i), resident[i].eq(1), halted[i].eq(0),
                          pc[i].eq(p.pc), base[i].eq(p.vgpr_base), wg[i].eq(p.wg), exec_[i].eq(p.exec),
                          vcc[i].eq(0), m0[i].eq(0), scc[i].eq(0), nvalid[i].eq(0), infl[i].eq(0),
-                         fetch_addr[i].eq(p.pc & ~15), epoch[i].eq(epoch[i] + 1), br_pending[i].eq(0), loadcnt[i].eq(0), storecnt[i].eq(0), dscnt[i].eq(0), kmcnt[i].eq(0),
+                         fetch_addr[i].eq(p.pc & ~15), epoch[i].eq(epoch[i] + 1), br_pending[i].eq(0),
+                         loadcnt[i].eq(0), storecnt[i].eq(0), dscnt[i].eq(0), kmcnt[i].eq(0),
                          seq[i].eq(0), vbusy[i].eq(0), sbusy[i].eq(0), bar_sig[i].eq(0), bar_pass[i].eq(0),
                          held[i].eq(~p.wg_last)]
             with m.If(p.wg_last):   # the workgroup is complete: its waves may start
@@ -281,39 +292,41 @@ class SIMD(wiring.Component):
             m.d.sync += launch_step.eq(Mux(launch_step == 4, 0, launch_step + 1))
 
         # ---- fetch: each wave keeps up to three 16-byte chunks buffered or in flight --------
+        mf = fragment("fetch")
         want = Signal(W)
-        m.d.comb += want.eq(Cat(*[resident[i] & ~halted[i] & (nvalid[i] + infl[i] < 3) for i in range(W)]))
+        mf.d.comb += want.eq(Cat(*[resident[i] & ~halted[i] & (nvalid[i] + infl[i] < 3) for i in range(W)]))
         fetch_last, fetch_pick, fetch_any = Signal(range(W)), Signal(range(W)), Signal()
-        self._round_robin(m, want, fetch_last, fetch_pick, fetch_any, "fetch")
+        self._round_robin(mf, want, fetch_last, fetch_pick, fetch_any, "fetch")
         fetch_go = Signal(W)   # a request for wave i leaves this cycle
+        with mf.If((~self.fetch_req.valid | self.fetch_req.ready) & fetch_any & ~launching):
+            mf.d.comb += fetch_go.bit_select(fetch_pick, 1).eq(1)
         with m.If(~self.fetch_req.valid | self.fetch_req.ready):
             m.d.sync += self.fetch_req.valid.eq(fetch_any & ~launching)
             with m.If(fetch_any & ~launching):
                 m.d.sync += [self.fetch_req.payload.wave.eq(fetch_pick), self.fetch_req.payload.addr.eq(fetch_addr[fetch_pick]),
                              self.fetch_req.payload.epoch.eq(epoch[fetch_pick]), fetch_last.eq(fetch_pick)]
-                m.d.comb += fetch_go.bit_select(fetch_pick, 1).eq(1)
         fr = self.fetch_resp.payload
-        m.d.comb += self.fetch_resp.ready.eq(1)
+        mfill = fragment("fetch_fill")   # follows the fetch response input
+        mfill.d.comb += self.fetch_resp.ready.eq(1)
         fill = Signal(W)       # a response for wave i arrives (and is current) this cycle
-        with m.If(self.fetch_resp.valid & (fr.epoch == epoch[fr.wave])):
-            m.d.comb += fill.bit_select(fr.wave, 1).eq(1)
+        with mfill.If(self.fetch_resp.valid & (fr.epoch == epoch[fr.wave])):
+            mfill.d.comb += fill.bit_select(fr.wave, 1).eq(1)
 
         # the instruction at each wave's PC, decoded from its buffered chunks
         ib, ib_valid, ib_words = [], [], []
         for i in range(W):
             m.submodules[f"decoder{i}"] = dec = Decoder(pc_width=ADDR)
+            mw_i = fragment(f"window{i}")
             off = pc[i][2:4]
             window = Signal(96, name=f"window{i}")
-            m.d.comb += [window.eq(chunks[i].bit_select(off * 32, 96)), dec.words.eq(window), dec.pc.eq(pc[i])]
             avail = Signal(range(13), name=f"avail{i}")
-            m.d.comb += avail.eq(Mux(nvalid[i] == 0, 0, (nvalid[i] << 2) - off))
             v = Signal(name=f"ib_valid{i}")
-            m.d.comb += v.eq((avail != 0) & (dec.inst.size <= avail) & ~br_pending[i])
+            mw_i.d.comb += [window.eq(chunks[i].bit_select(off * 32, 96)), dec.words.eq(window), dec.pc.eq(pc[i]),
+                            avail.eq(Mux(nvalid[i] == 0, 0, (nvalid[i] << 2) - off)),
+                            v.eq((avail != 0) & (dec.inst.size <= avail) & ~br_pending[i])]
             ib.append(dec.inst)
             ib_valid.append(v)
             ib_words.append(window)
-        ib_list = ib
-        ib, ib_valid, ib_words = Array(ib), Array(ib_valid), Array(ib_words)
 
         # ---- VALU results in flight: their destinations stay busy (vbusy/sbusy) for ``lat``
         # cycles; the entry leaving the end of this pipe clears them.
@@ -321,76 +334,88 @@ class SIMD(wiring.Component):
                                     "sdst": 7, "sn": range(3)})
         flight = [Signal(Flight, name=f"flight{k}") for k in range(lat - 1)]
 
-        # EX: the instruction issued last cycle; a VALU instruction stays for C cycles, one
-        # lane group each, while issue waits and the register-file read ports hold its operands.
+        # EX: the instruction issued last cycle. A VALU instruction stays for C cycles, one
+        # lane group each (two cycles a group, low then high register, when it writes a 64-bit
+        # result), while issue waits and the register-file read ports hold its operands.
         ex = Signal(data.StructLayout({"valid": 1, "wave": range(W), "pc": ADDR, "seq": SEQ, "inst": DecodedInst}))
-        if C > 1:
-            grp = Signal(range(C))
-            valu_hold = Signal()
-            m.d.comb += valu_hold.eq(ex.valid & (ex.inst.kind == Kind.VALU) & (grp != C - 1))
-            m.d.sync += grp.eq(Mux(valu_hold, grp + 1, 0))
-            ex_last = ~valu_hold
-        else:
-            grp, valu_hold, ex_last = Const(0), Const(0), Const(1)
+        xi, xw, xk = ex.inst, ex.wave, ex.inst.kind
+        grp = Signal(range(C)) if C > 1 else Const(0)
+        half, valu_hold = Signal(), Signal()    # half: the high register's cycle of a 64-bit result
+        wide = xi.vdst_dw == 2
+        fragment("valu_hold").d.comb += valu_hold.eq(ex.valid & (xk == Kind.VALU) & ~((grp == C - 1) & (half | ~wide)))
+        with m.If(valu_hold & wide & ~half):
+            m.d.sync += half.eq(1)
+        with m.Else():
+            m.d.sync += half.eq(0)
+            if C > 1:
+                m.d.sync += grp.eq(Mux(valu_hold, grp + 1, 0))
+        ex_last = ~valu_hold
 
         # ---- issue: per wave, is its buffered instruction free of hazards? ----------------
-        # (each wave's check is its own fragment: the simulator re-evaluates a fragment's
-        # combinational logic whenever any of its inputs changes)
         trans_free = Signal()   # the transcendental unit can take an instruction issued now
         ready_w, reason_w = [], []
         for i in range(W):
-            mh = Module()
-            m.submodules[f"hazard{i}"] = mh
-            r, why = self._ready(mh, i, ib[i], vbusy[i], sbusy[i], loadcnt[i], storecnt[i], dscnt[i], kmcnt[i],
-                                 bar_pass[i], resident[i] & ~halted[i] & ~held[i] & ~launching, ib_valid[i], trans_free)
+            r, why = self._ready(fragment(f"hazard{i}"), i, ib[i], vbusy[i], sbusy[i], loadcnt[i], storecnt[i],
+                                 dscnt[i], kmcnt[i], bar_pass[i], resident[i] & ~halted[i] & ~held[i] & ~launching,
+                                 ib_valid[i], trans_free)
             ready_w.append(r)
             reason_w.append(why)
+        mq = fragment("issue")
         ready = Signal(W)
-        m.d.comb += ready.eq(Cat(*ready_w) & ~valu_hold.replicate(W) if C > 1 else Cat(*ready_w))
-        sel, sel_valid = Signal(range(W)), Signal()
+        mq.d.comb += ready.eq(Cat(*ready_w) & ~valu_hold.replicate(W))
+        sel, issue = Signal(range(W)), Signal()
         if cfg.wave_policy == "oldest":
             for i in range(W):
                 oldest = ready[i]
                 for j in range(W):
                     if j != i:
                         oldest = oldest & (~ready[j] | older[i][j])
-                with m.If(oldest):
-                    m.d.comb += [sel.eq(i), sel_valid.eq(1)]
+                with mq.If(oldest):
+                    mq.d.comb += [sel.eq(i), issue.eq(1)]
         else:
             issue_last = Signal(range(W))
-            self._round_robin(m, ready, issue_last, sel, sel_valid, "issue")
-            with m.If(sel_valid):
+            self._round_robin(mq, ready, issue_last, sel, issue, "issue")
+            with m.If(issue):
                 m.d.sync += issue_last.eq(sel)
-        issue = sel_valid
-        si = ib[sel]
+        # the issuing wave's instruction and state, selected once
+        mqs = fragment("issue_select")
+        si = Signal(DecodedInst)
+        sel_pc, sel_base, sel_seq = Signal(ADDR), Signal(range(V)), Signal(SEQ)
+        with mqs.Switch(sel):
+            for i in range(W):
+                with mqs.Case(i):
+                    mqs.d.comb += [si.eq(ib[i]), sel_pc.eq(pc[i]), sel_base.eq(base[i]), sel_seq.eq(seq[i])]
         sk = si.kind
+        mqp = fragment("issue_effects")   # register-file addresses, counters, busy bits
 
         # register-file reads for the issuing instruction; the data arrives in EX.
         # ALU: ports 0/1 src0 lo/hi, 2/3 src1, 4/5 src2 (or the old destination).
         # Memory: ports 0/1 vaddr, 2-5 the data dwords (DS: data1 at port 4 when data0 fits in 2).
-        is_mem = _is_kind(sk, Kind.VMEM_LOAD, Kind.VMEM_STORE, Kind.VMEM_ATOMIC, Kind.DS_LOAD, Kind.DS_STORE, Kind.DS_ATOMIC)
+        is_mem = Signal()
+        mqp.d.comb += is_mem.eq(_is_kind(sk, Kind.VMEM_LOAD, Kind.VMEM_STORE, Kind.VMEM_ATOMIC,
+                                        Kind.DS_LOAD, Kind.DS_STORE, Kind.DS_ATOMIC))
         data1_at4 = (si.data1_dw != 0)
         regs_alu = [si.src0[:8], si.src0[:8] + 1, si.src1[:8], si.src1[:8] + 1,
                     Mux(si.reads_dst, si.vdst, si.src2[:8]), si.src2[:8] + 1]
         regs_mem = [si.vaddr, si.vaddr + 1, si.data0, si.data0 + 1,
                     Mux(data1_at4, si.data1, si.data0 + 2), Mux(data1_at4, si.data1 + 1, si.data0 + 3)]
         for k in range(6):
-            m.d.comb += vr[k].addr.eq(base[sel] + Mux(is_mem, regs_mem[k], regs_alu[k]))
+            mqp.d.comb += vr[k].addr.eq(sel_base + Mux(is_mem, regs_mem[k], regs_alu[k]))
         srow = sel * 64
-        m.d.comb += [
+        mqp.d.comb += [
             sr[0].addr.eq(srow + Mux(sk == Kind.SMEM, si.sbase, Mux(is_mem, si.saddr[1:], si.src0[1:7]))),
             sr[1].addr.eq(srow + Mux(sk == Kind.SMEM, si.soffset[1:], si.src1[1:7])),
             sr[2].addr.eq(srow + Mux(sk == Kind.SALU, si.sdst[1:], si.src2[1:7])),
         ]
-        if C > 1:   # a read port with its enable low keeps its data: the EX operands
-            m.d.comb += [port.en.eq(~valu_hold) for port in vr + sr]
+        # a read port with its enable low keeps its data: the EX operands
+        fragment("hold_ports").d.comb += [port.en.eq(~valu_hold) for port in vr + sr]
 
         m.d.sync += self.ended.eq(0)
         with m.If(issue):
-            m.d.sync += [seq[sel].eq(seq[sel] + 1), pc[sel].eq(pc[sel] + (si.size << 2))]
+            m.d.sync += [seq[sel].eq(sel_seq + 1), pc[sel].eq(sel_pc + (si.size << 2))]
             with m.If(si.illegal):
                 m.d.sync += [halted[sel].eq(1), self.error.valid.eq(1), self.error.wave.eq(sel),
-                             self.error.pc.eq(pc[sel]), self.error.words.eq(ib_words[sel]),
+                             self.error.pc.eq(sel_pc), self.error.words.eq(Array(ib_words)[sel]),
                              self.error.cause.eq(ErrorCause.ILLEGAL_INSTRUCTION)]
             with m.If(sk == Kind.SBRANCH):
                 m.d.sync += br_pending[sel].eq(1)
@@ -416,16 +441,13 @@ class SIMD(wiring.Component):
                     m.d.sync += perf.issued.other.eq(perf.issued.other + 1)
         # a stall cycle counts against the oldest resident wave's reason (a resident wave
         # that could issue only loses to a multi-cycle VALU instruction in EX)
-        oldest_res = [resident[i] & Cat(*[~resident[j] | older[i][j] for j in range(W) if j != i]).all()
-                      for i in range(W)]
         why = Signal(StallReason)
+        mwhy = fragment("stall_reason")
         for i in range(W):
-            with m.If(oldest_res[i]):
-                if C > 1:
-                    m.d.comb += why.eq(Mux(ready_w[i], StallReason.STRUCTURAL, reason_w[i]))
-                else:
-                    m.d.comb += why.eq(reason_w[i])
-        with m.If(~issue & Cat(*resident).any()):
+            oldest_res = resident[i] & Cat(*[~resident[j] | older[i][j] for j in range(W) if j != i]).all()
+            with mwhy.If(oldest_res):
+                mwhy.d.comb += why.eq(Mux(ready_w[i], StallReason.STRUCTURAL, reason_w[i]))
+        with m.If(~issue & ~self.idle):
             with m.Switch(why):
                 for r in StallReason:
                     if r is not StallReason.NONE:
@@ -434,16 +456,15 @@ class SIMD(wiring.Component):
                             m.d.sync += field.eq(field + 1)
 
         # chunk buffers: drop a chunk once the PC has moved past it, append arriving chunks
-        launch_fire = self.launch.valid & self.launch.ready
+        crossing = Signal(W)
+        mqp.d.comb += crossing.bit_select(sel, 1).eq(issue & ((sel_pc + (si.size << 2))[4:] != sel_pc[4:]))
         for i in range(W):
-            crossing = issue & (sel == i) & ((pc[i] + (ib_list[i].size << 2))[4:] != pc[i][4:])
-            kept = Signal(range(4), name=f"kept{i}")
-            m.d.comb += kept.eq(nvalid[i] - crossing)
-            with m.If(~(launch_fire & (launch_slot == i)) & (crossing | fill[i] | fetch_go[i])):
-                m.d.sync += [chunks[i].eq(Mux(crossing, chunks[i] >> 128, chunks[i])),
+            kept = nvalid[i] - crossing[i]
+            with m.If(~(launch_fire & (launch_slot == i)) & (crossing[i] | fill[i] | fetch_go[i])):
+                m.d.sync += [chunks[i].eq(Mux(crossing[i], chunks[i] >> 128, chunks[i])),
                              nvalid[i].eq(kept + fill[i]), infl[i].eq(infl[i] + fetch_go[i] - fill[i])]
                 with m.If(fill[i]):
-                    m.d.sync += chunks[i].word_select(kept, 128).eq(fr.data)
+                    m.d.sync += chunks[i].word_select(kept[:2], 128).eq(fr.data)
                 with m.If(fetch_go[i]):
                     m.d.sync += fetch_addr[i].eq(fetch_addr[i] + 16)
 
@@ -451,39 +472,51 @@ class SIMD(wiring.Component):
         with m.If(~valu_hold):
             m.d.sync += ex.valid.eq(issue)
         with m.If(issue):   # (EX keeps the last instruction otherwise: fewer changes to simulate)
-            m.d.sync += [ex.wave.eq(sel), ex.pc.eq(pc[sel]), ex.seq.eq(seq[sel]), ex.inst.eq(si)]
-        xi, xw, xk = ex.inst, ex.wave, ex.inst.kind
-        x_valid = ex.valid & ~xi.illegal
-        x_exec = exec_[xw][:32]
+            m.d.sync += [ex.wave.eq(sel), ex.pc.eq(sel_pc), ex.seq.eq(sel_seq), ex.inst.eq(si)]
+        # the EX wave's state, selected once
+        x_valid, x_exec64, x_vcc, x_scc, x_m0, x_base = (Signal(), Signal(64), Signal(64), Signal(), Signal(32),
+                                                        Signal(range(V)))
+        mxs = fragment("ex_state")
+        mxs.d.comb += x_valid.eq(ex.valid & ~xi.illegal)
+        with mxs.Switch(xw):
+            for i in range(W):
+                with mxs.Case(i):
+                    mxs.d.comb += [x_exec64.eq(exec_[i]), x_vcc.eq(vcc[i]), x_scc.eq(scc[i]), x_m0.eq(m0[i]),
+                                   x_base.eq(base[i])]
+        x_exec = x_exec64[:32]
 
-        mx = Module()    # EX operands and results: their own fragment, evaluated once per EX
-        m.submodules.exdata = mx
+        mx = fragment("ex_operands")
         def scalar_value(code, port, bits):
-            """Scalar, inline-constant or literal source ``code`` as a ``bits``-wide value."""
+            """Scalar, inline-constant or literal source ``code`` as a ``bits``-wide value
+            (0 for a VGPR source, whose value comes from the VGPR file)."""
             v = Signal(bits, name=f"sval{port}_{bits}")
             pair = sr[port].data
-            with mx.Switch(code):
+            with mx.If(code[8]):
+                pass
+            with mx.Elif((code >= 128) & (code <= 208)):   # integer constants 0..64, -1..-16
+                mx.d.comb += v.eq(Mux(code <= 192, code - 128, 192 - code))
+            with mx.Else(), mx.Switch(code):
                 with mx.Case(VCC_LO):
-                    mx.d.comb += v.eq(vcc[xw] if bits == 64 else vcc[xw][:32])
+                    mx.d.comb += v.eq(x_vcc if bits == 64 else x_vcc[:32])
                 with mx.Case(VCC_HI):
-                    mx.d.comb += v.eq(vcc[xw][32:])
+                    mx.d.comb += v.eq(x_vcc[32:])
                 with mx.Case(EXEC_LO):
-                    mx.d.comb += v.eq(exec_[xw] if bits == 64 else x_exec)
+                    mx.d.comb += v.eq(x_exec64 if bits == 64 else x_exec)
                 with mx.Case(EXEC_HI):
-                    mx.d.comb += v.eq(exec_[xw][32:])
+                    mx.d.comb += v.eq(x_exec64[32:])
                 with mx.Case(M0):
-                    mx.d.comb += v.eq(m0[xw])
+                    mx.d.comb += v.eq(x_m0)
                 with mx.Case(NULL):
                     mx.d.comb += v.eq(0)
                 with mx.Case(SCC_CODE):
-                    mx.d.comb += v.eq(scc[xw])
+                    mx.d.comb += v.eq(x_scc)
                 with mx.Case(VCCZ):
-                    mx.d.comb += v.eq(vcc[xw][:32] == 0)
+                    mx.d.comb += v.eq(x_vcc[:32] == 0)
                 with mx.Case(EXECZ):
                     mx.d.comb += v.eq(x_exec == 0)
                 with mx.Case(LITERAL):
                     mx.d.comb += v.eq(xi.literal)
-                for c in list(range(128, 209)) + list(range(240, 249)):
+                for c in range(240, 249):   # float constants
                     with mx.Case(c):
                         mx.d.comb += v.eq(inline_constant(c, bits))
                 with mx.Default():
@@ -491,6 +524,7 @@ class SIMD(wiring.Component):
             return v
 
         codes = [xi.src0, xi.src1, Mux(xk == Kind.SALU, xi.sdst, xi.src2)]
+        x_is_fp = _in_set(mx, xi.op, _ops(_is_float_op), "x_is_fp")
         s32 = [scalar_value(codes[k], k, 32) for k in range(3)]
         s64 = [scalar_value(codes[k], k, 64) for k in range(3)]
         dws = [xi.src0_dw, xi.src1_dw, xi.src2_dw]
@@ -504,8 +538,9 @@ class SIMD(wiring.Component):
             sc = Mux(wide, s64[k], s32[k])
             o64, o32 = Signal(64 * LANES, name=f"op{k}_64"), Signal(32 * LANES, name=f"op{k}_32")
             with mx.If((xk == Kind.VALU) | (xk == Kind.VTRANS)):
-                mx.d.comb += [o64.eq(Mux(codes[k][8], vec64, Cat(*[sc] * LANES))),
-                              o32.eq(Mux(codes[k][8], lo, Cat(*[s32[k]] * LANES)))]
+                mx.d.comb += o32.eq(Mux(codes[k][8], lo, Cat(*[s32[k]] * LANES)))
+            with mx.If((xk == Kind.VALU) & ~x_is_fp):   # 64-bit lanes: the integer unit's operands
+                mx.d.comb += o64.eq(Mux(codes[k][8], vec64, Cat(*[sc] * LANES)))
             op64.append(o64)
             op32.append(o32)
         old_dst = vr[4].data
@@ -519,12 +554,11 @@ class SIMD(wiring.Component):
         mx.submodules.salu = salu = SALU()
         mx.submodules.valu_int = vint = VALUInt(G)
         mx.submodules.valu_fp = vfp = VALUFloat(G)
-        x_is_fp = _in_set(mx, xi.op, _ops(_is_float_op), "x_is_fp")
         mx.d.comb += [
             # a unit whose kind is not in EX sees OpId.NONE, which is cheap to simulate
             salu.op.eq(Mux(xk == Kind.SALU, xi.op, OpId.NONE)),
             salu.a.eq(Mux(dws[0] == 2, s64[0], s32[0])), salu.b.eq(Mux(dws[1] == 2, s64[1], s32[1])),
-            salu.scc_in.eq(scc[xw]), salu.exec_in.eq(x_exec), salu.simm16.eq(xi.simm16),
+            salu.scc_in.eq(x_scc), salu.exec_in.eq(x_exec), salu.simm16.eq(xi.simm16),
             salu.d_in.eq(Mux(xi.sdst_dw == 2, s64[2], s32[2])),
             vint.op.eq(Mux((xk == Kind.VALU) & ~x_is_fp, xi.op, OpId.NONE)),
             vint.c.eq(group(op64[2], 64)),
@@ -547,14 +581,16 @@ class SIMD(wiring.Component):
             with mx.If(xi.op == OpId.V_MBCNT_LO_U32_B32):
                 mx.d.comb += [
                     vint.a.eq(Cat(*[Cat(a_g[64 * n: 64 * n + 32] >> (grp * G), Const(0, 32)) for n in range(G)])),
-                    vint.b.eq(Cat(*[Cat(b_g[64 * n: 64 * n + 32] + popcount(a_g[64 * n: 64 * n + 32] & below),
+                    vint.b.eq(Cat(*[Cat((b_g[64 * n: 64 * n + 32] + popcount(a_g[64 * n: 64 * n + 32] & below))[:32],
                                         Const(0, 32)) for n in range(G)])),
                 ]
             with mx.Else():
                 mx.d.comb += [vint.a.eq(a_g), vint.b.eq(b_g)]
 
+        # ---- write-back (its own fragment: it follows the units' results) ------------------
         # VALU results: the integer unit's 64-bit lanes split into the low and high registers;
         # lane-mask results (compares, carries) collect over the lane groups in ``mask_acc``
+        mw = fragment("writeback")
         res_lo, res_hi = Signal(32 * G), Signal(32 * G)
         lane_mask, scalar_result, unit_illegal = Signal(G), Signal(32), Signal()
         lanes_special = _is_op(xi.op, OpId.V_READFIRSTLANE_B32, OpId.V_READLANE_B32, OpId.V_WRITELANE_B32)
@@ -565,19 +601,19 @@ class SIMD(wiring.Component):
             mask_all = mask_acc | (lane_mask << (grp * G))[:32]
             with m.If(x_valid & (xk == Kind.VALU)):
                 m.d.sync += mask_acc.eq(Mux(valu_hold, mask_all, 0))
-        with mx.If(xk == Kind.VALU):
+        with mw.If(xk == Kind.VALU):
             first = Signal(range(LANES))
             for n in reversed(range(LANES)):
-                with mx.If(x_exec[n]):
-                    mx.d.comb += first.eq(n)
+                with mw.If(x_exec[n]):
+                    mw.d.comb += first.eq(n)
             lane_sel = Mux(xi.op == OpId.V_READLANE_B32, s32[1][:5], first)
-            mx.d.comb += [
+            mw.d.comb += [
                 res_lo.eq(Mux(x_is_fp, vfp.d, Cat(*[vint.d[64 * n: 64 * n + 32] for n in range(G)]))),
                 res_hi.eq(Cat(*[vint.d[64 * n + 32: 64 * n + 64] for n in range(G)])),
                 lane_mask.eq(Mux(x_is_fp, vfp.mask_out, vint.mask_out) & group(x_exec, 1)),
                 unit_illegal.eq(Mux(x_is_fp, vfp.illegal, vint.illegal) & ~lanes_special),
             ]
-            mx.d.comb += scalar_result.eq(Mux(lanes_special, Mux(xi.src0[8], op32[0].word_select(lane_sel, 32), s32[0]),
+            mw.d.comb += scalar_result.eq(Mux(lanes_special, Mux(xi.src0[8], op32[0].word_select(lane_sel, 32), s32[0]),
                                               mask_all))
 
         def fault(cond):
@@ -586,7 +622,8 @@ class SIMD(wiring.Component):
                              self.error.cause.eq(ErrorCause.ILLEGAL_INSTRUCTION)]
 
         def write_scalar(code, value, nregs, we):
-            """Write a scalar destination: VCC, EXEC and M0 are flip-flops, the rest the SGPR file."""
+            """Write a scalar destination: VCC, EXEC and M0 are flip-flops (registered here),
+            the rest the SGPR file (its write port is driven by the write-back fragment)."""
             with m.If(we):
                 with m.Switch(code):
                     with m.Case(VCC_LO):
@@ -599,26 +636,29 @@ class SIMD(wiring.Component):
                         m.d.sync += exec_[xw][32:].eq(value[:32])
                     with m.Case(M0):
                         m.d.sync += m0[xw].eq(value[:32])
-                    with m.Case(NULL):
+            with mw.If(we):
+                with mw.Switch(code):
+                    with mw.Case(VCC_LO, VCC_HI, EXEC_LO, EXEC_HI, M0, NULL):
                         pass
-                    with m.Default():
-                        m.d.comb += sw_alu.addr.eq(xw * 64 + code[1:7])
+                    with mw.Default():
+                        mw.d.comb += sw_alu.addr.eq(xw * 64 + code[1:7])
                         if nregs == 2:
-                            m.d.comb += [sw_alu.data.eq(value), sw_alu.en.eq(0b11)]
+                            mw.d.comb += [sw_alu.data.eq(value), sw_alu.en.eq(0b11)]
                         else:
-                            m.d.comb += [sw_alu.data.eq(Cat(value[:32], value[:32])),
-                                         sw_alu.en.eq(Mux(code[0], 0b10, 0b01))]
+                            mw.d.comb += [sw_alu.data.eq(Cat(value[:32], value[:32])),
+                                          sw_alu.en.eq(Mux(code[0], 0b10, 0b01))]
 
-        vdst_addr = Signal(range(V))
-        m.d.comb += vdst_addr.eq(base[xw] + xi.vdst)
-        with m.If(x_valid & (xk == Kind.SALU)):
+        vdst_addr = x_base + xi.vdst
+        x_salu, x_valu = Signal(), Signal()
+        mw.d.comb += [x_salu.eq(x_valid & (xk == Kind.SALU)), x_valu.eq(x_valid & (xk == Kind.VALU))]
+        with m.If(x_salu):
             fault(salu.illegal)
-            write_scalar(xi.sdst, salu.d, 2, salu.d_we & (xi.sdst_dw == 2))
-            write_scalar(xi.sdst, salu.d, 1, salu.d_we & (xi.sdst_dw == 1))
             with m.If(salu.scc_we):
                 m.d.sync += scc[xw].eq(salu.scc)
             with m.If(salu.exec_we):
                 m.d.sync += exec_[xw][:32].eq(salu.exec)
+        write_scalar(xi.sdst, salu.d, 2, x_salu & salu.d_we & (xi.sdst_dw == 2))
+        write_scalar(xi.sdst, salu.d, 1, x_salu & salu.d_we & (xi.sdst_dw == 1))
         with m.If(x_valid & (xi.op == OpId.S_BARRIER_SIGNAL)):
             m.d.sync += bar_sig[xw].eq(1)
         # each EX cycle of a VALU instruction writes its lane group (every lane holds the group's
@@ -631,57 +671,60 @@ class SIMD(wiring.Component):
 
             def in_group(lanes):
                 return lanes & group_en
-        with m.If(x_valid & (xk == Kind.VALU)):
+        with m.If(x_valu):
             m.d.sync += perf.valu_busy.eq(perf.valu_busy + 1)
             fault(unit_illegal)
-            write_scalar(xi.sdst, scalar_result, 1, (xi.sdst_dw != 0) & ex_last)
-            with m.If(xi.op == OpId.V_WRITELANE_B32):
-                m.d.comb += [vw_alu.addr.eq(vdst_addr), vw_alu.data.eq(Cat(*[s32[0]] * LANES)),
-                             vw_alu.en.eq(in_group(Const(1, 32) << s32[1][:5]))]
-            with m.Elif(xi.vdst_dw != 0):
-                m.d.comb += [vw_alu.addr.eq(vdst_addr), vw_alu.data.eq(Cat(*[res_lo] * C)), vw_alu.en.eq(in_group(x_exec))]
-                with m.If(xi.vdst_dw == 2):
-                    m.d.comb += [vw_alu_hi.addr.eq(vdst_addr + 1), vw_alu_hi.data.eq(Cat(*[res_hi] * C)),
-                                 vw_alu_hi.en.eq(in_group(x_exec))]
-        # transcendental unit: 8 lanes, 4 cycles a wave, its own write port; results return in
-        # order, so a FIFO keeps each instruction's wave, destination, EXEC and sequence number
+        write_scalar(xi.sdst, scalar_result, 1, x_valu & (xi.sdst_dw != 0) & ex_last)
+        with mw.If(x_valu):
+            with mw.If(xi.op == OpId.V_WRITELANE_B32):
+                mw.d.comb += [vw_alu.addr.eq(vdst_addr), vw_alu.data.eq(Cat(*[s32[0]] * LANES)),
+                              vw_alu.en.eq(in_group(Const(1, 32) << s32[1][:5]))]
+            with mw.Elif(xi.vdst_dw != 0):
+                mw.d.comb += [vw_alu.addr.eq(vdst_addr + half), vw_alu.data.eq(Cat(*[Mux(half, res_hi, res_lo)] * C)),
+                              vw_alu.en.eq(in_group(x_exec))]
+        # transcendental unit: 8 lanes, 4 cycles a wave; results return in order, so a FIFO
+        # keeps each instruction's wave, destination, EXEC and sequence number. A result waits
+        # (the unit stalls) while the launch sequence writes v0 through the shared port.
         m.submodules.trans = trans = TransUnit(cfg)
         Pending = data.StructLayout({"wave": range(W), "vdst": 8, "exec": 32, "seq": SEQ})
         tq = Array(Signal(Pending, name=f"trans_q{k}") for k in range(8))
         tq_head, tq_tail = Signal(3), Signal(3)
-        sign = Cat(*[Const(1 << 31, 32)] * LANES)
+        sign = Const(sum(1 << (32 * n + 31) for n in range(LANES)), 32 * LANES)
         t_src = Mux(xi.abs[0], op32[0] & ~sign, op32[0])
-        m.d.comb += [trans.i.valid.eq(x_valid & (xk == Kind.VTRANS)), trans.i.payload.op.eq(xi.op),
-                     trans.i.payload.a.eq(Mux(xi.neg[0], t_src ^ sign, t_src)), trans.o.ready.eq(1)]
-        with m.If(x_valid & (xk == Kind.VTRANS)):
+        x_trans = Signal()
+        mx.d.comb += [x_trans.eq(x_valid & (xk == Kind.VTRANS)), trans.i.valid.eq(x_trans),
+                      trans.i.payload.op.eq(xi.op), trans.i.payload.a.eq(Mux(xi.neg[0], t_src ^ sign, t_src))]
+        with m.If(x_trans):
             fault(xi.clamp | (xi.omod != 0))   # output modifiers on transcendentals are not implemented
             m.d.sync += [tq[tq_tail].wave.eq(xw), tq[tq_tail].vdst.eq(xi.vdst), tq[tq_tail].exec.eq(x_exec),
                          tq[tq_tail].seq.eq(ex.seq), tq_tail.eq(tq_tail + 1)]
-        m.d.comb += trans_free.eq(trans.i.ready & ~(ex.valid & (xk == Kind.VTRANS)))
-        trans_wb = tq[tq_head]
-        with m.If(trans.o.valid):
-            m.d.comb += [vw_trans.addr.eq(base[trans_wb.wave] + trans_wb.vdst), vw_trans.data.eq(trans.o.payload.d),
-                         vw_trans.en.eq(trans_wb.exec)]
+        fragment("trans_free").d.comb += trans_free.eq(trans.i.ready & ~(ex.valid & (xk == Kind.VTRANS)))
+        mt = fragment("trans_wb")
+        trans_wb, trans_done = Signal(Pending), Signal()
+        mt.d.comb += [trans_wb.eq(tq[tq_head]), trans.o.ready.eq(launch_step != 4),
+                      trans_done.eq(trans.o.valid & trans.o.ready)]
+        with m.If(trans_done):
             m.d.sync += tq_head.eq(tq_head + 1)
+        # branches resolve in EX
+        taken, target = Signal(), Signal(ADDR)
+        with mw.If(x_valid & (xk == Kind.SBRANCH)):
+            with mw.Switch(xi.op):
+                with mw.Case(OpId.S_BRANCH):
+                    mw.d.comb += taken.eq(1)
+                with mw.Case(OpId.S_CBRANCH_SCC0):
+                    mw.d.comb += taken.eq(~x_scc)
+                with mw.Case(OpId.S_CBRANCH_SCC1):
+                    mw.d.comb += taken.eq(x_scc)
+                with mw.Case(OpId.S_CBRANCH_VCCZ):
+                    mw.d.comb += taken.eq(x_vcc[:32] == 0)
+                with mw.Case(OpId.S_CBRANCH_VCCNZ):
+                    mw.d.comb += taken.eq(x_vcc[:32] != 0)
+                with mw.Case(OpId.S_CBRANCH_EXECZ):
+                    mw.d.comb += taken.eq(x_exec == 0)
+                with mw.Case(OpId.S_CBRANCH_EXECNZ):
+                    mw.d.comb += taken.eq(x_exec != 0)
+            mw.d.comb += target.eq(ex.pc + 4 + (xi.simm16.as_signed() << 2))
         with m.If(x_valid & (xk == Kind.SBRANCH)):
-            taken = Signal()
-            with m.Switch(xi.op):
-                with m.Case(OpId.S_BRANCH):
-                    m.d.comb += taken.eq(1)
-                with m.Case(OpId.S_CBRANCH_SCC0):
-                    m.d.comb += taken.eq(~scc[xw])
-                with m.Case(OpId.S_CBRANCH_SCC1):
-                    m.d.comb += taken.eq(scc[xw])
-                with m.Case(OpId.S_CBRANCH_VCCZ):
-                    m.d.comb += taken.eq(vcc[xw][:32] == 0)
-                with m.Case(OpId.S_CBRANCH_VCCNZ):
-                    m.d.comb += taken.eq(vcc[xw][:32] != 0)
-                with m.Case(OpId.S_CBRANCH_EXECZ):
-                    m.d.comb += taken.eq(x_exec == 0)
-                with m.Case(OpId.S_CBRANCH_EXECNZ):
-                    m.d.comb += taken.eq(x_exec != 0)
-            target = Signal(ADDR)
-            m.d.comb += target.eq(ex.pc + 4 + (xi.simm16.as_signed() << 2))
             with m.If(taken):   # redirect: drop the buffered chunks and any in flight (new epoch)
                 m.d.sync += [pc[xw].eq(target), fetch_addr[xw].eq(target & ~15), nvalid[xw].eq(0), infl[xw].eq(0),
                              chunks[xw].eq(0), epoch[xw].eq(epoch[xw] + 1)]
@@ -718,63 +761,69 @@ class SIMD(wiring.Component):
         vset, vclr = Array(Signal(V, name=f"vset{i}") for i in range(W)), Array(Signal(V, name=f"vclr{i}") for i in range(W))
         sset, sclr = Array(Signal(128, name=f"sset{i}") for i in range(W)), Array(Signal(128, name=f"sclr{i}") for i in range(W))
         valu_busy = (sk == Kind.VALU) if lat > 1 else Const(0)   # VALU destinations wait for ``lat``
-        with m.If(issue & ~si.illegal):
-            with m.If(sk == Kind.SMEM):
-                m.d.comb += inc["km"].bit_select(sel, 1).eq(1)
-            with m.If((sk == Kind.SMEM) | valu_busy):
-                m.d.comb += sset[sel].eq(((Const(1, 17) << si.sdst_dw) - 1) << si.sdst)
-            with m.If(_is_kind(sk, Kind.VMEM_LOAD, Kind.VMEM_ATOMIC) & (si.vdst_dw != 0) | (si.op == OpId.GLOBAL_INV)):
-                m.d.comb += inc["load"].bit_select(sel, 1).eq(1)
-            with m.Elif(_is_kind(sk, Kind.VMEM_STORE, Kind.VMEM_ATOMIC, Kind.CACHE)):
-                m.d.comb += inc["store"].bit_select(sel, 1).eq(1)
-            with m.If(_is_kind(sk, Kind.DS_LOAD, Kind.DS_STORE, Kind.DS_ATOMIC)):
-                m.d.comb += inc["ds"].bit_select(sel, 1).eq(1)
-            with m.If(is_mem | (sk == Kind.VTRANS) | valu_busy):
-                m.d.comb += vset[sel].eq(((Const(1, 5) << si.vdst_dw) - 1) << si.vdst)
+        with mqp.If(issue & ~si.illegal):
+            with mqp.If(sk == Kind.SMEM):
+                mqp.d.comb += inc["km"].bit_select(sel, 1).eq(1)
+            with mqp.If((sk == Kind.SMEM) | valu_busy):
+                mqp.d.comb += sset[sel].eq(((Const(1, 17) << si.sdst_dw) - 1) << si.sdst)
+            with mqp.If(_is_kind(sk, Kind.VMEM_LOAD, Kind.VMEM_ATOMIC) & (si.vdst_dw != 0) | (si.op == OpId.GLOBAL_INV)):
+                mqp.d.comb += inc["load"].bit_select(sel, 1).eq(1)
+            with mqp.Elif(_is_kind(sk, Kind.VMEM_STORE, Kind.VMEM_ATOMIC, Kind.CACHE)):
+                mqp.d.comb += inc["store"].bit_select(sel, 1).eq(1)
+            with mqp.If(_is_kind(sk, Kind.DS_LOAD, Kind.DS_STORE, Kind.DS_ATOMIC)):
+                mqp.d.comb += inc["ds"].bit_select(sel, 1).eq(1)
+            with mqp.If(is_mem | (sk == Kind.VTRANS) | valu_busy):
+                mqp.d.comb += vset[sel].eq(((Const(1, 5) << si.vdst_dw) - 1) << si.vdst)
 
+        # returns: scalar and vector memory responses, and the launch sequence's writes
+        mr = fragment("returns")
         sresp = self.smem_resp
-        m.d.comb += sresp.ready.eq(~launching)
-        with m.If(sresp.valid & sresp.ready):
+        mr.d.comb += sresp.ready.eq(~launching)
+        with mr.If(sresp.valid & sresp.ready):
             sp = sresp.payload
-            m.d.comb += [sw_mem.addr.eq(sp.wave * 64 + sp.sdst[1:]), sw_mem.data.eq(Cat(sp.data, sp.data)),
-                         sw_mem.en.eq(Mux(sp.sdst[0], 0b10, 0b01)), sclr[sp.wave].eq(Const(1, 128) << sp.sdst)]
-            with m.If(sp.last):
-                m.d.comb += dec_["km"].bit_select(sp.wave, 1).eq(1)
+            mr.d.comb += [sw_mem.addr.eq(sp.wave * 64 + sp.sdst[1:]), sw_mem.data.eq(Cat(sp.data, sp.data)),
+                          sw_mem.en.eq(Mux(sp.sdst[0], 0b10, 0b01)), sclr[sp.wave].eq(Const(1, 128) << sp.sdst)]
+            with mr.If(sp.last):
+                mr.d.comb += dec_["km"].bit_select(sp.wave, 1).eq(1)
         launch_pairs = Array([Const(0, 6), Const(1, 6), Const(57, 6), Const(58, 6)])   # s[0:1] s[2:3] ttmp[6:7] ttmp[8:9]
         launch_vals = Array([Cat(hold.sgpr[0], hold.sgpr[1]), Cat(hold.sgpr[2], hold.sgpr[3]),
                              Cat(Const(0, 32), hold.ttmp7), Cat(Const(0, 32), hold.ttmp9)])
-        with m.If(launching):
-            m.d.comb += [sw_mem.addr.eq(hold_slot * 64 + launch_pairs[launch_step - 1]),
-                         sw_mem.data.eq(launch_vals[launch_step - 1]),
-                         sw_mem.en.eq(Mux(launch_step >= 3, 0b10, 0b11))]
-            with m.If(launch_step == 4):
-                m.d.comb += [vw_mem.addr.eq(hold.vgpr_base), vw_mem.data.eq(hold.v0), vw_mem.en.eq(~0)]
+        with mr.If(launching):
+            mr.d.comb += [sw_mem.addr.eq(hold_slot * 64 + launch_pairs[launch_step - 1]),
+                          sw_mem.data.eq(launch_vals[launch_step - 1]),
+                          sw_mem.en.eq(Mux(launch_step >= 3, 0b10, 0b11))]
+            with mr.If(launch_step == 4):
+                mr.d.comb += [vw_mem.addr.eq(hold.vgpr_base), vw_mem.data.eq(hold.v0), vw_mem.en.eq(~0)]
+        with mr.If(trans_done):
+            mr.d.comb += [vw_mem.addr.eq(base[trans_wb.wave] + trans_wb.vdst), vw_mem.data.eq(trans.o.payload.d),
+                          vw_mem.en.eq(trans_wb.exec)]
         vresp, lresp = self.vmem_resp, self.lds_resp
-        m.d.comb += [vresp.ready.eq(~launching), lresp.ready.eq(~launching & ~vresp.valid)]
+        mr.d.comb += [vresp.ready.eq(~launching & ~trans.o.valid), lresp.ready.eq(~launching & ~trans.o.valid & ~vresp.valid)]
         for resp, is_lds in ((vresp, False), (lresp, True)):
-            with m.If(resp.valid & resp.ready):
+            with mr.If(resp.valid & resp.ready):
                 rp = resp.payload
-                with m.If(rp.write):
-                    m.d.comb += [vw_mem.addr.eq(base[rp.wave] + rp.vdst), vw_mem.data.eq(rp.data), vw_mem.en.eq(rp.mask),
-                                 vclr[rp.wave].eq(Const(1, V) << rp.vdst)]
-                with m.If(rp.last):
+                with mr.If(rp.write):
+                    mr.d.comb += [vw_mem.addr.eq(base[rp.wave] + rp.vdst), vw_mem.data.eq(rp.data), vw_mem.en.eq(rp.mask),
+                                  vclr[rp.wave].eq(Const(1, V) << rp.vdst)]
+                with mr.If(rp.last):
                     if is_lds:
-                        m.d.comb += dec_["ds"].bit_select(rp.wave, 1).eq(1)
+                        mr.d.comb += dec_["ds"].bit_select(rp.wave, 1).eq(1)
                     else:
-                        with m.If(rp.store):
-                            m.d.comb += dec_["store"].bit_select(rp.wave, 1).eq(1)
-                        with m.Else():
-                            m.d.comb += dec_["load"].bit_select(rp.wave, 1).eq(1)
+                        with mr.If(rp.store):
+                            mr.d.comb += dec_["store"].bit_select(rp.wave, 1).eq(1)
+                        with mr.Else():
+                            mr.d.comb += dec_["load"].bit_select(rp.wave, 1).eq(1)
         vclr_trans = Array(Signal(V, name=f"vclr_trans{i}") for i in range(W))
-        with m.If(trans.o.valid):
-            m.d.comb += vclr_trans[trans_wb.wave].eq(Const(1, V) << trans_wb.vdst)
+        with mt.If(trans_done):
+            mt.d.comb += vclr_trans[trans_wb.wave].eq(Const(1, V) << trans_wb.vdst)
         vclr_valu = Array(Signal(V, name=f"vclr_valu{i}") for i in range(W))
         sclr_valu = Array(Signal(128, name=f"sclr_valu{i}") for i in range(W))
         if flight:
             done = flight[-1]   # issued lat - 1 cycles ago: its dependants may issue next cycle
-            with m.If(done.valid):
-                m.d.comb += [vclr_valu[done.wave].eq(((Const(1, 3) << done.vn) - 1) << done.vdst),
-                             sclr_valu[done.wave].eq(((Const(1, 3) << done.sn) - 1) << done.sdst)]
+            mdone = fragment("valu_done")
+            with mdone.If(done.valid):
+                mdone.d.comb += [vclr_valu[done.wave].eq(((Const(1, 3) << done.vn) - 1) << done.vdst),
+                                 sclr_valu[done.wave].eq(((Const(1, 3) << done.sn) - 1) << done.sdst)]
         for i in range(W):
             with m.If(~(launch_fire & (launch_slot == i))):   # a launch resets them instead
                 m.d.sync += [loadcnt[i].eq(loadcnt[i] + inc["load"][i] - dec_["load"][i]),
@@ -785,7 +834,6 @@ class SIMD(wiring.Component):
                              sbusy[i].eq((sbusy[i] | sset[i]) & ~(sclr[i] | sclr_valu[i]))]
 
         # ---- workgroup barrier -----------------------------------------------------------------
-        m.d.comb += self.bar_wait.eq(Cat(*bar_sig))
         for i in range(W):
             if self.external_barrier:   # the DCU releases it
                 complete = bar_sig[i] & self.bar_release[i]
@@ -797,8 +845,8 @@ class SIMD(wiring.Component):
             with m.If(complete):
                 m.d.sync += [bar_sig[i].eq(0), bar_pass[i].eq(1)]
 
-        self.trace = dict(vgpr_mem=vgprs, sgpr_mem=sgprs, ex=ex, issue=issue, sel=sel, pc=pc, base=base, vw=[vw_alu, vw_alu_hi, vw_mem],
-                          vw_trans=vw_trans, trans_valid=trans.o.valid, trans_wb=trans_wb,
+        self.trace = dict(vgpr_mem=vgprs, sgpr_mem=sgprs, ex=ex, issue=issue, sel=sel, pc=pc, base=base, vw_ex=vw_alu,
+                          vw_trans=vw_mem, trans_valid=trans_done, trans_wb=trans_wb,
                           sw=[sw_alu, sw_mem], exec=exec_, vcc=vcc, scc=scc, m0=m0, resident=resident,
                           loadcnt=loadcnt, storecnt=storecnt, dscnt=dscnt, kmcnt=kmcnt, ex_last=ex_last)
         return m
