@@ -1,0 +1,200 @@
+"""The external memory as a Python process for Amaranth's simulator (docs/memory.md,
+"External memory and its models").
+
+:class:`PyMemory` serves the external port (:mod:`hdl.memport`) with the semantics of the RTL
+model :class:`hdl.extmem.ExtMemory`: every request takes effect when it is accepted, in
+acceptance order; its response is offered ``latency`` cycles later (a fixed value, or drawn
+per request from ``(lo, hi)``) and stays offered until taken; ``reorder`` lets any response
+whose latency has elapsed leave first; at most ``slots`` responses wait; a faulting request
+(outside the memory, misaligned, unknown kind or atomic op) gets a ``fault`` response with zero
+data, changes nothing and is listed in :attr:`PyMemory.faults`. The two models make the same
+memory image and the same per-tag response data from the same request stream; only the
+pseudo-random choices (latency, order, back-pressure) come from different generators.
+
+Usage::
+
+    mem = PyMemory(prepared.mem, latency=(20, 40), reorder=True, seed=1)
+    sim.add_process(mem.process(dut.mem, dut.mem_resp))
+"""
+from __future__ import annotations
+
+import random
+
+import numpy as np
+
+from hdl.atomic import AtomicOp
+from hdl.extmem import latency_range
+from hdl.memport import LINE_BYTES, MemKind, MemReq, MemResp
+from sim.memory import GlobalMemory
+from sim.memory_ops import ATOMIC_OPS
+
+__all__ = ["PyMemory"]
+
+_READ, _WRITE, _ATOMIC = MemKind.READ.value, MemKind.WRITE.value, MemKind.ATOMIC.value
+_ATOMIC_FN = [ATOMIC_OPS[op.name.lower()] for op in sorted(AtomicOp, key=lambda o: o.value)]
+_FULL_MASK = (1 << LINE_BYTES) - 1
+_M32 = 0xFFFF_FFFF
+
+
+def _fields(layout) -> dict:
+    return {name: (f.offset, (1 << f.width) - 1) for name, f in layout}
+
+
+class PyMemory:
+    """Byte-addressed memory that answers external-port requests in a simulation.
+
+    Parameters
+    ----------
+    memory : GlobalMemory, numpy uint8 array or bytearray
+        The backing image, changed in place. A :class:`sim.memory.GlobalMemory` (as
+        ``dcu.launch.prepare`` lays out the code object, buffers and kernarg) supplies its
+        own base and is re-read on every access, so it may grow; an array or bytearray
+        starts at ``base``. The memory covers whole lines: ``len // 128 * 128`` bytes.
+    base : int
+        Byte address of the image's first byte (not with a GlobalMemory), a multiple of 128.
+    latency : int or (int, int)
+        Cycles from acceptance to the response being offered (>= 1), fixed or drawn per
+        request uniformly from ``[lo, hi]``.
+    reorder : bool
+        Any response whose latency has elapsed may leave, chosen at random (else in order).
+    backpressure : float
+        Probability in [0, 1) that ``req.ready`` is withheld in a cycle.
+    slots : int
+        Responses waiting (not yet offered) before ``req.ready`` is withheld.
+    seed : int
+        Seed of the generator behind latency, order and back-pressure.
+    tag_bits : int
+        Tag width of the port.
+
+    Members
+    -------
+    faults : list of (int, MemKind or int)
+        Address and kind of every faulting request, in acceptance order.
+    reads, writes, atomics : int
+        Requests accepted, by kind (faulting ones included).
+    """
+
+    def __init__(self, memory, base: int | None = None, *, latency=32, reorder: bool = False,
+                 backpressure: float = 0.0, slots: int = 16, seed: int = 0, tag_bits: int = 8):
+        if isinstance(memory, GlobalMemory):
+            if base is not None:
+                raise ValueError("a GlobalMemory has its own base")
+            base = memory.base
+            self._image = lambda: memory.data
+        else:
+            arr = memory if isinstance(memory, np.ndarray) else np.frombuffer(memory, np.uint8)
+            if arr.dtype != np.uint8 or arr.ndim != 1 or not arr.flags.writeable:
+                raise ValueError("memory must be a GlobalMemory, a writable 1-D uint8 array or a bytearray")
+            self._image = lambda: arr
+            base = 0 if base is None else base
+        if base % LINE_BYTES:
+            raise ValueError(f"base must be a multiple of {LINE_BYTES}, got {base:#x}")
+        if slots < 1:
+            raise ValueError(f"slots must be >= 1, got {slots}")
+        if not 0.0 <= backpressure < 1.0:
+            raise ValueError(f"backpressure must be in [0, 1), got {backpressure}")
+        self.base = base
+        self.lo, self.hi = latency_range(latency)
+        self.reorder, self.backpressure, self.slots = reorder, backpressure, slots
+        self.rng = random.Random(seed)
+        self.faults: list = []
+        self.reads = self.writes = self.atomics = 0
+        self._req = _fields(MemReq(tag_bits))
+        self._resp = _fields(MemResp(tag_bits))
+
+    @property
+    def image(self) -> np.ndarray:
+        """The backing bytes (index 0 is address ``base``)."""
+        return self._image()
+
+    # ---- one request ------------------------------------------------------------------------
+    def access(self, word: int) -> int:
+        """Perform the request packed in ``word`` (a ``MemReq`` as an int) now; return its
+        response packed as a ``MemResp`` int."""
+        f = self._req
+        kind, op, addr, data, mask, tag = ((word >> f[k][0]) & f[k][1]
+                                           for k in ("kind", "atomic", "addr", "data", "mask", "tag"))
+        self.reads += kind == _READ
+        self.writes += kind == _WRITE
+        self.atomics += kind == _ATOMIC
+        img = self._image()
+        off = addr - self.base
+        size = len(img) // LINE_BYTES * LINE_BYTES
+        if kind == _ATOMIC:
+            ok = op < len(_ATOMIC_FN) and addr % 4 == 0 and 0 <= off and off + 4 <= size
+        else:
+            ok = kind <= _WRITE and addr % LINE_BYTES == 0 and 0 <= off and off + LINE_BYTES <= size
+        out, fault = 0, 0
+        if not ok:
+            self.faults.append((addr, MemKind(kind) if kind <= _ATOMIC else kind))
+            fault = 1
+        elif kind == _READ:
+            out = int.from_bytes(img[off: off + LINE_BYTES].tobytes(), "little")
+        elif kind == _WRITE:
+            new = np.frombuffer(data.to_bytes(LINE_BYTES, "little"), np.uint8)
+            if mask == _FULL_MASK:
+                img[off: off + LINE_BYTES] = new
+            else:
+                sel = np.unpackbits(np.frombuffer(mask.to_bytes(LINE_BYTES // 8, "little"), np.uint8),
+                                    bitorder="little").view(bool)
+                img[off: off + LINE_BYTES][sel] = new[sel]
+        else:
+            out = int.from_bytes(img[off: off + 4].tobytes(), "little")
+            new = _ATOMIC_FN[op](out, data & _M32, (data >> 32) & _M32)
+            img[off: off + 4] = np.frombuffer(new.to_bytes(4, "little"), np.uint8)
+        r = self._resp
+        return (tag << r["tag"][0]) | (out << r["data"][0]) | (fault << r["fault"][0])
+
+    # ---- the port -----------------------------------------------------------------------------
+    def process(self, req, resp):
+        """An ``async`` function for ``Simulator.add_process`` that runs :meth:`serve`."""
+        async def run(ctx):
+            await self.serve(ctx, req, resp)
+        return run
+
+    async def serve(self, ctx, req, resp):
+        """Serve ``req`` (a ``stream.Signature(MemReq)`` interface, this side the sink) and
+        ``resp`` (the source) forever. While nothing is in flight and no request is offered
+        it sleeps until ``req.valid`` rises instead of waking every cycle."""
+        req_valid, req_word, resp_ready = req.valid, req.payload.as_value(), resp.ready
+        resp_valid, resp_word = resp.valid, resp.payload.as_value()
+        lo, hi, rng, slots, bp = self.lo, self.hi, self.rng, self.slots, self.backpressure
+        pending = []                  # [due cycle, response word], in acceptance order
+        offering = False
+        cycle = 0                     # the cycle being set up; acceptances happen at its end
+        ready = bp == 0.0 or rng.random() >= bp
+        ctx.set(req.ready, ready)
+        while True:
+            # A multi-shot wait costs less per cycle than a new one-shot trigger each cycle.
+            ticks = ctx.tick().sample(req_valid, req_word, resp_ready).__aiter__()
+            while True:
+                _, _, valid, word, taken = await ticks.__anext__()
+                handed_over = offering and taken
+                if handed_over:
+                    offering = False
+                if valid and ready:
+                    pending.append([cycle + (lo if lo == hi else rng.randint(lo, hi)), self.access(word)])
+                cycle += 1
+                if not offering:
+                    pick = None
+                    if self.reorder:
+                        due = [i for i, p in enumerate(pending) if p[0] <= cycle]
+                        if due:
+                            pick = due[rng.randrange(len(due))] if len(due) > 1 else due[0]
+                    elif pending and pending[0][0] <= cycle:
+                        pick = 0
+                    if pick is not None:
+                        ctx.set(resp_word, pending.pop(pick)[1])
+                        offering = True
+                        ctx.set(resp_valid, 1)
+                    elif handed_over:
+                        ctx.set(resp_valid, 0)
+                now_ready = len(pending) < slots and (bp == 0.0 or rng.random() >= bp)
+                if now_ready != ready:
+                    ready = now_ready
+                    ctx.set(req.ready, ready)
+                if not (valid or pending or offering):
+                    break
+            # Idle: valid was low at the last edge, so a request must raise it after that edge.
+            await ticks.aclose()
+            await ctx.posedge(req_valid)

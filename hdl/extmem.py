@@ -1,0 +1,247 @@
+"""An RTL model of the external memory, for Verilog and FPGA runs where no Python runs per
+cycle (docs/memory.md, "External memory and its models").
+
+Pipeline: a request is accepted in cycle ``t`` (stage A: the RAM line is addressed), its
+effect on the RAM happens in cycle ``t + 1`` (stage B: the line arrives, a WRITE merges its
+bytes, an ATOMIC computes ``hdl.atomic.atomic_result``, the line is written back and the
+response is stored in a slot), and the response is offered from cycle ``t + latency``
+(``lo`` plus an LFSR-chosen extra up to ``hi``) onwards. Effects therefore take place in
+acceptance order whatever order the responses leave in: a request sees every request
+accepted before it. With ``reorder=False`` the slots form a queue and leave in order; with
+``reorder=True`` any slot whose latency has elapsed may leave, picked from a rotation chosen
+by the LFSR.
+"""
+from __future__ import annotations
+
+from amaranth.hdl import Array, Cat, Const, Module, Mux, Signal
+from amaranth.lib import memory, stream, wiring
+from amaranth.lib.wiring import In, Out
+
+from .atomic import AtomicOp, atomic_result
+from .memport import ADDR_BITS, LINE_BYTES, MemKind, MemReq, MemResp
+
+__all__ = ["ExtMemory", "latency_range"]
+
+LINE_BITS = 8 * LINE_BYTES
+DWORDS = LINE_BYTES // 4
+
+
+def latency_range(latency) -> tuple[int, int]:
+    """``latency`` (an int or a ``(lo, hi)`` pair) as ``(lo, hi)``; ValueError if malformed."""
+    lo, hi = (latency, latency) if isinstance(latency, int) else tuple(latency)
+    if not (isinstance(lo, int) and isinstance(hi, int) and 1 <= lo <= hi):
+        raise ValueError(f"latency must be an int >= 1 or a pair lo <= hi, got {latency!r}")
+    return lo, hi
+
+
+class ExtMemory(wiring.Component):
+    """RAM-backed external memory with latency, reordering and back-pressure.
+
+    Parameters
+    ----------
+    size_bytes : int
+        Memory size, a multiple of 128.
+    base : int
+        Byte address of the first byte, a multiple of 128.
+    latency : int or (int, int)
+        Cycles from a request's acceptance to its response being offered: fixed, or a range
+        ``(lo, hi)`` from which the LFSR picks per request (``lo >= 2``).
+    reorder : bool
+        Responses whose latency has elapsed leave in an LFSR-chosen order (else in order).
+    seed : int
+        LFSR seed (a zero LFSR state is replaced by a fixed nonzero one).
+    backpressure : float
+        Probability in [0, 1) that ``req.ready`` is withheld in a cycle (in 1/256 steps).
+    slots : int
+        Responses in flight, a power of two; a full memory withholds ``req.ready``. A slot is
+        taken from acceptance until the response is offered, so one request per cycle flows
+        while ``slots >= latency``.
+    tag_bits : int
+        Tag width of the port.
+    init : bytes
+        Initial contents from ``base`` (zeros after).
+
+    Members
+    -------
+    req : In(stream.Signature(MemReq(tag_bits)))
+        Requests (:mod:`hdl.memport`). A request outside ``[base, base + size_bytes)``,
+        misaligned (READ/WRITE to 128 bytes, ATOMIC to 4), of an unknown kind or atomic op
+        gets a ``fault`` response with zero data and changes nothing.
+    resp : Out(stream.Signature(MemResp(tag_bits)))
+        Responses: READ the line, ATOMIC the old dword in ``data[0:32]``, WRITE zeros.
+    host_addr : In(range(size_bytes // 4))
+        Dword index (from ``base``) of a host access.
+    host_wdata : In(32)
+    host_we : In(1)
+        Write ``host_wdata`` at ``host_addr``.
+    host_re : In(1)
+        Read ``host_addr``: ``host_rdata`` holds the dword in the next cycle only.
+    host_rdata : Out(32)
+        A host access takes the RAM for the cycle (``req.ready`` is low) and is ordered with
+        the requests: it sees every request accepted before it.
+    reads, writes, atomics : Out(32)
+        Requests accepted, by kind (faulting ones included).
+    faults : Out(32)
+        Requests answered with ``fault``.
+    """
+
+    def __init__(self, size_bytes: int, base: int = 0, latency=32, reorder: bool = False,
+                 seed: int = 1, backpressure: float = 0.0, slots: int = 16, tag_bits: int = 8,
+                 init: bytes = b""):
+        if size_bytes < LINE_BYTES or size_bytes % LINE_BYTES:
+            raise ValueError(f"size_bytes must be a positive multiple of {LINE_BYTES}, got {size_bytes}")
+        if base < 0 or base % LINE_BYTES or base + size_bytes > 1 << ADDR_BITS:
+            raise ValueError(f"base must be a multiple of {LINE_BYTES} with the memory inside "
+                             f"{ADDR_BITS} address bits, got {base:#x} + {size_bytes:#x}")
+        self.lo, self.hi = latency_range(latency)
+        if self.lo < 2:
+            raise ValueError(f"ExtMemory needs latency >= 2 (the RAM read takes a cycle), got {latency!r}")
+        if slots < 2 or slots & (slots - 1):
+            raise ValueError(f"slots must be a power of two >= 2, got {slots}")
+        if not 0.0 <= backpressure < 1.0:
+            raise ValueError(f"backpressure must be in [0, 1), got {backpressure}")
+        if len(init) > size_bytes:
+            raise ValueError(f"init has {len(init)} bytes, the memory {size_bytes}")
+        self.size_bytes, self.base, self.reorder, self.slots = size_bytes, base, reorder, slots
+        self.seed = seed & 0xFFFF_FFFF or 0x2545_F491
+        self.stall_threshold = round(backpressure * 256)
+        self.tag_bits = tag_bits
+        padded = bytes(init).ljust(size_bytes, b"\0")
+        self.init_lines = [int.from_bytes(padded[i:i + LINE_BYTES], "little")
+                           for i in range(0, len(init), LINE_BYTES)]
+        super().__init__({
+            "req": In(stream.Signature(MemReq(tag_bits))),
+            "resp": Out(stream.Signature(MemResp(tag_bits))),
+            "host_addr": In(range(size_bytes // 4)),
+            "host_wdata": In(32),
+            "host_we": In(1),
+            "host_re": In(1),
+            "host_rdata": Out(32),
+            "reads": Out(32), "writes": Out(32), "atomics": Out(32), "faults": Out(32),
+        })
+
+    def elaborate(self, platform):
+        lines, slots, lo, hi = self.size_bytes // LINE_BYTES, self.slots, self.lo, self.hi
+        slot_bits = (slots - 1).bit_length()
+        m = Module()
+
+        m.submodules.ram = ram = memory.Memory(shape=LINE_BITS, depth=lines, init=self.init_lines)
+        ram_w = ram.write_port()
+        ram_r = ram.read_port(transparent_for=(ram_w,))
+        m.submodules.resp_slots = resp_ram = memory.Memory(shape=MemResp(self.tag_bits), depth=slots, init=[])
+        slot_w = resp_ram.write_port()
+        slot_r = resp_ram.read_port(transparent_for=(slot_w,))
+
+        # ---- LFSR (xorshift32), only when something is random -----------------------------
+        rnd = Signal(32, init=self.seed)
+        if self.reorder or hi > lo or self.stall_threshold:
+            x1 = rnd ^ (rnd << 13)[:32]
+            x2 = x1 ^ (x1 >> 17)
+            m.d.sync += rnd.eq(x2 ^ (x2 << 5)[:32])
+
+        # ---- response slots ---------------------------------------------------------------
+        busy = Signal(slots)
+        timers = Array(Signal(range(hi), name=f"timer{i}") for i in range(slots))
+        ripe = Signal(slots)
+        m.d.comb += ripe.eq(busy & Cat(t == 0 for t in timers))
+        alloc, sel = Signal(range(slots)), Signal(range(slots))
+        can_alloc, can_sel = Signal(), Signal()
+        take = Signal()
+        out_valid = Signal()
+        out_en = ~out_valid | self.resp.ready       # the output register may load
+        do_sel = out_en & can_sel
+        if self.reorder:
+            free = ~busy
+            for i in reversed(range(slots)):
+                with m.If(free[i]):
+                    m.d.comb += alloc.eq(i)
+            rot_by = rnd[24:24 + slot_bits]
+            rot = Signal(slots)
+            first = Signal(range(slots))
+            m.d.comb += rot.eq((Cat(ripe, ripe) >> rot_by)[:slots])
+            for i in reversed(range(slots)):
+                with m.If(rot[i]):
+                    m.d.comb += first.eq(i)
+            m.d.comb += [can_alloc.eq(free.any()), can_sel.eq(ripe.any()),
+                         sel.eq((first + rot_by)[:slot_bits])]
+        else:
+            head, tail = Signal(range(slots)), Signal(range(slots))
+            m.d.comb += [alloc.eq(tail), sel.eq(head),
+                         can_alloc.eq(~busy.bit_select(tail, 1)), can_sel.eq(ripe.bit_select(head, 1))]
+            with m.If(take):
+                m.d.sync += tail.eq(tail + 1)
+            with m.If(do_sel):
+                m.d.sync += head.eq(head + 1)
+        m.d.sync += busy.eq((busy | (take << alloc)[:slots]) & ~(do_sel << sel)[:slots])
+        for t in timers:
+            with m.If(t != 0):
+                m.d.sync += t.eq(t - 1)
+        delay = Const(lo - 2, range(hi))
+        if hi > lo:
+            delay = delay + ((rnd[8:24] * (hi - lo + 1)) >> 16)
+        with m.If(take):
+            m.d.sync += timers[alloc].eq(delay)
+        m.d.comb += [slot_r.en.eq(out_en), slot_r.addr.eq(sel),
+                     self.resp.valid.eq(out_valid), self.resp.payload.eq(slot_r.data)]
+        with m.If(out_en):
+            m.d.sync += out_valid.eq(can_sel)
+
+        # ---- stage A: acceptance, fault check, RAM read -----------------------------------
+        p = self.req.payload
+        host = self.host_we | self.host_re
+        ready = can_alloc & ~host
+        if self.stall_threshold:
+            ready = ready & (rnd[:8] >= self.stall_threshold)
+        m.d.comb += [self.req.ready.eq(ready), take.eq(self.req.valid & ready)]
+        off = (p.addr - self.base)[:(self.size_bytes - 1).bit_length()]
+        in_range = p.addr < self.base + self.size_bytes
+        if self.base:                    # (a comparison with 0 would be constant: lint)
+            in_range &= p.addr >= self.base
+        aligned = Mux(p.kind == MemKind.ATOMIC, p.addr[:2] == 0, p.addr[:7] == 0)
+        known = (p.kind.as_value() <= MemKind.ATOMIC.value) & (
+            (p.kind != MemKind.ATOMIC) | (p.atomic.as_value() <= AtomicOp.CMPSWAP.value))
+        fault = ~(in_range & aligned & known)
+        m.d.comb += [ram_r.en.eq(take | host),
+                     ram_r.addr.eq(Mux(host, self.host_addr[5:], off[7:]))]
+
+        s_req, s_host, s_hwe, s_fault = Signal(), Signal(), Signal(), Signal()
+        s_kind, s_atomic = Signal(MemKind), Signal(AtomicOp)
+        s_line, s_dword, s_slot = Signal(range(lines)), Signal(range(DWORDS)), Signal(range(slots))
+        s_data, s_mask, s_tag = Signal(LINE_BITS), Signal(LINE_BYTES), Signal(self.tag_bits)
+        m.d.sync += [s_req.eq(take), s_host.eq(host), s_hwe.eq(self.host_we)]
+        with m.If(host):
+            m.d.sync += [s_line.eq(self.host_addr[5:]), s_dword.eq(self.host_addr[:5]),
+                         s_data.eq(self.host_wdata), s_fault.eq(0)]
+        with m.Elif(take):
+            m.d.sync += [s_kind.eq(p.kind), s_atomic.eq(p.atomic), s_line.eq(off[7:]),
+                         s_dword.eq(off[2:7]), s_data.eq(p.data), s_mask.eq(p.mask), s_tag.eq(p.tag),
+                         s_fault.eq(fault), s_slot.eq(alloc)]
+        counts = ((self.reads, p.kind == MemKind.READ), (self.writes, p.kind == MemKind.WRITE),
+                  (self.atomics, p.kind == MemKind.ATOMIC), (self.faults, fault))
+        for counter, cond in counts:
+            with m.If(take & cond):
+                m.d.sync += counter.eq(counter + 1)
+
+        # ---- stage B: merge and write back, store the response -----------------------------
+        # Its own fragment: it changes once per request, the slot logic above every cycle.
+        b = Module()
+        m.submodules.stage_b = b
+        line = ram_r.data
+        old = line.word_select(s_dword, 32)
+        new, dword_sel = Signal(32), Signal(DWORDS)
+        b.d.comb += [new.eq(Mux(s_host, s_data[:32], atomic_result(s_atomic, old, s_data[:32], s_data[32:64]))),
+                     dword_sel.eq(Const(1, 1) << s_dword)]
+        byte_mask = Cat(bit.replicate(8) for bit in s_mask)
+        dword_mask = Cat(bit.replicate(32) for bit in dword_sel)
+        is_write = s_req & (s_kind == MemKind.WRITE)
+        merged = Mux(is_write, (line & ~byte_mask) | (s_data & byte_mask),
+                     (line & ~dword_mask) | (new.replicate(DWORDS) & dword_mask))
+        writes = Mux(s_req, ~s_fault & ((s_kind == MemKind.WRITE) | (s_kind == MemKind.ATOMIC)), s_hwe)
+        data = Mux(s_fault, 0, Mux(s_kind == MemKind.READ, line, Mux(s_kind == MemKind.ATOMIC, old, 0)))
+        b.d.comb += [
+            ram_w.addr.eq(s_line), ram_w.data.eq(merged), ram_w.en.eq(writes),
+            self.host_rdata.eq(old),
+            slot_w.addr.eq(s_slot), slot_w.en.eq(s_req),
+            slot_w.data.tag.eq(s_tag), slot_w.data.data.eq(data), slot_w.data.fault.eq(s_fault),
+        ]
+        return m
