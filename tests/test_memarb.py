@@ -3,9 +3,9 @@
 * Round robin: clients that keep a request up are granted strictly in turn, whatever the
   memory's back-pressure; a client waiting with a request is granted within n_clients grants.
 * Tag routing: the external tag is ``client << 6 | tag``; with mixed traffic through the Python
-  memory model (reordering, back-pressure both ways), each client gets exactly its responses
-  with its tags and the data the reference memory gives when requests are applied in the
-  order the memory port took them.
+  memory model and through ExtMemory (reordering, back-pressure both ways), each client gets
+  exactly its responses with its tags and the data the reference memory gives when requests
+  are applied in the order the memory port took them.
 * Back-pressure on one client: it gets at most ``resp_depth`` requests outstanding, the
   others keep flowing, ``mem_resp.ready`` never drops; once it takes responses again it gets
   them all, in arrival order.
@@ -17,13 +17,17 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from amaranth.hdl import Module
+from amaranth.lib import wiring
 from amaranth.sim import Simulator
 
 from dcu.memmodel import PyMemory
+from hdl.extmem import ExtMemory
 from hdl.memarb import MemArbiter
 from hdl.memport import CLIENT_TAG_BITS, MemReq, MemResp
 from tests.lint import convert_and_lint
 from tests.memtraffic import Reference, random_requests, rejects, unpack
+from tests.test_extmem import host_read
 
 N = 4
 
@@ -34,11 +38,12 @@ def client_words(rng, n, client, kinds=(1.0, 0.0, 0.0), base=0, size=1024):
 
 
 def run_arb(requests, *, memory="fifo", valid_p=1.0, ready_p=1.0, mem_ready_p=1.0, resp_delay=3,
-            resp_depth=16, seed=0, image=None, pymem_opts=None, stop_ready=None, max_cycles=20_000):
+            resp_depth=16, seed=0, image=None, mem_opts=None, stop_ready=None, max_cycles=20_000):
     """Drive ``requests[i]`` (client request words) through a MemArbiter.
 
     ``memory``: ``"fifo"`` answers in order ``resp_delay`` cycles after acceptance with the
-    request's address as data; ``"py"`` is :class:`dcu.memmodel.PyMemory` over ``image``.
+    request's address as data; ``"py"`` is :class:`dcu.memmodel.PyMemory` over ``image``,
+    ``"ext"`` an :class:`hdl.extmem.ExtMemory` holding ``image`` (read back into ``image``).
     ``ready_p`` may be a list per client; ``stop_ready`` = (client, cycles) keeps that
     client's response ready low for the first ``cycles`` cycles.
     Returns a dict: ``grants`` (client per memory handshake), ``mem_words`` (external request
@@ -53,11 +58,18 @@ def run_arb(requests, *, memory="fifo", valid_p=1.0, ready_p=1.0, mem_ready_p=1.
     res = {"grants": [], "mem_words": [], "responses": [[] for _ in range(N)],
            "accepted": [[] for _ in range(N)], "waits": [[] for _ in range(N)],
            "max_outstanding": [0] * N}
-    sim = Simulator(dut)
+    extmem = None
+    if memory == "ext":
+        top = Module()
+        top.submodules.arb = dut
+        top.submodules.extmem = extmem = ExtMemory(image.size, 0, init=image.tobytes(), **(mem_opts or {}))
+        wiring.connect(top, dut.mem, extmem.req)
+        wiring.connect(top, extmem.resp, dut.mem_resp)
+    sim = Simulator(dut if extmem is None else top)
     sim.add_clock(1e-8)
     pymem = None
     if memory == "py":
-        pymem = PyMemory(image, 0, **(pymem_opts or {}))
+        pymem = PyMemory(image, 0, **(mem_opts or {}))
         sim.add_process(pymem.process(dut.mem, dut.mem_resp))
 
     async def bench(ctx):
@@ -100,10 +112,10 @@ def run_arb(requests, *, memory="fifo", valid_p=1.0, ready_p=1.0, mem_ready_p=1.
             if memory == "fifo":
                 ctx.set(dut.mem.ready, mem_ready)
                 mem_ready_now = mem_ready
-            _, _, *v = await ctx.tick().sample(*sampled, *([dut.mem.ready] if memory == "py" else []))
+            _, _, *v = await ctx.tick().sample(*sampled, *([dut.mem.ready] if memory != "fifo" else []))
             creq, rvalid, rword = v[:N], v[N:2 * N], v[2 * N:3 * N]
             mvalid, mword, mresp_ready = v[3 * N:3 * N + 3]
-            if memory == "py":
+            if memory != "fifo":
                 mem_ready_now = v[3 * N + 3]
             assert mresp_ready, f"mem_resp.ready dropped (cycle {cycle})"
             # external port: stream rules, grant, forwarding
@@ -155,11 +167,12 @@ def run_arb(requests, *, memory="fifo", valid_p=1.0, ready_p=1.0, mem_ready_p=1.
                             | (fifo[0][2] << MemResp(dut.tag_bits)["data"].offset))
                 ctx.set(dut.mem_resp.valid, resp_offered)
         res["requests"] = [ctx.get(c) for c in dut.requests]
+        if extmem is not None:
+            image[:] = await host_read(ctx, extmem, image.size)
         res["cycles"] = cycle
 
     sim.add_testbench(bench)
     sim.run()
-    res["pymem"] = pymem
     return res
 
 
@@ -190,13 +203,15 @@ def test_no_starvation_with_random_traffic():
     assert res["requests"] == [60] * N
 
 
-def test_tag_routing_with_mixed_traffic_through_pymemory():
+@pytest.mark.parametrize("memory", ["py", "ext"])
+def test_tag_routing_with_mixed_traffic(memory):
     rng = np.random.default_rng(5)
     size = 2048
     image = rng.integers(0, 256, size, dtype=np.uint8)
     reqs = [client_words(rng, 50, i, kinds=(0.4, 0.3, 0.3), size=size) for i in range(N)]
-    res = run_arb(reqs, memory="py", image=image.copy(), valid_p=0.8, ready_p=[1.0, 0.5, 0.8, 0.3],
-                  seed=6, pymem_opts=dict(latency=(2, 12), reorder=True, backpressure=0.2, seed=7))
+    final = image.copy()
+    res = run_arb(reqs, memory=memory, image=final, valid_p=0.8, ready_p=[1.0, 0.5, 0.8, 0.3], seed=6,
+                  mem_opts=dict(latency=(2, 12), reorder=True, backpressure=0.2, seed=7))
     # the memory applied requests in the order the port took them
     ref = Reference(image, 0, tag_bits=8)
     expected = {}                                    # (client, tag) -> list of (data, fault)
@@ -211,7 +226,7 @@ def test_tag_routing_with_mixed_traffic_through_pymemory():
     # tags are unique among a client's outstanding requests, so per (client, tag) the
     # responses come back in request order
     assert got == expected
-    assert (res["pymem"].image == ref.img).all()
+    assert (final == ref.img).all()
     assert res["requests"] == [50] * N
     # the memory did reorder: some client saw its responses out of request order (tags are
     # the request indices here)

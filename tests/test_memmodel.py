@@ -192,3 +192,22 @@ def test_bad_parameters():
     for bad in (np.zeros(256, np.uint32), bytes(256)):
         with pytest.raises(ValueError, match="writable"):
             PyMemory(bad)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", range(8))
+def test_sweep_both_models(seed):
+    """Longer random streams, random model settings: both models equal the reference."""
+    rng = np.random.default_rng(1000 + seed)
+    lo = int(rng.integers(2, 10))
+    opts = dict(latency=(lo, lo + int(rng.integers(0, 30))), reorder=bool(seed % 2),
+                backpressure=float(rng.choice([0.0, 0.2, 0.6])), slots=int(rng.choice([2, 8, 32])),
+                valid_p=float(rng.uniform(0.3, 1.0)), ready_p=float(rng.uniform(0.3, 1.0)), seed=seed)
+    image = rng.integers(0, 256, SIZE, dtype=np.uint8)
+    words = random_requests(rng, 1500, BASE, SIZE, image=image)
+    ext = run_ext(words, image=image, max_cycles=100_000, **opts)
+    ref = Reference(image, BASE)
+    check_against_reference(words, ext["accepted"], ext["responses"], ref)
+    assert (ext["image"] == ref.img).all()
+    py = run_py(words, image.copy(), base=BASE, max_cycles=100_000, **opts)
+    check_run(words, image, py)
