@@ -106,8 +106,8 @@ class ExtMemory(wiring.Component):
         self.seed = seed & 0xFFFF_FFFF or 0x2545_F491
         self.stall_threshold = round(backpressure * 256)
         self.tag_bits = tag_bits
-        padded = bytes(init).ljust(size_bytes, b"\0")
-        self.init_lines = [int.from_bytes(padded[i:i + LINE_BYTES], "little")
+        init = bytes(init)
+        self.init_lines = [int.from_bytes(init[i:i + LINE_BYTES], "little")
                            for i in range(0, len(init), LINE_BYTES)]
         super().__init__({
             "req": In(stream.Signature(MemReq(tag_bits))),
