@@ -85,6 +85,21 @@ class _Io:
                         for name in self.OUTPUTS}
         self.outputs["error"] = (dut.error.as_value(), _fields(dut.error.shape()))
         self.perf_value = dut.perf.as_value()
+        tr = dut.trace
+        # what the bench looks at every cycle, read in one go: before the inputs are set
+        # (everything here follows from the registers) and after (which inputs were taken)
+        self.status = _Bits(launch_slot=dut.launched_slot, fetch_req=dut.fetch_req.valid, issue=tr["issue"],
+                            sel=tr["sel"], smem_req=dut.smem_req.valid, vmem_req=dut.vmem_req.valid,
+                            lds_req=dut.lds_req.valid, ex=tr["ex"].as_value(), ex_last=tr["ex_last"],
+                            trans=tr["trans_valid"], error=dut.error.valid, bar_wait=dut.bar_wait,
+                            idle=dut.idle, ended=dut.ended)
+        self.ex_fields = _fields(tr["ex"].shape())
+        self.accepted = _Bits(launch=dut.launch.ready, smem_resp=dut.smem_resp.ready,
+                              vmem_resp=dut.vmem_resp.ready, lds_resp=dut.lds_resp.ready)
+        vw, sw = tr["vw_ex"], tr["sw"][0]
+        self.ex_writes = _Bits(v_en=vw.en, v_addr=vw.addr, v_data=vw.data, s_en=sw.en, s_addr=sw.addr, s_data=sw.data)
+        self.wave = [_Bits(exec=tr["exec"][s], vcc=tr["vcc"][s], scc=tr["scc"][s], m0=tr["m0"][s], base=tr["base"][s])
+                     for s in range(len(tr["pc"]))]
 
     def get(self, ctx, name) -> dict:
         value, fields = self.outputs[name]
@@ -115,6 +130,22 @@ class _Io:
             else:
                 out[name] = (v >> field.offset) & M32
         return out
+
+
+class _Bits:
+    """Several values read with one ``ctx.get`` (each get costs as much as evaluating a few
+    signals), returned as a dict by name."""
+
+    def __init__(self, **values):
+        self.value = Cat(*values.values())
+        self.fields, pos = {}, 0
+        for name, v in values.items():
+            self.fields[name] = (pos, len(v))
+            pos += len(v)
+
+    def get(self, ctx) -> dict:
+        v = ctx.get(self.value)
+        return {k: (v >> o) & ((1 << w) - 1) for k, (o, w) in self.fields.items()}
 
 
 def _fields(layout) -> dict:
@@ -150,6 +181,7 @@ class SimdRun:
         ``valu_cycles`` the cycle of each VALU issue
     perf : the SIMD's ``perf`` counters over this dispatch (:data:`hdl.simd.SimdPerf` as dicts)
     ended : ``ended`` strobes seen during this dispatch
+    sim_seconds, sim_cpu_seconds : this dispatch's simulation time, wall clock and CPU
     """
 
     def __init__(self, kernel, grid, block, args, config: DCUConfig, latency=(1, 8), seed=0,
@@ -212,9 +244,7 @@ class SimdRun:
         self.signal_count = len(sim._engine._state.signals)   # what the simulator updates
         sim.add_clock(1e-8)
         sim.add_testbench(bench)
-        t0 = time.perf_counter()
         sim.run()
-        self.sim_seconds = time.perf_counter() - t0   # simulation alone, without elaboration
         return self.prep.read_back()
 
     def model_issued(self) -> dict:
@@ -252,8 +282,38 @@ class SimdRun:
         wg_tag = {}
         release_at = {}         # slot -> cycle its barrier release strobe is due (external barrier)
         perf0 = io.perf(ctx)
+        ex_wave, ex_seq = io.ex_fields["wave"], io.ex_fields["seq"]
+        t0, c0 = time.perf_counter(), time.process_time()
         while True:
             cyc = self.cycles
+            st = io.status.get(ctx)
+            # ended waves; a workgroup's LDS is freed once all of its waves have ended
+            for s in range(cfg.wave_slots):
+                if st["ended"] >> s & 1:
+                    key = self.slot_id.get(s)
+                    if key is None:
+                        raise Divergence(f"seed {self.seed}: ended strobe for slot {s}, which holds no wave")
+                    if vmem_q[s] or lds_q[s] or any(b[0]["wave"] == s for _, b in smem_q):
+                        self._fail(s, "ended with memory requests outstanding")
+                    self.ended += 1
+                    wgs[key[0]]["live"] -= 1
+                    self.slot_id[s] = None
+                    if wgs[key[0]]["live"] == 0:
+                        del wgs[key[0]]
+            if not pending and not launch_q and not wgs and st["idle"]:
+                self.perf = _perf_delta(io.perf(ctx), perf0)
+                # this dispatch's simulation (elaboration and the model excluded): wall clock,
+                # and this process's CPU time (steadier on a shared machine)
+                self.sim_seconds, self.sim_cpu_seconds = time.perf_counter() - t0, time.process_time() - c0
+                await ctx.tick()   # past the last ended strobe (an idle cycle)
+                self.cycles += 1
+                return
+            if self.cycles >= self.max_cycles:
+                stuck = ", ".join(f"slot {s} wave {k} at PC {ctx.get(tr['pc'][s]):#x} "
+                                  f"(loadcnt {ctx.get(tr['loadcnt'][s])}, storecnt {ctx.get(tr['storecnt'][s])}, "
+                                  f"dscnt {ctx.get(tr['dscnt'][s])}, kmcnt {ctx.get(tr['kmcnt'][s])})"
+                                  for s, k in self.slot_id.items() if k is not None)
+                raise SimdHang(f"seed {self.seed}: no completion after {self.cycles} cycles: {stuck}")
             drive = {}          # this cycle's inputs: port -> (valid, payload fields)
             # ---- dispatcher: a whole workgroup when enough slots are free ----------
             if not launch_q and pending:
@@ -267,7 +327,7 @@ class SimdRun:
                     wg_tag[wg_id] = len(wg_tag) & 0xFF
                     for k, init in enumerate(inits):
                         launch_q.append((wg_id, k, init, len(inits)))
-            launch_slot = ctx.get(dut.launched_slot)
+            launch_slot = st["launch_slot"]
             if launch_q:
                 wg_id, k, init, n = launch_q[0]
                 sg = init["sgprs"]
@@ -277,7 +337,7 @@ class SimdRun:
                                        ttmp7=sg[108 + 7], ttmp9=sg[108 + 9], v0=_pack(init["v0"]))
 
             # ---- instruction fetch: four dwords, one cycle later --------------------
-            if ctx.get(dut.fetch_req.valid):
+            if st["fetch_req"]:
                 q = io.get(ctx, "fetch_req")
                 fetch_q.append((cyc + 1, q["wave"], q["addr"], q["epoch"]))
             if fetch_q and fetch_q[0][0] <= cyc:
@@ -287,8 +347,8 @@ class SimdRun:
                 drive["fetch_resp"] = dict(wave=w, epoch=ep, data=ws[0] | ws[1] << 32 | ws[2] << 64 | ws[3] << 96)
 
             # ---- lock step: issue ---------------------------------------------------
-            if ctx.get(tr["issue"]):
-                slot = ctx.get(tr["sel"])
+            if st["issue"]:
+                slot = st["sel"]
                 pc = ctx.get(tr["pc"][slot])
                 sq = seqs[slot]
                 seqs[slot] += 1
@@ -308,7 +368,7 @@ class SimdRun:
                         self._fail(slot, f"instruction {sq}: issued PC {pc:#x} ({disassemble(self._inst_at(pc))}), model expected {want}")
 
             # ---- memory requests ----------------------------------------------------
-            if ctx.get(dut.smem_req.valid):
+            if st["smem_req"]:
                 q = io.get(ctx, "smem_req")
                 slot, sq = q["wave"], q["seq"]
                 vals = self._serve_smem(slot, issued_pc[(slot, sq)], q["addr"], q["dwords"],
@@ -317,7 +377,7 @@ class SimdRun:
                 beats = [dict(wave=slot, seq=sq, sdst=q["sdst"] + j, data=vals[j], last=int(j == n - 1)) for j in range(n)]
                 smem_q.append((cyc + self.rng.randint(*self.latency), beats))
             for name, queue in (("vmem_req", vmem_q), ("lds_req", lds_q)):
-                if ctx.get(getattr(dut, name).valid):
+                if st[name]:
                     q = io.get(ctx, name)
                     slot, sq = q["wave"], q["seq"]
                     beats = self._serve(slot, issued_pc[(slot, sq)], sq, q, wgs[self.slot_id[slot][0]]["ctx"])
@@ -337,21 +397,22 @@ class SimdRun:
 
             # ---- lock step: register writes in EX -----------------------------------
             ex_now = None
-            if ctx.get(tr["ex"].valid):
-                slot, sq = ctx.get(tr["ex"].wave), ctx.get(tr["ex"].seq)
-                if ctx.get(tr["ex_last"]):
+            if st["ex"] & 1:
+                slot = (st["ex"] >> ex_wave[0]) & ((1 << ex_wave[1]) - 1)
+                sq = (st["ex"] >> ex_seq[0]) & ((1 << ex_seq[1]) - 1)
+                if st["ex_last"]:
                     ex_now = (slot, sq, issued_key.get((slot, sq)))
                 if self.lockstep and not self.order_dependent:
-                    self._check_ex_writes(ctx, tr, slot, sq, issued_key.get((slot, sq)))
+                    self._check_ex_writes(ctx, io, slot, sq, issued_key.get((slot, sq)))
 
-            if ctx.get(tr["trans_valid"]) and self.lockstep and not self.order_dependent:
+            if st["trans"] and self.lockstep and not self.order_dependent:
                 slot, sq = ctx.get(tr["trans_wb"].wave), ctx.get(tr["trans_wb"].seq)
                 ev = self._event(slot, sq)
                 if ev is not None:
                     self._compare_vgpr(slot, ev, ctx.get(tr["trans_wb"].vdst), ctx.get(tr["vw_trans"].data),
                                        ctx.get(tr["vw_trans"].en))
 
-            if ctx.get(dut.error.valid):
+            if st["error"]:
                 err = io.get(ctx, "error")
                 slot, pc, words = err["wave"], err["pc"], err["words"]
                 raise Divergence(f"seed {self.seed}: RTL stopped wave {self.slot_id.get(slot)} (slot {slot}), "
@@ -361,7 +422,7 @@ class SimdRun:
 
             # ---- external barrier: release a workgroup once all its live waves wait ------
             if self.external_barrier:
-                waiting = ctx.get(dut.bar_wait)
+                waiting = st["bar_wait"]
                 for wg_id in wgs:
                     mine = [s for s, key in self.slot_id.items() if key is not None and key[0] == wg_id]
                     if mine and all(waiting >> s & 1 for s in mine) and not any(s in release_at for s in mine):
@@ -374,7 +435,8 @@ class SimdRun:
 
             # ---- all inputs at once, then what was accepted ---------------------------
             io.set(ctx, drive)
-            if launch_q and ctx.get(dut.launch.ready):
+            taken = io.accepted.get(ctx)
+            if launch_q and taken["launch"]:
                 wg_id, k = launch_q[0][:2]
                 self.slot_id[launch_slot] = (wg_id, k)
                 # the model starts every wave with zeroed registers; hardware promises nothing,
@@ -385,49 +447,25 @@ class SimdRun:
                     ctx.set(tr["sgpr_mem"].data[launch_slot * 64 + r], 0)
                 seqs[launch_slot] = 0
                 launch_q.popleft()
-            if s_pick is not None and ctx.get(dut.smem_resp.ready):
+            if s_pick is not None and taken["smem_resp"]:
                 beat = smem_q[s_pick][1].pop(0)
                 self._check_sgpr_return(slot=beat["wave"], beat=beat)
                 if not smem_q[s_pick][1]:
                     smem_q.pop(s_pick)
             for name, queue in (("vmem_resp", vmem_q), ("lds_resp", lds_q)):
-                if name in v_pick and ctx.get(getattr(dut, name).ready):
+                if name in v_pick and taken[name]:
                     head = queue[v_pick[name]][0][1]
                     self._check_vgpr_return(ctx, tr, head.pop(0))
                     if not head:
                         queue[v_pick[name]].popleft()
 
-            if not ctx.get(dut.idle):
+            if not st["idle"]:
                 self.resident_cycles += 1
             await ctx.tick()
             self.cycles += 1
             # flip-flop state written by the instruction that was in EX
             if ex_now and self.lockstep and not self.order_dependent:
-                self._check_ffs(ctx, tr, *ex_now)
-            # ended waves; a workgroup's LDS is freed once all of its waves have ended
-            ended = ctx.get(dut.ended)
-            for s in range(cfg.wave_slots):
-                if ended >> s & 1:
-                    key = self.slot_id.get(s)
-                    if key is None:
-                        raise Divergence(f"seed {self.seed}: ended strobe for slot {s}, which holds no wave")
-                    if vmem_q[s] or lds_q[s] or any(b[0]["wave"] == s for _, b in smem_q):
-                        self._fail(s, "ended with memory requests outstanding")
-                    self.ended += 1
-                    wgs[key[0]]["live"] -= 1
-                    self.slot_id[s] = None
-                    if wgs[key[0]]["live"] == 0:
-                        del wgs[key[0]]
-            if not pending and not launch_q and not wgs and ctx.get(dut.idle):
-                perf1 = io.perf(ctx)
-                self.perf = _perf_delta(perf1, perf0)
-                return
-            if self.cycles >= self.max_cycles:
-                stuck = ", ".join(f"slot {s} wave {k} at PC {ctx.get(tr['pc'][s]):#x} "
-                                  f"(loadcnt {ctx.get(tr['loadcnt'][s])}, storecnt {ctx.get(tr['storecnt'][s])}, "
-                                  f"dscnt {ctx.get(tr['dscnt'][s])}, kmcnt {ctx.get(tr['kmcnt'][s])})"
-                                  for s, k in self.slot_id.items() if k is not None)
-                raise SimdHang(f"seed {self.seed}: no completion after {self.cycles} cycles: {stuck}")
+                self._check_ffs(ctx, io, *ex_now)
 
     # -- pieces of the bench -----------------------------------------------------------
     def _serve_smem(self, slot, pc, addr, dwords, wgc):
@@ -485,22 +523,19 @@ class SimdRun:
         evs = self.events[key if key is not None else self.slot_id[slot]]
         return evs[seq] if seq < len(evs) else None
 
-    def _check_ex_writes(self, ctx, tr, slot, seq, key):
+    def _check_ex_writes(self, ctx, io, slot, seq, key):
         if key is None:
             return   # the previous dispatch's last instruction
         ev = self._event(slot, seq, key)
         if ev is None:
             return
-        base = ctx.get(tr["base"][slot])
-        port = tr["vw_ex"]
-        en = ctx.get(port.en)
+        w = io.ex_writes.get(ctx)
+        if w["v_en"]:
+            self._compare_vgpr(slot, ev, w["v_addr"] - io.wave[slot].get(ctx)["base"], w["v_data"], w["v_en"])
+        en = w["s_en"]
         if en:
-            self._compare_vgpr(slot, ev, ctx.get(port.addr) - base, ctx.get(port.data), en)
-        port = tr["sw"][0]
-        en = ctx.get(port.en)
-        if en:
-            pair = ctx.get(port.addr) - slot * 64
-            value = ctx.get(port.data)
+            pair = w["s_addr"] - slot * 64
+            value = w["s_data"]
             for half in (0, 1):
                 if en >> half & 1:
                     code = 2 * pair + half
@@ -536,14 +571,15 @@ class SimdRun:
             self._fail(slot, f"PC {ev['pc']:#x} {disassemble(ev['inst'])}: s{beat['sdst']} loaded {beat['data']:#010x}, "
                              f"model {ev['sgprs'][beat['sdst']]:#010x}")
 
-    def _check_ffs(self, ctx, tr, slot, seq, key):
+    def _check_ffs(self, ctx, io, slot, seq, key):
         if key is None or self.slot_id.get(slot) != key:
             return   # the wave ended and its slot may already hold the next one
         ev = self._event(slot, seq, key)
         if ev is None:
             return
-        got = {"exec_lo": ctx.get(tr["exec"][slot]) & M32, "vcc_lo": ctx.get(tr["vcc"][slot]) & M32,
-               "vcc_hi": ctx.get(tr["vcc"][slot]) >> 32, "scc": ctx.get(tr["scc"][slot]), "m0": ctx.get(tr["m0"][slot])}
+        w = io.wave[slot].get(ctx)
+        got = {"exec_lo": w["exec"] & M32, "vcc_lo": w["vcc"] & M32, "vcc_hi": w["vcc"] >> 32, "scc": w["scc"],
+               "m0": w["m0"]}
         want = {"exec_lo": ev["sgprs"][126], "vcc_lo": ev["sgprs"][106], "vcc_hi": ev["sgprs"][107],
                 "scc": ev["scc"], "m0": ev["sgprs"][125]}
         for k in got:
