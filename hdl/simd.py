@@ -5,13 +5,14 @@ through ``fetch_req`` / ``fetch_resp`` into a three-chunk buffer, and a decoder 
 decodes the instruction at the wave's PC from that buffer. Each cycle the issue
 stage picks one ready wave (oldest first or round robin) and addresses the register files;
 the next cycle (EX) the operands arrive, the ALUs compute combinationally and the results
-are written back. With ``config.lanes`` narrower than 32, a VALU instruction stays in EX for
-``config.valu_cycles`` cycles, one lane group per cycle. The scoreboard keeps VALU
-destinations busy for ``max(config.valu_dep_latency, config.valu_cycles)`` cycles and memory
-destinations until their data returns, so results never depend on ``s_delay_alu`` or
-``s_nop``. Memory instructions leave through ``smem_req``, ``vmem_req`` and ``lds_req`` with
-the wave and a per-wave sequence tag, and retire through the matching responses in per-wave
-order (``kmcnt`` in any order).
+are written back. A VALU instruction stays in EX for ``config.valu_cycles`` (32 // lanes)
+cycles, one lane group of ``config.lanes`` lanes per cycle, and twice that when it writes a
+64-bit VGPR result (low, then high register). The scoreboard keeps VALU destinations busy
+for ``max(config.valu_dep_latency, config.valu_cycles)`` cycles and memory destinations until
+their data returns, so results never depend on ``s_delay_alu`` or ``s_nop``. Memory
+instructions leave through ``smem_req``, ``vmem_req`` and ``lds_req`` with the wave and a
+per-wave sequence tag, and retire through the matching responses in per-wave order
+(``kmcnt`` in any order).
 """
 from __future__ import annotations
 
@@ -156,15 +157,19 @@ class SIMD(wiring.Component):
         Start a wave in a free slot (PC, VGPR allocation, EXEC, user SGPRs, ttmp7/9, v0). The
         waves of a workgroup are launched back to back and start together when the one marked
         ``wg_last`` arrives, so a barrier never completes before the whole workgroup is here.
+    launched_slot : Out(range(wave_slots))
+        The slot the next launch takes.
     fetch_req, fetch_resp : instruction fetch, 16-byte chunks, in order per wave.
     smem_req, smem_resp : scalar memory; one response beat per dword, ``last`` retires.
     vmem_req, vmem_resp : global memory; one response beat per destination register.
-    lds_req, lds_resp : LDS, the same layouts as ``vmem``.
+    lds_req, lds_resp : LDS, the same layouts as ``vmem``. The response ports are not ready
+        during a launch or while a transcendental result is being written (they share a VGPR
+        write port), and ``lds_resp`` not while ``vmem_resp`` is valid.
     idle : Out(1)
         No wave is resident.
     ended : Out(wave_slots)
         One-cycle strobe, bit i: slot i's wave has finished (its ``s_endpgm`` issued after all
-        its memory and transcendental writes retired) and the slot is free from this cycle.
+        its memory traffic and register writes retired) and the slot is free from this cycle.
     bar_wait : Out(wave_slots)
         Bit i is 1 from the cycle after slot i's ``s_barrier_signal`` executes until the barrier
         is released (driven in both modes; internally released barriers clear it themselves).
@@ -179,8 +184,9 @@ class SIMD(wiring.Component):
     perf : Out(SimdPerf)
         Counters. ``issued.<group>`` counts issued instructions by :data:`ISSUE_GROUPS`;
         ``valu_busy`` the cycles a VALU instruction occupies EX (``valu_cycles`` per
-        instruction); ``stall.<reason>`` the cycles in which a wave is resident and nothing
-        issues, each attributed to the :class:`StallReason` of the oldest resident wave.
+        instruction, twice that for a 64-bit VGPR result); ``stall.<reason>`` the cycles in
+        which a wave is resident and nothing issues, each attributed to the
+        :class:`StallReason` of the oldest resident wave (docs/simd.md, "stall rule").
     """
 
     def __init__(self, config: DCUConfig, external_barrier: bool = False):

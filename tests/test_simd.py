@@ -24,8 +24,8 @@ from firmware_tests.manifest import TESTS
 from firmware_tests.runner import HERE, compare
 from hdl.config import get_config
 from isa import Fmt
-from tests.asmutil import assemble, needs_llvm
-from dcu.lockstep import Divergence, SimdRun
+from tests.asmutil import needs_llvm
+from dcu.lockstep import SimdRun
 from tests.lint import convert_and_lint
 
 pytestmark = needs_llvm
@@ -498,7 +498,7 @@ def test_illegal_instruction_stops_the_wave_with_its_cause():
     sim.run()
 
 
-@pytest.mark.parametrize("lanes", [32, pytest.param(16, marks=pytest.mark.slow), 8])
+@pytest.mark.parametrize("lanes", [32, pytest.param(16, marks=pytest.mark.slow), pytest.param(8, marks=pytest.mark.slow)])
 def test_simd_converts_to_verilog_and_lints(tmp_path, lanes):
     from hdl.simd import SIMD
     cfg = dataclasses.replace(get_config("tiny"), lanes=lanes)
