@@ -114,25 +114,32 @@ class L0Array(wiring.Component):
         tag1 = self.line[set_bits:]
         m.d.comb += tag_r.addr.eq(set0)
 
+        def frag(name):
+            # separate fragments: the simulator re-evaluates a fragment when any input changes
+            sub = Module()
+            m.submodules[name] = sub
+            return sub
+
         # ---- stage 1: compare, pick the victim --------------------------------------------
-        vbits = Signal(ways)
-        ages = Signal(ways * age_bits)
-        m.d.comb += [vbits.eq(valid.word_select(set1, ways)), ages.eq(lru.word_select(set1, ways * age_bits))]
-        hits = Signal(ways)
-        m.d.comb += hits.eq(Cat(*[vbits[w] & (tag_r.data[w * tag_bits:(w + 1) * tag_bits] == tag1)
-                                  for w in range(ways)]))
-        m.d.comb += [self.hit.eq(hits.any()), self.way.eq(onehot_index(hits))]
+        vbits, ages, hits = Signal(ways), Signal(ways * age_bits), Signal(ways)
+        f = frag("compare")
+        f.d.comb += [vbits.eq(valid.word_select(set1, ways)), ages.eq(lru.word_select(set1, ways * age_bits)),
+                     hits.eq(Cat(*[valid.word_select(set1, ways)[w] & (tag_r.data[w * tag_bits:(w + 1) * tag_bits] == tag1)
+                                   for w in range(ways)]))]
+        f = frag("hit")
+        f.d.comb += [self.hit.eq(hits.any()), self.way.eq(onehot_index(hits))]
         age = [ages[w * age_bits:(w + 1) * age_bits] for w in range(ways)]
-        free = lowest_one(~vbits)
-        oldest = Cat(*[a == ways - 1 for a in age])
         victim = Signal(ways)
-        m.d.comb += victim.eq(Mux(free.any(), free, oldest))
+        f = frag("victim")
+        f.d.comb += victim.eq(Mux(vbits.all(), Cat(*[a == ways - 1 for a in age]), lowest_one(~vbits)))
 
         # ---- stage 1: commands ----------------------------------------------------------
         act = Signal(ways)          # the way a touch or fill makes most recently used
-        m.d.comb += act.eq(Mux(self.fill, victim, Mux(self.touch, hits, 0)))
         act_age = Signal(age_bits)
-        m.d.comb += act_age.eq(_or_tree([Mux(act[w], age[w], 0) for w in range(ways)]))
+        f = frag("act")
+        f.d.comb += act.eq(Mux(self.fill, victim, Mux(self.touch, hits, 0)))
+        f.d.comb += act_age.eq(_or_tree([Mux(Mux(self.fill, victim[w], self.touch & hits[w]), age[w], 0)
+                                         for w in range(ways)]))
         with m.If(act.any()):
             new_ages = Cat(*[Mux(act[w], 0, Mux(age[w] < act_age, age[w] + 1, age[w]))[:age_bits]
                              for w in range(ways)])
@@ -144,10 +151,11 @@ class L0Array(wiring.Component):
         with m.Elif(self.invalidate):
             m.d.sync += valid.word_select(set1, ways).eq(vbits & ~hits)
 
-        m.d.comb += [tag_w.addr.eq(set1), tag_w.data.eq(tag1.replicate(ways)),
-                     tag_w.en.eq(Mux(self.fill, victim, 0))]
+        f = frag("ports")
         way_sel = Mux(self.fill, onehot_index(victim), self.way)
-        m.d.comb += [data_w.addr.eq(Cat(way_sel, set1) if ways > 1 else set1), data_w.data.eq(self.wdata),
+        f.d.comb += [tag_w.addr.eq(set1), tag_w.data.eq(tag1.replicate(ways)),
+                     tag_w.en.eq(Mux(self.fill, victim, 0)),
+                     data_w.addr.eq(Cat(way_sel, set1) if ways > 1 else set1), data_w.data.eq(self.wdata),
                      data_w.en.eq(Mux(self.fill, ~0, Mux(self.write & self.hit, self.wmask, 0))),
                      data_r.addr.eq(Cat(self.way, set1) if ways > 1 else set1),
                      self.data.eq(data_r.data)]

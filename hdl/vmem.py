@@ -9,9 +9,12 @@ the CU's SIMDs (docs/memory.md, "Vector memory path"):
   the order of the lowest lane touching them (a lane's access of 1 to 16 bytes may straddle two
   lines), or one request per active lane for atomics. A lane outside the aperture (or an atomic
   not 4-byte aligned) is dropped and reported on ``error``.
-* **L0 pipeline** (stages S0, S1, S2; one operation per cycle, never stalls): S0 picks, in
-  this priority, a memory response, a replay of a missed line whose data has returned, or the
-  coalescer's next request, and reads the tags; S1 compares them and acts: a load hit reads the
+* **L0 pipeline** (stages S0, S1, S2; one operation per cycle, never stalls: S0 takes a
+  request only when the miss register, parked-line slot, write slot and memory-queue entry it
+  may need in S1 are free): S0 picks, in this priority, a READ response or a returning atomic's
+  old value, a replay of a missed line whose data has returned, or the coalescer's next
+  request, and reads the tags (WRITE and non-returning ATOMIC acknowledgements retire their
+  request beside the pipeline); S1 compares the tags and acts: a load hit reads the
   line, a load miss merges into the miss already in flight for that line or allocates one of
   ``mshrs`` miss registers and sends a READ, and parks until the line returns (``waits`` slots);
   a store writes through (a masked line WRITE) and updates the line if present (no allocation);
@@ -25,7 +28,7 @@ the CU's SIMDs (docs/memory.md, "Vector memory path"):
 """
 from __future__ import annotations
 
-from amaranth.hdl import Array, Cat, Const, Module, Mux, Signal
+from amaranth.hdl import Array, Cat, Const, Module, Mux, Shape, Signal
 from amaranth.lib import data, enum, memory, stream, wiring
 from amaranth.lib.wiring import In, Out
 
@@ -231,23 +234,30 @@ class VecMemUnit(wiring.Component):
         slot_w, slot_r = slot_mem.write_port(), slot_mem.read_port()
 
         # ---- state ----------------------------------------------------------------------
-        def arr(n, shape, name):
-            return Array(Signal(shape, name=f"{name}{i}") for i in range(n))
+        # Per-entry and per-register fields are packed into one signal each (``field``): the
+        # simulator's cost grows with the number of signals a process drives.
+        def width(shape):
+            return Shape.cast(shape).width
 
+        def field(packed, i, w):
+            return packed[i * w:(i + 1) * w] if isinstance(i, int) else packed.word_select(i, w)
+
+        SB, WB, PB, EB, MB, CB, WSB = (width(range(S)), width(range(W)), width(range(2 * LANES + 1)), width(range(E)),
+                                       width(range(M)), width(range(P + 1)), width(range(WS)))
         valid, issuing = Signal(E), Signal(E)                  # instruction table
-        ent_simd, ent_wave = arr(E, range(S), "ent_simd"), arr(E, range(W), "ent_wave")
-        pending = arr(E, range(2 * LANES + 1), "pending")      # requests issued and not answered
-        older = arr(E, E, "older")                             # entries that must retire first
+        ent_simd, ent_wave = Signal(E * SB), Signal(E * WB)
+        pending = Signal(E * PB)                               # per entry: requests issued and not answered
+        older = Signal(E * E)                                  # per entry: the entries that must retire first
         gate = cfg.l0_hit_latency > 5                          # the pipeline alone answers in 5 cycles
         ripe = Signal(E, init=0 if gate else (1 << E) - 1)
         m_alloc, m_stale, m_filled = Signal(M), Signal(M), Signal(M)   # miss registers
-        m_line, m_entry, m_lane = arr(M, LINE_BITS, "m_line"), arr(M, range(E), "m_entry"), arr(M, 5, "m_lane")
-        m_count = arr(M, range(P + 1), "m_count")              # parked lines waiting on each
-        w_valid, w_mshr = Signal(P), arr(P, range(M), "w_mshr")
-        ws_valid = Signal(WS)
-        queue, q_n = arr(Q, MemReq(), "queue"), Signal(range(Q + 1))
+        m_line, m_entry, m_lane = Signal(M * LINE_BITS), Signal(M * EB), Signal(M * 5)
+        m_count = Signal(M * CB)                               # parked lines waiting on each
+        w_valid, w_mshr = Signal(P), Signal(P * MB)
+        ws_valid, ws_ret = Signal(WS), Signal(WS)              # write slots; those of returning atomics
+        a1_valid, a1_fault, a1_slot = Signal(), Signal(), Signal(range(WS))   # an acknowledgement beside the pipeline
+        queue, q_n = Array(Signal(MemReq(), name=f"queue{i}") for i in range(Q)), Signal(range(Q + 1))
         err = Signal(ErrorLayout(cfg))
-        m.d.comb += self.error.eq(err)
 
         c_valid, c_fresh = Signal(), Signal()                   # coalescer: the instruction being split
         c_req = Signal(VecMemReq(cfg))
@@ -343,7 +353,7 @@ class VecMemUnit(wiring.Component):
         s1_write = s1_coal & ((s1.kind == OpKind.STORE) | (s1.kind == OpKind.ATOMIC))
         ready_w, rp_oh, rp = Signal(P), Signal(P), Signal(range(P))   # parked lines whose data is back
         f = frag("replay")
-        f.d.comb += ready_w.eq(Cat(*[w_valid[i] & m_filled.bit_select(w_mshr[i], 1) for i in range(P)]))
+        f.d.comb += ready_w.eq(Cat(*[w_valid[i] & m_filled.bit_select(field(w_mshr, i, MB), 1) for i in range(P)]))
         f = frag("replay_pick")
         f.d.comb += [rp_oh.eq(lowest_one(ready_w)), rp.eq(onehot_index(lowest_one(ready_w)))]
         # resources a request may need in S1 (what the operation now in S1 may take is excluded)
@@ -356,7 +366,8 @@ class VecMemUnit(wiring.Component):
         f.d.comb += [res_m.eq(onehot_index(lowest_one(free_m))), res_w.eq(onehot_index(lowest_one(free_w))),
                      res_s.eq(onehot_index(lowest_one(free_s))), have_m.eq(free_m.any()), have_w.eq(free_w.any()),
                      have_s.eq(free_s.any()), room.eq(q_n + (s1_load | s1_write) < Q)]
-        take_fill, take_ack, take_replay, take_coal, c_finish = Signal(), Signal(), Signal(), Signal(), Signal()
+        take_fill, take_ack, take_wack, take_replay, take_coal, c_finish = (Signal(), Signal(), Signal(), Signal(),
+                                                                            Signal(), Signal())
         f = frag("s0")
         res_ok = Signal()
         with f.Switch(c_kind):
@@ -370,23 +381,29 @@ class VecMemUnit(wiring.Component):
                 f.d.comb += res_ok.eq((ws_valid == 0) & ~s1_write)
         single_op = (c_kind == OpKind.INV) | (c_kind == OpKind.WB)
         co_valid = c_valid & (single_op | (rem1 | rem2).any())
-        resp_v = self.mem_resp.valid
+        # A READ response (fill) or a returning atomic's old value takes the pipeline; a WRITE or
+        # non-returning ATOMIC acknowledgement only retires its request, beside it.
         is_fill = self.mem_resp.payload.tag < M
+        is_aret = ~is_fill & ws_ret.bit_select((self.mem_resp.payload.tag - M)[:WSB], 1)
+        resp_v = self.mem_resp.valid & (is_fill | is_aret)
         f.d.comb += [take_fill.eq(resp_v & is_fill), take_ack.eq(resp_v & ~is_fill),
+                     take_wack.eq(self.mem_resp.valid & ~is_fill & ~is_aret),
                      take_replay.eq(~resp_v & ready_w.any()),
                      take_coal.eq(~resp_v & ~ready_w.any() & co_valid & res_ok),
                      c_finish.eq(c_valid & (~co_valid | take_coal & (single_op | co_last)))]
 
         rsp = self.mem_resp.payload
-        m.d.comb += [self.mem_resp.ready.eq(1), mshr_w.addr.eq(rsp.tag), mshr_w.data.eq(rsp.data), mshr_w.en.eq(take_fill),
+        f = frag("s0_ports")
+        f.d.comb += [self.mem_resp.ready.eq(1), mshr_w.addr.eq(rsp.tag), mshr_w.data.eq(rsp.data), mshr_w.en.eq(take_fill),
                      slot_r.addr.eq(rsp.tag - M), wait_r.addr.eq(rp), l0.lookup.eq(p_line)]
-        m.d.sync += s1.valid.eq(take_fill | take_ack | take_replay | take_coal)
+        m.d.sync += [s1.valid.eq(take_fill | take_ack | take_replay | take_coal), a1_valid.eq(take_wack),
+                     a1_fault.eq(rsp.fault), a1_slot.eq(rsp.tag - M)]
         with m.If(take_fill | take_ack):
             m.d.sync += [s1.src.eq(Mux(take_fill, Src.FILL, Src.ACK)), s1.mshr.eq(rsp.tag), s1.wslot.eq(rsp.tag - M),
-                         s1.line.eq(m_line[rsp.tag[:max(1, (M - 1).bit_length())]]), s1.fault.eq(rsp.fault),
+                         s1.line.eq(field(m_line, rsp.tag[:MB], LINE_BITS)), s1.fault.eq(rsp.fault),
                          s1_data.eq(rsp.data)]
         with m.Elif(take_replay):
-            m.d.sync += [s1.src.eq(Src.REPLAY), s1.wait.eq(rp), s1.mshr.eq(w_mshr[rp])]
+            m.d.sync += [s1.src.eq(Src.REPLAY), s1.wait.eq(rp), s1.mshr.eq(field(w_mshr, rp, MB))]
         with m.Elif(take_coal):
             m.d.sync += [s1.src.eq(Src.COAL), s1.kind.eq(c_kind), s1.entry.eq(c_entry), s1.lane.eq(p_lane),
                          s1.line.eq(p_line), s1.mshr.eq(res_m), s1.wait.eq(res_w), s1.wslot.eq(res_s),
@@ -407,7 +424,7 @@ class VecMemUnit(wiring.Component):
         at, inv = s1_coal & (s1.kind == OpKind.ATOMIC), s1_coal & (s1.kind == OpKind.INV)
         wb = s1_coal & (s1.kind == OpKind.WB)
         fill = s1.valid & (s1.src == Src.FILL)
-        ack = s1.valid & (s1.src == Src.ACK)
+        ack = s1.valid & (s1.src == Src.ACK)                  # a returning atomic's old value
         rep = s1.valid & (s1.src == Src.REPLAY)
         mm, miss, alloc, target = Signal(M), Signal(), Signal(), Signal(range(M))
         f = frag("s1")
@@ -415,11 +432,13 @@ class VecMemUnit(wiring.Component):
                      l0.wmask.eq(s1_mask), l0.invalidate.eq(at), l0.flush.eq(inv),
                      l0.fill.eq(fill & ~m_stale.bit_select(s1.mshr, 1))]
         # the miss register already fetching this line (a store, atomic or global_inv makes it stale)
-        f.d.comb += mm.eq(Mux(s1_coal, Cat(*[m_alloc[i] & ~m_stale[i] & (m_line[i] == s1.line) for i in range(M)]), 0))
+        f.d.comb += mm.eq(Mux(s1_coal, Cat(*[m_alloc[i] & ~m_stale[i] & (field(m_line, i, LINE_BITS) == s1.line)
+                                             for i in range(M)]), 0))
         f = frag("s1_miss")
         f.d.comb += [miss.eq(ld & ~l0.hit), alloc.eq(ld & ~l0.hit & ~mm.any()),
                      target.eq(Mux(mm.any(), onehot_index(mm), s1.mshr))]
-        m.d.comb += [wait_w.addr.eq(s1.wait), wait_w.data.eq(s1_g), wait_w.en.eq(miss),
+        f = frag("s1_ports")
+        f.d.comb += [wait_w.addr.eq(s1.wait), wait_w.data.eq(s1_g), wait_w.en.eq(miss),
                      slot_w.addr.eq(s1.wslot), slot_w.en.eq(st | at), slot_w.data.entry.eq(s1.entry),
                      slot_w.data.lane.eq(s1.lane), slot_w.data.atomic.eq(at), slot_w.data.returns.eq(s1.returns),
                      slot_w.data.addr.eq(Mux(at, s1_aaddr, Cat(Const(0, 7), s1.line))),
@@ -428,7 +447,8 @@ class VecMemUnit(wiring.Component):
         # requests to memory: a queue of registers, filled from S1
         push = alloc | st | at
         pop = self.mem.valid & self.mem.ready
-        m.d.comb += [self.mem.valid.eq(q_n != 0), self.mem.payload.eq(queue[0])]
+        f = frag("queue_out")
+        f.d.comb += [self.mem.valid.eq(q_n != 0), self.mem.payload.eq(queue[0])]
         with m.If(pop):
             m.d.sync += [queue[i].eq(queue[i + 1]) for i in range(Q - 1)]
         with m.If(push):
@@ -443,24 +463,30 @@ class VecMemUnit(wiring.Component):
         # miss registers, parked lines, write slots
         m_free = Signal(M)
         inc_m = [miss & (target == i) for i in range(M)]
-        dec_m = [take_replay & (w_mshr[rp] == i) for i in range(M)]
+        dec_m = [take_replay & (field(w_mshr, rp, MB) == i) for i in range(M)]
         f = frag("m_free")
-        f.d.comb += m_free.eq(Cat(*[m_alloc[i] & m_filled[i] & (m_count[i] == 0) & ~inc_m[i] for i in range(M)]))
+        f.d.comb += m_free.eq(Cat(*[m_alloc[i] & m_filled[i] & (field(m_count, i, CB) == 0) & ~inc_m[i] for i in range(M)]))
         set_alloc = Mux(alloc, bit(M, s1.mshr), 0)
         m.d.sync += m_alloc.eq((m_alloc | set_alloc) & ~m_free)
         with m.If(s1.valid | take_fill):
             m.d.sync += [m_filled.eq((m_filled | Mux(take_fill, bit(M, rsp.tag), 0)) & ~set_alloc),
                          m_stale.eq(Mux(inv, m_alloc, m_stale | Mux(st | at, mm, 0)) & ~set_alloc),
-                         ws_valid.eq((ws_valid | Mux(st | at, bit(WS, s1.wslot), 0)) & ~Mux(ack, bit(WS, s1.wslot), 0))]
+                         ws_ret.eq(Mux(st | at, ws_ret & ~bit(WS, s1.wslot) | Mux(at & s1.returns, bit(WS, s1.wslot), 0),
+                                       ws_ret))]
+        with m.If(st | at | ack | a1_valid):
+            wfree = Mux(ack | a1_valid, bit(WS, Mux(ack, s1.wslot, a1_slot)), 0)
+            m.d.sync += ws_valid.eq((ws_valid | Mux(st | at, bit(WS, s1.wslot), 0)) & ~wfree)
         with m.If(miss | take_replay):
             m.d.sync += w_valid.eq((w_valid | Mux(miss, bit(P, s1.wait), 0)) & ~Mux(take_replay, rp_oh, 0))
             for i in range(M):
                 with m.If(inc_m[i] != dec_m[i]):
-                    m.d.sync += m_count[i].eq(Mux(inc_m[i], m_count[i] + 1, m_count[i] - 1))
+                    c = field(m_count, i, CB)
+                    m.d.sync += c.eq(Mux(inc_m[i], c + 1, c - 1))
         with m.If(alloc):
-            m.d.sync += [m_line[s1.mshr].eq(s1.line), m_entry[s1.mshr].eq(s1.entry), m_lane[s1.mshr].eq(s1.lane)]
+            m.d.sync += [field(m_line, s1.mshr, LINE_BITS).eq(s1.line), field(m_entry, s1.mshr, EB).eq(s1.entry),
+                         field(m_lane, s1.mshr, 5).eq(s1.lane)]
         with m.If(miss):
-            m.d.sync += w_mshr[s1.wait].eq(target)
+            m.d.sync += field(w_mshr, s1.wait, MB).eq(target)
 
         # S1 -> S2
         hit_ld = ld & l0.hit
@@ -522,21 +548,21 @@ class VecMemUnit(wiring.Component):
             m.d.sync += [valid.eq((valid | Mux(fire, free_oh, 0)) & ~freeing),
                          issuing.eq((issuing | Mux(fire, free_oh, 0)) & ~Mux(c_finish, bit(E, c_entry), 0))]
         with m.If(freeing.any()):
-            for e in range(E):
-                m.d.sync += older[e].eq(older[e] & ~freeing)
+            m.d.sync += older.eq(older & ~_rep(freeing, E))
         with m.If(fire):
             same = Cat(*[Const(1) if cfg.return_order == "in_order" else
-                         (ent_simd[e] == sel) & (ent_wave[e] == g_req.wave) for e in range(E)])
+                         (field(ent_simd, e, SB) == sel) & (field(ent_wave, e, WB) == g_req.wave) for e in range(E)])
             m.d.sync += [c_req.eq(g_req), c_simd.eq(sel), c_entry.eq(new), last_sel.eq(sel),
                          c_kind.eq(d_kind), c_size.eq(d_size), c_ext.eq(d_ext), c_beats.eq(d_beats), c_aop.eq(d_aop),
-                         done1.eq(0), done2.eq(0), ent_simd[new].eq(sel), ent_wave[new].eq(g_req.wave),
-                         older[new].eq(valid & ~freeing & same)]
+                         done1.eq(0), done2.eq(0), field(ent_simd, new, SB).eq(sel),
+                         field(ent_wave, new, WB).eq(g_req.wave), field(older, new, E).eq(valid & ~freeing & same)]
 
         # first cycle of an instruction: its response metadata, and any error
         writes = (c_kind == OpKind.LOAD) | (c_kind == OpKind.ATOMIC) & c_req.returns
         stores = (c_kind == OpKind.STORE) | (c_kind == OpKind.ATOMIC) & ~c_req.returns | (c_kind == OpKind.WB)
         mw = meta_w.data
-        m.d.comb += [meta_w.addr.eq(c_entry), meta_w.en.eq(c_fresh), mw.wave.eq(c_req.wave), mw.seq.eq(c_req.seq),
+        f = frag("meta_w")
+        f.d.comb += [meta_w.addr.eq(c_entry), meta_w.en.eq(c_fresh), mw.wave.eq(c_req.wave), mw.seq.eq(c_req.seq),
                      mw.vdst.eq(c_req.vdst), mw.beats.eq(Mux(c_kind == OpKind.LOAD, c_beats, 1)), mw.write.eq(writes),
                      mw.store.eq(stores), mw.ext.eq(c_ext), mw.mask.eq(c_req.exec & ~fault)]
         with m.If(c_fresh & ~err.valid & (fault.any() | (c_kind == OpKind.NONE))):
@@ -545,34 +571,37 @@ class VecMemUnit(wiring.Component):
                          err.cause.eq(Mux(c_kind == OpKind.NONE, ErrorCause.OPCODE,
                                           Mux(misal.bit_select(f_lane, 1), ErrorCause.MISALIGNED, ErrorCause.APERTURE))),
                          err.lane.eq(f_lane), err.addr.eq(Mux(c_kind == OpKind.NONE, 0, c_req.addr.word_select(f_lane, 64)))]
-        with m.Elif((fill | ack) & s1.fault & ~err.valid):
-            e = Mux(fill, m_entry[s1.mshr], slot.entry)
-            m.d.sync += [err.valid.eq(1), err.cause.eq(ErrorCause.MEMORY), err.simd.eq(ent_simd[e]),
-                         err.wave.eq(ent_wave[e]), err.lane.eq(Mux(fill, m_lane[s1.mshr], slot.lane)),
+        with m.Elif((fill | ack | a1_valid) & Mux(a1_valid, a1_fault, s1.fault) & ~err.valid):
+            e = Mux(fill, field(m_entry, s1.mshr, EB), slot.entry)
+            m.d.sync += [err.valid.eq(1), err.cause.eq(ErrorCause.MEMORY), err.simd.eq(field(ent_simd, e, SB)),
+                         err.wave.eq(field(ent_wave, e, WB)), err.lane.eq(Mux(fill, field(m_lane, s1.mshr, 5), slot.lane)),
                          err.addr.eq(Mux(fill, Cat(Const(0, 7), s1.line), slot.addr))]
 
-        # ---- requests outstanding per entry: +1 per request issued, -1 per S2 operation -------
-        with m.If(take_coal | s2.valid):
+        # ---- requests outstanding per entry: +1 per request issued, -1 per S2 operation and
+        # per write acknowledgement ---------------------------------------------------------
+        with m.If(take_coal | s2.valid | a1_valid):
             for e in range(E):
                 inc_e = take_coal & (c_entry == e)
-                dec_e = s2.valid & (s2.entry == e)
-                with m.If(inc_e != dec_e):
-                    m.d.sync += pending[e].eq(Mux(inc_e, pending[e] + 1, pending[e] - 1))
+                dec_e = Cat(s2.valid & (s2.entry == e), a1_valid & (slot.entry == e))
+                with m.If(inc_e | dec_e.any()):
+                    c = field(pending, e, PB)
+                    m.d.sync += c.eq(c + inc_e - dec_e[0] - dec_e[1])
 
         # ---- hit latency: an entry may retire l0_hit_latency cycles after it was accepted ----
         if gate:
             now = Signal(16)
-            stamp = arr(E, 16, "stamp")
+            stamp = Signal(E * 16)
             m.d.sync += now.eq(now + 1)
             with m.If(fire):
-                m.d.sync += stamp[new].eq(now)
-            ripe_now = Cat(*[(now - stamp[e])[:16] == cfg.l0_hit_latency - 2 for e in range(E)])
+                m.d.sync += field(stamp, new, 16).eq(now)
+            ripe_now = Cat(*[(now - field(stamp, e, 16))[:16] == cfg.l0_hit_latency - 2 for e in range(E)])
             m.d.sync += ripe.eq((ripe | ripe_now) & ~Mux(fire, free_oh, 0))
 
         # ---- retire: per SIMD, one beat per cycle --------------------------------------------
         retirable = Signal(E)
         f = frag("retirable")
-        f.d.comb += retirable.eq(valid & ripe & ~issuing & Cat(*[(pending[e] == 0) & ((older[e] & ~freeing) == 0)
+        f.d.comb += retirable.eq(valid & ripe & ~issuing & Cat(*[(field(pending, e, PB) == 0) &
+                                                                  ((field(older, e, E) & ~freeing) == 0)
                                                                   for e in range(E)]))
         frees = []
         for s in range(S):
@@ -581,7 +610,7 @@ class VecMemUnit(wiring.Component):
             md = data.View(Meta, meta_r[s].data)
             pick, take, done = Signal(range(E), name=f"rt_pick{s}"), Signal(name=f"rt_take{s}"), Signal(name=f"rt_done{s}")
             f = frag(f"retire{s}")
-            elig = retirable & Cat(*[ent_simd[e] == s for e in range(E)]) & ~Mux(busy, bit(E, cur), 0)
+            elig = retirable & Cat(*[field(ent_simd, e, SB) == s for e in range(E)]) & ~Mux(busy, bit(E, cur), 0)
             is_last = k + 1 >= md.beats
             f.d.comb += [pick.eq(onehot_index(lowest_one(elig))), done.eq(port.valid & port.ready & is_last),
                          take.eq(elig.any() & (~busy | done))]
@@ -616,7 +645,8 @@ class VecMemUnit(wiring.Component):
                 with f.Default():
                     f.d.comb += beat.eq(rows)
             p = port.payload
-            m.d.comb += [port.valid.eq(busy), p.wave.eq(md.wave), p.seq.eq(md.seq), p.vdst.eq(md.vdst + k),
+            f = frag(f"resp{s}")
+            f.d.comb += [port.valid.eq(busy), p.wave.eq(md.wave), p.seq.eq(md.seq), p.vdst.eq(md.vdst + k),
                          p.data.eq(beat), p.mask.eq(md.mask), p.write.eq(md.write), p.last.eq(is_last),
                          p.store.eq(md.store)]
         f = frag("freeing")
@@ -624,7 +654,8 @@ class VecMemUnit(wiring.Component):
 
         # ---- counters ----------------------------------------------------------------------
         cnt = Signal(CountersLayout)
-        m.d.comb += self.counters.eq(cnt)
+        f = frag("outputs")
+        f.d.comb += [self.counters.eq(cnt), self.error.eq(err)]
         retired = _sum_tree([Mux(fr.any(), 1, 0) for fr in frees])
         occ = cnt.rq_occupancy + fire - retired
         m.d.sync += cnt.rq_sum.eq(cnt.rq_sum + cnt.rq_occupancy)
