@@ -73,6 +73,8 @@ class ErrorCause(enum.Enum, shape=3):
 
 
 def ErrorLayout(config: DCUConfig):
+    """The latched first error: ``seq`` is set for the instruction-level causes (APERTURE,
+    MISALIGNED, OPCODE); ``addr`` is the lane's byte address, or for MEMORY the request's."""
     return data.StructLayout({"valid": 1, "cause": ErrorCause, "simd": range(config.simds_per_cu),
                               "wave": range(config.wave_slots), "seq": SEQ, "lane": 5, "addr": 64})
 

@@ -21,6 +21,7 @@ from amaranth.sim import Simulator
 from hdl.atomic import AtomicOp
 from hdl.config import PRESETS
 from hdl.isa_tables import OpId, info_of, ops_of
+from hdl.l0 import L0Array
 from hdl.memport import MemKind
 from hdl.simd import VecMemReq
 from hdl.vmem import COUNTERS, ErrorCause, Ext, OpKind, VecMemUnit, op_table
@@ -715,6 +716,11 @@ def test_hit_latency_and_one_line_per_cycle(latency):
 def test_verilog_lint(preset, tmp_path):
     text = convert_and_lint(VecMemUnit(PRESETS[preset]), f"vmem_{preset}", tmp_path)
     assert "module vmem_" in text
+
+
+def test_l0_array_lint(tmp_path):
+    text = convert_and_lint(L0Array(PRESETS["rdna1"]), "l0_rdna1", tmp_path)
+    assert "module l0_rdna1" in text
 
 
 # --------------------------------------------------------------------------------------
