@@ -12,7 +12,7 @@ from amaranth.lib.wiring import In, Out
 from .config import DCUConfig
 from .memport import ADDR_BITS, LINE_BYTES
 
-__all__ = ["L0Array", "LINE_BITS", "onehot_index", "lowest_one"]
+__all__ = ["L0Array", "LINE_BITS", "onehot_index", "lowest_one", "or_tree"]
 
 #: Bits of a line number (a 48-bit byte address without its 7 offset bits).
 LINE_BITS = ADDR_BITS - 7
@@ -31,6 +31,14 @@ def onehot_index(x):
     bits = (n - 1).bit_length()
     return Cat(*[(x & Const(sum(1 << i for i in range(n) if i >> b & 1), n)).any()
                  for b in range(bits)])
+
+
+def or_tree(values):
+    """OR of a list of values as a balanced tree (a chain would be as deep as the list)."""
+    while len(values) > 1:
+        values = [values[i] | values[i + 1] if i + 1 < len(values) else values[i]
+                  for i in range(0, len(values), 2)]
+    return values[0]
 
 
 class L0Array(wiring.Component):
@@ -138,7 +146,7 @@ class L0Array(wiring.Component):
         act_age = Signal(age_bits)
         f = frag("act")
         f.d.comb += act.eq(Mux(self.fill, victim, Mux(self.touch, hits, 0)))
-        f.d.comb += act_age.eq(_or_tree([Mux(Mux(self.fill, victim[w], self.touch & hits[w]), age[w], 0)
+        f.d.comb += act_age.eq(or_tree([Mux(Mux(self.fill, victim[w], self.touch & hits[w]), age[w], 0)
                                          for w in range(ways)]))
         with m.If(act.any()):
             new_ages = Cat(*[Mux(act[w], 0, Mux(age[w] < act_age, age[w] + 1, age[w]))[:age_bits]
@@ -161,10 +169,3 @@ class L0Array(wiring.Component):
                      self.data.eq(data_r.data)]
         return m
 
-
-def _or_tree(values):
-    """OR of a list of values as a balanced tree."""
-    while len(values) > 1:
-        values = [values[i] | values[i + 1] if i + 1 < len(values) else values[i]
-                  for i in range(0, len(values), 2)]
-    return values[0]

@@ -35,7 +35,7 @@ from amaranth.lib.wiring import In, Out
 from .atomic import ATOMIC_OF, AtomicOp
 from .config import DCUConfig
 from .isa_tables import OpId, info_of, ops_of
-from .l0 import LINE_BITS, L0Array, lowest_one, onehot_index
+from .l0 import LINE_BITS, L0Array, lowest_one, onehot_index, or_tree
 from .memport import ADDR_BITS, CLIENT_TAG_BITS, LINE_BYTES, MemKind, MemReq, MemResp
 from .simd import SEQ, VecMemReq, VecMemResp
 
@@ -109,13 +109,6 @@ class Src(enum.Enum, shape=2):
     FILL = 1        # a READ response: the line of a miss register
     ACK = 2         # a WRITE or ATOMIC response
     REPLAY = 3      # a parked load line whose miss register has its data
-
-
-def _or_tree(values):
-    while len(values) > 1:
-        values = [values[i] | values[i + 1] if i + 1 < len(values) else values[i]
-                  for i in range(0, len(values), 2)]
-    return values[0]
 
 
 def _sum_tree(values):
@@ -327,7 +320,7 @@ class VecMemUnit(wiring.Component):
         overlap = Signal()
         f = frag("coal_overlap")
         bmb = [lane_bytes(i, h1, h2) for i in range(LANES)]
-        f.d.comb += overlap.eq(Mux(c_kind == OpKind.STORE, _sum_tree(bmb) != _or_tree(bmb), 0))
+        f.d.comb += overlap.eq(Mux(c_kind == OpKind.STORE, _sum_tree(bmb) != or_tree(bmb), 0))
         fh1, fh2, co_last = Signal(LANES), Signal(LANES), Signal()
         f = frag("coal_final")
         f.d.comb += [fh1.eq(Mux(overlap, Mux(p_use1, p_oh, 0), h1)), fh2.eq(Mux(overlap, Mux(p_use1, 0, p_oh), h2))]
@@ -347,7 +340,7 @@ class VecMemUnit(wiring.Component):
             d = Array([Cat(Const(0, 128 * k), near[i]) for k in range(LINE_BYTES // 16)])[offs[7 * i + 4:7 * i + 7]]
             words.append(Mux(fh1[i], d[:LINE_DATA], Mux(fh2[i], d[LINE_DATA:], 0)))
         with f.If(c_kind == OpKind.STORE):
-            f.d.comb += [sdata.eq(_or_tree(words)), smask.eq(_or_tree([lane_bytes(i, fh1, fh2) for i in range(LANES)]))]
+            f.d.comb += [sdata.eq(or_tree(words)), smask.eq(or_tree([lane_bytes(i, fh1, fh2) for i in range(LANES)]))]
 
         # ---- S0: pick this cycle's operation ------------------------------------------------
         s1_coal = s1.valid & (s1.src == Src.COAL)
@@ -652,7 +645,7 @@ class VecMemUnit(wiring.Component):
                          p.data.eq(beat), p.mask.eq(md.mask), p.write.eq(md.write), p.last.eq(is_last),
                          p.store.eq(md.store)]
         f = frag("freeing")
-        f.d.comb += freeing.eq(_or_tree(frees))
+        f.d.comb += freeing.eq(or_tree(frees))
 
         # ---- counters ----------------------------------------------------------------------
         cnt = Signal(CountersLayout)

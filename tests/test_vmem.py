@@ -18,7 +18,6 @@ import numpy as np
 import pytest
 from amaranth.sim import Simulator
 
-from hdl.atomic import AtomicOp
 from hdl.config import PRESETS
 from hdl.isa_tables import OpId, info_of, ops_of
 from hdl.l0 import L0Array
