@@ -153,7 +153,8 @@ class VecMemUnit(wiring.Component):
     mem : Out(stream.Signature(MemReq()))
         This CU's requests to the memory (128-byte line READs, masked line WRITEs, ATOMICs).
     mem_resp : In(stream.Signature(MemResp()))
-        Memory responses, any order, matched by tag; always accepted.
+        Memory responses, any order, matched by tag; taken at once, except that a READ
+        response waits while the lines parked on the previous one replay (a few cycles).
     aperture_base, aperture_size : In(48)
         The global memory the dispatch may touch.
     error : Out(ErrorLayout)
@@ -221,8 +222,6 @@ class VecMemUnit(wiring.Component):
             m.submodules[f"rbuf{j}"] = rb = memory.Memory(shape=16 * 8 * GROUP, depth=E, init=[])
             rbuf_w.append(rb.write_port(granularity=8))
             rbuf_r.append([rb.read_port() for _ in range(S)])
-        m.submodules.mshr_data = mshr_mem = memory.Memory(shape=LINE_DATA, depth=M, init=[])
-        mshr_w, mshr_r = mshr_mem.write_port(), mshr_mem.read_port()
         m.submodules.waitq = wait_mem = memory.Memory(shape=Gather, depth=P, init=[])
         wait_w, wait_r = wait_mem.write_port(), wait_mem.read_port()
         m.submodules.wslots = slot_mem = memory.Memory(shape=Slot, depth=WS, init=[])
@@ -245,9 +244,12 @@ class VecMemUnit(wiring.Component):
         older = Signal(E * E)                                  # per entry: the entries that must retire first
         gate = cfg.l0_hit_latency > 5                          # the pipeline alone answers in 5 cycles
         ripe = Signal(E, init=0 if gate else (1 << E) - 1)
-        m_alloc, m_stale, m_filled = Signal(M), Signal(M), Signal(M)   # miss registers
+        m_alloc, m_stale = Signal(M), Signal(M)                # miss registers
         m_line, m_entry, m_lane = Signal(M * LINE_BITS), Signal(M * EB), Signal(M * 5)
         m_count = Signal(M * CB)                               # parked lines waiting on each
+        # The line of the last READ response, kept while the lines parked on its miss register
+        # replay (one response at a time: the next waits until they are done).
+        fbuf, f_busy, f_mshr = Signal(LINE_DATA), Signal(), Signal(range(M))
         w_valid, w_mshr = Signal(P), Signal(P * MB)
         ws_valid, ws_ret = Signal(WS), Signal(WS)              # write slots; those of returning atomics
         a1_valid, a1_fault, a1_slot = Signal(), Signal(), Signal(range(WS))   # an acknowledgement beside the pipeline
@@ -348,7 +350,7 @@ class VecMemUnit(wiring.Component):
         s1_write = s1_coal & ((s1.kind == OpKind.STORE) | (s1.kind == OpKind.ATOMIC))
         ready_w, rp_oh, rp = Signal(P), Signal(P), Signal(range(P))   # parked lines whose data is back
         f = frag("replay")
-        f.d.comb += ready_w.eq(Cat(*[w_valid[i] & m_filled.bit_select(field(w_mshr, i, MB), 1) for i in range(P)]))
+        f.d.comb += ready_w.eq(Mux(f_busy, Cat(*[w_valid[i] & (field(w_mshr, i, MB) == f_mshr) for i in range(P)]), 0))
         f = frag("replay_pick")
         f.d.comb += [rp_oh.eq(lowest_one(ready_w)), rp.eq(onehot_index(lowest_one(ready_w)))]
         # resources a request may need in S1 (what the operation now in S1 may take is excluded)
@@ -380,17 +382,17 @@ class VecMemUnit(wiring.Component):
         # non-returning ATOMIC acknowledgement only retires its request, beside it.
         is_fill = self.mem_resp.payload.tag < M
         is_aret = ~is_fill & ws_ret.bit_select((self.mem_resp.payload.tag - M)[:WSB], 1)
-        resp_v = self.mem_resp.valid & (is_fill | is_aret)
+        resp_v = self.mem_resp.valid & ~f_busy & (is_fill | is_aret)
         f.d.comb += [take_fill.eq(resp_v & is_fill), take_ack.eq(resp_v & ~is_fill),
-                     take_wack.eq(self.mem_resp.valid & ~is_fill & ~is_aret),
+                     take_wack.eq(self.mem_resp.valid & ~f_busy & ~is_fill & ~is_aret),
                      take_replay.eq(~resp_v & ready_w.any()),
                      take_coal.eq(~resp_v & ~ready_w.any() & co_valid & res_ok),
                      c_finish.eq(c_valid & (~co_valid | take_coal & (single_op | co_last)))]
 
         rsp = self.mem_resp.payload
         f = frag("s0_ports")
-        f.d.comb += [self.mem_resp.ready.eq(1), mshr_w.addr.eq(rsp.tag), mshr_w.data.eq(rsp.data), mshr_w.en.eq(take_fill),
-                     slot_r.addr.eq(rsp.tag - M), wait_r.addr.eq(rp), l0.lookup.eq(p_line)]
+        f.d.comb += [self.mem_resp.ready.eq(~f_busy), slot_r.addr.eq(rsp.tag - M), wait_r.addr.eq(rp),
+                     l0.lookup.eq(p_line)]
         m.d.sync += [s1.valid.eq(take_fill | take_ack | take_replay | take_coal), a1_valid.eq(take_wack),
                      a1_fault.eq(rsp.fault), a1_slot.eq(rsp.tag - M)]
         with m.If(take_fill | take_ack):
@@ -436,8 +438,7 @@ class VecMemUnit(wiring.Component):
         f.d.comb += [wait_w.addr.eq(s1.wait), wait_w.data.eq(s1_g), wait_w.en.eq(miss),
                      slot_w.addr.eq(s1.wslot), slot_w.en.eq(st | at), slot_w.data.entry.eq(s1.entry),
                      slot_w.data.lane.eq(s1.lane), slot_w.data.atomic.eq(at), slot_w.data.returns.eq(s1.returns),
-                     slot_w.data.addr.eq(Mux(at, s1_aaddr, Cat(Const(0, 7), s1.line))),
-                     mshr_r.addr.eq(s1.mshr)]
+                     slot_w.data.addr.eq(Mux(at, s1_aaddr, Cat(Const(0, 7), s1.line)))]
 
         # requests to memory: a queue of registers, filled from S1
         push = alloc | st | at
@@ -460,12 +461,16 @@ class VecMemUnit(wiring.Component):
         inc_m = [miss & (target == i) for i in range(M)]
         dec_m = [take_replay & (field(w_mshr, rp, MB) == i) for i in range(M)]
         f = frag("m_free")
-        f.d.comb += m_free.eq(Cat(*[m_alloc[i] & m_filled[i] & (field(m_count, i, CB) == 0) & ~inc_m[i] for i in range(M)]))
+        f.d.comb += m_free.eq(Mux(f_busy & (field(m_count, f_mshr, CB) == 0) & ~Cat(*inc_m).bit_select(f_mshr, 1),
+                                  bit(M, f_mshr), 0))
         set_alloc = Mux(alloc, bit(M, s1.mshr), 0)
         m.d.sync += m_alloc.eq((m_alloc | set_alloc) & ~m_free)
-        with m.If(s1.valid | take_fill):
-            m.d.sync += [m_filled.eq((m_filled | Mux(take_fill, bit(M, rsp.tag), 0)) & ~set_alloc),
-                         m_stale.eq(Mux(inv, m_alloc, m_stale | Mux(st | at, mm, 0)) & ~set_alloc),
+        with m.If(take_fill):
+            m.d.sync += [fbuf.eq(rsp.data), f_busy.eq(1), f_mshr.eq(rsp.tag)]
+        with m.Elif(m_free.any()):       # every line parked on it has replayed
+            m.d.sync += f_busy.eq(0)
+        with m.If(s1.valid):
+            m.d.sync += [m_stale.eq(Mux(inv, m_alloc, m_stale | Mux(st | at, mm, 0)) & ~set_alloc),
                          ws_ret.eq(Mux(st | at, ws_ret & ~bit(WS, s1.wslot) | Mux(at & s1.returns, bit(WS, s1.wslot), 0),
                                        ws_ret))]
         with m.If(st | at | ack | a1_valid):
@@ -499,7 +504,7 @@ class VecMemUnit(wiring.Component):
         line2 = Signal(LINE_DATA + 8 * 15)                    # the line, then its first 15 bytes again
         full2 = Signal(16)
         f = frag("s2_line")
-        line = Mux(s2.replay, mshr_r.data, l0.data)
+        line = Mux(s2.replay, fbuf, l0.data)
         f.d.comb += [line2.eq(Cat(line, line[:8 * 15])), full2.eq(((Const(1, 17) << s2_g.size) - 1)[:16])]
         f = frag("s2_gather")
         for j in range(LANES // GROUP):

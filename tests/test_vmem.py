@@ -206,12 +206,13 @@ class Run:
         return old, 0
 
     async def _memory(self, ctx):
-        dut, inflight, edge, held = self.dut, [], 0, None
+        dut, inflight, edge, held, pick = self.dut, [], 0, None, None
         while True:
             if edge in self.poke:
                 self.poke[edge](self)
             due = [x for x in inflight if x[0] <= edge]
-            pick = self.rng.choice(due) if due else None
+            if pick is None and due:                       # a response offered stays offered until taken
+                pick = self.rng.choice(due)
             if pick:
                 ctx.set(dut.mem_resp.valid, 1)
                 ctx.set(dut.mem_resp.payload, {"tag": pick[1], "data": pick[2], "fault": pick[3]})
@@ -223,10 +224,10 @@ class Run:
             edge += 1
             assert held is None or (valid and req == held), "memory request withdrawn or changed while stalled"
             held = req if valid and not ready else None
-            if pick:
-                assert rready, "mem_resp must always be accepted"
+            if pick and rready:
                 inflight.remove(pick)
                 self.mem_log[pick[4]][1] = edge
+                pick = None
             if valid and ready:
                 d, fault = self._serve(req)
                 self.mem_log.append([edge, None, req.kind, req.tag, req.addr])
