@@ -1,0 +1,699 @@
+"""The local data share (LDS) of the DCU: two halves of 32 banks (docs/memory.md, "LDS").
+
+Each half is a pipe that serves one instruction at a time from the SIMDs' ``lds_req`` ports.
+An instruction is a set of up to 128 lane-dword accesses (access ``4 * lane + slot``: a
+b128 load touches four dwords per lane, a 2addr b64 form two dwords at each of two
+addresses). A bank pass serves, in every bank, one dword address: the one of the first
+pending access in that bank, together with every other pending access to the same dword
+(broadcast). So an instruction takes as many passes as the largest number of distinct
+dwords that fall in one bank, the cost ``sim.memory_ops.lds_conflict_cycles`` gives.
+Atomics serve one lane per bank and pass, in lane order, so lanes that hit the same dword
+see each other's results as the ISA's lane-serial semantics say.
+
+Pipe stages (one cycle each, stalled together when the result register is still busy):
+P, the bank pass (leader selection, RAM read addresses); R, the RAM outputs (stores and
+atomics write here, atomics through the ALU beside each bank); X, the RAM outputs
+registered ahead of the 32-bank to 128-access crossbar; A, the result registers that send
+one response beat per destination register.
+"""
+from __future__ import annotations
+
+from amaranth.hdl import Array, Cat, Const, Elaboratable, Module, Mux, Signal
+from amaranth.lib import data, enum, memory, stream, wiring
+from amaranth.lib.wiring import In, Out
+
+from .atomic import ATOMIC_OF, AtomicOp, atomic_result
+from .config import DCUConfig
+from .isa_tables import info_of, ops_of
+from .simd import LANES, VecMemReq, VecMemResp
+
+__all__ = ["LDS", "LdsAlloc", "LdsError", "LdsErrorCause", "IMPLEMENTED"]
+
+BANKS = 32
+SLOTS = 4                 # dwords one lane of an instruction can touch
+NACC = LANES * SLOTS      # accesses of one instruction; access 4 * lane + slot
+AW = 33                   # lane byte address + instruction offset
+DW = 33                   # physical dword address (logical dword + allocation base)
+SIMDS = 4
+
+
+# -- port layouts ---------------------------------------------------------------------------
+def LdsAlloc(cfg: DCUConfig) -> data.StructLayout:
+    """A wave's LDS window, bytes ``[base, base + size)`` of the DCU's LDS (the dispatcher's
+    ``hdl.dispatch.LdsAllocLayout`` has the same fields)."""
+    return data.StructLayout({"simd": range(cfg.simds), "wave": range(cfg.wave_slots),
+                              "base": range(cfg.lds_bytes_total), "size": range(cfg.lds_bytes_total + 1)})
+
+
+class LdsErrorCause(enum.Enum, shape=2):
+    NONE = 0
+    MISALIGNED = 1   # a lane's address is not aligned to its access (dword, or 2 bytes for b16)
+    BAD_ALLOC = 2    # the wave's window is not 4-byte aligned, or (CU mode) not in its CU's half
+    BAD_OP = 3       # the request's op is not a DS operation the LDS executes
+
+
+def LdsError(cfg: DCUConfig) -> data.StructLayout:
+    """The first error seen: the request's SIMD and wave, the lowest bad lane and its address
+    (``BAD_ALLOC``: lane 0 and the window's base)."""
+    return data.StructLayout({"valid": 1, "cause": LdsErrorCause, "simd": range(SIMDS),
+                              "wave": range(cfg.wave_slots), "lane": range(LANES), "addr": 32})
+
+
+# -- operation table --------------------------------------------------------------------------
+class _Cls(enum.Enum, shape=2):
+    NONE = 0
+    LOAD = 1
+    STORE = 2
+    ATOMIC = 3
+
+
+class _Order(enum.Enum, shape=2):
+    """The order of the accesses the leader selection sees (the first pending one leads)."""
+    LANE = 0   # loads (any order serves) and atomics (lane order is the ISA's)
+    REV = 1    # stores: last lane first, so a dword's leader is its last writer
+    REV2 = 2   # 2addr stores: last (address, lane) first; the model writes address 0, then 1
+
+
+_Ctl = data.StructLayout({
+    "cls": _Cls,
+    "narrow": 2,   # 0: dwords, 1: byte, 2: 16 bits
+    "sgn": 1,      # sign-extending narrow load
+    "two": 1,      # 2addr form
+    "b64": 1,      # 2addr with 64-bit elements
+    "st64": 1,     # 2addr offsets scaled by 64 elements
+    "smask": 4,    # slots in use
+    "sg": 4,       # address (offset0 / offset1) of each slot
+    "sk": 8,       # dword offset of each slot from its address, 2 bits per slot
+    "aop": AtomicOp,
+    "nregs": 3,    # destination registers (response beats with data)
+    "order": _Order,
+    "xchg2": 1,    # ds_storexchg_2addr: the second old value comes from slot 2
+})
+
+
+def _ctl_of(op) -> dict:
+    """Control word of one DS opcode (see ``_Ctl``)."""
+    name, kind = op.name.lower(), info_of(op).kind
+    c = dict(cls={"ds_load": _Cls.LOAD, "ds_store": _Cls.STORE, "ds_atomic": _Cls.ATOMIC}[kind],
+             narrow=0, sgn=0, two=0, b64=0, st64=0, smask=1, sg=0, sk=0, aop=AtomicOp.ADD, nregs=0,
+             order=_Order.LANE, xchg2=0)
+    if "2addr" in name:
+        b64 = name.endswith("b64")
+        # slot = address * 2 + dword for b64; b32 loads use slots 0, 1; b32 stores and
+        # storexchg slots 0, 2, the dwords of the request's data that hold data0 and data1
+        slots = [0, 1, 2, 3] if b64 else [0, 1] if kind == "ds_load" else [0, 2]
+        group = (lambda s: s >> 1) if b64 or kind != "ds_load" else (lambda s: s)
+        c.update(two=1, b64=int(b64), st64=int("stride64" in name),
+                 smask=sum(1 << s for s in slots), sg=sum(group(s) << s for s in slots),
+                 sk=sum((s & 1 if b64 else 0) << (2 * s) for s in slots))
+        if kind == "ds_load":
+            c["nregs"] = len(slots)
+        elif kind == "ds_store":
+            c["order"] = _Order.REV2
+    else:
+        suffix = name.rsplit("_", 1)[1]
+        narrow = {"u8": 1, "i8": 1, "b8": 1, "u16": 2, "i16": 2, "b16": 2}.get(suffix, 0)
+        ndw = int(suffix[1:]) // 32 if (not narrow and kind != "ds_atomic") else 1
+        c.update(narrow=narrow, sgn=int(suffix in ("i8", "i16")), smask=(1 << ndw) - 1,
+                 sk=sum(s << (2 * s) for s in range(ndw)))
+        if kind == "ds_load":
+            c["nregs"] = ndw
+        elif kind == "ds_store":
+            c["order"] = _Order.REV
+    if kind == "ds_atomic":
+        c.update(aop=ATOMIC_OF[op], xchg2=c["two"])
+        if "_rtn" in name:
+            c["nregs"] = 2 if c["two"] else 1
+    return c
+
+
+_DS_OPS = [op for k in ("ds_load", "ds_store", "ds_atomic") for op in ops_of(k)]
+
+#: DS mnemonics the LDS executes.
+IMPLEMENTED = frozenset(op.name.lower() for op in _DS_OPS)
+
+
+def _ctl_groups() -> list:
+    """``[(control dict, [OpId, ...])]``: opcodes grouped by identical control words."""
+    groups: dict = {}
+    for op in _DS_OPS:
+        c = _ctl_of(op)
+        groups.setdefault(tuple(sorted((k, v.value if hasattr(v, "value") else v)
+                                       for k, v in c.items())), (c, []))[1].append(op)
+    return list(groups.values())
+
+
+# -- access orders: position j of an ordered array holds access _SRC[order][j] ----------------
+def _rev2_src(j: int) -> int:
+    m = NACC - 1 - j                  # = 64 * group + 2 * lane + dword, group = slot >> 1
+    g, lane, k = m >> 6, (m >> 1) & 31, m & 1
+    return 4 * lane + 2 * g + k
+
+
+_SRC = {_Order.LANE: list(range(NACC)), _Order.REV: [NACC - 1 - j for j in range(NACC)],
+        _Order.REV2: [_rev2_src(j) for j in range(NACC)]}
+
+
+# -- small wide-signal helpers ------------------------------------------------------------------
+def _mask(n: int, pred) -> int:
+    return sum(1 << i for i in range(n) if pred(i))
+
+
+def _encode(onehot):
+    """Binary index of a one-hot value (0 for 0): one mask per index bit."""
+    n = len(onehot)
+    return Cat(*[(onehot & _mask(n, lambda i, k=k: i >> k & 1)).any() for k in range((n - 1).bit_length())])
+
+
+def _pick(value, index, width: int):
+    """``value``'s ``index``-th ``width``-bit word (one shift in the simulator)."""
+    return value.word_select(index, width)
+
+
+def _lowest(x):
+    """The lowest set bit of ``x`` (``x & -x``)."""
+    return (x & (~x + 1))[:len(x)]
+
+
+def _tree_or(values: list):
+    while len(values) > 1:
+        values = [values[i] | values[i + 1] if i + 1 < len(values) else values[i]
+                  for i in range(0, len(values), 2)]
+    return values[0]
+
+
+def _words(value, width: int, order: list):
+    """``value``'s ``width``-bit words in the order ``order`` (wiring)."""
+    return Cat(*[value[width * i: width * (i + 1)] for i in order])
+
+
+def _transpose32(m: Module, x, blocks: int, name: str) -> Signal:
+    """Transpose each of ``blocks`` 32 x 32 bit matrices packed in ``x`` (block ``q``, row ``r``,
+    column ``c`` at bit ``1024 q + 32 r + c``) by five rounds of quadrant swaps (Hacker's
+    Delight 7-3): wiring in hardware, a few wide operations per round in the simulator. Each
+    round is a signal of its own submodule (a round reads its input three times)."""
+    n = 1024 * blocks
+    for j in (16, 8, 4, 2, 1):
+        d = 31 * j                    # (r, c) <-> (r + j, c - j) for r & j == 0, c & j != 0
+        sel = _mask(n, lambda p: not (p >> 5) & j and p & j)
+        keep = ((1 << n) - 1) & ~(sel | (sel << d))
+        y = Signal(n, name=f"{name}_{j}")
+        _sub(m, f"{name}_{j}").d.comb += y.eq((x & keep) | (x.shift_right(d) & sel) | (x & sel).shift_left(d)[:n])
+        x = y
+    return x
+
+
+def _sub(m: Module, name: str) -> Module:
+    """A submodule of its own: Amaranth's simulator re-evaluates a module's combinational
+    logic whenever one of its inputs changes, so the stages below live in separate ones."""
+    sub = Module()
+    m.submodules[name] = sub
+    return sub
+
+
+def _meta_layout(cfg: DCUConfig) -> data.StructLayout:
+    """What the result stage needs of an instruction, carried down the pipe."""
+    return data.StructLayout({
+        "simd": range(SIMDS), "wave": range(cfg.wave_slots), "seq": 16, "vdst": 8, "exec": 32,
+        "y": 2 * LANES,       # byte offset of each lane's narrow load
+        "em": 4,              # bytes of the window's last, partial dword
+        "src": 8,             # slot holding each response beat's dword, 2 bits per beat
+        "pair": 1,            # served by both halves (WGP mode, window across them)
+    })
+
+
+# -- one half ---------------------------------------------------------------------------------
+class _Pipe(Elaboratable):
+    """One half of the LDS: 32 banks and the pipe that serves one instruction at a time.
+
+    Parameters
+    ----------
+    config : DCUConfig
+    half : int
+        0 or 1: the half's banks hold physical dwords ``[half * H / 4, (half + 1) * H / 4)``.
+
+    Members (plain signals, driven or read by :class:`LDS`)
+    -------
+    take : in
+        Accept ``req`` (with ``simd``, the window ``base``/``size``, ``pair``) this cycle;
+        only when ``can_take``.
+    ack : in
+        The beat presented on ``beat`` was accepted.
+    can_take, beat_valid, beat, misaligned, bad_op, passed, conflict : out
+        ``misaligned``: lanes of ``req`` whose address is misaligned; ``passed``: a bank pass
+        happened this cycle; ``conflict``: it was not its instruction's first.
+    banks : list of Memory
+        The 32 bank RAMs (for testbenches), filled in by ``elaborate``.
+    """
+
+    def __init__(self, config: DCUConfig, half: int):
+        cfg = self.config = config
+        self.half = half
+        self.rows = config.lds_bytes_per_half // (4 * BANKS)
+        self.rb = (self.rows - 1).bit_length()
+        self.take, self.ack = Signal(name=f"take{half}"), Signal(name=f"ack{half}")
+        self.req = Signal(VecMemReq(cfg), name=f"req{half}")
+        self.simd = Signal(range(SIMDS), name=f"simd{half}")
+        self.base = Signal(range(cfg.lds_bytes_total), name=f"base{half}")
+        self.size = Signal(range(cfg.lds_bytes_total + 1), name=f"size{half}")
+        self.pair = Signal(name=f"pair{half}")
+        self.can_take = Signal(name=f"can_take{half}")
+        self.beat_valid = Signal(name=f"beat_valid{half}")
+        self.beat = Signal(VecMemResp(cfg), name=f"beat{half}")
+        self.beat_simd = Signal(range(SIMDS), name=f"beat_simd{half}")
+        self.beat_pair = Signal(name=f"beat_pair{half}")
+        self.misaligned = Signal(LANES, name=f"misaligned{half}")
+        self.bad_op = Signal(name=f"bad_op{half}")
+        self.passed = Signal(name=f"passed{half}")
+        self.conflict = Signal(name=f"conflict{half}")
+        self.banks: list = []
+
+    def elaborate(self, platform):
+        cfg, h, rb = self.config, self.half, self.rb
+        Meta = _meta_layout(cfg)
+        m = Module()
+        req = self.req
+        lane = lambda v, w, n: v[w * n: w * n + w]   # noqa: E731
+
+        # ---- request decode and lane addresses ------------------------------------------------
+        ctl = Signal(_Ctl, name=f"ctl{h}")
+        dec = _sub(m, "decode")
+        with dec.Switch(req.op):
+            for c, ops in _ctl_groups():
+                with dec.Case(*ops):
+                    dec.d.comb += ctl.eq(_Ctl.const(c))
+            with dec.Default():
+                dec.d.comb += ctl.eq(_Ctl.const({"cls": _Cls.NONE, "nregs": 0, "smask": 0}))
+
+        a0, a1 = Signal(AW * LANES, name=f"a0_{h}"), Signal(AW * LANES, name=f"a1_{h}")
+        ad = _sub(m, "address")
+        sh = Mux(ctl.b64, 3, 2) + Mux(ctl.st64, 6, 0)
+        off0 = Mux(ctl.two, (req.offset0 << sh)[:17], Cat(req.offset0, req.offset1))
+        off1 = (req.offset1 << sh)[:17]
+        ad.d.comb += [a0.eq(Cat(*[lane(req.addr, 64, n)[:32] + off0 for n in range(LANES)])),
+                      a1.eq(Cat(*[lane(req.addr, 64, n)[:32] + off1 for n in range(LANES)]))]
+        amask = Mux(ctl.narrow == 0, 3, Mux(ctl.narrow == 2, 1, 0))
+        ad.d.comb += self.misaligned.eq(Cat(*[
+            req.exec[n] & (((lane(a0, AW, n) | Mux(ctl.two, lane(a1, AW, n), 0)) & amask) != 0)
+            for n in range(LANES)]))
+        ad.d.comb += self.bad_op.eq(ctl.cls == _Cls.NONE)
+
+        # ---- per access: physical dword, range, write data (canonical order) -------------------
+        dp_c, inr_c = Signal(DW * NACC, name=f"dp_c{h}"), Signal(2 * NACC, name=f"inr_c{h}")
+        be_c, wd_c = Signal(4 * NACC, name=f"be_c{h}"), Signal(32 * NACC, name=f"wd_c{h}")
+        val_c = Signal(NACC, name=f"val_c{h}")
+        dl_c = Signal(32 * NACC, name=f"dl_c{h}")     # logical dword of each access
+        dl = _sub(m, "dwords")
+        dl.d.comb += dl_c.eq(Cat(*[(Mux(ctl.sg[s], lane(a1, AW, n), lane(a0, AW, n))[2:] + ctl.sk[2 * s: 2 * s + 2])[:32]
+                                   for n in range(LANES) for s in range(SLOTS)]))
+        ac = _sub(m, "access")
+        s4, edge_bytes = self.size[2:], self.size[:2]
+        em = ((Const(1, 5) << edge_bytes) - 1)[:4]
+        dp, inr, be, wd, val = [], [], [], [], []
+        for n in range(LANES):
+            for s in range(SLOTS):
+                dlog = lane(dl_c, 32, SLOTS * n + s)
+                d = (dlog + self.base[2:])[:DW]
+                full = dlog < s4
+                edge = (dlog == s4) & (edge_bytes != 0)
+                rm = Mux(full, 0xF, Mux(edge, em, 0))
+                dp.append(d)
+                inr.append(Mux(full, 0, Mux(edge & (ctl.cls == _Cls.LOAD), 2, 1)))
+                word = lane(req.data, 32, SLOTS * n + s)
+                if s == 0:
+                    y = lane(a0, AW, n)[:2]
+                    be.append(Mux(ctl.narrow == 0, rm,
+                                  rm & Mux(ctl.narrow == 1, Const(1, 4) << y, Const(3, 4) << (y & 2))[:4]))
+                    wd.append(Mux(ctl.narrow == 1, Cat(*[word[:8]] * 4),
+                                  Mux(ctl.narrow == 2, Cat(word[:16], word[:16]), word)))
+                else:
+                    be.append(rm)
+                    wd.append(word)
+                in_half = ~self.pair | (d[5 + rb] == h)      # a window across both halves: split by half
+                val.append(req.exec[n] & ctl.smask[s] & in_half)
+        ac.d.comb += [dp_c.eq(Cat(*dp)), inr_c.eq(Cat(*inr)), be_c.eq(Cat(*be)), wd_c.eq(Cat(*wd)),
+                      val_c.eq(Cat(*val))]
+        def ordered(value, width):
+            o = ctl.order
+            return Mux(o == _Order.REV, _words(value, width, _SRC[_Order.REV]),
+                       Mux(o == _Order.REV2, _words(value, width, _SRC[_Order.REV2]), value))
+
+        rows_c = Signal(BANKS * NACC, name=f"rows_c{h}")   # access i: one-hot of its bank
+        rw = _sub(m, "rows")
+        rw.d.comb += rows_c.eq(Cat(*[val_c[i] << dp_c[DW * i: DW * i + 5] for i in range(NACC)]))
+        rows_o = Signal(BANKS * NACC, name=f"rows_o{h}")
+        _sub(m, "rows_order").d.comb += rows_o.eq(ordered(rows_c, BANKS))
+        cm_c = _transpose32(m, rows_o, SLOTS, f"cm{h}")   # block q, row b: accesses 32q.. in bank b
+
+        # ---- P: the instruction's access set and the bank passes --------------------------------
+        p_valid, p_first = Signal(name=f"p_valid{h}"), Signal(name=f"p_first{h}")
+        w_ctl, w_meta = Signal(_Ctl, name=f"w_ctl{h}"), Signal(Meta, name=f"w_meta{h}")
+        w_dp, w_inr = Signal(DW * NACC, name=f"w_dp{h}"), Signal(2 * NACC, name=f"w_inr{h}")
+        w_wd, w_be = Signal(32 * NACC, name=f"w_wd{h}"), Signal(4 * NACC, name=f"w_be{h}")
+        w_cmp = Signal(32 * LANES, name=f"w_cmp{h}")     # cmpstore's compare value (data dword 2)
+        w_cm = Signal(BANKS * NACC, name=f"w_cm{h}")    # bank b: bit j = access j falls in bank b
+        pend = Signal(NACC, name=f"pend{h}")
+
+        # leaders: the first pending access of each bank
+        los = Signal(BANKS * NACC, name=f"los{h}")
+        pend1 = Signal(NACC, name=f"pend1_{h}")
+        ld1 = _sub(m, "lead")
+        ld1.d.comb += [los.eq(Cat(*[_lowest(w_cm[NACC * b: NACC * (b + 1)] & pend) for b in range(BANKS)])),
+                       pend1.eq(pend)]
+        idx = Signal(7 * BANKS, name=f"idx{h}")        # leader of each bank
+        anyb = Signal(BANKS, name=f"anyb{h}")
+        ldw = Signal(DW * BANKS, name=f"ld{h}")         # leader's dword
+        lead = Signal(NACC, name=f"lead{h}")            # the leaders (an atomic pass serves only them)
+        pend2 = Signal(NACC, name=f"pend2_{h}")
+        is_wr = (w_ctl.cls == _Cls.STORE) | (w_ctl.cls == _Cls.ATOMIC)
+        widx, wany = Signal(7 * BANKS, name=f"widx{h}"), Signal(BANKS, name=f"wany{h}")
+        ld2 = _sub(m, "leader")
+        lo = [los[NACC * b: NACC * (b + 1)] for b in range(BANKS)]
+        ld2.d.comb += [idx.eq(Cat(*[_encode(x) for x in lo])), anyb.eq(Cat(*[x.any() for x in lo])),
+                       lead.eq(_tree_or(lo)), pend2.eq(pend1)]
+        pend3, lead3 = Signal(NACC, name=f"pend3_{h}"), Signal(NACC, name=f"lead3_{h}")
+        ldx = _sub(m, "leader_addr")
+        ldx.d.comb += [ldw.eq(Cat(*[_pick(w_dp, idx[7 * b: 7 * b + 7], DW) for b in range(BANKS)])),
+                       widx.eq(Mux(is_wr, idx, 0)), wany.eq(Mux(is_wr, anyb, 0)),
+                       pend3.eq(pend2), lead3.eq(lead)]
+
+        # served: every pending access to its bank leader's dword (atomics: the leaders only)
+        served = Signal(NACC, name=f"served{h}")
+        xsel = Signal(7 * NACC, name=f"xsel{h}")        # crossbar select: bank, window (0 data, 1/3 zero, 2 partial)
+        last = Signal(name=f"last{h}")
+        nserved = Signal(LANES, name=f"nserved{h}")     # served, for narrow stores only (see below)
+        sv = _sub(m, "serve")
+        same = Cat(*[w_dp[DW * i: DW * (i + 1)] == _pick(ldw, w_dp[DW * i: DW * i + 5], DW)
+                     for i in range(NACC)])
+        pend4 = Signal(NACC, name=f"pend4_{h}")
+        sv.d.comb += [served.eq(Mux(w_ctl.cls == _Cls.ATOMIC, lead3, same & pend3)), pend4.eq(pend3)]
+        xs = _sub(m, "xsel")
+        xs.d.comb += [xsel.eq(Cat(*[Cat(w_dp[DW * i: DW * i + 5], w_inr[2 * i] | ~served[i], w_inr[2 * i + 1])
+                                    for i in range(NACC)])),
+                      last.eq((pend4 & ~served) == 0),
+                      nserved.eq(Mux((w_ctl.cls == _Cls.STORE) & (w_ctl.narrow != 0),
+                                     Cat(*[served[4 * q + 3] for q in range(LANES)]), 0))]
+
+        # store data and atomic operands of each bank's leader
+        b_wd, b_be = Signal(32 * BANKS, name=f"b_wd{h}"), Signal(4 * BANKS, name=f"b_be{h}")
+        b_cmp, b_aval = Signal(32 * BANKS, name=f"b_cmp{h}"), Signal(BANKS, name=f"b_aval{h}")
+        ws = _sub(m, "write_select")
+        wi = [widx[7 * b: 7 * b + 7] for b in range(BANKS)]
+        ws.d.comb += [b_wd.eq(Cat(*[_pick(w_wd, i, 32) for i in wi])),
+                      b_be.eq(Cat(*[Mux(wany[b], _pick(w_be, wi[b], 4), 0) for b in range(BANKS)])),
+                      b_cmp.eq(Cat(*[_pick(w_cmp, i[2:], 32) for i in wi])),
+                      b_aval.eq(Cat(*[wany[b] & (_pick(w_inr, wi[b], 2) == 0) for b in range(BANKS)]))]
+
+        # narrow stores: bytes of one dword may come from several lanes; per byte, the last
+        # writer among the served lanes of the bank. Only slot 0 is in use: in REV order,
+        # lane 31 - q sits at access 4 q + 3, so these vectors hold bit q for lane 31 - q.
+        narrow_st = (w_ctl.cls == _Cls.STORE) & (w_ctl.narrow != 0)
+        slot0 = [4 * q + 3 for q in range(LANES)]
+        n_cm, n_bep = Signal(BANKS * LANES, name=f"n_cm{h}"), Signal(4 * LANES, name=f"n_bep{h}")
+        n_wd = Signal(32 * LANES, name=f"n_wd{h}")    # byte y of every lane, then byte y + 1, ...
+        ng = _sub(m, "narrow_gate")
+        ng.d.comb += [n_cm.eq(Mux(narrow_st, Cat(*[w_cm[NACC * b + j] for b in range(BANKS) for j in slot0]), 0)),
+                      n_bep.eq(Mux(narrow_st, Cat(*[w_be[4 * j + y] for y in range(4) for j in slot0]), 0)),
+                      n_wd.eq(Mux(narrow_st, Cat(*[w_wd[32 * j + 8 * y: 32 * j + 8 * y + 8]
+                                                   for y in range(4) for j in slot0]), 0))]
+        n_win = Signal(4 * BANKS * LANES, name=f"n_win{h}")   # (bank, byte): the winning lane, one-hot
+        nw = _sub(m, "narrow_win")
+        nw.d.comb += n_win.eq(Cat(*[_lowest(n_cm[LANES * b: LANES * (b + 1)] & nserved & n_bep[LANES * y: LANES * (y + 1)])
+                                    for b in range(BANKS) for y in range(4)]))
+        n_idx, n_bbe = Signal(5 * 4 * BANKS, name=f"n_idx{h}"), Signal(4 * BANKS, name=f"n_bbe{h}")
+        ni = _sub(m, "narrow_index")
+        win = [n_win[LANES * k: LANES * (k + 1)] for k in range(4 * BANKS)]
+        ni.d.comb += [n_idx.eq(Cat(*[_encode(w) for w in win])), n_bbe.eq(Cat(*[w.any() for w in win]))]
+        n_bwd = Signal(32 * BANKS, name=f"n_bwd{h}")
+        nd = _sub(m, "narrow_data")
+        nd.d.comb += n_bwd.eq(Cat(*[n_wd[8 * LANES * (k % 4): 8 * LANES * (k % 4 + 1)].word_select(n_idx[5 * k: 5 * k + 5], 8)
+                                    for k in range(4 * BANKS)]))
+
+        # ---- banks ------------------------------------------------------------------------------
+        advance = Signal(name=f"advance{h}")
+        r_valid, r_first, r_last = Signal(name=f"r_valid{h}"), Signal(name=f"r_first{h}"), Signal(name=f"r_last{h}")
+        r_ctl, r_meta = Signal(_Ctl, name=f"r_ctl{h}"), Signal(Meta, name=f"r_meta{h}")
+        r_xsel, r_row = Signal(7 * NACC, name=f"r_xsel{h}"), Signal(rb * BANKS, name=f"r_row{h}")
+        r_wd, r_be = Signal(32 * BANKS, name=f"r_wd{h}"), Signal(4 * BANKS, name=f"r_be{h}")
+        r_cmp, r_aval = Signal(32 * BANKS, name=f"r_cmp{h}"), Signal(BANKS, name=f"r_aval{h}")
+        rd = Signal(32 * BANKS, name=f"rd{h}")           # RAM outputs (stage R)
+        aold = Signal(32 * BANKS, name=f"aold{h}")       # ... for the atomic ALUs only
+        anew = Signal(32 * BANKS, name=f"anew{h}")
+        r_atomic = r_valid & (r_ctl.cls == _Cls.ATOMIC)
+        ports = _sub(m, "bank_ports")
+        self.banks = []
+        for b in range(BANKS):
+            mem = memory.Memory(shape=32, depth=self.rows, init=[])
+            m.submodules[f"bank{b}"] = mem
+            self.banks.append(mem)
+            wp = mem.write_port(granularity=8)
+            rp = mem.read_port(transparent_for=(wp,))
+            ports.d.comb += [rp.addr.eq(ldw[DW * b + 5: DW * b + 5 + rb]), rp.en.eq(advance),
+                             rd[32 * b: 32 * b + 32].eq(rp.data),
+                             wp.addr.eq(r_row[rb * b: rb * (b + 1)]),
+                             wp.data.eq(Mux(r_atomic, anew[32 * b: 32 * b + 32], r_wd[32 * b: 32 * b + 32])),
+                             wp.en.eq(Mux(advance & r_valid,
+                                          Mux(r_atomic, Mux(r_aval[b], 0xF, 0), r_be[4 * b: 4 * b + 4]), 0))]
+        a_op = Signal(AtomicOp, name=f"a_op{h}")
+        a_d, a_cmp = Signal(32 * BANKS, name=f"a_d{h}"), Signal(32 * BANKS, name=f"a_cmp{h}")
+        gate = _sub(m, "alu_gate")      # the ALUs see inputs change only in atomic passes
+        gate.d.comb += [aold.eq(Mux(r_atomic, rd, 0)), a_d.eq(Mux(r_atomic, r_wd, 0)),
+                        a_cmp.eq(Mux(r_atomic, r_cmp, 0)), a_op.eq(Mux(r_atomic, r_ctl.aop, 0))]
+        alu = _sub(m, "alu")
+        alu.d.comb += anew.eq(Cat(*[atomic_result(a_op, aold[32 * b: 32 * b + 32], a_d[32 * b: 32 * b + 32],
+                                                  a_cmp[32 * b: 32 * b + 32]) for b in range(BANKS)]))
+
+        # ---- X: RAM outputs registered; crossbar to the accesses ---------------------------------
+        x_valid, x_first, x_last = Signal(name=f"x_valid{h}"), Signal(name=f"x_first{h}"), Signal(name=f"x_last{h}")
+        x_ctl, x_meta = Signal(_Ctl, name=f"x_ctl{h}"), Signal(Meta, name=f"x_meta{h}")
+        x_xsel, x_rd = Signal(7 * NACC, name=f"x_xsel{h}"), Signal(32 * BANKS, name=f"x_rd{h}")
+        xb = Signal(32 * NACC, name=f"xb{h}")
+        wmask = Signal(4 * 32, name=f"wmask{h}")   # by window: all bytes, none, the window's last bytes, none
+        _sub(m, "windows").d.comb += wmask.eq(Cat(Const(0xFFFF_FFFF, 32), Const(0, 32),
+                                                  *[Mux(x_meta.em[k], Const(0xFF, 8), 0) for k in range(4)],
+                                                  Const(0, 32)))
+        xbar = _sub(m, "crossbar")
+        xbar.d.comb += xb.eq(Cat(*[_pick(x_rd, x_xsel[7 * i: 7 * i + 5], 32) & wmask.word_select(x_xsel[7 * i + 5: 7 * i + 7], 32)
+                                   for i in range(NACC)]))
+
+        # ---- A: the result and its response beats -----------------------------------------------
+        a_valid, a_done = Signal(name=f"a_valid{h}"), Signal(name=f"a_done{h}")
+        a_ctl, a_meta = Signal(_Ctl, name=f"a_ctl{h}"), Signal(Meta, name=f"a_meta{h}")
+        acc = Signal(32 * NACC, name=f"acc{h}")
+        a_beat = Signal(2, name=f"a_beat{h}")
+        bt = _sub(m, "beat")
+        src = a_meta.src.word_select(a_beat, 2)
+        words = [acc[32 * SLOTS * n: 32 * SLOTS * (n + 1)].word_select(src, 32) for n in range(LANES)]
+
+        def narrow(w, n):       # the lane's byte or half, zero- or sign-extended
+            v = (w >> Cat(Const(0, 3), a_meta.y[2 * n: 2 * n + 2]))[:16]
+            return Mux(a_ctl.narrow == 1, Cat(v[:8], Mux(a_ctl.sgn & v[7], 0xFF_FFFF, 0)),
+                       Cat(v[:16], Mux(a_ctl.sgn & v[15], 0xFFFF, 0)))
+        nregs = a_ctl.nregs
+        bp = self.beat
+        bt.d.comb += [bp.wave.eq(a_meta.wave), bp.seq.eq(a_meta.seq), bp.vdst.eq(a_meta.vdst + a_beat),
+                      bp.mask.eq(a_meta.exec), bp.write.eq(nregs != 0), bp.store.eq(0),
+                      bp.last.eq((nregs == 0) | (a_beat == nregs - 1)),
+                      bp.data.eq(Mux(a_ctl.narrow != 0, Cat(*[narrow(w, n) for n, w in enumerate(words)]),
+                                     Cat(*words))),
+                      self.beat_valid.eq(a_valid & a_done), self.beat_simd.eq(a_meta.simd),
+                      self.beat_pair.eq(a_meta.pair)]
+
+        # ---- control --------------------------------------------------------------------------
+        a_free = self.ack & bp.last
+        m.d.comb += [advance.eq(~(x_valid & x_first & a_valid & ~a_free)),
+                     self.can_take.eq(~p_valid | (advance & last)),
+                     self.passed.eq(advance & p_valid & served.any()),
+                     self.conflict.eq(advance & p_valid & served.any() & ~p_first)]
+        with m.If(self.ack):
+            m.d.sync += a_beat.eq(a_beat + 1)
+            with m.If(bp.last):
+                m.d.sync += a_valid.eq(0)
+        with m.If(advance):
+            m.d.sync += [x_valid.eq(r_valid), r_valid.eq(p_valid)]
+            with m.If(r_valid):
+                m.d.sync += [x_first.eq(r_first), x_last.eq(r_last), x_ctl.eq(r_ctl), x_meta.eq(r_meta),
+                             x_xsel.eq(r_xsel), x_rd.eq(rd)]
+            with m.If(p_valid):
+                m.d.sync += [r_first.eq(p_first), r_last.eq(last), r_ctl.eq(w_ctl), r_meta.eq(w_meta),
+                             r_xsel.eq(xsel), r_row.eq(Cat(*[ldw[DW * b + 5: DW * b + 5 + rb] for b in range(BANKS)])),
+                             r_wd.eq(Mux(narrow_st, n_bwd, b_wd)), r_be.eq(Mux(narrow_st, n_bbe, b_be)),
+                             r_cmp.eq(b_cmp), r_aval.eq(b_aval)]
+                m.d.sync += [pend.eq(pend4 & ~served), p_first.eq(0)]
+                with m.If(last):
+                    m.d.sync += p_valid.eq(0)
+            with m.If(x_valid):
+                with m.If(x_first):
+                    m.d.sync += [acc.eq(xb), a_valid.eq(1), a_ctl.eq(x_ctl), a_meta.eq(x_meta), a_beat.eq(0)]
+                with m.Else():
+                    m.d.sync += acc.eq(acc | xb)
+                m.d.sync += a_done.eq(x_last)
+
+        with m.If(self.take):
+            srcmap = Mux(ctl.xchg2, Mux(req.offset0 == req.offset1, 0b0000, 0b1000), 0b11100100)
+            m.d.sync += [p_valid.eq(1), p_first.eq(1), w_ctl.eq(ctl),
+                         w_meta.simd.eq(self.simd), w_meta.wave.eq(req.wave), w_meta.seq.eq(req.seq),
+                         w_meta.vdst.eq(req.vdst), w_meta.exec.eq(req.exec), w_meta.em.eq(em),
+                         w_meta.y.eq(Cat(*[lane(a0, AW, n)[:2] for n in range(LANES)])),
+                         w_meta.src.eq(srcmap), w_meta.pair.eq(self.pair),
+                         w_dp.eq(ordered(dp_c, DW)), w_inr.eq(inr_c), w_wd.eq(ordered(wd_c, 32)),
+                         w_be.eq(ordered(be_c, 4)), pend.eq(ordered(val_c, 1)),
+                         w_cmp.eq(Cat(*[lane(req.data, 32, SLOTS * n + 2) for n in range(LANES)])),
+                         w_cm.eq(_words(cm_c, BANKS, [BANKS * q + b for b in range(BANKS) for q in range(SLOTS)]))]
+        return m
+
+
+# -- the LDS -------------------------------------------------------------------------------------
+class LDS(wiring.Component):
+    """The DCU's local data share: two halves of 32 banks of 32-bit words.
+
+    Parameters
+    ----------
+    config : DCUConfig
+        ``lds_bytes_per_half`` bytes per half (``lds_banks`` must be 32).
+
+    Members
+    -------
+    req : In(stream of VecMemReq), array of 4
+        One per SIMD (SIMD ``s`` is on CU ``s // 2``), as ``hdl.simd.SIMD.lds_req`` sends them.
+    resp : Out(stream of VecMemResp), array of 4
+        One beat per destination register (``write``, ``vdst``, ``data``, ``mask`` = exec),
+        ``last`` on the final one; an instruction without destination answers one beat with
+        ``write`` = 0. ``store`` is 0. In order per SIMD port.
+    alloc : In(stream of LdsAlloc)
+        A wave's window, written when the dispatcher launches it: lane address ``a`` maps to
+        physical byte ``base + a``; accesses at or beyond ``size`` read 0 and do not write.
+    wgp : In(1)
+        WGP mode: a window may lie anywhere in the LDS, across both halves.
+    accesses, bank_cycles, conflict_cycles : Out(ArrayLayout(32, 2))
+        Per half: instructions served, bank passes, passes beyond an instruction's first.
+    error : Out(LdsError)
+        The first bad request (misaligned lane, bad window, unknown op); sticky.
+    """
+
+    def __init__(self, config: DCUConfig):
+        if config.lds_banks != BANKS:
+            raise ValueError(f"the LDS has {BANKS} banks per half, config asks {config.lds_banks}")
+        if config.simds != SIMDS or config.cus != 2:
+            raise ValueError("the LDS serves two CUs of two SIMDs")
+        if config.lds_bytes_per_half < 4 * BANKS:
+            raise ValueError(f"lds_bytes_per_half must be at least {4 * BANKS}")
+        self.config = config
+        counters = data.ArrayLayout(32, 2)
+        super().__init__({
+            "req": In(stream.Signature(VecMemReq(config))).array(SIMDS),
+            "resp": Out(stream.Signature(VecMemResp(config))).array(SIMDS),
+            "alloc": In(stream.Signature(LdsAlloc(config))),
+            "wgp": In(1),
+            "accesses": Out(counters), "bank_cycles": Out(counters), "conflict_cycles": Out(counters),
+            "error": Out(LdsError(config)),
+        })
+        self.pipes = [_Pipe(config, 0), _Pipe(config, 1)]
+
+    def elaborate(self, platform):
+        cfg = self.config
+        W, H = cfg.wave_slots, cfg.lds_bytes_per_half
+        hb = (H - 1).bit_length()              # address bit that selects the half
+        m = Module()
+        pipes = self.pipes
+        m.submodules.half0, m.submodules.half1 = pipes
+
+        # ---- windows -----------------------------------------------------------------------
+        win_base = Array(Signal(range(cfg.lds_bytes_total), name=f"win_base{k}") for k in range(SIMDS * W))
+        win_size = Array(Signal(range(cfg.lds_bytes_total + 1), name=f"win_size{k}") for k in range(SIMDS * W))
+        al = self.alloc
+        m.d.comb += al.ready.eq(1)
+        with m.If(al.valid):
+            m.d.sync += [win_base[al.payload.simd * W + al.payload.wave].eq(al.payload.base),
+                         win_size[al.payload.simd * W + al.payload.wave].eq(al.payload.size)]
+
+        # ---- which halves each request needs; arbitration --------------------------------------
+        base = [Signal(range(cfg.lds_bytes_total), name=f"base_s{s}") for s in range(SIMDS)]
+        size = [Signal(range(cfg.lds_bytes_total + 1), name=f"size_s{s}") for s in range(SIMDS)]
+        need = [Signal(2, name=f"need{s}") for s in range(SIMDS)]
+        bad_win = Signal(SIMDS)
+        for s in range(SIMDS):
+            k = s * W + self.req[s].payload.wave
+            m.d.comb += [base[s].eq(win_base[k]), size[s].eq(win_size[k])]
+            hi = ((base[s] + size[s] - (size[s] != 0)) >> hb) != 0
+            spans = Cat(base[s][hb] == 0, hi)
+            home = Const(1 << (s // 2), 2)
+            m.d.comb += [need[s].eq(Mux(self.wgp, spans, home)),
+                         bad_win[s].eq((base[s][:2] != 0) | (~self.wgp & (spans != home)))]
+
+        # Round robin from ``ptr``; a request that cannot have all the halves it needs reserves
+        # them, so requests for both halves are not starved and both pipes take them together.
+        ptr = Signal(range(SIMDS))
+        grant = Signal(SIMDS)
+        can = Cat(pipes[0].can_take, pipes[1].can_take)
+        arb = _sub(m, "arbiter")
+        with arb.Switch(ptr):
+            for p in range(SIMDS):
+                with arb.Case(p):
+                    free, earlier = can, Const(0, 1)
+                    for k in range(SIMDS):
+                        s = (p + k) % SIMDS
+                        v = self.req[s].valid
+                        arb.d.comb += grant[s].eq(v & ((need[s] & ~free) == 0))
+                        free = free & ~Mux(v, need[s], 0)
+                        with arb.If(v & ~earlier & grant[s]):     # the first requester moves the pointer on
+                            arb.d.sync += ptr.eq((s + 1) % SIMDS)
+                        earlier = earlier | v
+        for s in range(SIMDS):
+            arb.d.comb += self.req[s].ready.eq(grant[s])
+        for hh, pipe in enumerate(pipes):
+            mine = Cat(*[grant[s] & need[s][hh] for s in range(SIMDS)])
+            sel = Signal(range(SIMDS), name=f"sel{hh}")
+            for s in range(SIMDS):
+                with arb.If(mine[s]):
+                    arb.d.comb += sel.eq(s)
+            arb.d.comb += [pipe.take.eq(mine.any()), pipe.simd.eq(sel)]
+            _sub(m, f"request{hh}").d.comb += [
+                pipe.req.eq(Array(self.req[s].payload for s in range(SIMDS))[sel]),
+                pipe.base.eq(Array(base)[sel]), pipe.size.eq(Array(size)[sel]),
+                pipe.pair.eq(Array(need)[sel] == 0b11)]
+
+        # ---- responses -----------------------------------------------------------------------
+        p0, p1 = pipes
+        show0 = p0.beat_valid & (~p0.beat_pair | (p1.beat_valid & p1.beat_pair))
+        show1 = p1.beat_valid & ~p1.beat_pair
+        prefer1 = Signal(SIMDS)     # port s: pipe 1 goes first when both have a beat for it
+        ack0, ack1 = Signal(SIMDS), Signal(SIMDS)
+        rs = _sub(m, "responses")
+        for s in range(SIMDS):
+            rsp = self.resp[s]
+            c0 = show0 & (p0.beat_simd == s)
+            c1 = show1 & (p1.beat_simd == s)
+            use1 = c1 & (~c0 | prefer1[s])
+            pair = c0 & p0.beat_pair & ~use1
+            rs.d.comb += [rsp.valid.eq(c0 | c1), rsp.payload.eq(Mux(use1, p1.beat, p0.beat))]
+            with rs.If(pair):
+                rs.d.comb += rsp.payload.data.eq(p0.beat.data | p1.beat.data)
+            fire = rsp.valid & rsp.ready
+            rs.d.comb += [ack0[s].eq(fire & ~use1), ack1[s].eq(fire & (use1 | pair))]
+            with rs.If(fire & c0 & c1):
+                rs.d.sync += prefer1[s].eq(~use1)
+        rs.d.comb += [p0.ack.eq(ack0.any()), p1.ack.eq(ack1.any())]
+
+        # ---- counters and errors --------------------------------------------------------------
+        for hh, pipe in enumerate(pipes):
+            m.d.sync += [self.accesses[hh].eq(self.accesses[hh] + pipe.take),
+                         self.bank_cycles[hh].eq(self.bank_cycles[hh] + pipe.passed),
+                         self.conflict_cycles[hh].eq(self.conflict_cycles[hh] + pipe.conflict)]
+        err = self.error
+        for hh, pipe in reversed(list(enumerate(pipes))):
+            with m.If(pipe.take & ~err.valid):
+                r = pipe.req
+                bad_lane = Signal(range(LANES), name=f"bad_lane{hh}")
+                for n in reversed(range(LANES)):
+                    with m.If(pipe.misaligned[n]):
+                        m.d.comb += bad_lane.eq(n)
+                found = [err.valid.eq(1), err.simd.eq(pipe.simd), err.wave.eq(r.wave)]
+                with m.If(Array(bad_win)[pipe.simd]):
+                    m.d.sync += found + [err.cause.eq(LdsErrorCause.BAD_ALLOC), err.lane.eq(0), err.addr.eq(pipe.base)]
+                with m.Elif(pipe.bad_op):
+                    m.d.sync += found + [err.cause.eq(LdsErrorCause.BAD_OP), err.lane.eq(0), err.addr.eq(0)]
+                with m.Elif(pipe.misaligned.any()):
+                    m.d.sync += found + [err.cause.eq(LdsErrorCause.MISALIGNED), err.lane.eq(bad_lane),
+                                         err.addr.eq(r.addr.word_select(bad_lane, 64)[:32])]
+        return m

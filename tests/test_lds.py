@@ -1,0 +1,614 @@
+"""The LDS (hdl/lds.py) driven directly, against the reference model's DS semantics.
+
+Every request the RTL accepts is replayed, in the order the halves accepted them, through
+the model's own DS handlers (``sim.memory_ops.build_ds``) on a numpy image of the physical
+LDS, with the model's window rule (``sim.model._Workgroup.lds_read`` and friends: reads past
+the window give 0, writes there are dropped). The response beats (destination, data of the
+active lanes, ``write``/``last``), the per-wave response order and the final contents of all
+64 bank RAMs must match; so must the bank-pass counters: a non-atomic instruction costs
+``lds_conflict_cycles`` of the dwords it touches (the cost the model records), an atomic
+one pass per access in its busiest bank (the LDS serialises lanes that hit one bank, so
+that each sees the previous lane's result). ``ds_storexchg_2addr`` (not in the model) is
+checked against the ISA pseudocode.
+"""
+from __future__ import annotations
+
+import dataclasses
+import math
+import random
+from collections import defaultdict, deque
+
+import numpy as np
+import pytest
+from amaranth.sim import Simulator
+
+from hdl.config import get_config
+from hdl.isa_tables import OpId
+from hdl.lds import IMPLEMENTED, LDS, LdsErrorCause
+from isa import Inst, by_name
+from sim.memory_ops import build_ds, lds_conflict_cycles
+from sim.model import _Workgroup
+from sim.wave import EXEC, Wave
+from tests.lint import convert_and_lint
+
+CFG = get_config("default")
+H = CFG.lds_bytes_per_half
+LANES, M32 = 32, 0xFFFF_FFFF
+ALL = M32
+SEED = 20251124
+
+LOADS = sorted(n for n in IMPLEMENTED if n.startswith("ds_load"))
+STORES = sorted(n for n in IMPLEMENTED if n.startswith("ds_store") and "xchg" not in n)
+ATOMICS = sorted(n for n in IMPLEMENTED if n not in LOADS and n not in STORES)
+
+
+# ---- requests and the model's answer ----------------------------------------------------------
+@dataclasses.dataclass
+class Req:
+    op: str
+    simd: int
+    wave: int
+    addr: list                   # 32 lane byte addresses (the instruction's offsets are separate)
+    data: list                   # 32 lanes x 4 dwords, as the SIMD packs them (data1 at dword 2)
+    exec: int = ALL
+    offset0: int = 0
+    offset1: int = 0
+    vdst: int = 0
+    seq: int = 0
+
+    @property
+    def atomic(self) -> bool:
+        return self.op in ATOMICS
+
+
+class _Window(_Workgroup):
+    """The model's LDS access rules on the window ``[base, base + size)`` of the physical image."""
+
+    def __init__(self, image, base, size):   # noqa: D107 (no model, no workgroup: only the LDS)
+        self.lds = image[base: base + size]   # a view: the model's writes land in the image
+        self.ds_cycles = None
+
+    def record(self, w, counter, lines=None, ds_cycles=None):
+        self.ds_cycles = ds_cycles
+
+
+def _nregs(op: str) -> int:
+    info = by_name(op)
+    if op in STORES or (op in ATOMICS and "_rtn" not in op):
+        return 0
+    return info.dst_bits // 32
+
+
+def _elem_stride(op: str) -> int:
+    return (8 if op.endswith("b64") else 4) * (64 if "stride64" in op else 1)
+
+
+def _dwords(r: Req) -> np.ndarray:
+    """Logical dwords an instruction touches (its active lanes), for the atomic cost."""
+    lanes = [n for n in range(LANES) if r.exec >> n & 1]
+    if "2addr" in r.op:
+        st = _elem_stride(r.op)
+        return np.array([(r.addr[n] + o * st) // 4 for n in lanes for o in (r.offset0, r.offset1)], np.int64)
+    return np.array([(r.addr[n] + (r.offset0 | r.offset1 << 8)) // 4 for n in lanes], np.int64)
+
+
+def model_exec(r: Req, image: np.ndarray, base: int, size: int):
+    """Execute ``r`` on ``image`` with the model; -> (registers [(vdst, 32 lane values)], cost)."""
+    win = _Window(image, base, size)
+    if r.op.startswith("ds_storexchg_2addr"):
+        return _xchg2(r, win), int(np.bincount(_dwords(r) % 32, minlength=32).max()) if r.exec else 0
+    info = by_name(r.op)
+    f = {"addr": 0, "data0": 4, "data1": 8, "vdst": 16, "offset0": r.offset0, "offset1": r.offset1}
+    inst = Inst(info=info, fmt=info.fmt, pc=0, words=(0,), size=8, literal=None, f=f)
+    w = Wave(0, 32, 0)
+    w.s[EXEC] = r.exec
+    w.v[0] = np.array(r.addr, np.uint32)
+    dw = [np.array([r.data[n][j] for n in range(LANES)], np.uint32) for j in range(4)]
+    regs = (4, 5, 8, 9) if len(info.src_bits) == 3 else (4, 5, 6, 7)   # data1 follows at dword 2
+    for reg, v in zip(regs, dw):
+        w.v[reg] = v
+    build_ds(inst)(w, win)
+    cost = win.ds_cycles
+    if r.atomic:   # lanes are serialised per bank
+        cost = int(np.bincount(_dwords(r) % 32, minlength=32).max()) if r.exec else 0
+    return [(r.vdst + j, w.v[16 + j].copy()) for j in range(_nregs(r.op))], cost
+
+
+def _xchg2(r: Req, win: _Window):
+    """ds_storexchg_2addr[_stride64]_rtn_b32 per the ISA pseudocode, lane by lane."""
+    st = _elem_stride(r.op)
+    old = [np.zeros(LANES, np.uint32), np.zeros(LANES, np.uint32)]
+    for n in range(LANES):
+        if r.exec >> n & 1:
+            a1, a2 = r.addr[n] + r.offset0 * st, r.addr[n] + r.offset1 * st
+            t1, t2 = win.lds_load_dword(a1), win.lds_load_dword(a2)
+            win.lds_store_dword(a1, r.data[n][0])
+            win.lds_store_dword(a2, r.data[n][2])
+            old[0][n], old[1][n] = t1, t2
+    return [(r.vdst, old[0]), (r.vdst + 1, old[1])]
+
+
+# ---- the bench ----------------------------------------------------------------------------
+def _pack(values, width):
+    out = 0
+    for i, v in enumerate(values):
+        out |= (int(v) & ((1 << width) - 1)) << (width * i)
+    return out
+
+
+_SIMS: dict = {}
+
+
+def _simulator(cfg):
+    """One LDS and its simulator per preset, shared by the tests: building the simulator takes
+    longer than most tests run. Each run resets it and installs its own testbench."""
+    if cfg.name not in _SIMS:
+        dut = LDS(cfg)
+        sim = Simulator(dut)
+        sim.add_clock(1e-6)
+        _SIMS[cfg.name] = (dut, sim, {})
+    return _SIMS[cfg.name]
+
+
+class Bench:
+    """One LDS in Amaranth's simulator, a physical image, the waves' windows, and the replay."""
+
+    def __init__(self, cfg=CFG, wgp=False, seed=SEED, image=None):
+        self.cfg, self.wgp = cfg, wgp
+        self.rng = random.Random(seed)
+        self.dut, self.sim, self.job = _simulator(cfg)
+        self.image = image if image is not None else \
+            np.frombuffer(self.rng.randbytes(cfg.lds_bytes_total), np.uint8).copy()
+        self.windows = {}            # (simd, wave) -> (base, size)
+        self.accepted = []           # (cycle, request)
+        self.beats = defaultdict(list)   # simd -> beats in arrival order
+        self.costs = {}              # id(request) -> bank passes seen (sequential runs)
+        self.counters = None
+        self.final = None
+
+    def window(self, simd, wave, base, size):
+        self.windows[(simd, wave)] = (base, size)
+
+    def half_of(self, r: Req) -> int:
+        base, size = self.windows[(r.simd, r.wave)]
+        return base // self.cfg.lds_bytes_per_half if self.wgp else r.simd // 2
+
+    def run(self, queues, ready=1.0, sequential=False, max_cycles=20000):
+        """Issue ``queues`` ({simd: [Req]}, in order per SIMD) and collect everything.
+
+        ``ready``: probability that a SIMD takes a response beat in a cycle; ``sequential``:
+        a SIMD issues its next request only once the previous one is answered."""
+        dut, cfg = self.dut, self.cfg
+        rows, nb = cfg.lds_bytes_per_half // 128, 32
+        words = self.image.view("<u4")
+
+        async def bench(ctx):
+            for h, pipe in enumerate(dut.pipes):          # physical dword d: bank d % 32, row d // 32
+                for b in range(nb):
+                    for row in range(rows):
+                        ctx.set(pipe.banks[b].data[row], int(words[(h * rows + row) * nb + b]))
+            ctx.set(dut.wgp, int(self.wgp))
+            for (simd, wave), (base, size) in self.windows.items():
+                ctx.set(dut.alloc.valid, 1)
+                for k, v in dict(simd=simd, wave=wave, base=base, size=size).items():
+                    ctx.set(getattr(dut.alloc.payload, k), v)
+                await ctx.tick()
+            ctx.set(dut.alloc.valid, 0)
+            pending = {s: deque(queues.get(s, [])) for s in range(4)}
+            current = {s: None for s in range(4)}
+            inflight = {s: deque() for s in range(4)}
+            last_count = [0, 0]
+            total = sum(len(q) for q in pending.values())
+            cycle = 0
+            while len(self.accepted) < total or any(inflight.values()):
+                for s in range(4):
+                    port = dut.req[s]
+                    if current[s] is None and pending[s] and not (sequential and inflight[s]):
+                        r = current[s] = pending[s].popleft()
+                        p = port.payload
+                        ctx.set(p.op, OpId[r.op.upper()])
+                        for k in ("wave", "seq", "exec", "offset0", "offset1", "vdst"):
+                            ctx.set(getattr(p, k), getattr(r, k))
+                        ctx.set(p.returns, int(_nregs(r.op) != 0))
+                        ctx.set(p.addr, _pack(r.addr, 64))
+                        ctx.set(p.data, _pack([_pack(d, 32) for d in r.data], 128))
+                        ctx.set(port.valid, 1)
+                    ctx.set(dut.resp[s].ready, int(self.rng.random() < ready))
+                fired = [s for s in range(4) if current[s] is not None and ctx.get(dut.req[s].ready)]
+                for s in range(4):
+                    rp = dut.resp[s]
+                    if ctx.get(rp.valid) and ctx.get(rp.ready):
+                        b = ctx.get(rp.payload)
+                        beat = dict(wave=b.wave, seq=b.seq, vdst=b.vdst, data=b.data, mask=b.mask,
+                                    write=b.write, last=b.last, store=b.store, cycle=cycle)
+                        self.beats[s].append(beat)
+                        if b.last:
+                            r = inflight[s].popleft()
+                            assert (r.wave, r.seq) == (b.wave, b.seq) or not sequential
+                            if sequential:
+                                h = self.half_of(r)
+                                now = ctx.get(dut.bank_cycles[h])
+                                self.costs[id(r)] = now - last_count[h]
+                                last_count[h] = now
+                await ctx.tick()
+                cycle += 1
+                for s in fired:
+                    self.accepted.append((cycle, current[s]))
+                    inflight[s].append(current[s])
+                    current[s] = None
+                    ctx.set(dut.req[s].valid, 0)
+                if cycle > max_cycles:
+                    stuck = {s: [(r.op, r.wave, r.seq) for r in inflight[s]] for s in range(4) if inflight[s]}
+                    waiting = {s: (current[s].op, current[s].wave) for s in range(4) if current[s]}
+                    raise AssertionError(f"LDS watchdog: {cycle} cycles; unanswered {stuck}, not accepted {waiting}")
+            for _ in range(3):          # let the last writes reach the banks
+                await ctx.tick()
+            self.counters = {k: [ctx.get(getattr(dut, k)[h]) for h in range(2)]
+                             for k in ("accesses", "bank_cycles", "conflict_cycles")}
+            self.error = ctx.get(dut.error)
+            got = np.zeros(cfg.lds_bytes_total // 4, np.uint32)
+            for h, pipe in enumerate(dut.pipes):
+                for b in range(nb):
+                    for row in range(rows):
+                        got[(h * rows + row) * nb + b] = ctx.get(pipe.banks[b].data[row])
+            self.final = got.view(np.uint8)
+            self.cycles = cycle
+
+        if "run" not in self.job:
+            async def testbench(ctx):
+                await self.job["run"](ctx)
+            self.sim.add_testbench(testbench)
+        else:
+            self.sim.reset()
+        self.job["run"] = bench
+        self.sim.run()
+        return self
+
+    def check(self, check_costs=True):
+        """Replay the accepted requests through the model and compare everything."""
+        image = self.image.copy()
+        expect, cost_by_half = {}, [0, 0]
+        for _, r in sorted(self.accepted, key=lambda x: x[0]):
+            base, size = self.windows[(r.simd, r.wave)]
+            regs, cost = model_exec(r, image, base, size)
+            expect[(r.simd, r.wave, r.seq)] = (r, regs, cost)
+            cost_by_half[self.half_of(r)] += cost
+            if id(r) in self.costs:
+                assert self.costs[id(r)] == cost, f"{r.op} simd {r.simd}: {self.costs[id(r)]} bank passes, model {cost}" \
+                                                  f" (addresses {r.addr}, exec {r.exec:#x})"
+        for s, beats in self.beats.items():
+            order = defaultdict(list)
+            k = 0
+            while k < len(beats):
+                b = beats[k]
+                r, regs, _ = expect[(s, b["wave"], b["seq"])]
+                order[b["wave"]].append(b["seq"])
+                n = max(len(regs), 1)
+                group = beats[k: k + n]
+                assert [g["last"] for g in group] == [0] * (n - 1) + [1], f"{r.op}: beats {group}"
+                for g in group:
+                    assert (g["wave"], g["seq"], g["store"]) == (b["wave"], b["seq"], 0)
+                    assert g["write"] == int(bool(regs)), f"{r.op}: write flag"
+                for g, (vdst, vals) in zip(group, regs):
+                    assert g["vdst"] == vdst and g["mask"] == r.exec, f"{r.op}: beat {g['vdst']}, mask {g['mask']:#x}"
+                    for n_ in range(LANES):
+                        if r.exec >> n_ & 1:
+                            got = (g["data"] >> (32 * n_)) & M32
+                            assert got == int(vals[n_]), (
+                                f"{r.op} simd {s} wave {r.wave} seq {r.seq} v{vdst} lane {n_}: {got:#010x}, "
+                                f"model {int(vals[n_]):#010x} (address {r.addr[n_]:#x}, offsets {r.offset0}/{r.offset1})")
+                k += n
+            for wave, seqs in order.items():
+                issued = [r.seq for _, r in sorted(self.accepted, key=lambda x: x[0]) if r.simd == s and r.wave == wave]
+                assert seqs == issued, f"simd {s} wave {wave}: responses {seqs}, issued {issued}"
+        answered = sum(1 for s in self.beats for b in self.beats[s] if b["last"])
+        assert answered == len(self.accepted)
+        bad = np.nonzero(self.final != image)[0]
+        assert bad.size == 0, (f"{bad.size} LDS bytes differ, first at physical {bad[0]:#x}: "
+                               f"RTL {self.final[bad[0]]:#04x}, model {image[bad[0]]:#04x}")
+        if check_costs:
+            assert self.counters["bank_cycles"] == cost_by_half, (self.counters, cost_by_half)
+        assert sum(self.counters["accesses"]) >= len(self.accepted)
+        assert not self.error.valid, f"unexpected error {self.error}"
+        return self
+
+
+# ---- request generators -----------------------------------------------------------------------
+def _align(op: str) -> int:
+    if op.endswith(("u8", "i8", "b8")):
+        return 1
+    if op.endswith(("u16", "i16", "b16")):
+        return 2
+    return 4
+
+
+def _span(op: str) -> int:
+    """Bytes one lane's access (or one element of a 2addr form) covers."""
+    for suffix, n in (("b128", 16), ("b96", 12), ("b64", 8), ("8", 1), ("16", 2)):
+        if op.endswith(suffix):
+            return n
+    return 4
+
+
+def rand_req(rng: random.Random, op: str, simd: int, wave: int, size: int, seq: int, vdst=None) -> Req:
+    """A request of ``op`` for a window of ``size`` bytes: strided, broadcast-heavy or scattered
+    lane addresses, now and then lanes past the window, random EXEC and data."""
+    al, span = _align(op), _span(op)
+    limit = max(size - span, al)
+    kind = rng.random()
+    if "2addr" in op:
+        st = _elem_stride(op)
+        o0, o1 = rng.randrange(min(256, max(limit // st, 1))), rng.randrange(min(256, max(limit // st, 1)))
+        top = max(limit - max(o0, o1) * st, 4)
+        if op.endswith("b64") and rng.random() < 0.7:
+            al = 8
+    else:
+        o0 = rng.randrange(0, min(256, limit), al) if rng.random() < 0.3 else 0
+        o1 = rng.randrange(0, 4) if rng.random() < 0.1 and limit > 2048 else 0
+        top = max(limit - (o0 | o1 << 8), al)
+        if span > 4 and rng.random() < 0.7:
+            al = 8 if span == 8 else 16
+    if kind < 0.3:                         # strided
+        stride = rng.choice([1, 2, 3, 4, 8, 16, 32, 0]) * al
+        start = rng.randrange(0, max(top - 31 * stride, 1), al) if top > 31 * stride else 0
+        addr = [(start + n * stride) % max(top, 1) // al * al for n in range(LANES)]
+    elif kind < 0.6:                       # a few addresses shared by many lanes (broadcast)
+        pool = [rng.randrange(0, top, al) // al * al for _ in range(rng.randint(1, 6))]
+        addr = [rng.choice(pool) for _ in range(LANES)]
+    else:
+        addr = [rng.randrange(0, top, al) // al * al for _ in range(LANES)]
+    if rng.random() < 0.2:                 # some lanes on the window's last (maybe partial) dword
+        for n in rng.sample(range(LANES), rng.randint(1, 4)):
+            addr[n] = max(size - 1 - (o0 | o1 << 8 if "2addr" not in op else 0), 0) // al * al
+    if rng.random() < 0.25:                # some lanes past the window
+        for n in rng.sample(range(LANES), rng.randint(1, 6)):
+            addr[n] = (size + rng.randrange(0, 4096, al)) // al * al
+    ex = rng.choice([ALL, ALL, ALL, rng.getrandbits(32), rng.getrandbits(32) & rng.getrandbits(32), 0])
+    data = [[rng.getrandbits(32) for _ in range(4)] for _ in range(LANES)]
+    return Req(op, simd, wave, addr, data, ex, o0, o1, vdst if vdst is not None else rng.randrange(0, 200), seq)
+
+
+def _queues(reqs):
+    q = defaultdict(list)
+    for r in reqs:
+        q[r.simd].append(r)
+    return q
+
+
+# ---- tests ------------------------------------------------------------------------------------
+def _conflict_patterns(rng, n_random):
+    """ds_load_b32 address patterns: strides 0..64 dwords, then random ones with repeats."""
+    pats = []
+    for stride in range(65):
+        start = rng.randrange(0, 512) * 4
+        pats.append([start + 4 * stride * n for n in range(LANES)])
+    for _ in range(n_random):
+        pool = [rng.randrange(0, H // 4) * 4 for _ in range(rng.randint(1, 40))]
+        pats.append([rng.choice(pool) for _ in range(LANES)])
+    return pats
+
+
+def _run_conflicts(n_random, seed):
+    rng = random.Random(seed)
+    b = Bench(seed=seed)
+    b.window(0, 0, 0, H)
+    b.window(2, 1, H, H)
+    reqs = []
+    for k, addrs in enumerate(_conflict_patterns(rng, n_random)):
+        simd = 2 * (k % 2)
+        ex = ALL if k < 65 or rng.random() < 0.7 else rng.getrandbits(32)
+        reqs.append(Req("ds_load_b32", simd, simd // 2, [a % H for a in addrs],
+                        [[0] * 4] * LANES, ex, vdst=7, seq=k // 2))
+    b.run(_queues(reqs), sequential=True, max_cycles=40 * len(reqs) + 2000)
+    b.check()
+    assert len(b.costs) == len(reqs)
+    conflicts = sum(max(c - 1, 0) for c in b.costs.values())
+    assert sum(b.counters["conflict_cycles"]) == conflicts
+    assert b.counters["accesses"] == [sum(1 for r in reqs if r.simd == 0), sum(1 for r in reqs if r.simd == 2)]
+    for r in reqs:                    # the model's cost function on the dwords the lanes touch
+        active = np.array([a // 4 for n, a in enumerate(r.addr) if r.exec >> n & 1], np.int64)
+        assert b.costs[id(r)] == lds_conflict_cycles(active), (r.addr, r.exec)
+    for r in reqs[:65]:               # the stride rule of BRIEF section 4: gcd(S, 32) passes
+        stride = (r.addr[1] - r.addr[0]) % H // 4
+        assert b.costs[id(r)] == (math.gcd(stride, 32) if stride else 1)
+
+
+def test_conflict_cycles_match_model():
+    """Strides 0..64 and 300 random patterns: bank passes = lds_conflict_cycles, data right."""
+    _run_conflicts(300, SEED)
+
+
+@pytest.mark.slow
+def test_conflict_cycles_match_model_long():
+    _run_conflicts(2000, SEED + 1)
+
+
+def _mixed(seed, n, ops, ready, wgp=False):
+    rng = random.Random(seed)
+    b = Bench(seed=seed, wgp=wgp)
+    # CU mode: two windows per half; one of them ends in a partial dword
+    b.window(0, 0, 0, 6000)
+    b.window(1, 0, 0, 6000)          # the same workgroup as SIMD 0 wave 0
+    b.window(1, 1, 8192, 4093)
+    b.window(2, 0, H + 512, 9000)
+    b.window(3, 2, H + 10240, 6144)
+    reqs, seq = [], defaultdict(int)
+    keys = list(b.windows)
+    for _ in range(n):
+        simd, wave = rng.choice(keys)
+        size = b.windows[(simd, wave)][1]
+        reqs.append(rand_req(rng, rng.choice(ops), simd, wave, size, seq[(simd, wave)]))
+        seq[(simd, wave)] += 1
+    b.run(_queues(reqs), ready=ready, max_cycles=60 * n + 2000)
+    return b.check()
+
+
+def test_loads_and_stores_of_every_width():
+    """Every load and store width, the 2addr forms, narrow sign/zero extension, windows with a
+    partial last dword, lanes past the window, four SIMDs at once, random back-pressure."""
+    b = _mixed(SEED + 2, 160, LOADS + STORES, ready=0.7)
+    assert b.counters["conflict_cycles"][0] + b.counters["conflict_cycles"][1] > 0
+
+
+@pytest.mark.slow
+def test_loads_and_stores_long():
+    _mixed(SEED + 3, 1500, LOADS + STORES, ready=0.5)
+
+
+def _atomics(seed, n, hot):
+    """Atomics of every kind from all SIMDs and several waves; ``hot`` addresses take most lanes."""
+    rng = random.Random(seed)
+    b = Bench(seed=seed)
+    b.window(0, 0, 0, 4096)
+    b.window(1, 1, 0, 4096)
+    b.window(2, 0, H, 2048)
+    b.window(3, 3, H, 2048)
+    reqs, seq = [], defaultdict(int)
+    keys = list(b.windows)
+    for _ in range(n):
+        simd, wave = rng.choice(keys)
+        size = b.windows[(simd, wave)][1]
+        op = rng.choice(ATOMICS)
+        r = rand_req(rng, op, simd, wave, size, seq[(simd, wave)])
+        if rng.random() < 0.6:       # many lanes on a few hot dwords
+            spots = rng.sample(hot, rng.randint(1, 3))
+            r.addr = [rng.choice(spots) if rng.random() < 0.8 else a for a in r.addr]
+        if op.startswith("ds_cmpstore") and rng.random() < 0.5:
+            for n_ in range(LANES):   # compare values that often match: small values both sides
+                r.data[n_][0], r.data[n_][2] = rng.randrange(4), rng.randrange(4)
+        if op.startswith(("ds_inc", "ds_dec")):
+            for n_ in range(LANES):
+                r.data[n_][0] = rng.choice([0, 1, 5, 100, M32, rng.getrandbits(32)])
+        reqs.append(r)
+        seq[(simd, wave)] += 1
+    image = np.frombuffer(rng.randbytes(CFG.lds_bytes_total), np.uint8).copy()
+    for spot in hot:                 # small values, so inc/dec/cmpstore/min/max do interesting things
+        for base in (0, H):
+            image[base + spot: base + spot + 4] = np.array([rng.randrange(8)], "<u4").view(np.uint8)
+    b.image = image
+    b.run(_queues(reqs), ready=0.8, max_cycles=80 * n + 2000)
+    return b.check()
+
+
+def test_atomics_from_many_lanes_waves_and_simds():
+    _atomics(SEED + 4, 120, hot=[0, 4, 128, 132, 256, 1020])
+
+
+@pytest.mark.slow
+def test_atomics_long():
+    _atomics(SEED + 5, 1000, hot=[0, 4, 8, 128, 132, 256, 1020, 2044])
+
+
+def test_atomic_lane_order_and_returns():
+    """32 lanes on one dword: each lane sees the previous lane's result (the model's lane order)."""
+    b = Bench(seed=SEED + 6)
+    b.window(0, 0, 0, 1024)
+    b.image[0:4] = np.array([10], "<u4").view(np.uint8)
+    reqs = [Req("ds_add_rtn_u32", 0, 0, [0] * LANES, [[n + 1, 0, 0, 0] for n in range(LANES)], vdst=3),
+            Req("ds_cmpstore_rtn_b32", 0, 0, [0] * LANES,
+                [[1000 + n, 0, 538 if n == 0 else 1000 + n - 1, 0] for n in range(LANES)], vdst=4, seq=1),
+            Req("ds_storexchg_2addr_rtn_b32", 0, 0, [4 * n for n in range(LANES)],
+                [[n, 0, 100 + n, 0] for n in range(LANES)], offset0=1, offset1=0, vdst=5, seq=2),
+            Req("ds_storexchg_2addr_rtn_b32", 0, 0, [0] * LANES, [[n, 0, 100 + n, 0] for n in range(LANES)],
+                offset0=3, offset1=3, vdst=7, seq=3)]
+    b.run(_queues(reqs), max_cycles=2000).check()
+    got = b.beats[0][0]["data"]
+    assert [(got >> (32 * n)) & M32 for n in range(4)] == [10, 11, 13, 16]   # running sums
+    # cmpstore: lane 0 finds 538 (10 + 1 + ... + 32), each later lane the previous lane's store
+    got = b.beats[0][1]["data"]
+    assert [(got >> (32 * n)) & M32 for n in range(LANES)] == [538] + [1000 + n - 1 for n in range(1, LANES)]
+
+
+def test_window_rules_and_cu_isolation():
+    """Reads past the window give 0, writes there are dropped; in CU mode the same lane address
+    from CU 0 and CU 1 reaches two different halves; a window's last partial dword."""
+    b = Bench(seed=SEED + 7, image=np.full(CFG.lds_bytes_total, 0x5A, np.uint8))
+    b.window(0, 0, 256, 1022)         # CU 0, ends two bytes into a dword
+    b.window(2, 0, H + 256, 1024)     # CU 1, the same offsets
+    lanes = [4 * n * 9 for n in range(LANES)]          # lane 31 at 1116: past both windows
+    ones = [[0x11111111 * (1 + n % 15), 0, 0, 0] for n in range(LANES)]
+    twos = [[0x22222222, 0, 0, 0] for _ in range(LANES)]
+    reqs = [Req("ds_store_b32", 0, 0, lanes, ones),
+            Req("ds_store_b32", 2, 0, lanes, twos),
+            Req("ds_load_b32", 0, 0, lanes, twos, vdst=1, seq=1),
+            Req("ds_load_b32", 2, 0, lanes, twos, vdst=1, seq=1),
+            Req("ds_store_b8", 0, 0, [1020, 1021, 1022, 1023] * 8, twos, seq=2),
+            Req("ds_load_b32", 0, 0, [1020] * LANES, twos, vdst=2, seq=3),
+            Req("ds_load_u16", 0, 0, [1020, 1022] * 16, twos, vdst=3, seq=4)]
+    b.run(_queues(reqs), max_cycles=2000).check()
+    img = b.final
+    assert (img[:256] == 0x5A).all() and (img[256 + 1022: H] == 0x5A).all() and (img[H + 256 + 1024:] == 0x5A).all()
+    beats0 = [x for x in b.beats[0] if x["write"]]
+    lane31 = (beats0[0]["data"] >> (32 * 31)) & M32
+    assert lane31 == 0                                     # past the window
+    partial = beats0[1]["data"] & M32
+    assert partial == 0x2222                               # bytes 1022, 1023 are outside
+
+
+def test_wgp_mode():
+    """WGP mode: a window across both halves used by all four SIMDs (served by both halves,
+    results merged), another that lies in CU 1's half for SIMD 0."""
+    rng = random.Random(SEED + 8)
+    b = Bench(seed=SEED + 8, wgp=True)
+    for s in range(4):
+        b.window(s, 0, H - 2048, 4096)
+    b.window(0, 1, H + 4096, 4096)
+    reqs, seq = [], defaultdict(int)
+    keys = list(b.windows)
+    for _ in range(90):
+        simd, wave = rng.choice(keys)
+        op = rng.choice(LOADS + STORES + ATOMICS)
+        reqs.append(rand_req(rng, op, simd, wave, b.windows[(simd, wave)][1], seq[(simd, wave)]))
+        seq[(simd, wave)] += 1
+    b.run(_queues(reqs), ready=0.7, max_cycles=6000).check(check_costs=False)
+    single = [r for _, r in b.accepted if r.wave == 1]
+    pair = [r for _, r in b.accepted if r.wave == 0]
+    assert b.counters["accesses"] == [len(pair), len(pair) + len(single)]
+
+
+def test_in_order_under_back_pressure():
+    """One SIMD, four waves, multi-beat and conflicting requests, a SIMD that takes a beat only
+    one cycle in four: responses stay in issue order per wave (and correct)."""
+    rng = random.Random(SEED + 9)
+    b = Bench(seed=SEED + 9)
+    for w in range(4):
+        b.window(1, w, 1024 * w, 1024)
+    ops = ["ds_load_b128", "ds_load_2addr_b64", "ds_load_b32", "ds_store_b64", "ds_add_rtn_u32", "ds_load_u8"]
+    reqs = [rand_req(rng, rng.choice(ops), 1, k % 4, 1024, k // 4) for k in range(48)]
+    b.run(_queues(reqs), ready=0.25, max_cycles=8000).check()
+
+
+def test_latency_and_throughput():
+    """Conflict-free ds_load_b32: the answer is valid 4 cycles after the request, and each
+    half takes one such load per cycle."""
+    b = Bench(seed=SEED + 10)
+    b.window(0, 0, 0, H)
+    b.window(2, 0, H, H)
+    n = 40
+    reqs = [Req("ds_load_b32", s, 0, [4 * (k + l) for l in range(LANES)], [[0] * 4] * LANES, seq=k)
+            for s in (0, 2) for k in range(n)]
+    b.run(_queues(reqs), max_cycles=500).check()
+    assert [c for c, _ in b.accepted] == [k + 1 for k in range(n) for _ in (0, 2)]   # one per cycle per half
+    for s in (0, 2):                 # request k is valid from cycle k; its answer arrives 4 cycles later
+        assert [x["cycle"] for x in b.beats[s]] == [k + CFG.lds_latency for k in range(n)]
+
+
+def test_errors_are_reported():
+    b = Bench(seed=SEED + 11)
+    b.window(0, 0, 0, 1024)
+    addr = [4 * n for n in range(LANES)]
+    addr[5] = 22                                                # not dword aligned
+    b.run({0: [Req("ds_load_b32", 0, 0, addr, [[0] * 4] * LANES)]}, max_cycles=100)
+    e = b.error
+    assert (e.valid, e.cause, e.simd, e.wave, e.lane, e.addr) == (1, LdsErrorCause.MISALIGNED, 0, 0, 5, 22)
+    b = Bench(seed=SEED + 12)
+    b.window(2, 1, 1024, 1024)                                  # CU 1 wave with a window in half 0
+    b.run({2: [Req("ds_load_b32", 2, 1, [0] * LANES, [[0] * 4] * LANES)]}, max_cycles=100)
+    e = b.error
+    assert (e.valid, e.cause, e.simd, e.wave, e.addr) == (1, LdsErrorCause.BAD_ALLOC, 2, 1, 1024)
+
+
+@pytest.mark.parametrize("preset", ["default", pytest.param("rdna1", marks=pytest.mark.slow)])
+def test_verilog_lint(preset, tmp_path):
+    """Conversion to Verilog and Verilator lint (about 45 s: the 128-access selections are wide)."""
+    convert_and_lint(LDS(get_config(preset)), f"lds_{preset}", tmp_path)
