@@ -22,9 +22,9 @@ the CU's SIMDs (docs/memory.md, "Vector memory path"):
   line is installed (unless a later store, atomic or ``global_inv`` made it stale). S2 places
   each lane's bytes of the line into the instruction's result buffer.
 * **Return queues.** An instruction retires when all its requests are answered (stores and
-  atomics when memory acknowledges them), in issue order per wave (``config.return_order ==
-  "per_wave"``) or in the CU's issue order (``"in_order"``), one response beat per destination
-  register per cycle on each SIMD's port.
+  atomics when memory acknowledges them), in issue order per wave and counter (loads with
+  loads, stores with stores; ``config.return_order == "per_wave"``) or in the CU's issue order
+  (``"in_order"``), one response beat per destination register per cycle on each SIMD's port.
 """
 from __future__ import annotations
 
@@ -240,6 +240,7 @@ class VecMemUnit(wiring.Component):
                                        width(range(M)), width(range(P + 1)), width(range(WS)))
         valid, issuing = Signal(E), Signal(E)                  # instruction table
         ent_simd, ent_wave = Signal(E * SB), Signal(E * WB)
+        ent_store = Signal(E)                                  # retires on storecnt (else loadcnt)
         pending = Signal(E * PB)                               # per entry: requests issued and not answered
         older = Signal(E * E)                                  # per entry: the entries that must retire first
         gate = cfg.l0_hit_latency > 5                          # the pipeline alone answers in 5 cycles
@@ -550,12 +551,17 @@ class VecMemUnit(wiring.Component):
         with m.If(freeing.any()):
             m.d.sync += older.eq(older & ~_rep(freeing, E))
         with m.If(fire):
+            # the instructions this one retires after: per wave and per counter (loads with
+            # loads, stores with stores), or every instruction of the CU
+            d_store = (d_kind == OpKind.STORE) | (d_kind == OpKind.WB) | (d_kind == OpKind.ATOMIC) & ~g_req.returns
             same = Cat(*[Const(1) if cfg.return_order == "in_order" else
-                         (field(ent_simd, e, SB) == sel) & (field(ent_wave, e, WB) == g_req.wave) for e in range(E)])
+                         (field(ent_simd, e, SB) == sel) & (field(ent_wave, e, WB) == g_req.wave) &
+                         (ent_store[e] == d_store) for e in range(E)])
             m.d.sync += [c_req.eq(g_req), c_simd.eq(sel), c_entry.eq(new), last_sel.eq(sel),
                          c_kind.eq(d_kind), c_size.eq(d_size), c_ext.eq(d_ext), c_beats.eq(d_beats), c_aop.eq(d_aop),
                          done1.eq(0), done2.eq(0), field(ent_simd, new, SB).eq(sel),
-                         field(ent_wave, new, WB).eq(g_req.wave), field(older, new, E).eq(valid & ~freeing & same)]
+                         field(ent_wave, new, WB).eq(g_req.wave), ent_store.bit_select(new, 1).eq(d_store),
+                         field(older, new, E).eq(valid & ~freeing & same)]
 
         # first cycle of an instruction: its response metadata, and any error
         writes = (c_kind == OpKind.LOAD) | (c_kind == OpKind.ATOMIC) & c_req.returns

@@ -308,10 +308,11 @@ class Run:
         bad = np.flatnonzero(got != want)
         assert bad.size == 0, f"memory differs at {bad.size} bytes, first at {self.base + int(bad[0]):#x}: " \
                               f"{int(got[bad[0]]):#x}, model {int(want[bad[0]]):#x}"
-        for key in {(i.simd, i.wave) for i in self.instrs}:
-            wave = [i for i in self.instrs if (i.simd, i.wave) == key]
+        # loads retire in issue order with the wave's loads, stores with its stores (the counters)
+        for key in {(i.simd, i.wave, i.beats[-1][1].store) for i in self.instrs}:
+            wave = [i for i in self.instrs if (i.simd, i.wave, i.beats[-1][1].store) == key]
             ends = [i.beats[-1][0] for i in wave]
-            assert ends == sorted(ends), f"SIMD {key[0]} wave {key[1]} retired out of issue order: {ends}"
+            assert ends == sorted(ends), f"SIMD {key[0]} wave {key[1]} store={key[2]} retired out of issue order: {ends}"
         return lines
 
 
@@ -683,6 +684,26 @@ def test_per_wave_hits_do_not_wait_for_other_waves_misses():
 def test_in_order_hits_retire_behind_another_waves_miss():
     y, hits = _x_and_y("in_order", random.Random(22), base_of())
     assert min(h.beats[0][0] for h in hits) > y.beats[-1][0]
+
+
+@pytest.mark.parametrize("order", ["per_wave", "in_order"])
+def test_loads_pass_the_waves_own_stores(order):
+    """Per wave, loads and stores retire in order on their own counters: a hitting load does
+    not wait for an older store's slow acknowledgement (in_order: it does)."""
+    rng = random.Random(26)
+    B = base_of()
+    warm = line_load(rng, B, 2)
+    store = make(rng, B, 0, 0, OpId.GLOBAL_STORE_B32, [LINE * 30 + 4 * i for i in range(LANES)], exec_mask=M32)
+    store.at = 40
+    load = line_load(rng, B, 2, shift=5)
+    load.at = 41
+    lat = lambda req: 100 if req.kind == MemKind.WRITE else 5         # noqa: E731
+    r = Run(CFG.replace(return_order=order), [warm, store, load], lat=lat, gap=0, mem_ready=1, resp_ready=1).run()
+    r.check()
+    if order == "per_wave":
+        assert load.beats[-1][0] < load.accepted + 8 < store.beats[0][0]
+    else:
+        assert load.beats[0][0] > store.beats[0][0]
 
 
 @pytest.mark.parametrize("latency", [4, 12, 73])
