@@ -18,7 +18,7 @@ one response beat per destination register.
 """
 from __future__ import annotations
 
-from amaranth.hdl import Array, Cat, Const, Elaboratable, Module, Mux, Signal
+from amaranth.hdl import Array, Cat, Const, Elaboratable, Module, Mux, Signal, Value
 from amaranth.lib import data, enum, memory, stream, wiring
 from amaranth.lib.wiring import In, Out
 
@@ -211,6 +211,15 @@ def _sub(m: Module, name: str) -> Module:
     return sub
 
 
+def _pass(sub: Module, *signals) -> list:
+    """Copies of ``signals``, driven by ``sub``. A later stage that reads the copies instead of
+    the originals sees all its inputs change in the same simulator delta cycle, so Amaranth's
+    simulator evaluates it once rather than once per input that changes later."""
+    copies = [Signal.like(x, name=f"{Value.cast(x).name}_") for x in signals]
+    sub.d.comb += [c.eq(x) for c, x in zip(copies, signals)]
+    return copies
+
+
 def _meta_layout(cfg: DCUConfig) -> data.StructLayout:
     """What the result stage needs of an instruction, carried down the pipe."""
     return data.StructLayout({
@@ -275,123 +284,134 @@ class _Pipe(Elaboratable):
         req = self.req
         lane = lambda v, w, n: v[w * n: w * n + w]   # noqa: E731
 
-        # ---- request decode and lane addresses ------------------------------------------------
+        # ---- setup: the request's accesses, in canonical order. Each stage reads only signals
+        # the previous stage drives (``_pass`` copies the rest), so the simulator evaluates it once.
         ctl = Signal(_Ctl, name=f"ctl{h}")
+        offs = Signal(data.ArrayLayout(18, SLOTS), name=f"offs{h}")   # byte offset of each slot's dword
+        off1 = Signal(18, name=f"off1_{h}")                           # ... of a 2addr form's second address
         dec = _sub(m, "decode")
         with dec.Switch(req.op):
             for c, ops in _ctl_groups():
                 with dec.Case(*ops):
                     dec.d.comb += ctl.eq(_Ctl.const(c))
+                    if c["two"]:
+                        sh = (3 if c["b64"] else 2) + (6 if c["st64"] else 0)
+                        group = [req.offset0.shift_left(sh), req.offset1.shift_left(sh)]
+                        dec.d.comb += off1.eq(group[1])
+                    else:
+                        group = [Cat(req.offset0, req.offset1)] * 2
+                    dec.d.comb += [offs[k].eq(group[c["sg"] >> k & 1] + 4 * (c["sk"] >> (2 * k) & 3))
+                                   for k in range(SLOTS)]
             with dec.Default():
-                dec.d.comb += ctl.eq(_Ctl.const({"cls": _Cls.NONE, "nregs": 0, "smask": 0}))
+                dec.d.comb += ctl.eq(_Ctl.const({"cls": _Cls.NONE, "smask": 0}))
+        q1, base1, size1, pair1 = _pass(dec, req, self.base, self.size, self.pair)
 
-        a0, a1 = Signal(AW * LANES, name=f"a0_{h}"), Signal(AW * LANES, name=f"a1_{h}")
-        ad = _sub(m, "address")
-        sh = Mux(ctl.b64, 3, 2) + Mux(ctl.st64, 6, 0)
-        off0 = Mux(ctl.two, (req.offset0 << sh)[:17], Cat(req.offset0, req.offset1))
-        off1 = (req.offset1 << sh)[:17]
-        ad.d.comb += [a0.eq(Cat(*[lane(req.addr, 64, n)[:32] + off0 for n in range(LANES)])),
-                      a1.eq(Cat(*[lane(req.addr, 64, n)[:32] + off1 for n in range(LANES)]))]
+        dl_c = Signal(32 * NACC, name=f"dl_c{h}")       # logical dword of each access
+        y = Signal(2 * LANES, name=f"y{h}")              # byte offset of each lane's (first) address
+        bm = Signal(4 * LANES, name=f"bm{h}")            # bytes slot 0 writes (narrow stores)
+        wd0 = Signal(32 * LANES, name=f"wd0_{h}")        # slot 0's store data (a byte or half replicated)
+        rmtab = Signal(16, name=f"rmtab{h}")             # by (in window, last dword): bytes inside the window
+        inrtab = Signal(8, name=f"inrtab{h}")            # ... crossbar window (0 data, 1 zero, 2 partial)
+        ln = _sub(m, "lanes")
+        addr = [lane(q1.addr, 64, n)[:32] for n in range(LANES)]
+        ln.d.comb += dl_c.eq(Cat(*[(Cat(addr[n], Const(0, 1)) + offs[s])[2:34] for n in range(LANES) for s in range(SLOTS)]))
+        ln.d.comb += y.eq(Cat(*[(addr[n] + offs[0])[:2] for n in range(LANES)]))
         amask = Mux(ctl.narrow == 0, 3, Mux(ctl.narrow == 2, 1, 0))
-        ad.d.comb += self.misaligned.eq(Cat(*[
-            req.exec[n] & (((lane(a0, AW, n) | Mux(ctl.two, lane(a1, AW, n), 0)) & amask) != 0)
+        ln.d.comb += self.misaligned.eq(Cat(*[
+            q1.exec[n] & ((((addr[n] + offs[0]) | Mux(ctl.two, addr[n] + off1, 0)) & amask) != 0)
             for n in range(LANES)]))
-        ad.d.comb += self.bad_op.eq(ctl.cls == _Cls.NONE)
+        ln.d.comb += self.bad_op.eq(ctl.cls == _Cls.NONE)
+        for n in range(LANES):
+            yn, word = (addr[n] + offs[0])[:2], lane(q1.data, 32, SLOTS * n)
+            ln.d.comb += [bm[4 * n: 4 * n + 4].eq(Mux(ctl.narrow == 0, 0xF, Mux(ctl.narrow == 1, Const(1, 4) << yn,
+                                                                                Const(3, 4) << (yn & 2)))),
+                          wd0[32 * n: 32 * n + 32].eq(Mux(ctl.narrow == 1, Cat(*[word[:8]] * 4),
+                                                          Mux(ctl.narrow == 2, Cat(word[:16], word[:16]), word)))]
+        edge_mask = ((Const(1, 5) << size1[:2]) - 1)[:4]    # the window's last dword, if partial
+        ln.d.comb += [rmtab.eq(Cat(Const(0, 4), edge_mask, Const(0xF, 4), Const(0xF, 4))),
+                      inrtab.eq(Cat(Const(1, 2), Mux(ctl.cls == _Cls.LOAD, 2, 1), Const(0, 4)))]
+        q2, base2, size2, pair2, ctl2 = _pass(ln, q1, base1, size1, pair1, ctl)
 
-        # ---- per access: physical dword, range, write data (canonical order) -------------------
         dp_c, inr_c = Signal(DW * NACC, name=f"dp_c{h}"), Signal(2 * NACC, name=f"inr_c{h}")
         be_c, wd_c = Signal(4 * NACC, name=f"be_c{h}"), Signal(32 * NACC, name=f"wd_c{h}")
         val_c = Signal(NACC, name=f"val_c{h}")
-        dl_c = Signal(32 * NACC, name=f"dl_c{h}")     # logical dword of each access
-        dl = _sub(m, "dwords")
-        dl.d.comb += dl_c.eq(Cat(*[(Mux(ctl.sg[s], lane(a1, AW, n), lane(a0, AW, n))[2:] + ctl.sk[2 * s: 2 * s + 2])[:32]
-                                   for n in range(LANES) for s in range(SLOTS)]))
         ac = _sub(m, "access")
-        s4, edge_bytes = self.size[2:], self.size[:2]
-        em = ((Const(1, 5) << edge_bytes) - 1)[:4]
+        s4 = size2[2:]
         dp, inr, be, wd, val = [], [], [], [], []
         for n in range(LANES):
             for s in range(SLOTS):
                 dlog = lane(dl_c, 32, SLOTS * n + s)
-                d = (dlog + self.base[2:])[:DW]
-                full = dlog < s4
-                edge = (dlog == s4) & (edge_bytes != 0)
-                rm = Mux(full, 0xF, Mux(edge, em, 0))
+                d = (dlog + base2[2:])[:DW]
+                where = Cat(dlog == s4, dlog < s4)          # 2: inside, 1: the last, partial dword, 0: past it
+                rm = rmtab.word_select(where, 4)
                 dp.append(d)
-                inr.append(Mux(full, 0, Mux(edge & (ctl.cls == _Cls.LOAD), 2, 1)))
-                word = lane(req.data, 32, SLOTS * n + s)
-                if s == 0:
-                    y = lane(a0, AW, n)[:2]
-                    be.append(Mux(ctl.narrow == 0, rm,
-                                  rm & Mux(ctl.narrow == 1, Const(1, 4) << y, Const(3, 4) << (y & 2))[:4]))
-                    wd.append(Mux(ctl.narrow == 1, Cat(*[word[:8]] * 4),
-                                  Mux(ctl.narrow == 2, Cat(word[:16], word[:16]), word)))
-                else:
-                    be.append(rm)
-                    wd.append(word)
-                in_half = ~self.pair | (d[5 + rb] == h)      # a window across both halves: split by half
-                val.append(req.exec[n] & ctl.smask[s] & in_half)
+                inr.append(inrtab.word_select(where, 2))
+                be.append(rm & lane(bm, 4, n) if s == 0 else rm)
+                wd.append(lane(wd0, 32, n) if s == 0 else lane(q2.data, 32, SLOTS * n + s))
+                in_half = ~pair2 | (d[5 + rb] == h)          # a window across both halves: split by half
+                val.append(q2.exec[n] & ctl2.smask[s] & in_half)
         ac.d.comb += [dp_c.eq(Cat(*dp)), inr_c.eq(Cat(*inr)), be_c.eq(Cat(*be)), wd_c.eq(Cat(*wd)),
                       val_c.eq(Cat(*val))]
-        def ordered(value, width):
-            o = ctl.order
-            return Mux(o == _Order.REV, _words(value, width, _SRC[_Order.REV]),
-                       Mux(o == _Order.REV2, _words(value, width, _SRC[_Order.REV2]), value))
+        ctl3, = _pass(ac, ctl2)
+
+        def ordered(value, width, order):
+            return Mux(order == _Order.REV, _words(value, width, _SRC[_Order.REV]),
+                       Mux(order == _Order.REV2, _words(value, width, _SRC[_Order.REV2]), value))
 
         rows_c = Signal(BANKS * NACC, name=f"rows_c{h}")   # access i: one-hot of its bank
         rw = _sub(m, "rows")
         rw.d.comb += rows_c.eq(Cat(*[val_c[i] << dp_c[DW * i: DW * i + 5] for i in range(NACC)]))
+        ctl4, = _pass(rw, ctl3)
         rows_o = Signal(BANKS * NACC, name=f"rows_o{h}")
-        _sub(m, "rows_order").d.comb += rows_o.eq(ordered(rows_c, BANKS))
+        _sub(m, "rows_order").d.comb += rows_o.eq(ordered(rows_c, BANKS, ctl4.order))
         cm_c = _transpose32(m, rows_o, SLOTS, f"cm{h}")   # block q, row b: accesses 32q.. in bank b
 
         # ---- P: the instruction's access set and the bank passes --------------------------------
         p_valid, p_first = Signal(name=f"p_valid{h}"), Signal(name=f"p_first{h}")
         w_ctl, w_meta = Signal(_Ctl, name=f"w_ctl{h}"), Signal(Meta, name=f"w_meta{h}")
         w_dp, w_inr = Signal(DW * NACC, name=f"w_dp{h}"), Signal(2 * NACC, name=f"w_inr{h}")
-        w_wd, w_be = Signal(32 * NACC, name=f"w_wd{h}"), Signal(4 * NACC, name=f"w_be{h}")
-        w_cmp = Signal(32 * LANES, name=f"w_cmp{h}")     # cmpstore's compare value (data dword 2)
         w_cm = Signal(BANKS * NACC, name=f"w_cm{h}")    # bank b: bit j = access j falls in bank b
         pend = Signal(NACC, name=f"pend{h}")
+        # store data and atomic operands, loaded for stores and atomics only (zero otherwise)
+        w_wd, w_be = Signal(32 * NACC, name=f"w_wd{h}"), Signal(4 * NACC, name=f"w_be{h}")
+        w_cmp = Signal(32 * LANES, name=f"w_cmp{h}")     # cmpstore's compare value (data dword 2)
+        w_full = Signal(NACC, name=f"w_full{h}")         # atomics: the access's dword is in the window
 
         # leaders: the first pending access of each bank
         los = Signal(BANKS * NACC, name=f"los{h}")
-        pend1 = Signal(NACC, name=f"pend1_{h}")
         ld1 = _sub(m, "lead")
-        ld1.d.comb += [los.eq(Cat(*[_lowest(w_cm[NACC * b: NACC * (b + 1)] & pend) for b in range(BANKS)])),
-                       pend1.eq(pend)]
+        ld1.d.comb += los.eq(Cat(*[_lowest(w_cm[NACC * b: NACC * (b + 1)] & pend) for b in range(BANKS)]))
+        pend1, dp1, inr1, ctl1 = _pass(ld1, pend, w_dp, w_inr, w_ctl)
         idx = Signal(7 * BANKS, name=f"idx{h}")        # leader of each bank
         anyb = Signal(BANKS, name=f"anyb{h}")
-        ldw = Signal(DW * BANKS, name=f"ld{h}")         # leader's dword
         lead = Signal(NACC, name=f"lead{h}")            # the leaders (an atomic pass serves only them)
-        pend2 = Signal(NACC, name=f"pend2_{h}")
-        is_wr = (w_ctl.cls == _Cls.STORE) | (w_ctl.cls == _Cls.ATOMIC)
-        widx, wany = Signal(7 * BANKS, name=f"widx{h}"), Signal(BANKS, name=f"wany{h}")
         ld2 = _sub(m, "leader")
         lo = [los[NACC * b: NACC * (b + 1)] for b in range(BANKS)]
         ld2.d.comb += [idx.eq(Cat(*[_encode(x) for x in lo])), anyb.eq(Cat(*[x.any() for x in lo])),
-                       lead.eq(_tree_or(lo)), pend2.eq(pend1)]
-        pend3, lead3 = Signal(NACC, name=f"pend3_{h}"), Signal(NACC, name=f"lead3_{h}")
+                       lead.eq(_tree_or(lo))]
+        pend2, dp2, inr2, ctl2 = _pass(ld2, pend1, dp1, inr1, ctl1)
+        ldw = Signal(DW * BANKS, name=f"ld{h}")         # leader's dword
+        widx, wany = Signal(7 * BANKS, name=f"widx{h}"), Signal(BANKS, name=f"wany{h}")
+        is_wr = (ctl2.cls == _Cls.STORE) | (ctl2.cls == _Cls.ATOMIC)
         ldx = _sub(m, "leader_addr")
-        ldx.d.comb += [ldw.eq(Cat(*[_pick(w_dp, idx[7 * b: 7 * b + 7], DW) for b in range(BANKS)])),
-                       widx.eq(Mux(is_wr, idx, 0)), wany.eq(Mux(is_wr, anyb, 0)),
-                       pend3.eq(pend2), lead3.eq(lead)]
+        ldx.d.comb += [ldw.eq(Cat(*[_pick(dp2, idx[7 * b: 7 * b + 7], DW) for b in range(BANKS)])),
+                       widx.eq(Mux(is_wr, idx, 0)), wany.eq(Mux(is_wr, anyb, 0))]
+        pend3, dp3, inr3, ctl3, lead3 = _pass(ldx, pend2, dp2, inr2, ctl2, lead)
 
         # served: every pending access to its bank leader's dword (atomics: the leaders only)
         served = Signal(NACC, name=f"served{h}")
+        sv = _sub(m, "serve")
+        same = Cat(*[dp3[DW * i: DW * (i + 1)] == _pick(ldw, dp3[DW * i: DW * i + 5], DW) for i in range(NACC)])
+        sv.d.comb += served.eq(Mux(ctl3.cls == _Cls.ATOMIC, lead3, same & pend3))
+        pend4, dp4, inr4, ctl4 = _pass(sv, pend3, dp3, inr3, ctl3)
         xsel = Signal(7 * NACC, name=f"xsel{h}")        # crossbar select: bank, window (0 data, 1/3 zero, 2 partial)
         last = Signal(name=f"last{h}")
         nserved = Signal(LANES, name=f"nserved{h}")     # served, for narrow stores only (see below)
-        sv = _sub(m, "serve")
-        same = Cat(*[w_dp[DW * i: DW * (i + 1)] == _pick(ldw, w_dp[DW * i: DW * i + 5], DW)
-                     for i in range(NACC)])
-        pend4 = Signal(NACC, name=f"pend4_{h}")
-        sv.d.comb += [served.eq(Mux(w_ctl.cls == _Cls.ATOMIC, lead3, same & pend3)), pend4.eq(pend3)]
         xs = _sub(m, "xsel")
-        xs.d.comb += [xsel.eq(Cat(*[Cat(w_dp[DW * i: DW * i + 5], w_inr[2 * i] | ~served[i], w_inr[2 * i + 1])
+        xs.d.comb += [xsel.eq(Cat(*[Cat(dp4[DW * i: DW * i + 5], inr4[2 * i] | ~served[i], inr4[2 * i + 1])
                                     for i in range(NACC)])),
                       last.eq((pend4 & ~served) == 0),
-                      nserved.eq(Mux((w_ctl.cls == _Cls.STORE) & (w_ctl.narrow != 0),
+                      nserved.eq(Mux((ctl4.cls == _Cls.STORE) & (ctl4.narrow != 0),
                                      Cat(*[served[4 * q + 3] for q in range(LANES)]), 0))]
 
         # store data and atomic operands of each bank's leader
@@ -402,7 +422,7 @@ class _Pipe(Elaboratable):
         ws.d.comb += [b_wd.eq(Cat(*[_pick(w_wd, i, 32) for i in wi])),
                       b_be.eq(Cat(*[Mux(wany[b], _pick(w_be, wi[b], 4), 0) for b in range(BANKS)])),
                       b_cmp.eq(Cat(*[_pick(w_cmp, i[2:], 32) for i in wi])),
-                      b_aval.eq(Cat(*[wany[b] & (_pick(w_inr, wi[b], 2) == 0) for b in range(BANKS)]))]
+                      b_aval.eq(Cat(*[wany[b] & w_full.bit_select(wi[b], 1) for b in range(BANKS)]))]
 
         # narrow stores: bytes of one dword may come from several lanes; per byte, the last
         # writer among the served lanes of the bank. Only slot 0 is in use: in REV order,
@@ -440,7 +460,7 @@ class _Pipe(Elaboratable):
         aold = Signal(32 * BANKS, name=f"aold{h}")       # ... for the atomic ALUs only
         anew = Signal(32 * BANKS, name=f"anew{h}")
         r_atomic = r_valid & (r_ctl.cls == _Cls.ATOMIC)
-        ports = _sub(m, "bank_ports")
+        rports, wports, rdata = _sub(m, "bank_read"), _sub(m, "bank_write"), _sub(m, "bank_data")
         self.banks = []
         for b in range(BANKS):
             mem = memory.Memory(shape=32, depth=self.rows, init=[])
@@ -448,12 +468,12 @@ class _Pipe(Elaboratable):
             self.banks.append(mem)
             wp = mem.write_port(granularity=8)
             rp = mem.read_port(transparent_for=(wp,))
-            ports.d.comb += [rp.addr.eq(ldw[DW * b + 5: DW * b + 5 + rb]), rp.en.eq(advance),
-                             rd[32 * b: 32 * b + 32].eq(rp.data),
-                             wp.addr.eq(r_row[rb * b: rb * (b + 1)]),
-                             wp.data.eq(Mux(r_atomic, anew[32 * b: 32 * b + 32], r_wd[32 * b: 32 * b + 32])),
-                             wp.en.eq(Mux(advance & r_valid,
-                                          Mux(r_atomic, Mux(r_aval[b], 0xF, 0), r_be[4 * b: 4 * b + 4]), 0))]
+            rports.d.comb += [rp.addr.eq(ldw[DW * b + 5: DW * b + 5 + rb]), rp.en.eq(advance)]
+            rdata.d.comb += rd[32 * b: 32 * b + 32].eq(rp.data)
+            wports.d.comb += [wp.addr.eq(r_row[rb * b: rb * (b + 1)]),
+                              wp.data.eq(Mux(r_atomic, anew[32 * b: 32 * b + 32], r_wd[32 * b: 32 * b + 32])),
+                              wp.en.eq(Mux(advance & r_valid,
+                                           Mux(r_atomic, Mux(r_aval[b], 0xF, 0), r_be[4 * b: 4 * b + 4]), 0))]
         a_op = Signal(AtomicOp, name=f"a_op{h}")
         a_d, a_cmp = Signal(32 * BANKS, name=f"a_d{h}"), Signal(32 * BANKS, name=f"a_cmp{h}")
         gate = _sub(m, "alu_gate")      # the ALUs see inputs change only in atomic passes
@@ -516,9 +536,10 @@ class _Pipe(Elaboratable):
                              x_xsel.eq(r_xsel), x_rd.eq(rd)]
             with m.If(p_valid):
                 m.d.sync += [r_first.eq(p_first), r_last.eq(last), r_ctl.eq(w_ctl), r_meta.eq(w_meta),
-                             r_xsel.eq(xsel), r_row.eq(Cat(*[ldw[DW * b + 5: DW * b + 5 + rb] for b in range(BANKS)])),
-                             r_wd.eq(Mux(narrow_st, n_bwd, b_wd)), r_be.eq(Mux(narrow_st, n_bbe, b_be)),
-                             r_cmp.eq(b_cmp), r_aval.eq(b_aval)]
+                             r_xsel.eq(xsel), r_wd.eq(Mux(narrow_st, n_bwd, b_wd)),
+                             r_be.eq(Mux(narrow_st, n_bbe, b_be)), r_cmp.eq(b_cmp), r_aval.eq(b_aval)]
+                with m.If((w_ctl.cls == _Cls.STORE) | (w_ctl.cls == _Cls.ATOMIC)):   # write addresses
+                    m.d.sync += r_row.eq(Cat(*[ldw[DW * b + 5: DW * b + 5 + rb] for b in range(BANKS)]))
                 m.d.sync += [pend.eq(pend4 & ~served), p_first.eq(0)]
                 with m.If(last):
                     m.d.sync += p_valid.eq(0)
@@ -531,15 +552,19 @@ class _Pipe(Elaboratable):
 
         with m.If(self.take):
             srcmap = Mux(ctl.xchg2, Mux(req.offset0 == req.offset1, 0b0000, 0b1000), 0b11100100)
+            writes = (ctl.cls == _Cls.STORE) | (ctl.cls == _Cls.ATOMIC)
             m.d.sync += [p_valid.eq(1), p_first.eq(1), w_ctl.eq(ctl),
                          w_meta.simd.eq(self.simd), w_meta.wave.eq(req.wave), w_meta.seq.eq(req.seq),
-                         w_meta.vdst.eq(req.vdst), w_meta.exec.eq(req.exec), w_meta.em.eq(em),
-                         w_meta.y.eq(Cat(*[lane(a0, AW, n)[:2] for n in range(LANES)])),
-                         w_meta.src.eq(srcmap), w_meta.pair.eq(self.pair),
-                         w_dp.eq(ordered(dp_c, DW)), w_inr.eq(inr_c), w_wd.eq(ordered(wd_c, 32)),
-                         w_be.eq(ordered(be_c, 4)), pend.eq(ordered(val_c, 1)),
-                         w_cmp.eq(Cat(*[lane(req.data, 32, SLOTS * n + 2) for n in range(LANES)])),
-                         w_cm.eq(_words(cm_c, BANKS, [BANKS * q + b for b in range(BANKS) for q in range(SLOTS)]))]
+                         w_meta.vdst.eq(req.vdst), w_meta.exec.eq(req.exec), w_meta.em.eq(rmtab[4:8]),
+                         w_meta.y.eq(y), w_meta.src.eq(srcmap), w_meta.pair.eq(self.pair),
+                         w_dp.eq(ordered(dp_c, DW, ctl.order)), w_inr.eq(inr_c), pend.eq(ordered(val_c, 1, ctl.order)),
+                         w_cm.eq(_words(cm_c, BANKS, [BANKS * q + b for b in range(BANKS) for q in range(SLOTS)])),
+                         w_wd.eq(Mux(writes, ordered(wd_c, 32, ctl.order), 0)),
+                         w_be.eq(Mux(writes, ordered(be_c, 4, ctl.order), 0)),
+                         w_cmp.eq(Mux(ctl.cls == _Cls.ATOMIC, Cat(*[lane(req.data, 32, SLOTS * n + 2)
+                                                                    for n in range(LANES)]), 0)),
+                         w_full.eq(Mux(ctl.cls == _Cls.ATOMIC, Cat(*[inr_c[2 * i: 2 * i + 2] == 0
+                                                                     for i in range(NACC)]), 0))]
         return m
 
 
@@ -643,7 +668,7 @@ class LDS(wiring.Component):
             arb.d.comb += self.req[s].ready.eq(grant[s])
         for hh, pipe in enumerate(pipes):
             mine = Cat(*[grant[s] & need[s][hh] for s in range(SIMDS)])
-            sel = Signal(range(SIMDS), name=f"sel{hh}")
+            sel = Signal(range(SIMDS), name=f"sel{hh}", init=2 * hh)   # idle: the half's own CU's first SIMD
             for s in range(SIMDS):
                 with arb.If(mine[s]):
                     arb.d.comb += sel.eq(s)
