@@ -165,11 +165,6 @@ def _encode(onehot):
     return Cat(*[(onehot & _mask(n, lambda i, k=k: i >> k & 1)).any() for k in range((n - 1).bit_length())])
 
 
-def _pick(value, index, width: int):
-    """``value``'s ``index``-th ``width``-bit word (one shift in the simulator)."""
-    return value.word_select(index, width)
-
-
 def _lowest(x):
     """The lowest set bit of ``x`` (``x & -x``)."""
     return (x & (~x + 1))[:len(x)]
@@ -198,7 +193,8 @@ def _transpose32(m: Module, x, blocks: int, name: str) -> Signal:
         sel = _mask(n, lambda p: not (p >> 5) & j and p & j)
         keep = ((1 << n) - 1) & ~(sel | (sel << d))
         y = Signal(n, name=f"{name}_{j}")
-        _sub(m, f"{name}_{j}").d.comb += y.eq((x & keep) | (x.shift_right(d) & sel) | (x & sel).shift_left(d)[:n])
+        _sub(m, f"{name}_{j}").d.comb += y.eq((x & keep) | (x.shift_right(d) & sel) |
+                                              (x & sel).shift_left(d)[:n])
         x = y
     return x
 
@@ -241,18 +237,21 @@ class _Pipe(Elaboratable):
     half : int
         0 or 1: the half's banks hold physical dwords ``[half * H / 4, (half + 1) * H / 4)``.
 
-    Members (plain signals, driven or read by :class:`LDS`)
+    Members
     -------
-    take : in
-        Accept ``req`` (with ``simd``, the window ``base``/``size``, ``pair``) this cycle;
-        only when ``can_take``.
+    take, req, simd, base, size, pair : in
+        Accept ``req`` from SIMD ``simd``, whose wave's window is ``[base, base + size)``, in
+        this cycle (only when ``can_take``); ``pair``: the other half takes it too.
     ack : in
-        The beat presented on ``beat`` was accepted.
-    can_take, beat_valid, beat, misaligned, bad_op, passed, conflict : out
-        ``misaligned``: lanes of ``req`` whose address is misaligned; ``passed``: a bank pass
-        happened this cycle; ``conflict``: it was not its instruction's first.
+        The beat on ``beat`` was taken.
+    can_take, beat_valid, beat, beat_simd, beat_pair : out
+        The result stage's current beat and the SIMD it is for.
+    misaligned, bad_op : out
+        For ``req``: the lanes with a misaligned address; not a DS load, store or atomic.
+    passed, conflict : out
+        A bank pass happens in this cycle; it is not its instruction's first.
     banks : list of Memory
-        The 32 bank RAMs (for testbenches), filled in by ``elaborate``.
+        The 32 bank RAMs (testbenches read and preload them), filled in by ``elaborate``.
     """
 
     def __init__(self, config: DCUConfig, half: int):
@@ -314,7 +313,8 @@ class _Pipe(Elaboratable):
         inrtab = Signal(8, name=f"inrtab{h}")            # ... crossbar window (0 data, 1 zero, 2 partial)
         ln = _sub(m, "lanes")
         addr = [lane(q1.addr, 64, n)[:32] for n in range(LANES)]
-        ln.d.comb += dl_c.eq(Cat(*[(Cat(addr[n], Const(0, 1)) + offs[s])[2:34] for n in range(LANES) for s in range(SLOTS)]))
+        ln.d.comb += dl_c.eq(Cat(*[(Cat(addr[n], Const(0, 1)) + offs[s])[2:34]
+                                   for n in range(LANES) for s in range(SLOTS)]))
         ln.d.comb += y.eq(Cat(*[(addr[n] + offs[0])[:2] for n in range(LANES)]))
         amask = Mux(ctl.narrow == 0, 3, Mux(ctl.narrow == 2, 1, 0))
         ln.d.comb += self.misaligned.eq(Cat(*[
@@ -394,14 +394,14 @@ class _Pipe(Elaboratable):
         widx, wany = Signal(7 * BANKS, name=f"widx{h}"), Signal(BANKS, name=f"wany{h}")
         is_wr = (ctl2.cls == _Cls.STORE) | (ctl2.cls == _Cls.ATOMIC)
         ldx = _sub(m, "leader_addr")
-        ldx.d.comb += [ldw.eq(Cat(*[_pick(dp2, idx[7 * b: 7 * b + 7], DW) for b in range(BANKS)])),
+        ldx.d.comb += [ldw.eq(Cat(*[dp2.word_select(idx[7 * b: 7 * b + 7], DW) for b in range(BANKS)])),
                        widx.eq(Mux(is_wr, idx, 0)), wany.eq(Mux(is_wr, anyb, 0))]
         pend3, dp3, inr3, ctl3, lead3 = _pass(ldx, pend2, dp2, inr2, ctl2, lead)
 
         # served: every pending access to its bank leader's dword (atomics: the leaders only)
         served = Signal(NACC, name=f"served{h}")
         sv = _sub(m, "serve")
-        same = Cat(*[dp3[DW * i: DW * (i + 1)] == _pick(ldw, dp3[DW * i: DW * i + 5], DW) for i in range(NACC)])
+        same = Cat(*[dp3[DW * i: DW * (i + 1)] == ldw.word_select(dp3[DW * i: DW * i + 5], DW) for i in range(NACC)])
         sv.d.comb += served.eq(Mux(ctl3.cls == _Cls.ATOMIC, lead3, same & pend3))
         pend4, dp4, inr4, ctl4 = _pass(sv, pend3, dp3, inr3, ctl3)
         xsel = Signal(7 * NACC, name=f"xsel{h}")        # crossbar select: bank, window (0 data, 1/3 zero, 2 partial)
@@ -419,9 +419,9 @@ class _Pipe(Elaboratable):
         b_cmp, b_aval = Signal(32 * BANKS, name=f"b_cmp{h}"), Signal(BANKS, name=f"b_aval{h}")
         ws = _sub(m, "write_select")
         wi = [widx[7 * b: 7 * b + 7] for b in range(BANKS)]
-        ws.d.comb += [b_wd.eq(Cat(*[_pick(w_wd, i, 32) for i in wi])),
-                      b_be.eq(Cat(*[Mux(wany[b], _pick(w_be, wi[b], 4), 0) for b in range(BANKS)])),
-                      b_cmp.eq(Cat(*[_pick(w_cmp, i[2:], 32) for i in wi])),
+        ws.d.comb += [b_wd.eq(Cat(*[w_wd.word_select(i, 32) for i in wi])),
+                      b_be.eq(Cat(*[Mux(wany[b], w_be.word_select(wi[b], 4), 0) for b in range(BANKS)])),
+                      b_cmp.eq(Cat(*[w_cmp.word_select(i[2:], 32) for i in wi])),
                       b_aval.eq(Cat(*[wany[b] & w_full.bit_select(wi[b], 1) for b in range(BANKS)]))]
 
         # narrow stores: bytes of one dword may come from several lanes; per byte, the last
@@ -438,7 +438,8 @@ class _Pipe(Elaboratable):
                                                    for y in range(4) for j in slot0]), 0))]
         n_win = Signal(4 * BANKS * LANES, name=f"n_win{h}")   # (bank, byte): the winning lane, one-hot
         nw = _sub(m, "narrow_win")
-        nw.d.comb += n_win.eq(Cat(*[_lowest(n_cm[LANES * b: LANES * (b + 1)] & nserved & n_bep[LANES * y: LANES * (y + 1)])
+        nw.d.comb += n_win.eq(Cat(*[_lowest(n_cm[LANES * b: LANES * (b + 1)] & nserved &
+                                            n_bep[LANES * y: LANES * (y + 1)])
                                     for b in range(BANKS) for y in range(4)]))
         n_idx, n_bbe = Signal(5 * 4 * BANKS, name=f"n_idx{h}"), Signal(4 * BANKS, name=f"n_bbe{h}")
         ni = _sub(m, "narrow_index")
@@ -446,8 +447,8 @@ class _Pipe(Elaboratable):
         ni.d.comb += [n_idx.eq(Cat(*[_encode(w) for w in win])), n_bbe.eq(Cat(*[w.any() for w in win]))]
         n_bwd = Signal(32 * BANKS, name=f"n_bwd{h}")
         nd = _sub(m, "narrow_data")
-        nd.d.comb += n_bwd.eq(Cat(*[n_wd[8 * LANES * (k % 4): 8 * LANES * (k % 4 + 1)].word_select(n_idx[5 * k: 5 * k + 5], 8)
-                                    for k in range(4 * BANKS)]))
+        nd.d.comb += n_bwd.eq(Cat(*[n_wd[8 * LANES * (k % 4): 8 * LANES * (k % 4 + 1)]
+                                    .word_select(n_idx[5 * k: 5 * k + 5], 8) for k in range(4 * BANKS)]))
 
         # ---- banks ------------------------------------------------------------------------------
         advance = Signal(name=f"advance{h}")
@@ -493,8 +494,8 @@ class _Pipe(Elaboratable):
                                                   *[Mux(x_meta.em[k], Const(0xFF, 8), 0) for k in range(4)],
                                                   Const(0, 32)))
         xbar = _sub(m, "crossbar")
-        xbar.d.comb += xb.eq(Cat(*[_pick(x_rd, x_xsel[7 * i: 7 * i + 5], 32) & wmask.word_select(x_xsel[7 * i + 5: 7 * i + 7], 32)
-                                   for i in range(NACC)]))
+        xbar.d.comb += xb.eq(Cat(*[x_rd.word_select(x_xsel[7 * i: 7 * i + 5], 32) &
+                                   wmask.word_select(x_xsel[7 * i + 5: 7 * i + 7], 32) for i in range(NACC)]))
 
         # ---- A: the result and its response beats -----------------------------------------------
         a_valid, a_done = Signal(name=f"a_valid{h}"), Signal(name=f"a_done{h}")

@@ -64,7 +64,7 @@ class Req:
 class _Window(_Workgroup):
     """The model's LDS access rules on the window ``[base, base + size)`` of the physical image."""
 
-    def __init__(self, image, base, size):   # noqa: D107 (no model, no workgroup: only the LDS)
+    def __init__(self, image, base, size):   # only the LDS of a workgroup: no model, no waves
         self.lds = image[base: base + size]   # a view: the model's writes land in the image
         self.ds_cycles = None
 
@@ -240,7 +240,8 @@ class Bench:
                 if cycle > max_cycles:
                     stuck = {s: [(r.op, r.wave, r.seq) for r in inflight[s]] for s in range(4) if inflight[s]}
                     waiting = {s: (current[s].op, current[s].wave) for s in range(4) if current[s]}
-                    raise AssertionError(f"LDS watchdog: {cycle} cycles; unanswered {stuck}, not accepted {waiting}")
+                    raise AssertionError(f"LDS watchdog: {cycle} cycles; unanswered {stuck}, "
+                                         f"not accepted {waiting}")
             for _ in range(3):          # let the last writes reach the banks
                 await ctx.tick()
             self.counters = {k: [ctx.get(getattr(dut, k)[h]) for h in range(2)]
@@ -274,8 +275,8 @@ class Bench:
             expect[(r.simd, r.wave, r.seq)] = (r, regs, cost)
             cost_by_half[self.half_of(r)] += cost
             if id(r) in self.costs:
-                assert self.costs[id(r)] == cost, f"{r.op} simd {r.simd}: {self.costs[id(r)]} bank passes, model {cost}" \
-                                                  f" (addresses {r.addr}, exec {r.exec:#x})"
+                assert self.costs[id(r)] == cost, (f"{r.op} simd {r.simd}: {self.costs[id(r)]} bank passes, "
+                                                   f"model {cost} (addresses {r.addr}, exec {r.exec:#x})")
         for s, beats in self.beats.items():
             order = defaultdict(list)
             k = 0
@@ -423,15 +424,16 @@ def test_conflict_cycles_match_model_long():
     _run_conflicts(2000, SEED + 1)
 
 
-def _mixed(seed, n, ops, ready, wgp=False):
+def _mixed(seed, n, ops, ready, cfg=CFG):
     rng = random.Random(seed)
-    b = Bench(seed=seed, wgp=wgp)
+    b = Bench(cfg, seed=seed)
+    h, last = cfg.lds_bytes_per_half, cfg.wave_slots - 1
     # CU mode: two windows per half; one of them ends in a partial dword
     b.window(0, 0, 0, 6000)
     b.window(1, 0, 0, 6000)          # the same workgroup as SIMD 0 wave 0
-    b.window(1, 1, 8192, 4093)
-    b.window(2, 0, H + 512, 9000)
-    b.window(3, 2, H + 10240, 6144)
+    b.window(1, last, h // 2, 4093)
+    b.window(2, 0, h + 512, 9000)
+    b.window(3, last, h + 10240, 6144)
     reqs, seq = [], defaultdict(int)
     keys = list(b.windows)
     for _ in range(n):
@@ -453,6 +455,11 @@ def test_loads_and_stores_of_every_width():
 @pytest.mark.slow
 def test_loads_and_stores_long():
     _mixed(SEED + 3, 1500, LOADS + STORES, ready=0.5)
+
+
+def test_rdna1_sizes():
+    """The rdna1 preset: 64 KiB halves (512 rows per bank), 20 wave slots."""
+    _mixed(SEED + 13, 150, LOADS + STORES + ATOMICS, ready=0.7, cfg=get_config("rdna1"))
 
 
 def _atomics(seed, n, hot):
