@@ -669,10 +669,15 @@ class LDS(wiring.Component):
             arb.d.comb += self.req[s].ready.eq(grant[s])
         for hh, pipe in enumerate(pipes):
             mine = Cat(*[grant[s] & need[s][hh] for s in range(SIMDS)])
-            sel = Signal(range(SIMDS), name=f"sel{hh}", init=2 * hh)   # idle: the half's own CU's first SIMD
+            # with no grant the half keeps the last SIMD it served selected: its setup logic is
+            # evaluated again only when that SIMD's request changes
+            sel = Signal(range(SIMDS), name=f"sel{hh}")
+            last_sel = Signal(range(SIMDS), name=f"last_sel{hh}", init=2 * hh)
+            arb.d.comb += sel.eq(last_sel)
             for s in range(SIMDS):
                 with arb.If(mine[s]):
                     arb.d.comb += sel.eq(s)
+            arb.d.sync += last_sel.eq(sel)
             arb.d.comb += [pipe.take.eq(mine.any()), pipe.simd.eq(sel)]
             _sub(m, f"request{hh}").d.comb += [
                 pipe.req.eq(Array(self.req[s].payload for s in range(SIMDS))[sel]),
