@@ -250,7 +250,8 @@ def prepare(kernel: KernelInfo, grid, block, args: Sequence, max_instructions: i
 
 
 def launch(kernel: KernelInfo, grid, block, args: Sequence, backend: str = "model",
-           config: str = "default", vcd: str | None = None, max_instructions: int = 50_000_000) -> Run:
+           config: str = "default", vcd: str | None = None, max_instructions: int = 50_000_000,
+           seed: int = 0, **rtl_options) -> Run:
     """Run ``kernel`` over ``grid`` workgroups of ``block`` work-items.
 
     Parameters
@@ -263,9 +264,16 @@ def launch(kernel: KernelInfo, grid, block, args: Sequence, backend: str = "mode
         numpy arrays (buffers, passed as global addresses and read back after the run)
         and numpy scalars (np.uint32, np.int32, np.float32, np.uint64, np.int64, ...).
     backend : {"model", "rtl", "verilator"}
-    config : str
+    config : str or DCUConfig
         Configuration preset (``hdl.config.PRESETS``); the kernel is refused before launch
         if it needs more than the preset has.
+    vcd : str, optional
+        ``rtl``: write a waveform there and a GTKWave save file beside it.
+    seed : int
+        ``rtl``: seed of the memory model's latency and reordering.
+    **rtl_options
+        ``rtl``: further options of :func:`dcu.rtl.run_dispatch` (``latency``, ``reorder``,
+        ``max_cycles``, ``watchdog_cycles``, ``progress``).
 
     Returns
     -------
@@ -274,8 +282,10 @@ def launch(kernel: KernelInfo, grid, block, args: Sequence, backend: str = "mode
     """
     if backend not in BACKENDS:
         raise LaunchError(f"unknown backend {backend!r}; choose one of {', '.join(BACKENDS)}")
-    if backend != "model":
-        raise LaunchError(f"backend {backend!r} is not available yet (it arrives with the RTL issues); use --backend model")
+    if backend == "verilator":
+        raise LaunchError("backend 'verilator' is not available yet; use --backend model or rtl")
+    if vcd and backend == "model":
+        raise LaunchError("a waveform (vcd) needs an RTL backend")
     grid, block = _dims(grid), _dims(block)
     if kernel.private_segment_size:
         raise LaunchError(f"kernel {kernel.name} needs {kernel.private_segment_size} bytes of scratch per lane; "
@@ -285,9 +295,13 @@ def launch(kernel: KernelInfo, grid, block, args: Sequence, backend: str = "mode
     from hdl.config import get_config
     cfg = get_config(config)
     occupancy = cfg.check_kernel(kernel, block)
+    prep = prepare(kernel, grid, block, args, max_instructions)
+    fits = (f"fits preset '{cfg.name}' ({kernel.vgpr_count} VGPRs, {kernel.group_segment_size} B LDS; "
+            f"occupancy {occupancy} waves per SIMD)")
+    if backend == "rtl":
+        return _launch_rtl(kernel, prep, cfg, grid, block, fits, vcd=vcd, seed=seed, **rtl_options)
     from sim.model import ExecutionError, Model
 
-    prep = prepare(kernel, grid, block, args, max_instructions)
     model = Model(prep.mem, prep.code, prep.code_base)
     try:
         stats = model.run(prep.dispatch)
@@ -299,10 +313,26 @@ def launch(kernel: KernelInfo, grid, block, args: Sequence, backend: str = "mode
                 **{k: stats.counters[k] for k in ("loadcnt", "storecnt", "dscnt", "kmcnt")},
                 "ds_accesses": stats.ds_accesses, "ds_conflict_cycles": stats.ds_cycles,
                 "global_accesses": stats.global_accesses, "global_lines": stats.global_lines}
-    checks = [f"fits preset '{config}' ({kernel.vgpr_count} VGPRs, {kernel.group_segment_size} B LDS; "
-              f"occupancy {occupancy} waves per SIMD)",
+    checks = [fits,
               f"all {stats.waves} waves of {stats.workgroups} workgroups reached s_endpgm; "
               f"every one of {stats.global_accesses} global accesses fell inside its buffer"]
-    report = RunReport(kernel.name, backend, config, grid, block, stats.instructions,
+    report = RunReport(kernel.name, backend, cfg.name, grid, block, stats.instructions,
                        dict(stats.by_kind), None, counters, checks)
     return Run(out, report)
+
+
+def _launch_rtl(kernel: KernelInfo, prep: Prepared, cfg, grid, block, fits: str, **options) -> Run:
+    """The ``rtl`` backend: the DCU in Amaranth's simulator (``dcu.rtl``)."""
+    from .rtl import RtlError, run_dispatch
+    try:
+        res = run_dispatch(prep, kernel, cfg, bool(kernel.wgp_mode), **options)
+    except RtlError as e:
+        e.buffers = prep.read_back()   # nothing is lost: the buffers as the failed run left them
+        raise
+    c = res.counters
+    waves = c.get("dispatch.waves", 0)
+    checks = [fits, f"all {waves} waves of {c.get('dispatch.workgroups', 0)} workgroups ended; "
+              f"no error latched in {res.cycles} cycles ({res.cycles / max(res.seconds, 1e-9):.0f} cycles/s simulated)"]
+    report = RunReport(kernel.name, "rtl", cfg.name, grid, block, sum(res.issued.values()),
+                       dict(res.issued), res.cycles, dict(c), checks)
+    return Run(prep.read_back(), report)

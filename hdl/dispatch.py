@@ -92,7 +92,9 @@ def dispatch_fields(d, wgp: bool) -> dict:
         raise ValueError(f"user SGPRs beyond s{USER_SGPRS - 1} must be zero, got {extra}")
     return {"pc": d.entry, "user_sgpr": [d.user_sgprs.get(r, 0) & 0xFFFF_FFFF for r in range(USER_SGPRS)],
             "grid": dict(zip("xyz", d.grid)), "block": dict(zip("xyz", d.block)),
-            "id_dims": d.workitem_id_dims, "vgprs": d.vgprs, "lds_bytes": d.lds_bytes, "wgp": int(wgp)}
+            "id_dims": d.workitem_id_dims, "vgprs": d.vgprs,
+            # whole dwords: the LDS maps windows onto 4-byte banks
+            "lds_bytes": -(-d.lds_bytes // 4) * 4, "wgp": int(wgp)}
 
 
 class _State(enum.Enum, shape=3):

@@ -359,6 +359,16 @@ class SIMD(wiring.Component):
 
         # ---- issue: per wave, is its buffered instruction free of hazards? ----------------
         trans_free = Signal()   # the transcendental unit can take an instruction issued now
+        # A memory port's request register is taken when it holds a request or when the
+        # instruction in EX is about to fill it: issue must not overwrite a request that the
+        # memory side has not accepted yet.
+        port_busy = {}
+        for name, kinds in (("smem", (Kind.SMEM,)),
+                            ("vmem", (Kind.VMEM_LOAD, Kind.VMEM_STORE, Kind.VMEM_ATOMIC, Kind.CACHE)),
+                            ("lds", (Kind.DS_LOAD, Kind.DS_STORE, Kind.DS_ATOMIC))):
+            port_busy[name] = Signal(name=f"{name}_port_busy")
+            m.d.comb += port_busy[name].eq(getattr(self, f"{name}_req").valid | (ex.valid & _is_kind(xk, *kinds)))
+        self._port_busy = port_busy
         ready_w, reason_w = [], []
         for i in range(W):
             r, why = self._ready(fragment(f"hazard{i}"), i, ib[i], vbusy[i], sbusy[i], loadcnt[i], storecnt[i],
@@ -930,9 +940,10 @@ class SIMD(wiring.Component):
         # a memory instruction needs its port's buffer free and room in its counter
         port_ok = Signal(name=f"port_ok{i}")
         is_ds = _is_kind(k, Kind.DS_LOAD, Kind.DS_STORE, Kind.DS_ATOMIC)
-        m.d.comb += port_ok.eq(Mux(k == Kind.SMEM, ~self.smem_req.valid & (kmcnt != 31),
-                               Mux(is_vmem | (k == Kind.CACHE), ~self.vmem_req.valid & (loadcnt != 63) & (storecnt != 63),
-                               Mux(is_ds, ~self.lds_req.valid & (dscnt != 63),
+        busy = self._port_busy
+        m.d.comb += port_ok.eq(Mux(k == Kind.SMEM, ~busy["smem"] & (kmcnt != 31),
+                               Mux(is_vmem | (k == Kind.CACHE), ~busy["vmem"] & (loadcnt != 63) & (storecnt != 63),
+                               Mux(is_ds, ~busy["lds"] & (dscnt != 63),
                                Mux(k == Kind.VTRANS, trans_free, 1)))))
         ready = Signal(name=f"ready{i}")
         dep = hazard & ~inst.illegal

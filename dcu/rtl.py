@@ -1,0 +1,170 @@
+"""Backend ``rtl``: a dispatch on the DCU (``hdl/dcu.py``) in Amaranth's simulator, with the
+Python memory model (``dcu/memmodel.py``) behind its external port.
+
+The launcher lays out memory exactly as for the model (``dcu.launch.prepare``); the memory
+model serves the DCU's requests from that same image, so buffers are read back the same
+way. Errors the DCU latches (illegal instruction, memory fault, watchdog, ...) become an
+:class:`RtlError` naming the SIMD, wave, PC and cause; nothing hangs: a cycle budget backs
+the DCU's own watchdog.
+"""
+from __future__ import annotations
+
+import sys
+import time
+from dataclasses import dataclass, field
+
+from isa import DecodeError, decode, disassemble
+
+__all__ = ["RtlError", "RtlResult", "run_dispatch"]
+
+
+class RtlError(RuntimeError):
+    """The DCU stopped a dispatch: the message names the cause, SIMD, wave and PC."""
+
+    def __init__(self, message: str, result: "RtlResult | None" = None):
+        super().__init__(message)
+        self.result = result
+        self.buffers = None        # set by the launcher: the buffers as the run left them
+
+
+@dataclass
+class RtlResult:
+    cycles: int
+    counters: dict[str, int] = field(default_factory=dict)
+    issued: dict[str, int] = field(default_factory=dict)     # per SIMD issue group, summed
+    seconds: float = 0.0
+
+
+def _describe_words(words: int, pc: int) -> str:
+    raw = [(words >> (32 * i)) & 0xFFFF_FFFF for i in range(3)]
+    try:
+        text = disassemble(decode(raw, pc=pc))
+    except (DecodeError, Exception):   # noqa: BLE001 - any undecodable word is reported raw
+        text = "not a gfx1200 instruction this decoder knows"
+    return f"{text} (dwords {' '.join(f'{w:08x}' for w in raw)})"
+
+
+def run_dispatch(prep, kernel, config, wgp: bool, *, seed: int = 0, latency=(8, 32),
+                 reorder: bool = True, vcd: str | None = None, max_cycles: int = 5_000_000,
+                 watchdog_cycles: int = 50_000, progress: bool | None = None) -> RtlResult:
+    """Run a prepared dispatch (``dcu.launch.prepare``) on the DCU; memory is updated in place.
+
+    Parameters
+    ----------
+    prep : dcu.launch.Prepared
+    kernel : dcu.codeobj.KernelInfo
+    config : DCUConfig
+    wgp : bool
+        WGP mode.
+    seed, latency, reorder
+        The memory model's randomness, latency range (cycles) and response reordering.
+    vcd : str, optional
+        Write a waveform there and a GTKWave save file beside it (``.gtkw``).
+    max_cycles : int
+        Cycle budget of the whole run.
+    watchdog_cycles : int
+        The DCU stops when no instruction issues for this many cycles.
+    progress : bool, optional
+        Print a progress line to stderr; default: when stderr is a terminal.
+
+    Raises
+    ------
+    RtlError
+        When the DCU reports an error or the cycle budget runs out.
+    """
+    from amaranth.sim import Simulator
+    from hdl.dcu import DCU, DcuErrorCause
+    from hdl.dispatch import DispatchLayout, dispatch_fields
+    from .memmodel import PyMemory
+
+    dcu = DCU(config, watchdog_cycles=watchdog_cycles)
+    mem = PyMemory(prep.mem, latency=latency, reorder=reorder, seed=seed)
+    sim = Simulator(dcu)
+    sim.add_clock(1e-8)
+    if progress is None:
+        progress = sys.stderr.isatty()
+    fields = dispatch_fields(prep.dispatch, wgp)
+    end = max(a.end for a in prep.mem.allocations)
+    state = {"cycles": 0, "error": None}
+
+    async def memory(ctx):
+        await mem.serve(ctx, dcu.mem, dcu.mem_resp)
+
+    async def host(ctx):
+        ctx.set(dcu.aperture_base, prep.mem.base)
+        ctx.set(dcu.aperture_size, end - prep.mem.base)
+        ctx.set(dcu.dispatch.payload, DispatchLayout(config).const(fields))
+        ctx.set(dcu.dispatch.valid, 1)
+        await ctx.tick().until(dcu.dispatch.ready)
+        ctx.set(dcu.dispatch.valid, 0)
+        t0 = last = time.perf_counter()
+        cycles = 1
+        while True:
+            _, _, done = await ctx.tick().sample(dcu.done)
+            cycles += 1
+            if done:
+                break
+            if cycles >= max_cycles:
+                state["error"] = f"the dispatch did not finish within {max_cycles} cycles"
+                break
+            if progress and cycles % 256 == 0:
+                now = time.perf_counter()
+                if now - last > 2:
+                    last = now
+                    print(f"\r  rtl: {cycles} cycles, {cycles / (now - t0):.0f} cycles/s", end="", file=sys.stderr)
+        if progress and last != t0:
+            print(file=sys.stderr)
+        state["cycles"] = cycles
+        err = ctx.get(dcu.error)
+        if err.valid:
+            state["error"] = _error_text(ctx, dcu, err, prep, DcuErrorCause)
+        state["counters"] = {name: ctx.get(sig) for name, sig in dcu.perf.items()}
+
+    sim.add_process(memory)
+    sim.add_testbench(host)
+    t0 = time.perf_counter()
+    if vcd:
+        from .waves import gtkw_traces
+        with sim.write_vcd(vcd, gtkw_file=str(vcd).rsplit(".", 1)[0] + ".gtkw", traces=gtkw_traces(dcu)):
+            sim.run()
+    else:
+        sim.run()
+    counters = state.get("counters", {})
+    issued = {}
+    for name, v in counters.items():
+        if ".issued." in name:
+            g = name.rsplit(".", 1)[1]
+            issued[g] = issued.get(g, 0) + v
+    result = RtlResult(state["cycles"], counters, issued, time.perf_counter() - t0)
+    if mem.faults:
+        addr, kind = mem.faults[0]
+        state["error"] = state["error"] or (f"memory fault: {kind} at {addr:#x} "
+                                            f"({prep.mem.nearest(addr)}); {len(mem.faults)} faulting requests")
+    if state["error"]:
+        raise RtlError(f"{kernel.name} on rtl ({config.name}): {state['error']}", result)
+    return result
+
+
+def _error_text(ctx, dcu, err, prep, Cause) -> str:
+    cause = Cause(err.cause)
+    where = f"SIMD {err.simd}, wave slot {err.wave}"
+    if cause == Cause.ILLEGAL_INSTRUCTION:
+        return f"illegal instruction at {where}, PC {err.pc:#x}: {_describe_words(err.words, err.pc)}"
+    if cause == Cause.MEMORY_FAULT:
+        return (f"memory fault at {where}, lane {err.lane}: address {err.addr:#x} is outside global memory "
+                f"({prep.mem.nearest(err.addr)})")
+    if cause in (Cause.SCALAR_FAULT, Cause.FETCH_FAULT):
+        what = "scalar load" if cause == Cause.SCALAR_FAULT else "instruction fetch"
+        return f"{what} fault at {where}: address {err.addr:#x} ({prep.mem.nearest(err.addr)})"
+    if cause == Cause.DISPATCH:
+        return "a workgroup can never be placed on this configuration"
+    waves = []
+    for s, simd in enumerate(dcu.simds):
+        tr = simd.trace
+        for w in range(dcu.config.wave_slots):
+            if ctx.get(tr["resident"][w]):
+                waves.append(f"SIMD {s} slot {w}: PC {ctx.get(tr['pc'][w]):#x} loadcnt {ctx.get(tr['loadcnt'][w])} "
+                             f"storecnt {ctx.get(tr['storecnt'][w])} dscnt {ctx.get(tr['dscnt'][w])} "
+                             f"kmcnt {ctx.get(tr['kmcnt'][w])} barrier-wait {ctx.get(simd.bar_wait) >> w & 1}")
+    return (f"watchdog: no instruction issued for {dcu.watchdog_cycles} cycles; resident waves:\n    "
+            + "\n    ".join(waves or ["none"]))
