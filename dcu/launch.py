@@ -82,8 +82,23 @@ class RunReport:
         lines += [f"  wave-instructions: {self.instructions} ({kinds})",
                   f"  cycles: {self.cycles if self.cycles is not None else 'n/a on the model backend'}"]
         if self.counters:
-            lines.append("  counters: " + ", ".join(f"{k}={v}" for k, v in self.counters.items()))
+            lines.append("  counters: " + ", ".join(f"{k}={v}" for k, v in _digest(self.counters).items()))
         return "\n".join(lines)
+
+
+def _digest(counters: dict, limit: int = 16) -> dict:
+    """Few counters as they are; many (the RTL's per-unit counters) summed over the units of
+    one kind (``simd0.stall.fetch`` + ... -> ``simd.stall.fetch``), zeros left out."""
+    if len(counters) <= limit:
+        return dict(counters)
+    import re
+    out: dict = {}
+    for k, v in counters.items():
+        key = re.sub(r"^(simd|vmem)\d+\.", r"\1.", re.sub(r"(accesses|cycles)\d+$", r"\1", k))
+        if "requests" in key:
+            key = "mem.requests"
+        out[key] = max(out.get(key, 0), v) if key.endswith("max") else out.get(key, 0) + v
+    return {k: v for k, v in out.items() if v and not k.endswith(("resident", "rq_occupancy"))}
 
 
 @dataclass
