@@ -6,8 +6,11 @@ noisy, so each benchmark measures what it compares in one run.
 from __future__ import annotations
 
 import json
+import math
 import platform
+import random
 import time
+from collections import deque
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -122,7 +125,638 @@ def _sim_speed_simd(repeats: int = 3) -> dict:
                     "time, steadier than wall time on a shared machine" % repeats}
 
 
-BENCHMARKS = {"model-speed": _model_speed, "valu-ipc": _valu_ipc, "sim-speed-simd": _sim_speed_simd}
+# ---- memory system: unit-level drivers ------------------------------------------------------
+_M32 = 0xFFFF_FFFF
+
+
+class _StreamDriver:
+    """Requests on a unit's ``req`` stream ports, every response beat taken at once, from one
+    testbench. ``cycle`` counts clock edges; a transfer happens at the edge where valid and
+    ready are both high, so a latency is ``answer - accept`` in the unit's cycles (the
+    convention of tests/test_lds.py and tests/test_vmem.py: an LDS load answers 4 cycles after
+    it is accepted, an L0 hit 5)."""
+
+    def __init__(self, ctx, reqs, resps, ports):
+        self.ctx, self.reqs, self.resps, self.ports = ctx, reqs, resps, tuple(ports)
+        self.cycle = 0
+        self.queues = {p: deque() for p in self.ports}
+        self.inflight = {p: deque() for p in self.ports}
+        self.records = []            # (port, tag, accept cycle, cycle of the last beat)
+        for p in self.ports:
+            ctx.set(resps[p].ready, 1)
+
+    def push(self, port, payload, tag=None):
+        self.queues[port].append((payload, tag))
+
+    async def idle(self, cycles):
+        for _ in range(cycles):
+            await self.ctx.tick()
+            self.cycle += 1
+
+    async def run(self, sequential=False, max_cycles=200_000):
+        """Clock until every queued request is answered (``sequential``: a port offers its
+        next request only once the previous one is answered); -> this call's records."""
+        ctx, start, first = self.ctx, self.cycle, len(self.records)
+        cur = {p: None for p in self.ports}
+        while any(self.queues.values()) or any(c is not None for c in cur.values()) \
+                or any(self.inflight.values()):
+            for p in self.ports:
+                if cur[p] is None and self.queues[p] and not (sequential and self.inflight[p]):
+                    cur[p] = self.queues[p].popleft()
+                    ctx.set(self.reqs[p].payload, cur[p][0])
+                    ctx.set(self.reqs[p].valid, 1)
+            fired = [p for p in self.ports if cur[p] is not None and ctx.get(self.reqs[p].ready)]
+            for p in self.ports:
+                r = self.resps[p]
+                if ctx.get(r.valid) and ctx.get(r.payload.last):
+                    tag, accepted = self.inflight[p].popleft()
+                    self.records.append((p, tag, accepted, self.cycle))
+            await ctx.tick()
+            for p in fired:
+                self.inflight[p].append((cur[p][1], self.cycle))
+                cur[p] = None
+                ctx.set(self.reqs[p].valid, 0)
+            self.cycle += 1
+            if self.cycle - start > max_cycles:
+                raise RuntimeError(f"unit bench: requests unanswered after {max_cycles} cycles")
+        return self.records[first:]
+
+
+def _mem_payload(cfg, op, addrs, *, seq=0, wave=0, vdst=0, exec_mask=_M32):
+    """A ``hdl.simd.VecMemReq`` of a returning load: per-lane byte addresses, no data."""
+    from hdl.simd import VecMemReq
+    return VecMemReq(cfg).const({
+        "wave": wave, "seq": seq & 0xFFFF, "op": op, "exec": exec_mask,
+        "addr": sum((a & (2 ** 64 - 1)) << (64 * i) for i, a in enumerate(addrs)), "data": 0,
+        "offset0": 0, "offset1": 0, "vdst": vdst, "returns": 1})
+
+
+def _simulate(dut, testbench, processes=()) -> dict:
+    """Run ``testbench`` (async, ctx) on ``dut``; -> seconds of set-up and of simulation."""
+    from amaranth.sim import Simulator
+    t0 = time.perf_counter()
+    sim = Simulator(dut)
+    sim.add_clock(1e-8)
+    for p in processes:
+        sim.add_process(p)
+    sim.add_testbench(testbench)
+    t1 = time.perf_counter()
+    sim.run()
+    return {"setup_s": round(t1 - t0, 2), "sim_s": round(time.perf_counter() - t1, 2)}
+
+
+def _lds_unit(cfg, body) -> tuple:
+    """``await body(ctx, lds, driver)`` on one LDS in CU mode: SIMD 0 (wave 0) owns half 0,
+    SIMD 2 (wave 0) half 1, each a whole-half window. -> (body's result, timing)."""
+    from hdl.lds import LDS
+    dut, half, out = LDS(cfg), cfg.lds_bytes_per_half, {}
+
+    async def testbench(ctx):
+        ctx.set(dut.wgp, 0)
+        for simd, base in ((0, 0), (2, half)):
+            ctx.set(dut.alloc.payload, {"simd": simd, "wave": 0, "base": base, "size": half})
+            ctx.set(dut.alloc.valid, 1)
+            await ctx.tick()
+        ctx.set(dut.alloc.valid, 0)
+        out["result"] = await body(ctx, dut, _StreamDriver(ctx, dut.req, dut.resp, (0, 2)))
+        err = ctx.get(dut.error)
+        if err.valid:
+            raise RuntimeError(f"LDS error latched: {err}")
+    timing = _simulate(dut, testbench)
+    return out["result"], timing
+
+
+_VM_BASE, _VM_BYTES = 0x10_0000, 64 * 1024
+
+
+def _vmem_unit(cfg, body, latency=None) -> tuple:
+    """``await body(ctx, unit, driver, memory)`` on one VecMemUnit (ports 0 and 1: the CU's
+    two SIMDs, wave 0 each) with ``dcu.memmodel.PyMemory`` behind its memory port (its
+    default latency unless ``latency``), aperture ``[_VM_BASE, _VM_BASE + _VM_BYTES)``."""
+    import numpy as np
+    from hdl.vmem import VecMemUnit
+    from .memmodel import PyMemory
+    dut, out = VecMemUnit(cfg), {}
+    image = np.frombuffer(random.Random(7).randbytes(_VM_BYTES), np.uint8).copy()
+    mem = PyMemory(image, _VM_BASE, tag_bits=6, **({} if latency is None else {"latency": latency}))
+
+    async def testbench(ctx):
+        ctx.set(dut.aperture_base, _VM_BASE)
+        ctx.set(dut.aperture_size, _VM_BYTES)
+        out["result"] = await body(ctx, dut, _StreamDriver(ctx, dut.req, dut.resp, (0, 1)), mem)
+        err = ctx.get(dut.error)
+        if err.valid:
+            raise RuntimeError(f"VecMemUnit error latched: {err}")
+    timing = _simulate(dut, testbench, [mem.process(dut.mem, dut.mem_resp)])
+    return out["result"], timing
+
+
+def _vmem_counters(ctx, dut) -> dict:
+    from hdl.vmem import COUNTERS
+    c = ctx.get(dut.counters)
+    return {n: int(getattr(c, n)) for n in COUNTERS}
+
+
+# ---- lds-stride -------------------------------------------------------------------------------
+def _lds_stride(strides=range(65), per_stride: int = 8, stream: int = 64) -> dict:
+    """ds_load_b32 at lane strides of 0..64 dwords on the LDS alone (default preset): bank
+    passes per access from the unit's counters and from the spacing of back-to-back
+    acceptances, beside the model's ``sim.memory_ops.lds_conflict_cycles``; then the bandwidth
+    of a stream of conflict-free loads on both halves."""
+    import numpy as np
+    from hdl.config import get_config
+    from hdl.isa_tables import OpId
+    from sim.memory_ops import lds_conflict_cycles
+    cfg = get_config("default")
+    half = cfg.lds_bytes_per_half
+    op = OpId.DS_LOAD_B32
+
+    def counters(ctx, dut, h):
+        return [ctx.get(getattr(dut, k)[h]) for k in ("accesses", "bank_cycles", "conflict_cycles")]
+
+    async def body(ctx, dut, drv):
+        rows, seq, bad = [], 0, []
+        for stride in strides:
+            pats = [[(4 * k + 4 * stride * n) % half for n in range(32)] for k in range(per_stride)]
+            model = [lds_conflict_cycles(np.array(a, np.int64) // 4) for a in pats]
+            before = counters(ctx, dut, 0)
+            for k, a in enumerate(pats):
+                drv.push(0, _mem_payload(cfg, op, a, seq=seq + k, vdst=8), k)
+            seq += per_stride
+            recs = await drv.run()
+            acc, passes, conflicts = (x - y for x, y in zip(counters(ctx, dut, 0), before))
+            accepts = sorted(r[2] for r in recs)
+            spacing = [b - a for a, b in zip(accepts, accepts[1:])]
+            if acc != per_stride or passes != sum(model) or conflicts != sum(m - 1 for m in model) \
+                    or spacing != model[:-1]:
+                bad.append(f"stride {stride}: {acc} accesses, {passes} bank cycles, {conflicts} conflict "
+                           f"cycles, acceptance spacing {spacing}; model {model}")
+            rows.append({"stride_dwords": stride, "model_cycles": model[0],
+                         "bank_cycles_per_access": round(passes / per_stride, 3),
+                         "conflict_cycles_per_access": round(conflicts / per_stride, 3),
+                         "issue_interval": round(sum(spacing) / len(spacing), 3) if spacing else None,
+                         "latency": min(r[3] - r[2] for r in recs)})
+            await drv.idle(2)
+        # bandwidth: conflict-free loads back to back on both halves
+        for k in range(stream):
+            for port in (0, 2):
+                drv.push(port, _mem_payload(cfg, op, [4 * ((k + n) % (half // 4)) for n in range(32)],
+                                            seq=seq + k, vdst=9), k)
+        recs = await drv.run()
+        bw = {}
+        for port, h in ((0, 0), (2, 1)):
+            answers = sorted(r[3] for r in recs if r[0] == port)
+            accepts = sorted(r[2] for r in recs if r[0] == port)
+            span = answers[-1] - answers[0] + 1
+            bw[f"half{h}"] = {"loads": stream, "cycles": span,
+                              "loads_per_cycle": round(stream / span, 3),
+                              "bytes_per_cycle": round(128 * stream / span, 1),
+                              "accept_cycles": accepts[-1] - accepts[0] + 1}
+        return rows, bw, bad, drv.cycle
+
+    (rows, bw, bad, cycles), timing = _lds_unit(cfg, body)
+    if bad:
+        raise RuntimeError("lds-stride: the LDS's bank cycles disagree with sim.memory_ops."
+                           "lds_conflict_cycles:\n  " + "\n  ".join(bad))
+    per_half = min(v["bytes_per_cycle"] for v in bw.values())
+    return {"benchmark": "lds-stride", "rows": rows,
+            "bandwidth": bw,
+            "bandwidth_bytes_per_cycle_per_half": per_half,
+            "goal": "bank cycles per access = lds_conflict_cycles (gcd(S, 32) for S > 0; checked, the bench "
+                    "fails otherwise); conflict-free stream 128 B/cycle per half",
+            "met": per_half >= 128,
+            "note": f"hdl.lds.LDS alone, preset default, CU mode, {per_stride} loads per stride issued back to "
+                    "back by SIMD 0 (half 0), every lane active, load k at dword k + S * lane; "
+                    "bank_cycles/conflict_cycles per access from the unit's counters, issue_interval: cycles "
+                    "between acceptances of consecutive loads (a half accepts the next instruction in its "
+                    "predecessor's last pass); latency: acceptance to answer; bandwidth: "
+                    f"{stream} conflict-free b32 loads per half (SIMDs 0 and 2) back to back, 128 bytes each, "
+                    "over the cycles from the first answer to the last",
+            "simulation": {"cycles": cycles, **timing}}
+
+
+# ---- coalescing -------------------------------------------------------------------------------
+_PATTERNS = (("unit stride", 1), ("unit stride, +64 B", "mis"), ("stride 2", 2), ("stride 4", 4),
+             ("stride 8", 8), ("stride 32", 32), ("random", "rand"))
+
+
+def _pattern_addrs(kind, k, rng, region):
+    """Lane byte addresses (offsets in ``region`` bytes) of load ``k`` of a pattern."""
+    if kind == "mis":
+        return [(128 * k + 64 + 4 * n) % region for n in range(32)]
+    if kind == "rand":
+        return [4 * rng.randrange(region // 4) for _ in range(32)]
+    return [(128 * k + 4 * kind * n) % region for n in range(32)]
+
+
+def _coalescing(per_pattern: int = 16, stream: int = 64) -> dict:
+    """global_load_b32 patterns on VecMemUnit alone (default preset): line requests per
+    instruction (the unit's ``lines`` counter) beside ``sim.memory_ops.lines_touched``, and the
+    cycles per instruction of a stream of such loads once their lines are in the L0; then the
+    L0 hit bandwidth of a stream of one-line loads."""
+    import numpy as np
+    from hdl.config import get_config
+    from hdl.isa_tables import OpId
+    from sim.memory_ops import lines_touched
+    cfg = get_config("default")
+    region = cfg.l0_bytes                  # every pattern stays in it: after warming, all hits
+    op = OpId.GLOBAL_LOAD_B32
+    rng = random.Random(11)
+
+    async def body(ctx, dut, drv, mem):
+        for line in range(region // 128):     # warm: every line of the region in the L0
+            drv.push(line % 2, _mem_payload(cfg, op, [_VM_BASE + 128 * line + 4 * n for n in range(32)]), line)
+        await drv.run()
+        warm = _vmem_counters(ctx, dut)
+        if warm["misses"] != region // 128:
+            raise RuntimeError(f"coalescing: warming {region // 128} lines gave {warm}")
+        rows, bad, seq = [], [], 1
+        for name, kind in _PATTERNS:
+            pats = [[_VM_BASE + a for a in _pattern_addrs(kind, k, rng, region)] for k in range(per_pattern)]
+            model = [lines_touched(np.array(a, np.int64), 4) for a in pats]
+            before = _vmem_counters(ctx, dut)
+            for k, a in enumerate(pats):
+                drv.push(k % 2, _mem_payload(cfg, op, a, seq=seq + k // 2), k)
+            seq += per_pattern
+            recs = await drv.run()
+            after = _vmem_counters(ctx, dut)
+            d = {n: after[n] - before[n] for n in after}
+            if d["lines"] != sum(model) or d["hits"] != sum(model) or d["misses"] or d["instructions"] != per_pattern:
+                bad.append(f"{name}: counters {d}, model lines {model}")
+            answers = sorted(r[3] for r in recs)
+            span = answers[-1] - answers[0]
+            cpi = span / (per_pattern - 1)
+            rows.append({"pattern": name, "lines_per_instruction": round(d["lines"] / per_pattern, 3),
+                         "model_lines_touched": round(sum(model) / per_pattern, 3),
+                         "hit_cycles_per_instruction": round(cpi, 3),
+                         "useful_bytes_per_cycle": round(128 / cpi, 1),
+                         "line_bytes_per_cycle": round(128 * d["lines"] / per_pattern / cpi, 1)})
+            await drv.idle(4)
+        # L0 hit bandwidth: one-line loads back to back from both SIMDs
+        for k in range(stream):
+            line = k % (region // 128)
+            drv.push(k % 2, _mem_payload(cfg, op, [_VM_BASE + 128 * line + 4 * ((n + k) % 32) for n in range(32)],
+                                         seq=seq + k // 2), k)
+        before = _vmem_counters(ctx, dut)
+        recs = await drv.run()
+        after = _vmem_counters(ctx, dut)
+        if after["hits"] - before["hits"] != stream:
+            bad.append(f"hit stream: {after['hits'] - before['hits']} hits of {stream}")
+        answers = sorted(r[3] for r in recs)
+        accepts = sorted(r[2] for r in recs)
+        span = answers[-1] - answers[0] + 1
+        bw = {"loads": stream, "cycles": span, "lines_per_cycle": round(stream / span, 3),
+              "bytes_per_cycle": round(128 * stream / span, 1), "accept_cycles": accepts[-1] - accepts[0] + 1,
+              "rq_max": after["rq_max"]}
+        return rows, bw, bad, drv.cycle
+
+    (rows, bw, bad, cycles), timing = _vmem_unit(cfg, body)
+    if bad:
+        raise RuntimeError("coalescing: the unit's line requests disagree with sim.memory_ops.lines_touched:\n  "
+                           + "\n  ".join(bad))
+    return {"benchmark": "coalescing", "rows": rows, "hit_bandwidth": bw,
+            "hit_bandwidth_bytes_per_cycle": bw["bytes_per_cycle"],
+            "goal": "lines per instruction = lines_touched (checked, the bench fails otherwise); a stream of "
+                    "hitting loads: one 128-byte line per cycle (128 B/cycle)",
+            "met": bw["bytes_per_cycle"] >= 128,
+            "note": f"hdl.vmem.VecMemUnit alone, preset default, dcu.memmodel.PyMemory behind it; {per_pattern} "
+                    f"global_load_b32 per pattern, all lanes active, alternating between the CU's two SIMD ports, "
+                    f"addresses inside one {region}-byte region (the L0's size) warmed first, so every line hits; "
+                    "load k of a strided pattern starts at line k; random: dword-aligned lanes anywhere in the "
+                    "region; hit_cycles_per_instruction: spacing of the answers in the stream; useful bytes: the "
+                    "128 bytes the 32 lanes load; hit bandwidth: one-line loads back to back from both SIMDs, "
+                    "over the cycles from the first answer to the last",
+            "simulation": {"cycles": cycles, **timing}}
+
+
+# ---- latency ----------------------------------------------------------------------------------
+def _latency(samples: int = 8) -> dict:
+    """Load-to-use latency at unit level: a request accepted by the unit to its (last) answer
+    beat, one load at a time on an otherwise idle unit."""
+    from hdl.config import get_config
+    from hdl.isa_tables import OpId
+    cfg = get_config("default")
+    rows = []
+
+    async def vmem_body(ctx, dut, drv, mem):
+        op, seq = OpId.GLOBAL_LOAD_B32, 0
+        out = {name: [] for name in ("L0 miss, 1 line", "L0 hit, 1 line", "L0 miss, 2 lines (unit stride +64 B)",
+                                     "L0 hit, 2 lines (unit stride +64 B)")}
+        for k in range(samples):             # each miss, then a hit on the lines it brought
+            for lines, shift in ((1, 0), (2, 64)):
+                start = _VM_BASE + 128 * (16 * k + 4 * lines) + shift
+                for kind, rot in (("miss", 0), ("hit", 3)):
+                    drv.push(0, _mem_payload(cfg, op, [start + 4 * ((n + rot) % 32) for n in range(32)], seq=seq), k)
+                    seq += 1
+                    before = _vmem_counters(ctx, dut)
+                    (rec,) = await drv.run(sequential=True)
+                    after = _vmem_counters(ctx, dut)
+                    got = after["hits"] - before["hits"], after["misses"] - before["misses"]
+                    want = (0, lines) if kind == "miss" else (lines, 0)
+                    name = f"L0 {kind}, {lines} line" + ("s (unit stride +64 B)" if lines == 2 else "")
+                    if got != want:
+                        raise RuntimeError(f"latency: {name}: (hits, misses) {got}, expected {want}")
+                    out[name].append(rec[3] - rec[2])
+                    await drv.idle(3)
+        return out, mem.lo
+
+    async def lds_body(ctx, dut, drv):
+        op, out = OpId.DS_LOAD_B32, {}
+        for name, stride in (("LDS, conflict-free", 1), ("LDS, broadcast (stride 0)", 0),
+                             ("LDS, stride 2 dwords (2 passes)", 2), ("LDS, stride 32 dwords (32 passes)", 32)):
+            lat = []
+            for k in range(samples):
+                drv.push(0, _mem_payload(cfg, op, [4 * k + 4 * stride * n for n in range(32)], seq=k), k)
+                (rec,) = await drv.run(sequential=True)
+                lat.append(rec[3] - rec[2])
+                await drv.idle(2)
+            out[name] = (lat, math.gcd(stride, 32) if stride else 1)
+        return out
+
+    (vm, mem_latency), t_vmem = _vmem_unit(cfg, vmem_body)
+    lds, t_lds = _lds_unit(cfg, lds_body)
+    for name, (lat, passes) in lds.items():
+        rows.append({"unit": "LDS", "access": "ds_load_b32, " + name.split(", ", 1)[1], "cycles_min": min(lat),
+                     "cycles_max": max(lat), "samples": len(lat),
+                     "documented": cfg.lds_latency + passes - 1})
+    doc_hit = max(5, cfg.l0_hit_latency)
+    for name, lat in vm.items():
+        lines = 2 if "2 lines" in name else 1
+        doc = doc_hit + lines - 1 if "hit" in name else 3 + mem_latency + 5 if lines == 1 else None
+        rows.append({"unit": "VecMemUnit", "access": "global_load_b32, " + name, "cycles_min": min(lat),
+                     "cycles_max": max(lat), "samples": len(lat), "documented": doc})
+    return {"benchmark": "latency", "rows": rows,
+            "memory_latency": mem_latency,
+            "goal": f"measure: LDS {cfg.lds_latency} (config.lds_latency), L0 hit max(5, l0_hit_latency) = {doc_hit}, "
+                    f"miss 3 + memory latency + 5 (docs/memory.md)",
+            "note": "cycles from the unit accepting the request (valid and ready at a clock edge) to the edge that "
+                    "takes the instruction's last answer beat, one load at a time on an idle unit, every lane "
+                    "active, preset default; miss: dcu.memmodel.PyMemory with its default fixed latency "
+                    f"({mem_latency} cycles, = config.memory_latency) and the arbiter-free port of the unit alone "
+                    "(on the DCU the MemArbiter adds no cycle); 'documented' is the figure docs/memory.md gives "
+                    "(an extra line or bank pass adds a cycle; it gives none for a two-line miss); the SIMD adds its "
+                    "own issue and write-back cycles on top (not measured here)",
+            "simulation": {"vmem": t_vmem, "lds": t_lds}}
+
+
+# ---- ooo: the seed's out-of-order experiment on the whole DCU -------------------------------
+class _TracedDCU:
+    """The DCU of backend ``rtl`` (``dcu.rtl.run_dispatch``: the same host and memory model)
+    plus a monitor of the vector memory requests the two VecMemUnits accept. One simulator
+    per configuration (building it takes about 40 s), reset for each dispatch."""
+
+    def __init__(self, config, watchdog_cycles: int = 50_000):
+        from amaranth.sim import Simulator
+        from hdl.dcu import DCU
+        self.config = config
+        self.dcu = DCU(config, watchdog_cycles=watchdog_cycles)
+        self.sim = Simulator(self.dcu)
+        self.sim.add_clock(1e-8)
+        self.job = None
+        self.started = False
+
+    def _install(self):
+        from hdl.dcu import DcuErrorCause
+        from hdl.dispatch import DispatchLayout
+        from .rtl import _error_text
+        dcu, config, owner = self.dcu, self.config, self
+        ports = [(c * config.simds_per_cu + k, v.req[k]) for c, v in enumerate(dcu.vmem)
+                 for k in range(config.simds_per_cu)]
+        watched = []
+        for _, p in ports:
+            watched += [p.valid & p.ready, p.payload.wave, p.payload.addr[:64]]
+
+        async def memory(ctx):
+            await owner.job["mem"].serve(ctx, dcu.mem, dcu.mem_resp)
+
+        async def monitor(ctx):          # one sample per cycle: about 1% of the DCU's own cost
+            job, cycle = owner.job, 0
+            async for _, _, *v in ctx.tick().sample(*watched):
+                cycle += 1
+                for i, (simd, _) in enumerate(ports):
+                    if v[3 * i]:
+                        job["accesses"].append((cycle, simd, v[3 * i + 1], v[3 * i + 2]))
+
+        async def host(ctx):
+            job = owner.job
+            prep = job["prep"]
+            ctx.set(dcu.aperture_base, prep.mem.base)
+            ctx.set(dcu.aperture_size, max(a.end for a in prep.mem.allocations) - prep.mem.base)
+            ctx.set(dcu.dispatch.payload, DispatchLayout(config).const(job["fields"]))
+            ctx.set(dcu.dispatch.valid, 1)
+            await ctx.tick().until(dcu.dispatch.ready)
+            ctx.set(dcu.dispatch.valid, 0)
+            cycles = 1
+            while True:
+                _, _, done = await ctx.tick().sample(dcu.done)
+                cycles += 1
+                if done:
+                    break
+                if cycles >= job["max_cycles"]:
+                    job["error"] = f"the dispatch did not finish within {job['max_cycles']} cycles"
+                    break
+            job["cycles"] = cycles
+            err = ctx.get(dcu.error)
+            if err.valid:
+                job["error"] = _error_text(ctx, dcu, err, prep, DcuErrorCause)
+            job["counters"] = {name: ctx.get(sig) for name, sig in dcu.perf.items()}
+
+        self.sim.add_process(memory)
+        self.sim.add_process(monitor)
+        self.sim.add_testbench(host)
+
+    def run(self, kernel, grid, block, args, *, latency, seed=0, reorder=True, max_cycles=200_000):
+        """One dispatch; -> (prepared dispatch, cycles, counters, accesses [(cycle, simd, wave
+        slot, lane-0 address)], seconds)."""
+        from hdl.dispatch import dispatch_fields
+        from .launch import _dims, prepare
+        from .memmodel import PyMemory
+        self.config.check_kernel(kernel, _dims(block))
+        prep = prepare(kernel, grid, block, args)
+        self.job = {"prep": prep, "fields": dispatch_fields(prep.dispatch, bool(kernel.wgp_mode)),
+                    "mem": PyMemory(prep.mem, latency=latency, reorder=reorder, seed=seed),
+                    "accesses": [], "error": None, "max_cycles": max_cycles}
+        if self.started:
+            self.sim.reset()
+        else:
+            self._install()
+            self.started = True
+        t0 = time.perf_counter()
+        self.sim.run()
+        seconds = time.perf_counter() - t0
+        job = self.job
+        if job["mem"].faults:
+            job["error"] = job["error"] or f"memory fault at {job['mem'].faults[0][0]:#x}"
+        if job["error"]:
+            raise RuntimeError(f"{kernel.name} on the DCU ({self.config.name}): {job['error']}")
+        return prep, job["cycles"], job["counters"], job["accesses"], seconds
+
+
+def _xy_alone_kernel(test):
+    """The experiment's kernel with wave Y leaving right after the barrier: no chase and no
+    flag, so wave X runs its unchanged loop alone until ``cap`` iterations."""
+    from firmware_tests.manifest import path
+    from .launch import load_program
+    src = Path(path(test)).read_text()
+    mark = "\t; ---------------- wave Y: pointer chase\n"
+    if src.count(mark) != 1:
+        raise RuntimeError(f"ooo: cannot find wave Y's section in {path(test)}")
+    out = ROOT / "build" / "bench" / f"{test.kernel}_alone.s"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(src.replace(mark, mark + "\ts_endpgm                                 ; (bench: X alone)\n"))
+    return load_program(out).kernel(test.kernel)
+
+
+def _xy_run(dcu, test, kernel, args, latency):
+    """One run; -> dict of X's and Y's accesses (cycles) and the kernel's outputs."""
+    prep, cycles, counters, acc, seconds = dcu.run(kernel, test.grid, test.block, args, latency=latency)
+    chain_alloc, x_alloc = prep.buffers[0][0], prep.buffers[1][0]
+    ys = [c for c, s, w, a in acc if chain_alloc.base <= a < chain_alloc.end]
+    xs = [c for c, s, w, a in acc if x_alloc.base <= a < x_alloc.end]
+    x_waves = {(s, w) for c, s, w, a in acc if x_alloc.base <= a < x_alloc.end}
+    y_waves = {(s, w) for c, s, w, a in acc if chain_alloc.base <= a < chain_alloc.end}
+    out = prep.read_back()[2]
+    return {"cycles": cycles, "seconds": round(seconds, 1), "x": xs, "y": ys, "count": int(out[2]),
+            "out": out, "buffers": prep.read_back(), "x_waves": sorted(x_waves), "y_waves": sorted(y_waves),
+            "counters": counters}
+
+
+def _rate(times, per_iter):
+    """X's loads per cycle in its loop, the first (cold: its lines miss) iteration left out:
+    loads of iterations 2..n-1 over the cycles from iteration 2's first load to iteration n's."""
+    starts = times[per_iter::per_iter]
+    if len(starts) < 2:
+        raise RuntimeError("ooo: X made too few iterations to measure its rate")
+    return per_iter * (len(starts) - 1) / (starts[-1] - starts[0])
+
+
+def _ooo(tests=("wave_xy_asm", "wave_xy_u8_asm"), K: int = 32, latency: int = 200, cap_alone: int = 48,
+         png: bool = True) -> dict:
+    """The seed's experiment on the DCU (backend rtl, preset default): wave Y chases K pointers
+    (each load a miss to memory of fixed ``latency``), wave X loops over loads that hit, until
+    Y is done. For return_order ``in_order`` and ``per_wave``: X's accesses over Y's; and X
+    alone (Y leaves at once; X runs ``cap_alone`` iterations) as the baseline of X's rate."""
+    import numpy as np
+    from firmware_tests.manifest import get, path
+    from hdl.config import get_config
+    from .launch import load_program
+    base = get_config("default")
+    if base.return_order != "per_wave":
+        raise RuntimeError("ooo: the default preset's return order is not per_wave")
+    dcus = {order: _TracedDCU(base.replace(return_order=order)) for order in ("in_order", "per_wave")}
+    rows, all_runs, waves = [], {}, {}
+
+    def copy(args):
+        return [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+
+    for name in tests:
+        test = get(name)
+        per_iter = 8 if "u8" in name else 4
+        kernel = load_program(path(test)).kernel(test.kernel)
+        args = test.make_args(np.random.default_rng(0))
+        args[3] = np.uint32(K)
+        runs = {}
+        for order in ("in_order", "per_wave"):
+            runs[order] = r = _xy_run(dcus[order], test, kernel, copy(args), latency)
+            test.check(copy(args), r["buffers"])           # the manifest's own check of the results
+        alone_args = copy(args)
+        alone_args[4] = np.uint32(cap_alone)
+        # the default preset is per_wave: the same simulator, reset
+        runs["alone"] = r = _xy_run(dcus["per_wave"], test, _xy_alone_kernel(test), alone_args, latency)
+        if r["count"] != cap_alone or r["y"]:
+            raise RuntimeError(f"ooo {name} alone: X made {r['count']} iterations (cap {cap_alone}), "
+                               f"Y {len(r['y'])} loads")
+        alone_rate = _rate(r["x"], per_iter)
+        for order in ("in_order", "per_wave", "alone"):
+            r = runs[order]
+            xs, ys = r["x"], r["y"]
+            x_acc = per_iter * r["count"]
+            if len(xs) != x_acc:
+                raise RuntimeError(f"ooo {name} {order}: the monitor saw {len(xs)} X loads, the kernel counted {x_acc}")
+            if order != "alone" and len(ys) != K:
+                raise RuntimeError(f"ooo {name} {order}: the monitor saw {len(ys)} Y loads, K = {K}")
+            rate = _rate(xs, per_iter)
+            step = (ys[-1] - ys[0]) / (K - 1) if order != "alone" and K > 1 else None
+            c = r["counters"]
+            rows.append({"kernel": name, "return_order": order if order != "alone" else "X alone (Y leaves)",
+                         "K": K if order != "alone" else 0, "x_iterations": r["count"], "x_accesses": x_acc,
+                         "x_per_y": round(x_acc / K, 2) if order != "alone" else None,
+                         "alone_x_per_y": round(alone_rate * step, 2) if step else None,
+                         "x_per_y_vs_alone": round(x_acc / K / (alone_rate * step), 3) if step else None,
+                         "y_cycles_per_access": round(step, 1) if step else None,
+                         "x_loads_per_kcycle": round(1000 * rate, 1),
+                         "x_rate_vs_alone": round(rate / alone_rate, 3),
+                         "cycles": r["cycles"], "sim_seconds": r["seconds"],
+                         "l0_hits": c.get("vmem0.hits", 0) + c.get("vmem1.hits", 0),
+                         "l0_misses": c.get("vmem0.misses", 0) + c.get("vmem1.misses", 0)})
+            all_runs[(name, order)] = r
+            waves[f"{name} {order}"] = {"x": r["x_waves"], "y": r["y_waves"]}
+    per_wave = {r["kernel"]: {"rate": r["x_rate_vs_alone"], "x_per_y": r["x_per_y_vs_alone"]}
+                for r in rows if r["return_order"] == "per_wave"}
+    result = {"benchmark": "ooo", "rows": rows,
+              "per_wave_x_vs_alone": per_wave,
+              "goal": "per_wave: X makes >= 90% of its alone figure, both its rate and its accesses per Y access "
+                      "(in_order: X waits behind Y's misses)",
+              "met": all(min(v.values()) >= 0.9 for v in per_wave.values()),
+              "config": {"preset": "default", "memory_latency": latency, "reorder": True, "K": K,
+                         "cap_alone": cap_alone, "waves (simd, slot)": waves},
+              "note": "backend rtl's DCU (hdl/dcu.py, built as dcu.rtl does) with dcu.memmodel.PyMemory at a fixed "
+                      f"latency of {latency} cycles (the rtl default is a random (8, 32)), so each of Y's loads (one "
+                      "chain node per 128-byte line, K distinct lines) misses the L0; X's xbuf lines stay in it. "
+                      "Accesses: the global loads the VecMemUnits accept, recorded per cycle by a monitor process "
+                      "(X's count equals 4 (u8: 8) * out[2] and Y's K, checked; the manifest's check passes). "
+                      "x_per_y: X's accesses / K (the seed's figure). x_loads_per_kcycle: X's rate in its loop "
+                      "without its first (cold) iteration: loads of iterations 2..n-1 per 1,000 cycles from "
+                      "iteration 2's first load to iteration n's. Baseline 'X alone': the same kernel with Y ending "
+                      "right after the barrier (no chase, no flag; build/bench/*_alone.s), so X runs its unchanged "
+                      f"loop, LDS flag poll included, for cap = {cap_alone} iterations while no other wave uses "
+                      "memory; alone_x_per_y: that rate times the row's Y cycles per chase step, i.e. X's accesses "
+                      "per Y access had Y's misses not slowed X; x_per_y_vs_alone: x_per_y / alone_x_per_y (below 1 "
+                      "also because x_per_y counts X's cold first iteration and the loop's lag in seeing Y's flag). "
+                      "x_rate_vs_alone: the row's X rate / the alone rate."}
+    if png:
+        RESULTS.mkdir(parents=True, exist_ok=True)
+        _ooo_png(RESULTS / "ooo.png", all_runs, latency, K)
+        result["plot"] = "bench/results/ooo.png (cumulative loads over cycles per run: X blue, Y red)"
+    return result
+
+
+def _ooo_png(path, runs, latency, K):
+    """Cumulative loads over cycles, one panel per run ({(kernel, order): run}): X blue (full
+    scale: the most X loads of any run), Y red (full scale K), from each run's first load."""
+    import numpy as np
+    from .timeline import _draw_text, write_png
+    W, PH, PAD, LEFT = 900, 120, 24, 40
+    keys = list(runs)
+    t0 = {k: min(runs[k]["x"] + runs[k]["y"]) for k in keys}
+    span = max(max(runs[k]["x"] + runs[k]["y"]) - t0[k] for k in keys) + 1
+    xmax = max(len(runs[k]["x"]) for k in keys)
+    img = np.full((PAD + len(keys) * (PH + PAD) + 8, W, 3), 255, np.uint8)
+    _draw_text(img, LEFT, 6, f"ooo: cumulative global loads over cycles, memory latency {latency}, K {K}.  "
+                             f"blue: X (full scale {xmax}), red: Y (full scale {K}), ticks every 1000 cycles")
+    plot_w = W - LEFT - 10
+    for i, key in enumerate(keys):
+        top = PAD + i * (PH + PAD)
+        img[top:top + PH, LEFT:LEFT + plot_w] = 245
+        img[top + PH - 1, LEFT:LEFT + plot_w] = 120
+        img[top:top + PH, LEFT] = 120
+        label = key[1] if key[1] != "alone" else "X alone"
+        _draw_text(img, LEFT + 4, top + 3, f"{key[0]}  {label}: X {len(runs[key]['x'])} loads, Y {len(runs[key]['y'])}")
+        for times, full, colour in ((runs[key]["y"], K, (200, 30, 30)), (runs[key]["x"], xmax, (30, 60, 200))):
+            for n, t in enumerate(times, 1):
+                x = LEFT + int((t - t0[key]) * (plot_w - 1) / span)
+                y = top + PH - 2 - int(n * (PH - 14) / full)
+                img[max(y - 1, top):y + 2, x:x + 2] = colour
+        for c in range(0, span, 1000):
+            x = LEFT + int(c * (plot_w - 1) / span)
+            img[top + PH:top + PH + 4, x] = 80
+            if c % 5000 == 0:
+                _draw_text(img, x - 2, top + PH + 6, str(c))
+    write_png(path, img)
+
+BENCHMARKS = {"model-speed": _model_speed, "valu-ipc": _valu_ipc, "sim-speed-simd": _sim_speed_simd,
+              "lds-stride": _lds_stride, "coalescing": _coalescing, "latency": _latency,
+              "ooo": _ooo}
 
 
 def _markdown(result: dict) -> str:
