@@ -4,7 +4,7 @@
 
     dcu run FILE [--kernel NAME] --grid X[,Y[,Z]] --block X[,Y[,Z]] [--arg SPEC]...
             [--backend model|rtl|verilator] [--config PRESET] [--out DIR]
-            [--json FILE] [--vcd FILE] [--wgp]
+            [--json FILE] [--vcd FILE] [--timeline FILE.png] [--wgp]
     dcu info FILE [--config PRESET] [--block X[,Y[,Z]]] [--wgp]
     dcu disasm FILE [--kernel NAME]
     dcu bench NAME [--json FILE]
@@ -239,6 +239,8 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--out", metavar="DIR", help="write buffer arguments back as DIR/argI.npy")
     r.add_argument("--json", metavar="FILE", help="write the run report as JSON")
     r.add_argument("--vcd", metavar="FILE", help="waveform dump (RTL backends only)")
+    r.add_argument("--timeline", metavar="FILE.png",
+                   help="per-wave issue and stall states over time, as a PNG (backend rtl only)")
     r.add_argument("--wgp", action="store_true", help="compile OpenCL C in WGP mode")
 
     i = sub.add_parser("info", help="kernels, descriptors, resource use and occupancy")
@@ -348,6 +350,10 @@ def cmd_run(ns: argparse.Namespace) -> int:
     kern = prog.kernel(name)
     _check_args_against_metadata(kern, ns.args)
     kwargs = {}
+    if ns.timeline:
+        if ns.backend != "rtl":
+            raise UsageError("--timeline needs --backend rtl")
+        kwargs["timeline"] = ns.timeline
     if ns.vcd:
         import inspect
 

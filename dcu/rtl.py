@@ -46,7 +46,8 @@ def _describe_words(words: int, pc: int) -> str:
 
 def run_dispatch(prep, kernel, config, wgp: bool, *, seed: int = 0, latency=(8, 32),
                  reorder: bool = True, vcd: str | None = None, max_cycles: int = 5_000_000,
-                 watchdog_cycles: int = 50_000, progress: bool | None = None) -> RtlResult:
+                 watchdog_cycles: int = 50_000, progress: bool | None = None,
+                 timeline: str | None = None) -> RtlResult:
     """Run a prepared dispatch (``dcu.launch.prepare``) on the DCU; memory is updated in place.
 
     Parameters
@@ -66,6 +67,8 @@ def run_dispatch(prep, kernel, config, wgp: bool, *, seed: int = 0, latency=(8, 
         The DCU stops when no instruction issues for this many cycles.
     progress : bool, optional
         Print a progress line to stderr; default: when stderr is a terminal.
+    timeline : str, optional
+        Draw every wave slot's state on every cycle (issue, or why it stalls) to this PNG.
 
     Raises
     ------
@@ -122,6 +125,9 @@ def run_dispatch(prep, kernel, config, wgp: bool, *, seed: int = 0, latency=(8, 
 
     sim.add_process(memory)
     sim.add_testbench(host)
+    tl = None
+    if timeline:
+        tl = _timeline_sampler(sim, dcu)
     t0 = time.perf_counter()
     if vcd:
         from .waves import gtkw_traces
@@ -129,6 +135,8 @@ def run_dispatch(prep, kernel, config, wgp: bool, *, seed: int = 0, latency=(8, 
             sim.run()
     else:
         sim.run()
+    if tl is not None:
+        tl.to_png(timeline, title=f"{kernel.name} on the DCU ({config.name})")
     counters = state.get("counters", {})
     issued = {}
     for name, v in counters.items():
@@ -168,3 +176,38 @@ def _error_text(ctx, dcu, err, prep, Cause) -> str:
                              f"kmcnt {ctx.get(tr['kmcnt'][w])} barrier-wait {ctx.get(simd.bar_wait) >> w & 1}")
     return (f"watchdog: no instruction issued for {dcu.watchdog_cycles} cycles; resident waves:\n    "
             + "\n    ".join(waves or ["none"]))
+
+
+def _timeline_sampler(sim, dcu):
+    """A process recording each wave slot's state every cycle into a :class:`dcu.timeline.Timeline`."""
+    from hdl.simd import StallReason
+    from .timeline import Timeline
+    W = dcu.config.wave_slots
+    tl = Timeline([f"SIMD{s} w{w}" for s in range(len(dcu.simds)) for w in range(W)])
+    issue, empty, ready = tl.code("issue"), tl.code("empty"), tl.code("ready")
+    by_reason = {r.value: tl.code(r.name.lower()) for r in StallReason if r is not StallReason.NONE}
+    by_reason[StallReason.NONE.value] = ready
+    probes = []
+    for simd in dcu.simds:
+        tr = simd.trace
+        probes += [tr["issue"], tr["sel"], *tr["resident"], *[w.as_value() for w in tr["why"]]]
+
+    async def sample(ctx):
+        cycle = 0
+        async for _, _, *v in ctx.tick().sample(*probes):
+            codes = []
+            for s in range(len(dcu.simds)):
+                base = s * (2 + 2 * W)
+                iss, sel = v[base], v[base + 1]
+                for w in range(W):
+                    if iss and sel == w:
+                        codes.append(issue)
+                    elif not v[base + 2 + w]:
+                        codes.append(empty)
+                    else:
+                        codes.append(by_reason[v[base + 2 + W + w]])
+            tl.add_cycle(cycle, codes)
+            cycle += 1
+
+    sim.add_process(sample)
+    return tl

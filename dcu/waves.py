@@ -27,7 +27,8 @@ def gtkw_traces(dcu) -> dict:
     traces = {"dcu": [dcu.busy, dcu.done, dcu.error.valid, dcu.error.cause]}
     for s, simd in enumerate(dcu.simds):
         traces[f"simd{s}"] = _simd_traces(simd, dcu.config.wave_slots)
-    traces["lds"] = [dcu.lds.counters]
+    traces["lds"] = [dcu.lds.accesses, dcu.lds.bank_cycles, dcu.lds.conflict_cycles] + \
+        [p.valid for p in dcu.lds.req]
     for c, v in enumerate(dcu.vmem):
         traces[f"l0_cu{c}"] = [v.counters, v.mem.valid, v.mem_resp.valid]
     traces["dispatcher"] = [dcu.dispatcher.busy, dcu.dispatcher.counters, dcu.dispatcher.slot_live]

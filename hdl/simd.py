@@ -864,7 +864,8 @@ class SIMD(wiring.Component):
         self.trace = dict(vgpr_mem=vgprs, sgpr_mem=sgprs, ex=ex, issue=issue, sel=sel, pc=pc, base=base, vw_ex=vw_alu,
                           vw_trans=vw_mem, trans_valid=trans_done, trans_wb=trans_wb,
                           sw=[sw_alu, sw_mem], exec=exec_, vcc=vcc, scc=scc, m0=m0, resident=resident,
-                          loadcnt=loadcnt, storecnt=storecnt, dscnt=dscnt, kmcnt=kmcnt, ex_last=ex_last)
+                          loadcnt=loadcnt, storecnt=storecnt, dscnt=dscnt, kmcnt=kmcnt, ex_last=ex_last,
+                          why=reason_w)
         return m
 
     # ------------------------------------------------------------------------------------

@@ -31,9 +31,9 @@ pytestmark = needs_llvm
 CI_FIRMWARE = [("vector_add_asm", "tiny"), ("lds_reduce_asm", "default")]
 
 
-def _check(name: str, config: str):
+def _check(name: str, config: str, **options):
     test = get(name)
-    rtl = run_firmware(test, backend="rtl", config=config)
+    rtl = run_firmware(test, backend="rtl", config=config, **options)
     assert rtl.ok, rtl.describe()
     model = run_firmware(test, backend="model", config=config)
     want = Counter()
@@ -50,9 +50,15 @@ def _check(name: str, config: str):
 
 
 @pytest.mark.parametrize("name,config", CI_FIRMWARE, ids=[f"{n}-{c}" for n, c in CI_FIRMWARE])
-def test_firmware_on_dcu(name, config):
-    report = _check(name, config)
+def test_firmware_on_dcu(name, config, tmp_path):
+    """Also writes the waveform, its GTKWave view and the timeline of the run."""
+    vcd, png = tmp_path / "run.vcd", tmp_path / "run.png"
+    report = _check(name, config, vcd=str(vcd), timeline=str(png))
     assert report.cycles > 0
+    gtkw = (tmp_path / "run.gtkw").read_text()
+    assert "simd0" in gtkw and "wave0" in gtkw and "op" in gtkw
+    assert "S_ENDPGM" in vcd.read_text()          # decoded instruction names in the dump
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
 def _all_cases():
