@@ -39,7 +39,7 @@ def _describe_words(words: int, pc: int) -> str:
     raw = [(words >> (32 * i)) & 0xFFFF_FFFF for i in range(3)]
     try:
         text = disassemble(decode(raw, pc=pc))
-    except (DecodeError, Exception):   # noqa: BLE001 - any undecodable word is reported raw
+    except DecodeError:
         text = "not a gfx1200 instruction this decoder knows"
     return f"{text} (dwords {' '.join(f'{w:08x}' for w in raw)})"
 
