@@ -1,0 +1,74 @@
+"""What a host puts into :class:`hdl.hosttop.HostTop` for one dispatch and takes back after
+it: shared by every backend and link that drives that top (Verilator, cocotb, the FPGA's
+UART host link).
+
+A prepared dispatch (``dcu.launch.prepare``) is a memory image from ``mem.base`` (code
+object, buffers, kernarg, dispatch packet) plus the dispatch itself. The top's memory is
+a power of two of bytes from the same base, so the image's addresses are the top's.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = ["HostImage", "host_image", "memory_size_for", "MIN_MEMORY_BYTES"]
+
+MIN_MEMORY_BYTES = 64 * 1024
+
+
+def memory_size_for(used_bytes: int) -> int:
+    """The top's memory size for an image of ``used_bytes``: a power of two, at least 64 KiB."""
+    size = MIN_MEMORY_BYTES
+    while size < used_bytes:
+        size *= 2
+    return size
+
+
+@dataclass
+class HostImage:
+    """One dispatch as the host port sees it.
+
+    Attributes
+    ----------
+    base : int
+        Byte address of the image's first byte (the top's ``mem_base``).
+    words : numpy.ndarray of uint32
+        The image, dword ``i`` at ``base + 4 * i`` (whole 128-byte lines).
+    dispatch_bits : int
+        The packed ``hdl.dispatch.DispatchLayout`` value.
+    aperture_base, aperture_size : int
+        The range the dispatch's vector accesses may touch (every allocation).
+    """
+    base: int
+    words: np.ndarray
+    dispatch_bits: int
+    aperture_base: int
+    aperture_size: int
+
+    @property
+    def used_bytes(self) -> int:
+        return 4 * self.words.size
+
+    def store_back(self, prep, words: np.ndarray) -> None:
+        """Write the dwords read back from the top into the prepared memory image: every
+        allocation (what lies between them, the guard gaps, cannot have changed)."""
+        raw = np.asarray(words, dtype=np.uint32).view(np.uint8)
+        if raw.size != 4 * self.words.size:
+            raise ValueError(f"read back {raw.size // 4} dwords, the image has {self.words.size}")
+        for a in prep.mem.allocations:
+            prep.mem.write_bytes(a.base, raw[a.base - self.base: a.end - self.base])
+
+
+def host_image(prep, config, wgp: bool) -> HostImage:
+    """The :class:`HostImage` of a prepared dispatch for ``config`` (an ``hdl.config.DCUConfig``)."""
+    from hdl.dispatch import DispatchLayout, dispatch_fields
+
+    mem = prep.mem
+    end = max(a.end for a in mem.allocations)
+    nbytes = -(-(end - mem.base) // 128) * 128
+    raw = np.zeros(nbytes, np.uint8)
+    have = min(nbytes, mem.data.size)
+    raw[:have] = mem.data[:have]
+    bits = DispatchLayout(config).const(dispatch_fields(prep.dispatch, wgp)).as_bits()
+    return HostImage(mem.base, raw.view(np.uint32).copy(), bits, mem.base, end - mem.base)

@@ -1,0 +1,124 @@
+"""The DCU with its memory inside the hardware: the top that compiled simulators (Verilator,
+Icarus under cocotb) and the FPGA build run, so that a whole kernel runs with no Python on
+any cycle (docs/toolflow.md).
+
+::
+
+    host port ──> ExtMemory (RAM, latency, reordering) <── mem ── DCU <── dispatch
+                                                                   └──> done, error, cycles,
+                                                                        perf_addr/perf_data
+
+A host loads code, kernarg and buffers through the host port (one dword per cycle), starts
+a dispatch, waits for ``done``, then reads the buffers and the counters back. Host accesses
+are for when the DCU is idle: they take the memory's RAM for their cycle, so during a run
+they would only slow it down.
+
+Each dispatch starts the memory model's pseudo-random state (latency and reordering
+choices) afresh from its seed, so a run's cycle count depends on the seed and not on how
+many cycles the host spent loading memory: every backend that simulates this top counts the
+same cycles for the same seed.
+"""
+from __future__ import annotations
+
+from amaranth.hdl import Module, ResetInserter, Signal
+from amaranth.lib import stream, wiring
+from amaranth.lib.wiring import In, Out, connect
+
+from .config import DCUConfig
+from .dcu import DCU, DcuError
+from .dispatch import DispatchLayout
+from .extmem import ExtMemory
+from .memport import ADDR_BITS
+
+__all__ = ["HostTop", "CYCLE_BITS"]
+
+CYCLE_BITS = 32
+
+
+class HostTop(wiring.Component):
+    """A DCU and an RTL external memory with a host port.
+
+    Parameters
+    ----------
+    config : DCUConfig
+    mem_bytes : int
+        Size of the memory (a multiple of 128), from byte address ``mem_base``.
+    mem_base : int
+        Byte address of the memory's first byte (a multiple of 128).
+    latency : int or (int, int)
+        Memory latency in cycles, fixed or an LFSR-drawn range (:class:`hdl.extmem.ExtMemory`).
+    reorder : bool
+        Responses whose latency has elapsed may leave out of order.
+    seed : int
+        The memory model's LFSR seed, reloaded at every dispatch start.
+    watchdog_cycles : int
+        The DCU's watchdog (:class:`hdl.dcu.DCU`).
+
+    Members
+    -------
+    host_addr : In(range(mem_bytes // 4))
+        Dword index (from ``mem_base``) of a host access.
+    host_wdata : In(32); host_we : In(1)
+        Write ``host_wdata`` at ``host_addr``.
+    host_re : In(1); host_rdata : Out(32)
+        Read ``host_addr``; ``host_rdata`` holds the dword in the next cycle only.
+    dispatch : In(stream of hdl.dispatch.DispatchLayout)
+        Start a kernel dispatch (taken when the DCU is idle).
+    aperture_base, aperture_size : In(48)
+        The global memory the dispatch's vector accesses may touch.
+    busy, done : Out(1)
+        As :class:`hdl.dcu.DCU`: ``done`` when every wave ended or an error stopped the DCU.
+    error : Out(hdl.dcu.DcuError)
+        The first error, latched until reset.
+    cycles : Out(32)
+        Cycles of the last dispatch: counts from its acceptance to the first cycle ``done``
+        is seen, both included (the ``rtl`` backend's count), then holds.
+    perf_addr, perf_data
+        The DCU's counters (:attr:`perf_names`), ``perf_data`` one cycle after ``perf_addr``.
+    """
+
+    def __init__(self, config: DCUConfig, mem_bytes: int, mem_base: int = 0, latency=32,
+                 reorder: bool = False, seed: int = 1, watchdog_cycles: int = 50_000):
+        self.config = config
+        self.dcu = DCU(config, watchdog_cycles=watchdog_cycles)
+        self.memory = ExtMemory(mem_bytes, base=mem_base, latency=latency, reorder=reorder, seed=seed,
+                                tag_bits=self.dcu.arbiter.tag_bits)
+        self.mem_bytes, self.mem_base = mem_bytes, mem_base
+        self.perf_names = self.dcu.perf_names
+        super().__init__({
+            "host_addr": In(range(mem_bytes // 4)), "host_wdata": In(32),
+            "host_we": In(1), "host_re": In(1), "host_rdata": Out(32),
+            "dispatch": In(stream.Signature(DispatchLayout(config))),
+            "aperture_base": In(ADDR_BITS), "aperture_size": In(ADDR_BITS),
+            "busy": Out(1), "done": Out(1), "error": Out(DcuError(config)),
+            "cycles": Out(CYCLE_BITS),
+            "perf_addr": In(range(len(self.perf_names))), "perf_data": Out(32),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        dcu = self.dcu
+        start = Signal()
+        m.d.comb += start.eq(self.dispatch.valid & self.dispatch.ready)
+        m.submodules.dcu = dcu
+        m.submodules.memory = mem = ResetInserter(start)(self.memory)
+
+        connect(m, wiring.flipped(self.dispatch), dcu.dispatch)
+        connect(m, dcu.mem, mem.req)
+        connect(m, mem.resp, dcu.mem_resp)
+        m.d.comb += [
+            mem.host_addr.eq(self.host_addr), mem.host_wdata.eq(self.host_wdata),
+            mem.host_we.eq(self.host_we), mem.host_re.eq(self.host_re), self.host_rdata.eq(mem.host_rdata),
+            dcu.aperture_base.eq(self.aperture_base), dcu.aperture_size.eq(self.aperture_size),
+            self.busy.eq(dcu.busy), self.done.eq(dcu.done), self.error.eq(dcu.error),
+            dcu.perf_addr.eq(self.perf_addr), self.perf_data.eq(dcu.perf_data),
+        ]
+
+        running = Signal()
+        with m.If(start):
+            m.d.sync += [self.cycles.eq(1), running.eq(1)]
+        with m.Elif(running):
+            m.d.sync += self.cycles.eq(self.cycles + 1)
+            with m.If(dcu.done):
+                m.d.sync += running.eq(0)
+        return m
