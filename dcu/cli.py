@@ -8,6 +8,7 @@
     dcu info FILE [--config PRESET] [--block X[,Y[,Z]]] [--wgp]
     dcu disasm FILE [--kernel NAME]
     dcu bench NAME [--json FILE]
+    dcu verilog [--config PRESET] [--top NAME] -o FILE.v [--lint]
 
 Exit status: 0 on success, 2 for a usage error (bad option, argument spec,
 missing file, unknown kernel), 1 when building or running fails.
@@ -242,6 +243,11 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--timeline", metavar="FILE.png",
                    help="per-wave issue and stall states over time, as a PNG (backend rtl only)")
     r.add_argument("--wgp", action="store_true", help="compile OpenCL C in WGP mode")
+    r.add_argument("--seed", type=int, default=0,
+                   help="RTL backends: seed of the memory model's latencies and reordering (default 0)")
+    r.add_argument("--rtl-memory", choices=("py", "rtl"), default=None,
+                   help="backend rtl: the Python memory model (py, default) or the RTL one the "
+                        "verilator backend compiles (rtl: same cycles as verilator for a seed)")
 
     i = sub.add_parser("info", help="kernels, descriptors, resource use and occupancy")
     i.add_argument("file", metavar="FILE")
@@ -255,6 +261,15 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("file", metavar="FILE")
     d.add_argument("--kernel", metavar="NAME", help="only this kernel (default: all)")
     d.add_argument("--wgp", action="store_true", help="compile OpenCL C in WGP mode")
+
+    v = sub.add_parser("verilog", help="write the Verilog of the DCU or one of its blocks")
+    v.add_argument("--config", choices=presets, default="default", metavar="PRESET",
+                   help=f"DCU preset: {', '.join(presets)} (default: default)")
+    v.add_argument("--top", default="dcu", metavar="NAME",
+                   help="block: dcu, hosttop, simd, lds, l0, icache, scache, dispatcher, barrier, "
+                        "valu_fp, valu_int, trans (default: dcu)")
+    v.add_argument("-o", "--output", required=True, metavar="FILE.v")
+    v.add_argument("--lint", action="store_true", help="then run verilator --lint-only on it")
 
     b = sub.add_parser("bench", help="run a benchmark")
     b.add_argument("name", metavar="NAME")
@@ -350,6 +365,12 @@ def cmd_run(ns: argparse.Namespace) -> int:
     kern = prog.kernel(name)
     _check_args_against_metadata(kern, ns.args)
     kwargs = {}
+    if ns.backend != "model":
+        kwargs["seed"] = ns.seed
+    if ns.rtl_memory:
+        if ns.backend != "rtl":
+            raise UsageError("--rtl-memory needs --backend rtl")
+        kwargs["memory"] = ns.rtl_memory
     if ns.timeline:
         if ns.backend != "rtl":
             raise UsageError("--timeline needs --backend rtl")
@@ -516,7 +537,32 @@ def cmd_bench(ns: argparse.Namespace) -> int:
     return int(result) if isinstance(result, int) and not isinstance(result, bool) else 0
 
 
-_COMMANDS = {"run": cmd_run, "info": cmd_info, "disasm": cmd_disasm, "bench": cmd_bench}
+def cmd_verilog(ns: argparse.Namespace) -> int:
+    """``dcu verilog``: convert a block to Verilog (the whole DCU takes minutes)."""
+    from hdl.config import get_config
+    from hdl.tops import TOPS, to_verilog
+
+    if ns.top not in TOPS:
+        raise UsageError(f"unknown --top {ns.top!r}; choose one of {', '.join(TOPS)}")
+    text = to_verilog(ns.top, get_config(ns.config))
+    Path(ns.output).write_text(text)
+    print(f"wrote {ns.output}: module {ns.top} ({ns.config}), {len(text.splitlines())} lines")
+    if ns.lint:
+        import shutil
+        import subprocess
+
+        if shutil.which("verilator") is None:
+            print("dcu: verilator not found: apt-get install -y verilator", file=sys.stderr)
+            return 1
+        r = subprocess.run(["verilator", "--lint-only", "-Wno-CASEINCOMPLETE", "-Wno-WIDTH", ns.output])
+        if r.returncode:
+            return 1
+        print("verilator --lint-only: clean")
+    return 0
+
+
+_COMMANDS = {"run": cmd_run, "info": cmd_info, "disasm": cmd_disasm, "bench": cmd_bench,
+             "verilog": cmd_verilog}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

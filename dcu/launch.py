@@ -283,12 +283,14 @@ def launch(kernel: KernelInfo, grid, block, args: Sequence, backend: str = "mode
         Configuration preset (``hdl.config.PRESETS``); the kernel is refused before launch
         if it needs more than the preset has.
     vcd : str, optional
-        ``rtl``: write a waveform there and a GTKWave save file beside it.
+        ``rtl``, ``verilator``: write a waveform there and a GTKWave save file beside it.
     seed : int
-        ``rtl``: seed of the memory model's latency and reordering.
+        ``rtl``, ``verilator``: seed of the memory model's latency and reordering.
     **rtl_options
-        ``rtl``: further options of :func:`dcu.rtl.run_dispatch` (``latency``, ``reorder``,
-        ``max_cycles``, ``watchdog_cycles``, ``progress``).
+        Further options of :func:`dcu.rtl.run_dispatch` (``latency``, ``reorder``,
+        ``max_cycles``, ``watchdog_cycles``, ``progress``, ``timeline``, ``memory``) or, for
+        ``verilator``, of :func:`dcu.verilator.run_dispatch` (the same less ``timeline``
+        and ``memory``: it always simulates the RTL memory model).
 
     Returns
     -------
@@ -297,8 +299,6 @@ def launch(kernel: KernelInfo, grid, block, args: Sequence, backend: str = "mode
     """
     if backend not in BACKENDS:
         raise LaunchError(f"unknown backend {backend!r}; choose one of {', '.join(BACKENDS)}")
-    if backend == "verilator":
-        raise LaunchError("backend 'verilator' is not available yet; use --backend model or rtl")
     if vcd and backend == "model":
         raise LaunchError("a waveform (vcd) needs an RTL backend")
     grid, block = _dims(grid), _dims(block)
@@ -313,8 +313,8 @@ def launch(kernel: KernelInfo, grid, block, args: Sequence, backend: str = "mode
     prep = prepare(kernel, grid, block, args, max_instructions)
     fits = (f"fits preset '{cfg.name}' ({kernel.vgpr_count} VGPRs, {kernel.group_segment_size} B LDS; "
             f"occupancy {occupancy} waves per SIMD)")
-    if backend == "rtl":
-        return _launch_rtl(kernel, prep, cfg, grid, block, fits, vcd=vcd, seed=seed, **rtl_options)
+    if backend in ("rtl", "verilator"):
+        return _launch_rtl(kernel, prep, cfg, grid, block, fits, backend, vcd=vcd, seed=seed, **rtl_options)
     from sim.model import ExecutionError, Model
 
     model = Model(prep.mem, prep.code, prep.code_base)
@@ -336,18 +336,30 @@ def launch(kernel: KernelInfo, grid, block, args: Sequence, backend: str = "mode
     return Run(out, report)
 
 
-def _launch_rtl(kernel: KernelInfo, prep: Prepared, cfg, grid, block, fits: str, **options) -> Run:
-    """The ``rtl`` backend: the DCU in Amaranth's simulator (``dcu.rtl``)."""
-    from .rtl import RtlError, run_dispatch
+def _launch_rtl(kernel: KernelInfo, prep: Prepared, cfg, grid, block, fits: str, backend: str, **options) -> Run:
+    """The RTL backends: the DCU in Amaranth's simulator (``dcu.rtl``) or compiled by
+    Verilator (``dcu.verilator``)."""
+    from .rtl import RtlError
+    from .verilator import VerilatorError
+    if backend == "rtl":
+        from .rtl import run_dispatch
+    else:
+        from .verilator import run_dispatch
+        for opt in ("timeline", "memory"):
+            if options.get(opt) is not None:
+                raise LaunchError(f"option {opt!r} is for backend 'rtl' only")
+            options.pop(opt, None)
     try:
         res = run_dispatch(prep, kernel, cfg, bool(kernel.wgp_mode), **options)
     except RtlError as e:
         e.buffers = prep.read_back()   # nothing is lost: the buffers as the failed run left them
         raise
+    except VerilatorError as e:   # Verilator missing or its build failed: say so, as a launch error
+        raise LaunchError(str(e)) from None
     c = res.counters
     waves = c.get("dispatch.waves", 0)
     checks = [fits, f"all {waves} waves of {c.get('dispatch.workgroups', 0)} workgroups ended; "
               f"no error latched in {res.cycles} cycles ({res.cycles / max(res.seconds, 1e-9):.0f} cycles/s simulated)"]
-    report = RunReport(kernel.name, "rtl", cfg.name, grid, block, sum(res.issued.values()),
+    report = RunReport(kernel.name, backend, cfg.name, grid, block, sum(res.issued.values()),
                        dict(res.issued), res.cycles, dict(c), checks)
     return Run(prep.read_back(), report)

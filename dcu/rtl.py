@@ -13,6 +13,8 @@ import sys
 import time
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from isa import DecodeError, decode, disassemble
 
 __all__ = ["RtlError", "RtlResult", "run_dispatch"]
@@ -47,7 +49,7 @@ def _describe_words(words: int, pc: int) -> str:
 def run_dispatch(prep, kernel, config, wgp: bool, *, seed: int = 0, latency=(8, 32),
                  reorder: bool = True, vcd: str | None = None, max_cycles: int = 5_000_000,
                  watchdog_cycles: int = 50_000, progress: bool | None = None,
-                 timeline: str | None = None) -> RtlResult:
+                 timeline: str | None = None, memory: str = "py") -> RtlResult:
     """Run a prepared dispatch (``dcu.launch.prepare``) on the DCU; memory is updated in place.
 
     Parameters
@@ -69,6 +71,11 @@ def run_dispatch(prep, kernel, config, wgp: bool, *, seed: int = 0, latency=(8, 
         Print a progress line to stderr; default: when stderr is a terminal.
     timeline : str, optional
         Draw every wave slot's state on every cycle (issue, or why it stalls) to this PNG.
+    memory : {"py", "rtl"}
+        ``py``: the Python memory model (:class:`dcu.memmodel.PyMemory`) behind the DCU's
+        port. ``rtl``: simulate :class:`hdl.hosttop.HostTop`, the DCU with the RTL memory
+        model, exactly the design the ``verilator`` backend compiles, so the two backends
+        count the same cycles for the same ``seed``, ``latency`` and ``reorder``.
 
     Raises
     ------
@@ -76,30 +83,39 @@ def run_dispatch(prep, kernel, config, wgp: bool, *, seed: int = 0, latency=(8, 
         When the DCU reports an error or the cycle budget runs out.
     """
     from amaranth.sim import Simulator
-    from hdl.dcu import DCU, DcuErrorCause
-    from hdl.dispatch import DispatchLayout, dispatch_fields
-    from .memmodel import PyMemory
+    from hdl.dcu import DCU
+    from hdl.dispatch import DispatchLayout
+    from .hostimage import host_image, memory_size_for
 
-    dcu = DCU(config, watchdog_cycles=watchdog_cycles)
-    mem = PyMemory(prep.mem, latency=latency, reorder=reorder, seed=seed)
-    sim = Simulator(dcu)
+    if memory not in ("py", "rtl"):
+        raise ValueError(f"memory must be 'py' or 'rtl', got {memory!r}")
+    img = host_image(prep, config, wgp)
+    if memory == "rtl":
+        from hdl.hosttop import HostTop
+        top = HostTop(config, memory_size_for(img.used_bytes), img.base, latency=latency, reorder=reorder,
+                      seed=seed, watchdog_cycles=watchdog_cycles, init=img.words.tobytes())
+        dcu, port = top.dcu, top
+        mem = None
+    else:
+        from .memmodel import PyMemory
+        top = port = dcu = DCU(config, watchdog_cycles=watchdog_cycles)
+        mem = PyMemory(prep.mem, latency=latency, reorder=reorder, seed=seed)
+    sim = Simulator(top)
     sim.add_clock(1e-8)
     if progress is None:
         progress = sys.stderr.isatty()
-    fields = dispatch_fields(prep.dispatch, wgp)
-    end = max(a.end for a in prep.mem.allocations)
     state = {"cycles": 0, "error": None}
 
-    async def memory(ctx):
+    async def serve_memory(ctx):
         await mem.serve(ctx, dcu.mem, dcu.mem_resp)
 
     async def host(ctx):
-        ctx.set(dcu.aperture_base, prep.mem.base)
-        ctx.set(dcu.aperture_size, end - prep.mem.base)
-        ctx.set(dcu.dispatch.payload, DispatchLayout(config).const(fields))
-        ctx.set(dcu.dispatch.valid, 1)
-        await ctx.tick().until(dcu.dispatch.ready)
-        ctx.set(dcu.dispatch.valid, 0)
+        ctx.set(port.aperture_base, img.aperture_base)
+        ctx.set(port.aperture_size, img.aperture_size)
+        ctx.set(port.dispatch.payload, DispatchLayout(config).from_bits(img.dispatch_bits))
+        ctx.set(port.dispatch.valid, 1)
+        await ctx.tick().until(port.dispatch.ready)
+        ctx.set(port.dispatch.valid, 0)
         t0 = last = time.perf_counter()
         cycles = 1
         while True:
@@ -120,10 +136,19 @@ def run_dispatch(prep, kernel, config, wgp: bool, *, seed: int = 0, latency=(8, 
         state["cycles"] = cycles
         err = ctx.get(dcu.error)
         if err.valid:
-            state["error"] = _error_text(ctx, dcu, err, prep, DcuErrorCause)
+            state["error"] = error_text(err, config, prep, watchdog_cycles, _resident_waves(ctx, dcu))
         state["counters"] = {name: ctx.get(sig) for name, sig in dcu.perf.items()}
+        if memory == "rtl":
+            await ctx.tick()
+            if not state["error"] and ctx.get(top.cycles) != cycles:
+                state["error"] = f"HostTop counted {ctx.get(top.cycles)} cycles, the testbench {cycles}"
+            ram = top.memory.ram.data
+            lines = [ctx.get(ram[i]) for i in range(img.words.size // 32)]
+            raw = b"".join(v.to_bytes(128, "little") for v in lines)
+            img.store_back(prep, np.frombuffer(raw, np.uint32))
 
-    sim.add_process(memory)
+    if mem is not None:
+        sim.add_process(serve_memory)
     sim.add_testbench(host)
     tl = None
     if timeline:
@@ -144,7 +169,7 @@ def run_dispatch(prep, kernel, config, wgp: bool, *, seed: int = 0, latency=(8, 
             g = name.rsplit(".", 1)[1]
             issued[g] = issued.get(g, 0) + v
     result = RtlResult(state["cycles"], counters, issued, time.perf_counter() - t0)
-    if mem.faults:
+    if mem is not None and mem.faults:
         addr, kind = mem.faults[0]
         state["error"] = state["error"] or (f"memory fault: {kind} at {addr:#x} "
                                             f"({prep.mem.nearest(addr)}); {len(mem.faults)} faulting requests")
@@ -153,7 +178,10 @@ def run_dispatch(prep, kernel, config, wgp: bool, *, seed: int = 0, latency=(8, 
     return result
 
 
-def _error_text(ctx, dcu, err, prep, Cause) -> str:
+def error_text(err, config, prep, watchdog_cycles: int, waves: list[str] | None = None) -> str:
+    """The report of a latched ``hdl.dcu.DcuError`` (a view or const); ``waves`` describes the
+    resident waves for a watchdog report, when the backend can see them."""
+    from hdl.dcu import DcuErrorCause as Cause
     cause = Cause(err.cause)
     where = f"SIMD {err.simd}, wave slot {err.wave}"
     if cause == Cause.ILLEGAL_INSTRUCTION:
@@ -164,8 +192,17 @@ def _error_text(ctx, dcu, err, prep, Cause) -> str:
     if cause in (Cause.SCALAR_FAULT, Cause.FETCH_FAULT):
         what = "scalar load" if cause == Cause.SCALAR_FAULT else "instruction fetch"
         return f"{what} fault at {where}: address {err.addr:#x} ({prep.mem.nearest(err.addr)})"
+    if cause == Cause.LDS_FAULT:
+        return f"LDS fault at {where}, lane {err.lane}: LDS address {err.addr:#x} is misaligned or outside the window"
     if cause == Cause.DISPATCH:
         return "a workgroup can never be placed on this configuration"
+    text = f"watchdog: no instruction issued for {watchdog_cycles} cycles"
+    if waves is None:
+        return text
+    return text + "; resident waves:\n    " + "\n    ".join(waves or ["none"])
+
+
+def _resident_waves(ctx, dcu) -> list[str]:
     waves = []
     for s, simd in enumerate(dcu.simds):
         tr = simd.trace
@@ -174,8 +211,7 @@ def _error_text(ctx, dcu, err, prep, Cause) -> str:
                 waves.append(f"SIMD {s} slot {w}: PC {ctx.get(tr['pc'][w]):#x} loadcnt {ctx.get(tr['loadcnt'][w])} "
                              f"storecnt {ctx.get(tr['storecnt'][w])} dscnt {ctx.get(tr['dscnt'][w])} "
                              f"kmcnt {ctx.get(tr['kmcnt'][w])} barrier-wait {ctx.get(simd.bar_wait) >> w & 1}")
-    return (f"watchdog: no instruction issued for {dcu.watchdog_cycles} cycles; resident waves:\n    "
-            + "\n    ".join(waves or ["none"]))
+    return waves
 
 
 def _timeline_sampler(sim, dcu):

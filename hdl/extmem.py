@@ -109,6 +109,8 @@ class ExtMemory(wiring.Component):
         init = bytes(init)
         self.init_lines = [int.from_bytes(init[i:i + LINE_BYTES], "little")
                            for i in range(0, len(init), LINE_BYTES)]
+        # The RAM, one 128-byte line per row; a simulation may read it back (``ram.data``).
+        self.ram = memory.Memory(shape=LINE_BITS, depth=size_bytes // LINE_BYTES, init=self.init_lines)
         super().__init__({
             "req": In(stream.Signature(MemReq(tag_bits))),
             "resp": Out(stream.Signature(MemResp(tag_bits))),
@@ -125,7 +127,7 @@ class ExtMemory(wiring.Component):
         slot_bits = (slots - 1).bit_length()
         m = Module()
 
-        m.submodules.ram = ram = memory.Memory(shape=LINE_BITS, depth=lines, init=self.init_lines)
+        m.submodules.ram = ram = self.ram
         ram_w = ram.write_port()
         ram_r = ram.read_port(transparent_for=(ram_w,))
         m.submodules.resp_slots = resp_ram = memory.Memory(shape=MemResp(self.tag_bits), depth=slots, init=[])

@@ -53,6 +53,9 @@ class HostTop(wiring.Component):
         The memory model's LFSR seed, reloaded at every dispatch start.
     watchdog_cycles : int
         The DCU's watchdog (:class:`hdl.dcu.DCU`).
+    init : bytes
+        Initial memory contents from ``mem_base`` (a simulation's shortcut for loading
+        through the host port).
 
     Members
     -------
@@ -78,11 +81,11 @@ class HostTop(wiring.Component):
     """
 
     def __init__(self, config: DCUConfig, mem_bytes: int, mem_base: int = 0, latency=32,
-                 reorder: bool = False, seed: int = 1, watchdog_cycles: int = 50_000):
+                 reorder: bool = False, seed: int = 1, watchdog_cycles: int = 50_000, init: bytes = b""):
         self.config = config
         self.dcu = DCU(config, watchdog_cycles=watchdog_cycles)
         self.memory = ExtMemory(mem_bytes, base=mem_base, latency=latency, reorder=reorder, seed=seed,
-                                tag_bits=self.dcu.arbiter.tag_bits)
+                                tag_bits=self.dcu.arbiter.tag_bits, init=init)
         self.mem_bytes, self.mem_base = mem_bytes, mem_base
         self.perf_names = self.dcu.perf_names
         super().__init__({

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Idempotent set-up for a fresh Debian 12 machine (run as root, or with sudo):
 #   - Debian packages: llvm-19 clang-19 lld-19 (required), python3-venv (if venv is
-#     unusable), iverilog and verilator (optional, for RTL simulation/lint);
+#     unusable), iverilog, verilator, g++ and make (optional: RTL simulation, lint and
+#     the verilator backend);
 #   - a virtual environment in <repo>/.venv with this project installed editable.
 # A second run does nothing slow: apt is touched only for missing tools, and pip
 # only when pyproject.toml changed (stamp file keyed on its hash).
@@ -89,10 +90,13 @@ if ! "$PY" -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else 1)'; t
     exit 1
 fi
 
-# 3. Optional RTL simulators; failure to get them is not fatal.
+# 3. RTL simulators and what the verilator backend compiles with; failure to get them
+#    is not fatal (the tests that need them skip and say how to install them).
 opt=()
 command -v iverilog >/dev/null 2>&1 || opt+=(iverilog)
 command -v verilator >/dev/null 2>&1 || opt+=(verilator)
+command -v g++ >/dev/null 2>&1 || opt+=(g++)
+command -v make >/dev/null 2>&1 || opt+=(make)
 if [ "${#opt[@]}" -gt 0 ]; then
     apt_install "${opt[@]}" || echo "setup.sh: warning: could not install ${opt[*]} (optional)" >&2
 fi

@@ -31,21 +31,27 @@ pytestmark = needs_llvm
 CI_FIRMWARE = [("vector_add_asm", "tiny"), ("lds_reduce_asm", "default")]
 
 
-def _check(name: str, config: str, **options):
-    test = get(name)
-    rtl = run_firmware(test, backend="rtl", config=config, **options)
-    assert rtl.ok, rtl.describe()
+def issued_like_model(test, config: str, report) -> None:
+    """The instructions an RTL run issued equal the model's, group by group, and so do the
+    waves and workgroups dispatched."""
     model = run_firmware(test, backend="model", config=config)
     want = Counter()
     for kind, n in model.run.report.instructions_by_kind.items():
         want[issue_group(kind)] += n
-    got = {g: n for g, n in rtl.run.report.instructions_by_kind.items() if n}
+    got = {g: n for g, n in report.instructions_by_kind.items() if n}
     # retry loops and the wave X / wave Y race run as often as timing makes them
     if not ("ooo" in test.tags or ("atomic" in test.tags and test.check is not None)):
         assert got == dict(want), f"issued by group: rtl {got}, model {dict(want)}"
-    c = rtl.run.report.counters
+    c = report.counters
     assert c["dispatch.waves"] == model.run.report.counters["waves"]
     assert c["dispatch.workgroups"] == model.run.report.counters["workgroups"]
+
+
+def _check(name: str, config: str, **options):
+    test = get(name)
+    rtl = run_firmware(test, backend="rtl", config=config, **options)
+    assert rtl.ok, rtl.describe()
+    issued_like_model(test, config, rtl.run.report)
     return rtl.run.report
 
 

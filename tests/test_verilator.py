@@ -1,0 +1,116 @@
+"""Backend ``verilator`` (dcu/verilator.py): HostTop (hdl/hosttop.py) compiled by Verilator.
+
+* Firmware kernels give the golden results, the model's instruction counts, and the same
+  cycles and counters as the ``rtl`` backend simulating the same HostTop in Amaranth's
+  simulator (``memory="rtl"``) with the same memory seed, latency and ordering.
+* Errors come back as the ``rtl`` backend reports them, with the buffers kept.
+* The build's Verilog lints; a missing Verilator is a clear launch error.
+
+The first test builds the ``tiny`` HostTop (Verilog conversion of the whole DCU, then a
+C++ compile: minutes); later tests reuse the cached build. The ``default`` preset's build
+and the whole firmware set against ``rtl`` are under ``-m slow``.
+"""
+from __future__ import annotations
+
+import subprocess
+
+import numpy as np
+import pytest
+
+import dcu
+from dcu import verilator as vl
+from dcu.launch import LaunchError
+from dcu.rtl import RtlError
+from firmware_tests.manifest import TESTS, get, path
+from firmware_tests.runner import run_firmware
+from hdl.config import ResourceError
+from tests.asmutil import needs_llvm
+from tests.lint import LINT_FLAGS
+from tests.test_dcu import _kernel, _store_then, issued_like_model
+
+pytestmark = [needs_llvm, pytest.mark.skipif(not vl.available(), reason=vl.INSTALL_HINT)]
+
+# the rtl backend's memory-model defaults, spelled out: both backends must use the same
+MEMORY = {"seed": 3, "latency": (8, 32), "reorder": True}
+
+
+def _run(name: str, config: str, backend: str, **options):
+    res = run_firmware(get(name), backend=backend, config=config, **options)
+    assert res.ok, f"{backend}: {res.describe()}"
+    return res.run.report
+
+
+def _same_as_rtl(name: str, config: str):
+    v = _run(name, config, "verilator", **MEMORY)
+    r = _run(name, config, "rtl", memory="rtl", **MEMORY)
+    assert v.cycles == r.cycles, f"cycles: verilator {v.cycles}, rtl {r.cycles}"
+    assert v.counters == r.counters, {k: (v.counters[k], r.counters.get(k)) for k in v.counters
+                                      if v.counters[k] != r.counters.get(k)}
+    issued_like_model(get(name), config, v)
+    return v
+
+
+def test_vector_add_same_cycles_and_counters_as_rtl():
+    _same_as_rtl("vector_add_asm", "tiny")
+
+
+def test_firmware_set_on_tiny_matches_model():
+    """Every firmware kernel the tiny preset holds, on the compiled DCU: golden results and
+    the model's instruction counts (the compiled simulation makes the whole set cheap)."""
+    ran = []
+    for t in TESTS:
+        try:
+            report = _run(t.name, "tiny", "verilator", **MEMORY)
+        except ResourceError:
+            continue
+        issued_like_model(t, "tiny", report)
+        ran.append(t.name)
+    assert len(ran) >= 20, ran
+
+
+def test_seed_changes_timing_not_results():
+    a = _run("vector_add_asm", "tiny", "verilator", **MEMORY)
+    b = _run("vector_add_asm", "tiny", "verilator", **{**MEMORY, "seed": 11})
+    assert a.counters["dispatch.waves"] == b.counters["dispatch.waves"]
+    assert a.cycles != b.cycles     # different latencies drawn: a dead seed would not change them
+
+
+def test_illegal_instruction_reported_with_buffers(tmp_path):
+    k = _kernel(tmp_path, _store_then("\t.long 0xffffffff"))
+    out = np.zeros(32, np.uint32)
+    with pytest.raises(RtlError, match=r"verilator .*illegal instruction at SIMD \d, wave slot \d, PC 0x[0-9a-f]+: .*ffffffff") as e:
+        dcu.launch(k, 1, 32, [out], backend="verilator", config="tiny", **MEMORY)
+    assert np.array_equal(e.value.buffers[0], np.arange(1, 33))
+
+
+def test_watchdog_reported(tmp_path):
+    k = _kernel(tmp_path, _store_then("\ts_barrier_wait -1"))
+    out = np.zeros(32, np.uint32)
+    with pytest.raises(RtlError, match=r"watchdog: no instruction issued for 2000 cycles") as e:
+        dcu.launch(k, 1, 32, [out], backend="verilator", config="tiny", watchdog_cycles=2000, **MEMORY)
+    assert np.array_equal(e.value.buffers[0], np.arange(1, 33))
+
+
+def test_build_verilog_lints():
+    """The Verilog the backend compiles (the tiny DCU with its memory) is lint-clean."""
+    b = vl.build("tiny", 64 * 1024, 0x1000_0000, **MEMORY)
+    r = subprocess.run(["verilator", *LINT_FLAGS, str(b.directory / f"{vl.TOP}.v")], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr[-4000:]
+
+
+def test_missing_verilator_is_a_clear_error(monkeypatch):
+    monkeypatch.setattr(vl, "available", lambda: False)
+    t = get("vector_add_asm")
+    kern = dcu.load_program(path(t)).kernel(t.kernel)
+    with pytest.raises(LaunchError, match="apt-get install -y verilator"):
+        dcu.launch(kern, 1, 32, [np.zeros(32, np.float32)] * 3 + [np.uint32(32)], backend="verilator", config="tiny")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("config", ["default", "tiny"])
+@pytest.mark.parametrize("name", [t.name for t in TESTS])
+def test_every_kernel_same_as_rtl(name, config):
+    try:
+        _same_as_rtl(name, config)
+    except ResourceError as e:
+        pytest.skip(str(e))
