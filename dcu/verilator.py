@@ -35,7 +35,7 @@ import numpy as np
 
 from .hostimage import host_image, memory_size_for
 
-__all__ = ["available", "VerilatorError", "VerilatorBuild", "build", "run_dispatch", "INSTALL_HINT"]
+__all__ = ["available", "VerilatorError", "VerilatorBuild", "build", "hosttop_verilog", "run_dispatch", "INSTALL_HINT"]
 
 ROOT = Path(__file__).resolve().parent.parent
 BUILD_DIR = ROOT / "build" / "verilator"
@@ -207,12 +207,85 @@ class VerilatorBuild:
         return f"{self.binary} ({len(self.perf_names)} counters, {self.mem_bytes // 1024} KiB memory)"
 
 
+def _design_sources() -> list[Path]:
+    """The project files HostTop is built from: hdl/hosttop.py and, transitively, every
+    hdl/ and isa/ module it imports (found from the import statements, so the set does not
+    depend on what else a process has imported)."""
+    import ast
+    todo, seen = [ROOT / "hdl" / "hosttop.py"], set()
+    while todo:
+        f = todo.pop()
+        if f in seen or not f.exists():
+            continue
+        seen.add(f)
+        pkg = f.parent
+        for node in ast.walk(ast.parse(f.read_text())):
+            if isinstance(node, ast.ImportFrom):
+                base = pkg if node.level else ROOT
+                for _ in range(max(node.level - 1, 0)):
+                    base = base.parent
+                mod = (node.module or "").split(".") if node.module else []
+                if not node.level and mod[:1] not in (["hdl"], ["isa"]):
+                    continue
+                target = base.joinpath(*mod)
+                names = [target / f"{a.name}.py" for a in node.names]
+                todo += [target.with_suffix(".py"), target / "__init__.py", *names]
+            elif isinstance(node, ast.Import):
+                for a in node.names:
+                    parts = a.name.split(".")
+                    if parts[0] in ("hdl", "isa"):
+                        todo += [ROOT.joinpath(*parts).with_suffix(".py"), ROOT.joinpath(*parts) / "__init__.py"]
+    return sorted(seen)
+
+
 def _source_digest() -> str:
     h = hashlib.sha256()
-    for p in sorted((ROOT / "hdl").glob("*.py")) + sorted((ROOT / "isa").glob("*.py")):
-        h.update(p.name.encode())
-        h.update(p.read_bytes())
+    for f in _design_sources():
+        h.update(str(f.relative_to(ROOT)).encode())
+        h.update(f.read_bytes())
     return h.hexdigest()
+
+
+def _params(cfg, mem_bytes, mem_base, latency, reorder, seed, watchdog_cycles) -> dict:
+    return {"config": cfg.to_dict(), "mem_bytes": mem_bytes, "mem_base": mem_base,
+            "latency": list(latency) if not isinstance(latency, int) else latency, "reorder": reorder,
+            "seed": seed, "watchdog": watchdog_cycles}
+
+
+def _design_dir(cfg, params: dict) -> Path:
+    key = hashlib.sha256(json.dumps({**params, "src": _source_digest(), "harness": HARNESS,
+                                     "verilator": _verilator_version()}, sort_keys=True).encode()).hexdigest()[:16]
+    d = BUILD_DIR / f"{cfg.name}-{key}"
+    d.mkdir(parents=True, exist_ok=True)
+    return d
+
+
+def _convert_locked(d: Path, cfg, mem_bytes, mem_base, latency, reorder, seed, watchdog_cycles) -> list[str]:
+    """Write ``d/hosttop.v`` (and the counter names) unless there; the caller holds the lock."""
+    names_file = d / "perf_names.json"
+    if not names_file.exists():
+        from amaranth.back import verilog
+        from hdl.hosttop import HostTop
+        top = HostTop(cfg, mem_bytes, mem_base, latency=latency, reorder=reorder, seed=seed,
+                      watchdog_cycles=watchdog_cycles)
+        (d / f"{TOP}.v").write_text(verilog.convert(top, name=TOP, emit_src=False))
+        names_file.write_text(json.dumps(list(top.perf_names)))
+    return json.loads(names_file.read_text())
+
+
+def hosttop_verilog(config, mem_bytes: int, mem_base: int, *, latency=(8, 32), reorder: bool = True,
+                    seed: int = 0, watchdog_cycles: int = 50_000) -> Path:
+    """The Verilog of this HostTop (module ``hosttop``), converted once and cached beside the
+    Verilator builds of the same design (the conversion of a whole DCU takes minutes); other
+    simulators (Icarus under cocotb) read it from here."""
+    from hdl.config import get_config
+    cfg = get_config(config)
+    params = _params(cfg, mem_bytes, mem_base, latency, reorder, seed, watchdog_cycles)
+    d = _design_dir(cfg, params)
+    with open(d / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        _convert_locked(d, cfg, mem_bytes, mem_base, latency, reorder, seed, watchdog_cycles)
+    return d / f"{TOP}.v"
 
 
 def build(config, mem_bytes: int, mem_base: int, *, latency=(8, 32), reorder: bool = True, seed: int = 0,
@@ -230,35 +303,27 @@ def build(config, mem_bytes: int, mem_base: int, *, latency=(8, 32), reorder: bo
         raise VerilatorError(f"backend 'verilator' needs Verilator, g++ and make: {INSTALL_HINT}")
     from hdl.config import get_config
     cfg = get_config(config)
-    params = {"config": cfg.to_dict(), "mem_bytes": mem_bytes, "mem_base": mem_base,
-              "latency": list(latency) if not isinstance(latency, int) else latency, "reorder": reorder,
-              "seed": seed, "watchdog": watchdog_cycles, "trace": trace}
-    key = hashlib.sha256(json.dumps({**params, "src": _source_digest(), "harness": HARNESS,
-                                     "verilator": _verilator_version()}, sort_keys=True).encode()).hexdigest()[:16]
-    d = BUILD_DIR / f"{cfg.name}-{key}"
-    d.mkdir(parents=True, exist_ok=True)
+    params = _params(cfg, mem_bytes, mem_base, latency, reorder, seed, watchdog_cycles)
+    # one directory per design: its Verilog, and a program with and one without tracing
+    d = _design_dir(cfg, params)
+    obj = "obj_trace" if trace else "obj"
     with open(d / ".lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        meta = d / "build.json"
+        meta = d / f"{obj}.json"
         if meta.exists():
             info = json.loads(meta.read_text())
-            return VerilatorBuild(d, d / "obj" / "Vsim", tuple(info["perf_names"]), mem_bytes, mem_base,
+            return VerilatorBuild(d, d / obj / "Vsim", tuple(info["perf_names"]), mem_bytes, mem_base,
                                   info["build_seconds"])
         t0 = time.perf_counter()
-        from amaranth.back import verilog
-        from hdl.hosttop import HostTop
-        top = HostTop(cfg, mem_bytes, mem_base, latency=latency, reorder=reorder, seed=seed,
-                      watchdog_cycles=watchdog_cycles)
-        names = list(top.perf_names)
-        (d / f"{TOP}.v").write_text(verilog.convert(top, name=TOP, emit_src=False))
+        names = _convert_locked(d, cfg, mem_bytes, mem_base, latency, reorder, seed, watchdog_cycles)
         (d / "harness.cpp").write_text(HARNESS.replace("@TOP@", TOP).replace("@NPERF@", str(len(names)))
                                        .replace("@MAGIC_IN@", f"{MAGIC_IN:08x}").replace("@MAGIC_OUT@", f"{MAGIC_OUT:08x}"))
         jobs = jobs or os.cpu_count() or 1
         cmd = ["verilator", "--cc", "--exe", "--build", "-j", str(jobs), "--top-module", TOP,
                "-Wno-fatal", "-Wno-WIDTH", "-Wno-CASEINCOMPLETE", "--x-assign", "fast", "--x-initial", "fast",
-               "-O3", "--output-split", "20000", "-CFLAGS", "-O1 -std=c++17", "--Mdir", "obj", "-o", "Vsim",
+               "-O3", "--output-split", "20000", "-CFLAGS", "-O1 -std=c++17", "--Mdir", obj, "-o", "Vsim",
                *(["--trace"] if trace else []), f"{TOP}.v", "harness.cpp"]
-        log = d / "build.log"
+        log = d / f"{obj}.log"
         with open(log, "w") as lf:
             r = subprocess.run(cmd, cwd=d, stdout=lf, stderr=subprocess.STDOUT)
         if r.returncode != 0:
@@ -266,10 +331,10 @@ def build(config, mem_bytes: int, mem_base: int, *, latency=(8, 32), reorder: bo
             raise VerilatorError(f"verilator build failed (exit {r.returncode}); log {log}:\n{tail}")
         seconds = time.perf_counter() - t0
         meta.write_text(json.dumps({"perf_names": names, "build_seconds": seconds, "params": params,
-                                    "command": cmd}, indent=1))
+                                    "trace": trace, "command": cmd}, indent=1))
         if not quiet:
-            print(f"verilator: built {d} in {seconds:.0f} s", file=sys.stderr)
-        return VerilatorBuild(d, d / "obj" / "Vsim", tuple(names), mem_bytes, mem_base, seconds)
+            print(f"verilator: built {d / obj} in {seconds:.0f} s", file=sys.stderr)
+        return VerilatorBuild(d, d / obj / "Vsim", tuple(names), mem_bytes, mem_base, seconds)
 
 
 @dataclass
