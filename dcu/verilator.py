@@ -240,7 +240,7 @@ def _design_sources() -> list[Path]:
 
 def _source_digest() -> str:
     h = hashlib.sha256()
-    for f in _design_sources():
+    for f in _design_sources() + [ROOT / "hdl" / "vdedup.py"]:
         h.update(str(f.relative_to(ROOT)).encode())
         h.update(f.read_bytes())
     return h.hexdigest()
@@ -268,7 +268,8 @@ def _convert_locked(d: Path, cfg, mem_bytes, mem_base, latency, reorder, seed, w
         from hdl.hosttop import HostTop
         top = HostTop(cfg, mem_bytes, mem_base, latency=latency, reorder=reorder, seed=seed,
                       watchdog_cycles=watchdog_cycles)
-        (d / f"{TOP}.v").write_text(verilog.convert(top, name=TOP, emit_src=False))
+        from hdl.vdedup import dedup_modules
+        (d / f"{TOP}.v").write_text(dedup_modules(verilog.convert(top, name=TOP, emit_src=False)))
         names_file.write_text(json.dumps(list(top.perf_names)))
     return json.loads(names_file.read_text())
 

@@ -98,6 +98,8 @@ def make_top(name: str, config: DCUConfig):
 
 
 def to_verilog(name: str, config: DCUConfig) -> str:
-    """The Verilog text of block ``name`` (module name ``name``)."""
+    """The Verilog text of block ``name`` (module name ``name``), identical instances sharing
+    one module (:func:`hdl.vdedup.dedup_modules`)."""
     from amaranth.back import verilog
-    return verilog.convert(make_top(name, config), name=name, emit_src=False)
+    from .vdedup import dedup_modules
+    return dedup_modules(verilog.convert(make_top(name, config), name=name, emit_src=False))
