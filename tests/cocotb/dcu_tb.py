@@ -13,7 +13,7 @@ per-SIMD counters read through the counter port.
 Settings (environment, from ``tests/test_cocotb.py``): ``DCU_FW_TEST`` (a manifest name),
 ``DCU_PRESET``, ``DCU_SEED`` (the arguments' rng), ``DCU_MEM_BYTES`` / ``DCU_MEM_BASE`` (the
 top's memory, to check the image fits the Verilog), ``DCU_MAX_CYCLES``, ``DCU_PERF_NAMES``
-(the Verilog's JSON sidecar: ``perf_names``, the names of the counter port's counters).
+(a JSON list: the names of the counter port's counters, written beside the Verilog).
 """
 from __future__ import annotations
 
@@ -104,7 +104,7 @@ async def firmware_kernel(dut):
     cfg = get_config(env.get("DCU_PRESET", "tiny"))
     max_cycles = int(env.get("DCU_MAX_CYCLES", "200000"))
     with open(env["DCU_PERF_NAMES"]) as f:
-        perf_names = json.load(f)["perf_names"]
+        perf_names = json.load(f)
 
     kernel = load_program(fw_path(test), wgp=test.wgp).kernel(test.kernel)
     args = test.make_args(np.random.default_rng(int(env.get("DCU_SEED", "0"))))
