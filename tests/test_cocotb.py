@@ -124,6 +124,29 @@ def verilog_for(name: str, make, params, meta=None) -> tuple[Path, str, dict]:
     return path, key, json.loads(side.read_text())
 
 
+_UNINIT_REG = re.compile(r"^(\s*reg (?:\[[0-9]+:0\] )?(?:\\\S+ |\S+));$", re.M)
+
+
+def icarus_verilog(path: Path) -> Path:
+    """``path`` with every register that has no initial value declared ``= 0``, for Icarus.
+
+    Amaranth gives every signal an initial value and its simulator starts memory read ports'
+    data at 0, but Yosys writes the read ports' data registers (and some combinational
+    ``reg``s) without one. Icarus, a four-state simulator, starts them at X; in the whole DCU
+    those X reach control logic (the arbiter's response queues, the SIMDs' state RAMs), the
+    DCU never finishes and ``perf_data`` reads X. Verilator, two-state, starts them at 0 as
+    Amaranth does. Combinational ``reg``s are recomputed at time 0 anyway, so the initialiser
+    only changes what the registers hold before their first write."""
+    out = BUILD / "verilog" / f"{path.parent.name}-{path.stem}.icarus.v"
+    if not out.exists() or out.stat().st_mtime < path.stat().st_mtime:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        text, n = _UNINIT_REG.subn(r"\1 = 0;", path.read_text())
+        tmp = out.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(text)
+        os.replace(tmp, out)
+    return out
+
+
 # ---- running a cocotb module ---------------------------------------------------------------
 def run_cocotb(sim: str, top: str, verilog: Path, key: str, module: str, env: dict | None = None,
                sim_env: dict | None = None, build_args=()) -> dict:
@@ -135,6 +158,8 @@ def run_cocotb(sim: str, top: str, verilog: Path, key: str, module: str, env: di
 
     waves = os.environ.get("DCU_WAVES") == "1"
     build_dir = BUILD / f"{top}-{key}-{sim}{'-waves' if waves else ''}"
+    if sim == "icarus":
+        verilog = icarus_verilog(verilog)
     build_dir.mkdir(parents=True, exist_ok=True)
     rep = build_dir / f"{module}.report.json"
     rep.unlink(missing_ok=True)

@@ -61,7 +61,7 @@ async def host_read(dut, ranges) -> dict:
             dut.host_re.value = 0
         if prev is not None:
             await ReadOnly()
-            got[prev] = dut.host_rdata.value.to_unsigned()
+            got[prev] = known(dut.host_rdata, f"host read of dword {prev}")
         await RisingEdge(dut.clk)
         prev = a
     return got
@@ -75,10 +75,19 @@ async def read_counters(dut, names) -> dict:
             dut.perf_addr.value = i
         if prev is not None:
             await ReadOnly()
-            out[names[prev]] = dut.perf_data.value.to_unsigned()
+            v = dut.perf_data.value
+            out[names[prev]] = v.to_unsigned() if v.is_resolvable else str(v)
         await RisingEdge(dut.clk)
         prev = i
     return out
+
+
+def known(handle, what: str) -> int:
+    """``handle``'s value; an AssertionError naming ``what`` if any bit is X or Z."""
+    v = handle.value
+    if not v.is_resolvable:
+        raise AssertionError(f"{what} ({handle._path}) is {v}: X or Z reached it (uninitialised state?)")
+    return v.to_unsigned()
 
 
 def _stuck_report(err, counters, cycles) -> str:
@@ -89,7 +98,7 @@ def _stuck_report(err, counters, cycles) -> str:
     d = {k: v for k, v in counters.items() if k.startswith("dispatch.")}
     lines.append("dispatcher: " + ", ".join(f"{k[9:]} {v}" for k, v in d.items()))
     for s in range(4):
-        issued = sum(v for k, v in counters.items() if k.startswith(f"simd{s}.issued."))
+        issued = sum(v for k, v in counters.items() if k.startswith(f"simd{s}.issued.") and isinstance(v, int))
         stalls = {k.rsplit(".", 1)[1]: v for k, v in counters.items() if k.startswith(f"simd{s}.stall.") and v}
         lines.append(f"SIMD {s}: {issued} instructions issued; stall cycles {stalls}")
     rest = {k: v for k, v in counters.items() if k.startswith(("mem.", "vmem", "lds.", "barrier.")) and v}
@@ -118,7 +127,7 @@ async def firmware_kernel(dut):
                 "dispatch": [dut.dispatch__valid, dut.dispatch__ready, dut.busy, dut.done, dut.cycles, dut.error],
                 "dcu": [dut.dcu.mem__valid, dut.dcu.mem__ready, dut.dcu.mem__payload, dut.dcu.mem_resp__valid,
                         dut.dcu.mem_resp__payload]})
-    for name in ("host_we", "host_re", "dispatch__valid", "perf_addr", "host_addr", "host_wdata"):
+    for name in ("host_we", "host_re", "dispatch__valid", "dispatch__payload", "perf_addr", "host_addr", "host_wdata"):
         getattr(dut, name).value = 0
     dut.aperture_base.value, dut.aperture_size.value = img.aperture_base, img.aperture_size
     await start(dut)
@@ -143,17 +152,17 @@ async def firmware_kernel(dut):
         while True:
             await First(RisingEdge(dut.done), Timer(CHUNK * PERIOD_NS, unit="ns"))
             await ReadOnly()
-            cycles = dut.cycles.value.to_unsigned()
-            if dut.done.value == 1:
+            cycles = known(dut.cycles, "the cycle counter")
+            if known(dut.done, "done"):
                 break
             dut._log.info("  %d cycles, %.0f cycles/s", cycles, cycles / max(1e-9, run.seconds_so_far()))
             if cycles >= max_cycles:
                 await RisingEdge(dut.clk)
-                err = unpack(DcuError(cfg), dut.error.value.to_unsigned())
+                err = unpack(DcuError(cfg), known(dut.error, "the DCU's error"))
                 counters = await read_counters(dut, perf_names)
                 raise AssertionError(f"{test.name}: the DCU did not finish within {max_cycles} cycles; "
                                      + _stuck_report(err, counters, cycles))
-    err = unpack(DcuError(cfg), dut.error.value.to_unsigned())
+    err = unpack(DcuError(cfg), known(dut.error, "the DCU's error"))
     await RisingEdge(dut.clk)
     counters = await read_counters(dut, perf_names)
     assert not err.valid, f"{test.name}: the DCU stopped with an error; " + _stuck_report(err, counters, cycles)
@@ -172,6 +181,8 @@ async def firmware_kernel(dut):
     check_outputs(test, inputs, prep.read_back())
 
     waves = counters.get("dispatch.waves")
+    bad = {k: v for k, v in counters.items() if not isinstance(v, int)}
+    assert not bad, f"counters with X or Z bits: {bad}"
     issued = sum(v for k, v in counters.items() if ".issued." in k)
     dut._log.info("%s matches its golden output: %d waves, %d instructions issued, %d cycles; read back %d dwords "
                   "in %.1f s", test.name, waves, issued, cycles, len(got), back.seconds)
