@@ -93,7 +93,7 @@ def run_dispatch(prep, kernel, config, wgp: bool, *, seed: int = 0, latency=(8, 
     if memory == "rtl":
         from hdl.hosttop import HostTop
         top = HostTop(config, memory_size_for(img.used_bytes), img.base, latency=latency, reorder=reorder,
-                      seed=seed, watchdog_cycles=watchdog_cycles, init=img.words.tobytes())
+                      watchdog_cycles=watchdog_cycles, init=img.words.tobytes())
         dcu, port = top.dcu, top
         mem = None
     else:
@@ -112,6 +112,8 @@ def run_dispatch(prep, kernel, config, wgp: bool, *, seed: int = 0, latency=(8, 
     async def host(ctx):
         ctx.set(port.aperture_base, img.aperture_base)
         ctx.set(port.aperture_size, img.aperture_size)
+        if memory == "rtl":
+            ctx.set(top.seed, seed & 0xFFFF_FFFF)
         ctx.set(port.dispatch.payload, DispatchLayout(config).from_bits(img.dispatch_bits))
         ctx.set(port.dispatch.valid, 1)
         await ctx.tick().until(port.dispatch.ready)

@@ -3,15 +3,16 @@ compiled by Verilator into a C++ program that loads a dispatch, runs it and writ
 results back, with no Python on any cycle (docs/toolflow.md).
 
 A build is cached under ``build/verilator/<key>/`` by everything that shapes the hardware:
-the ``hdl/`` sources, the configuration, the memory's size, latency, ordering and seed,
+the ``hdl/`` sources, the configuration, the memory's size, latency and ordering,
 the watchdog, tracing, the harness and the Verilator version. Concurrent builders of one
 key (pytest workers) wait on a file lock.
 
 The program reads one binary input file and writes one output file, both little-endian
 32-bit words:
 
-* input: magic, cycle budget (2 words), dispatch payload (``n`` then ``n`` words), aperture
-  base and size (2 words each), the image (dword index, ``n``, then ``n`` words);
+* input: magic, cycle budget (2 words), memory seed, dispatch payload (``n`` then ``n``
+  words), aperture base and size (2 words each), the image (dword index, ``n``, then ``n``
+  words);
 * output: magic, status (0: done, 1: the budget ran out), the ``cycles`` register, the
   cycles the harness simulated in all, the error (``n`` then words), the counters (``n``
   then words, in :attr:`hdl.hosttop.HostTop.perf_names` order), the image read back.
@@ -107,6 +108,7 @@ int main(int argc, char** argv) {
     fclose(f);
     if (next_word() != 0x@MAGIC_IN@u) { fprintf(stderr, "harness: bad input magic\n"); return 2; }
     uint64_t budget = next_word(); budget |= uint64_t(next_word()) << 32;
+    uint32_t seed = next_word();
 
     auto* ctx = new VerilatedContext;
     auto* top = new V@TOP@{ctx};
@@ -140,6 +142,7 @@ int main(int argc, char** argv) {
     for (auto& x : ap) x = next_word();
     put(top->aperture_base, ap, 2);
     put(top->aperture_size, ap + 2, 2);
+    top->seed = seed;
     uint32_t first = next_word(), count = next_word();
     for (uint32_t i = 0; i < count; ++i) {
         top->host_addr = first + i; top->host_wdata = next_word(); top->host_we = 1;
@@ -147,11 +150,11 @@ int main(int argc, char** argv) {
     }
     top->host_we = 0;
 
-    put(top->dispatch__payload, payload.data(), payload.size());
-    top->dispatch__valid = 1; top->eval();
-    while (!top->dispatch__ready) tick();
+    put(top->@DISPATCH@payload, payload.data(), payload.size());
+    top->@DISPATCH@valid = 1; top->eval();
+    while (!top->@DISPATCH@ready) tick();
     tick();
-    top->dispatch__valid = 0; top->eval();
+    top->@DISPATCH@valid = 0; top->eval();
     uint64_t run = 0;
     uint32_t status = 0;
     while (!top->done) {
@@ -245,10 +248,10 @@ def _source_digest() -> str:
     return h.hexdigest()
 
 
-def _params(cfg, mem_bytes, mem_base, latency, reorder, seed, watchdog_cycles) -> dict:
+def _params(cfg, mem_bytes, mem_base, latency, reorder, watchdog_cycles) -> dict:
     return {"config": cfg.to_dict(), "mem_bytes": mem_bytes, "mem_base": mem_base,
             "latency": list(latency) if not isinstance(latency, int) else latency, "reorder": reorder,
-            "seed": seed, "watchdog": watchdog_cycles}
+            "watchdog": watchdog_cycles}
 
 
 def _design_dir(cfg, params: dict) -> Path:
@@ -259,14 +262,13 @@ def _design_dir(cfg, params: dict) -> Path:
     return d
 
 
-def _convert_locked(d: Path, cfg, mem_bytes, mem_base, latency, reorder, seed, watchdog_cycles) -> list[str]:
+def _convert_locked(d: Path, cfg, mem_bytes, mem_base, latency, reorder, watchdog_cycles) -> list[str]:
     """Write ``d/hosttop.v`` (and the counter names) unless there; the caller holds the lock."""
     names_file = d / "perf_names.json"
     if not names_file.exists():
         from amaranth.back import verilog
         from hdl.hosttop import HostTop
-        top = HostTop(cfg, mem_bytes, mem_base, latency=latency, reorder=reorder, seed=seed,
-                      watchdog_cycles=watchdog_cycles)
+        top = HostTop(cfg, mem_bytes, mem_base, latency=latency, reorder=reorder, watchdog_cycles=watchdog_cycles)
         from hdl.vdedup import dedup_modules
         (d / f"{TOP}.v").write_text(dedup_modules(verilog.convert(top, name=TOP, emit_src=False)))
         names_file.write_text(json.dumps(list(top.perf_names)))
@@ -274,21 +276,21 @@ def _convert_locked(d: Path, cfg, mem_bytes, mem_base, latency, reorder, seed, w
 
 
 def hosttop_verilog(config, mem_bytes: int, mem_base: int, *, latency=(8, 32), reorder: bool = True,
-                    seed: int = 0, watchdog_cycles: int = 50_000) -> Path:
+                    watchdog_cycles: int = 50_000) -> Path:
     """The Verilog of this HostTop (module ``hosttop``), converted once and cached beside the
     Verilator builds of the same design (the conversion of a whole DCU takes minutes); other
     simulators (Icarus under cocotb) read it from here."""
     from hdl.config import get_config
     cfg = get_config(config)
-    params = _params(cfg, mem_bytes, mem_base, latency, reorder, seed, watchdog_cycles)
+    params = _params(cfg, mem_bytes, mem_base, latency, reorder, watchdog_cycles)
     d = _design_dir(cfg, params)
     with open(d / ".lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        _convert_locked(d, cfg, mem_bytes, mem_base, latency, reorder, seed, watchdog_cycles)
+        _convert_locked(d, cfg, mem_bytes, mem_base, latency, reorder, watchdog_cycles)
     return d / f"{TOP}.v"
 
 
-def build(config, mem_bytes: int, mem_base: int, *, latency=(8, 32), reorder: bool = True, seed: int = 0,
+def build(config, mem_bytes: int, mem_base: int, *, latency=(8, 32), reorder: bool = True,
           watchdog_cycles: int = 50_000, trace: bool = False, jobs: int | None = None,
           quiet: bool = True) -> VerilatorBuild:
     """Compile (or find in the cache) the simulation of ``HostTop`` with these parameters.
@@ -303,7 +305,7 @@ def build(config, mem_bytes: int, mem_base: int, *, latency=(8, 32), reorder: bo
         raise VerilatorError(f"backend 'verilator' needs Verilator, g++ and make: {INSTALL_HINT}")
     from hdl.config import get_config
     cfg = get_config(config)
-    params = _params(cfg, mem_bytes, mem_base, latency, reorder, seed, watchdog_cycles)
+    params = _params(cfg, mem_bytes, mem_base, latency, reorder, watchdog_cycles)
     # one directory per design: its Verilog, and a program with and one without tracing
     d = _design_dir(cfg, params)
     obj = "obj_trace" if trace else "obj"
@@ -315,13 +317,15 @@ def build(config, mem_bytes: int, mem_base: int, *, latency=(8, 32), reorder: bo
             return VerilatorBuild(d, d / obj / "Vsim", tuple(info["perf_names"]), mem_bytes, mem_base,
                                   info["build_seconds"])
         t0 = time.perf_counter()
-        names = _convert_locked(d, cfg, mem_bytes, mem_base, latency, reorder, seed, watchdog_cycles)
+        names = _convert_locked(d, cfg, mem_bytes, mem_base, latency, reorder, watchdog_cycles)
         (d / "harness.cpp").write_text(HARNESS.replace("@TOP@", TOP).replace("@NPERF@", str(len(names)))
-                                       .replace("@MAGIC_IN@", f"{MAGIC_IN:08x}").replace("@MAGIC_OUT@", f"{MAGIC_OUT:08x}"))
+                                       .replace("@MAGIC_IN@", f"{MAGIC_IN:08x}").replace("@MAGIC_OUT@", f"{MAGIC_OUT:08x}")
+                                       # Verilator spells '__' in a port name as '___05F'
+                                       .replace("@DISPATCH@", "dispatch___05F"))
         jobs = jobs or os.cpu_count() or 1
         cmd = ["verilator", "--cc", "--exe", "--build", "-j", str(jobs), "--top-module", TOP,
                "-Wno-fatal", "-Wno-WIDTH", "-Wno-CASEINCOMPLETE", "--x-assign", "fast", "--x-initial", "fast",
-               "-O3", "--output-split", "20000", "-CFLAGS", "-O1 -std=c++17", "--Mdir", obj, "-o", "Vsim",
+               "-O3", "-fno-inline", "-fno-dfg", "--output-split", "20000", "-CFLAGS", "-O1 -std=c++17", "--Mdir", obj, "-o", "Vsim",
                *(["--trace"] if trace else []), f"{TOP}.v", "harness.cpp"]
         log = d / f"{obj}.log"
         with open(log, "w") as lf:
@@ -359,12 +363,12 @@ def run_dispatch(prep, kernel, config, wgp: bool, *, seed: int = 0, latency=(8, 
     cfg = get_config(config)
     img = host_image(prep, cfg, wgp)
     mem_bytes = memory_size_for(img.used_bytes)
-    b = build(cfg, mem_bytes, img.base, latency=latency, reorder=reorder, seed=seed,
+    b = build(cfg, mem_bytes, img.base, latency=latency, reorder=reorder,
               watchdog_cycles=watchdog_cycles, trace=bool(vcd), quiet=not progress)
     from hdl.dispatch import DispatchLayout
     nwords = -(-DispatchLayout(cfg).size // 32)
     payload = [(img.dispatch_bits >> (32 * i)) & 0xFFFF_FFFF for i in range(nwords)]
-    words = [MAGIC_IN, max_cycles & 0xFFFF_FFFF, max_cycles >> 32, nwords, *payload,
+    words = [MAGIC_IN, max_cycles & 0xFFFF_FFFF, max_cycles >> 32, seed & 0xFFFF_FFFF, nwords, *payload,
              img.aperture_base & 0xFFFF_FFFF, img.aperture_base >> 32,
              img.aperture_size & 0xFFFF_FFFF, img.aperture_size >> 32, 0, img.words.size]
     with tempfile.TemporaryDirectory(prefix="dcu-vl-") as tmp:

@@ -23,6 +23,7 @@ from .memport import ADDR_BITS, LINE_BYTES, MemKind, MemReq, MemResp
 __all__ = ["ExtMemory", "latency_range"]
 
 LINE_BITS = 8 * LINE_BYTES
+_NONZERO_SEED = 0x2545_F491     # the LFSR's state for a zero seed (xorshift stays at zero)
 DWORDS = LINE_BYTES // 4
 
 
@@ -50,6 +51,9 @@ class ExtMemory(wiring.Component):
         Responses whose latency has elapsed leave in an LFSR-chosen order (else in order).
     seed : int
         LFSR seed (a zero LFSR state is replaced by a fixed nonzero one).
+    runtime_seed : bool
+        Add the ``reseed`` and ``seed`` inputs, so that a host can choose the seed per run
+        without a new build.
     backpressure : float
         Probability in [0, 1) that ``req.ready`` is withheld in a cycle (in 1/256 steps).
     slots : int
@@ -83,11 +87,14 @@ class ExtMemory(wiring.Component):
         Requests accepted, by kind (faulting ones included).
     faults : Out(32)
         Requests answered with ``fault``.
+    reseed : In(1); seed : In(32)
+        With ``runtime_seed``: ``reseed`` loads the LFSR with ``seed`` (zero: the fixed
+        nonzero state); only when nothing is in flight, since it changes pending choices.
     """
 
     def __init__(self, size_bytes: int, base: int = 0, latency=32, reorder: bool = False,
                  seed: int = 1, backpressure: float = 0.0, slots: int = 16, tag_bits: int = 8,
-                 init: bytes = b""):
+                 init: bytes = b"", runtime_seed: bool = False):
         if size_bytes < LINE_BYTES or size_bytes % LINE_BYTES:
             raise ValueError(f"size_bytes must be a positive multiple of {LINE_BYTES}, got {size_bytes}")
         if base < 0 or base % LINE_BYTES or base + size_bytes > 1 << ADDR_BITS:
@@ -103,7 +110,8 @@ class ExtMemory(wiring.Component):
         if len(init) > size_bytes:
             raise ValueError(f"init has {len(init)} bytes, the memory {size_bytes}")
         self.size_bytes, self.base, self.reorder, self.slots = size_bytes, base, reorder, slots
-        self.seed = seed & 0xFFFF_FFFF or 0x2545_F491
+        self.init_seed = seed & 0xFFFF_FFFF or _NONZERO_SEED
+        self.runtime_seed = runtime_seed
         self.stall_threshold = round(backpressure * 256)
         self.tag_bits = tag_bits
         init = bytes(init)
@@ -120,6 +128,7 @@ class ExtMemory(wiring.Component):
             "host_re": In(1),
             "host_rdata": Out(32),
             "reads": Out(32), "writes": Out(32), "atomics": Out(32), "faults": Out(32),
+            **({"reseed": In(1), "seed": In(32)} if runtime_seed else {}),
         })
 
     def elaborate(self, platform):
@@ -135,11 +144,14 @@ class ExtMemory(wiring.Component):
         slot_r = resp_ram.read_port(transparent_for=(slot_w,))
 
         # ---- LFSR (xorshift32), only when something is random -----------------------------
-        rnd = Signal(32, init=self.seed)
+        rnd = Signal(32, init=self.init_seed)
         if self.reorder or hi > lo or self.stall_threshold:
             x1 = rnd ^ (rnd << 13)[:32]
             x2 = x1 ^ (x1 >> 17)
             m.d.sync += rnd.eq(x2 ^ (x2 << 5)[:32])
+            if self.runtime_seed:
+                with m.If(self.reseed):
+                    m.d.sync += rnd.eq(Mux(self.seed == 0, _NONZERO_SEED, self.seed))
 
         # ---- response slots ---------------------------------------------------------------
         busy = Signal(slots)

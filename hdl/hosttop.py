@@ -14,13 +14,13 @@ are for when the DCU is idle: they take the memory's RAM for their cycle, so dur
 they would only slow it down.
 
 Each dispatch starts the memory model's pseudo-random state (latency and reordering
-choices) afresh from its seed, so a run's cycle count depends on the seed and not on how
-many cycles the host spent loading memory: every backend that simulates this top counts the
-same cycles for the same seed.
+choices) afresh from the ``seed`` input, so a run's cycle count depends on the seed and not
+on how many cycles the host spent loading memory: every backend that simulates this top
+counts the same cycles for the same seed, and a new seed needs no new build.
 """
 from __future__ import annotations
 
-from amaranth.hdl import Module, ResetInserter, Signal
+from amaranth.hdl import Module, Signal
 from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out, connect
 
@@ -49,8 +49,6 @@ class HostTop(wiring.Component):
         Memory latency in cycles, fixed or an LFSR-drawn range (:class:`hdl.extmem.ExtMemory`).
     reorder : bool
         Responses whose latency has elapsed may leave out of order.
-    seed : int
-        The memory model's LFSR seed, reloaded at every dispatch start.
     watchdog_cycles : int
         The DCU's watchdog (:class:`hdl.dcu.DCU`).
     init : bytes
@@ -69,6 +67,8 @@ class HostTop(wiring.Component):
         Start a kernel dispatch (taken when the DCU is idle).
     aperture_base, aperture_size : In(48)
         The global memory the dispatch's vector accesses may touch.
+    seed : In(32)
+        The memory model's LFSR seed, loaded when a dispatch starts.
     busy, done : Out(1)
         As :class:`hdl.dcu.DCU`: ``done`` when every wave ended or an error stopped the DCU.
     error : Out(hdl.dcu.DcuError)
@@ -81,18 +81,18 @@ class HostTop(wiring.Component):
     """
 
     def __init__(self, config: DCUConfig, mem_bytes: int, mem_base: int = 0, latency=32,
-                 reorder: bool = False, seed: int = 1, watchdog_cycles: int = 50_000, init: bytes = b""):
+                 reorder: bool = False, watchdog_cycles: int = 50_000, init: bytes = b""):
         self.config = config
         self.dcu = DCU(config, watchdog_cycles=watchdog_cycles)
-        self.memory = ExtMemory(mem_bytes, base=mem_base, latency=latency, reorder=reorder, seed=seed,
-                                tag_bits=self.dcu.arbiter.tag_bits, init=init)
+        self.memory = ExtMemory(mem_bytes, base=mem_base, latency=latency, reorder=reorder,
+                                tag_bits=self.dcu.arbiter.tag_bits, init=init, runtime_seed=True)
         self.mem_bytes, self.mem_base = mem_bytes, mem_base
         self.perf_names = self.dcu.perf_names
         super().__init__({
             "host_addr": In(range(mem_bytes // 4)), "host_wdata": In(32),
             "host_we": In(1), "host_re": In(1), "host_rdata": Out(32),
             "dispatch": In(stream.Signature(DispatchLayout(config))),
-            "aperture_base": In(ADDR_BITS), "aperture_size": In(ADDR_BITS),
+            "aperture_base": In(ADDR_BITS), "aperture_size": In(ADDR_BITS), "seed": In(32),
             "busy": Out(1), "done": Out(1), "error": Out(DcuError(config)),
             "cycles": Out(CYCLE_BITS),
             "perf_addr": In(range(len(self.perf_names))), "perf_data": Out(32),
@@ -104,7 +104,8 @@ class HostTop(wiring.Component):
         start = Signal()
         m.d.comb += start.eq(self.dispatch.valid & self.dispatch.ready)
         m.submodules.dcu = dcu
-        m.submodules.memory = mem = ResetInserter(start)(self.memory)
+        m.submodules.memory = mem = self.memory
+        m.d.comb += [mem.reseed.eq(start), mem.seed.eq(self.seed)]
 
         connect(m, wiring.flipped(self.dispatch), dcu.dispatch)
         connect(m, dcu.mem, mem.req)

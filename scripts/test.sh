@@ -9,7 +9,8 @@ PY="$ROOT/.venv/bin/python"
 # Default: the CI set (tests marked slow are the long RTL campaigns: run them with -m slow).
 if [ "$#" -eq 0 ]; then
     set -- -q -m "not slow"
-    if "$PY" -c 'import xdist' >/dev/null 2>&1; then set -- -q -m "not slow" -n 2; fi
+    # loadgroup: tests that share one expensive build (xdist_group) stay on one worker
+    if "$PY" -c 'import xdist' >/dev/null 2>&1; then set -- -q -m "not slow" -n 2 --dist loadgroup; fi
 fi
 "$PY" -m pytest "$@"
 rc=$?

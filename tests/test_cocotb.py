@@ -226,7 +226,7 @@ def _vmem():
 
 
 SIMS = ["icarus", pytest.param("verilator", marks=pytest.mark.slow)]
-VERILATOR_ARGS = ["-Wno-fatal", "-Wno-WIDTH", "-Wno-CASEINCOMPLETE"]
+VERILATOR_ARGS = ["-Wno-fatal", "-Wno-WIDTH", "-Wno-CASEINCOMPLETE", "--output-split", "20000"]
 
 
 def _build_args(sim):

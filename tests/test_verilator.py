@@ -28,7 +28,9 @@ from tests.asmutil import needs_llvm
 from tests.lint import LINT_FLAGS
 from tests.test_dcu import _kernel, _store_then, issued_like_model
 
-pytestmark = [needs_llvm, pytest.mark.skipif(not vl.available(), reason=vl.INSTALL_HINT)]
+# one worker builds and runs them all (scripts/test.sh runs xdist with --dist loadgroup)
+pytestmark = [needs_llvm, pytest.mark.skipif(not vl.available(), reason=vl.INSTALL_HINT),
+              pytest.mark.xdist_group("verilator")]
 
 # the rtl backend's memory-model defaults, spelled out: both backends must use the same
 MEMORY = {"seed": 3, "latency": (8, 32), "reorder": True}
@@ -93,7 +95,7 @@ def test_watchdog_reported(tmp_path):
 
 def test_build_verilog_lints():
     """The Verilog the backend compiles (the tiny DCU with its memory) is lint-clean."""
-    b = vl.build("tiny", 64 * 1024, 0x1000_0000, **MEMORY)
+    b = vl.build("tiny", 64 * 1024, 0x1000_0000, latency=MEMORY["latency"], reorder=MEMORY["reorder"])
     r = subprocess.run(["verilator", *LINT_FLAGS, str(b.directory / f"{vl.TOP}.v")], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr[-4000:]
 
