@@ -276,7 +276,7 @@ def _hosttop(test_name=DCU_TEST, preset=DCU_PRESET, seed=DCU_SEED):
     img = host_image(prep, cfg, bool(kernel.wgp_mode))
     mem_bytes = memory_size_for(img.used_bytes)
     t0 = time.perf_counter()
-    path = hosttop_verilog(cfg, mem_bytes, img.base, latency=(8, 32), reorder=True, seed=0, watchdog_cycles=50_000)
+    path = hosttop_verilog(cfg, mem_bytes, img.base, latency=(8, 32), reorder=True, watchdog_cycles=50_000)
     seconds = time.perf_counter() - t0
     if seconds > 5:
         print(f"\nHostTop ({preset}) converted to Verilog in {seconds:.0f} s: {path}")

@@ -130,6 +130,7 @@ async def firmware_kernel(dut):
     for name in ("host_we", "host_re", "dispatch__valid", "dispatch__payload", "perf_addr", "host_addr", "host_wdata"):
         getattr(dut, name).value = 0
     dut.aperture_base.value, dut.aperture_size.value = img.aperture_base, img.aperture_size
+    dut.seed.value = 0          # the memory model's LFSR seed, loaded at the dispatch start
     await start(dut)
 
     # the top's RAM starts at zero (HostTop without init): only non-zero dwords need writing
