@@ -1,7 +1,7 @@
 """cocotb testbenches on the generated Verilog (docs/cocotb.md).
 
 Each test converts an Amaranth component to Verilog (cached under ``build/cocotb/verilog``,
-keyed by a hash of the ``hdl/`` and ``isa/`` sources and the component's parameters),
+keyed by a hash of the ``hdl/`` and ``isa/`` modules it is built from and its parameters),
 builds it with a simulator through ``cocotb_tools.runner`` and runs a cocotb test module of
 ``tests/cocotb/`` on it:
 
@@ -90,23 +90,53 @@ def _environ(overrides: dict):
 
 
 # ---- Verilog, converted once per source state ----------------------------------------------
-def source_hash() -> str:
-    """Hash of everything the generated Verilog depends on: hdl/ and isa/ sources, Amaranth."""
+def design_sources(module: str) -> list[Path]:
+    """``module`` (e.g. ``"hdl.lds"``) and every ``hdl``/``isa`` module it imports, transitively,
+    found from its import statements."""
+    import ast
+    todo, seen = [ROOT.joinpath(*module.split(".")).with_suffix(".py")], set()
+    while todo:
+        f = todo.pop()
+        if f in seen or not f.exists():
+            continue
+        seen.add(f)
+        for node in ast.walk(ast.parse(f.read_text())):
+            mods = []
+            if isinstance(node, ast.ImportFrom):
+                if node.level:
+                    base = f.parent
+                    for _ in range(node.level - 1):
+                        base = base.parent
+                    parts = list(base.relative_to(ROOT).parts) + (node.module.split(".") if node.module else [])
+                else:
+                    parts = (node.module or "").split(".")
+                mods = [parts] + [parts + [a.name] for a in node.names]
+            elif isinstance(node, ast.Import):
+                mods = [a.name.split(".") for a in node.names]
+            for parts in mods:
+                if parts[:1] in (["hdl"], ["isa"]):
+                    p = ROOT.joinpath(*parts)
+                    todo += [p.with_suffix(".py"), p / "__init__.py"]
+    return sorted(seen)
+
+
+def source_hash(module: str) -> str:
+    """Hash of what the generated Verilog of ``module``'s component depends on: its ``hdl``/``isa``
+    sources and the Amaranth version."""
     import amaranth
     h = hashlib.sha256(amaranth.__version__.encode())
-    for d in ("hdl", "isa"):
-        for p in sorted((ROOT / d).rglob("*.py")):
-            h.update(str(p.relative_to(ROOT)).encode())
-            h.update(p.read_bytes())
+    for p in design_sources(module):
+        h.update(str(p.relative_to(ROOT)).encode())
+        h.update(p.read_bytes())
     return h.hexdigest()
 
 
-def verilog_for(name: str, make, params, meta=None) -> tuple[Path, str, dict]:
-    """The Verilog of component ``make()`` as module ``name``: converted once for each state of
-    the sources and ``params`` (a repr-able description of what ``make`` builds), then read
-    from ``build/cocotb/verilog``. ``meta(component)`` may add JSON data to the sidecar file
-    (e.g. the names of a counter port). Returns (path, key, sidecar)."""
-    key = hashlib.sha256(f"{source_hash()} {name} {params!r}".encode()).hexdigest()[:16]
+def verilog_for(name: str, module: str, make, params, meta=None) -> tuple[Path, str, dict]:
+    """The Verilog of component ``make()`` (defined in ``module``) as module ``name``: converted
+    once for each state of its sources and ``params`` (a repr-able description of what
+    ``make`` builds), then read from ``build/cocotb/verilog``. ``meta(component)`` may add
+    JSON data to the sidecar file. Returns (path, key, sidecar)."""
+    key = hashlib.sha256(f"{source_hash(module)} {name} {params!r}".encode()).hexdigest()[:16]
     path = BUILD / "verilog" / f"{name}-{key}.v"
     side = path.with_suffix(".json")
     if not (path.exists() and side.exists()):
@@ -214,14 +244,14 @@ def _lds():
     from hdl.config import get_config
     from hdl.lds import LDS
     name = f"lds_{BLOCK_PRESET}"
-    return name, *verilog_for(name, lambda: LDS(get_config(BLOCK_PRESET)), ("LDS", get_config(BLOCK_PRESET)))[:2]
+    return name, *verilog_for(name, "hdl.lds", lambda: LDS(get_config(BLOCK_PRESET)), ("LDS", get_config(BLOCK_PRESET)))[:2]
 
 
 def _vmem():
     from hdl.config import get_config
     from hdl.vmem import VecMemUnit
     name = f"vmem_{BLOCK_PRESET}"
-    return name, *verilog_for(name, lambda: VecMemUnit(get_config(BLOCK_PRESET)),
+    return name, *verilog_for(name, "hdl.vmem", lambda: VecMemUnit(get_config(BLOCK_PRESET)),
                               ("VecMemUnit", get_config(BLOCK_PRESET)))[:2]
 
 
