@@ -157,9 +157,10 @@ def run_dispatch(prep, kernel, config, wgp: bool, *, seed: int = 0, latency=(8, 
         tl = _timeline_sampler(sim, dcu)
     t0 = time.perf_counter()
     if vcd:
-        from .waves import gtkw_traces
-        with sim.write_vcd(vcd, gtkw_file=str(vcd).rsplit(".", 1)[0] + ".gtkw", traces=gtkw_traces(dcu)):
+        from .waves import gtkw_for_vcd
+        with sim.write_vcd(vcd):
             sim.run()
+        gtkw_for_vcd(vcd, config.wave_slots, config.simds)
     else:
         sim.run()
     if tl is not None:
