@@ -219,6 +219,8 @@ def run_cocotb(sim: str, top: str, verilog: Path, key: str, module: str, env: di
     assert n >= 1 and failed == 0, _failures(build_dir)
     out = json.loads(rep.read_text()) if rep.exists() else {}
     out.update(build_seconds=round(t1 - t0, 1), test_seconds=round(t2 - t1, 1))
+    if waves:
+        out["waves"] = env["DCU_WAVES_FILE"]
     print(f"\n{module} on {sim}: {json.dumps(out, sort_keys=True)}")
     return out
 
@@ -321,6 +323,10 @@ def _run_dcu(sim: str):
     sim_env = need_simulator(sim)
     top, path, key, env = _hosttop()
     out = run_cocotb(sim, top, path, key, "dcu_tb", env, sim_env, _build_args(sim))
+    if out.get("waves", "").endswith(".vcd"):     # Verilator: the DCU view of the other backends
+        from dcu.waves import gtkw_for_vcd
+        from hdl.config import get_config
+        print("GTKWave view:", gtkw_for_vcd(out["waves"], get_config(DCU_PRESET).wave_slots))
     assert out["dcu_cycles"] > 0 and out["dcu_waves"] == 32
     return out
 
