@@ -2,7 +2,8 @@
 compiled by Verilator into a C++ program that loads a dispatch, runs it and writes the
 results back, with no Python on any cycle (docs/toolflow.md).
 
-A build is cached under ``build/verilator/<key>/`` by everything that shapes the hardware:
+A build is cached under ``~/.cache/rdna-dcu/verilator/<preset>-<key>/`` (or
+``$DCU_VERILATOR_CACHE``) by everything that shapes the hardware:
 the ``hdl/`` sources, the configuration, the memory's size, latency and ordering,
 the watchdog, tracing, the harness and the Verilator version. Concurrent builders of one
 key (pytest workers) wait on a file lock.
@@ -38,7 +39,10 @@ from .hostimage import host_image, memory_size_for
 __all__ = ["available", "VerilatorError", "VerilatorBuild", "build", "hosttop_verilog", "run_dispatch", "INSTALL_HINT"]
 
 ROOT = Path(__file__).resolve().parent.parent
-BUILD_DIR = ROOT / "build" / "verilator"
+# Outside the work tree, like ccache: a build takes tens of minutes and is keyed by
+# everything that shapes it, so every checkout on the machine may share it.
+BUILD_DIR = Path(os.environ.get("DCU_VERILATOR_CACHE")
+                 or Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "rdna-dcu" / "verilator")
 INSTALL_HINT = "install Verilator and a C++ compiler: apt-get install -y verilator g++ make"
 MAGIC_IN, MAGIC_OUT = 0x44435549, 0x4443554F
 TOP = "hosttop"
@@ -400,8 +404,8 @@ def run_dispatch(prep, kernel, config, wgp: bool, *, seed: int = 0, latency=(8, 
     error_bits = sum(w << (32 * i) for i, w in enumerate(err_words))
     res = VerilatorResult(cycles, counters, issued, error_bits, bool(status), seconds, harness_cycles)
     if vcd:
-        from .waves import gtkw_for_verilator
-        gtkw_for_verilator(vcd, cfg)
+        from .waves import gtkw_for_vcd
+        gtkw_for_vcd(vcd, cfg.wave_slots, cfg.simds)
     message = None
     from hdl.dcu import DcuError
     err = DcuError(cfg).from_bits(error_bits)
