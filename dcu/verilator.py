@@ -332,8 +332,11 @@ def build(config, mem_bytes: int, mem_base: int, *, latency=(8, 32), reorder: bo
                "-O3", "-fno-inline", "-fno-dfg", "--output-split", "20000", "-CFLAGS", "-O1 -std=c++17", "--Mdir", obj, "-o", "Vsim",
                *(["--trace"] if trace else []), f"{TOP}.v", "harness.cpp"]
         log = d / f"{obj}.log"
+        env = dict(os.environ)
+        if shutil.which("ccache"):   # most generated files survive a change to one unit
+            env.setdefault("OBJCACHE", "ccache")
         with open(log, "w") as lf:
-            r = subprocess.run(cmd, cwd=d, stdout=lf, stderr=subprocess.STDOUT)
+            r = subprocess.run(cmd, cwd=d, stdout=lf, stderr=subprocess.STDOUT, env=env)
         if r.returncode != 0:
             tail = log.read_text()[-3000:]
             raise VerilatorError(f"verilator build failed (exit {r.returncode}); log {log}:\n{tail}")

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Idempotent set-up for a fresh Debian 12 machine (run as root, or with sudo):
 #   - Debian packages: llvm-19 clang-19 lld-19 (required), python3-venv (if venv is
-#     unusable), iverilog, verilator, g++ and make (optional: RTL simulation, lint and
-#     the verilator backend);
+#     unusable), iverilog, verilator, g++, make and ccache (optional: RTL simulation,
+#     lint and the verilator backend);
 #   - a virtual environment in <repo>/.venv with this project installed editable.
 # A second run does nothing slow: apt is touched only for missing tools, and pip
 # only when pyproject.toml changed (stamp file keyed on its hash).
@@ -97,6 +97,7 @@ command -v iverilog >/dev/null 2>&1 || opt+=(iverilog)
 command -v verilator >/dev/null 2>&1 || opt+=(verilator)
 command -v g++ >/dev/null 2>&1 || opt+=(g++)
 command -v make >/dev/null 2>&1 || opt+=(make)
+command -v ccache >/dev/null 2>&1 || opt+=(ccache)   # the verilator backend's C++ rebuilds
 if [ "${#opt[@]}" -gt 0 ]; then
     apt_install "${opt[@]}" || echo "setup.sh: warning: could not install ${opt[*]} (optional)" >&2
 fi
