@@ -46,6 +46,11 @@ BUILD_DIR = Path(os.environ.get("DCU_VERILATOR_CACHE")
 INSTALL_HINT = "install Verilator and a C++ compiler: apt-get install -y verilator g++ make"
 MAGIC_IN, MAGIC_OUT = 0x44435549, 0x4443554F
 TOP = "hosttop"
+# With inlining and the DFG optimiser the tiny DCU needed more than 24 GB; without, 12 GB.
+# "--x-initial unique" sets what Verilog leaves undefined (memory read-port registers) to
+# the run-time reset value, zero by default: Amaranth's semantics.
+FLAGS = ("-Wno-fatal", "-Wno-WIDTH", "-Wno-CASEINCOMPLETE", "--x-assign", "fast", "--x-initial", "unique",
+         "-O3", "-fno-inline", "-fno-dfg", "--output-split", "20000", "-CFLAGS", "-O1 -std=c++17")
 
 
 class VerilatorError(RuntimeError):
@@ -259,7 +264,7 @@ def _params(cfg, mem_bytes, mem_base, latency, reorder, watchdog_cycles) -> dict
 
 
 def _design_dir(cfg, params: dict) -> Path:
-    key = hashlib.sha256(json.dumps({**params, "src": _source_digest(), "harness": HARNESS,
+    key = hashlib.sha256(json.dumps({**params, "src": _source_digest(), "harness": HARNESS, "flags": FLAGS,
                                      "verilator": _verilator_version()}, sort_keys=True).encode()).hexdigest()[:16]
     d = BUILD_DIR / f"{cfg.name}-{key}"
     d.mkdir(parents=True, exist_ok=True)
@@ -327,10 +332,8 @@ def build(config, mem_bytes: int, mem_base: int, *, latency=(8, 32), reorder: bo
                                        # Verilator spells '__' in a port name as '___05F'
                                        .replace("@DISPATCH@", "dispatch___05F"))
         jobs = jobs or os.cpu_count() or 1
-        cmd = ["verilator", "--cc", "--exe", "--build", "-j", str(jobs), "--top-module", TOP,
-               "-Wno-fatal", "-Wno-WIDTH", "-Wno-CASEINCOMPLETE", "--x-assign", "fast", "--x-initial", "fast",
-               "-O3", "-fno-inline", "-fno-dfg", "--output-split", "20000", "-CFLAGS", "-O1 -std=c++17", "--Mdir", obj, "-o", "Vsim",
-               *(["--trace"] if trace else []), f"{TOP}.v", "harness.cpp"]
+        cmd = ["verilator", "--cc", "--exe", "--build", "-j", str(jobs), "--top-module", TOP, *FLAGS,
+               "--Mdir", obj, "-o", "Vsim", *(["--trace"] if trace else []), f"{TOP}.v", "harness.cpp"]
         log = d / f"{obj}.log"
         env = dict(os.environ)
         if shutil.which("ccache"):   # most generated files survive a change to one unit
