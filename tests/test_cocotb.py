@@ -154,7 +154,7 @@ def verilog_for(name: str, module: str, make, params, meta=None) -> tuple[Path, 
     return path, key, json.loads(side.read_text())
 
 
-_UNINIT_REG = re.compile(r"^(\s*reg (?:\[[0-9]+:0\] )?(?:\\\S+ |\S+));$", re.M)
+_UNINIT_REG = re.compile(r"^(\s*reg (?:\[[0-9]+:0\] )?\\?[^\s;\[]+ ?);$", re.M)
 
 
 def icarus_verilog(path: Path) -> Path:
@@ -167,7 +167,8 @@ def icarus_verilog(path: Path) -> Path:
     DCU never finishes and ``perf_data`` reads X. Verilator, two-state, starts them at 0 as
     Amaranth does. Combinational ``reg``s are recomputed at time 0 anyway, so the initialiser
     only changes what the registers hold before their first write."""
-    out = BUILD / "verilog" / f"{path.parent.name}-{path.stem}.icarus.v"
+    tag = hashlib.sha256(_UNINIT_REG.pattern.encode()).hexdigest()[:6]
+    out = BUILD / "verilog" / f"{path.parent.name}-{path.stem}.icarus-{tag}.v"
     if not out.exists() or out.stat().st_mtime < path.stat().st_mtime:
         out.parent.mkdir(parents=True, exist_ok=True)
         text, n = _UNINIT_REG.subn(r"\1 = 0;", path.read_text())
