@@ -314,11 +314,22 @@ def _hosttop(test_name=DCU_TEST, preset=DCU_PRESET, seed=DCU_SEED):
     seconds = time.perf_counter() - t0
     if seconds > 5:
         print(f"\nHostTop ({preset}) converted to Verilog in {seconds:.0f} s: {path}")
-    names = path.parent / "perf_names.json"
+    # a copy named by its content: the backend's directory is keyed by its own build flags too
+    # and may move while a long simulation runs
+    text = path.read_bytes()
+    key = hashlib.sha256(text).hexdigest()[:16]
+    copy = BUILD / "verilog" / f"hosttop-{key}.v"
+    names = copy.with_suffix(".perf_names.json")
+    if not names.exists():
+        copy.parent.mkdir(parents=True, exist_ok=True)
+        for target, body in ((copy, text), (names, (path.parent / "perf_names.json").read_bytes())):
+            tmp = target.with_suffix(f".{os.getpid()}.tmp")
+            tmp.write_bytes(body)
+            os.replace(tmp, target)
     assert len(json.loads(names.read_text())) > 10
     env = {"DCU_PERF_NAMES": str(names), "DCU_PRESET": preset, "DCU_FW_TEST": test_name, "DCU_SEED": str(seed),
            "DCU_MEM_BYTES": str(mem_bytes), "DCU_MEM_BASE": str(img.base), "DCU_MAX_CYCLES": "200000"}
-    return path.stem, path, path.parent.name, env
+    return "hosttop", copy, key, env
 
 
 def _converted_hosttop(cfg, mem_bytes, mem_base):
