@@ -50,7 +50,10 @@ TOP = "hosttop"
 # "--x-initial unique" sets what Verilog leaves undefined (memory read-port registers) to
 # the run-time reset value, zero by default: Amaranth's semantics.
 FLAGS = ("-Wno-fatal", "-Wno-WIDTH", "-Wno-CASEINCOMPLETE", "--x-assign", "fast", "--x-initial", "unique",
-         "-O3", "-fno-inline", "-fno-dfg", "--output-split", "20000", "-CFLAGS", "-O1 -std=c++17")
+         "-O3", "-fno-inline", "-fno-dfg", "--output-split", "20000", "-CFLAGS", "-std=c++17")
+# The model's C++ (360 MB for the tiny DCU, 32 lanes unrolled per unit) compiled at
+# Verilator's default -Os took about an hour on two cores; unoptimised, a fraction of it.
+MAKE_ENV = {"OPT_FAST": "-O0", "OPT_SLOW": "-O0"}
 
 
 class VerilatorError(RuntimeError):
@@ -265,6 +268,7 @@ def _params(cfg, mem_bytes, mem_base, latency, reorder, watchdog_cycles) -> dict
 
 def _design_dir(cfg, params: dict) -> Path:
     key = hashlib.sha256(json.dumps({**params, "src": _source_digest(), "harness": HARNESS, "flags": FLAGS,
+                                     "make": MAKE_ENV,
                                      "verilator": _verilator_version()}, sort_keys=True).encode()).hexdigest()[:16]
     d = BUILD_DIR / f"{cfg.name}-{key}"
     d.mkdir(parents=True, exist_ok=True)
@@ -335,7 +339,7 @@ def build(config, mem_bytes: int, mem_base: int, *, latency=(8, 32), reorder: bo
         cmd = ["verilator", "--cc", "--exe", "--build", "-j", str(jobs), "--top-module", TOP, *FLAGS,
                "--Mdir", obj, "-o", "Vsim", *(["--trace"] if trace else []), f"{TOP}.v", "harness.cpp"]
         log = d / f"{obj}.log"
-        env = dict(os.environ)
+        env = {**os.environ, **MAKE_ENV}
         if shutil.which("ccache"):   # most generated files survive a change to one unit
             env.setdefault("OBJCACHE", "ccache")
         with open(log, "w") as lf:
