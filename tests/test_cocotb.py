@@ -346,6 +346,8 @@ def _converted_hosttop(cfg, mem_bytes, mem_base):
 
 def _run_dcu(sim: str):
     sim_env = need_simulator(sim)
+    if sim == "verilator":   # the whole DCU, every signal public: compile fast rather than run fast
+        sim_env["MAKEFLAGS"] += " OPT_FAST=-O0 OPT_SLOW=-O0 OPT_GLOBAL=-O0"
     top, path, key, env = _hosttop()
     out = run_cocotb(sim, top, path, key, "dcu_tb", env, sim_env, _build_args(sim))
     if out.get("waves", "").endswith(".vcd"):     # Verilator: the DCU view of the other backends
