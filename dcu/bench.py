@@ -754,9 +754,86 @@ def _ooo_png(path, runs, latency, K):
                 _draw_text(img, x - 2, top + PH + 6, str(c))
     write_png(path, img)
 
+
+def _compiled_backend() -> str:
+    """``verilator`` when it can build here, else ``rtl`` (Amaranth's simulator)."""
+    from . import verilator
+    return "verilator" if verilator.available() else "rtl"
+
+
+_KERNEL_COUNTERS = ("valu_busy", "stall.dependency", "stall.loadcnt", "stall.storecnt", "stall.dscnt",
+                    "stall.kmcnt", "stall.barrier", "stall.fetch", "stall.structural")
+
+
+def _kernels(config: str = "tiny", seed: int = 0) -> dict:
+    """Every firmware kernel the preset holds on the whole DCU: cycles, wave-instructions,
+    IPC (over the four SIMDs) and the main counters summed over the SIMDs, checked against
+    the golden output on the way."""
+    from firmware_tests.manifest import TESTS
+    from firmware_tests.runner import run_firmware
+    from hdl.config import ResourceError
+    backend = _compiled_backend()
+    rows, skipped, t0 = [], [], time.perf_counter()
+    for t in TESTS:
+        try:
+            res = run_firmware(t, backend=backend, config=config, memory_seed=seed)
+        except ResourceError as e:
+            skipped.append(f"{t.name}: {e}")
+            continue
+        if not res.ok:
+            raise RuntimeError(res.describe())
+        r = res.run.report
+        c = r.counters
+        simds = sorted({k.split(".")[0] for k in c if k.startswith("simd")})
+        total = {name: sum(c[f"{s}.{name}"] for s in simds) for name in _KERNEL_COUNTERS}
+        rows.append({"kernel": t.name, "cycles": r.cycles, "instructions": r.instructions,
+                     "ipc": round(r.instructions / r.cycles, 3), **{k.replace("stall.", ""): v for k, v in total.items()},
+                     "lds_conflicts": c["lds.conflict_cycles0"] + c["lds.conflict_cycles1"],
+                     "l0_hits": c["vmem0.hits"] + c["vmem1.hits"], "l0_misses": c["vmem0.misses"] + c["vmem1.misses"],
+                     "scache_miss": c["scache.misses"], "icache_miss": c["icache.misses"],
+                     "max_resident": c["dispatch.max_resident"]})
+    return {"benchmark": "kernels", "backend": backend, "config": config, "memory_seed": seed,
+            "note": "every output equal to the golden one; counters summed over the four SIMDs",
+            "seconds": round(time.perf_counter() - t0, 1), "skipped": skipped, "rows": rows}
+
+
+def _sim_speed(config: str = "tiny", test: str = "matmul_tile_cl", seed: int = 0) -> dict:
+    """Cycles per second of the whole DCU (HostTop: the DCU and its RTL memory) in Amaranth's
+    simulator and compiled by Verilator, on one busy kernel, in one run. Amaranth: the
+    dispatch's cycles over the simulation's seconds (elaboration apart); Verilator: every
+    cycle the harness simulates (loading and reading back included) over the program's wall
+    time, its build cached."""
+    import numpy as np
+    from firmware_tests.manifest import get, path
+    from hdl.config import get_config
+    from .launch import load_program, prepare
+    from . import rtl, verilator
+    t = get(test)
+    kern = load_program(path(t)).kernel(t.kernel)
+    cfg = get_config(config)
+    rows = []
+
+    def prep():
+        return prepare(kern, t.grid, t.block, t.make_args(np.random.default_rng(seed)))
+    t0 = time.perf_counter()
+    a = rtl.run_dispatch(prep(), kern, cfg, bool(kern.wgp_mode), seed=seed, memory="rtl")
+    rows.append({"simulator": "amaranth", "cycles": a.cycles, "seconds": round(a.seconds, 1),
+                 "cycles_per_s": round(a.cycles / a.seconds), "setup_s": round(time.perf_counter() - t0 - a.seconds, 1)})
+    if verilator.available():
+        t0 = time.perf_counter()
+        v = verilator.run_dispatch(prep(), kern, cfg, bool(kern.wgp_mode), seed=seed)
+        rows.append({"simulator": "verilator", "cycles": v.cycles, "seconds": round(v.seconds, 1),
+                     "cycles_per_s": round(v.harness_cycles / v.seconds),
+                     "setup_s": round(time.perf_counter() - t0 - v.seconds, 1)})
+        if v.cycles != a.cycles:
+            raise RuntimeError(f"verilator counted {v.cycles} cycles, Amaranth {a.cycles}")
+    return {"benchmark": "sim-speed", "config": config, "kernel": test, "rows": rows,
+            "ratio": round(rows[-1]["cycles_per_s"] / rows[0]["cycles_per_s"], 1) if len(rows) > 1 else None}
+
+
 BENCHMARKS = {"model-speed": _model_speed, "valu-ipc": _valu_ipc, "sim-speed-simd": _sim_speed_simd,
               "lds-stride": _lds_stride, "coalescing": _coalescing, "latency": _latency,
-              "ooo": _ooo}
+              "ooo": _ooo, "kernels": _kernels, "sim-speed": _sim_speed}
 
 
 def _markdown(result: dict) -> str:

@@ -62,8 +62,12 @@ def compare(expected: np.ndarray, got: np.ndarray, ulp_tol: int, label: str) -> 
     return [f"{label}: {len(idx)} of {bad.size} elements differ; first at {first}: expected {expected[first]!r}, got {got[first]!r}"]
 
 
-def run_firmware(test, backend: str = "model", config: str = "default", seed: int = 0, **launch_kw) -> FirmwareResult:
-    """Build, launch and check one :class:`firmware_tests.manifest.FirmwareTest`."""
+def run_firmware(test, backend: str = "model", config: str = "default", seed: int = 0,
+                 memory_seed: int | None = None, **launch_kw) -> FirmwareResult:
+    """Build, launch and check one :class:`firmware_tests.manifest.FirmwareTest`; ``seed``
+    draws its inputs, ``memory_seed`` (RTL backends) the memory model's latencies and order."""
+    if memory_seed is not None:
+        launch_kw["seed"] = memory_seed
     from dcu.launch import launch, load_program
     rng = np.random.default_rng(seed)
     args = test.make_args(rng)

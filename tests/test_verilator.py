@@ -33,7 +33,7 @@ pytestmark = [needs_llvm, pytest.mark.skipif(not vl.available(), reason=vl.INSTA
               pytest.mark.xdist_group("verilator")]
 
 # the rtl backend's memory-model defaults, spelled out: both backends must use the same
-MEMORY = {"seed": 3, "latency": (8, 32), "reorder": True}
+MEMORY = {"memory_seed": 3, "latency": (8, 32), "reorder": True}
 
 
 def _run(name: str, config: str, backend: str, **options):
@@ -72,7 +72,7 @@ def test_firmware_set_on_tiny_matches_model():
 
 def test_seed_changes_timing_not_results():
     a = _run("vector_add_asm", "tiny", "verilator", **MEMORY)
-    b = _run("vector_add_asm", "tiny", "verilator", **{**MEMORY, "seed": 11})
+    b = _run("vector_add_asm", "tiny", "verilator", **{**MEMORY, "memory_seed": 11})
     assert a.counters["dispatch.waves"] == b.counters["dispatch.waves"]
     assert a.cycles != b.cycles     # different latencies drawn: a dead seed would not change them
 
@@ -81,7 +81,7 @@ def test_illegal_instruction_reported_with_buffers(tmp_path):
     k = _kernel(tmp_path, _store_then("\t.long 0xffffffff"))
     out = np.zeros(32, np.uint32)
     with pytest.raises(RtlError, match=r"verilator .*illegal instruction at SIMD \d, wave slot \d, PC 0x[0-9a-f]+: .*ffffffff") as e:
-        dcu.launch(k, 1, 32, [out], backend="verilator", config="tiny", **MEMORY)
+        dcu.launch(k, 1, 32, [out], backend="verilator", config="tiny", seed=3)
     assert np.array_equal(e.value.buffers[0], np.arange(1, 33))
 
 
@@ -89,7 +89,7 @@ def test_watchdog_reported(tmp_path):
     k = _kernel(tmp_path, _store_then("\ts_barrier_wait -1"))
     out = np.zeros(32, np.uint32)
     with pytest.raises(RtlError, match=r"watchdog: no instruction issued for 2000 cycles") as e:
-        dcu.launch(k, 1, 32, [out], backend="verilator", config="tiny", watchdog_cycles=2000, **MEMORY)
+        dcu.launch(k, 1, 32, [out], backend="verilator", config="tiny", watchdog_cycles=2000)
     assert np.array_equal(e.value.buffers[0], np.arange(1, 33))
 
 
