@@ -131,21 +131,19 @@ def source_hash(module: str) -> str:
     return h.hexdigest()
 
 
-def verilog_for(name: str, module: str, make, params, meta=None) -> tuple[Path, str, dict]:
+def verilog_for(name: str, module: str, make, params) -> tuple[Path, str, dict]:
     """The Verilog of component ``make()`` (defined in ``module``) as module ``name``: converted
     once for each state of its sources and ``params`` (a repr-able description of what
-    ``make`` builds), then read from ``build/cocotb/verilog``. ``meta(component)`` may add
-    JSON data to the sidecar file. Returns (path, key, sidecar)."""
+    ``make`` builds), then read from ``build/cocotb/verilog``. Returns (path, key, sidecar:
+    the parameters and the conversion time)."""
     key = hashlib.sha256(f"{source_hash(module)} {name} {params!r}".encode()).hexdigest()[:16]
     path = BUILD / "verilog" / f"{name}-{key}.v"
     side = path.with_suffix(".json")
     if not (path.exists() and side.exists()):
         from amaranth.back import verilog
         t0 = time.perf_counter()
-        comp = make()
-        info = {"params": repr(params), **(meta(comp) if meta else {})}
-        text = verilog.convert(comp, name=name, emit_src=False)
-        info["convert_seconds"] = round(time.perf_counter() - t0, 1)
+        text = verilog.convert(make(), name=name, emit_src=False)
+        info = {"params": repr(params), "convert_seconds": round(time.perf_counter() - t0, 1)}
         path.parent.mkdir(parents=True, exist_ok=True)
         for target, body in ((path, text), (side, json.dumps(info, indent=1))):
             tmp = target.with_suffix(f".{os.getpid()}.tmp")
