@@ -797,7 +797,7 @@ def _kernels(config: str = "tiny", seed: int = 0) -> dict:
             "seconds": round(time.perf_counter() - t0, 1), "skipped": skipped, "rows": rows}
 
 
-def _sim_speed(config: str = "tiny", test: str = "matmul_tile_cl", seed: int = 0) -> dict:
+def _sim_speed(config: str = "tiny", test: str = "float_ops_asm", seed: int = 0) -> dict:
     """Cycles per second of the whole DCU (HostTop: the DCU and its RTL memory) in Amaranth's
     simulator and compiled by Verilator, on one busy kernel, in one run. Amaranth: the
     dispatch's cycles over the simulation's seconds (elaboration apart); Verilator: every

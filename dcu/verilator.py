@@ -297,9 +297,10 @@ def hosttop_verilog(config, mem_bytes: int, mem_base: int, *, latency=(8, 32), r
     cfg = get_config(config)
     params = _params(cfg, mem_bytes, mem_base, latency, reorder, watchdog_cycles)
     d = _design_dir(cfg, params)
-    with open(d / ".lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        _convert_locked(d, cfg, mem_bytes, mem_base, latency, reorder, watchdog_cycles)
+    if not (d / "perf_names.json").exists():    # written after the Verilog: the Verilog is whole
+        with open(d / ".lock", "w") as lock:    # (a compile under the lock may take long)
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            _convert_locked(d, cfg, mem_bytes, mem_base, latency, reorder, watchdog_cycles)
     return d / f"{TOP}.v"
 
 
