@@ -130,7 +130,7 @@ def test_missing_verilator_is_a_clear_error(monkeypatch):
     t = get("vector_add_asm")
     kern = dcu.load_program(path(t)).kernel(t.kernel)
     with pytest.raises(LaunchError, match="apt-get install -y verilator"):
-        dcu.launch(kern, 1, 32, [np.zeros(32, np.float32)] * 3 + [np.uint32(32)], backend="verilator", config="tiny")
+        dcu.launch(kern, t.grid, t.block, t.make_args(np.random.default_rng(0)), backend="verilator", config="tiny")
 
 
 @pytest.mark.slow
