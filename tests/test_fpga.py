@@ -1,0 +1,373 @@
+"""The FPGA build's own parts (docs/fpga.md): the UART, the host-link protocol engine against
+the host-side class (``dcu/uartlink.py``), the board top, and ``dcu fpga``'s tool checks.
+No synthesis runs here."""
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import pytest
+from amaranth.hdl import Fragment, Module, Signal
+from amaranth.lib import stream, wiring
+from amaranth.lib.wiring import In, Out
+from amaranth.sim import Simulator
+
+import dcu.uartlink as ul
+import hdl.fpgatop as ft
+from hdl.config import get_config
+from hdl.uart import UARTRx, UARTTx, uart_divisor
+
+BASE = 0x1000_0000
+
+
+def _run(top, *benches, vcd=None):
+    sim = Simulator(top)
+    sim.add_clock(1e-8)
+    for b in benches:
+        sim.add_testbench(b)
+    sim.run()
+
+
+# ---- UART ------------------------------------------------------------------------------
+class _Loop(wiring.Component):
+    """A transmitter wired to a receiver, the line visible."""
+
+    def __init__(self, div):
+        self.div = div
+        super().__init__({"i": In(stream.Signature(8)), "o": Out(stream.Signature(8)),
+                          "line": Out(1), "framing": Out(16), "overruns": Out(16)})
+
+    def elaborate(self, platform):
+        m = Module()
+        m.submodules.tx = tx = UARTTx(self.div)
+        m.submodules.rx = rx = UARTRx(self.div)
+        wiring.connect(m, wiring.flipped(self.i), tx.stream)
+        wiring.connect(m, rx.stream, wiring.flipped(self.o))
+        m.d.comb += [rx.rx.eq(tx.tx), self.line.eq(tx.tx), self.framing.eq(rx.framing_errors),
+                     self.overruns.eq(rx.overruns)]
+        return m
+
+
+def test_uart_loopback_and_bit_timing():
+    div = 7
+    dut = _Loop(div)
+    data = [0x00, 0xFF, 0x55, 0xA5, 0x01, 0x80, 0x3C]
+    got, line = [], []
+
+    async def send(ctx):
+        for b in data:
+            ctx.set(dut.i.payload, b)
+            ctx.set(dut.i.valid, 1)
+            await ctx.tick().until(dut.i.ready)
+        ctx.set(dut.i.valid, 0)
+
+    async def recv(ctx):
+        ctx.set(dut.o.ready, 1)
+        while len(got) < len(data):
+            _, _, valid, payload, level = await ctx.tick().sample(dut.o.valid, dut.o.payload, dut.line)
+            line.append(level)
+            if valid:
+                got.append(payload)
+        assert ctx.get(dut.framing) == 0 and ctx.get(dut.overruns) == 0
+
+    _run(dut, send, recv)
+    assert got == data
+    # The first frame on the line: start bit, 8 data bits LSB first, stop bit, div cycles each.
+    start = line.index(0)
+    frame = line[start:start + 10 * div]
+    bits = [frame[k * div:(k + 1) * div] for k in range(10)]
+    assert all(len(set(b)) == 1 for b in bits), "each bit holds for exactly div cycles"
+    assert [b[0] for b in bits] == [0] + [(data[0] >> i) & 1 for i in range(8)] + [1]
+
+
+def _bitbang(ctx, pin, byte, period, stop=1):
+    """Drive one 8N1 frame on ``pin`` with ``period`` cycles per bit (a float: cumulative)."""
+    async def go():
+        t = 0.0
+        done = 0
+        for level in [0] + [(byte >> i) & 1 for i in range(8)] + [stop]:
+            t += period
+            ctx.set(pin, level)
+            while done < round(t):
+                await ctx.tick()
+                done += 1
+        ctx.set(pin, 1)
+    return go()
+
+
+@pytest.mark.parametrize("skew", [0.96, 1.0, 1.04])
+def test_uart_rx_tolerates_baud_mismatch(skew):
+    div = 16
+    rx = UARTRx(div)
+    data = [0x12, 0xE7, 0x00, 0xFF, 0x81]
+    got = []
+
+    async def drive(ctx):
+        await ctx.tick().repeat(5)
+        for b in data:
+            await _bitbang(ctx, rx.rx, b, div * skew)
+            await ctx.tick().repeat(3)
+        await ctx.tick().repeat(2 * div)
+
+    async def take(ctx):
+        ctx.set(rx.stream.ready, 1)
+        while len(got) < len(data):
+            _, _, valid, payload = await ctx.tick().sample(rx.stream.valid, rx.stream.payload)
+            if valid:
+                got.append(payload)
+
+    _run(rx, drive, take)
+    assert got == data
+
+
+def test_uart_rx_framing_error_and_overrun():
+    div = 8
+    rx = UARTRx(div)
+    seen = []
+
+    async def drive(ctx):
+        ctx.set(rx.stream.ready, 0)
+        await ctx.tick().repeat(4)
+        await _bitbang(ctx, rx.rx, 0x5A, div, stop=0)       # bad stop bit: dropped
+        await ctx.tick().repeat(2 * div)
+        assert ctx.get(rx.framing_errors) == 1 and not ctx.get(rx.stream.valid)
+        await _bitbang(ctx, rx.rx, 0x11, div)               # kept, not taken
+        await ctx.tick().repeat(div)
+        await _bitbang(ctx, rx.rx, 0x22, div)               # arrives while 0x11 waits: dropped
+        await ctx.tick().repeat(2 * div)
+        assert ctx.get(rx.overruns) == 1
+        assert ctx.get(rx.stream.valid) and ctx.get(rx.stream.payload) == 0x11
+        ctx.set(rx.stream.ready, 1)
+        await ctx.tick()
+        seen.append(ctx.get(rx.stream.valid))
+
+    _run(rx, drive)
+    assert seen == [0]
+
+
+def test_uart_divisor():
+    assert uart_divisor(50e6, 115_200) == 434
+    assert uart_divisor(25e6, 1_000_000) == 25
+    with pytest.raises(ValueError):
+        uart_divisor(25e6, 3_000_000)          # 8 cycles: 3.125 Mbaud, 4 % off
+    with pytest.raises(ValueError):
+        uart_divisor(10e6, 3_000_000)          # 3.3 cycles per bit
+    with pytest.raises(ValueError):
+        uart_divisor(1e6, 230_400)             # 4.34 -> 4: 8.5 % off
+
+
+# ---- protocol ----------------------------------------------------------------------------
+def test_protocol_constants_agree():
+    assert ul.OPS == ft.OPS and ul.REGS == ft.REGS
+    assert (ul.MAGIC, ul.ACK, ul.BUSY, ul.NAK) == (ft.MAGIC, ft.ACK, ft.BUSY, ft.NAK)
+
+
+class _LinkBench(wiring.Component):
+    """HostLink on an ExtMemory (the real host port); the DCU's status from the testbench; a
+    counter file where counter ``i`` reads ``0xC0DE0000 + i`` one cycle after its address."""
+
+    def __init__(self, cfg, mem_bytes=4096):
+        from hdl.dcu import DcuError
+        from hdl.dispatch import DispatchLayout
+        from hdl.extmem import ExtMemory
+        self.link = ft.HostLink(cfg, mem_bytes, BASE, counters=5)
+        self.mem = ExtMemory(mem_bytes, base=BASE, latency=2)
+        super().__init__({
+            "rx": In(stream.Signature(8)), "tx": Out(stream.Signature(8)),
+            "dispatch": Out(stream.Signature(DispatchLayout(cfg))),
+            "busy": In(1), "done": In(1), "error": In(DcuError(cfg)), "cycles": In(32),
+            "aperture_base": Out(48), "aperture_size": Out(48), "seed": Out(32),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        m.submodules.link = link = self.link
+        m.submodules.mem = mem = self.mem
+        wiring.connect(m, wiring.flipped(self.rx), link.rx)
+        wiring.connect(m, link.tx, wiring.flipped(self.tx))
+        wiring.connect(m, link.dispatch, wiring.flipped(self.dispatch))
+        perf = Signal(32)
+        m.d.sync += perf.eq(0xC0DE_0000 + link.perf_addr)
+        m.d.comb += [
+            mem.host_addr.eq(link.host_addr), mem.host_wdata.eq(link.host_wdata),
+            mem.host_we.eq(link.host_we), mem.host_re.eq(link.host_re),
+            link.host_rdata.eq(mem.host_rdata), link.perf_data.eq(perf),
+            link.busy.eq(self.busy), link.done.eq(self.done), link.error.eq(self.error),
+            link.cycles.eq(self.cycles), self.aperture_base.eq(link.aperture_base),
+            self.aperture_size.eq(link.aperture_size), self.seed.eq(link.seed),
+        ]
+        return m
+
+
+def _with_host(dut, host_fn, *extra):
+    """Run ``host_fn(UartLink)`` in a thread against ``dut`` in the simulator."""
+    t = ul.QueueTransport(timeout=60)
+    out = {}
+
+    def host():
+        try:
+            out["value"] = host_fn(ul.UartLink(t))
+        except BaseException as e:          # re-raised in the test's thread
+            out["error"] = e
+        finally:
+            t.close()
+
+    th = threading.Thread(target=host, daemon=True)
+    th.start()
+    _run(dut, ul.sim_bridge(t, dut.rx, dut.tx, max_cycles=2_000_000), *extra)
+    th.join(5)
+    if "error" in out:
+        raise out["error"]
+    return out["value"]
+
+
+def test_hostlink_protocol_against_host_class():
+    cfg = get_config("tiny")
+    dut = _LinkBench(cfg)
+    from hdl.dcu import DcuError
+    from hdl.dispatch import DispatchLayout
+    dwords = -(-DispatchLayout(cfg).size // 32)
+    ewords = -(-DcuError(cfg).size // 32)
+    rng = np.random.default_rng(1)
+    image = rng.integers(0, 2**32, 300, dtype=np.uint64).astype(np.uint32)
+    disp_bits = int(rng.integers(0, 2**62)) | (int(rng.integers(0, 2**62)) << 200)
+    disp_bits &= (1 << DispatchLayout(cfg).size) - 1
+    err_bits = (1 << DcuError(cfg)["valid"].offset) | (0x1234_5678_9A << 40)   # valid, and some fields
+    taken = []
+
+    async def device(ctx):
+        """The DCU's side: busy from a dispatch until the host writes 0x600D to the seed
+        register, then done with an error."""
+        ctx.set(dut.dispatch.ready, 1)
+        ctx.set(dut.cycles, 777)
+        while True:
+            _, _, valid, payload = await ctx.tick().sample(dut.dispatch.valid, dut.dispatch.payload)
+            if valid:
+                taken.append(payload.as_bits())
+                ctx.set(dut.busy, 1)
+                ctx.set(dut.dispatch.ready, 0)
+                await ctx.tick().until(dut.seed == 0x600D)   # the host's doorbell: finish
+                ctx.set(dut.busy, 0)
+                ctx.set(dut.done, 1)
+                ctx.set(dut.error.as_value(), err_bits)
+                ctx.set(dut.dispatch.ready, 1)
+                return
+
+    def host(link: ul.UartLink):
+        r = {"info": link.ident()}
+        link.write_words(10, image)
+        r["read"] = link.read_words(10, image.size)
+        r["read0"] = link.read_words(5, 0)
+        link.write_words(0, [])                       # count 0: just an ACK
+        r["edge"] = link.read_words(8, 4)             # 8, 9 untouched (0), then 10, 11
+        link.set_wide(ul.REGS["dispatch"], disp_bits, dwords)
+        r["disp_back"] = link.get_wide(ul.REGS["dispatch"], dwords)
+        link.set_wide(ul.REGS["aperture_base_lo"], 0xABCD_1000_0000, 2)
+        link.set_wide(ul.REGS["aperture_size_lo"], 0x1_0000_0040, 2)
+        link.set_reg(ul.REGS["seed"], 0xDEAD_BEEF)
+        r["ap"] = (link.get_wide(ul.REGS["aperture_base_lo"], 2), link.get_wide(ul.REGS["aperture_size_lo"], 2),
+                   link.get_reg(ul.REGS["seed"]))
+        r["status0"] = link.status()
+        link.start()
+        r["status1"] = link.status()
+        try:
+            link.start()
+        except ul.LinkError as e:
+            r["busy_start"] = str(e)
+        r["status_busy"] = link.status()
+        link.set_reg(ul.REGS["seed"], 0x600D)
+        while not link.status()["done"]:
+            pass
+        r["status2"] = link.status()
+        r["cycles"] = link.get_reg(ul.REGS["cycles"])
+        r["error"] = link.get_wide(ul.REGS["error"], ewords)
+        r["perf"] = [link.perf(i) for i in (0, 4, 2)]
+        link._send(b"\x00Z")                          # unknown commands: '?' each
+        r["nak"] = link._recv(2)
+        r["unmapped"] = link.get_reg(0x3F)
+        r["ident_again"] = link.ident()               # the engine is back in sync
+        return r
+
+    r = _with_host(dut, host, device)
+    assert r["info"] == ul.LinkInfo(BASE, 4096, 5, dwords, ewords)
+    assert np.array_equal(r["read"], image)
+    assert r["read0"].size == 0
+    assert r["edge"].tolist() == [0, 0, int(image[0]), int(image[1])]
+    assert r["disp_back"] == disp_bits
+    assert r["ap"] == (0xABCD_1000_0000, 0x1_0000_0040, 0xDEAD_BEEF)
+    assert r["status0"] == {"busy": False, "done": False, "error": False}
+    assert r["status1"]["busy"] and r["status_busy"] == {"busy": True, "done": False, "error": False}
+    assert "busy" in r["busy_start"]
+    assert r["status2"] == {"busy": False, "done": True, "error": True}
+    assert r["cycles"] == 777
+    assert r["error"] == err_bits
+    assert r["perf"] == [0xC0DE_0000, 0xC0DE_0004, 0xC0DE_0002]
+    assert r["nak"] == b"??"
+    assert r["unmapped"] == 0
+    assert r["ident_again"] == r["info"]
+    assert taken == [disp_bits]
+
+
+def test_ident_bytes():
+    link = ft.HostLink(get_config("fpga"), 64 * 1024, BASE, counters=112)
+    b = link.ident()
+    assert len(b) == 16 and b[:4] == b"DCU1"
+    assert int.from_bytes(b[4:8], "little") == BASE and int.from_bytes(b[8:12], "little") == 65536
+    assert int.from_bytes(b[12:14], "little") == 112
+
+
+# ---- the board top ----------------------------------------------------------------------
+def test_pll_params():
+    assert ft.pll_params(50) == (1, 2, 12, 5, 50.0)
+    clki, fb, op, cphase, out = ft.pll_params(75)         # not in ecppll's table: the search
+    assert out == 75 and 25 * fb / clki == 75 and 400 <= out * op <= 800 and 3.125 <= 25 / clki
+    assert abs(ft.pll_params(48)[4] - 48) < 1.2           # 48 MHz itself is out of reach
+
+
+def test_fpga_top_on_ulx3s_requests_pins_and_pll():
+    from amaranth_boards.ulx3s import ULX3S_85F_Platform
+    plat = ULX3S_85F_Platform()
+    top = ft.FPGATop(get_config("fpga"), clock_mhz=50)
+    assert top.divisor == 434
+    frag = Fragment.get(top, plat)                     # the top level only: cheap
+    subs = dict((name, sub) for sub, name, *_ in frag.subfragments)
+    pll = subs["pll"]
+    assert pll.type == "EHXPLLL"
+    assert (pll.parameters["CLKI_DIV"], pll.parameters["CLKFB_DIV"], pll.parameters["CLKOP_DIV"]) == (1, 2, 12)
+    assert {("uart", 0), ("clk25", 0), ("led", 7)} <= set(plat._requested)
+
+
+@pytest.mark.slow
+def test_fpga_top_converts_to_rtlil_for_the_ulx3s(tmp_path):
+    from amaranth_boards.ulx3s import ULX3S_85F_Platform
+    plan = ULX3S_85F_Platform().build(ft.FPGATop(get_config("fpga")), name="dcu_fpga",
+                                      build_dir=str(tmp_path), do_build=False)
+    files = plan.files
+    il = files["dcu_fpga.il"]
+    il = il if isinstance(il, str) else il.decode()
+    assert "EHXPLLL" in il and "module \\dcu_fpga" in il
+    lpf = files["dcu_fpga.lpf"]
+    lpf = lpf if isinstance(lpf, str) else lpf.decode()
+    assert 'SITE "M1"' in lpf and 'SITE "L4"' in lpf            # the FTDI UART
+    assert "FREQUENCY NET" in lpf and "50000000" in lpf
+
+
+# ---- a kernel end to end through the protocol ------------------------------------------
+@pytest.mark.slow
+def test_vector_add_through_the_link_on_tiny():
+    """vector_add on the tiny DCU (HostTop) driven by UartLink.run_dispatch byte by byte."""
+    import dcu
+    from dcu.launch import prepare
+    from firmware_tests.manifest import get
+    cfg = get_config("tiny")
+    kern = dcu.load_program("firmware_tests/vector_add.s").kernel("vector_add")
+    n = 128
+    a = np.arange(n, dtype=np.float32)
+    b = np.full(n, 0.5, np.float32)
+    prep = prepare(kern, (2,), (64,), [a, b, np.zeros(n, np.float32), np.uint32(n)])
+    dut = ft.LinkTop(cfg, 64 * 1024, prep.mem.base, watchdog_cycles=20_000)
+    res = _with_host(dut, lambda link: link.run_dispatch(prep, kern, cfg))
+    out = prep.read_back()[2]
+    assert np.array_equal(out, a + b)
+    assert 100 < res.cycles < 20_000
+    assert res.issued.get("valu", 0) > 0
