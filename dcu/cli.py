@@ -9,6 +9,7 @@
     dcu disasm FILE [--kernel NAME]
     dcu bench NAME [--json FILE]
     dcu verilog [--config PRESET] [--top NAME] -o FILE.v [--lint]
+    dcu fpga [--board ulx3s] [--config PRESET] [--clock MHZ] [--baud N] [--block NAME [--generic]]
 
 Exit status: 0 on success, 2 for a usage error (bad option, argument spec,
 missing file, unknown kernel), 1 when building or running fails.
@@ -270,6 +271,26 @@ def build_parser() -> argparse.ArgumentParser:
                         "valu_fp, valu_int, trans (default: dcu)")
     v.add_argument("-o", "--output", required=True, metavar="FILE.v")
     v.add_argument("--lint", action="store_true", help="then run verilator --lint-only on it")
+
+    f = sub.add_parser("fpga", help="build the ECP5 bitstream (DCU + block-RAM memory + UART host "
+                       "link) or synthesize one block, with the YoWASP tools (docs/fpga.md)")
+    f.add_argument("--board", default="ulx3s", choices=("ulx3s",),
+                   help="board (ulx3s: the LFE5U-85F ULX3S through amaranth-boards)")
+    f.add_argument("--config", choices=presets, default="fpga", metavar="PRESET",
+                   help=f"DCU preset: {', '.join(presets)} (default: fpga)")
+    f.add_argument("--clock", type=float, default=50.0, metavar="MHZ",
+                   help="design clock from the board's 25 MHz by a PLL (default 50; 25: no PLL)")
+    f.add_argument("--baud", type=int, default=115_200, help="UART rate (default 115200)")
+    f.add_argument("--seed", type=int, default=1, help="nextpnr placement seed")
+    f.add_argument("--synth-opts", default="", metavar="OPTS", help="extra synth_ecp5 options")
+    f.add_argument("--block", metavar="NAME",
+                   help="only synthesize this block of `dcu verilog --top` (or fpgatop) with Yosys "
+                        "and print its cells")
+    f.add_argument("--generic", action="store_true", help="with --block: Yosys's generic synth")
+    f.add_argument("--no-dcu", action="store_true",
+                   help="bring-up build: the UART link and the block-RAM memory without the DCU")
+    f.add_argument("--timeout", type=float, default=4 * 3600, metavar="S", help="tool time limit")
+    f.add_argument("--json", metavar="FILE", help="also write the report there")
 
     b = sub.add_parser("bench", help="run a benchmark")
     b.add_argument("name", metavar="NAME")
@@ -561,8 +582,35 @@ def cmd_verilog(ns: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_fpga(ns: argparse.Namespace) -> int:
+    """``dcu fpga``: the ECP5 build (``dcu/fpga.py``); exit 1 with the install command when a
+    YoWASP tool is missing."""
+    from . import fpga
+
+    needed = ("YOSYS",) if ns.block else ("YOSYS", "NEXTPNR_ECP5", "ECPPACK")
+    missing = fpga.missing_tools(needed)
+    if missing:
+        print(f"dcu fpga: missing FPGA tools: {', '.join(missing)}\n  install them with: "
+              f"{fpga.INSTALL_HINT}", file=sys.stderr)
+        return 1
+    if ns.block:
+        res = fpga.synth_block(ns.block, ns.config, generic=ns.generic, timeout=ns.timeout)
+        print(f"{ns.block} ({ns.config}, {res['flow']}): {res['cells']} cells in {res['synth_s']:.0f} s "
+              f"(exit {res['rc']})")
+        for t, n in sorted(res["by_type"].items(), key=lambda kv: -kv[1]):
+            print(f"  {n:8} {t}")
+    else:
+        res = fpga.build_board(ns.board, ns.config, clock_mhz=ns.clock, baud=ns.baud, seed=ns.seed,
+                               synth_opts=ns.synth_opts, timeout=ns.timeout, with_dcu=not ns.no_dcu)
+        print(fpga.summary(res))
+    if ns.json:
+        _write_json(ns.json, res)
+        print(f"wrote {ns.json}")
+    return 0 if res["rc"] == 0 else 1
+
+
 _COMMANDS = {"run": cmd_run, "info": cmd_info, "disasm": cmd_disasm, "bench": cmd_bench,
-             "verilog": cmd_verilog}
+             "verilog": cmd_verilog, "fpga": cmd_fpga}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

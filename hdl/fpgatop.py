@@ -37,7 +37,7 @@ only), ``0x41`` cycles of the last dispatch, ``0x48 + i`` word ``i`` of the pack
 from __future__ import annotations
 
 from amaranth.hdl import ClockDomain, ClockSignal, Const, Instance, Module, Mux, ResetSignal, Signal, Cat
-from amaranth.lib import stream, wiring
+from amaranth.lib import io, stream, wiring
 from amaranth.lib.wiring import In, Out, connect
 
 from .config import DCUConfig
@@ -282,6 +282,9 @@ class LinkTop(wiring.Component):
         The DCU's watchdog.
     init : bytes
         Initial memory contents (a simulation's shortcut).
+    with_dcu : bool
+        False: the memory alone behind the link (board bring-up: the UART, the protocol and
+        the block RAM without the DCU); START is taken at once and the status reads done.
 
     Members
     -------
@@ -293,11 +296,17 @@ class LinkTop(wiring.Component):
 
     def __init__(self, config: DCUConfig, mem_bytes: int = DEFAULT_MEM_BYTES,
                  mem_base: int = DEFAULT_MEM_BASE, latency: int = 2,
-                 watchdog_cycles: int = 1_000_000, init: bytes = b""):
-        self.host = HostTop(config, mem_bytes=mem_bytes, mem_base=mem_base, latency=latency,
-                            reorder=False, watchdog_cycles=watchdog_cycles, init=init)
-        self.link = HostLink(config, mem_bytes, mem_base, len(self.host.perf_names))
-        self.perf_names = self.host.perf_names
+                 watchdog_cycles: int = 1_000_000, init: bytes = b"", with_dcu: bool = True):
+        self.with_dcu = with_dcu
+        if with_dcu:
+            self.host = HostTop(config, mem_bytes=mem_bytes, mem_base=mem_base, latency=latency,
+                                reorder=False, watchdog_cycles=watchdog_cycles, init=init)
+            self.perf_names = self.host.perf_names
+        else:
+            from .extmem import ExtMemory
+            self.host = ExtMemory(mem_bytes, base=mem_base, latency=latency, init=init)
+            self.perf_names = []
+        self.link = HostLink(config, mem_bytes, mem_base, len(self.perf_names))
         super().__init__({"rx": In(stream.Signature(8)), "tx": Out(stream.Signature(8)),
                           "busy": Out(1), "done": Out(1), "error": Out(1)})
 
@@ -307,6 +316,14 @@ class LinkTop(wiring.Component):
         m.submodules.link = link = self.link
         connect(m, wiring.flipped(self.rx), link.rx)
         connect(m, link.tx, wiring.flipped(self.tx))
+        if not self.with_dcu:
+            m.d.comb += [
+                host.host_addr.eq(link.host_addr), host.host_wdata.eq(link.host_wdata),
+                host.host_we.eq(link.host_we), host.host_re.eq(link.host_re),
+                link.host_rdata.eq(host.host_rdata), link.dispatch.ready.eq(1), link.done.eq(1),
+                self.done.eq(1),
+            ]
+            return m
         connect(m, link.dispatch, host.dispatch)
         m.d.comb += [
             host.host_addr.eq(link.host_addr), host.host_wdata.eq(link.host_wdata),
@@ -373,6 +390,8 @@ class FPGATop(wiring.Component):
         line, fixed latency 2, in order).
     watchdog_cycles : int
         The DCU's watchdog.
+    with_dcu : bool
+        False: the link and the memory only (:class:`LinkTop`), for bring-up.
 
     With no platform (simulation, Verilog) the top has ports ``uart_rx``, ``uart_tx`` and
     ``leds`` and the ``sync`` domain is the caller's; on a platform it requests ``clk25``
@@ -382,16 +401,16 @@ class FPGATop(wiring.Component):
 
     def __init__(self, config: DCUConfig, clock_mhz: float = 50.0, baud: int = 115_200,
                  mem_bytes: int = DEFAULT_MEM_BYTES, mem_base: int = DEFAULT_MEM_BASE,
-                 watchdog_cycles: int = 1_000_000, board_mhz: float = 25.0):
+                 watchdog_cycles: int = 1_000_000, board_mhz: float = 25.0, with_dcu: bool = True):
         self.config, self.clock_mhz, self.baud, self.board_mhz = config, clock_mhz, baud, board_mhz
         self.divisor = uart_divisor(clock_mhz * 1e6, baud)
-        self.core = LinkTop(config, mem_bytes, mem_base, watchdog_cycles=watchdog_cycles)
+        self.core = LinkTop(config, mem_bytes, mem_base, watchdog_cycles=watchdog_cycles, with_dcu=with_dcu)
         super().__init__({"uart_rx": In(1, init=1), "uart_tx": Out(1, init=1), "leds": Out(8)})
 
     def elaborate(self, platform):
         m = Module()
         if platform is not None:
-            clk = platform.request(platform.default_clk, 0)
+            m.submodules.clk_buf = clk = io.Buffer("i", platform.request(platform.default_clk, 0, dir="-"))
             m.domains.sync = ClockDomain("sync")
             if abs(self.clock_mhz - self.board_mhz) < 1e-6:
                 m.d.comb += ClockSignal("sync").eq(clk.i)
@@ -421,10 +440,12 @@ class FPGATop(wiring.Component):
                     m.d.por += rst.eq(rst - 1)
                 m.d.comb += [ClockSignal("sync").eq(pll_clk), ResetSignal("sync").eq(rst != 0)]
                 platform.add_clock_constraint(pll_clk, self.clock_mhz * 1e6)
-            uart = platform.request("uart", 0)
-            m.d.comb += [self.uart_rx.eq(uart.rx.i), uart.tx.o.eq(self.uart_tx)]
+            uart = platform.request("uart", 0, dir="-")
+            m.submodules.uart_rx_buf = rx_buf = io.Buffer("i", uart.rx)
+            m.submodules.uart_tx_buf = tx_buf = io.Buffer("o", uart.tx)
+            m.d.comb += [self.uart_rx.eq(rx_buf.i), tx_buf.o.eq(self.uart_tx)]
             for i in range(8):
-                led = platform.request("led", i)
+                m.submodules[f"led_buf{i}"] = led = io.Buffer("o", platform.request("led", i, dir="-"))
                 m.d.comb += led.o.eq(self.leds[i])
 
         m.submodules.core = core = self.core

