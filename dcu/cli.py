@@ -287,6 +287,11 @@ def build_parser() -> argparse.ArgumentParser:
                    help="only synthesize this block of `dcu verilog --top` (or fpgatop) with Yosys "
                         "and print its cells")
     f.add_argument("--generic", action="store_true", help="with --block: Yosys's generic synth")
+    f.add_argument("--until", metavar="LABEL",
+                   help="with --block: stop synth_ecp5 before this label (map_luts: FFs, BRAMs, DSPs "
+                        "final, logic still gates)")
+    f.add_argument("--reuse-rtlil", action="store_true",
+                   help="with --block: reuse the block's RTLIL from an earlier run (saves the conversion)")
     f.add_argument("--no-dcu", action="store_true",
                    help="bring-up build: the UART link and the block-RAM memory without the DCU")
     f.add_argument("--timeout", type=float, default=4 * 3600, metavar="S", help="tool time limit")
@@ -594,7 +599,8 @@ def cmd_fpga(ns: argparse.Namespace) -> int:
               f"{fpga.INSTALL_HINT}", file=sys.stderr)
         return 1
     if ns.block:
-        res = fpga.synth_block(ns.block, ns.config, generic=ns.generic, timeout=ns.timeout)
+        res = fpga.synth_block(ns.block, ns.config, generic=ns.generic, timeout=ns.timeout,
+                               until=ns.until, reuse_rtlil=ns.reuse_rtlil)
         print(f"{ns.block} ({ns.config}, {res['flow']}): {res['cells']} cells in {res['synth_s']:.0f} s "
               f"(exit {res['rc']})")
         for t, n in sorted(res["by_type"].items(), key=lambda kv: -kv[1]):

@@ -124,7 +124,8 @@ def parse_yosys_stat(text: str) -> dict:
         m = _STAT_LINE.match(line)
         if not m:
             break
-        by_type[m.group(2)] = int(m.group(1))
+        if m.group(2) not in ("submodules",):      # whitebox cells, counted again by type
+            by_type[m.group(2)] = int(m.group(1))
     return {"cells": total, "by_type": by_type}
 
 
@@ -201,7 +202,8 @@ def _run(cmd: list[str], cwd: Path, env: dict, timeout: float, log: Path) -> tup
 
 # ---- one block ---------------------------------------------------------------------------
 def synth_block(top: str, config="fpga", out_dir="build/fpga/blocks", generic: bool = False,
-                timeout: float = 3600, quiet: bool = False, share: bool = False) -> dict:
+                timeout: float = 3600, quiet: bool = False, share: bool = False,
+                until: str | None = None, reuse_rtlil: bool = False) -> dict:
     """Synthesize one ``hdl/tops.py`` block with Yosys and return its cell counts.
 
     Parameters
@@ -218,6 +220,12 @@ def synth_block(top: str, config="fpga", out_dir="build/fpga/blocks", generic: b
         Seconds Yosys may run.
     share : bool
         Keep ``synth_ecp5``'s ``share`` pass (see :data:`COARSE_NO_SHARE`).
+    until : str, optional
+        Stop ``synth_ecp5`` before this label (e.g. ``map_luts``: flip-flops, block RAMs and
+        DSPs are final, logic is still gates) -- for blocks whose LUT mapping does not fit
+        the 4 GiB of a WebAssembly Yosys.
+    reuse_rtlil : bool
+        Use the RTLIL of an earlier run if present.
 
     Returns
     -------
@@ -233,21 +241,27 @@ def synth_block(top: str, config="fpga", out_dir="build/fpga/blocks", generic: b
     out = _rel(PROJECT / out_dir)
     out.mkdir(parents=True, exist_ok=True)
     stem = f"{cfg.name}_{top}{'_generic' if generic else ''}"
+    il = out / f"{cfg.name}_{top}.il"
     t0 = time.perf_counter()
-    if top == "fpgatop":
-        from hdl.fpgatop import FPGATop
-        design = FPGATop(cfg)
-    else:
-        design = make_top(top, cfg)
-    (out / f"{stem}.il").write_text(rtlil.convert(design, name=top, emit_src=False))
+    if not (reuse_rtlil and il.exists()):
+        if top == "fpgatop":
+            from hdl.fpgatop import FPGATop
+            design = FPGATop(cfg)
+        else:
+            design = make_top(top, cfg)
+        il.write_text(rtlil.convert(design, name=top, emit_src=False))
     convert_s = time.perf_counter() - t0
+    if until:
+        stem += f"_until_{until}"
     rel = out.relative_to(PROJECT)
     if generic:
         synth = f"synth {'' if share else '-noshare '}-top {top}\n"
     else:
         before, after = ecp5_synth_script(top, share=share)
+        if until:
+            after = after.replace(" -run map_ram:", f" -run map_ram:{until}")
         synth = before + "\n" + after
-    (out / f"{stem}.ys").write_text(f"read_rtlil {rel}/{stem}.il\n{synth}tee -o {rel}/{stem}.stat stat\n")
+    (out / f"{stem}.ys").write_text(f"read_rtlil {rel}/{il.name}\n{synth}tee -o {rel}/{stem}.stat stat\n")
     if not quiet:
         print(f"dcu fpga: {top} ({cfg.name}) converted in {convert_s:.0f} s; yosys "
               f"{'synth' if generic else 'synth_ecp5'} ...", flush=True)
@@ -256,8 +270,14 @@ def synth_block(top: str, config="fpga", out_dir="build/fpga/blocks", generic: b
     stat_file = out / f"{stem}.stat"
     stat = parse_yosys_stat(stat_file.read_text()) if rc == 0 and stat_file.exists() else {"cells": None, "by_type": {}}
     res = {"top": top, "config": cfg.name,
-           "flow": ("synth" if generic else "synth_ecp5") + ("" if share else " (no share)"),
+           "flow": ("synth" if generic else "synth_ecp5") + ("" if share else " (no share)")
+           + (f" until {until}" if until else ""),
            "convert_s": round(convert_s, 1), "synth_s": round(synth_s, 1), "rc": rc, **stat}
+    if rc != 0:
+        tail = (out / f"{stem}.out").read_text(errors="replace").strip().splitlines()
+        res["error"] = "timeout" if rc == -9 else (tail[-1] if tail else f"exit {rc}")
+        if "Wasm exception" in res["error"] or "out of bounds" in res["error"]:
+            res["error"] += " (the 4 GiB address space of the WebAssembly Yosys)"
     if not generic:
         res["ecp5"] = summarize_ecp5(stat["by_type"])
     (out / f"{stem}.json").write_text(json.dumps(res, indent=2) + "\n")

@@ -337,7 +337,8 @@ class QueueTransport:
     Parameters
     ----------
     timeout : float
-        Seconds a :meth:`read` waits for each byte.
+        Seconds a :meth:`read` waits for each byte, counted from the simulation's first
+        cycle (elaborating a DCU takes a minute).
     """
 
     def __init__(self, timeout: float = 600.0):
@@ -345,12 +346,14 @@ class QueueTransport:
         self.to_host: queue.Queue = queue.Queue()
         self.timeout = timeout
         self.closed = threading.Event()
+        self.started = threading.Event()      # set by sim_bridge on the first cycle
 
     def write(self, data: bytes) -> None:
         self.to_device.put(bytes(data))
 
     def read(self, n: int) -> bytes:
         out = bytearray()
+        self.started.wait()
         while len(out) < n:
             try:
                 out.append(self.to_host.get(timeout=self.timeout))
@@ -385,6 +388,7 @@ def sim_bridge(transport: QueueTransport, rx, tx, max_cycles: int | None = None)
     async def bridge(ctx):
         pending = bytearray()
         ctx.set(tx.ready, 1)
+        transport.started.set()
         cycles = 0
         while not transport.closed.is_set():
             while not pending:

@@ -411,13 +411,16 @@ class FPGATop(wiring.Component):
         m = Module()
         if platform is not None:
             m.submodules.clk_buf = clk = io.Buffer("i", platform.request(platform.default_clk, 0, dir="-"))
-            m.domains.sync = ClockDomain("sync")
+            m.domains.sync = sync = ClockDomain("sync")
             if abs(self.clock_mhz - self.board_mhz) < 1e-6:
                 m.d.comb += ClockSignal("sync").eq(clk.i)
                 m.d.comb += ResetSignal("sync").eq(0)
             else:
                 clki, fb, op, cphase, _ = pll_params(self.clock_mhz, self.board_mhz)
-                pll_clk, locked = Signal(), Signal()
+                # The PLL drives the domain's own clock net ("clk"), which carries the
+                # constraint: nextpnr finds it by that name.
+                pll_clk = sync.clk
+                locked = Signal()
                 m.submodules.pll = Instance(
                     "EHXPLLL",
                     a_FREQUENCY_PIN_CLKI=str(self.board_mhz), a_FREQUENCY_PIN_CLKOP=str(self.clock_mhz),
@@ -429,7 +432,7 @@ class FPGATop(wiring.Component):
                     p_CLKI_DIV=clki, p_CLKOP_ENABLE="ENABLED", p_CLKOP_DIV=op,
                     p_CLKOP_CPHASE=cphase, p_CLKOP_FPHASE=0, p_FEEDBK_PATH="CLKOP", p_CLKFB_DIV=fb,
                     i_RST=0, i_STDBY=0, i_CLKI=clk.i, o_CLKOP=pll_clk, i_CLKFB=pll_clk,
-                    i_CLKINTFB=0, i_PHASESEL0=0, i_PHASESEL1=0, i_PHASEDIR=1, i_PHASESTEP=1,
+                    i_PHASESEL0=0, i_PHASESEL1=0, i_PHASEDIR=1, i_PHASESTEP=1,
                     i_PHASELOADREG=1, i_PLLWAKESYNC=0, i_ENCLKOP=0, o_LOCK=locked)
                 rst = Signal(4, init=0xF)       # held in reset until the PLL locks
                 m.domains.por = ClockDomain("por", reset_less=True)
@@ -438,7 +441,7 @@ class FPGATop(wiring.Component):
                     m.d.por += rst.eq(0xF)
                 with m.Elif(rst != 0):
                     m.d.por += rst.eq(rst - 1)
-                m.d.comb += [ClockSignal("sync").eq(pll_clk), ResetSignal("sync").eq(rst != 0)]
+                m.d.comb += ResetSignal("sync").eq(rst != 0)
                 platform.add_clock_constraint(pll_clk, self.clock_mhz * 1e6)
             uart = platform.request("uart", 0, dir="-")
             m.submodules.uart_rx_buf = rx_buf = io.Buffer("i", uart.rx)

@@ -334,6 +334,10 @@ def test_fpga_top_on_ulx3s_requests_pins_and_pll():
     pll = subs["pll"]
     assert pll.type == "EHXPLLL"
     assert (pll.parameters["CLKI_DIV"], pll.parameters["CLKFB_DIV"], pll.parameters["CLKOP_DIV"]) == (1, 2, 12)
+    from amaranth.hdl import Const
+    outputs = {n: v for n, (v, d) in pll.ports.items() if d == "o"}
+    assert {"CLKOP", "LOCK"} <= set(outputs)
+    assert not any(isinstance(v, Const) for v in outputs.values())     # nextpnr rejects that
     assert {("uart", 0), ("clk25", 0), ("led", 7)} <= set(plat._requested)
 
 
