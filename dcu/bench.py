@@ -104,6 +104,68 @@ def _valu_ipc() -> dict:
                     "max(5, valu_cycles) (RDNA: 5)"}
 
 
+def _valu_peak_kernel(iterations: int):
+    """Eight independent FMA chains, 32 FMAs per loop iteration; each lane stores its first
+    chain. Every value is a multiple of 0.5 below 2^24: exact, so the model checks it."""
+    init = [f"  v_cvt_f32_u32 v{r}, v0" for r in range(1, 9)]
+    body = [f"  v_fmac_f32 v{1 + k % 8}, 0.5, v9" for k in range(32)]
+    text = "\n".join([
+        "  s_load_b64 s[2:3], s[0:1], 0x0", *init, "  v_mov_b32 v9, 1.0", f"  s_mov_b32 s4, {iterations}",
+        ".Lloop:", *body, "  s_add_co_i32 s4, s4, -1", "  s_cmp_lg_u32 s4, 0", "  s_cbranch_scc1 .Lloop",
+        "  v_lshl_or_b32 v10, ttmp9, 6, v0", "  v_lshlrev_b32 v10, 2, v10", "  s_wait_kmcnt 0",
+        "  global_store_b32 v10, v1, s[2:3]"])
+    from .launch import load_program
+    name = "valu_peak"
+    src = ROOT / "build" / "bench" / f"{name}.s"
+    src.parent.mkdir(parents=True, exist_ok=True)
+    src.write_text(f""".text\n.globl {name}\n.p2align 8\n.type {name},@function\n{name}:\n{text}\n  s_endpgm
+.rodata\n.p2align 6\n.amdhsa_kernel {name}\n  .amdhsa_next_free_vgpr 16\n  .amdhsa_next_free_sgpr 8
+  .amdhsa_user_sgpr_count 2\n  .amdhsa_user_sgpr_kernarg_segment_ptr 1\n  .amdhsa_kernarg_size 8
+  .amdhsa_system_sgpr_workgroup_id_x 1\n  .amdhsa_wavefront_size32 1\n  .amdhsa_workgroup_processor_mode 0
+.end_amdhsa_kernel\n""")
+    return load_program(src).kernel(name)
+
+
+def _valu_peak(config: str = "default", iterations=(32, 128), groups: int = 8) -> dict:
+    """The whole DCU on an FMA-bound loop: ``groups`` workgroups of two waves fill every wave
+    slot of the four SIMDs; VALU wave-instructions per cycle against the peak of one per SIMD
+    per cycle (RDNA: 4 per DCU, 256 FP32 FLOP per cycle counting an FMA as 2). Two loop
+    lengths, each run whole (launch to the last wave's end); the difference between them is
+    the steady state, without the launch ramp, cold instruction misses and the final store."""
+    import numpy as np
+    from hdl.config import get_config
+    from .launch import launch
+    cfg = get_config(config)
+    peak = cfg.simds * cfg.lanes / 32   # wave32 VALU instructions per cycle
+    n = 64 * groups
+    rows, t0 = [], time.perf_counter()
+    for its in iterations:
+        kern = _valu_peak_kernel(its)
+        want = launch(kern, (groups,), (64,), [np.zeros(n, np.float32)], backend="model", config=config)
+        run = launch(kern, (groups,), (64,), [np.zeros(n, np.float32)], backend="rtl", config=config, progress=False)
+        if not np.array_equal(run.buffers[0], want.buffers[0]):
+            raise RuntimeError("valu-peak: the RTL's results differ from the model's")
+        r, c = run.report, run.report.counters
+        total = {k: sum(c[f"simd{s}.{k}"] for s in range(cfg.simds))
+                 for k in ("issued.valu", "issued.salu", "issued.branch", "stall.fetch", "stall.held",
+                           "stall.dependency", "stall.storecnt")}
+        valu = total["issued.valu"]
+        rows.append({"iterations": its, "waves": c["dispatch.waves"], "max_resident": c["dispatch.max_resident"],
+                     "cycles": r.cycles, "valu": valu, "salu_and_branch": total["issued.salu"] + total["issued.branch"],
+                     "valu_ipc": round(valu / r.cycles, 3), "fraction_of_peak": round(valu / r.cycles / peak, 4),
+                     **{k.replace("stall.", "stall_"): v for k, v in total.items() if k.startswith("stall.")}})
+    a, b = rows[0], rows[-1]
+    steady = (b["valu"] - a["valu"]) / (b["cycles"] - a["cycles"])
+    return {"benchmark": "valu-peak", "config": config, "rows": rows, "peak_ipc": peak,
+            "steady_valu_ipc": round(steady, 3), "steady_fraction_of_peak": round(steady / peak, 4),
+            "steady_flop_per_cycle": round(steady * 64, 1), "peak_flop_per_cycle": peak * 64,
+            "goal": ">= 0.95 of peak (>= 243 of 256 FLOP/cycle)",
+            "note": "loop of 32 v_fmac_f32 (8 independent chains) + s_add/s_cmp/s_cbranch per iteration; rows: "
+                    "whole dispatches, stalls summed over the SIMDs (cycles in which neither issue pipe issued); "
+                    "steady: the difference of the two rows; results checked equal to the model's",
+            "wall_s": round(time.perf_counter() - t0, 1)}
+
+
 def _sim_speed_simd(repeats: int = 3) -> dict:
     """Cycles per second of one SIMD in Amaranth's simulator on a VALU-heavy kernel (4 waves),
     the best of ``repeats`` dispatches on one elaborated SIMD."""
@@ -831,9 +893,37 @@ def _sim_speed(config: str = "tiny", test: str = "float_ops_asm", seed: int = 0)
             "ratio": round(rows[-1]["cycles_per_s"] / rows[0]["cycles_per_s"], 1) if len(rows) > 1 else None}
 
 
-BENCHMARKS = {"model-speed": _model_speed, "valu-ipc": _valu_ipc, "sim-speed-simd": _sim_speed_simd,
+def _fpga(board: str = "ulx3s", config: str = "fpga", clock_mhz: float = 50.0) -> dict:
+    """The ECP5-85F build (``dcu fpga``, docs/fpga.md): resources and Fmax from nextpnr's
+    report, cell counts from Yosys, stage times; per-block Yosys counts from earlier
+    ``dcu fpga --block`` runs (``build/fpga/blocks/*.json``) when present."""
+    from . import fpga
+    missing = fpga.missing_tools()
+    if missing:
+        raise RuntimeError(f"missing FPGA tools: {', '.join(missing)}; install them with: {fpga.INSTALL_HINT}")
+    rep = fpga.build_board(board, config, clock_mhz=clock_mhz)
+    util = rep.get("nextpnr", {}).get("utilisation", {})
+    rows = [{"resource": cell, "used": u["used"], "available": u["available"],
+             "percent": round(100 * u["used"] / max(1, u["available"]), 1)}
+            for cell, u in util.items() if u["used"]]
+    fmax = rep.get("nextpnr", {}).get("fmax", {})
+    blocks = []
+    for p in sorted((ROOT / "build" / "fpga" / "blocks").glob("*.json")):
+        b = json.loads(p.read_text())
+        blocks.append({k: b.get(k) for k in ("top", "config", "flow", "cells", "synth_s", "rc")}
+                      | ({"ecp5": b["ecp5"]} if "ecp5" in b else {}))
+    return {"benchmark": "fpga", "board": board, "device": rep["device"], "config": config,
+            "clock_mhz": clock_mhz, "rows": rows,
+            "fmax_mhz": {k: v["mhz"] for k, v in fmax.items()},
+            "timing_met": all(v["pass"] for v in fmax.values()) if fmax else None,
+            "yosys": rep.get("yosys", {}).get("ecp5"), "bitstream": rep["bitstream"],
+            "seconds": {k: rep.get(k) for k in ("convert_s", "yosys_s", "nextpnr_s", "ecppack_s", "tools_s")},
+            "rc": rep["rc"], "blocks": blocks}
+
+
+BENCHMARKS = {"model-speed": _model_speed, "valu-ipc": _valu_ipc, "valu-peak": _valu_peak, "sim-speed-simd": _sim_speed_simd,
               "lds-stride": _lds_stride, "coalescing": _coalescing, "latency": _latency,
-              "ooo": _ooo, "kernels": _kernels, "sim-speed": _sim_speed}
+              "ooo": _ooo, "kernels": _kernels, "sim-speed": _sim_speed, "fpga": _fpga}
 
 
 def _markdown(result: dict) -> str:

@@ -19,13 +19,13 @@ import time
 from collections import Counter, defaultdict, deque
 
 import numpy as np
-from amaranth.hdl import Cat
+from amaranth.hdl import Cat, Const
 from amaranth.lib import data
 from amaranth.sim import Simulator
 
 from dcu.launch import prepare
 from hdl.config import DCUConfig
-from hdl.simd import ISSUE_GROUPS, SIMD, ErrorCause, SimdPerf, issue_group
+from hdl.simd import FETCH_BYTES, ISSUE_GROUPS, SIMD, ErrorCause, SimdPerf, issue_group
 from isa import decode, disassemble
 from sim.execute import build as build_handler
 from sim.model import Model, _Workgroup, wave_inits
@@ -89,8 +89,9 @@ class _Io:
         # what the bench looks at every cycle, read in one go: before the inputs are set
         # (everything here follows from the registers) and after (which inputs were taken)
         self.status = _Bits(launch_slot=dut.launched_slot, fetch_req=dut.fetch_req.valid, issue=tr["issue"],
-                            sel=tr["sel"], smem_req=dut.smem_req.valid, vmem_req=dut.vmem_req.valid,
-                            lds_req=dut.lds_req.valid, ex=tr["ex"].as_value(), ex_last=tr["ex_last"],
+                            sel=tr["sel"], issue_s=tr["issue_s"], sel_s=tr["sel_s"], smem_req=dut.smem_req.valid,
+                            vmem_req=dut.vmem_req.valid, lds_req=dut.lds_req.valid, ex=tr["ex"].as_value(),
+                            ex_s=tr["ex_s"].as_value(), ex_last=tr["ex_last"],
                             trans=tr["trans_valid"], error=dut.error.valid, bar_wait=dut.bar_wait,
                             idle=dut.idle, ended=dut.ended)
         self.ex_fields = _fields(tr["ex"].shape())
@@ -98,6 +99,9 @@ class _Io:
                               vmem_resp=dut.vmem_resp.ready, lds_resp=dut.lds_resp.ready)
         vw, sw = tr["vw_ex"], tr["sw"][0]
         self.ex_writes = _Bits(v_en=vw.en, v_addr=vw.addr, v_data=vw.data, s_en=sw.en, s_addr=sw.addr, s_data=sw.data)
+        sws = tr["sw_s"]
+        self.ex_s_writes = _Bits(v_en=Const(0, 1), v_addr=Const(0, 1), v_data=Const(0, 1),
+                                 s_en=sws.en, s_addr=sws.addr, s_data=sws.data)
         self.wave = [_Bits(exec=tr["exec"][s], vcc=tr["vcc"][s], scc=tr["scc"][s], m0=tr["m0"][s], base=tr["base"][s])
                      for s in range(len(tr["pc"]))]
 
@@ -177,6 +181,7 @@ class SimdRun:
     -------
     cycles, instructions : of the whole run so far
     resident_cycles : cycles of this dispatch in which a wave was resident (``idle`` low)
+    issue_cycles, dual_issue_cycles : cycles in which one or more, or two, instructions issued
     issued : ``{kind: n}`` as the bench saw them issue (``issued_ops``: ``{OpInfo: n}``);
         ``valu_cycles`` the cycle of each VALU issue
     perf : the SIMD's ``perf`` counters over this dispatch (:data:`hdl.simd.SimdPerf` as dicts)
@@ -214,6 +219,7 @@ class SimdRun:
         self.perf = None
         self.ended = 0
         self.resident_cycles = 0
+        self.issue_cycles = self.dual_issue_cycles = 0
         self._decoded = {}
 
     # -- helpers ------------------------------------------------------------------------
@@ -336,19 +342,23 @@ class SimdRun:
                                        sgpr=_pack([sg.get(r, 0) for r in range(4)]),
                                        ttmp7=sg[108 + 7], ttmp9=sg[108 + 9], v0=_pack(init["v0"]))
 
-            # ---- instruction fetch: four dwords, one cycle later --------------------
+            # ---- instruction fetch: a line, one cycle later ------------------------
             if st["fetch_req"]:
                 q = io.get(ctx, "fetch_req")
                 fetch_q.append((cyc + 1, q["wave"], q["addr"], q["epoch"]))
             if fetch_q and fetch_q[0][0] <= cyc:
                 _, w, addr, ep = fetch_q.popleft()
                 i = (addr - self.prep.code_base) // 4
-                ws = [int(x) for x in self.words[max(i, 0): i + 4]] + [0] * 4
-                drive["fetch_resp"] = dict(wave=w, epoch=ep, data=ws[0] | ws[1] << 32 | ws[2] << 64 | ws[3] << 96)
+                n = FETCH_BYTES // 4
+                ws = [int(x) for x in self.words[max(i, 0): i + n]] + [0] * n
+                drive["fetch_resp"] = dict(wave=w, epoch=ep, data=sum(ws[k] << (32 * k) for k in range(n)))
 
-            # ---- lock step: issue ---------------------------------------------------
-            if st["issue"]:
-                slot = st["sel"]
+            # ---- lock step: issue (the main and the scalar pipe) -----------------------
+            self.issue_cycles += st["issue"] | st["issue_s"]
+            self.dual_issue_cycles += st["issue"] & st["issue_s"]
+            if st["issue"] and st["issue_s"] and st["sel"] == st["sel_s"]:
+                self._fail(st["sel"], "both issue pipes picked this wave in one cycle")
+            for slot in [st[sel] for go, sel in (("issue", "sel"), ("issue_s", "sel_s")) if st[go]]:
                 pc = ctx.get(tr["pc"][slot])
                 sq = seqs[slot]
                 seqs[slot] += 1
@@ -396,14 +406,15 @@ class SimdRun:
                     drive[name] = queue[s][0][1][0]
 
             # ---- lock step: register writes in EX -----------------------------------
-            ex_now = None
-            if st["ex"] & 1:
-                slot = (st["ex"] >> ex_wave[0]) & ((1 << ex_wave[1]) - 1)
-                sq = (st["ex"] >> ex_seq[0]) & ((1 << ex_seq[1]) - 1)
-                if st["ex_last"]:
-                    ex_now = (slot, sq, issued_key.get((slot, sq)))
-                if self.lockstep and not self.order_dependent:
-                    self._check_ex_writes(ctx, io, slot, sq, issued_key.get((slot, sq)))
+            ex_now = []
+            for name, writes in (("ex", io.ex_writes), ("ex_s", io.ex_s_writes)):
+                if st[name] & 1:
+                    slot = (st[name] >> ex_wave[0]) & ((1 << ex_wave[1]) - 1)
+                    sq = (st[name] >> ex_seq[0]) & ((1 << ex_seq[1]) - 1)
+                    if st["ex_last"] or name == "ex_s":
+                        ex_now.append((slot, sq, issued_key.get((slot, sq))))
+                    if self.lockstep and not self.order_dependent:
+                        self._check_ex_writes(ctx, io, writes, slot, sq, issued_key.get((slot, sq)))
 
             if st["trans"] and self.lockstep and not self.order_dependent:
                 slot, sq = ctx.get(tr["trans_wb"].wave), ctx.get(tr["trans_wb"].seq)
@@ -464,8 +475,9 @@ class SimdRun:
             await ctx.tick()
             self.cycles += 1
             # flip-flop state written by the instruction that was in EX
-            if ex_now and self.lockstep and not self.order_dependent:
-                self._check_ffs(ctx, io, *ex_now)
+            if self.lockstep and not self.order_dependent:
+                for done in ex_now:
+                    self._check_ffs(ctx, io, *done)
 
     # -- pieces of the bench -----------------------------------------------------------
     def _serve_smem(self, slot, pc, addr, dwords, wgc):
@@ -523,13 +535,13 @@ class SimdRun:
         evs = self.events[key if key is not None else self.slot_id[slot]]
         return evs[seq] if seq < len(evs) else None
 
-    def _check_ex_writes(self, ctx, io, slot, seq, key):
+    def _check_ex_writes(self, ctx, io, writes, slot, seq, key):
         if key is None:
             return   # the previous dispatch's last instruction
         ev = self._event(slot, seq, key)
         if ev is None:
             return
-        w = io.ex_writes.get(ctx)
+        w = writes.get(ctx)
         if w["v_en"]:
             self._compare_vgpr(slot, ev, w["v_addr"] - io.wave[slot].get(ctx)["base"], w["v_data"], w["v_en"])
         en = w["s_en"]

@@ -229,22 +229,22 @@ def _timeline_sampler(sim, dcu):
     probes = []
     for simd in dcu.simds:
         tr = simd.trace
-        probes += [tr["issue"], tr["sel"], *tr["resident"], *[w.as_value() for w in tr["why"]]]
+        probes += [tr["issue"], tr["sel"], tr["issue_s"], tr["sel_s"], *tr["resident"], *[w.as_value() for w in tr["why"]]]
 
     async def sample(ctx):
         cycle = 0
         async for _, _, *v in ctx.tick().sample(*probes):
             codes = []
             for s in range(len(dcu.simds)):
-                base = s * (2 + 2 * W)
-                iss, sel = v[base], v[base + 1]
+                base = s * (4 + 2 * W)
+                iss, sel, iss_s, sel_s = v[base: base + 4]
                 for w in range(W):
-                    if iss and sel == w:
+                    if (iss and sel == w) or (iss_s and sel_s == w):
                         codes.append(issue)
-                    elif not v[base + 2 + w]:
+                    elif not v[base + 4 + w]:
                         codes.append(empty)
                     else:
-                        codes.append(by_reason[v[base + 2 + W + w]])
+                        codes.append(by_reason[v[base + 4 + W + w]])
             tl.add_cycle(cycle, codes)
             cycle += 1
 

@@ -90,14 +90,16 @@ def gtkw_for_vcd(vcd: str, wave_slots: int, simds: int = 4) -> str:
     group("dcu", trace("", "busy") + trace("", "done") + trace("", "cycles", "24"))
     for s in range(simds):
         u = f"simd{s}"
-        body = trace(u, "issue") + trace(u, "sel", "24")
-        op = found.get((u, "ex.inst.op"))
-        if op and op[1] != "string":
-            _opid_filter(opfilter)
-            body += ["@2022", f"^1 {opfilter}", f"{op[0]}.{op[2]}[{op[3] - 1}:0]"]
-        else:
-            body += trace(u, "ex.inst.op")
-        body += trace(u, "ex.pc")
+        body = []
+        for pipe in ("", "_s"):   # the main pipe, then the scalar pipe
+            body += trace(u, f"issue{pipe}") + trace(u, f"sel{pipe}", "24")
+            op = found.get((u, f"ex{pipe}.inst.op"))
+            if op and op[1] != "string":
+                _opid_filter(opfilter)
+                body += ["@2022", f"^1 {opfilter}", f"{op[0]}.{op[2]}[{op[3] - 1}:0]"]
+            else:
+                body += trace(u, f"ex{pipe}.inst.op")
+            body += trace(u, f"ex{pipe}.pc")
         group(u, body)
         for w in range(wave_slots):
             wave = []

@@ -1,11 +1,14 @@
 """The instruction cache shared by the DCU's four SIMDs (docs/memory.md, "Instruction cache").
 
 Direct-mapped 64-byte lines (``config.icache_bytes``), filled two sibling lines per 128-byte
-memory read (:mod:`hdl.linecache`), with next-line prefetch. Each SIMD's port has a queue
+memory read (:mod:`hdl.linecache`), with next-line prefetch. A fetch answers a whole line
+(16 dwords: 4 to 16 instructions), so one fetch a cycle feeds four SIMDs that each issue up
+to two instructions a cycle (RDNA's cache delivers 32 bytes a clock to each SIMD: 128 in
+all; this one 64). Each SIMD's port has a queue
 of ``depth`` requests answered in request order (so in order per wave, as the SIMD's fetch
 buffer needs); a miss on one port does not hold up the others.
 
-Pipeline: cycle 0 the round-robin arbiter accepts one 16-byte fetch into the tail of its
+Pipeline: cycle 0 the round-robin arbiter accepts one line fetch into the tail of its
 port's queue and addresses the line banks; cycle 1 (lookup) the line and its successor are
 compared: a hit copies the chunk into the queue entry, a miss reads the memory line (or
 joins a read in flight), and an absent successor that starts the next memory line is
@@ -29,7 +32,7 @@ __all__ = ["ICache"]
 
 
 class ICache(wiring.Component):
-    """Instruction cache of the DCU: 16-byte fetches for the four SIMDs.
+    """Instruction cache of the DCU: 64-byte line fetches for the four SIMDs.
 
     Parameters
     ----------
@@ -44,9 +47,9 @@ class ICache(wiring.Component):
     Members
     -------
     req : In(stream.Signature(FetchReq(config))) array of ``config.simds``
-        16-byte-aligned fetches (``addr[0:4]`` is ignored), one port per SIMD.
+        Line fetches (``addr[0:6]`` is ignored), one port per SIMD.
     resp : Out(stream.Signature(FetchResp(config))) array of ``config.simds``
-        The 128-bit chunk, with the request's ``wave`` and ``epoch``; in request order per port.
+        The 512-bit line, with the request's ``wave`` and ``epoch``; in request order per port.
     mem : Out(stream.Signature(MemReq()))
         128-byte reads, tag = miss table entry.
     mem_resp : In(stream.Signature(MemResp()))
@@ -59,7 +62,7 @@ class ICache(wiring.Component):
         Memory reads issued by next-line prefetch.
     error : Out(ErrorLayout)
         Latched at the first fetch outside memory (which answers zeros): SIMD, wave and the
-        chunk's address. A prefetch that faults is dropped silently.
+        line's address. A prefetch that faults is dropped silently.
     """
 
     def __init__(self, config: DCUConfig, depth: int = 4, mshrs: int = 4):
@@ -88,10 +91,9 @@ class ICache(wiring.Component):
         misses = MissTable(m, "mshr", self._mshrs, self.mem, self.mem_resp, self.flush)
 
         # ---- per-port queues: entry p * depth + i ------------------------------------------
-        EntryInfo = data.StructLayout({"wave": range(cfg.wave_slots), "epoch": 2,
-                                       "line": LINE_ADDR, "chunk": 2})
+        EntryInfo = data.StructLayout({"wave": range(cfg.wave_slots), "epoch": 2, "line": LINE_ADDR})
         info = [Signal(EntryInfo, name=f"entry{e}") for e in range(E)]
-        chunk = [Signal(128, name=f"entry{e}_data") for e in range(E)]
+        chunk = [Signal(8 * LINE, name=f"entry{e}_data") for e in range(E)]
         wait = Array(Signal(range(self._mshrs), name=f"entry{e}_wait") for e in range(E))
         looked, waiting = Signal(E), Signal(E)    # lookup done; the line is awaited from memory
         head = [Signal(qb, name=f"head{p}") for p in range(P)]
@@ -119,15 +121,15 @@ class ICache(wiring.Component):
         new = Signal(range(E))
         m.d.comb += new.eq(Cat(tail[port], port))
 
-        s1 = Signal(data.StructLayout({"valid": 1, "entry": range(E), "line": LINE_ADDR, "chunk": 2}))
+        s1 = Signal(data.StructLayout({"valid": 1, "entry": range(E), "line": LINE_ADDR}))
         with m.If(~stall):
             m.d.sync += s1.valid.eq(accept)
         with m.If(accept):
             m.d.sync += [last_port.eq(port), tail[port].eq(tail[port] + 1), s1.entry.eq(new),
-                         s1.line.eq(fetch.addr[6:ADDR_BITS]), s1.chunk.eq(fetch.addr[4:6])]
+                         s1.line.eq(fetch.addr[6:ADDR_BITS])]
             for e in range(E):
                 with m.If(new == e):
-                    m.d.sync += info[e].eq(Cat(fetch.wave, fetch.epoch, fetch.addr[6:ADDR_BITS], fetch.addr[4:6]))
+                    m.d.sync += info[e].eq(Cat(fetch.wave, fetch.epoch, fetch.addr[6:ADDR_BITS]))
 
         # ---- cycle 1: lookup of the line and its successor ----------------------------------
         L = s1.line
@@ -153,7 +155,7 @@ class ICache(wiring.Component):
         lookup = Signal(E)
         with m.If(go):
             m.d.comb += lookup.bit_select(s1.entry, 1).eq(1)
-            m.d.sync += [Array(chunk)[s1.entry].eq(Mux(hit, line_data, half(L[0])).word_select(s1.chunk, 128)),
+            m.d.sync += [Array(chunk)[s1.entry].eq(Mux(hit, line_data, half(L[0]))),
                          wait[s1.entry].eq(Mux(alloc, misses.entry[0], found_idx))]
             with m.If(hit):
                 m.d.sync += self.hits.eq(self.hits + 1)
@@ -167,8 +169,7 @@ class ICache(wiring.Component):
         m.d.comb += take.eq(Cat(misses.fill & waiting[e] & (wait[e] == misses.fill_idx) for e in range(E)))
         for e in range(E):
             with m.If(take[e]):
-                m.d.sync += chunk[e].eq(Mux(misses.fill_fault, 0,
-                                            half(info[e].line[0]).word_select(info[e].chunk, 128)))
+                m.d.sync += chunk[e].eq(Mux(misses.fill_fault, 0, half(info[e].line[0])))
         pairs.fill(m, misses.fill_install, misses.fill_block, misses.fill_data, self.flush)
 
         # ---- answers: the head of each port's queue, in order --------------------------------
@@ -195,5 +196,5 @@ class ICache(wiring.Component):
         err = self.error
         with m.If(~err.valid & misses.fill_fault & take.any()):
             m.d.sync += [err.valid.eq(1), err.simd.eq(who[qb:]), err.wave.eq(fi.wave),
-                         err.addr.eq(Cat(Const(0, 4), fi.chunk, fi.line))]
+                         err.addr.eq(Cat(Const(0, 6), fi.line))]
         return m

@@ -1,7 +1,7 @@
 """One SIMD32 of the dual compute unit: wave slots, fetch, issue, register files, ALUs, memory ports.
 
-Pipeline (docs/simd.md): each wave prefetches its instruction stream in 16-byte chunks
-through ``fetch_req`` / ``fetch_resp`` into a three-chunk buffer, and a decoder per wave
+Pipeline (docs/simd.md): each wave prefetches its instruction stream in 64-byte lines
+through ``fetch_req`` / ``fetch_resp`` into a two-line buffer, and a decoder per wave
 decodes the instruction at the wave's PC from that buffer. Each cycle the issue
 stage picks one ready wave (oldest first or round robin) and addresses the register files;
 the next cycle (EX) the operands arrive, the ALUs compute combinationally and the results
@@ -31,7 +31,8 @@ from .trans import TransUnit
 from .valu_int import VALUInt, popcount
 
 __all__ = ["SIMD", "IMPLEMENTED", "LaunchLayout", "FetchReq", "FetchResp", "SmemReq", "SmemResp", "VecMemReq",
-           "VecMemResp", "ErrorCause", "ErrorLayout", "StallReason", "SimdPerf", "ISSUE_GROUPS", "issue_group"]
+           "VecMemResp", "ErrorCause", "ErrorLayout", "StallReason", "SimdPerf", "ISSUE_GROUPS", "issue_group",
+           "SCALAR_PIPE_KINDS", "FETCH_BYTES"]
 
 LANES = 32
 ADDR = 48
@@ -48,14 +49,19 @@ def LaunchLayout(cfg: DCUConfig):
     })
 
 
+#: Bytes of one instruction fetch: an instruction-cache line.
+FETCH_BYTES = 64
+
+
 def FetchReq(cfg):
-    """A 16-byte-aligned chunk of instructions for one wave; ``epoch`` comes back with the data."""
+    """A line of instructions (``FETCH_BYTES``, aligned) for one wave; ``epoch`` comes back
+    with the data."""
     return data.StructLayout({"wave": range(cfg.wave_slots), "addr": ADDR, "epoch": 2})
 
 
 def FetchResp(cfg):
     """Responses return in request order for each wave."""
-    return data.StructLayout({"wave": range(cfg.wave_slots), "data": 128, "epoch": 2})
+    return data.StructLayout({"wave": range(cfg.wave_slots), "data": 8 * FETCH_BYTES, "epoch": 2})
 
 
 def SmemReq(cfg):
@@ -125,6 +131,12 @@ ISSUE_GROUPS = {
 }
 
 
+#: Kinds that issue through the scalar pipe. RDNA issues up to one instruction of each kind
+#: per cycle (from different waves); here a second issue pipe takes SALU instructions,
+#: branches, waits and hints beside the main pipe's VALU, memory and everything else.
+SCALAR_PIPE_KINDS = ("salu", "sbranch", "swait", "shint")
+
+
 def issue_group(kind: str) -> str:
     """The ``perf.issued`` counter an instruction of ``kind`` counts in."""
     return next((g for g, kinds in ISSUE_GROUPS.items() if kind in kinds), "other")
@@ -159,7 +171,7 @@ class SIMD(wiring.Component):
         ``wg_last`` arrives, so a barrier never completes before the whole workgroup is here.
     launched_slot : Out(range(wave_slots))
         The slot the next launch takes.
-    fetch_req, fetch_resp : instruction fetch, 16-byte chunks, in order per wave.
+    fetch_req, fetch_resp : instruction fetch, 64-byte lines, in order per wave.
     smem_req, smem_resp : scalar memory; one response beat per dword, ``last`` retires.
     vmem_req, vmem_resp : global memory; one response beat per destination register.
     lds_req, lds_resp : LDS, the same layouts as ``vmem``. The response ports are not ready
@@ -242,9 +254,11 @@ class SIMD(wiring.Component):
         vr = [vgprs.read_port(transparent_for=(vw_alu, vw_mem)) for _ in range(6)]
         # SGPRs (and ttmp): 64 even/odd pairs per wave slot; VCC, EXEC and M0 live in flip-flops.
         m.submodules.sgprs = sgprs = memory.Memory(shape=unsigned(64), depth=W * 64, init=[])
-        sw_alu = sgprs.write_port(granularity=32)
+        sw_alu = sgprs.write_port(granularity=32)      # VALU scalar results (lane masks, readlane)
         sw_mem = sgprs.write_port(granularity=32)      # scalar loads and wave launch
-        sr = [sgprs.read_port(transparent_for=(sw_alu, sw_mem)) for _ in range(3)]
+        sw_s = sgprs.write_port(granularity=32)        # the scalar pipe's SALU results
+        sr = [sgprs.read_port(transparent_for=(sw_alu, sw_mem, sw_s)) for _ in range(3)]   # main pipe
+        ss = [sgprs.read_port(transparent_for=(sw_alu, sw_mem, sw_s)) for _ in range(3)]   # scalar pipe
 
         # ---- wave slot state -------------------------------------------------------------
         def slots(shape, name):
@@ -254,7 +268,7 @@ class SIMD(wiring.Component):
         pc, base, wg = slots(ADDR, "pc"), slots(range(V), "vbase"), slots(8, "wg")
         exec_, vcc, m0, scc = slots(64, "exec"), slots(64, "vcc"), slots(32, "m0"), slots(1, "scc")
         br_pending = slots(1, "br_pending")
-        chunks, nvalid, infl = slots(3 * 128, "chunks"), slots(range(4), "nvalid"), slots(range(4), "infl")
+        chunks, nvalid, infl = slots(2 * 8 * FETCH_BYTES, "chunks"), slots(range(3), "nvalid"), slots(range(3), "infl")
         fetch_addr, epoch = slots(ADDR, "fetch_addr"), slots(2, "epoch")
         loadcnt, storecnt, dscnt, kmcnt = slots(6, "loadcnt"), slots(6, "storecnt"), slots(6, "dscnt"), slots(5, "kmcnt")
         seq = slots(SEQ, "seq")
@@ -282,7 +296,7 @@ class SIMD(wiring.Component):
             m.d.sync += [hold.eq(p), launch_step.eq(1), hold_slot.eq(i), resident[i].eq(1), halted[i].eq(0),
                          pc[i].eq(p.pc), base[i].eq(p.vgpr_base), wg[i].eq(p.wg), exec_[i].eq(p.exec),
                          vcc[i].eq(0), m0[i].eq(0), scc[i].eq(0), nvalid[i].eq(0), infl[i].eq(0),
-                         fetch_addr[i].eq(p.pc & ~15), epoch[i].eq(epoch[i] + 1), br_pending[i].eq(0),
+                         fetch_addr[i].eq(p.pc & ~(FETCH_BYTES - 1)), epoch[i].eq(epoch[i] + 1), br_pending[i].eq(0),
                          loadcnt[i].eq(0), storecnt[i].eq(0), dscnt[i].eq(0), kmcnt[i].eq(0),
                          seq[i].eq(0), vbusy[i].eq(0), sbusy[i].eq(0), bar_sig[i].eq(0), bar_pass[i].eq(0),
                          held[i].eq(~p.wg_last)]
@@ -297,10 +311,10 @@ class SIMD(wiring.Component):
         with m.If(launching):
             m.d.sync += launch_step.eq(Mux(launch_step == 4, 0, launch_step + 1))
 
-        # ---- fetch: each wave keeps up to three 16-byte chunks buffered or in flight --------
+        # ---- fetch: each wave keeps up to two lines buffered or in flight -----------------
         mf = fragment("fetch")
         want = Signal(W)
-        mf.d.comb += want.eq(Cat(*[resident[i] & ~halted[i] & (nvalid[i] + infl[i] < 3) for i in range(W)]))
+        mf.d.comb += want.eq(Cat(*[resident[i] & ~halted[i] & (nvalid[i] + infl[i] < 2) for i in range(W)]))
         fetch_last, fetch_pick, fetch_any = Signal(range(W)), Signal(range(W)), Signal()
         self._round_robin(mf, want, fetch_last, fetch_pick, fetch_any, "fetch")
         fetch_go = Signal(W)   # a request for wave i leaves this cycle
@@ -318,17 +332,17 @@ class SIMD(wiring.Component):
         with mfill.If(self.fetch_resp.valid & (fr.epoch == epoch[fr.wave])):
             mfill.d.comb += fill.bit_select(fr.wave, 1).eq(1)
 
-        # the instruction at each wave's PC, decoded from its buffered chunks
+        # the instruction at each wave's PC, decoded from its buffered lines
         ib, ib_valid, ib_words = [], [], []
         for i in range(W):
             m.submodules[f"decoder{i}"] = dec = Decoder(pc_width=ADDR)
             mw_i = fragment(f"window{i}")
-            off = pc[i][2:4]
+            off = pc[i][2:6]
             window = Signal(96, name=f"window{i}")
-            avail = Signal(range(13), name=f"avail{i}")
+            avail = Signal(range(33), name=f"avail{i}")
             v = Signal(name=f"ib_valid{i}")
             mw_i.d.comb += [window.eq(chunks[i].bit_select(off * 32, 96)), dec.words.eq(window), dec.pc.eq(pc[i]),
-                            avail.eq(Mux(nvalid[i] == 0, 0, (nvalid[i] << 2) - off)),
+                            avail.eq(Mux(nvalid[i] == 0, 0, (nvalid[i] << 4) - off)),
                             v.eq((avail != 0) & (dec.inst.size <= avail) & ~br_pending[i])]
             ib.append(dec.inst)
             ib_valid.append(v)
@@ -376,23 +390,18 @@ class SIMD(wiring.Component):
                                  ib_valid[i], trans_free)
             ready_w.append(r)
             reason_w.append(why)
+        # Two pipes, each picking one wave a cycle: the scalar pipe (SCALAR_PIPE_KINDS) and the
+        # main pipe (the rest). A wave whose multi-cycle VALU instruction holds EX issues nothing
+        # more until it leaves: that instruction reads the wave's EXEC, VCC and SCC every cycle.
         mq = fragment("issue")
-        ready = Signal(W)
-        mq.d.comb += ready.eq(Cat(*ready_w) & ~valu_hold.replicate(W))
-        sel, issue = Signal(range(W)), Signal()
-        if cfg.wave_policy == "oldest":
-            for i in range(W):
-                oldest = ready[i]
-                for j in range(W):
-                    if j != i:
-                        oldest = oldest & (~ready[j] | older[i][j])
-                with mq.If(oldest):
-                    mq.d.comb += [sel.eq(i), issue.eq(1)]
-        else:
-            issue_last = Signal(range(W))
-            self._round_robin(mq, ready, issue_last, sel, issue, "issue")
-            with m.If(issue):
-                m.d.sync += issue_last.eq(sel)
+        to_s = Signal(W)   # wave i's buffered instruction goes to the scalar pipe
+        ready, ready_s = Signal(W), Signal(W)
+        mq.d.comb += [to_s.eq(Cat(*[_is_kind(ib[i].kind, *[Kind[k.upper()] for k in SCALAR_PIPE_KINDS]) &
+                                    ~ib[i].illegal for i in range(W)])),
+                      ready.eq(Cat(*ready_w) & ~to_s & ~valu_hold.replicate(W)),
+                      ready_s.eq(Cat(*ready_w) & to_s & ~Mux(valu_hold, Const(1, W) << xw, 0))]
+        sel, issue = self._pick(m, mq, ready, older, "sel", "issue")
+        sel_s, issue_s = self._pick(m, mq, ready_s, older, "sel_s", "issue_s")
         # the issuing wave's instruction and state, selected once
         mqs = fragment("issue_select")
         si = Signal(DecodedInst)
@@ -402,6 +411,15 @@ class SIMD(wiring.Component):
                 with mqs.Case(i):
                     mqs.d.comb += [si.eq(ib[i]), sel_pc.eq(pc[i]), sel_base.eq(base[i]), sel_seq.eq(seq[i])]
         sk = si.kind
+        mss = fragment("issue_select_s")
+        si_s = Signal(DecodedInst)
+        sel_s_pc, sel_s_seq = Signal(ADDR), Signal(SEQ)
+        with mss.Switch(sel_s):
+            for i in range(W):
+                with mss.Case(i):
+                    mss.d.comb += [si_s.eq(ib[i]), sel_s_pc.eq(pc[i]), sel_s_seq.eq(seq[i])]
+        mss.d.comb += [ss[0].addr.eq(sel_s * 64 + si_s.src0[1:7]), ss[1].addr.eq(sel_s * 64 + si_s.src1[1:7]),
+                       ss[2].addr.eq(sel_s * 64 + si_s.sdst[1:])]
         mqp = fragment("issue_effects")   # register-file addresses, counters, busy bits
 
         # register-file reads for the issuing instruction; the data arrives in EX.
@@ -421,7 +439,7 @@ class SIMD(wiring.Component):
         mqp.d.comb += [
             sr[0].addr.eq(srow + Mux(sk == Kind.SMEM, si.sbase, Mux(is_mem, si.saddr[1:], si.src0[1:7]))),
             sr[1].addr.eq(srow + Mux(sk == Kind.SMEM, si.soffset[1:], si.src1[1:7])),
-            sr[2].addr.eq(srow + Mux(sk == Kind.SALU, si.sdst[1:], si.src2[1:7])),
+            sr[2].addr.eq(srow + si.src2[1:7]),
         ]
         # a read port with its enable low keeps its data: the EX operands
         fragment("hold_ports").d.comb += [port.en.eq(~valu_hold) for port in vr + sr]
@@ -433,12 +451,14 @@ class SIMD(wiring.Component):
                 m.d.sync += [halted[sel].eq(1), self.error.valid.eq(1), self.error.wave.eq(sel),
                              self.error.pc.eq(sel_pc), self.error.words.eq(Array(ib_words)[sel]),
                              self.error.cause.eq(ErrorCause.ILLEGAL_INSTRUCTION)]
-            with m.If(sk == Kind.SBRANCH):
-                m.d.sync += br_pending[sel].eq(1)
             with m.If(si.op == OpId.S_ENDPGM):   # it issued after every write retired: the slot is free
                 m.d.sync += [resident[sel].eq(0), self.ended.bit_select(sel, 1).eq(1)]
             with m.If(si.op == OpId.S_BARRIER_WAIT):
                 m.d.sync += bar_pass[sel].eq(0)
+        with m.If(issue_s):
+            m.d.sync += [seq[sel_s].eq(sel_s_seq + 1), pc[sel_s].eq(sel_s_pc + (si_s.size << 2))]
+            with m.If(si_s.kind == Kind.SBRANCH):
+                m.d.sync += br_pending[sel_s].eq(1)
         if flight:
             m.d.sync += [flight[0].valid.eq(issue & (sk == Kind.VALU)), flight[0].wave.eq(sel),
                          flight[0].vdst.eq(si.vdst), flight[0].vn.eq(si.vdst_dw[:2]),
@@ -447,14 +467,20 @@ class SIMD(wiring.Component):
 
         # ---- performance counters ------------------------------------------------------------
         perf = self.perf
-        with m.If(issue):
-            with m.Switch(sk):
-                for group, kinds in ISSUE_GROUPS.items():
+        mperf = fragment("issue_groups")
+        groups = list(ISSUE_GROUPS)
+        in_group = [Signal(len(groups), name=f"issued_{p}") for p in ("main", "scalar")]   # one-hot
+        for bits, go, kind in zip(in_group, (issue, issue_s), (sk, si_s.kind)):
+            with mperf.If(go), mperf.Switch(kind):
+                for g, kinds in ISSUE_GROUPS.items():
                     if kinds:
-                        with m.Case(*[Kind[k.upper()] for k in kinds]):
-                            m.d.sync += perf.issued[group].eq(perf.issued[group] + 1)
-                with m.Default():
-                    m.d.sync += perf.issued.other.eq(perf.issued.other + 1)
+                        with mperf.Case(*[Kind[k.upper()] for k in kinds]):
+                            mperf.d.comb += bits[groups.index(g)].eq(1)
+                with mperf.Default():
+                    mperf.d.comb += bits[groups.index("other")].eq(1)
+        with m.If(issue | issue_s):
+            m.d.sync += [perf.issued[g].eq(perf.issued[g] + in_group[0][n] + in_group[1][n])
+                         for n, g in enumerate(groups)]
         # a stall cycle counts against the oldest resident wave's reason (a resident wave
         # that could issue only loses to a multi-cycle VALU instruction in EX)
         why = Signal(StallReason)
@@ -463,7 +489,7 @@ class SIMD(wiring.Component):
             oldest_res = resident[i] & Cat(*[~resident[j] | older[i][j] for j in range(W) if j != i]).all()
             with mwhy.If(oldest_res):
                 mwhy.d.comb += why.eq(Mux(ready_w[i], StallReason.STRUCTURAL, reason_w[i]))
-        with m.If(~issue & ~self.idle):
+        with m.If(~issue & ~issue_s & ~self.idle):
             with m.Switch(why):
                 for r in StallReason:
                     if r is not StallReason.NONE:
@@ -471,24 +497,32 @@ class SIMD(wiring.Component):
                             field = perf.stall[r.name.lower()]
                             m.d.sync += field.eq(field + 1)
 
-        # chunk buffers: drop a chunk once the PC has moved past it, append arriving chunks
+        # line buffers: drop a line once the PC has moved past it, append arriving lines
         crossing = Signal(W)
-        mqp.d.comb += crossing.bit_select(sel, 1).eq(issue & ((sel_pc + (si.size << 2))[4:] != sel_pc[4:]))
+        mqp.d.comb += crossing.eq(
+            Mux(issue & ((sel_pc + (si.size << 2))[6:] != sel_pc[6:]), Const(1, W) << sel, 0) |
+            Mux(issue_s & ((sel_s_pc + (si_s.size << 2))[6:] != sel_s_pc[6:]), Const(1, W) << sel_s, 0))
         for i in range(W):
             kept = nvalid[i] - crossing[i]
             with m.If(~(launch_fire & (launch_slot == i)) & (crossing[i] | fill[i] | fetch_go[i])):
-                m.d.sync += [chunks[i].eq(Mux(crossing[i], chunks[i] >> 128, chunks[i])),
+                m.d.sync += [chunks[i].eq(Mux(crossing[i], chunks[i] >> (8 * FETCH_BYTES), chunks[i])),
                              nvalid[i].eq(kept + fill[i]), infl[i].eq(infl[i] + fetch_go[i] - fill[i])]
                 with m.If(fill[i]):
-                    m.d.sync += chunks[i].word_select(kept[:2], 128).eq(fr.data)
+                    m.d.sync += chunks[i].word_select(kept[:1], 8 * FETCH_BYTES).eq(fr.data)
                 with m.If(fetch_go[i]):
-                    m.d.sync += fetch_addr[i].eq(fetch_addr[i] + 16)
+                    m.d.sync += fetch_addr[i].eq(fetch_addr[i] + FETCH_BYTES)
 
         # ---- EX ----------------------------------------------------------------------------
         with m.If(~valu_hold):
             m.d.sync += ex.valid.eq(issue)
         with m.If(issue):   # (EX keeps the last instruction otherwise: fewer changes to simulate)
             m.d.sync += [ex.wave.eq(sel), ex.pc.eq(sel_pc), ex.seq.eq(sel_seq), ex.inst.eq(si)]
+        # the scalar pipe's EX: one cycle per instruction
+        exs = Signal(ex.shape(), name="ex_s")
+        ys, yi = exs.wave, exs.inst
+        m.d.sync += exs.valid.eq(issue_s)
+        with m.If(issue_s):
+            m.d.sync += [ys.eq(sel_s), exs.pc.eq(sel_s_pc), exs.seq.eq(sel_s_seq), yi.eq(si_s)]
         # the EX wave's state, selected once
         x_valid, x_exec64, x_vcc, x_scc, x_m0, x_base = (Signal(), Signal(64), Signal(64), Signal(), Signal(32),
                                                         Signal(range(V)))
@@ -500,13 +534,20 @@ class SIMD(wiring.Component):
                     mxs.d.comb += [x_exec64.eq(exec_[i]), x_vcc.eq(vcc[i]), x_scc.eq(scc[i]), x_m0.eq(m0[i]),
                                    x_base.eq(base[i])]
         x_exec = x_exec64[:32]
+        y_exec64, y_vcc, y_scc, y_m0 = Signal(64), Signal(64), Signal(), Signal(32)
+        mys = fragment("ex_s_state")
+        with mys.Switch(ys):
+            for i in range(W):
+                with mys.Case(i):
+                    mys.d.comb += [y_exec64.eq(exec_[i]), y_vcc.eq(vcc[i]), y_scc.eq(scc[i]), y_m0.eq(m0[i])]
 
-        mx = fragment("ex_operands")
-        def scalar_value(code, port, bits):
+        def scalar_value(mx, name, code, pair, bits, state, literal):
             """Scalar, inline-constant or literal source ``code`` as a ``bits``-wide value
-            (0 for a VGPR source, whose value comes from the VGPR file)."""
-            v = Signal(bits, name=f"sval{port}_{bits}")
-            pair = sr[port].data
+            (0 for a VGPR source, whose value comes from the VGPR file); ``pair`` is the SGPR
+            pair read for it, ``state`` the wave's (VCC, EXEC, M0, SCC)."""
+            x_vcc, x_exec64, x_m0, x_scc = state
+            x_exec = x_exec64[:32]
+            v = Signal(bits, name=f"{name}_{bits}")
             with mx.If(code[8]):
                 pass
             with mx.Elif((code >= 128) & (code <= 208)):   # integer constants 0..64, -1..-16
@@ -531,7 +572,7 @@ class SIMD(wiring.Component):
                 with mx.Case(EXECZ):
                     mx.d.comb += v.eq(x_exec == 0)
                 with mx.Case(LITERAL):
-                    mx.d.comb += v.eq(xi.literal)
+                    mx.d.comb += v.eq(literal)
                 for c in range(240, 249):   # float constants
                     with mx.Case(c):
                         mx.d.comb += v.eq(inline_constant(c, bits))
@@ -539,10 +580,12 @@ class SIMD(wiring.Component):
                     mx.d.comb += v.eq(pair if bits == 64 else Mux(code[0], pair[32:], pair[:32]))
             return v
 
-        codes = [xi.src0, xi.src1, Mux(xk == Kind.SALU, xi.sdst, xi.src2)]
+        mx = fragment("ex_operands")
+        codes = [xi.src0, xi.src1, xi.src2]
         x_is_fp = _in_set(mx, xi.op, _ops(_is_float_op), "x_is_fp")
-        s32 = [scalar_value(codes[k], k, 32) for k in range(3)]
-        s64 = [scalar_value(codes[k], k, 64) for k in range(3)]
+        x_state = (x_vcc, x_exec64, x_m0, x_scc)
+        s32 = [scalar_value(mx, f"sval{k}", codes[k], sr[k].data, 32, x_state, xi.literal) for k in range(3)]
+        s64 = [scalar_value(mx, f"sval{k}", codes[k], sr[k].data, 64, x_state, xi.literal) for k in range(3)]
         dws = [xi.src0_dw, xi.src1_dw, xi.src2_dw]
         op64, op32 = [], []
         for k in range(3):
@@ -567,15 +610,10 @@ class SIMD(wiring.Component):
             """Lane group ``grp`` of ``v`` (``bits`` per lane): what the G-lane units see."""
             return v if C == 1 else v.word_select(grp, bits * G)
 
-        mx.submodules.salu = salu = SALU()
         mx.submodules.valu_int = vint = VALUInt(G)
         mx.submodules.valu_fp = vfp = VALUFloat(G)
         mx.d.comb += [
             # a unit whose kind is not in EX sees OpId.NONE, which is cheap to simulate
-            salu.op.eq(Mux(xk == Kind.SALU, xi.op, OpId.NONE)),
-            salu.a.eq(Mux(dws[0] == 2, s64[0], s32[0])), salu.b.eq(Mux(dws[1] == 2, s64[1], s32[1])),
-            salu.scc_in.eq(x_scc), salu.exec_in.eq(x_exec), salu.simm16.eq(xi.simm16),
-            salu.d_in.eq(Mux(xi.sdst_dw == 2, s64[2], s32[2])),
             vint.op.eq(Mux((xk == Kind.VALU) & ~x_is_fp, xi.op, OpId.NONE)),
             vint.c.eq(group(op64[2], 64)),
             vint.mask_in.eq(group(s32[2], 1)), vint.opsel.eq(xi.opsel), vint.clamp.eq(xi.clamp),
@@ -602,6 +640,20 @@ class SIMD(wiring.Component):
                 ]
             with mx.Else():
                 mx.d.comb += [vint.a.eq(a_g), vint.b.eq(b_g)]
+
+        # the scalar pipe's operands (src0, src1 and the old destination) and its SALU
+        my = fragment("ex_s_operands")
+        y_state = (y_vcc, y_exec64, y_m0, y_scc)
+        y_codes = [yi.src0, yi.src1, Cat(yi.sdst, Const(0, 2))]
+        t32 = [scalar_value(my, f"ssval{k}", y_codes[k], ss[k].data, 32, y_state, yi.literal) for k in range(3)]
+        t64 = [scalar_value(my, f"ssval{k}", y_codes[k], ss[k].data, 64, y_state, yi.literal) for k in range(3)]
+        my.submodules.salu = salu = SALU()
+        my.d.comb += [
+            salu.op.eq(Mux(yi.kind == Kind.SALU, yi.op, OpId.NONE)),
+            salu.a.eq(Mux(yi.src0_dw == 2, t64[0], t32[0])), salu.b.eq(Mux(yi.src1_dw == 2, t64[1], t32[1])),
+            salu.scc_in.eq(y_scc), salu.exec_in.eq(y_exec64[:32]), salu.simm16.eq(yi.simm16),
+            salu.d_in.eq(Mux(yi.sdst_dw == 2, t64[2], t32[2])),
+        ]
 
         # ---- write-back (its own fragment: it follows the units' results) ------------------
         # VALU results: the integer unit's 64-bit lanes split into the low and high registers;
@@ -632,49 +684,52 @@ class SIMD(wiring.Component):
             mw.d.comb += scalar_result.eq(Mux(lanes_special, Mux(xi.src0[8], op32[0].word_select(lane_sel, 32), s32[0]),
                                               mask_all))
 
-        def fault(cond):
+        def fault(cond, wave=xw, at=ex.pc):
             with m.If(cond):
-                m.d.sync += [halted[xw].eq(1), self.error.valid.eq(1), self.error.wave.eq(xw), self.error.pc.eq(ex.pc),
+                m.d.sync += [halted[wave].eq(1), self.error.valid.eq(1), self.error.wave.eq(wave), self.error.pc.eq(at),
                              self.error.cause.eq(ErrorCause.ILLEGAL_INSTRUCTION)]
 
-        def write_scalar(code, value, nregs, we):
-            """Write a scalar destination: VCC, EXEC and M0 are flip-flops (registered here),
-            the rest the SGPR file (its write port is driven by the write-back fragment)."""
+        def write_scalar(code, value, nregs, we, wave=xw, port=sw_alu, mw=mw):
+            """Write a scalar destination of ``wave``: VCC, EXEC and M0 are flip-flops
+            (registered here), the rest the SGPR file (``port``, driven from fragment ``mw``)."""
             with m.If(we):
                 with m.Switch(code):
                     with m.Case(VCC_LO):
-                        m.d.sync += (vcc[xw] if nregs == 2 else vcc[xw][:32]).eq(value)
+                        m.d.sync += (vcc[wave] if nregs == 2 else vcc[wave][:32]).eq(value)
                     with m.Case(VCC_HI):
-                        m.d.sync += vcc[xw][32:].eq(value[:32])
+                        m.d.sync += vcc[wave][32:].eq(value[:32])
                     with m.Case(EXEC_LO):
-                        m.d.sync += (exec_[xw] if nregs == 2 else exec_[xw][:32]).eq(value)
+                        m.d.sync += (exec_[wave] if nregs == 2 else exec_[wave][:32]).eq(value)
                     with m.Case(EXEC_HI):
-                        m.d.sync += exec_[xw][32:].eq(value[:32])
+                        m.d.sync += exec_[wave][32:].eq(value[:32])
                     with m.Case(M0):
-                        m.d.sync += m0[xw].eq(value[:32])
+                        m.d.sync += m0[wave].eq(value[:32])
             with mw.If(we):
                 with mw.Switch(code):
                     with mw.Case(VCC_LO, VCC_HI, EXEC_LO, EXEC_HI, M0, NULL):
                         pass
                     with mw.Default():
-                        mw.d.comb += sw_alu.addr.eq(xw * 64 + code[1:7])
+                        mw.d.comb += port.addr.eq(wave * 64 + code[1:7])
                         if nregs == 2:
-                            mw.d.comb += [sw_alu.data.eq(value), sw_alu.en.eq(0b11)]
+                            mw.d.comb += [port.data.eq(value), port.en.eq(0b11)]
                         else:
-                            mw.d.comb += [sw_alu.data.eq(Cat(value[:32], value[:32])),
-                                          sw_alu.en.eq(Mux(code[0], 0b10, 0b01))]
+                            mw.d.comb += [port.data.eq(Cat(value[:32], value[:32])),
+                                          port.en.eq(Mux(code[0], 0b10, 0b01))]
 
         vdst_addr = x_base + xi.vdst
-        x_salu, x_valu = Signal(), Signal()
-        mw.d.comb += [x_salu.eq(x_valid & (xk == Kind.SALU)), x_valu.eq(x_valid & (xk == Kind.VALU))]
-        with m.If(x_salu):
-            fault(salu.illegal)
+        x_valu = Signal()
+        mw.d.comb += x_valu.eq(x_valid & (xk == Kind.VALU))
+        mws = fragment("s_writeback")
+        y_salu = Signal()
+        mws.d.comb += y_salu.eq(exs.valid & (yi.kind == Kind.SALU))
+        with m.If(y_salu):
+            fault(salu.illegal, ys, exs.pc)
             with m.If(salu.scc_we):
-                m.d.sync += scc[xw].eq(salu.scc)
+                m.d.sync += scc[ys].eq(salu.scc)
             with m.If(salu.exec_we):
-                m.d.sync += exec_[xw][:32].eq(salu.exec)
-        write_scalar(xi.sdst, salu.d, 2, x_salu & salu.d_we & (xi.sdst_dw == 2))
-        write_scalar(xi.sdst, salu.d, 1, x_salu & salu.d_we & (xi.sdst_dw == 1))
+                m.d.sync += exec_[ys][:32].eq(salu.exec)
+        write_scalar(yi.sdst, salu.d, 2, y_salu & salu.d_we & (yi.sdst_dw == 2), ys, sw_s, mws)
+        write_scalar(yi.sdst, salu.d, 1, y_salu & salu.d_we & (yi.sdst_dw == 1), ys, sw_s, mws)
         with m.If(x_valid & (xi.op == OpId.S_BARRIER_SIGNAL)):
             m.d.sync += bar_sig[xw].eq(1)
         # each EX cycle of a VALU instruction writes its lane group (every lane holds the group's
@@ -721,30 +776,31 @@ class SIMD(wiring.Component):
                       trans_done.eq(trans.o.valid & trans.o.ready)]
         with m.If(trans_done):
             m.d.sync += tq_head.eq(tq_head + 1)
-        # branches resolve in EX
+        # branches resolve in the scalar pipe's EX
         taken, target = Signal(), Signal(ADDR)
-        with mw.If(x_valid & (xk == Kind.SBRANCH)):
-            with mw.Switch(xi.op):
-                with mw.Case(OpId.S_BRANCH):
-                    mw.d.comb += taken.eq(1)
-                with mw.Case(OpId.S_CBRANCH_SCC0):
-                    mw.d.comb += taken.eq(~x_scc)
-                with mw.Case(OpId.S_CBRANCH_SCC1):
-                    mw.d.comb += taken.eq(x_scc)
-                with mw.Case(OpId.S_CBRANCH_VCCZ):
-                    mw.d.comb += taken.eq(x_vcc[:32] == 0)
-                with mw.Case(OpId.S_CBRANCH_VCCNZ):
-                    mw.d.comb += taken.eq(x_vcc[:32] != 0)
-                with mw.Case(OpId.S_CBRANCH_EXECZ):
-                    mw.d.comb += taken.eq(x_exec == 0)
-                with mw.Case(OpId.S_CBRANCH_EXECNZ):
-                    mw.d.comb += taken.eq(x_exec != 0)
-            mw.d.comb += target.eq(ex.pc + 4 + (xi.simm16.as_signed() << 2))
-        with m.If(x_valid & (xk == Kind.SBRANCH)):
+        y_branch = exs.valid & (yi.kind == Kind.SBRANCH)
+        with mws.If(y_branch):
+            with mws.Switch(yi.op):
+                with mws.Case(OpId.S_BRANCH):
+                    mws.d.comb += taken.eq(1)
+                with mws.Case(OpId.S_CBRANCH_SCC0):
+                    mws.d.comb += taken.eq(~y_scc)
+                with mws.Case(OpId.S_CBRANCH_SCC1):
+                    mws.d.comb += taken.eq(y_scc)
+                with mws.Case(OpId.S_CBRANCH_VCCZ):
+                    mws.d.comb += taken.eq(y_vcc[:32] == 0)
+                with mws.Case(OpId.S_CBRANCH_VCCNZ):
+                    mws.d.comb += taken.eq(y_vcc[:32] != 0)
+                with mws.Case(OpId.S_CBRANCH_EXECZ):
+                    mws.d.comb += taken.eq(y_exec64[:32] == 0)
+                with mws.Case(OpId.S_CBRANCH_EXECNZ):
+                    mws.d.comb += taken.eq(y_exec64[:32] != 0)
+            mws.d.comb += target.eq(exs.pc + 4 + (yi.simm16.as_signed() << 2))
+        with m.If(y_branch):
             with m.If(taken):   # redirect: drop the buffered chunks and any in flight (new epoch)
-                m.d.sync += [pc[xw].eq(target), fetch_addr[xw].eq(target & ~15), nvalid[xw].eq(0), infl[xw].eq(0),
-                             chunks[xw].eq(0), epoch[xw].eq(epoch[xw] + 1)]
-            m.d.sync += br_pending[xw].eq(0)
+                m.d.sync += [pc[ys].eq(target), fetch_addr[ys].eq(target & ~(FETCH_BYTES - 1)), nvalid[ys].eq(0), infl[ys].eq(0),
+                             chunks[ys].eq(0), epoch[ys].eq(epoch[ys] + 1)]
+            m.d.sync += br_pending[ys].eq(0)
 
         # ---- memory requests: registered; an instruction issues only into an empty buffer --
         for port in (self.smem_req, self.vmem_req, self.lds_req):
@@ -862,6 +918,7 @@ class SIMD(wiring.Component):
                 m.d.sync += [bar_sig[i].eq(0), bar_pass[i].eq(1)]
 
         self.trace = dict(vgpr_mem=vgprs, sgpr_mem=sgprs, ex=ex, issue=issue, sel=sel, pc=pc, base=base, vw_ex=vw_alu,
+                          ex_s=exs, issue_s=issue_s, sel_s=sel_s, sw_s=sw_s,
                           vw_trans=vw_mem, trans_valid=trans_done, trans_wb=trans_wb,
                           sw=[sw_alu, sw_mem], exec=exec_, vcc=vcc, scc=scc, m0=m0, resident=resident,
                           loadcnt=loadcnt, storecnt=storecnt, dscnt=dscnt, kmcnt=kmcnt, ex_last=ex_last,
@@ -869,6 +926,26 @@ class SIMD(wiring.Component):
         return m
 
     # ------------------------------------------------------------------------------------
+    def _pick(self, m, frag, ready, older, sel_name, issue_name):
+        """One issue pipe's choice among the ``ready`` waves (``config.wave_policy``): the
+        slot and whether anything issues."""
+        W = len(ready)
+        sel, issue = Signal(range(W), name=sel_name), Signal(name=issue_name)
+        if self.config.wave_policy == "oldest":
+            for i in range(W):
+                oldest = ready[i]
+                for j in range(W):
+                    if j != i:
+                        oldest = oldest & (~ready[j] | older[i][j])
+                with frag.If(oldest):
+                    frag.d.comb += [sel.eq(i), issue.eq(1)]
+        else:
+            last = Signal(range(W), name=f"{issue_name}_last")
+            self._round_robin(frag, ready, last, sel, issue, issue_name)
+            with m.If(issue):
+                m.d.sync += last.eq(sel)
+        return sel, issue
+
     @staticmethod
     def _round_robin(m, want, last, pick, any_, name):
         """``pick`` = the first set bit of ``want`` after position ``last`` (wrapping)."""

@@ -2,7 +2,7 @@
 
 * Random instruction streams (several waves per port, sequential chunks with jumps to new
   epochs) on all four ports at once, with random memory latency and reordering and
-  back-pressure on every stream: every response is the image's 16 bytes, with the
+  back-pressure on every stream: every response is the 64-byte line of the image, with the
   request's wave and epoch, in request order on each port (hence per wave).
 * Hit/miss/prefetch counters and the memory reads of a known sequence: next-line prefetch,
   a miss that prefetches too, a prefetch past the end of memory (dropped, no error), flush.
@@ -33,8 +33,9 @@ def make_image(size: int, seed: int) -> MemImage:
 
 
 def chunk(image: MemImage, addr: int) -> int:
-    off = (addr & ~15) - image.base
-    return int.from_bytes(image.data[off: off + 16].tobytes(), "little")
+    """What a fetch at ``addr`` answers: its whole 64-byte line."""
+    off = (addr & ~63) - image.base
+    return int.from_bytes(image.data[off: off + 64].tobytes(), "little")
 
 
 def fetch(addr, wave=0, epoch=0):
@@ -187,7 +188,7 @@ def test_fault():
     bench.run(all_answered, limit=1000)
     for p in range(4):
         check_in_order(bench, image, p, zero={bad, BASE - 128})
-    assert bench.error == {"valid": 1, "simd": 2, "wave": 1, "addr": bad}
+    assert bench.error == {"valid": 1, "simd": 2, "wave": 1, "addr": bad & ~63}
 
 
 def config_error(make, match):

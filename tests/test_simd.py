@@ -101,13 +101,14 @@ def _valu_ex_cycles(info, cfg) -> int:
 
 def _check_perf(run):
     """Counters every run must satisfy: issued = the model's instruction counts per group
-    (unless the run is order dependent), each resident cycle either issues or stalls once,
-    and the VALU is busy for the EX cycles of the VALU instructions issued."""
+    (unless the run is order dependent), each resident cycle either issues (one or two
+    instructions) or stalls once, and the VALU is busy for the EX cycles of the VALU instructions issued."""
     perf = run.perf
     if not run.order_dependent:
         assert perf["issued"] == run.model_issued()
     assert sum(perf["issued"].values()) == run.instructions
-    assert sum(perf["stall"].values()) + run.instructions == run.resident_cycles
+    assert sum(perf["stall"].values()) + run.issue_cycles == run.resident_cycles
+    assert run.issue_cycles + run.dual_issue_cycles == run.instructions
     assert perf["valu_busy"] == sum(n * _valu_ex_cycles(info, run.config)
                                     for info, n in run.issued_ops.items() if info.kind == "valu")
     assert run.ended == sum(len(evs) > 0 for evs in run.events.values())
@@ -424,6 +425,24 @@ global_store_b32 v2, v1, s[4:5]"""
     return run, check
 
 
+def _dual_issue(tmp_path, cfg):
+    """Two waves looping over eight independent VALU instructions and three scalar ones
+    (counter, compare, branch): the scalar pipe issues one wave's SALU instructions and
+    branches in cycles the main pipe issues the other's VALU instructions, so the run takes
+    fewer issue cycles than instructions (the bench checks that the two pipes never pick
+    the same wave)."""
+    loop = ["s_mov_b32 s4, 6", ".Lloop:"] + [f"v_add_nc_u32 v{k + 1}, v{k + 1}, v0" for k in range(8)] + [
+        "s_add_co_i32 s4, s4, -1", "s_cmp_lg_u32 s4, 0", "s_cbranch_scc1 .Lloop"]
+    run = SimdRun(_kernel_from_asm(tmp_path, "dual", "\n".join(loop)), (1,), (64,), [], cfg, latency=(1, 1))
+
+    def check():
+        p = run.perf
+        assert p["issued"]["valu"] == 2 * 6 * 8 and p["issued"]["salu"] == 2 * (1 + 6 * 2)
+        assert p["issued"]["branch"] == 2 * 6
+        assert run.dual_issue_cycles > 0 and run.issue_cycles < run.instructions
+    return run, check
+
+
 def _run_all(jobs):
     runs = [run for run, _ in jobs]
     runs[0].run(more=runs[1:])
@@ -435,7 +454,7 @@ def _run_all(jobs):
 @pytest.mark.parametrize("preset", PRESETS)
 def test_counters_stalls_and_scalar_loads(tmp_path, preset):
     cfg = get_config(preset)
-    _run_all([f(tmp_path, cfg) for f in (_chain, _independent, _barrier, _scalar_loads)])
+    _run_all([f(tmp_path, cfg) for f in (_chain, _independent, _barrier, _scalar_loads, _dual_issue)])
 
 
 def test_external_barrier_lets_the_dcu_release_waves(tmp_path):
