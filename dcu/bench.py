@@ -895,31 +895,45 @@ def _sim_speed(config: str = "tiny", test: str = "float_ops_asm", seed: int = 0)
 
 def _fpga(board: str = "ulx3s", config: str = "fpga", clock_mhz: float = 50.0) -> dict:
     """The ECP5-85F build (``dcu fpga``, docs/fpga.md): resources and Fmax from nextpnr's
-    report, cell counts from Yosys, stage times; per-block Yosys counts from earlier
-    ``dcu fpga --block`` runs (``build/fpga/blocks/*.json``) when present."""
+    report, cells from Yosys, stage times. Always the bring-up build (UART link and block-RAM
+    memory); the whole DCU only with ``DCU_FPGA_FULL=1`` (hours, and it does not fit: see the
+    per-block rows); per-block Yosys counts from ``dcu fpga --block`` runs
+    (``build/fpga/blocks/*.json``)."""
+    import os
     from . import fpga
     missing = fpga.missing_tools()
     if missing:
         raise RuntimeError(f"missing FPGA tools: {', '.join(missing)}; install them with: {fpga.INSTALL_HINT}")
-    rep = fpga.build_board(board, config, clock_mhz=clock_mhz)
-    util = rep.get("nextpnr", {}).get("utilisation", {})
-    rows = [{"resource": cell, "used": u["used"], "available": u["available"],
-             "percent": round(100 * u["used"] / max(1, u["available"]), 1)}
-            for cell, u in util.items() if u["used"]]
-    fmax = rep.get("nextpnr", {}).get("fmax", {})
-    blocks = []
+    builds = [False] + ([True] if os.environ.get("DCU_FPGA_FULL") == "1" else [])
+    rows = []
+    for with_dcu in builds:
+        rep = fpga.build_board(board, config, clock_mhz=clock_mhz, with_dcu=with_dcu)
+        util = rep.get("nextpnr", {}).get("utilisation", {})
+        fmax = rep.get("nextpnr", {}).get("fmax", {})
+        row = {"design": "DCU + link + memory" if with_dcu else "link + memory (bring-up)", "rc": rep["rc"]}
+        for cell, key in (("TRELLIS_COMB", "luts"), ("TRELLIS_FF", "ffs"), ("DP16KD", "bram"),
+                          ("MULT18X18D", "dsp")):
+            row[key] = util.get(cell, {}).get("used")
+        row["fmax_mhz"] = min((v["mhz"] for v in fmax.values()), default=None)
+        row["target_mhz"] = clock_mhz
+        row.update({k: rep.get(k) for k in ("convert_s", "yosys_s", "nextpnr_s", "ecppack_s")})
+        row["bitstream_bytes"] = rep.get("bitstream_bytes")
+        rows.append(row)
     for p in sorted((ROOT / "build" / "fpga" / "blocks").glob("*.json")):
         b = json.loads(p.read_text())
-        blocks.append({k: b.get(k) for k in ("top", "config", "flow", "cells", "synth_s", "rc")}
-                      | ({"ecp5": b["ecp5"]} if "ecp5" in b else {}))
-    return {"benchmark": "fpga", "board": board, "device": rep["device"], "config": config,
-            "clock_mhz": clock_mhz, "rows": rows,
-            "fmax_mhz": {k: v["mhz"] for k, v in fmax.items()},
-            "timing_met": all(v["pass"] for v in fmax.values()) if fmax else None,
-            "yosys": rep.get("yosys", {}).get("ecp5"), "bitstream": rep["bitstream"],
-            "seconds": {k: rep.get(k) for k in ("convert_s", "yosys_s", "nextpnr_s", "ecppack_s", "tools_s")},
-            "rc": rep["rc"], "blocks": blocks}
-
+        e = b.get("ecp5") or {}
+        rows.append({"design": f"block {b.get('top')} ({b.get('config')}), {b.get('flow')}", "rc": b.get("rc"),
+                     "luts": e.get("lut_equiv") if b.get("rc") == 0 and "until" not in b.get("flow", "") else None,
+                     "ffs": e.get("ff") if b.get("rc") == 0 else None,
+                     "bram": e.get("dp16kd") if b.get("rc") == 0 else None,
+                     "dsp": e.get("mult18x18d") if b.get("rc") == 0 else None,
+                     "fmax_mhz": None, "target_mhz": None, "yosys_s": b.get("synth_s"),
+                     "note": b.get("error", "")})
+    return {"benchmark": "fpga", "board": board, "device": "LFE5U-85F (83,640 LUT4/FF, 208 DP16KD, 156 MULT18X18D)",
+            "config": config, "rows": rows,
+            "dcu_built": len(builds) > 1,
+            "note": "luts = TRELLIS_COMB (nextpnr) or LUT4 + 2 per CCU2C + 4 per DPR16X4 (Yosys); "
+                    "blocks synthesized 'until map_luts' have no LUT count (logic still gates)"}
 
 BENCHMARKS = {"model-speed": _model_speed, "valu-ipc": _valu_ipc, "valu-peak": _valu_peak, "sim-speed-simd": _sim_speed_simd,
               "lds-stride": _lds_stride, "coalescing": _coalescing, "latency": _latency,
