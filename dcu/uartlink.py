@@ -191,7 +191,8 @@ class UartLink:
         return sum(self.get_reg(first_reg + i) << (32 * i) for i in range(words))
 
     def run_image(self, img, seed: int = 0, timeout: float = 60.0, poll: float = 0.0,
-                  perf_names: list[str] | None = None, info: LinkInfo | None = None) -> tuple[LinkResult, np.ndarray]:
+                  perf_names: list[str] | None = None, info: LinkInfo | None = None,
+                  load: bool = True, read_back=None) -> tuple[LinkResult, np.ndarray]:
         """Load a :class:`dcu.hostimage.HostImage`, run it, read everything back.
 
         Parameters
@@ -207,11 +208,17 @@ class UartLink:
             Counter names (``HostTop.perf_names``); default ``counterN``.
         info : LinkInfo, optional
             IDENT's answer, if already known.
+        load : bool
+            WRITE the image first (False: the memory already holds it, e.g. a simulation
+            that preloaded it).
+        read_back : list of (int, int), optional
+            Byte ranges ``(start, end)`` from ``img.base`` to READ back (default: the whole
+            image); the rest of the returned array is ``img.words``.
 
         Returns
         -------
         (LinkResult, numpy.ndarray)
-            The result and the image's dwords read back.
+            The result and the image's dwords after the run.
         """
         t0 = time.perf_counter()
         sent0, recv0 = self.sent, self.received
@@ -219,7 +226,8 @@ class UartLink:
         if img.base != info.mem_base or img.used_bytes > info.mem_bytes:
             raise LinkError(f"the image ({img.used_bytes} bytes at {img.base:#x}) does not fit the "
                             f"device's memory ({info.mem_bytes} bytes at {info.mem_base:#x})")
-        self.write_words(0, img.words)
+        if load:
+            self.write_words(0, img.words)
         self.set_wide(REGS["dispatch"], img.dispatch_bits, info.dispatch_words)
         self.set_wide(REGS["aperture_base_lo"], img.aperture_base, 2)
         self.set_wide(REGS["aperture_size_lo"], img.aperture_size, 2)
@@ -235,7 +243,13 @@ class UartLink:
         error_bits = self.get_wide(REGS["error"], info.error_words)
         names = perf_names or [f"counter{i}" for i in range(info.counters)]
         counters = {name: self.perf(i) for i, name in enumerate(names[:info.counters])}
-        words = self.read_words(0, img.words.size)
+        if read_back is None:
+            words = self.read_words(0, img.words.size)
+        else:
+            words = np.array(img.words, dtype=np.uint32)
+            for start, end in read_back:
+                lo, hi = start // 4, -(-end // 4)
+                words[lo:hi] = self.read_words(lo, hi - lo)
         issued: dict = {}
         for name, v in counters.items():
             if ".issued." in name:
@@ -246,7 +260,8 @@ class UartLink:
         return res, words
 
     def run_dispatch(self, prep, kernel, config, wgp: bool = False, *, seed: int = 0,
-                     timeout: float = 60.0, poll: float = 0.0) -> LinkResult:
+                     timeout: float = 60.0, poll: float = 0.0, load: bool = True,
+                     whole_image: bool = False) -> LinkResult:
         """Run a prepared dispatch (``dcu.launch.prepare``) on the device; the buffers in
         ``prep.mem`` are updated in place. An error the DCU latched raises
         ``dcu.rtl.RtlError`` with the same report as the other RTL backends.
@@ -259,8 +274,11 @@ class UartLink:
             The configuration the device was built with.
         wgp : bool
             WGP mode.
-        seed, timeout, poll
+        seed, timeout, poll, load
             As :meth:`run_image`.
+        whole_image : bool
+            READ the whole image back, not only the buffer arguments (what a kernel may
+            write; at 115,200 baud a dword takes 0.35 ms).
         """
         from hdl.config import get_config
         from hdl.dcu import DCU, DcuError
@@ -268,8 +286,10 @@ class UartLink:
         from .rtl import RtlError, error_text
         cfg = get_config(config)
         img = host_image(prep, cfg, wgp)
+        ranges = None if whole_image else [(alloc.base - img.base, alloc.end - img.base)
+                                           for alloc, _ in prep.buffers.values()]
         res, words = self.run_image(img, seed=seed, timeout=timeout, poll=poll,
-                                    perf_names=DCU(cfg).perf_names)
+                                    perf_names=DCU(cfg).perf_names, load=load, read_back=ranges)
         img.store_back(prep, words)
         err = DcuError(cfg).from_bits(res.error_bits)
         if err.valid:
