@@ -417,8 +417,9 @@ class FPGATop(wiring.Component):
                 m.d.comb += ResetSignal("sync").eq(0)
             else:
                 clki, fb, op, cphase, _ = pll_params(self.clock_mhz, self.board_mhz)
-                # The PLL drives the domain's own clock net ("clk"), which carries the
-                # constraint: nextpnr finds it by that name.
+                # No constraint on the output: nextpnr derives it from the board clock's
+                # (25 MHz on the pin) through the PLL's dividers ("Derived frequency
+                # constraint of 50.0 MHz for net core.clk").
                 pll_clk = sync.clk
                 locked = Signal()
                 m.submodules.pll = Instance(
@@ -442,7 +443,6 @@ class FPGATop(wiring.Component):
                 with m.Elif(rst != 0):
                     m.d.por += rst.eq(rst - 1)
                 m.d.comb += ResetSignal("sync").eq(rst != 0)
-                platform.add_clock_constraint(pll_clk, self.clock_mhz * 1e6)
             uart = platform.request("uart", 0, dir="-")
             m.submodules.uart_rx_buf = rx_buf = io.Buffer("i", uart.rx)
             m.submodules.uart_tx_buf = tx_buf = io.Buffer("o", uart.tx)
