@@ -46,14 +46,23 @@ BUILD_DIR = Path(os.environ.get("DCU_VERILATOR_CACHE")
 INSTALL_HINT = "install Verilator and a C++ compiler: apt-get install -y verilator g++ make"
 MAGIC_IN, MAGIC_OUT = 0x44435549, 0x4443554F
 TOP = "hosttop"
-# With inlining and the DFG optimiser the tiny DCU needed more than 24 GB; without, 12 GB.
+# With inlining and the DFG optimiser the tiny DCU needed more than 24 GB; without, 12 GB
+# for Amaranth's Verilog, 8.4 GB for hdl/vopt.py's (flattened blocks, logic sunk).
 # "--x-initial unique" sets what Verilog leaves undefined (memory read-port registers) to
 # the run-time reset value, zero by default: Amaranth's semantics.
 FLAGS = ("-Wno-fatal", "-Wno-WIDTH", "-Wno-CASEINCOMPLETE", "--x-assign", "fast", "--x-initial", "unique",
-         "-O3", "-fno-inline", "-fno-dfg", "--output-split", "20000", "-CFLAGS", "-std=c++17")
-# The model's C++ (360 MB for the tiny DCU, 32 lanes unrolled per unit) compiled at
-# Verilator's default -Os took about an hour on two cores; unoptimised, a fraction of it.
-MAKE_ENV = {"OPT_FAST": "-O0", "OPT_SLOW": "-O0"}
+         "-O3", "-fno-inline", "-fno-dfg", "--output-split", "20000", "-CFLAGS", "-std=c++17",
+         # hdl/vsink.py computes a value only in the process branch that uses it: a reg
+         # assigned on some paths of an always @* block, which Verilator calls a latch
+         "-Wno-LATCH")
+# C++ optimisation (docs/toolflow.md, "Why the compiled model was slow"): -O1 on the code
+# that runs every cycle (OPT_FAST) made one tiny SIMD 11x faster than -O0 (14,200 against
+# 1,275 cycles/s) for about 1.5x the compile time: without inlining, every operation on a
+# 1,024-bit lane vector is a chain of calls to Verilator's wide-word helpers (VL_*_W). The
+# settle and construction code runs once (OPT_SLOW: -O0). These go on make's command line
+# (-MAKEFLAGS): Verilator's makefile sets OPT_FAST=-Os itself, which overrides make's
+# environment, so builds before this ran at -Os whatever MAKE_ENV said.
+MAKE_ENV = {"OPT_FAST": "-O1", "OPT_SLOW": "-O0", "OPT_GLOBAL": "-O1"}
 
 
 class VerilatorError(RuntimeError):
@@ -254,7 +263,7 @@ def _design_sources() -> list[Path]:
 
 def _source_digest() -> str:
     h = hashlib.sha256()
-    for f in _design_sources() + [ROOT / "hdl" / "vdedup.py"]:
+    for f in _design_sources() + [ROOT / "hdl" / n for n in ("vdedup.py", "vopt.py", "vsink.py")]:
         h.update(str(f.relative_to(ROOT)).encode())
         h.update(f.read_bytes())
     return h.hexdigest()
@@ -279,11 +288,12 @@ def _convert_locked(d: Path, cfg, mem_bytes, mem_base, latency, reorder, watchdo
     """Write ``d/hosttop.v`` (and the counter names) unless there; the caller holds the lock."""
     names_file = d / "perf_names.json"
     if not names_file.exists():
-        from amaranth.back import verilog
         from hdl.hosttop import HostTop
+        from hdl.vopt import simulation_verilog
         top = HostTop(cfg, mem_bytes, mem_base, latency=latency, reorder=reorder, watchdog_cycles=watchdog_cycles)
-        from hdl.vdedup import dedup_modules
-        (d / f"{TOP}.v").write_text(dedup_modules(verilog.convert(top, name=TOP, emit_src=False)))
+        stats: dict = {}
+        (d / f"{TOP}.v").write_text(simulation_verilog(top, TOP, stats=stats))
+        (d / "convert.json").write_text(json.dumps(stats, indent=1))
         names_file.write_text(json.dumps(list(top.perf_names)))
     return json.loads(names_file.read_text())
 
@@ -337,10 +347,13 @@ def build(config, mem_bytes: int, mem_base: int, *, latency=(8, 32), reorder: bo
                                        # Verilator spells '__' in a port name as '___05F'
                                        .replace("@DISPATCH@", "dispatch___05F"))
         jobs = jobs or os.cpu_count() or 1
+        # make's command line, not its environment: Verilator's makefile assigns OPT_FAST
+        # (-Os) itself, which overrides an environment variable
+        make_args = [a for k, v in MAKE_ENV.items() for a in ("-MAKEFLAGS", f"{k}={v}")]
         cmd = ["verilator", "--cc", "--exe", "--build", "-j", str(jobs), "--top-module", TOP, *FLAGS,
-               "--Mdir", obj, "-o", "Vsim", *(["--trace"] if trace else []), f"{TOP}.v", "harness.cpp"]
+               *make_args, "--Mdir", obj, "-o", "Vsim", *(["--trace"] if trace else []), f"{TOP}.v", "harness.cpp"]
         log = d / f"{obj}.log"
-        env = {**os.environ, **MAKE_ENV}
+        env = dict(os.environ)
         if shutil.which("ccache"):   # most generated files survive a change to one unit
             env.setdefault("OBJCACHE", "ccache")
         with open(log, "w") as lf:

@@ -2,10 +2,11 @@
 
 Pipeline (docs/simd.md): each wave prefetches its instruction stream in 64-byte lines
 through ``fetch_req`` / ``fetch_resp`` into a two-line buffer, and a decoder per wave
-decodes the instruction at the wave's PC from that buffer. Each cycle the issue
-stage picks one ready wave (oldest first or round robin) and addresses the register files;
-the next cycle (EX) the operands arrive, the ALUs compute combinationally and the results
-are written back. A VALU instruction stays in EX for ``config.valu_cycles`` (32 // lanes)
+decodes the instruction at the wave's PC from that buffer. Each cycle two issue pipes each
+pick one ready wave (oldest first or round robin): the scalar pipe one with a SALU
+instruction, branch, wait or hint, the main pipe one with anything else; each addresses its
+register-file ports, and the next cycle (its EX) the operands arrive, the ALUs compute
+combinationally and the results are written back. A VALU instruction stays in EX for ``config.valu_cycles`` (32 // lanes)
 cycles, one lane group of ``config.lanes`` lanes per cycle, and twice that when it writes a
 64-bit VGPR result (low, then high register). The scoreboard keeps VALU destinations busy
 for ``max(config.valu_dep_latency, config.valu_cycles)`` cycles and memory destinations until
