@@ -355,7 +355,7 @@ def test_fpga_top_converts_to_rtlil_for_the_ulx3s(tmp_path):
     lpf = lpf if isinstance(lpf, str) else lpf.decode()
     assert 'SITE "M1"' in lpf and 'SITE "L4"' in lpf            # the FTDI UART
     assert 'FREQUENCY PORT "clk25_0__io" 25000000' in lpf     # nextpnr derives 50 MHz through the PLL
-    assert 'FREQUENCY_PIN_CLKOP" "50.0"' in il
+    assert '\\FREQUENCY_PIN_CLKOP "50.0"' in il
 
 
 # ---- a kernel end to end through the protocol ------------------------------------------
