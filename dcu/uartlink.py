@@ -19,19 +19,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from hdl.linkproto import ACK, BUSY, MAGIC, NAK, OPS, REGS  # noqa: F401 (re-exported)
+
 __all__ = ["UartLink", "LinkInfo", "LinkResult", "LinkError", "SerialPort", "QueueTransport",
            "sim_bridge"]
 
-# The protocol's constants, as hdl/fpgatop.py defines them (kept free of Amaranth here;
-# tests check that the two agree).
-MAGIC = b"DCU1"
-ACK, BUSY, NAK = b"K", b"B", b"?"
-OPS = {"IDENT": (ord("I"), 0), "WRITE": (ord("W"), 6), "READ": (ord("R"), 6),
-       "SETREG": (ord("S"), 5), "GETREG": (ord("G"), 1), "START": (ord("D"), 0),
-       "PERF": (ord("P"), 2)}
-REGS = {"dispatch": 0x00, "aperture_base_lo": 0x20, "aperture_base_hi": 0x21,
-        "aperture_size_lo": 0x22, "aperture_size_hi": 0x23, "seed": 0x24,
-        "status": 0x40, "cycles": 0x41, "error": 0x48}
 CHUNK = 1024            # dwords per WRITE or READ command
 
 

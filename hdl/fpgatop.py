@@ -45,21 +45,12 @@ from .dcu import DcuError
 from .dispatch import DispatchLayout
 from .hosttop import CYCLE_BITS, HostTop
 from .memport import ADDR_BITS
+from .linkproto import ACK, BUSY, MAGIC, NAK, OPS, REGS
 from .uart import UARTRx, UARTTx, uart_divisor
 
 __all__ = ["HostLink", "LinkTop", "FPGATop", "OPS", "REGS", "MAGIC", "ACK", "BUSY", "NAK",
            "pll_params", "DEFAULT_MEM_BYTES", "DEFAULT_MEM_BASE"]
 
-MAGIC = b"DCU1"
-ACK, BUSY, NAK = b"K", b"B", b"?"
-#: Command bytes and their argument byte counts.
-OPS = {"IDENT": (ord("I"), 0), "WRITE": (ord("W"), 6), "READ": (ord("R"), 6),
-       "SETREG": (ord("S"), 5), "GETREG": (ord("G"), 1), "START": (ord("D"), 0),
-       "PERF": (ord("P"), 2)}
-#: Register numbers of SETREG/GETREG (``dispatch`` and ``error`` are the first of a run).
-REGS = {"dispatch": 0x00, "aperture_base_lo": 0x20, "aperture_base_hi": 0x21,
-        "aperture_size_lo": 0x22, "aperture_size_hi": 0x23, "seed": 0x24,
-        "status": 0x40, "cycles": 0x41, "error": 0x48}
 DEFAULT_MEM_BYTES = 64 * 1024
 DEFAULT_MEM_BASE = 0x1000_0000     # the launcher's first allocation (dcu.launch.prepare)
 
