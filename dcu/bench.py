@@ -46,14 +46,17 @@ def _model_speed(repeats: int = 3) -> dict:
             "note": "best of %d runs each, including launch set-up (build cached)" % repeats}
 
 
-def _asm_kernel(name: str, body: str, vgprs: int = 16):
-    """Assemble a bare kernel (no arguments) for the SIMD benchmarks."""
+def _asm_kernel(name: str, body: str, vgprs: int = 16, buffers: int = 0):
+    """Assemble a bare kernel for the benchmarks; with ``buffers``, s[0:1] is the kernarg
+    pointer to that many buffer addresses and ttmp9 the workgroup id."""
     from .launch import load_program
     src = ROOT / "build" / "bench" / f"{name}.s"
     src.parent.mkdir(parents=True, exist_ok=True)
+    args = (f"  .amdhsa_user_sgpr_count 2\n  .amdhsa_user_sgpr_kernarg_segment_ptr 1\n"
+            f"  .amdhsa_kernarg_size {8 * buffers}\n  .amdhsa_system_sgpr_workgroup_id_x 1\n") if buffers else ""
     src.write_text(f""".text\n.globl {name}\n.p2align 8\n.type {name},@function\n{name}:\n{body}\n  s_endpgm
 .rodata\n.p2align 6\n.amdhsa_kernel {name}\n  .amdhsa_next_free_vgpr {vgprs}\n  .amdhsa_next_free_sgpr 8
-  .amdhsa_wavefront_size32 1\n  .amdhsa_workgroup_processor_mode 0\n.end_amdhsa_kernel\n""")
+{args}  .amdhsa_wavefront_size32 1\n  .amdhsa_workgroup_processor_mode 0\n.end_amdhsa_kernel\n""")
     return load_program(src).kernel(name)
 
 
@@ -114,16 +117,7 @@ def _valu_peak_kernel(iterations: int):
         ".Lloop:", *body, "  s_add_co_i32 s4, s4, -1", "  s_cmp_lg_u32 s4, 0", "  s_cbranch_scc1 .Lloop",
         "  v_lshl_or_b32 v10, ttmp9, 6, v0", "  v_lshlrev_b32 v10, 2, v10", "  s_wait_kmcnt 0",
         "  global_store_b32 v10, v1, s[2:3]"])
-    from .launch import load_program
-    name = "valu_peak"
-    src = ROOT / "build" / "bench" / f"{name}.s"
-    src.parent.mkdir(parents=True, exist_ok=True)
-    src.write_text(f""".text\n.globl {name}\n.p2align 8\n.type {name},@function\n{name}:\n{text}\n  s_endpgm
-.rodata\n.p2align 6\n.amdhsa_kernel {name}\n  .amdhsa_next_free_vgpr 16\n  .amdhsa_next_free_sgpr 8
-  .amdhsa_user_sgpr_count 2\n  .amdhsa_user_sgpr_kernarg_segment_ptr 1\n  .amdhsa_kernarg_size 8
-  .amdhsa_system_sgpr_workgroup_id_x 1\n  .amdhsa_wavefront_size32 1\n  .amdhsa_workgroup_processor_mode 0
-.end_amdhsa_kernel\n""")
-    return load_program(src).kernel(name)
+    return _asm_kernel("valu_peak", text, buffers=1)
 
 
 def _valu_peak(config: str = "default", iterations=(32, 96), groups: int = 8) -> dict:

@@ -19,7 +19,7 @@ import time
 from collections import Counter, defaultdict, deque
 
 import numpy as np
-from amaranth.hdl import Cat, Const
+from amaranth.hdl import Cat
 from amaranth.lib import data
 from amaranth.sim import Simulator
 
@@ -100,8 +100,7 @@ class _Io:
         vw, sw = tr["vw_ex"], tr["sw"][0]
         self.ex_writes = _Bits(v_en=vw.en, v_addr=vw.addr, v_data=vw.data, s_en=sw.en, s_addr=sw.addr, s_data=sw.data)
         sws = tr["sw_s"]
-        self.ex_s_writes = _Bits(v_en=Const(0, 1), v_addr=Const(0, 1), v_data=Const(0, 1),
-                                 s_en=sws.en, s_addr=sws.addr, s_data=sws.data)
+        self.ex_s_writes = _Bits(s_en=sws.en, s_addr=sws.addr, s_data=sws.data)   # SALU results only
         self.wave = [_Bits(exec=tr["exec"][s], vcc=tr["vcc"][s], scc=tr["scc"][s], m0=tr["m0"][s], base=tr["base"][s])
                      for s in range(len(tr["pc"]))]
 
@@ -542,7 +541,7 @@ class SimdRun:
         if ev is None:
             return
         w = writes.get(ctx)
-        if w["v_en"]:
+        if w.get("v_en"):
             self._compare_vgpr(slot, ev, w["v_addr"] - io.wave[slot].get(ctx)["base"], w["v_data"], w["v_en"])
         en = w["s_en"]
         if en:

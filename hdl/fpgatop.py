@@ -131,6 +131,10 @@ class HostLink(wiring.Component):
         m.d.comb += [self.host_addr.eq(addr), self.dispatch.payload.eq(payload),
                      self.tx.payload.eq(obuf[:8])]
 
+        # The 32-bit registers SETREG writes besides the dispatch words (GETREG reads them back).
+        settable = {"aperture_base_lo": self.aperture_base[:32], "aperture_base_hi": self.aperture_base[32:],
+                    "aperture_size_lo": self.aperture_size[:32], "aperture_size_hi": self.aperture_size[32:],
+                    "seed": self.seed[:32]}
         # Register reads: a mux over the register number.
         reg_rd = Signal(32)
         reg_no = arg[40:48]              # GETREG's single argument byte
@@ -139,13 +143,9 @@ class HostLink(wiring.Component):
             for i in range(self.dispatch_words):
                 with m.Case(REGS["dispatch"] + i):
                     m.d.comb += reg_rd.eq(payload[32 * i:32 * i + 32])
-            for name, sig, lo in (("aperture_base_lo", self.aperture_base, 0),
-                                  ("aperture_base_hi", self.aperture_base, 32),
-                                  ("aperture_size_lo", self.aperture_size, 0),
-                                  ("aperture_size_hi", self.aperture_size, 32),
-                                  ("seed", self.seed, 0)):
+            for name, field in settable.items():
                 with m.Case(REGS[name]):
-                    m.d.comb += reg_rd.eq(sig[lo:lo + 32])
+                    m.d.comb += reg_rd.eq(field)
             with m.Case(REGS["status"]):
                 m.d.comb += reg_rd.eq(Cat(self.busy, self.done, self.error.valid))
             with m.Case(REGS["cycles"]):
@@ -199,13 +199,9 @@ class HostLink(wiring.Component):
                                 with m.Case(REGS["dispatch"] + i):
                                     hi = min(32 * i + 32, len(payload))
                                     m.d.sync += payload[32 * i:hi].eq(value)
-                            for name, sig, lo in (("aperture_base_lo", self.aperture_base, 0),
-                                                  ("aperture_base_hi", self.aperture_base, 32),
-                                                  ("aperture_size_lo", self.aperture_size, 0),
-                                                  ("aperture_size_hi", self.aperture_size, 32),
-                                                  ("seed", self.seed, 0)):
+                            for name, field in settable.items():
                                 with m.Case(REGS[name]):
-                                    m.d.sync += sig[lo:min(lo + 32, len(sig))].eq(value)
+                                    m.d.sync += field.eq(value)
                         reply(ACK, 1)
                     with m.Case(OPS["GETREG"][0]):
                         reply(reg_rd, 4)
