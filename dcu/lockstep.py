@@ -344,13 +344,13 @@ class SimdRun:
             # ---- instruction fetch: a line, one cycle later ------------------------
             if st["fetch_req"]:
                 q = io.get(ctx, "fetch_req")
-                fetch_q.append((cyc + 1, q["wave"], q["addr"], q["epoch"]))
+                fetch_q.append((cyc + 1, q["wave"], q["addr"], q["epoch"], q["target"]))
             if fetch_q and fetch_q[0][0] <= cyc:
-                _, w, addr, ep = fetch_q.popleft()
+                _, w, addr, ep, tgt = fetch_q.popleft()
                 i = (addr - self.prep.code_base) // 4
                 n = FETCH_BYTES // 4
-                ws = [int(x) for x in self.words[max(i, 0): i + n]] + [0] * n
-                drive["fetch_resp"] = dict(wave=w, epoch=ep, data=sum(ws[k] << (32 * k) for k in range(n)))
+                ws = [int(self.words[j]) if 0 <= j < len(self.words) else 0 for j in range(i, i + n)]
+                drive["fetch_resp"] = dict(wave=w, epoch=ep, target=tgt, data=sum(ws[k] << (32 * k) for k in range(n)))
 
             # ---- lock step: issue (the main and the scalar pipe) -----------------------
             self.issue_cycles += st["issue"] | st["issue_s"]

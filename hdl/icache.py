@@ -49,7 +49,8 @@ class ICache(wiring.Component):
     req : In(stream.Signature(FetchReq(config))) array of ``config.simds``
         Line fetches (``addr[0:6]`` is ignored), one port per SIMD.
     resp : Out(stream.Signature(FetchResp(config))) array of ``config.simds``
-        The 512-bit line, with the request's ``wave`` and ``epoch``; in request order per port.
+        The 512-bit line, with the request's ``wave``, ``epoch`` and ``target``; in request
+        order per port.
     mem : Out(stream.Signature(MemReq()))
         128-byte reads, tag = miss table entry.
     mem_resp : In(stream.Signature(MemResp()))
@@ -62,7 +63,8 @@ class ICache(wiring.Component):
         Memory reads issued by next-line prefetch.
     error : Out(ErrorLayout)
         Latched at the first fetch outside memory (which answers zeros): SIMD, wave and the
-        line's address. A prefetch that faults is dropped silently.
+        line's address. A prefetch, or a SIMD's speculative ``target`` fetch, that faults is
+        dropped silently (the ``target`` fetch still answers zeros).
     """
 
     def __init__(self, config: DCUConfig, depth: int = 4, mshrs: int = 4):
@@ -91,7 +93,7 @@ class ICache(wiring.Component):
         misses = MissTable(m, "mshr", self._mshrs, self.mem, self.mem_resp, self.flush)
 
         # ---- per-port queues: entry p * depth + i ------------------------------------------
-        EntryInfo = data.StructLayout({"wave": range(cfg.wave_slots), "epoch": 2, "line": LINE_ADDR})
+        EntryInfo = data.StructLayout({"wave": range(cfg.wave_slots), "epoch": 2, "target": 1, "line": LINE_ADDR})
         info = [Signal(EntryInfo, name=f"entry{e}") for e in range(E)]
         chunk = [Signal(8 * LINE, name=f"entry{e}_data") for e in range(E)]
         wait = Array(Signal(range(self._mshrs), name=f"entry{e}_wait") for e in range(E))
@@ -129,7 +131,7 @@ class ICache(wiring.Component):
                          s1.line.eq(fetch.addr[6:ADDR_BITS])]
             for e in range(E):
                 with m.If(new == e):
-                    m.d.sync += info[e].eq(Cat(fetch.wave, fetch.epoch, fetch.addr[6:ADDR_BITS]))
+                    m.d.sync += info[e].eq(Cat(fetch.wave, fetch.epoch, fetch.target, fetch.addr[6:ADDR_BITS]))
 
         # ---- cycle 1: lookup of the line and its successor ----------------------------------
         L = s1.line
@@ -179,7 +181,7 @@ class ICache(wiring.Component):
             e = Cat(head[p], Const(p, range(P)))
             h = entry_info(e, f"head{p}_info")
             m.d.comb += [r.valid.eq((count[p] != 0) & looked.bit_select(e, 1) & ~waiting.bit_select(e, 1)),
-                         r.payload.wave.eq(h.wave), r.payload.epoch.eq(h.epoch),
+                         r.payload.wave.eq(h.wave), r.payload.epoch.eq(h.epoch), r.payload.target.eq(h.target),
                          r.payload.data.eq(Array(chunk[p * Q: (p + 1) * Q])[head[p]])]
             pushed = accept & (port == p)
             with m.If(r.valid & r.ready):
@@ -191,10 +193,12 @@ class ICache(wiring.Component):
                      waiting.eq((waiting & ~take) | Mux(~have, lookup, 0))]
 
         # ---- error: the first demand fetch that faulted --------------------------------------
-        who = lowest(m, take, "fault_entry")
+        demand = Signal(E)
+        m.d.comb += demand.eq(take & ~Cat(x.target for x in info))
+        who = lowest(m, demand, "fault_entry")
         fi = entry_info(who, "fault_info")
         err = self.error
-        with m.If(~err.valid & misses.fill_fault & take.any()):
+        with m.If(~err.valid & misses.fill_fault & demand.any()):
             m.d.sync += [err.valid.eq(1), err.simd.eq(who[qb:]), err.wave.eq(fi.wave),
                          err.addr.eq(Cat(Const(0, 6), fi.line))]
         return m

@@ -2,7 +2,9 @@
 
 Pipeline (docs/simd.md): each wave prefetches its instruction stream in 64-byte lines
 through ``fetch_req`` / ``fetch_resp`` into a two-line buffer, and a decoder per wave
-decodes the instruction at the wave's PC from that buffer. Each cycle two issue pipes each
+decodes the instruction at the wave's PC from that buffer. A line that holds a backward
+branch also has the branch target's line fetched into a per-wave loop line, so a taken loop
+branch refills the buffer at once instead of waiting for the instruction cache. Each cycle two issue pipes each
 pick one ready wave (oldest first or round robin): the scalar pipe one with a SALU
 instruction, branch, wait or hint, the main pipe one with anything else; each addresses its
 register-file ports, and the next cycle (its EX) the operands arrive, the ALUs compute
@@ -24,7 +26,7 @@ from amaranth.lib.wiring import In, Out
 from isa.operands import inline_constant
 from .config import DCUConfig
 from .decoder import Decoder
-from .isa_tables import Kind, OpId, info_of
+from .isa_tables import Kind, OpId, info_of, ops_of
 from .salu import SALU
 from .valu_fp import VALUFloat
 from .layouts import DecodedInst
@@ -55,14 +57,15 @@ FETCH_BYTES = 64
 
 
 def FetchReq(cfg):
-    """A line of instructions (``FETCH_BYTES``, aligned) for one wave; ``epoch`` comes back
-    with the data."""
-    return data.StructLayout({"wave": range(cfg.wave_slots), "addr": ADDR, "epoch": 2})
+    """A line of instructions (``FETCH_BYTES``, aligned) for one wave; ``epoch`` and ``target``
+    come back with the data. ``target``: a speculative fetch of a loop's first line (the
+    target of a backward branch seen in the stream), which must not raise a fetch fault."""
+    return data.StructLayout({"wave": range(cfg.wave_slots), "addr": ADDR, "epoch": 2, "target": 1})
 
 
 def FetchResp(cfg):
-    """Responses return in request order for each wave."""
-    return data.StructLayout({"wave": range(cfg.wave_slots), "data": 8 * FETCH_BYTES, "epoch": 2})
+    """Responses return in request order for each wave; a faulting ``target`` fetch answers zeros."""
+    return data.StructLayout({"wave": range(cfg.wave_slots), "data": 8 * FETCH_BYTES, "epoch": 2, "target": 1})
 
 
 def SmemReq(cfg):
@@ -271,6 +274,10 @@ class SIMD(wiring.Component):
         br_pending = slots(1, "br_pending")
         chunks, nvalid, infl = slots(2 * 8 * FETCH_BYTES, "chunks"), slots(range(3), "nvalid"), slots(range(3), "infl")
         fetch_addr, epoch = slots(ADDR, "fetch_addr"), slots(2, "epoch")
+        # the loop line: the target line of the last backward branch seen in the stream
+        loop_line, loop_addr = slots(8 * FETCH_BYTES, "loop_line"), slots(ADDR - 6, "loop_addr")
+        loop_known, loop_want, loop_valid = slots(1, "loop_known"), slots(1, "loop_want"), slots(1, "loop_valid")
+        loop_epoch = slots(2, "loop_epoch")
         loadcnt, storecnt, dscnt, kmcnt = slots(6, "loadcnt"), slots(6, "storecnt"), slots(6, "dscnt"), slots(5, "kmcnt")
         seq = slots(SEQ, "seq")
         vbusy, sbusy = slots(V, "vbusy"), slots(128, "sbusy")
@@ -298,6 +305,7 @@ class SIMD(wiring.Component):
                          pc[i].eq(p.pc), base[i].eq(p.vgpr_base), wg[i].eq(p.wg), exec_[i].eq(p.exec),
                          vcc[i].eq(0), m0[i].eq(0), scc[i].eq(0), nvalid[i].eq(0), infl[i].eq(0),
                          fetch_addr[i].eq(p.pc & ~(FETCH_BYTES - 1)), epoch[i].eq(epoch[i] + 1), br_pending[i].eq(0),
+                         loop_known[i].eq(0), loop_want[i].eq(0), loop_valid[i].eq(0), loop_epoch[i].eq(loop_epoch[i] + 1),
                          loadcnt[i].eq(0), storecnt[i].eq(0), dscnt[i].eq(0), kmcnt[i].eq(0),
                          seq[i].eq(0), vbusy[i].eq(0), sbusy[i].eq(0), bar_sig[i].eq(0), bar_pass[i].eq(0),
                          held[i].eq(~p.wg_last)]
@@ -312,26 +320,49 @@ class SIMD(wiring.Component):
         with m.If(launching):
             m.d.sync += launch_step.eq(Mux(launch_step == 4, 0, launch_step + 1))
 
-        # ---- fetch: each wave keeps up to two lines buffered or in flight -----------------
+        # ---- fetch: each wave keeps up to two lines buffered or in flight, and its loop line
         mf = fragment("fetch")
-        want = Signal(W)
-        mf.d.comb += want.eq(Cat(*[resident[i] & ~halted[i] & (nvalid[i] + infl[i] < 2) for i in range(W)]))
+        want, stream_want = Signal(W), Signal(W)
+        mf.d.comb += [stream_want.eq(Cat(*[resident[i] & ~halted[i] & (nvalid[i] + infl[i] < 2) for i in range(W)])),
+                      want.eq(stream_want | Cat(*[resident[i] & ~halted[i] & loop_want[i] for i in range(W)]))]
         fetch_last, fetch_pick, fetch_any = Signal(range(W)), Signal(range(W)), Signal()
         self._round_robin(mf, want, fetch_last, fetch_pick, fetch_any, "fetch")
-        fetch_go = Signal(W)   # a request for wave i leaves this cycle
+        fetch_go, loop_go = Signal(W), Signal(W)   # a stream / loop-line request for wave i leaves this cycle
+        pick_stream = stream_want.bit_select(fetch_pick, 1)   # the stream's next line before the loop line
         with mf.If((~self.fetch_req.valid | self.fetch_req.ready) & fetch_any & ~launching):
-            mf.d.comb += fetch_go.bit_select(fetch_pick, 1).eq(1)
+            with mf.If(pick_stream):
+                mf.d.comb += fetch_go.bit_select(fetch_pick, 1).eq(1)
+            with mf.Else():
+                mf.d.comb += loop_go.bit_select(fetch_pick, 1).eq(1)
         with m.If(~self.fetch_req.valid | self.fetch_req.ready):
             m.d.sync += self.fetch_req.valid.eq(fetch_any & ~launching)
             with m.If(fetch_any & ~launching):
-                m.d.sync += [self.fetch_req.payload.wave.eq(fetch_pick), self.fetch_req.payload.addr.eq(fetch_addr[fetch_pick]),
-                             self.fetch_req.payload.epoch.eq(epoch[fetch_pick]), fetch_last.eq(fetch_pick)]
+                m.d.sync += [self.fetch_req.payload.wave.eq(fetch_pick), fetch_last.eq(fetch_pick),
+                             self.fetch_req.payload.addr.eq(Mux(pick_stream, fetch_addr[fetch_pick],
+                                                                Cat(Const(0, 6), loop_addr[fetch_pick]))),
+                             self.fetch_req.payload.epoch.eq(Mux(pick_stream, epoch[fetch_pick], loop_epoch[fetch_pick])),
+                             self.fetch_req.payload.target.eq(~pick_stream)]
         fr = self.fetch_resp.payload
         mfill = fragment("fetch_fill")   # follows the fetch response input
         mfill.d.comb += self.fetch_resp.ready.eq(1)
-        fill = Signal(W)       # a response for wave i arrives (and is current) this cycle
-        with mfill.If(self.fetch_resp.valid & (fr.epoch == epoch[fr.wave])):
+        fill, loop_fill = Signal(W), Signal(W)   # a current stream / loop-line response for wave i arrives
+        with mfill.If(self.fetch_resp.valid & ~fr.target & (fr.epoch == epoch[fr.wave])):
             mfill.d.comb += fill.bit_select(fr.wave, 1).eq(1)
+        with mfill.If(self.fetch_resp.valid & fr.target & (fr.epoch == loop_epoch[fr.wave])):
+            mfill.d.comb += loop_fill.bit_select(fr.wave, 1).eq(1)
+        # a stream line with a backward branch names the wave's next loop line; responses come
+        # in request order, so the arriving line is the oldest in flight
+        fill_addr = Signal(ADDR)
+        mfill.d.comb += fill_addr.eq(fetch_addr[fr.wave] - (infl[fr.wave] << 6))
+        has_loop, new_loop_addr = self._loop_target(mfill, fr.data, fill_addr)
+        for i in range(W):
+            with m.If(loop_go[i]):
+                m.d.sync += loop_want[i].eq(0)
+            with m.If(loop_fill[i]):   # a fetch outside memory answers zeros: never a loop line
+                m.d.sync += [loop_line[i].eq(fr.data), loop_valid[i].eq(fr.data.any())]
+            with m.If(fill[i] & has_loop & (~loop_known[i] | (loop_addr[i] != new_loop_addr))):
+                m.d.sync += [loop_addr[i].eq(new_loop_addr), loop_known[i].eq(1), loop_want[i].eq(1),
+                             loop_valid[i].eq(0), loop_epoch[i].eq(loop_epoch[i] + 1)]
 
         # the instruction at each wave's PC, decoded from its buffered lines
         ib, ib_valid, ib_words = [], [], []
@@ -799,8 +830,12 @@ class SIMD(wiring.Component):
             mws.d.comb += target.eq(exs.pc + 4 + (yi.simm16.as_signed() << 2))
         with m.If(y_branch):
             with m.If(taken):   # redirect: drop the buffered chunks and any in flight (new epoch)
-                m.d.sync += [pc[ys].eq(target), fetch_addr[ys].eq(target & ~(FETCH_BYTES - 1)), nvalid[ys].eq(0), infl[ys].eq(0),
-                             chunks[ys].eq(0), epoch[ys].eq(epoch[ys] + 1)]
+                m.d.sync += [pc[ys].eq(target), infl[ys].eq(0), epoch[ys].eq(epoch[ys] + 1)]
+                with m.If(loop_valid[ys] & (loop_addr[ys] == target[6:])):   # the loop line: no refetch
+                    m.d.sync += [chunks[ys].eq(loop_line[ys]), nvalid[ys].eq(1),
+                                 fetch_addr[ys].eq(Cat(Const(0, 6), loop_addr[ys] + 1))]
+                with m.Else():
+                    m.d.sync += [chunks[ys].eq(0), nvalid[ys].eq(0), fetch_addr[ys].eq(target & ~(FETCH_BYTES - 1))]
             m.d.sync += br_pending[ys].eq(0)
 
         # ---- memory requests: registered; an instruction issues only into an empty buffer --
@@ -946,6 +981,19 @@ class SIMD(wiring.Component):
             with m.If(issue):
                 m.d.sync += last.eq(sel)
         return sel, issue
+
+    @staticmethod
+    def _loop_target(m, line, line_addr):
+        """Whether the 64-byte ``line`` at ``line_addr`` holds a backward branch (a dword with the
+        SOPP branch encoding and a negative offset; the last one wins) and its target's line
+        address. A literal or a second dword may look like one: that only costs a fetch."""
+        found, target_line = Signal(name="loop_found"), Signal(ADDR - 6, name="loop_target")
+        branch_ops = [info_of(op).op for op in ops_of("sbranch")]
+        for k in range(FETCH_BYTES // 4):
+            d = line[32 * k: 32 * k + 32]
+            with m.If((d[23:32] == 0b101111111) & Cat(*[d[16:23] == op for op in branch_ops]).any() & d[15]):
+                m.d.comb += [found.eq(1), target_line.eq((line_addr + 4 * k + 4 + (d[0:16].as_signed() << 2))[6:])]
+        return found, target_line
 
     @staticmethod
     def _round_robin(m, want, last, pick, any_, name):

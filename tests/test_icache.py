@@ -191,6 +191,23 @@ def test_fault():
     assert bench.error == {"valid": 1, "simd": 2, "wave": 1, "addr": bad & ~63}
 
 
+def test_faulting_target_fetch_answers_zeros_without_error():
+    """A SIMD's speculative loop-line fetch (``target``) outside memory answers zeros with its
+    tags and latches no error; a later demand fetch of the same line does."""
+    cfg = get_config("tiny")
+    image = make_image(1024, seed=7)
+    bad = BASE + 2048
+    bench = CacheBench(ICache(cfg), image, np.random.default_rng(9), latency=(3, 9))
+    bench.send(1, {**fetch(bad, wave=1, epoch=2), "target": 1})
+    bench.send(1, fetch(BASE + 64, wave=1), at=5)
+    bench.send(0, fetch(bad, wave=0), at=200)
+    bench.run(all_answered, limit=1000)
+    for p in (0, 1):
+        check_in_order(bench, image, p, zero={bad})
+    assert [r.target for _, r in bench.beats[1]] == [1, 0]
+    assert bench.error == {"valid": 1, "simd": 0, "wave": 0, "addr": bad}
+
+
 def config_error(make, match):
     """``make()`` raises ConfigError matching ``match`` (the half-built component is dropped quietly)."""
     with warnings.catch_warnings():

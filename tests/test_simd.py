@@ -443,6 +443,24 @@ def _dual_issue(tmp_path, cfg):
     return run, check
 
 
+def _loop_line(tmp_path, cfg):
+    """One wave looping over a body of three instruction lines, 4 and then 12 times: the loop
+    line (the backward branch's target fetched ahead) refills the buffer when the branch is
+    taken, so an iteration costs one stall cycle (the branch resolving), not a refetch."""
+    def loop(n):
+        body = [f"v_add_nc_u32 v{1 + k % 8}, v{1 + k % 8}, v0" for k in range(40)]
+        text = "\n".join([f"s_mov_b32 s4, {n}", ".Lloop:", *body, "s_add_co_i32 s4, s4, -1", "s_cmp_lg_u32 s4, 0",
+                          "s_cbranch_scc1 .Lloop"])
+        return SimdRun(_kernel_from_asm(tmp_path, f"loop{n}", text), (1,), (32,), [], cfg, latency=(1, 1))
+    short, long = loop(4), loop(12)
+
+    def check():
+        stalls = [r.perf["stall"]["fetch"] for r in (short, long)]
+        assert (short.perf["issued"]["branch"], long.perf["issued"]["branch"]) == (4, 12)
+        assert (stalls[1] - stalls[0]) <= 8, f"fetch stalls {stalls}: more than one per extra iteration"
+    return [(short, lambda: None), (long, check)]
+
+
 def _run_all(jobs):
     runs = [run for run, _ in jobs]
     runs[0].run(more=runs[1:])
@@ -454,7 +472,8 @@ def _run_all(jobs):
 @pytest.mark.parametrize("preset", PRESETS)
 def test_counters_stalls_and_scalar_loads(tmp_path, preset):
     cfg = get_config(preset)
-    _run_all([f(tmp_path, cfg) for f in (_chain, _independent, _barrier, _scalar_loads, _dual_issue)])
+    _run_all([f(tmp_path, cfg) for f in (_chain, _independent, _barrier, _scalar_loads, _dual_issue)]
+             + _loop_line(tmp_path, cfg))
 
 
 def test_external_barrier_lets_the_dcu_release_waves(tmp_path):
@@ -492,7 +511,8 @@ def test_illegal_instruction_stops_the_wave_with_its_cause():
                 addr = ctx.get(dut.fetch_req.payload.addr)
                 data = sum(words[(addr - base) // 4 + j] << (32 * j) for j in range(4)) if addr == base else 0
                 ctx.set(dut.fetch_resp.payload, {"wave": ctx.get(dut.fetch_req.payload.wave), "data": data,
-                                                  "epoch": ctx.get(dut.fetch_req.payload.epoch)})
+                                                  "epoch": ctx.get(dut.fetch_req.payload.epoch),
+                                                  "target": ctx.get(dut.fetch_req.payload.target)})
                 ctx.set(dut.fetch_resp.valid, 1)
             else:
                 ctx.set(dut.fetch_resp.valid, 0)
