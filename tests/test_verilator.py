@@ -19,6 +19,7 @@ import pytest
 
 import dcu
 from dcu import verilator as vl
+from dcu.hostimage import MIN_MEMORY_BYTES
 from dcu.launch import LaunchError
 from dcu.rtl import RtlError
 from firmware_tests.manifest import TESTS, get, path
@@ -61,8 +62,6 @@ def test_firmware_set_on_tiny_matches_model():
     the model's instruction counts (the compiled simulation makes the whole set cheap)."""
     ran = []
     for t in TESTS:
-        if "ooo" in t.tags:    # a 270 KB pointer-chase image: a 512 KiB build of its own (slow set)
-            continue
         try:
             report = _run(t.name, "tiny", "verilator", **MEMORY)
         except ResourceError:
@@ -122,7 +121,7 @@ def test_build_verilog_lints():
     """The Verilog the backend compiles (the tiny DCU with its memory) is lint-clean, except
     for the "latches" hdl/vsink.py makes on purpose: a value computed inside the process
     branch that uses it is a reg assigned on some paths only (read on those paths only)."""
-    b = vl.build("tiny", 64 * 1024, 0x1000_0000, latency=MEMORY["latency"], reorder=MEMORY["reorder"])
+    b = vl.build("tiny", MIN_MEMORY_BYTES, 0x1000_0000, latency=MEMORY["latency"], reorder=MEMORY["reorder"])
     r = subprocess.run(["verilator", *LINT_FLAGS, "-Wno-LATCH", str(b.directory / f"{vl.TOP}.v")],
                        capture_output=True, text=True)
     assert r.returncode == 0, r.stderr[-4000:]
