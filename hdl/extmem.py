@@ -10,6 +10,12 @@ acceptance order whatever order the responses leave in: a request sees every req
 accepted before it. With ``reorder=False`` the slots form a queue and leave in order; with
 ``reorder=True`` any slot whose latency has elapsed may leave, picked from a rotation chosen
 by the LFSR.
+
+With ``registered_read`` (the FPGA build) the RAM's output is registered before the merge,
+so stage B becomes two cycles: the line arrives in ``t + 1`` and is merged and written back
+in ``t + 2``. The memory then accepts a request every other cycle, so that no read can miss
+a write still in flight; the one-cycle path from a block RAM's output through the dword
+select and the atomic adder back into the RAM is what kept the bring-up bitstream at 37 MHz.
 """
 from __future__ import annotations
 
@@ -64,6 +70,11 @@ class ExtMemory(wiring.Component):
         Tag width of the port.
     init : bytes
         Initial contents from ``base`` (zeros after).
+    registered_read : bool
+        Register the RAM's output before the merge (needs ``latency >= 3``); a request is
+        accepted at most every other cycle, and a host access must not come in the cycle
+        after an accepted request or a host write (a host loads and reads back while the
+        DCU is idle, and the link's writes are cycles apart).
 
     Members
     -------
@@ -94,15 +105,16 @@ class ExtMemory(wiring.Component):
 
     def __init__(self, size_bytes: int, base: int = 0, latency=32, reorder: bool = False,
                  seed: int = 1, backpressure: float = 0.0, slots: int = 16, tag_bits: int = 8,
-                 init: bytes = b"", runtime_seed: bool = False):
+                 init: bytes = b"", runtime_seed: bool = False, registered_read: bool = False):
         if size_bytes < LINE_BYTES or size_bytes % LINE_BYTES:
             raise ValueError(f"size_bytes must be a positive multiple of {LINE_BYTES}, got {size_bytes}")
         if base < 0 or base % LINE_BYTES or base + size_bytes > 1 << ADDR_BITS:
             raise ValueError(f"base must be a multiple of {LINE_BYTES} with the memory inside "
                              f"{ADDR_BITS} address bits, got {base:#x} + {size_bytes:#x}")
         self.lo, self.hi = latency_range(latency)
-        if self.lo < 2:
-            raise ValueError(f"ExtMemory needs latency >= 2 (the RAM read takes a cycle), got {latency!r}")
+        if self.lo < 2 + registered_read:
+            raise ValueError(f"ExtMemory needs latency >= {2 + registered_read} (the RAM read takes a cycle"
+                             f"{', its register another' if registered_read else ''}), got {latency!r}")
         if slots < 2 or slots & (slots - 1):
             raise ValueError(f"slots must be a power of two >= 2, got {slots}")
         if not 0.0 <= backpressure < 1.0:
@@ -111,7 +123,7 @@ class ExtMemory(wiring.Component):
             raise ValueError(f"init has {len(init)} bytes, the memory {size_bytes}")
         self.size_bytes, self.base, self.reorder, self.slots = size_bytes, base, reorder, slots
         self.init_seed = seed & 0xFFFF_FFFF or _NONZERO_SEED
-        self.runtime_seed = runtime_seed
+        self.runtime_seed, self.registered_read = runtime_seed, registered_read
         self.stall_threshold = round(backpressure * 256)
         self.tag_bits = tag_bits
         init = bytes(init)
@@ -204,6 +216,9 @@ class ExtMemory(wiring.Component):
         p = self.req.payload
         host = self.host_we | self.host_re
         ready = can_alloc & ~host
+        s_req, s_host, s_hwe = Signal(), Signal(), Signal()
+        if self.registered_read:     # the line read last cycle is merged only next cycle
+            ready = ready & ~s_req & ~s_hwe
         if self.stall_threshold:
             ready = ready & (rnd[:8] >= self.stall_threshold)
         m.d.comb += [self.req.ready.eq(ready), take.eq(self.req.valid & ready)]
@@ -218,7 +233,7 @@ class ExtMemory(wiring.Component):
         m.d.comb += [ram_r.en.eq(take | host),
                      ram_r.addr.eq(Mux(host, self.host_addr[5:], off[7:]))]
 
-        s_req, s_host, s_hwe, s_fault = Signal(), Signal(), Signal(), Signal()
+        s_fault = Signal()
         s_kind, s_atomic = Signal(MemKind), Signal(AtomicOp)
         s_line, s_dword, s_slot = Signal(range(lines)), Signal(range(DWORDS)), Signal(range(slots))
         s_data, s_mask, s_tag = Signal(LINE_BITS), Signal(LINE_BYTES), Signal(self.tag_bits)
@@ -240,7 +255,15 @@ class ExtMemory(wiring.Component):
         # Its own fragment: it changes once per request, the slot logic above every cycle.
         b = Module()
         m.submodules.stage_b = b
+        m.d.comb += self.host_rdata.eq(ram_r.data.word_select(s_dword, 32))
         line = ram_r.data
+        if self.registered_read:     # stage B's fields and the line, one cycle later
+            stage = [s_req, s_hwe, s_fault, s_kind, s_atomic, s_line, s_dword, s_slot, s_data, s_mask, s_tag]
+            delayed = [Signal.like(x, name_suffix="_q") for x in stage]
+            line = Signal(LINE_BITS)
+            b.d.sync += [line.eq(ram_r.data), *[q.eq(x) for q, x in zip(delayed, stage)]]
+            s_req, s_hwe, s_fault, s_kind, s_atomic, s_line, s_dword, s_slot, s_data, s_mask, s_tag = delayed
+            s_host = s_hwe   # only a host write reaches the merge: a host read is answered above
         old = line.word_select(s_dword, 32)
         new, dword_sel = Signal(32), Signal(DWORDS)
         b.d.comb += [new.eq(Mux(s_host, s_data[:32], atomic_result(s_atomic, old, s_data[:32], s_data[32:64]))),
@@ -254,7 +277,6 @@ class ExtMemory(wiring.Component):
         data = Mux(s_fault, 0, Mux(s_kind == MemKind.READ, line, Mux(s_kind == MemKind.ATOMIC, old, 0)))
         b.d.comb += [
             ram_w.addr.eq(s_line), ram_w.data.eq(merged), ram_w.en.eq(writes),
-            self.host_rdata.eq(old),
             slot_w.addr.eq(s_slot), slot_w.en.eq(s_req),
             slot_w.data.tag.eq(s_tag), slot_w.data.data.eq(data), slot_w.data.fault.eq(s_fault),
         ]

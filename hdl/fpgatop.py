@@ -264,7 +264,10 @@ class LinkTop(wiring.Component):
     mem_bytes, mem_base : int
         The memory (:class:`hdl.extmem.ExtMemory`, fixed latency ``latency``, in order).
     latency : int
-        Memory latency in cycles (2: the block RAM's own).
+        Memory latency in cycles (2: the block RAM's own; 3 with ``registered_read``).
+    registered_read : bool
+        The memory registers the block RAM's output before its read-modify-write (the board
+        build's timing) and takes a request every other cycle.
     watchdog_cycles : int
         The DCU's watchdog.
     init : bytes
@@ -283,15 +286,18 @@ class LinkTop(wiring.Component):
 
     def __init__(self, config: DCUConfig, mem_bytes: int = DEFAULT_MEM_BYTES,
                  mem_base: int = DEFAULT_MEM_BASE, latency: int = 2,
-                 watchdog_cycles: int = 1_000_000, init: bytes = b"", with_dcu: bool = True):
+                 watchdog_cycles: int = 1_000_000, init: bytes = b"", with_dcu: bool = True,
+                 registered_read: bool = False):
         self.with_dcu = with_dcu
         if with_dcu:
             self.host = HostTop(config, mem_bytes=mem_bytes, mem_base=mem_base, latency=latency,
-                                reorder=False, watchdog_cycles=watchdog_cycles, init=init)
+                                reorder=False, watchdog_cycles=watchdog_cycles, init=init,
+                                registered_read=registered_read)
             self.perf_names = self.host.perf_names
         else:
             from .extmem import ExtMemory
-            self.host = ExtMemory(mem_bytes, base=mem_base, latency=latency, init=init)
+            self.host = ExtMemory(mem_bytes, base=mem_base, latency=latency, init=init,
+                                  registered_read=registered_read)
             self.perf_names = []
         self.link = HostLink(config, mem_bytes, mem_base, len(self.perf_names))
         super().__init__({"rx": In(stream.Signature(8)), "tx": Out(stream.Signature(8)),
@@ -374,7 +380,8 @@ class FPGATop(wiring.Component):
         UART rate.
     mem_bytes, mem_base : int
         The block-RAM memory (:class:`hdl.extmem.ExtMemory`: one 1,024-bit row per 128-byte
-        line, fixed latency 2, in order).
+        line, in order, with ``registered_read``: fixed latency 3, a request every other
+        cycle).
     watchdog_cycles : int
         The DCU's watchdog.
     with_dcu : bool
@@ -391,7 +398,8 @@ class FPGATop(wiring.Component):
                  watchdog_cycles: int = 1_000_000, board_mhz: float = 25.0, with_dcu: bool = True):
         self.config, self.clock_mhz, self.baud, self.board_mhz = config, clock_mhz, baud, board_mhz
         self.divisor = uart_divisor(clock_mhz * 1e6, baud)
-        self.core = LinkTop(config, mem_bytes, mem_base, watchdog_cycles=watchdog_cycles, with_dcu=with_dcu)
+        self.core = LinkTop(config, mem_bytes, mem_base, latency=3, registered_read=True,
+                            watchdog_cycles=watchdog_cycles, with_dcu=with_dcu)
         super().__init__({"uart_rx": In(1, init=1), "uart_tx": Out(1, init=1), "leds": Out(8)})
 
     def elaborate(self, platform):

@@ -54,6 +54,8 @@ class HostTop(wiring.Component):
     init : bytes
         Initial memory contents from ``mem_base`` (a simulation's shortcut for loading
         through the host port).
+    registered_read : bool
+        The memory's FPGA pipeline (:class:`hdl.extmem.ExtMemory`; ``latency >= 3``).
 
     Members
     -------
@@ -81,11 +83,13 @@ class HostTop(wiring.Component):
     """
 
     def __init__(self, config: DCUConfig, mem_bytes: int, mem_base: int = 0, latency=32,
-                 reorder: bool = False, watchdog_cycles: int = 50_000, init: bytes = b""):
+                 reorder: bool = False, watchdog_cycles: int = 50_000, init: bytes = b"",
+                 registered_read: bool = False):
         self.config = config
         self.dcu = DCU(config, watchdog_cycles=watchdog_cycles)
         self.memory = ExtMemory(mem_bytes, base=mem_base, latency=latency, reorder=reorder,
-                                tag_bits=self.dcu.arbiter.tag_bits, init=init, runtime_seed=True)
+                                tag_bits=self.dcu.arbiter.tag_bits, init=init, runtime_seed=True,
+                                registered_read=registered_read)
         self.mem_bytes, self.mem_base = mem_bytes, mem_base
         self.perf_names = self.dcu.perf_names
         super().__init__({

@@ -73,6 +73,8 @@ def check_run(words, image, res):
     dict(latency=(3, 9), reorder=True, backpressure=0.25, valid_p=0.7, ready_p=0.6, seed=1),
     dict(latency=2, reorder=False, valid_p=1.0, ready_p=0.8, seed=2),
     dict(latency=(2, 40), reorder=True, slots=4, valid_p=0.9, ready_p=0.9, seed=3),
+    dict(latency=(3, 9), reorder=True, registered_read=True, valid_p=0.9, ready_p=0.8, seed=4),
+    dict(latency=3, reorder=False, registered_read=True, valid_p=1.0, ready_p=1.0, seed=6),
 ])
 def test_random_mix(opts):
     rng = np.random.default_rng(opts["seed"] + 100)
@@ -100,6 +102,25 @@ def test_fixed_latency_in_order(latency, slots):
     else:                       # a slot is free again `latency` cycles after it was taken
         assert acc[:slots] == list(range(slots))
         assert all(acc[i] == acc[i - slots] + latency for i in range(slots, len(words)))
+
+
+@pytest.mark.parametrize("latency", [3, 6])
+def test_registered_read_takes_every_other_cycle(latency):
+    """The FPGA pipeline: exact latency, one request accepted every other cycle (a line read
+    in one cycle is merged two cycles later), requests applied in order."""
+    rng = np.random.default_rng(latency + 50)
+    image = rng.integers(0, 256, SIZE, dtype=np.uint8)
+    words = random_requests(rng, 80, BASE, SIZE, image=image)
+    res = run_ext(words, image=image, latency=latency, registered_read=True)
+    check_run(words, image, res)
+    got = match(words, res["accepted"], res["responses"])
+    assert [g[1] - g[0] for g in got] == [latency] * len(words)
+    assert res["accepted"] == list(range(0, 2 * len(words), 2))
+
+
+def test_registered_read_needs_latency_3():
+    with pytest.raises(ValueError, match="latency >= 3"):
+        ExtMemory(SIZE, BASE, latency=2, registered_read=True)
 
 
 def test_reorder_only_when_enabled():
