@@ -11,9 +11,9 @@ accepted before it. With ``reorder=False`` the slots form a queue and leave in o
 ``reorder=True`` any slot whose latency has elapsed may leave, picked from a rotation chosen
 by the LFSR.
 
-With ``registered_read`` (the FPGA build) the RAM's output is registered before the merge,
-so stage B becomes two cycles: the line arrives in ``t + 1`` and is merged and written back
-in ``t + 2``. The memory then accepts a request every other cycle, so that no read can miss
+With ``registered_read`` (the FPGA build) the RAM's output (and the addressed dword) is
+registered before the merge, so stage B becomes two cycles: the line arrives in ``t + 1``
+and is merged and written back in ``t + 2``. The memory then accepts a request every other cycle, so that no read can miss
 a write still in flight; the one-cycle path from a block RAM's output through the dword
 select and the atomic adder back into the RAM is what kept the bring-up bitstream at 37 MHz.
 """
@@ -255,16 +255,16 @@ class ExtMemory(wiring.Component):
         # Its own fragment: it changes once per request, the slot logic above every cycle.
         b = Module()
         m.submodules.stage_b = b
-        m.d.comb += self.host_rdata.eq(ram_r.data.word_select(s_dword, 32))
-        line = ram_r.data
-        if self.registered_read:     # stage B's fields and the line, one cycle later
+        line, old = ram_r.data, ram_r.data.word_select(s_dword, 32)
+        m.d.comb += self.host_rdata.eq(old)
+        if self.registered_read:     # stage B's fields, the line and its dword, one cycle later
             stage = [s_req, s_hwe, s_fault, s_kind, s_atomic, s_line, s_dword, s_slot, s_data, s_mask, s_tag]
             delayed = [Signal.like(x, name_suffix="_q") for x in stage]
-            line = Signal(LINE_BITS)
-            b.d.sync += [line.eq(ram_r.data), *[q.eq(x) for q, x in zip(delayed, stage)]]
+            line_q, old_q = Signal(LINE_BITS), Signal(32)
+            b.d.sync += [line_q.eq(line), old_q.eq(old), *[q.eq(x) for q, x in zip(delayed, stage)]]
+            line, old = line_q, old_q
             s_req, s_hwe, s_fault, s_kind, s_atomic, s_line, s_dword, s_slot, s_data, s_mask, s_tag = delayed
             s_host = s_hwe   # only a host write reaches the merge: a host read is answered above
-        old = line.word_select(s_dword, 32)
         new, dword_sel = Signal(32), Signal(DWORDS)
         b.d.comb += [new.eq(Mux(s_host, s_data[:32], atomic_result(s_atomic, old, s_data[:32], s_data[32:64]))),
                      dword_sel.eq(Const(1, 1) << s_dword)]
