@@ -45,6 +45,7 @@ VCC_SGPRS = 2
 
 RETURN_ORDERS = ("per_wave", "in_order")
 WAVE_POLICIES = ("oldest", "round_robin")
+REGFILES = ("wide", "banked")
 
 
 class ConfigError(ValueError):
@@ -109,6 +110,14 @@ class DCUConfig:
         ``"in_order"``: one return queue shared by all waves (RDNA 3 and before).
     wave_policy : str
         Issue arbitration among ready waves: ``"oldest"`` or ``"round_robin"``.
+    regfile : str
+        Organisation of each SIMD's VGPR file (``hdl/regfile.py``): ``"wide"``, one 32-lane
+        row per register with two write and six read ports (fastest to simulate), or
+        ``"banked"``, a row per lane group of ``lanes`` lanes with one write port and a copy
+        per read port, which maps to FPGA block RAM. ``"banked"`` holds vector memory and
+        transcendental instructions in EX for ``valu_cycles`` cycles and delays the main
+        pipe's issue while whole-register writes (launch, memory and transcendental returns)
+        are written a group at a time.
     """
 
     name: str = "custom"
@@ -136,6 +145,7 @@ class DCUConfig:
     scalar_hit_latency: int = 4
     return_order: str = "per_wave"
     wave_policy: str = "oldest"
+    regfile: str = "wide"
 
     def __post_init__(self) -> None:
         errors = []
@@ -182,6 +192,8 @@ class DCUConfig:
             errors.append(f"return_order must be one of {RETURN_ORDERS}, got {self.return_order!r}")
         if self.wave_policy not in WAVE_POLICIES:
             errors.append(f"wave_policy must be one of {WAVE_POLICIES}, got {self.wave_policy!r}")
+        if self.regfile not in REGFILES:
+            errors.append(f"regfile must be one of {REGFILES}, got {self.regfile!r}")
         if errors:
             raise ConfigError("; ".join(errors))
 
@@ -379,7 +391,7 @@ PRESETS: Mapping[str, DCUConfig] = {
                               scalar_hit_latency=30, return_order="in_order"),
     "fpga": _DEFAULT.replace(name="fpga", lanes=8, wave_slots=2, vgprs_per_simd=128,
                              lds_bytes_per_half=4 * 1024, l0_bytes=2 * 1024,
-                             scalar_cache_bytes=1024, icache_bytes=2 * 1024),
+                             scalar_cache_bytes=1024, icache_bytes=2 * 1024, regfile="banked"),
 }
 
 

@@ -28,6 +28,7 @@ from .isa_tables import Kind, OpId, info_of
 from .salu import SALU
 from .valu_fp import VALUFloat
 from .layouts import DecodedInst
+from .regfile import VgprFile
 from .trans import TransUnit
 from .valu_int import VALUInt, popcount
 
@@ -120,7 +121,7 @@ class StallReason(enum.Enum, shape=unsigned(4)):
     DSCNT = 6
     KMCNT = 7
     BARRIER = 8       # s_barrier_wait before the barrier completes
-    STRUCTURAL = 9    # its unit or memory port is busy (full counter, multi-cycle VALU, trans unit)
+    STRUCTURAL = 9    # its unit or memory port is busy (full counter, multi-cycle VALU, trans unit, VGPR write buffer)
 
 
 #: Instruction kinds (``isa.OpInfo.kind``) counted by each ``perf.issued`` counter; every other
@@ -245,14 +246,14 @@ class SIMD(wiring.Component):
             return sub
 
         # ---- register files ------------------------------------------------------------
-        # VGPRs: one 1,024-bit word per register, a 32-bit write enable per lane (EXEC). Two
-        # write ports: VALU results, and the rest in priority order (the wave launch's v0,
-        # transcendental results, memory returns). Each lane-granular write port costs the
-        # simulator about as much as the rest of the memory's update.
-        m.submodules.vgprs = vgprs = memory.Memory(shape=unsigned(32 * LANES), depth=V, init=[])
-        vw_alu = vgprs.write_port(granularity=32)
-        vw_mem = vgprs.write_port(granularity=32)
-        vr = [vgprs.read_port(transparent_for=(vw_alu, vw_mem)) for _ in range(6)]
+        # VGPRs (hdl/regfile.py): VALU results go through ``vw_alu`` a lane group at a time,
+        # the rest through ``vw_mem`` a whole register at a time in priority order (the wave
+        # launch's v0, transcendental results, memory returns). ``banked`` (config.regfile):
+        # the read ports return one lane group and ``vw_mem`` is buffered (``vgprs.busy``).
+        m.submodules.vgprs = vgprs = VgprFile(cfg, reads=6)
+        vw_alu, vw_mem, vr = vgprs.wr_group, vgprs.wr_reg, vgprs.rd
+        banked = vgprs.banked
+        RL = vgprs.read_lanes   # lanes of a VGPR read: 32, or the EX cycle's lane group
         # SGPRs (and ttmp): 64 even/odd pairs per wave slot; VCC, EXEC and M0 live in flip-flops.
         m.submodules.sgprs = sgprs = memory.Memory(shape=unsigned(64), depth=W * 64, init=[])
         sw_alu = sgprs.write_port(granularity=32)      # VALU scalar results (lane masks, readlane)
@@ -288,8 +289,11 @@ class SIMD(wiring.Component):
         hold = Signal(LaunchLayout(cfg))
         hold_slot = Signal(range(W))
         launching = Signal()
+        launch_ready = ~Cat(*resident).all() & ~launching
+        if banked:   # v0 goes to the VGPR file's write buffer as the launch is taken
+            launch_ready &= vw_mem.ready
         ms.d.comb += [launching.eq(launch_step != 0), self.idle.eq(~Cat(*resident).any()),
-                      self.launch.ready.eq(~Cat(*resident).all() & ~launching), self.launched_slot.eq(launch_slot),
+                      self.launch.ready.eq(launch_ready), self.launched_slot.eq(launch_slot),
                       self.bar_wait.eq(Cat(*bar_sig))]
         launch_fire = self.launch.valid & self.launch.ready
         with m.If(launch_fire):
@@ -358,19 +362,33 @@ class SIMD(wiring.Component):
         # EX: the instruction issued last cycle. A VALU instruction stays for C cycles, one
         # lane group each (two cycles a group, low then high register, when it writes a 64-bit
         # result), while issue waits and the register-file read ports hold its operands.
+        # With the banked VGPR file the read ports return one group, read the cycle before
+        # it is used, and so vector memory and transcendental instructions, which need every
+        # lane, stay for C cycles too (``ex_hold``); a transcendental one also until the unit
+        # takes it.
         ex = Signal(data.StructLayout({"valid": 1, "wave": range(W), "pc": ADDR, "seq": SEQ, "inst": DecodedInst}))
         xi, xw, xk = ex.inst, ex.wave, ex.inst.kind
         grp = Signal(range(C)) if C > 1 else Const(0)
         half, valu_hold = Signal(), Signal()    # half: the high register's cycle of a 64-bit result
         wide = xi.vdst_dw == 2
         fragment("valu_hold").d.comb += valu_hold.eq(ex.valid & (xk == Kind.VALU) & ~((grp == C - 1) & (half | ~wide)))
+        if banked:
+            ex_hold, trans_ready = Signal(), Signal()
+            lanes_kind = _is_kind(xk, Kind.VTRANS, Kind.VMEM_LOAD, Kind.VMEM_STORE, Kind.VMEM_ATOMIC,
+                                  Kind.DS_LOAD, Kind.DS_STORE, Kind.DS_ATOMIC)
+            m.d.comb += ex_hold.eq(valu_hold | ex.valid & lanes_kind &
+                                   ((grp != C - 1) | (xk == Kind.VTRANS) & ~trans_ready))
+        else:
+            ex_hold = valu_hold
         with m.If(valu_hold & wide & ~half):
             m.d.sync += half.eq(1)
         with m.Else():
             m.d.sync += half.eq(0)
-            if C > 1:
+            if C > 1 and banked:
+                m.d.sync += grp.eq(Mux(ex_hold & (grp != C - 1), grp + 1, Mux(ex_hold, grp, 0)))
+            elif C > 1:
                 m.d.sync += grp.eq(Mux(valu_hold, grp + 1, 0))
-        ex_last = ~valu_hold
+        ex_last = ~ex_hold
 
         # ---- issue: per wave, is its buffered instruction free of hazards? ----------------
         trans_free = Signal()   # the transcendental unit can take an instruction issued now
@@ -392,15 +410,18 @@ class SIMD(wiring.Component):
             ready_w.append(r)
             reason_w.append(why)
         # Two pipes, each picking one wave a cycle: the scalar pipe (SCALAR_PIPE_KINDS) and the
-        # main pipe (the rest). A wave whose multi-cycle VALU instruction holds EX issues nothing
+        # main pipe (the rest). A wave whose multi-cycle instruction holds EX issues nothing
         # more until it leaves: that instruction reads the wave's EXEC, VCC and SCC every cycle.
+        # The main pipe also waits while the banked VGPR file has a write buffered: its reads
+        # would miss it.
         mq = fragment("issue")
         to_s = Signal(W)   # wave i's buffered instruction goes to the scalar pipe
         ready, ready_s = Signal(W), Signal(W)
+        main_stop = (ex_hold | vgprs.busy) if banked else ex_hold
         mq.d.comb += [to_s.eq(Cat(*[_is_kind(ib[i].kind, *[Kind[k.upper()] for k in SCALAR_PIPE_KINDS]) &
                                     ~ib[i].illegal for i in range(W)])),
-                      ready.eq(Cat(*ready_w) & ~to_s & ~valu_hold.replicate(W)),
-                      ready_s.eq(Cat(*ready_w) & to_s & ~Mux(valu_hold, Const(1, W) << xw, 0))]
+                      ready.eq(Cat(*ready_w) & ~to_s & ~main_stop.replicate(W)),
+                      ready_s.eq(Cat(*ready_w) & to_s & ~Mux(ex_hold, Const(1, W) << xw, 0))]
         sel, issue = self._pick(m, mq, ready, older, "sel", "issue")
         sel_s, issue_s = self._pick(m, mq, ready_s, older, "sel_s", "issue_s")
         # the issuing wave's instruction and state, selected once
@@ -435,15 +456,29 @@ class SIMD(wiring.Component):
         regs_mem = [si.vaddr, si.vaddr + 1, si.data0, si.data0 + 1,
                     Mux(data1_at4, si.data1, si.data0 + 2), Mux(data1_at4, si.data1 + 1, si.data0 + 3)]
         for k in range(6):
-            mqp.d.comb += vr[k].addr.eq(sel_base + Mux(is_mem, regs_mem[k], regs_alu[k]))
+            addr = sel_base + Mux(is_mem, regs_mem[k], regs_alu[k])
+            if banked:   # EX's next lane group of the registers it read at issue, or group 0 at issue
+                held_addr = Signal(range(V), name=f"vr_addr{k}")
+                with m.If(~ex_hold):
+                    m.d.sync += held_addr.eq(addr)
+                mqp.d.comb += [vr[k].addr.eq(Mux(ex_hold, held_addr, addr)), vr[k].grp.eq(Mux(ex_hold, grp + 1, 0))]
+            else:
+                mqp.d.comb += vr[k].addr.eq(addr)
         srow = sel * 64
         mqp.d.comb += [
             sr[0].addr.eq(srow + Mux(sk == Kind.SMEM, si.sbase, Mux(is_mem, si.saddr[1:], si.src0[1:7]))),
             sr[1].addr.eq(srow + Mux(sk == Kind.SMEM, si.soffset[1:], si.src1[1:7])),
             sr[2].addr.eq(srow + si.src2[1:7]),
         ]
-        # a read port with its enable low keeps its data: the EX operands
-        fragment("hold_ports").d.comb += [port.en.eq(~valu_hold) for port in vr + sr]
+        # a read port with its enable low keeps its data: the EX operands (banked VGPR file:
+        # the group, read again only when the next cycle moves on to the next group)
+        mhp = fragment("hold_ports")
+        if banked:
+            vr_en = ~ex_hold | ~(valu_hold & wide & ~half | (grp == C - 1))
+            mhp.d.comb += [port.en.eq(vr_en) for port in vr]
+            mhp.d.comb += [port.en.eq(~ex_hold) for port in sr]
+        else:
+            mhp.d.comb += [port.en.eq(~valu_hold) for port in list(vr) + sr]
 
         m.d.sync += self.ended.eq(0)
         with m.If(issue):
@@ -514,7 +549,7 @@ class SIMD(wiring.Component):
                     m.d.sync += fetch_addr[i].eq(fetch_addr[i] + FETCH_BYTES)
 
         # ---- EX ----------------------------------------------------------------------------
-        with m.If(~valu_hold):
+        with m.If(~ex_hold):
             m.d.sync += ex.valid.eq(issue)
         with m.If(issue):   # (EX keeps the last instruction otherwise: fewer changes to simulate)
             m.d.sync += [ex.wave.eq(sel), ex.pc.eq(sel_pc), ex.seq.eq(sel_seq), ex.inst.eq(si)]
@@ -594,39 +629,53 @@ class SIMD(wiring.Component):
             if k == 2:   # the old destination (MAC, writelane, 16-bit merges) comes through port 4
                 lo = vr[4].data
             wide = dws[k] == 2
-            vec64 = Cat(*[Cat(lo[32 * n: 32 * n + 32], Mux(wide, hi[32 * n: 32 * n + 32], 0)) for n in range(LANES)])
+            vec64 = Cat(*[Cat(lo[32 * n: 32 * n + 32], Mux(wide, hi[32 * n: 32 * n + 32], 0)) for n in range(RL)])
             sc = Mux(wide, s64[k], s32[k])
-            o64, o32 = Signal(64 * LANES, name=f"op{k}_64"), Signal(32 * LANES, name=f"op{k}_32")
+            o64, o32 = Signal(64 * RL, name=f"op{k}_64"), Signal(32 * RL, name=f"op{k}_32")
             with mx.If((xk == Kind.VALU) | (xk == Kind.VTRANS)):
-                mx.d.comb += o32.eq(Mux(codes[k][8], lo, Cat(*[s32[k]] * LANES)))
+                mx.d.comb += o32.eq(Mux(codes[k][8], lo, Cat(*[s32[k]] * RL)))
             with mx.If((xk == Kind.VALU) & ~x_is_fp):   # 64-bit lanes: the integer unit's operands
-                mx.d.comb += o64.eq(Mux(codes[k][8], vec64, Cat(*[sc] * LANES)))
+                mx.d.comb += o64.eq(Mux(codes[k][8], vec64, Cat(*[sc] * RL)))
             op64.append(o64)
             op32.append(o32)
         old_dst = vr[4].data
-        k_lanes = Cat(*[xi.literal] * LANES)
+        k_lanes = Cat(*[xi.literal] * RL)
         x_is_mac = xi.reads_dst & (xk == Kind.VALU)
 
         def group(v, bits):
             """Lane group ``grp`` of ``v`` (``bits`` per lane): what the G-lane units see."""
             return v if C == 1 else v.word_select(grp, bits * G)
 
+        def vgroup(v, bits):
+            """The same for a value made of VGPR reads (``RL`` lanes: already the group when banked)."""
+            return v if RL == G else group(v, bits)
+
+        # all 32 lanes of src0 (transcendentals, v_readlane): the banked file's groups of the
+        # cycles before the last, kept here
+        if RL == LANES:
+            src0_all = op32[0]
+        else:
+            src0_seen = Signal(32 * RL * (C - 1))
+            with m.If(ex_hold & (grp != C - 1)):
+                m.d.sync += src0_seen.word_select(grp, 32 * RL).eq(op32[0])
+            src0_all = Cat(src0_seen, op32[0])
+
         mx.submodules.valu_int = vint = VALUInt(G)
         mx.submodules.valu_fp = vfp = VALUFloat(G)
         mx.d.comb += [
             # a unit whose kind is not in EX sees OpId.NONE, which is cheap to simulate
             vint.op.eq(Mux((xk == Kind.VALU) & ~x_is_fp, xi.op, OpId.NONE)),
-            vint.c.eq(group(op64[2], 64)),
+            vint.c.eq(vgroup(op64[2], 64)),
             vint.mask_in.eq(group(s32[2], 1)), vint.opsel.eq(xi.opsel), vint.clamp.eq(xi.clamp),
-            vint.d_old.eq(group(old_dst, 32)),
+            vint.d_old.eq(vgroup(old_dst, 32)),
             vfp.op.eq(Mux((xk == Kind.VALU) & x_is_fp, xi.op, OpId.NONE)),
             vfp.abs.eq(xi.abs), vfp.neg.eq(xi.neg), vfp.clamp.eq(xi.clamp), vfp.omod.eq(xi.omod),
-            vfp.a.eq(group(op32[0], 32)),
-            vfp.b.eq(group(Mux(xi.op == OpId.V_FMAMK_F32, k_lanes, op32[1]), 32)),
-            vfp.c.eq(group(Mux(x_is_mac, old_dst, Mux(xi.op == OpId.V_FMAMK_F32, op32[1],
-                                                       Mux(xi.op == OpId.V_FMAAK_F32, k_lanes, op32[2]))), 32)),
+            vfp.a.eq(vgroup(op32[0], 32)),
+            vfp.b.eq(vgroup(Mux(xi.op == OpId.V_FMAMK_F32, k_lanes, op32[1]), 32)),
+            vfp.c.eq(vgroup(Mux(x_is_mac, old_dst, Mux(xi.op == OpId.V_FMAMK_F32, op32[1],
+                                                        Mux(xi.op == OpId.V_FMAAK_F32, k_lanes, op32[2]))), 32)),
         ]
-        a_g, b_g = group(op64[0], 64), group(op64[1], 64)
+        a_g, b_g = vgroup(op64[0], 64), vgroup(op64[1], 64)
         if C == 1:
             mx.d.comb += [vint.a.eq(a_g), vint.b.eq(b_g)]
         else:
@@ -682,7 +731,7 @@ class SIMD(wiring.Component):
                 lane_mask.eq(Mux(x_is_fp, vfp.mask_out, vint.mask_out) & group(x_exec, 1)),
                 unit_illegal.eq(Mux(x_is_fp, vfp.illegal, vint.illegal) & ~lanes_special),
             ]
-            mw.d.comb += scalar_result.eq(Mux(lanes_special, Mux(xi.src0[8], op32[0].word_select(lane_sel, 32), s32[0]),
+            mw.d.comb += scalar_result.eq(Mux(lanes_special, Mux(xi.src0[8], src0_all.word_select(lane_sel, 32), s32[0]),
                                               mask_all))
 
         def fault(cond, wave=xw, at=ex.pc):
@@ -733,48 +782,51 @@ class SIMD(wiring.Component):
         write_scalar(yi.sdst, salu.d, 1, y_salu & salu.d_we & (yi.sdst_dw == 1), ys, sw_s, mws)
         with m.If(x_valid & (xi.op == OpId.S_BARRIER_SIGNAL)):
             m.d.sync += bar_sig[xw].eq(1)
-        # each EX cycle of a VALU instruction writes its lane group (every lane holds the group's
-        # result; the write enable picks the group), the scalar result goes with the last group
-        if C == 1:
-            def in_group(lanes):
-                return lanes
-        else:
-            group_en = Array(Const(((1 << G) - 1) << (g * G), 32) for g in range(C))[grp]
-
-            def in_group(lanes):
-                return lanes & group_en
+        # each EX cycle of a VALU instruction writes its lane group, the scalar result goes with
+        # the last group
         with m.If(x_valu):
             m.d.sync += perf.valu_busy.eq(perf.valu_busy + 1)
             fault(unit_illegal)
         write_scalar(xi.sdst, scalar_result, 1, x_valu & (xi.sdst_dw != 0) & ex_last)
+        if C > 1:
+            mw.d.comb += vw_alu.grp.eq(grp)
         with mw.If(x_valu):
             with mw.If(xi.op == OpId.V_WRITELANE_B32):
-                mw.d.comb += [vw_alu.addr.eq(vdst_addr), vw_alu.data.eq(Cat(*[s32[0]] * LANES)),
-                              vw_alu.en.eq(in_group(Const(1, 32) << s32[1][:5]))]
+                mw.d.comb += [vw_alu.addr.eq(vdst_addr), vw_alu.data.eq(Cat(*[s32[0]] * G)),
+                              vw_alu.en.eq(group(Const(1, 32) << s32[1][:5], 1))]
             with mw.Elif(xi.vdst_dw != 0):
-                mw.d.comb += [vw_alu.addr.eq(vdst_addr + half), vw_alu.data.eq(Cat(*[Mux(half, res_hi, res_lo)] * C)),
-                              vw_alu.en.eq(in_group(x_exec))]
+                mw.d.comb += [vw_alu.addr.eq(vdst_addr + half), vw_alu.data.eq(Mux(half, res_hi, res_lo)),
+                              vw_alu.en.eq(group(x_exec, 1))]
         # transcendental unit: 8 lanes, 4 cycles a wave; results return in order, so a FIFO
         # keeps each instruction's wave, destination, EXEC and sequence number. A result waits
-        # (the unit stalls) while the launch sequence writes v0 through the shared port.
+        # (the unit stalls) while the launch sequence writes v0 through the shared port (banked
+        # VGPR file: while the port's buffer is full).
         m.submodules.trans = trans = TransUnit(cfg)
         Pending = data.StructLayout({"wave": range(W), "vdst": 8, "exec": 32, "seq": SEQ})
         tq = Array(Signal(Pending, name=f"trans_q{k}") for k in range(8))
         tq_head, tq_tail = Signal(3), Signal(3)
         sign = Const(sum(1 << (32 * n + 31) for n in range(LANES)), 32 * LANES)
-        t_src = Mux(xi.abs[0], op32[0] & ~sign, op32[0])
-        x_trans = Signal()
-        mx.d.comb += [x_trans.eq(x_valid & (xk == Kind.VTRANS)), trans.i.valid.eq(x_trans),
+        t_src = Mux(xi.abs[0], src0_all & ~sign, src0_all)
+        x_trans, trans_take = Signal(), Signal()
+        if banked:   # with the last group of its source, once the unit is ready
+            mx.d.comb += [x_trans.eq(x_valid & (xk == Kind.VTRANS) & (grp == C - 1)), trans_ready.eq(trans.i.ready),
+                          trans_take.eq(x_trans & trans.i.ready)]
+        else:
+            mx.d.comb += [x_trans.eq(x_valid & (xk == Kind.VTRANS)), trans_take.eq(x_trans)]
+        mx.d.comb += [trans.i.valid.eq(x_trans),
                       trans.i.payload.op.eq(xi.op), trans.i.payload.a.eq(Mux(xi.neg[0], t_src ^ sign, t_src))]
-        with m.If(x_trans):
+        with m.If(trans_take):
             fault(xi.clamp | (xi.omod != 0))   # output modifiers on transcendentals are not implemented
             m.d.sync += [tq[tq_tail].wave.eq(xw), tq[tq_tail].vdst.eq(xi.vdst), tq[tq_tail].exec.eq(x_exec),
                          tq[tq_tail].seq.eq(ex.seq), tq_tail.eq(tq_tail + 1)]
         fragment("trans_free").d.comb += trans_free.eq(trans.i.ready & ~(ex.valid & (xk == Kind.VTRANS)))
         mt = fragment("trans_wb")
         trans_wb, trans_done = Signal(Pending), Signal()
-        mt.d.comb += [trans_wb.eq(tq[tq_head]), trans.o.ready.eq(launch_step != 4),
-                      trans_done.eq(trans.o.valid & trans.o.ready)]
+        mt.d.comb += [trans_wb.eq(tq[tq_head]), trans_done.eq(trans.o.valid & trans.o.ready)]
+        if banked:   # the launch's v0 goes first
+            mt.d.comb += trans.o.ready.eq(~launch_fire & vw_mem.ready)
+        else:
+            mt.d.comb += trans.o.ready.eq(launch_step != 4)
         with m.If(trans_done):
             m.d.sync += tq_head.eq(tq_head + 1)
         # branches resolve in the scalar pipe's EX
@@ -809,24 +861,30 @@ class SIMD(wiring.Component):
                 m.d.sync += port.valid.eq(0)
         lane = lambda v, n: v[32 * n: 32 * n + 32]   # noqa: E731
         vaddr_lanes = Cat(*[(Mux(xi.saddr == NULL, Cat(lane(vr[0].data, n), lane(vr[1].data, n)),
-                                                     sr[0].data + lane(vr[0].data, n)) + xi.offset)[:64] for n in range(LANES)])
-        ds_lanes = Cat(*[Cat(lane(vr[0].data, n), Const(0, 32)) for n in range(LANES)])
-        data_lanes = Cat(*[Cat(*[lane(vr[2 + d].data, n) for d in range(4)]) for n in range(LANES)])
+                                                     sr[0].data + lane(vr[0].data, n)) + xi.offset)[:64] for n in range(RL)])
+        ds_lanes = Cat(*[Cat(lane(vr[0].data, n), Const(0, 32)) for n in range(RL)])
+        data_lanes = Cat(*[Cat(*[lane(vr[2 + d].data, n) for d in range(4)]) for n in range(RL)])
+
+        def per_lane(field, value, bits):
+            """Fill a request's per-lane field (``bits`` per lane): at once, or (banked VGPR
+            file) the EX cycle's lane group; the request leaves with the last group."""
+            return field.eq(value) if RL == LANES else field.word_select(grp, bits * RL).eq(value)
         with m.If(x_valid & (xk == Kind.SMEM)):
             soff = Mux(xi.soffset == NULL, 0, Mux(xi.soffset[0], sr[1].data[32:], sr[1].data[:32]))
             p = self.smem_req.payload
             m.d.sync += [self.smem_req.valid.eq(1), p.wave.eq(xw), p.seq.eq(ex.seq), p.op.eq(xi.op),
                          p.addr.eq((sr[0].data + xi.offset + soff)[:64]), p.sdst.eq(xi.sdst), p.dwords.eq(xi.sdst_dw)]
-        with m.If(x_valid & _is_kind(xk, Kind.VMEM_LOAD, Kind.VMEM_STORE, Kind.VMEM_ATOMIC, Kind.CACHE)):
-            p = self.vmem_req.payload
-            m.d.sync += [self.vmem_req.valid.eq(1), p.wave.eq(xw), p.seq.eq(ex.seq), p.op.eq(xi.op), p.exec.eq(x_exec),
-                         p.addr.eq(vaddr_lanes), p.data.eq(data_lanes), p.vdst.eq(xi.vdst),
-                         p.returns.eq(xi.vdst_dw != 0), p.offset0.eq(0), p.offset1.eq(0)]
-        with m.If(x_valid & _is_kind(xk, Kind.DS_LOAD, Kind.DS_STORE, Kind.DS_ATOMIC)):
-            p = self.lds_req.payload
-            m.d.sync += [self.lds_req.valid.eq(1), p.wave.eq(xw), p.seq.eq(ex.seq), p.op.eq(xi.op), p.exec.eq(x_exec),
-                         p.addr.eq(ds_lanes), p.data.eq(data_lanes), p.vdst.eq(xi.vdst),
-                         p.returns.eq(xi.vdst_dw != 0), p.offset0.eq(xi.offset0), p.offset1.eq(xi.offset1)]
+        x_req = (x_valid & ex_last) if banked else x_valid
+        for port, kinds, lanes_addr, offsets in (
+                (self.vmem_req, (Kind.VMEM_LOAD, Kind.VMEM_STORE, Kind.VMEM_ATOMIC, Kind.CACHE), vaddr_lanes, (0, 0)),
+                (self.lds_req, (Kind.DS_LOAD, Kind.DS_STORE, Kind.DS_ATOMIC), ds_lanes, (xi.offset0, xi.offset1))):
+            p = port.payload
+            with m.If(x_valid & _is_kind(xk, *kinds)):
+                m.d.sync += [per_lane(p.addr, lanes_addr, 64), per_lane(p.data, data_lanes, 128)]
+            with m.If(x_req & _is_kind(xk, *kinds)):
+                m.d.sync += [port.valid.eq(1), p.wave.eq(xw), p.seq.eq(ex.seq), p.op.eq(xi.op), p.exec.eq(x_exec),
+                             p.vdst.eq(xi.vdst), p.returns.eq(xi.vdst_dw != 0),
+                             p.offset0.eq(offsets[0]), p.offset1.eq(offsets[1])]
 
         # ---- counters and busy bits: up at issue, down on the last response beat ------------
         inc = {c: Signal(W, name=f"inc_{c}") for c in ("load", "store", "ds", "km")}
@@ -865,13 +923,22 @@ class SIMD(wiring.Component):
             mr.d.comb += [sw_mem.addr.eq(hold_slot * 64 + launch_pairs[launch_step - 1]),
                           sw_mem.data.eq(launch_vals[launch_step - 1]),
                           sw_mem.en.eq(Mux(launch_step >= 3, 0b10, 0b11))]
-            with mr.If(launch_step == 4):
-                mr.d.comb += [vw_mem.addr.eq(hold.vgpr_base), vw_mem.data.eq(hold.v0), vw_mem.en.eq(~0)]
+            if not banked:
+                with mr.If(launch_step == 4):
+                    mr.d.comb += [vw_mem.addr.eq(hold.vgpr_base), vw_mem.data.eq(hold.v0), vw_mem.en.eq(~0)]
+        if banked:
+            with mr.If(launch_fire):
+                lp = self.launch.payload
+                mr.d.comb += [vw_mem.addr.eq(lp.vgpr_base), vw_mem.data.eq(lp.v0), vw_mem.en.eq(~0)]
         with mr.If(trans_done):
             mr.d.comb += [vw_mem.addr.eq(base[trans_wb.wave] + trans_wb.vdst), vw_mem.data.eq(trans.o.payload.d),
                           vw_mem.en.eq(trans_wb.exec)]
         vresp, lresp = self.vmem_resp, self.lds_resp
-        mr.d.comb += [vresp.ready.eq(~launching & ~trans.o.valid), lresp.ready.eq(~launching & ~trans.o.valid & ~vresp.valid)]
+        if banked:
+            vw_free = ~launch_fire & ~trans.o.valid & vw_mem.ready
+        else:
+            vw_free = ~launching & ~trans.o.valid
+        mr.d.comb += [vresp.ready.eq(vw_free), lresp.ready.eq(vw_free & ~vresp.valid)]
         for resp, is_lds in ((vresp, False), (lresp, True)):
             with mr.If(resp.valid & resp.ready):
                 rp = resp.payload
@@ -918,7 +985,7 @@ class SIMD(wiring.Component):
             with m.If(complete):
                 m.d.sync += [bar_sig[i].eq(0), bar_pass[i].eq(1)]
 
-        self.trace = dict(vgpr_mem=vgprs, sgpr_mem=sgprs, ex=ex, issue=issue, sel=sel, pc=pc, base=base, vw_ex=vw_alu,
+        self.trace = dict(vgprs=vgprs, sgpr_mem=sgprs, ex=ex, issue=issue, sel=sel, pc=pc, base=base, vw_ex=vw_alu,
                           ex_s=exs, issue_s=issue_s, sel_s=sel_s, sw_s=sw_s,
                           vw_trans=vw_mem, trans_valid=trans_done, trans_wb=trans_wb,
                           sw=[sw_alu, sw_mem], exec=exec_, vcc=vcc, scc=scc, m0=m0, resident=resident,
