@@ -248,11 +248,13 @@ class SIMD(wiring.Component):
         # ---- register files ------------------------------------------------------------
         # VGPRs (hdl/regfile.py): VALU results go through ``vw_alu`` a lane group at a time,
         # the rest through ``vw_mem`` a whole register at a time in priority order (the wave
-        # launch's v0, transcendental results, memory returns). ``banked`` (config.regfile):
-        # the read ports return one lane group and ``vw_mem`` is buffered (``vgprs.busy``).
-        m.submodules.vgprs = vgprs = VgprFile(cfg, reads=6)
+        # launch's v0, transcendental results, memory returns). Six reads per instruction:
+        # 0/1 src0 low/high, 2/3 src1, 4/5 src2 (or the old destination); memory: 0/1 vaddr,
+        # 2-5 the data dwords. ``banked`` (config.regfile): three read ports, each returning one
+        # lane group, read 0, 2, 4 then 1, 3, 5; ``vw_mem`` is buffered (``vgprs.busy``).
+        banked = cfg.regfile == "banked"
+        m.submodules.vgprs = vgprs = VgprFile(cfg, reads=3 if banked else 6)
         vw_alu, vw_mem, vr = vgprs.wr_group, vgprs.wr_reg, vgprs.rd
-        banked = vgprs.banked
         RL = vgprs.read_lanes   # lanes of a VGPR read: 32, or the EX cycle's lane group
         # SGPRs (and ttmp): 64 even/odd pairs per wave slot; VCC, EXEC and M0 live in flip-flops.
         m.submodules.sgprs = sgprs = memory.Memory(shape=unsigned(64), depth=W * 64, init=[])
@@ -365,29 +367,34 @@ class SIMD(wiring.Component):
         # With the banked VGPR file the read ports return one group, read the cycle before
         # it is used, and so vector memory and transcendental instructions, which need every
         # lane, stay for C cycles too (``ex_hold``); a transcendental one also until the unit
-        # takes it.
+        # takes it. An instruction with a 64-bit VGPR source, and every vector memory
+        # instruction, reads each group twice (``lo``: the cycle that brings reads 0, 2, 4 and
+        # computes nothing; then 1, 3, 5).
         ex = Signal(data.StructLayout({"valid": 1, "wave": range(W), "pc": ADDR, "seq": SEQ, "inst": DecodedInst}))
         xi, xw, xk = ex.inst, ex.wave, ex.inst.kind
         grp = Signal(range(C)) if C > 1 else Const(0)
         half, valu_hold = Signal(), Signal()    # half: the high register's cycle of a 64-bit result
         wide = xi.vdst_dw == 2
-        fragment("valu_hold").d.comb += valu_hold.eq(ex.valid & (xk == Kind.VALU) & ~((grp == C - 1) & (half | ~wide)))
+        if banked:
+            lo = Signal()
+            last_grp = (grp == C - 1) & ~lo
+        else:
+            last_grp = grp == C - 1
+        fragment("valu_hold").d.comb += valu_hold.eq(ex.valid & (xk == Kind.VALU) & ~(last_grp & (half | ~wide)))
         if banked:
             ex_hold, trans_ready = Signal(), Signal()
-            lanes_kind = _is_kind(xk, Kind.VTRANS, Kind.VMEM_LOAD, Kind.VMEM_STORE, Kind.VMEM_ATOMIC,
-                                  Kind.DS_LOAD, Kind.DS_STORE, Kind.DS_ATOMIC)
-            m.d.comb += ex_hold.eq(valu_hold | ex.valid & lanes_kind &
-                                   ((grp != C - 1) | (xk == Kind.VTRANS) & ~trans_ready))
+            x_is_mem = _is_kind(xk, Kind.VMEM_LOAD, Kind.VMEM_STORE, Kind.VMEM_ATOMIC,
+                                Kind.DS_LOAD, Kind.DS_STORE, Kind.DS_ATOMIC)
+            m.d.comb += ex_hold.eq(valu_hold | ex.valid & (x_is_mem | (xk == Kind.VTRANS)) &
+                                   ~last_grp | ex.valid & (xk == Kind.VTRANS) & ~trans_ready)
         else:
             ex_hold = valu_hold
-        with m.If(valu_hold & wide & ~half):
-            m.d.sync += half.eq(1)
-        with m.Else():
-            m.d.sync += half.eq(0)
-            if C > 1 and banked:
-                m.d.sync += grp.eq(Mux(ex_hold & (grp != C - 1), grp + 1, Mux(ex_hold, grp, 0)))
-            elif C > 1:
-                m.d.sync += grp.eq(Mux(valu_hold, grp + 1, 0))
+            with m.If(valu_hold & wide & ~half):
+                m.d.sync += half.eq(1)
+            with m.Else():
+                m.d.sync += half.eq(0)
+                if C > 1:
+                    m.d.sync += grp.eq(Mux(valu_hold, grp + 1, 0))
         ex_last = ~ex_hold
 
         # ---- issue: per wave, is its buffered instruction free of hazards? ----------------
@@ -445,8 +452,8 @@ class SIMD(wiring.Component):
         mqp = fragment("issue_effects")   # register-file addresses, counters, busy bits
 
         # register-file reads for the issuing instruction; the data arrives in EX.
-        # ALU: ports 0/1 src0 lo/hi, 2/3 src1, 4/5 src2 (or the old destination).
-        # Memory: ports 0/1 vaddr, 2-5 the data dwords (DS: data1 at port 4 when data0 fits in 2).
+        # ALU: reads 0/1 src0 lo/hi, 2/3 src1, 4/5 src2 (or the old destination).
+        # Memory: reads 0/1 vaddr, 2-5 the data dwords (DS: data1 at read 4 when data0 fits in 2).
         is_mem = Signal()
         mqp.d.comb += is_mem.eq(_is_kind(sk, Kind.VMEM_LOAD, Kind.VMEM_STORE, Kind.VMEM_ATOMIC,
                                         Kind.DS_LOAD, Kind.DS_STORE, Kind.DS_ATOMIC))
@@ -455,15 +462,31 @@ class SIMD(wiring.Component):
                     Mux(si.reads_dst, si.vdst, si.src2[:8]), si.src2[:8] + 1]
         regs_mem = [si.vaddr, si.vaddr + 1, si.data0, si.data0 + 1,
                     Mux(data1_at4, si.data1, si.data0 + 2), Mux(data1_at4, si.data1 + 1, si.data0 + 3)]
-        for k in range(6):
-            addr = sel_base + Mux(is_mem, regs_mem[k], regs_alu[k])
-            if banked:   # EX's next lane group of the registers it read at issue, or group 0 at issue
-                held_addr = Signal(range(V), name=f"vr_addr{k}")
-                with m.If(~ex_hold):
-                    m.d.sync += held_addr.eq(addr)
-                mqp.d.comb += [vr[k].addr.eq(Mux(ex_hold, held_addr, addr)), vr[k].grp.eq(Mux(ex_hold, grp + 1, 0))]
-            else:
-                mqp.d.comb += vr[k].addr.eq(addr)
+        addrs = [sel_base + Mux(is_mem, regs_mem[k], regs_alu[k]) for k in range(6)]
+        if banked:
+            # EX's group and phase next cycle, and the reads it needs: at issue group 0's
+            # reads 0, 2, 4 (held in ``vr_addr`` for the later groups); after a ``lo`` cycle
+            # the same group's 1, 3, 5; after the last cycle of a group the next group's.
+            with m.If(~ex_hold):
+                m.d.sync += [half.eq(0), lo.eq(issue & _reads_twice(si, is_mem))]
+                if C > 1:
+                    m.d.sync += grp.eq(0)
+            with m.Elif(lo):
+                m.d.sync += lo.eq(0)
+            with m.Elif(valu_hold & wide & ~half):
+                m.d.sync += half.eq(1)
+            with m.Elif(grp != C - 1):   # (a transcendental instruction waits in its last group)
+                m.d.sync += [half.eq(0), lo.eq(_reads_twice(xi, x_is_mem))]
+                if C > 1:
+                    m.d.sync += grp.eq(grp + 1)
+            held = [Signal(range(V), name=f"vr_addr{k}") for k in range(6)]
+            with m.If(~ex_hold):
+                m.d.sync += [h.eq(a) for h, a in zip(held, addrs)]
+            for k in range(3):
+                mqp.d.comb += [vr[k].addr.eq(Mux(~ex_hold, addrs[2 * k], Mux(lo, held[2 * k + 1], held[2 * k]))),
+                               vr[k].grp.eq(Mux(~ex_hold, 0, Mux(lo, grp, grp + 1)))]
+        else:
+            mqp.d.comb += [vr[k].addr.eq(addrs[k]) for k in range(6)]
         srow = sel * 64
         mqp.d.comb += [
             sr[0].addr.eq(srow + Mux(sk == Kind.SMEM, si.sbase, Mux(is_mem, si.saddr[1:], si.src0[1:7]))),
@@ -474,7 +497,7 @@ class SIMD(wiring.Component):
         # the group, read again only when the next cycle moves on to the next group)
         mhp = fragment("hold_ports")
         if banked:
-            vr_en = ~ex_hold | ~(valu_hold & wide & ~half | (grp == C - 1))
+            vr_en = ~ex_hold | lo | ~(valu_hold & wide & ~half | (grp == C - 1))
             mhp.d.comb += [port.en.eq(vr_en) for port in vr]
             mhp.d.comb += [port.en.eq(~ex_hold) for port in sr]
         else:
@@ -623,22 +646,31 @@ class SIMD(wiring.Component):
         s32 = [scalar_value(mx, f"sval{k}", codes[k], sr[k].data, 32, x_state, xi.literal) for k in range(3)]
         s64 = [scalar_value(mx, f"sval{k}", codes[k], sr[k].data, 64, x_state, xi.literal) for k in range(3)]
         dws = [xi.src0_dw, xi.src1_dw, xi.src2_dw]
+        if banked:   # reads 0, 2, 4 of a ``lo`` cycle are kept for the cycle that brings 1, 3, 5
+            vdata = []
+            for k in range(3):
+                kept = Signal(32 * RL, name=f"vr_lo{k}")
+                with m.If(lo):
+                    m.d.sync += kept.eq(vr[k].data)
+                vdata += [Mux(_reads_twice(xi, x_is_mem), kept, vr[k].data), vr[k].data]
+        else:
+            vdata = [port.data for port in vr]
         op64, op32 = [], []
         for k in range(3):
-            lo, hi = vr[2 * k].data, vr[2 * k + 1].data
-            if k == 2:   # the old destination (MAC, writelane, 16-bit merges) comes through port 4
-                lo = vr[4].data
+            lo_k, hi = vdata[2 * k], vdata[2 * k + 1]
+            if k == 2:   # the old destination (MAC, writelane, 16-bit merges) comes through read 4
+                lo_k = vdata[4]
             wide = dws[k] == 2
-            vec64 = Cat(*[Cat(lo[32 * n: 32 * n + 32], Mux(wide, hi[32 * n: 32 * n + 32], 0)) for n in range(RL)])
+            vec64 = Cat(*[Cat(lo_k[32 * n: 32 * n + 32], Mux(wide, hi[32 * n: 32 * n + 32], 0)) for n in range(RL)])
             sc = Mux(wide, s64[k], s32[k])
             o64, o32 = Signal(64 * RL, name=f"op{k}_64"), Signal(32 * RL, name=f"op{k}_32")
             with mx.If((xk == Kind.VALU) | (xk == Kind.VTRANS)):
-                mx.d.comb += o32.eq(Mux(codes[k][8], lo, Cat(*[s32[k]] * RL)))
+                mx.d.comb += o32.eq(Mux(codes[k][8], lo_k, Cat(*[s32[k]] * RL)))
             with mx.If((xk == Kind.VALU) & ~x_is_fp):   # 64-bit lanes: the integer unit's operands
                 mx.d.comb += o64.eq(Mux(codes[k][8], vec64, Cat(*[sc] * RL)))
             op64.append(o64)
             op32.append(o32)
-        old_dst = vr[4].data
+        old_dst = vdata[4]
         k_lanes = Cat(*[xi.literal] * RL)
         x_is_mac = xi.reads_dst & (xk == Kind.VALU)
 
@@ -717,7 +749,7 @@ class SIMD(wiring.Component):
         else:
             mask_acc = Signal(32)
             mask_all = mask_acc | (lane_mask << (grp * G))[:32]
-            with m.If(x_valid & (xk == Kind.VALU)):
+            with m.If((x_valid & (xk == Kind.VALU) & ~lo) if banked else (x_valid & (xk == Kind.VALU))):
                 m.d.sync += mask_acc.eq(Mux(valu_hold, mask_all, 0))
         with mw.If(xk == Kind.VALU):
             first = Signal(range(LANES))
@@ -768,7 +800,7 @@ class SIMD(wiring.Component):
 
         vdst_addr = x_base + xi.vdst
         x_valu = Signal()
-        mw.d.comb += x_valu.eq(x_valid & (xk == Kind.VALU))
+        mw.d.comb += x_valu.eq((x_valid & (xk == Kind.VALU) & ~lo) if banked else (x_valid & (xk == Kind.VALU)))
         mws = fragment("s_writeback")
         y_salu = Signal()
         mws.d.comb += y_salu.eq(exs.valid & (yi.kind == Kind.SALU))
@@ -860,10 +892,10 @@ class SIMD(wiring.Component):
             with m.If(port.ready):
                 m.d.sync += port.valid.eq(0)
         lane = lambda v, n: v[32 * n: 32 * n + 32]   # noqa: E731
-        vaddr_lanes = Cat(*[(Mux(xi.saddr == NULL, Cat(lane(vr[0].data, n), lane(vr[1].data, n)),
-                                                     sr[0].data + lane(vr[0].data, n)) + xi.offset)[:64] for n in range(RL)])
-        ds_lanes = Cat(*[Cat(lane(vr[0].data, n), Const(0, 32)) for n in range(RL)])
-        data_lanes = Cat(*[Cat(*[lane(vr[2 + d].data, n) for d in range(4)]) for n in range(RL)])
+        vaddr_lanes = Cat(*[(Mux(xi.saddr == NULL, Cat(lane(vdata[0], n), lane(vdata[1], n)),
+                                                     sr[0].data + lane(vdata[0], n)) + xi.offset)[:64] for n in range(RL)])
+        ds_lanes = Cat(*[Cat(lane(vdata[0], n), Const(0, 32)) for n in range(RL)])
+        data_lanes = Cat(*[Cat(*[lane(vdata[2 + d], n) for d in range(4)]) for n in range(RL)])
 
         def per_lane(field, value, bits):
             """Fill a request's per-lane field (``bits`` per lane): at once, or (banked VGPR
@@ -1103,6 +1135,14 @@ class SIMD(wiring.Component):
 
 def _is_kind(kind, *kinds):
     return Cat(*[kind == k for k in kinds]).any()
+
+
+def _reads_twice(inst, is_mem):
+    """With the banked VGPR file: ``inst`` needs all six reads (a vector memory instruction, or
+    a VALU one with a 64-bit VGPR source), two cycles per lane group."""
+    wide_src = Cat(*[src[8] & (n == 2) for src, n in ((inst.src0, inst.src0_dw), (inst.src1, inst.src1_dw),
+                                                       (inst.src2, inst.src2_dw))]).any()
+    return is_mem | (inst.kind == Kind.VALU) & wide_src
 
 
 def _is_op(op, *ops):
