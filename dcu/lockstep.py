@@ -457,7 +457,8 @@ class SimdRun:
                     for cell in tr["vgprs"].cells(launch_slot * alloc + r):
                         ctx.set(cell, 0)
                 for r in range(64):
-                    ctx.set(tr["sgpr_mem"].data[launch_slot * 64 + r], 0)
+                    for cell in tr["sgprs"].cells(launch_slot * 64 + r):
+                        ctx.set(cell, 0)
                 seqs[launch_slot] = 0
                 launch_q.popleft()
             if s_pick is not None and taken["smem_resp"]:

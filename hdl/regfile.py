@@ -1,4 +1,4 @@
-"""The SIMD's VGPR file, in the two organisations of ``DCUConfig.regfile``.
+"""The SIMD's register files, in the two organisations of ``DCUConfig.regfile``.
 
 ``"wide"``: one memory row of 32 lanes x 32 bits per register, with two write ports and one
 transparent read port per operand. It reads a whole register in one cycle and costs the
@@ -11,6 +11,10 @@ port: every copy is a memory with one write and one read port, which is what a b
 A read returns one lane group; the VALU already works on one group per cycle. Whole-register
 writes (wave launch, transcendental results, memory returns) are buffered and written a group
 at a time in cycles in which the VALU writes nothing.
+
+The SGPR file (:class:`SgprFile`) is small (64 pairs of 32-bit registers per wave slot);
+``"banked"`` gives it one write port, which the SIMD's writers share (it arbitrates), and a
+copy per read port.
 """
 from __future__ import annotations
 
@@ -20,7 +24,7 @@ from amaranth.lib.wiring import In, Out
 
 from .config import DCUConfig
 
-__all__ = ["VgprFile", "LANES"]
+__all__ = ["VgprFile", "SgprFile", "LANES"]
 
 LANES = 32
 
@@ -146,3 +150,62 @@ class VgprFile(wiring.Component):
         with m.If(w.ready & w.en.any()):
             m.d.sync += [b_addr.eq(w.addr), b_data.eq(w.data), b_en.eq(w.en),
                          pending.eq(Cat(*[w.en.word_select(k, G).any() for k in range(C)]))]
+
+
+class SgprFile(wiring.Component):
+    """The SGPR file of one SIMD: ``64 * config.wave_slots`` rows of an even/odd register pair.
+
+    Parameters
+    ----------
+    config : DCUConfig
+        ``regfile`` picks the organisation, ``wave_slots`` the size.
+    writes, reads : int
+        Write and read ports.
+
+    Members
+    -------
+    wr : In(write port).array(writes)
+        ``addr`` (pair), ``data`` (64 bits: the odd register high), ``en`` (2: low, high
+        register). ``"wide"``: any ports may write in one cycle (to different pairs);
+        ``"banked"``: at most one port may have ``en`` set in a cycle.
+    rd : In(read port).array(reads)
+        ``addr``, ``en``; ``data`` is the pair the cycle after ``en``, including the writes of
+        that cycle (transparent), and is kept while ``en`` is low.
+    """
+
+    def __init__(self, config: DCUConfig, writes: int = 3, reads: int = 6):
+        self.config = config
+        rows = 64 * config.wave_slots
+        self.banked = config.regfile == "banked"
+        write = wiring.Signature({"addr": Out(range(rows)), "data": Out(64), "en": Out(2)})
+        read = wiring.Signature({"addr": Out(range(rows)), "en": Out(1, init=1), "data": In(64)})
+        super().__init__({"wr": In(write).array(writes), "rd": In(read).array(reads)})
+        if self.banked:   # one write port per copy, a copy per read port
+            self._mems = [memory.Memory(shape=unsigned(64), depth=rows, init=[]) for _ in range(reads)]
+            self._wports = [mem.write_port(granularity=32) for mem in self._mems]
+            self._rports = [mem.read_port(transparent_for=(wp,)) for mem, wp in zip(self._mems, self._wports)]
+        else:
+            mem = memory.Memory(shape=unsigned(64), depth=rows, init=[])
+            self._mems = [mem]
+            self._wports = [mem.write_port(granularity=32) for _ in range(writes)]
+            self._rports = [mem.read_port(transparent_for=self._wports) for _ in range(reads)]
+
+    def cells(self, row: int) -> list:
+        """The memory rows that hold pair ``row`` (every copy), for testbenches."""
+        return [mem.data[row] for mem in self._mems]
+
+    def elaborate(self, platform):
+        m = Module()
+        for k, mem in enumerate(self._mems):
+            m.submodules[f"mem{k}" if self.banked else "mem"] = mem
+        for rd, port in zip(self.rd, self._rports):
+            m.d.comb += [port.addr.eq(rd.addr), port.en.eq(rd.en), rd.data.eq(port.data)]
+        if self.banked:
+            for wp in self._wports:
+                for w in self.wr:
+                    with m.If(w.en.any()):
+                        m.d.comb += [wp.addr.eq(w.addr), wp.data.eq(w.data), wp.en.eq(w.en)]
+        else:
+            for w, wp in zip(self.wr, self._wports):
+                m.d.comb += [wp.addr.eq(w.addr), wp.data.eq(w.data), wp.en.eq(w.en)]
+        return m

@@ -18,7 +18,7 @@ per-wave sequence tag, and retire through the matching responses in per-wave ord
 from __future__ import annotations
 
 from amaranth.hdl import Array, Cat, Const, Module, Mux, Signal, unsigned
-from amaranth.lib import data, enum, memory, stream, wiring
+from amaranth.lib import data, enum, stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from isa.operands import inline_constant
@@ -28,7 +28,7 @@ from .isa_tables import Kind, OpId, info_of
 from .salu import SALU
 from .valu_fp import VALUFloat
 from .layouts import DecodedInst
-from .regfile import VgprFile
+from .regfile import SgprFile, VgprFile
 from .trans import TransUnit
 from .valu_int import VALUInt, popcount
 
@@ -257,12 +257,12 @@ class SIMD(wiring.Component):
         vw_alu, vw_mem, vr = vgprs.wr_group, vgprs.wr_reg, vgprs.rd
         RL = vgprs.read_lanes   # lanes of a VGPR read: 32, or the EX cycle's lane group
         # SGPRs (and ttmp): 64 even/odd pairs per wave slot; VCC, EXEC and M0 live in flip-flops.
-        m.submodules.sgprs = sgprs = memory.Memory(shape=unsigned(64), depth=W * 64, init=[])
-        sw_alu = sgprs.write_port(granularity=32)      # VALU scalar results (lane masks, readlane)
-        sw_mem = sgprs.write_port(granularity=32)      # scalar loads and wave launch
-        sw_s = sgprs.write_port(granularity=32)        # the scalar pipe's SALU results
-        sr = [sgprs.read_port(transparent_for=(sw_alu, sw_mem, sw_s)) for _ in range(3)]   # main pipe
-        ss = [sgprs.read_port(transparent_for=(sw_alu, sw_mem, sw_s)) for _ in range(3)]   # scalar pipe
+        # Write ports: VALU scalar results (lane masks, readlane), scalar loads and the wave
+        # launch, the scalar pipe's SALU results (banked: one at a time, ``s_taken``); three
+        # transparent read ports per pipe.
+        m.submodules.sgprs = sgprs = SgprFile(cfg)
+        sw_alu, sw_mem, sw_s = sgprs.wr
+        sr, ss = sgprs.rd[:3], sgprs.rd[3:]
 
         # ---- wave slot state -------------------------------------------------------------
         def slots(shape, name):
@@ -315,7 +315,14 @@ class SIMD(wiring.Component):
                 with m.If(launch_slot == j):   # the new wave is the youngest
                     m.d.sync += [older[j][k].eq(0) for k in range(W) if k != j]
                     m.d.sync += [older[k][j].eq(1) for k in range(W) if k != j]
-        with m.If(launching):
+        # banked SGPR file: the launch's SGPR writes (and scalar loads) wait for cycles without
+        # SALU or VALU ones
+        if banked:
+            s_taken = sw_alu.en.any() | sw_s.en.any()
+            launch_go = launching & ~s_taken
+        else:
+            launch_go = launching
+        with m.If(launch_go):
             m.d.sync += launch_step.eq(Mux(launch_step == 4, 0, launch_step + 1))
 
         # ---- fetch: each wave keeps up to two lines buffered or in flight -----------------
@@ -427,8 +434,15 @@ class SIMD(wiring.Component):
         main_stop = (ex_hold | vgprs.busy) if banked else ex_hold
         mq.d.comb += [to_s.eq(Cat(*[_is_kind(ib[i].kind, *[Kind[k.upper()] for k in SCALAR_PIPE_KINDS]) &
                                     ~ib[i].illegal for i in range(W)])),
-                      ready.eq(Cat(*ready_w) & ~to_s & ~main_stop.replicate(W)),
-                      ready_s.eq(Cat(*ready_w) & to_s & ~Mux(ex_hold, Const(1, W) << xw, 0))]
+                      ready.eq(Cat(*ready_w) & ~to_s & ~main_stop.replicate(W))]
+        if banked:
+            # one SGPR write a cycle: a SALU instruction with a destination does not issue when
+            # its result would meet a VALU instruction's scalar result (written in its last EX
+            # cycle)
+            s_block = Signal(W)
+            mq.d.comb += ready_s.eq(Cat(*ready_w) & to_s & ~Mux(ex_hold, Const(1, W) << xw, 0) & ~s_block)
+        else:
+            mq.d.comb += ready_s.eq(Cat(*ready_w) & to_s & ~Mux(ex_hold, Const(1, W) << xw, 0))
         sel, issue = self._pick(m, mq, ready, older, "sel", "issue")
         sel_s, issue_s = self._pick(m, mq, ready_s, older, "sel_s", "issue_s")
         # the issuing wave's instruction and state, selected once
@@ -440,6 +454,12 @@ class SIMD(wiring.Component):
                 with mqs.Case(i):
                     mqs.d.comb += [si.eq(ib[i]), sel_pc.eq(pc[i]), sel_base.eq(base[i]), sel_seq.eq(seq[i])]
         sk = si.kind
+        if banked:
+            valu_sw = ex.valid & (xk == Kind.VALU) & (xi.sdst_dw != 0) & ex_hold
+            if C == 1:   # a VALU instruction issuing now writes its scalar result next cycle
+                valu_sw = valu_sw | issue & (sk == Kind.VALU) & (si.sdst_dw != 0)
+            mq.d.comb += s_block.eq(Cat(*[(ib[i].kind == Kind.SALU) & (ib[i].sdst_dw != 0) for i in range(W)]) &
+                                    valu_sw.replicate(W))
         mss = fragment("issue_select_s")
         si_s = Signal(DecodedInst)
         sel_s_pc, sel_s_seq = Signal(ADDR), Signal(SEQ)
@@ -941,7 +961,7 @@ class SIMD(wiring.Component):
         # returns: scalar and vector memory responses, and the launch sequence's writes
         mr = fragment("returns")
         sresp = self.smem_resp
-        mr.d.comb += sresp.ready.eq(~launching)
+        mr.d.comb += sresp.ready.eq((~launching & ~s_taken) if banked else ~launching)
         with mr.If(sresp.valid & sresp.ready):
             sp = sresp.payload
             mr.d.comb += [sw_mem.addr.eq(sp.wave * 64 + sp.sdst[1:]), sw_mem.data.eq(Cat(sp.data, sp.data)),
@@ -951,7 +971,7 @@ class SIMD(wiring.Component):
         launch_pairs = Array([Const(0, 6), Const(1, 6), Const(57, 6), Const(58, 6)])   # s[0:1] s[2:3] ttmp[6:7] ttmp[8:9]
         launch_vals = Array([Cat(hold.sgpr[0], hold.sgpr[1]), Cat(hold.sgpr[2], hold.sgpr[3]),
                              Cat(Const(0, 32), hold.ttmp7), Cat(Const(0, 32), hold.ttmp9)])
-        with mr.If(launching):
+        with mr.If(launch_go):
             mr.d.comb += [sw_mem.addr.eq(hold_slot * 64 + launch_pairs[launch_step - 1]),
                           sw_mem.data.eq(launch_vals[launch_step - 1]),
                           sw_mem.en.eq(Mux(launch_step >= 3, 0b10, 0b11))]
@@ -1017,7 +1037,7 @@ class SIMD(wiring.Component):
             with m.If(complete):
                 m.d.sync += [bar_sig[i].eq(0), bar_pass[i].eq(1)]
 
-        self.trace = dict(vgprs=vgprs, sgpr_mem=sgprs, ex=ex, issue=issue, sel=sel, pc=pc, base=base, vw_ex=vw_alu,
+        self.trace = dict(vgprs=vgprs, sgprs=sgprs, ex=ex, issue=issue, sel=sel, pc=pc, base=base, vw_ex=vw_alu,
                           ex_s=exs, issue_s=issue_s, sel_s=sel_s, sw_s=sw_s,
                           vw_trans=vw_mem, trans_valid=trans_done, trans_wb=trans_wb,
                           sw=[sw_alu, sw_mem], exec=exec_, vcc=vcc, scc=scc, m0=m0, resident=resident,

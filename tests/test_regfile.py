@@ -10,6 +10,8 @@
   lanes, only in cycles without a group write (the VALU's port wins a collision), and the
   next write is taken in the cycle its last group is written.
 * ``cells`` reaches every row of a register; the banked file converts to Verilog and lints.
+* SgprFile: random writes (several ports a cycle for ``"wide"``, one for ``"banked"``) and
+  transparent reads against a model of the pairs.
 """
 from __future__ import annotations
 
@@ -19,7 +21,7 @@ import pytest
 from amaranth.sim import Simulator
 
 from hdl.config import get_config
-from hdl.regfile import LANES, VgprFile
+from hdl.regfile import LANES, SgprFile, VgprFile
 from tests.lint import convert_and_lint
 
 M32 = 0xFFFF_FFFF
@@ -178,3 +180,52 @@ def test_banked_buffer_timing_and_collisions():
 
 def test_banked_file_converts_to_verilog_and_lints(tmp_path):
     convert_and_lint(VgprFile(_config("banked", 8), reads=3), "vgprs", tmp_path)
+
+
+@pytest.mark.parametrize("regfile", ["wide", "banked"])
+def test_sgpr_file_random_traffic(regfile):
+    cfg = _config(regfile, 8)
+    rows = 64 * cfg.wave_slots
+    dut = SgprFile(cfg)
+    rng = random.Random(regfile)
+    pairs = [[0, 0] for _ in range(rows)]
+    reads = {"n": 0}
+
+    async def bench(ctx):
+        nonlocal pairs
+        for r in range(rows):
+            for cell in dut.cells(r):
+                ctx.set(cell, 0)
+        expect = [None] * len(dut.rd)
+        for cycle in range(1000):
+            # wide: any ports, to different pairs; banked: at most one port a cycle
+            ports = list(range(len(dut.wr)))
+            rng.shuffle(ports)
+            writers = ports[:rng.randrange(len(ports) + 1)] if regfile == "wide" else ports[:rng.randrange(2)]
+            targets = rng.sample(range(rows), len(dut.wr))
+            new = [p[:] for p in pairs]
+            for k, w in enumerate(dut.wr):
+                en = rng.randrange(1, 4) if k in writers else 0
+                data = rng.getrandbits(64)
+                ctx.set(w.addr, targets[k])
+                ctx.set(w.data, data)
+                ctx.set(w.en, en)
+                for h in range(2):
+                    if en >> h & 1:
+                        new[targets[k]][h] = (data >> (32 * h)) & M32
+            for k, rd in enumerate(dut.rd):
+                addr = rng.choice(targets + [rng.randrange(rows)])   # often a pair written now
+                en = rng.random() < 0.8
+                ctx.set(rd.addr, addr)
+                ctx.set(rd.en, en)
+                if en:
+                    expect[k] = new[addr][:]     # transparent: this cycle's writes included
+            pairs = new
+            await ctx.tick()
+            for k, rd in enumerate(dut.rd):
+                if expect[k] is not None:
+                    assert _lanes_of(ctx.get(rd.data), 2) == expect[k], f"cycle {cycle}: port {k}"
+                    reads["n"] += 1
+
+    _run(dut, bench)
+    assert reads["n"] > 4000
