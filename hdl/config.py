@@ -111,13 +111,16 @@ class DCUConfig:
     wave_policy : str
         Issue arbitration among ready waves: ``"oldest"`` or ``"round_robin"``.
     regfile : str
-        Organisation of each SIMD's VGPR file (``hdl/regfile.py``): ``"wide"``, one 32-lane
-        row per register with two write and six read ports (fastest to simulate), or
-        ``"banked"``, a row per lane group of ``lanes`` lanes with one write port and a copy
-        per read port, which maps to FPGA block RAM. ``"banked"`` holds vector memory and
-        transcendental instructions in EX for ``valu_cycles`` cycles and delays the main
-        pipe's issue while whole-register writes (launch, memory and transcendental returns)
-        are written a group at a time.
+        Organisation of each SIMD's register files (``hdl/regfile.py``): ``"wide"``, a
+        32-lane VGPR row per register with two write and six read ports and an SGPR file with
+        three write ports (fastest to simulate), or ``"banked"``, which maps to FPGA block
+        RAM: a VGPR row per lane group of ``lanes`` lanes, three read ports, and one write
+        port for each file, with a copy of the file per read port. ``"banked"`` costs cycles
+        (docs/simd.md, "Register files"): vector memory and transcendental instructions stay
+        in EX for ``valu_cycles`` cycles, vector memory instructions and 64-bit VGPR sources
+        read each lane group in two cycles, whole-register writes (launch, memory and
+        transcendental returns) are written a group at a time while the main pipe waits,
+        and SGPR writes are taken one at a time.
     """
 
     name: str = "custom"

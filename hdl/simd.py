@@ -159,7 +159,8 @@ class SIMD(wiring.Component):
     ----------
     config : DCUConfig
         ``lanes`` of 32, 16 or 8 (any divisor of 32): physical VALU lanes; a VALU instruction
-        occupies EX for ``valu_cycles`` cycles.
+        occupies EX for ``valu_cycles`` cycles. ``regfile``: the register files'
+        organisation (``hdl/regfile.py``).
     external_barrier : bool
         False: the SIMD completes a workgroup barrier when every live wave of the workgroup on
         this SIMD has signalled. True: it leaves that to the DCU (``bar_wait`` /
@@ -178,7 +179,9 @@ class SIMD(wiring.Component):
     vmem_req, vmem_resp : global memory; one response beat per destination register.
     lds_req, lds_resp : LDS, the same layouts as ``vmem``. The response ports are not ready
         during a launch or while a transcendental result is being written (they share a VGPR
-        write port), and ``lds_resp`` not while ``vmem_resp`` is valid.
+        write port), and ``lds_resp`` not while ``vmem_resp`` is valid. With
+        ``config.regfile == "banked"`` they are also not ready while the VGPR file's write
+        buffer is full, and ``smem_resp`` not while a SALU or VALU result goes to the SGPR file.
     idle : Out(1)
         No wave is resident.
     ended : Out(wave_slots)
