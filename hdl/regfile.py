@@ -63,8 +63,11 @@ class VgprFile(wiring.Component):
         is written; the buffer writes one group (with enabled lanes) per cycle in which
         ``wr_group.en`` is 0.
     busy : Out(1)
-        A taken ``wr_reg`` write has groups not written yet (``"wide"``: always 0). A read
-        addressed while ``busy`` may return the register's old value.
+        A taken ``wr_reg`` write has groups not written yet (``"wide"``: always 0). A read of
+        its register addressed while ``busy`` may return the old value.
+    done : Out(1)
+        ``"banked"``: the last group of a taken ``wr_reg`` write is written in this cycle (a
+        read addressed from the next cycle on sees it). ``"wide"``: 0.
     """
 
     def __init__(self, config: DCUConfig, reads: int = 6):
@@ -78,7 +81,8 @@ class VgprFile(wiring.Component):
         group = wiring.Signature({"addr": Out(range(V)), "grp": Out(range(C)), "data": Out(32 * G), "en": Out(G)})
         whole = wiring.Signature({"addr": Out(range(V)), "data": Out(32 * LANES), "en": Out(LANES),
                                   "ready": In(1)})
-        super().__init__({"rd": In(read).array(reads), "wr_group": In(group), "wr_reg": In(whole), "busy": Out(1)})
+        super().__init__({"rd": In(read).array(reads), "wr_group": In(group), "wr_reg": In(whole), "busy": Out(1),
+                          "done": Out(1)})
         # the memories and their ports exist before elaboration, so that a testbench can
         # reach the storage (``cells``)
         if self.banked:
@@ -146,7 +150,7 @@ class VgprFile(wiring.Component):
         for port in self._wports:
             m.d.comb += [port.addr.eq(addr), port.data.eq(data), port.en.eq(en)]
         w = self.wr_reg
-        m.d.comb += w.ready.eq(~pending.any() | (drain & (pending == (1 << first))))
+        m.d.comb += [self.done.eq(drain & (pending == (1 << first))), w.ready.eq(~pending.any() | self.done)]
         with m.If(w.ready & w.en.any()):
             m.d.sync += [b_addr.eq(w.addr), b_data.eq(w.data), b_en.eq(w.en),
                          pending.eq(Cat(*[w.en.word_select(k, G).any() for k in range(C)]))]

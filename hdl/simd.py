@@ -308,7 +308,8 @@ class SIMD(wiring.Component):
                          vcc[i].eq(0), m0[i].eq(0), scc[i].eq(0), nvalid[i].eq(0), infl[i].eq(0),
                          fetch_addr[i].eq(p.pc & ~(FETCH_BYTES - 1)), epoch[i].eq(epoch[i] + 1), br_pending[i].eq(0),
                          loadcnt[i].eq(0), storecnt[i].eq(0), dscnt[i].eq(0), kmcnt[i].eq(0),
-                         seq[i].eq(0), vbusy[i].eq(0), sbusy[i].eq(0), bar_sig[i].eq(0), bar_pass[i].eq(0),
+                         seq[i].eq(0), vbusy[i].eq(1 if banked else 0), sbusy[i].eq(0), bar_sig[i].eq(0),
+                         bar_pass[i].eq(0),
                          held[i].eq(~p.wg_last)]
             with m.If(p.wg_last):   # the workgroup is complete: its waves may start
                 for j in range(W):
@@ -377,9 +378,9 @@ class SIMD(wiring.Component):
         # With the banked VGPR file the read ports return one group, read the cycle before
         # it is used, and so vector memory and transcendental instructions, which need every
         # lane, stay for C cycles too (``ex_hold``); a transcendental one also until the unit
-        # takes it. An instruction with a 64-bit VGPR source, and every vector memory
-        # instruction, reads each group twice (``lo``: the cycle that brings reads 0, 2, 4 and
-        # computes nothing; then 1, 3, 5).
+        # takes it. An instruction with a 64-bit VGPR source or a vector memory instruction
+        # with 64-bit address or data reads each group twice (``lo``: the cycle that brings
+        # reads 0, 2, 4 and computes nothing; then 1, 3, 5).
         ex = Signal(data.StructLayout({"valid": 1, "wave": range(W), "pc": ADDR, "seq": SEQ, "inst": DecodedInst}))
         xi, xw, xk = ex.inst, ex.wave, ex.inst.kind
         grp = Signal(range(C)) if C > 1 else Const(0)
@@ -429,15 +430,12 @@ class SIMD(wiring.Component):
         # Two pipes, each picking one wave a cycle: the scalar pipe (SCALAR_PIPE_KINDS) and the
         # main pipe (the rest). A wave whose multi-cycle instruction holds EX issues nothing
         # more until it leaves: that instruction reads the wave's EXEC, VCC and SCC every cycle.
-        # The main pipe also waits while the banked VGPR file has a write buffered: its reads
-        # would miss it.
         mq = fragment("issue")
         to_s = Signal(W)   # wave i's buffered instruction goes to the scalar pipe
         ready, ready_s = Signal(W), Signal(W)
-        main_stop = (ex_hold | vgprs.busy) if banked else ex_hold
         mq.d.comb += [to_s.eq(Cat(*[_is_kind(ib[i].kind, *[Kind[k.upper()] for k in SCALAR_PIPE_KINDS]) &
                                     ~ib[i].illegal for i in range(W)])),
-                      ready.eq(Cat(*ready_w) & ~to_s & ~main_stop.replicate(W))]
+                      ready.eq(Cat(*ready_w) & ~to_s & ~ex_hold.replicate(W))]
         if banked:
             # one SGPR write a cycle: a SALU instruction with a destination does not issue when
             # its result would meet a VALU instruction's scalar result (written in its last EX
@@ -982,12 +980,16 @@ class SIMD(wiring.Component):
                 with mr.If(launch_step == 4):
                     mr.d.comb += [vw_mem.addr.eq(hold.vgpr_base), vw_mem.data.eq(hold.v0), vw_mem.en.eq(~0)]
         if banked:
+            vw_who = Signal(data.StructLayout({"wave": range(W), "vdst": 8}))   # whose register vw_mem writes
             with mr.If(launch_fire):
                 lp = self.launch.payload
-                mr.d.comb += [vw_mem.addr.eq(lp.vgpr_base), vw_mem.data.eq(lp.v0), vw_mem.en.eq(~0)]
+                mr.d.comb += [vw_mem.addr.eq(lp.vgpr_base), vw_mem.data.eq(lp.v0), vw_mem.en.eq(~0),
+                              vw_who.wave.eq(launch_slot)]
         with mr.If(trans_done):
             mr.d.comb += [vw_mem.addr.eq(base[trans_wb.wave] + trans_wb.vdst), vw_mem.data.eq(trans.o.payload.d),
                           vw_mem.en.eq(trans_wb.exec)]
+            if banked:
+                mr.d.comb += [vw_who.wave.eq(trans_wb.wave), vw_who.vdst.eq(trans_wb.vdst)]
         vresp, lresp = self.vmem_resp, self.lds_resp
         if banked:
             vw_free = ~launch_fire & ~trans.o.valid & vw_mem.ready
@@ -998,8 +1000,13 @@ class SIMD(wiring.Component):
             with mr.If(resp.valid & resp.ready):
                 rp = resp.payload
                 with mr.If(rp.write):
-                    mr.d.comb += [vw_mem.addr.eq(base[rp.wave] + rp.vdst), vw_mem.data.eq(rp.data), vw_mem.en.eq(rp.mask),
-                                  vclr[rp.wave].eq(Const(1, V) << rp.vdst)]
+                    mr.d.comb += [vw_mem.addr.eq(base[rp.wave] + rp.vdst), vw_mem.data.eq(rp.data), vw_mem.en.eq(rp.mask)]
+                    if banked:
+                        mr.d.comb += [vw_who.wave.eq(rp.wave), vw_who.vdst.eq(rp.vdst)]
+                        with mr.If(rp.mask == 0):   # nothing to write
+                            mr.d.comb += vclr[rp.wave].eq(Const(1, V) << rp.vdst)
+                    else:
+                        mr.d.comb += vclr[rp.wave].eq(Const(1, V) << rp.vdst)
                 with mr.If(rp.last):
                     if is_lds:
                         mr.d.comb += dec_["ds"].bit_select(rp.wave, 1).eq(1)
@@ -1009,8 +1016,18 @@ class SIMD(wiring.Component):
                         with mr.Else():
                             mr.d.comb += dec_["load"].bit_select(rp.wave, 1).eq(1)
         vclr_trans = Array(Signal(V, name=f"vclr_trans{i}") for i in range(W))
-        with mt.If(trans_done):
+        with mt.If((trans_done & (trans_wb.exec == 0)) if banked else trans_done):
             mt.d.comb += vclr_trans[trans_wb.wave].eq(Const(1, V) << trans_wb.vdst)
+        if banked:
+            # the destination of a buffered whole-register write (a launch's v0, which the
+            # launch marks busy, a memory return, a transcendental result) stays busy until
+            # the VGPR file has written its last group
+            vclr_buf = Array(Signal(V, name=f"vclr_buf{i}") for i in range(W))
+            buffered = Signal(vw_who.shape())
+            with m.If(vw_mem.en.any() & vw_mem.ready):
+                m.d.sync += buffered.eq(vw_who)
+            with mr.If(vgprs.done):
+                mr.d.comb += vclr_buf[buffered.wave].eq(Const(1, V) << buffered.vdst)
         vclr_valu = Array(Signal(V, name=f"vclr_valu{i}") for i in range(W))
         sclr_valu = Array(Signal(128, name=f"sclr_valu{i}") for i in range(W))
         if flight:
@@ -1020,12 +1037,15 @@ class SIMD(wiring.Component):
                 mdone.d.comb += [vclr_valu[done.wave].eq(((Const(1, 3) << done.vn) - 1) << done.vdst),
                                  sclr_valu[done.wave].eq(((Const(1, 3) << done.sn) - 1) << done.sdst)]
         for i in range(W):
+            v_done = vclr[i] | vclr_trans[i] | vclr_valu[i]
+            if banked:
+                v_done = v_done | vclr_buf[i]
             with m.If(~(launch_fire & (launch_slot == i))):   # a launch resets them instead
                 m.d.sync += [loadcnt[i].eq(loadcnt[i] + inc["load"][i] - dec_["load"][i]),
                              storecnt[i].eq(storecnt[i] + inc["store"][i] - dec_["store"][i]),
                              dscnt[i].eq(dscnt[i] + inc["ds"][i] - dec_["ds"][i]),
                              kmcnt[i].eq(kmcnt[i] + inc["km"][i] - dec_["km"][i]),
-                             vbusy[i].eq((vbusy[i] | vset[i]) & ~(vclr[i] | vclr_trans[i] | vclr_valu[i])),
+                             vbusy[i].eq((vbusy[i] | vset[i]) & ~v_done),
                              sbusy[i].eq((sbusy[i] | sset[i]) & ~(sclr[i] | sclr_valu[i]))]
 
         # ---- workgroup barrier -----------------------------------------------------------------
@@ -1161,11 +1181,13 @@ def _is_kind(kind, *kinds):
 
 
 def _reads_twice(inst, is_mem):
-    """With the banked VGPR file: ``inst`` needs all six reads (a vector memory instruction, or
-    a VALU one with a 64-bit VGPR source), two cycles per lane group."""
+    """With the banked VGPR file: ``inst`` needs reads 1, 3 or 5 as well as 0, 2, 4, two cycles
+    per lane group (a VALU instruction with a 64-bit VGPR source; a vector memory one with a
+    64-bit address or more than one dword of data0 or data1)."""
     wide_src = Cat(*[src[8] & (n == 2) for src, n in ((inst.src0, inst.src0_dw), (inst.src1, inst.src1_dw),
                                                        (inst.src2, inst.src2_dw))]).any()
-    return is_mem | (inst.kind == Kind.VALU) & wide_src
+    wide_mem = (inst.vaddr_dw == 2) | (inst.data0_dw >= 2) | (inst.data1_dw >= 2)
+    return is_mem & wide_mem | (inst.kind == Kind.VALU) & wide_src
 
 
 def _is_op(op, *ops):

@@ -7,8 +7,8 @@
   checked whenever ``busy`` was low when it was addressed. A port with its enable low keeps
   its data.
 * The banked buffer: a whole-register write takes one cycle per lane group with enabled
-  lanes, only in cycles without a group write (the VALU's port wins a collision), and the
-  next write is taken in the cycle its last group is written.
+  lanes, only in cycles without a group write (the VALU's port wins a collision), ``done``
+  marks the cycle of its last group, and the next write is taken in that cycle.
 * ``cells`` reaches every row of a register; the banked file converts to Verilog and lints.
 * SgprFile: random writes (several ports a cycle for ``"wide"``, one for ``"banked"``) and
   transparent reads against a model of the pairs.
@@ -138,10 +138,13 @@ def test_banked_buffer_timing_and_collisions():
         return waited
 
     async def busy_cycles(ctx):
+        """Cycles until ``busy`` falls; ``done`` must pulse in the last of them."""
         n = 0
         while ctx.get(dut.busy):
+            done = ctx.get(dut.done)
             await ctx.tick()
             n += 1
+            assert done == (not ctx.get(dut.busy))
         return n
 
     async def bench(ctx):
