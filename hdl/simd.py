@@ -121,7 +121,7 @@ class StallReason(enum.Enum, shape=unsigned(4)):
     DSCNT = 6
     KMCNT = 7
     BARRIER = 8       # s_barrier_wait before the barrier completes
-    STRUCTURAL = 9    # its unit or memory port is busy (full counter, multi-cycle VALU, trans unit, VGPR write buffer)
+    STRUCTURAL = 9    # its unit or memory port is busy (full counter, multi-cycle VALU, trans unit)
 
 
 #: Instruction kinds (``isa.OpInfo.kind``) counted by each ``perf.issued`` counter; every other
