@@ -254,7 +254,7 @@ class SIMD(wiring.Component):
         # launch's v0, transcendental results, memory returns). Six reads per instruction:
         # 0/1 src0 low/high, 2/3 src1, 4/5 src2 (or the old destination); memory: 0/1 vaddr,
         # 2-5 the data dwords. ``banked`` (config.regfile): three read ports, each returning one
-        # lane group, read 0, 2, 4 then 1, 3, 5; ``vw_mem`` is buffered (``vgprs.busy``).
+        # lane group, read 0, 2, 4 then 1, 3, 5; ``vw_mem`` is buffered (``vgprs.done``).
         banked = cfg.regfile == "banked"
         m.submodules.vgprs = vgprs = VgprFile(cfg, reads=3 if banked else 6)
         vw_alu, vw_mem, vr = vgprs.wr_group, vgprs.wr_reg, vgprs.rd
@@ -301,7 +301,7 @@ class SIMD(wiring.Component):
                       self.launch.ready.eq(launch_ready), self.launched_slot.eq(launch_slot),
                       self.bar_wait.eq(Cat(*bar_sig))]
         launch_fire = self.launch.valid & self.launch.ready
-        with m.If(launch_fire):
+        with m.If(launch_fire):   # (banked VGPR file: v0 is busy until its buffered write is done)
             p, i = self.launch.payload, launch_slot
             m.d.sync += [hold.eq(p), launch_step.eq(1), hold_slot.eq(i), resident[i].eq(1), halted[i].eq(0),
                          pc[i].eq(p.pc), base[i].eq(p.vgpr_base), wg[i].eq(p.wg), exec_[i].eq(p.exec),
@@ -396,6 +396,7 @@ class SIMD(wiring.Component):
             ex_hold, trans_ready = Signal(), Signal()
             x_is_mem = _is_kind(xk, Kind.VMEM_LOAD, Kind.VMEM_STORE, Kind.VMEM_ATOMIC,
                                 Kind.DS_LOAD, Kind.DS_STORE, Kind.DS_ATOMIC)
+            x_twice = _reads_twice(xi, x_is_mem)
             m.d.comb += ex_hold.eq(valu_hold | ex.valid & (x_is_mem | (xk == Kind.VTRANS)) &
                                    ~last_grp | ex.valid & (xk == Kind.VTRANS) & ~trans_ready)
         else:
@@ -497,7 +498,7 @@ class SIMD(wiring.Component):
             with m.Elif(valu_hold & wide & ~half):
                 m.d.sync += half.eq(1)
             with m.Elif(grp != C - 1):   # (a transcendental instruction waits in its last group)
-                m.d.sync += [half.eq(0), lo.eq(_reads_twice(xi, x_is_mem))]
+                m.d.sync += [half.eq(0), lo.eq(x_twice)]
                 if C > 1:
                     m.d.sync += grp.eq(grp + 1)
             held = [Signal(range(V), name=f"vr_addr{k}") for k in range(6)]
@@ -673,7 +674,7 @@ class SIMD(wiring.Component):
                 kept = Signal(32 * RL, name=f"vr_lo{k}")
                 with m.If(lo):
                     m.d.sync += kept.eq(vr[k].data)
-                vdata += [Mux(_reads_twice(xi, x_is_mem), kept, vr[k].data), vr[k].data]
+                vdata += [Mux(x_twice, kept, vr[k].data), vr[k].data]
         else:
             vdata = [port.data for port in vr]
         op64, op32 = [], []
