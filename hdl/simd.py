@@ -254,7 +254,8 @@ class SIMD(wiring.Component):
         # launch's v0, transcendental results, memory returns). Six reads per instruction:
         # 0/1 src0 low/high, 2/3 src1, 4/5 src2 (or the old destination); memory: 0/1 vaddr,
         # 2-5 the data dwords. ``banked`` (config.regfile): three read ports, each returning one
-        # lane group, read 0, 2, 4 then 1, 3, 5; ``vw_mem`` is buffered (``vgprs.done``).
+        # lane group: reads 0, 2, 4 (memory: 0, 1, 2) then, if needed, 1, 3, 5 (3, 4, 5);
+        # ``vw_mem`` is buffered (``vgprs.done``).
         banked = cfg.regfile == "banked"
         m.submodules.vgprs = vgprs = VgprFile(cfg, reads=3 if banked else 6)
         vw_alu, vw_mem, vr = vgprs.wr_group, vgprs.wr_reg, vgprs.rd
@@ -379,8 +380,8 @@ class SIMD(wiring.Component):
         # it is used, and so vector memory and transcendental instructions, which need every
         # lane, stay for C cycles too (``ex_hold``); a transcendental one also until the unit
         # takes it. An instruction with a 64-bit VGPR source or a vector memory instruction
-        # with 64-bit address or data reads each group twice (``lo``: the cycle that brings
-        # reads 0, 2, 4 and computes nothing; then 1, 3, 5).
+        # with more than one data dword reads each group twice (``lo``: the cycle that brings
+        # the first three reads and computes nothing; then the other three).
         ex = Signal(data.StructLayout({"valid": 1, "wave": range(W), "pc": ADDR, "seq": SEQ, "inst": DecodedInst}))
         xi, xw, xk = ex.inst, ex.wave, ex.inst.kind
         grp = Signal(range(C)) if C > 1 else Const(0)
@@ -487,8 +488,9 @@ class SIMD(wiring.Component):
         addrs = [sel_base + Mux(is_mem, regs_mem[k], regs_alu[k]) for k in range(6)]
         if banked:
             # EX's group and phase next cycle, and the reads it needs: at issue group 0's
-            # reads 0, 2, 4 (held in ``vr_addr`` for the later groups); after a ``lo`` cycle
-            # the same group's 1, 3, 5; after the last cycle of a group the next group's.
+            # first three (the addresses kept in ``vr_addr`` for the later groups); after a
+            # ``lo`` cycle the same group's other three; after the last cycle of a group the
+            # next group's first three.
             with m.If(~ex_hold):
                 m.d.sync += [half.eq(0), lo.eq(issue & _reads_twice(si, is_mem))]
                 if C > 1:
@@ -501,11 +503,13 @@ class SIMD(wiring.Component):
                 m.d.sync += [half.eq(0), lo.eq(x_twice)]
                 if C > 1:
                     m.d.sync += grp.eq(grp + 1)
-            held = [Signal(range(V), name=f"vr_addr{k}") for k in range(6)]
+            vr_addr = [Signal(range(V), name=f"vr_addr{k}") for k in range(6)]
             with m.If(~ex_hold):
-                m.d.sync += [h.eq(a) for h, a in zip(held, addrs)]
+                m.d.sync += [h.eq(a) for h, a in zip(vr_addr, addrs)]
             for k in range(3):
-                mqp.d.comb += [vr[k].addr.eq(Mux(~ex_hold, addrs[2 * k], Mux(lo, held[2 * k + 1], held[2 * k]))),
+                first = Mux(x_is_mem, vr_addr[k], vr_addr[2 * k])
+                second = Mux(x_is_mem, vr_addr[3 + k], vr_addr[2 * k + 1])
+                mqp.d.comb += [vr[k].addr.eq(Mux(~ex_hold, Mux(is_mem, addrs[k], addrs[2 * k]), Mux(lo, second, first))),
                                vr[k].grp.eq(Mux(~ex_hold, 0, Mux(lo, grp, grp + 1)))]
         else:
             mqp.d.comb += [vr[k].addr.eq(addrs[k]) for k in range(6)]
@@ -668,13 +672,15 @@ class SIMD(wiring.Component):
         s32 = [scalar_value(mx, f"sval{k}", codes[k], sr[k].data, 32, x_state, xi.literal) for k in range(3)]
         s64 = [scalar_value(mx, f"sval{k}", codes[k], sr[k].data, 64, x_state, xi.literal) for k in range(3)]
         dws = [xi.src0_dw, xi.src1_dw, xi.src2_dw]
-        if banked:   # reads 0, 2, 4 of a ``lo`` cycle are kept for the cycle that brings 1, 3, 5
-            vdata = []
+        if banked:   # the first three reads, of a ``lo`` cycle, are kept for the cycle that brings the others
+            first, second = [], [port.data for port in vr]
             for k in range(3):
                 kept = Signal(32 * RL, name=f"vr_lo{k}")
                 with m.If(lo):
                     m.d.sync += kept.eq(vr[k].data)
-                vdata += [Mux(x_twice, kept, vr[k].data), vr[k].data]
+                first.append(Mux(x_twice, kept, vr[k].data))
+            alu_order = [first[0], second[0], first[1], second[1], first[2], second[2]]
+            vdata = [Mux(x_is_mem, a, b) for a, b in zip(first + second, alu_order)]
         else:
             vdata = [port.data for port in vr]
         op64, op32 = [], []
@@ -1182,13 +1188,12 @@ def _is_kind(kind, *kinds):
 
 
 def _reads_twice(inst, is_mem):
-    """With the banked VGPR file: ``inst`` needs reads 1, 3 or 5 as well as 0, 2, 4, two cycles
-    per lane group (a VALU instruction with a 64-bit VGPR source; a vector memory one with a
-    64-bit address or more than one dword of data0 or data1)."""
+    """With the banked VGPR file: ``inst`` needs more than three reads, two cycles per lane
+    group (a VALU instruction with a 64-bit VGPR source: reads 1, 3 or 5; a vector memory one
+    with more than one data dword: reads 3 to 5)."""
     wide_src = Cat(*[src[8] & (n == 2) for src, n in ((inst.src0, inst.src0_dw), (inst.src1, inst.src1_dw),
                                                        (inst.src2, inst.src2_dw))]).any()
-    wide_mem = (inst.vaddr_dw == 2) | (inst.data0_dw >= 2) | (inst.data1_dw >= 2)
-    return is_mem & wide_mem | (inst.kind == Kind.VALU) & wide_src
+    return is_mem & ((inst.data0_dw >= 2) | (inst.data1_dw != 0)) | (inst.kind == Kind.VALU) & wide_src
 
 
 def _is_op(op, *ops):
