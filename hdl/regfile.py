@@ -52,7 +52,7 @@ class VgprFile(wiring.Component):
         is, the cycle after ``en``, register ``addr``: all its lanes (``"wide"``, ``grp``
         ignored) or lane group ``grp``. With ``en`` low the port keeps its data. ``"wide"``
         ports are transparent (a write in the same cycle shows); ``"banked"`` ports are not,
-        and return a buffered whole-register write only once ``busy`` has fallen.
+        and return a buffered whole-register write when addressed after its ``done``.
     wr_group : In(write)
         One lane group of a register (the VALU's results): ``addr``, ``grp``, ``data`` (``G``
         x 32 bits), ``en`` (``G`` lanes). Always written in its cycle.
