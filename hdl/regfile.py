@@ -29,6 +29,16 @@ __all__ = ["VgprFile", "SgprFile", "LANES"]
 LANES = 32
 
 
+def _fragments(m, *names):
+    """Submodules for groups of wiring: Amaranth's simulator re-evaluates a fragment whenever
+    any of its inputs changes, so the read ports' inputs, their data and each write port get
+    their own."""
+    subs = [Module() for _ in names]
+    for name, sub in zip(names, subs):
+        m.submodules[name] = sub
+    return subs
+
+
 class VgprFile(wiring.Component):
     """The VGPR file of one SIMD: ``config.vgprs_per_simd`` registers of 32 lanes x 32 bits.
 
@@ -109,28 +119,31 @@ class VgprFile(wiring.Component):
         m = Module()
         for k, mem in enumerate(self._mems):
             m.submodules[f"mem{k}" if self.banked else "mem"] = mem
-        for rd, port in zip(self.rd, self._rports):
-            m.d.comb += [port.en.eq(rd.en), rd.data.eq(port.data)]
+        reads_in, reads_out = _fragments(m, "reads_in", "reads_out")
+        reads_in.d.comb += [port.en.eq(rd.en) for rd, port in zip(self.rd, self._rports)]
+        reads_out.d.comb += [rd.data.eq(port.data) for rd, port in zip(self.rd, self._rports)]
         if self.banked:
-            self._banked(m)
+            self._banked(m, reads_in)
         else:
-            self._wide(m)
+            self._wide(m, reads_in)
         return m
 
-    def _wide(self, m):
+    def _wide(self, m, reads_in):
         G, C = self.config.lanes, self.config.valu_cycles
         alu, whole = self._wports
         g = self.wr_group
-        m.d.comb += [alu.addr.eq(g.addr), alu.data.eq(Cat(*[g.data] * C)),
-                     alu.en.eq(g.en if C == 1 else (g.en << (g.grp * G))[:LANES]),
-                     whole.addr.eq(self.wr_reg.addr), whole.data.eq(self.wr_reg.data), whole.en.eq(self.wr_reg.en),
-                     self.wr_reg.ready.eq(1)]
-        m.d.comb += [port.addr.eq(rd.addr) for rd, port in zip(self.rd, self._rports)]
+        write_group, write_reg = _fragments(m, "write_group", "write_reg")
+        write_group.d.comb += [alu.addr.eq(g.addr), alu.data.eq(Cat(*[g.data] * C)),
+                               alu.en.eq(g.en if C == 1 else (g.en << (g.grp * G))[:LANES])]
+        write_reg.d.comb += [whole.addr.eq(self.wr_reg.addr), whole.data.eq(self.wr_reg.data),
+                             whole.en.eq(self.wr_reg.en)]
+        m.d.comb += self.wr_reg.ready.eq(1)
+        reads_in.d.comb += [port.addr.eq(rd.addr) for rd, port in zip(self.rd, self._rports)]
 
-    def _banked(self, m):
+    def _banked(self, m, reads_in):
         G, C = self.config.lanes, self.config.valu_cycles
         V = self.config.vgprs_per_simd
-        m.d.comb += [port.addr.eq(Cat(rd.grp, rd.addr)) for rd, port in zip(self.rd, self._rports)]
+        reads_in.d.comb += [port.addr.eq(Cat(rd.grp, rd.addr)) for rd, port in zip(self.rd, self._rports)]
         # the whole-register buffer: its register, data, lane enables, groups still to write
         b_addr, b_data, b_en, pending = Signal(range(V)), Signal(32 * LANES), Signal(LANES), Signal(C)
         first = Signal(range(C))          # the group written next
@@ -202,14 +215,17 @@ class SgprFile(wiring.Component):
         m = Module()
         for k, mem in enumerate(self._mems):
             m.submodules[f"mem{k}" if self.banked else "mem"] = mem
-        for rd, port in zip(self.rd, self._rports):
-            m.d.comb += [port.addr.eq(rd.addr), port.en.eq(rd.en), rd.data.eq(port.data)]
+        reads_in, reads_out = _fragments(m, "reads_in", "reads_out")
+        reads_in.d.comb += [stmt for rd, port in zip(self.rd, self._rports)
+                            for stmt in (port.addr.eq(rd.addr), port.en.eq(rd.en))]
+        reads_out.d.comb += [rd.data.eq(port.data) for rd, port in zip(self.rd, self._rports)]
         if self.banked:
             for wp in self._wports:
                 for w in self.wr:
                     with m.If(w.en.any()):
                         m.d.comb += [wp.addr.eq(w.addr), wp.data.eq(w.data), wp.en.eq(w.en)]
         else:
-            for w, wp in zip(self.wr, self._wports):
-                m.d.comb += [wp.addr.eq(w.addr), wp.data.eq(w.data), wp.en.eq(w.en)]
+            for k, (w, wp) in enumerate(zip(self.wr, self._wports)):
+                m.submodules[f"write{k}"] = sub = Module()
+                sub.d.comb += [wp.addr.eq(w.addr), wp.data.eq(w.data), wp.en.eq(w.en)]
         return m
