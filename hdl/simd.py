@@ -509,7 +509,8 @@ class SIMD(wiring.Component):
             for k in range(3):
                 first = Mux(x_is_mem, vr_addr[k], vr_addr[2 * k])
                 second = Mux(x_is_mem, vr_addr[3 + k], vr_addr[2 * k + 1])
-                mqp.d.comb += [vr[k].addr.eq(Mux(~ex_hold, Mux(is_mem, addrs[k], addrs[2 * k]), Mux(lo, second, first))),
+                at_issue = Mux(is_mem, addrs[k], addrs[2 * k])
+                mqp.d.comb += [vr[k].addr.eq(Mux(~ex_hold, at_issue, Mux(lo, second, first))),
                                vr[k].grp.eq(Mux(~ex_hold, 0, Mux(lo, grp, grp + 1)))]
         else:
             mqp.d.comb += [vr[k].addr.eq(addrs[k]) for k in range(6)]
