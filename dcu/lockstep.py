@@ -98,7 +98,9 @@ class _Io:
         self.accepted = _Bits(launch=dut.launch.ready, smem_resp=dut.smem_resp.ready,
                               vmem_resp=dut.vmem_resp.ready, lds_resp=dut.lds_resp.ready)
         vw, sw = tr["vw_ex"], tr["sw"][0]
-        self.ex_writes = _Bits(v_en=vw.en, v_addr=vw.addr, v_data=vw.data, s_en=sw.en, s_addr=sw.addr, s_data=sw.data)
+        self.ex_writes = _Bits(v_en=vw.en, v_addr=vw.addr, v_grp=vw.grp, v_data=vw.data, s_en=sw.en, s_addr=sw.addr,
+                               s_data=sw.data)
+        self.group_lanes = len(vw.en)   # the VALU writes one lane group a cycle
         sws = tr["sw_s"]
         self.ex_s_writes = _Bits(s_en=sws.en, s_addr=sws.addr, s_data=sws.data)   # SALU results only
         self.wave = [_Bits(exec=tr["exec"][s], vcc=tr["vcc"][s], scc=tr["scc"][s], m0=tr["m0"][s], base=tr["base"][s])
@@ -452,9 +454,11 @@ class SimdRun:
                 # the model starts every wave with zeroed registers; hardware promises nothing,
                 # so the bench clears the wave's registers to keep undefined values comparable
                 for r in range(alloc):
-                    ctx.set(tr["vgpr_mem"].data[launch_slot * alloc + r], 0)
+                    for cell in tr["vgprs"].cells(launch_slot * alloc + r):
+                        ctx.set(cell, 0)
                 for r in range(64):
-                    ctx.set(tr["sgpr_mem"].data[launch_slot * 64 + r], 0)
+                    for cell in tr["sgprs"].cells(launch_slot * 64 + r):
+                        ctx.set(cell, 0)
                 seqs[launch_slot] = 0
                 launch_q.popleft()
             if s_pick is not None and taken["smem_resp"]:
@@ -542,7 +546,9 @@ class SimdRun:
             return
         w = writes.get(ctx)
         if w.get("v_en"):
-            self._compare_vgpr(slot, ev, w["v_addr"] - io.wave[slot].get(ctx)["base"], w["v_data"], w["v_en"])
+            g = io.group_lanes
+            data = sum(w["v_data"] << (32 * g * k) for k in range(LANES // g))   # every group holds the result
+            self._compare_vgpr(slot, ev, w["v_addr"] - io.wave[slot].get(ctx)["base"], data, w["v_en"] << (g * w["v_grp"]))
         en = w["s_en"]
         if en:
             pair = w["s_addr"] - slot * 64

@@ -45,6 +45,7 @@ VCC_SGPRS = 2
 
 RETURN_ORDERS = ("per_wave", "in_order")
 WAVE_POLICIES = ("oldest", "round_robin")
+REGFILES = ("wide", "banked")
 
 
 class ConfigError(ValueError):
@@ -109,6 +110,17 @@ class DCUConfig:
         ``"in_order"``: one return queue shared by all waves (RDNA 3 and before).
     wave_policy : str
         Issue arbitration among ready waves: ``"oldest"`` or ``"round_robin"``.
+    regfile : str
+        Organisation of each SIMD's register files (``hdl/regfile.py``): ``"wide"``, a
+        32-lane VGPR row per register with two write and six read ports and an SGPR file with
+        three write ports (fastest to simulate), or ``"banked"``, which maps to FPGA block
+        RAM: a VGPR row per lane group of ``lanes`` lanes, three read ports, and one write
+        port for each file, with a copy of the file per read port. ``"banked"`` costs cycles
+        (docs/simd.md, "Register files"): vector memory and transcendental instructions stay
+        in EX for ``valu_cycles`` cycles, vector memory instructions and 64-bit VGPR sources
+        read each lane group in two cycles, whole-register writes (launch, memory and
+        transcendental returns) are written a group at a time while the main pipe waits,
+        and SGPR writes are taken one at a time.
     """
 
     name: str = "custom"
@@ -136,6 +148,7 @@ class DCUConfig:
     scalar_hit_latency: int = 4
     return_order: str = "per_wave"
     wave_policy: str = "oldest"
+    regfile: str = "wide"
 
     def __post_init__(self) -> None:
         errors = []
@@ -182,6 +195,8 @@ class DCUConfig:
             errors.append(f"return_order must be one of {RETURN_ORDERS}, got {self.return_order!r}")
         if self.wave_policy not in WAVE_POLICIES:
             errors.append(f"wave_policy must be one of {WAVE_POLICIES}, got {self.wave_policy!r}")
+        if self.regfile not in REGFILES:
+            errors.append(f"regfile must be one of {REGFILES}, got {self.regfile!r}")
         if errors:
             raise ConfigError("; ".join(errors))
 
@@ -379,7 +394,7 @@ PRESETS: Mapping[str, DCUConfig] = {
                               scalar_hit_latency=30, return_order="in_order"),
     "fpga": _DEFAULT.replace(name="fpga", lanes=8, wave_slots=2, vgprs_per_simd=128,
                              lds_bytes_per_half=4 * 1024, l0_bytes=2 * 1024,
-                             scalar_cache_bytes=1024, icache_bytes=2 * 1024),
+                             scalar_cache_bytes=1024, icache_bytes=2 * 1024, regfile="banked"),
 }
 
 

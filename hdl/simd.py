@@ -20,7 +20,7 @@ per-wave sequence tag, and retire through the matching responses in per-wave ord
 from __future__ import annotations
 
 from amaranth.hdl import Array, Cat, Const, Module, Mux, Signal, unsigned
-from amaranth.lib import data, enum, memory, stream, wiring
+from amaranth.lib import data, enum, stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from isa.operands import inline_constant
@@ -30,6 +30,7 @@ from .isa_tables import Kind, OpId, info_of, ops_of
 from .salu import SALU
 from .valu_fp import VALUFloat
 from .layouts import DecodedInst
+from .regfile import SgprFile, VgprFile
 from .trans import TransUnit
 from .valu_int import VALUInt, popcount
 
@@ -161,7 +162,8 @@ class SIMD(wiring.Component):
     ----------
     config : DCUConfig
         ``lanes`` of 32, 16 or 8 (any divisor of 32): physical VALU lanes; a VALU instruction
-        occupies EX for ``valu_cycles`` cycles.
+        occupies EX for ``valu_cycles`` cycles. ``regfile``: the register files'
+        organisation (``hdl/regfile.py``).
     external_barrier : bool
         False: the SIMD completes a workgroup barrier when every live wave of the workgroup on
         this SIMD has signalled. True: it leaves that to the DCU (``bar_wait`` /
@@ -180,7 +182,9 @@ class SIMD(wiring.Component):
     vmem_req, vmem_resp : global memory; one response beat per destination register.
     lds_req, lds_resp : LDS, the same layouts as ``vmem``. The response ports are not ready
         during a launch or while a transcendental result is being written (they share a VGPR
-        write port), and ``lds_resp`` not while ``vmem_resp`` is valid.
+        write port), and ``lds_resp`` not while ``vmem_resp`` is valid. With
+        ``config.regfile == "banked"`` they are also not ready while the VGPR file's write
+        buffer is full, and ``smem_resp`` not while a SALU or VALU result goes to the SGPR file.
     idle : Out(1)
         No wave is resident.
     ended : Out(wave_slots)
@@ -248,21 +252,24 @@ class SIMD(wiring.Component):
             return sub
 
         # ---- register files ------------------------------------------------------------
-        # VGPRs: one 1,024-bit word per register, a 32-bit write enable per lane (EXEC). Two
-        # write ports: VALU results, and the rest in priority order (the wave launch's v0,
-        # transcendental results, memory returns). Each lane-granular write port costs the
-        # simulator about as much as the rest of the memory's update.
-        m.submodules.vgprs = vgprs = memory.Memory(shape=unsigned(32 * LANES), depth=V, init=[])
-        vw_alu = vgprs.write_port(granularity=32)
-        vw_mem = vgprs.write_port(granularity=32)
-        vr = [vgprs.read_port(transparent_for=(vw_alu, vw_mem)) for _ in range(6)]
+        # VGPRs (hdl/regfile.py): VALU results go through ``vw_alu`` a lane group at a time,
+        # the rest through ``vw_mem`` a whole register at a time in priority order (the wave
+        # launch's v0, transcendental results, memory returns). Six reads per instruction:
+        # 0/1 src0 low/high, 2/3 src1, 4/5 src2 (or the old destination); memory: 0/1 vaddr,
+        # 2-5 the data dwords. ``banked`` (config.regfile): three read ports, each returning one
+        # lane group: reads 0, 2, 4 (memory: 0, 1, 2) then, if needed, 1, 3, 5 (3, 4, 5);
+        # ``vw_mem`` is buffered (``vgprs.done``).
+        banked = cfg.regfile == "banked"
+        m.submodules.vgprs = vgprs = VgprFile(cfg, reads=3 if banked else 6)
+        vw_alu, vw_mem, vr = vgprs.wr_group, vgprs.wr_reg, vgprs.rd
+        RL = vgprs.read_lanes   # lanes of a VGPR read: 32, or the EX cycle's lane group
         # SGPRs (and ttmp): 64 even/odd pairs per wave slot; VCC, EXEC and M0 live in flip-flops.
-        m.submodules.sgprs = sgprs = memory.Memory(shape=unsigned(64), depth=W * 64, init=[])
-        sw_alu = sgprs.write_port(granularity=32)      # VALU scalar results (lane masks, readlane)
-        sw_mem = sgprs.write_port(granularity=32)      # scalar loads and wave launch
-        sw_s = sgprs.write_port(granularity=32)        # the scalar pipe's SALU results
-        sr = [sgprs.read_port(transparent_for=(sw_alu, sw_mem, sw_s)) for _ in range(3)]   # main pipe
-        ss = [sgprs.read_port(transparent_for=(sw_alu, sw_mem, sw_s)) for _ in range(3)]   # scalar pipe
+        # Write ports: VALU scalar results (lane masks, readlane), scalar loads and the wave
+        # launch, the scalar pipe's SALU results (banked: one at a time, ``s_taken``); three
+        # transparent read ports per pipe.
+        m.submodules.sgprs = sgprs = SgprFile(cfg)
+        sw_alu, sw_mem, sw_s = sgprs.wr
+        sr, ss = sgprs.rd[:3], sgprs.rd[3:]
 
         # ---- wave slot state -------------------------------------------------------------
         def slots(shape, name):
@@ -295,11 +302,14 @@ class SIMD(wiring.Component):
         hold = Signal(LaunchLayout(cfg))
         hold_slot = Signal(range(W))
         launching = Signal()
+        launch_ready = ~Cat(*resident).all() & ~launching
+        if banked:   # v0 goes to the VGPR file's write buffer as the launch is taken
+            launch_ready &= vw_mem.ready
         ms.d.comb += [launching.eq(launch_step != 0), self.idle.eq(~Cat(*resident).any()),
-                      self.launch.ready.eq(~Cat(*resident).all() & ~launching), self.launched_slot.eq(launch_slot),
+                      self.launch.ready.eq(launch_ready), self.launched_slot.eq(launch_slot),
                       self.bar_wait.eq(Cat(*bar_sig))]
         launch_fire = self.launch.valid & self.launch.ready
-        with m.If(launch_fire):
+        with m.If(launch_fire):   # (banked VGPR file: v0 is busy until its buffered write is done)
             p, i = self.launch.payload, launch_slot
             m.d.sync += [hold.eq(p), launch_step.eq(1), hold_slot.eq(i), resident[i].eq(1), halted[i].eq(0),
                          pc[i].eq(p.pc), base[i].eq(p.vgpr_base), wg[i].eq(p.wg), exec_[i].eq(p.exec),
@@ -307,7 +317,8 @@ class SIMD(wiring.Component):
                          fetch_addr[i].eq(p.pc & ~(FETCH_BYTES - 1)), epoch[i].eq(epoch[i] + 1), br_pending[i].eq(0),
                          loop_known[i].eq(0), loop_want[i].eq(0), loop_valid[i].eq(0), loop_epoch[i].eq(loop_epoch[i] + 1),
                          loadcnt[i].eq(0), storecnt[i].eq(0), dscnt[i].eq(0), kmcnt[i].eq(0),
-                         seq[i].eq(0), vbusy[i].eq(0), sbusy[i].eq(0), bar_sig[i].eq(0), bar_pass[i].eq(0),
+                         seq[i].eq(0), vbusy[i].eq(1 if banked else 0), sbusy[i].eq(0), bar_sig[i].eq(0),
+                         bar_pass[i].eq(0),
                          held[i].eq(~p.wg_last)]
             with m.If(p.wg_last):   # the workgroup is complete: its waves may start
                 for j in range(W):
@@ -317,7 +328,14 @@ class SIMD(wiring.Component):
                 with m.If(launch_slot == j):   # the new wave is the youngest
                     m.d.sync += [older[j][k].eq(0) for k in range(W) if k != j]
                     m.d.sync += [older[k][j].eq(1) for k in range(W) if k != j]
-        with m.If(launching):
+        # banked SGPR file: the launch's SGPR writes (and scalar loads) wait for cycles without
+        # SALU or VALU ones
+        if banked:
+            s_taken = sw_alu.en.any() | sw_s.en.any()
+            launch_go = launching & ~s_taken
+        else:
+            launch_go = launching
+        with m.If(launch_go):
             m.d.sync += launch_step.eq(Mux(launch_step == 4, 0, launch_step + 1))
 
         # ---- fetch: each wave keeps up to two lines buffered or in flight, and its loop line
@@ -389,19 +407,39 @@ class SIMD(wiring.Component):
         # EX: the instruction issued last cycle. A VALU instruction stays for C cycles, one
         # lane group each (two cycles a group, low then high register, when it writes a 64-bit
         # result), while issue waits and the register-file read ports hold its operands.
+        # With the banked VGPR file the read ports return one group, read the cycle before
+        # it is used, and so vector memory and transcendental instructions, which need every
+        # lane, stay for C cycles too (``ex_hold``); a transcendental one also until the unit
+        # takes it. An instruction with a 64-bit VGPR source or a vector memory instruction
+        # with more than one data dword reads each group twice (``lo``: the cycle that brings
+        # the first three reads and computes nothing; then the other three).
         ex = Signal(data.StructLayout({"valid": 1, "wave": range(W), "pc": ADDR, "seq": SEQ, "inst": DecodedInst}))
         xi, xw, xk = ex.inst, ex.wave, ex.inst.kind
         grp = Signal(range(C)) if C > 1 else Const(0)
         half, valu_hold = Signal(), Signal()    # half: the high register's cycle of a 64-bit result
         wide = xi.vdst_dw == 2
-        fragment("valu_hold").d.comb += valu_hold.eq(ex.valid & (xk == Kind.VALU) & ~((grp == C - 1) & (half | ~wide)))
-        with m.If(valu_hold & wide & ~half):
-            m.d.sync += half.eq(1)
-        with m.Else():
-            m.d.sync += half.eq(0)
-            if C > 1:
-                m.d.sync += grp.eq(Mux(valu_hold, grp + 1, 0))
-        ex_last = ~valu_hold
+        if banked:
+            lo = Signal()
+            last_grp = (grp == C - 1) & ~lo
+        else:
+            last_grp = grp == C - 1
+        fragment("valu_hold").d.comb += valu_hold.eq(ex.valid & (xk == Kind.VALU) & ~(last_grp & (half | ~wide)))
+        if banked:
+            ex_hold, trans_ready = Signal(), Signal()
+            x_is_mem = _is_kind(xk, Kind.VMEM_LOAD, Kind.VMEM_STORE, Kind.VMEM_ATOMIC,
+                                Kind.DS_LOAD, Kind.DS_STORE, Kind.DS_ATOMIC)
+            x_twice = _reads_twice(xi, x_is_mem)
+            m.d.comb += ex_hold.eq(valu_hold | ex.valid & (x_is_mem | (xk == Kind.VTRANS)) &
+                                   ~last_grp | ex.valid & (xk == Kind.VTRANS) & ~trans_ready)
+        else:
+            ex_hold = valu_hold
+            with m.If(valu_hold & wide & ~half):
+                m.d.sync += half.eq(1)
+            with m.Else():
+                m.d.sync += half.eq(0)
+                if C > 1:
+                    m.d.sync += grp.eq(Mux(valu_hold, grp + 1, 0))
+        ex_last = ~ex_hold
 
         # ---- issue: per wave, is its buffered instruction free of hazards? ----------------
         trans_free = Signal()   # the transcendental unit can take an instruction issued now
@@ -423,15 +461,22 @@ class SIMD(wiring.Component):
             ready_w.append(r)
             reason_w.append(why)
         # Two pipes, each picking one wave a cycle: the scalar pipe (SCALAR_PIPE_KINDS) and the
-        # main pipe (the rest). A wave whose multi-cycle VALU instruction holds EX issues nothing
+        # main pipe (the rest). A wave whose multi-cycle instruction holds EX issues nothing
         # more until it leaves: that instruction reads the wave's EXEC, VCC and SCC every cycle.
         mq = fragment("issue")
         to_s = Signal(W)   # wave i's buffered instruction goes to the scalar pipe
         ready, ready_s = Signal(W), Signal(W)
         mq.d.comb += [to_s.eq(Cat(*[_is_kind(ib[i].kind, *[Kind[k.upper()] for k in SCALAR_PIPE_KINDS]) &
                                     ~ib[i].illegal for i in range(W)])),
-                      ready.eq(Cat(*ready_w) & ~to_s & ~valu_hold.replicate(W)),
-                      ready_s.eq(Cat(*ready_w) & to_s & ~Mux(valu_hold, Const(1, W) << xw, 0))]
+                      ready.eq(Cat(*ready_w) & ~to_s & ~ex_hold.replicate(W))]
+        if banked:
+            # one SGPR write a cycle: a SALU instruction with a destination does not issue when
+            # its result would meet a VALU instruction's scalar result (written in its last EX
+            # cycle)
+            s_block = Signal(W)
+            mq.d.comb += ready_s.eq(Cat(*ready_w) & to_s & ~Mux(ex_hold, Const(1, W) << xw, 0) & ~s_block)
+        else:
+            mq.d.comb += ready_s.eq(Cat(*ready_w) & to_s & ~Mux(ex_hold, Const(1, W) << xw, 0))
         sel, issue = self._pick(m, mq, ready, older, "sel", "issue")
         sel_s, issue_s = self._pick(m, mq, ready_s, older, "sel_s", "issue_s")
         # the issuing wave's instruction and state, selected once
@@ -443,6 +488,12 @@ class SIMD(wiring.Component):
                 with mqs.Case(i):
                     mqs.d.comb += [si.eq(ib[i]), sel_pc.eq(pc[i]), sel_base.eq(base[i]), sel_seq.eq(seq[i])]
         sk = si.kind
+        if banked:
+            valu_sw = ex.valid & (xk == Kind.VALU) & (xi.sdst_dw != 0) & ex_hold
+            if C == 1:   # a VALU instruction issuing now writes its scalar result next cycle
+                valu_sw = valu_sw | issue & (sk == Kind.VALU) & (si.sdst_dw != 0)
+            mq.d.comb += s_block.eq(Cat(*[(ib[i].kind == Kind.SALU) & (ib[i].sdst_dw != 0) for i in range(W)]) &
+                                    valu_sw.replicate(W))
         mss = fragment("issue_select_s")
         si_s = Signal(DecodedInst)
         sel_s_pc, sel_s_seq = Signal(ADDR), Signal(SEQ)
@@ -455,8 +506,8 @@ class SIMD(wiring.Component):
         mqp = fragment("issue_effects")   # register-file addresses, counters, busy bits
 
         # register-file reads for the issuing instruction; the data arrives in EX.
-        # ALU: ports 0/1 src0 lo/hi, 2/3 src1, 4/5 src2 (or the old destination).
-        # Memory: ports 0/1 vaddr, 2-5 the data dwords (DS: data1 at port 4 when data0 fits in 2).
+        # ALU: reads 0/1 src0 lo/hi, 2/3 src1, 4/5 src2 (or the old destination).
+        # Memory: reads 0/1 vaddr, 2-5 the data dwords (DS: data1 at read 4 when data0 fits in 2).
         is_mem = Signal()
         mqp.d.comb += is_mem.eq(_is_kind(sk, Kind.VMEM_LOAD, Kind.VMEM_STORE, Kind.VMEM_ATOMIC,
                                         Kind.DS_LOAD, Kind.DS_STORE, Kind.DS_ATOMIC))
@@ -465,16 +516,50 @@ class SIMD(wiring.Component):
                     Mux(si.reads_dst, si.vdst, si.src2[:8]), si.src2[:8] + 1]
         regs_mem = [si.vaddr, si.vaddr + 1, si.data0, si.data0 + 1,
                     Mux(data1_at4, si.data1, si.data0 + 2), Mux(data1_at4, si.data1 + 1, si.data0 + 3)]
-        for k in range(6):
-            mqp.d.comb += vr[k].addr.eq(sel_base + Mux(is_mem, regs_mem[k], regs_alu[k]))
+        addrs = [sel_base + Mux(is_mem, regs_mem[k], regs_alu[k]) for k in range(6)]
+        if banked:
+            # EX's group and phase next cycle, and the reads it needs: at issue group 0's
+            # first three (the addresses kept in ``vr_addr`` for the later groups); after a
+            # ``lo`` cycle the same group's other three; after the last cycle of a group the
+            # next group's first three.
+            with m.If(~ex_hold):
+                m.d.sync += [half.eq(0), lo.eq(issue & _reads_twice(si, is_mem))]
+                if C > 1:
+                    m.d.sync += grp.eq(0)
+            with m.Elif(lo):
+                m.d.sync += lo.eq(0)
+            with m.Elif(valu_hold & wide & ~half):
+                m.d.sync += half.eq(1)
+            with m.Elif(grp != C - 1):   # (a transcendental instruction waits in its last group)
+                m.d.sync += [half.eq(0), lo.eq(x_twice)]
+                if C > 1:
+                    m.d.sync += grp.eq(grp + 1)
+            vr_addr = [Signal(range(V), name=f"vr_addr{k}") for k in range(6)]
+            with m.If(~ex_hold):
+                m.d.sync += [h.eq(a) for h, a in zip(vr_addr, addrs)]
+            for k in range(3):
+                first = Mux(x_is_mem, vr_addr[k], vr_addr[2 * k])
+                second = Mux(x_is_mem, vr_addr[3 + k], vr_addr[2 * k + 1])
+                at_issue = Mux(is_mem, addrs[k], addrs[2 * k])
+                mqp.d.comb += [vr[k].addr.eq(Mux(~ex_hold, at_issue, Mux(lo, second, first))),
+                               vr[k].grp.eq(Mux(~ex_hold, 0, Mux(lo, grp, grp + 1)))]
+        else:
+            mqp.d.comb += [vr[k].addr.eq(addrs[k]) for k in range(6)]
         srow = sel * 64
         mqp.d.comb += [
             sr[0].addr.eq(srow + Mux(sk == Kind.SMEM, si.sbase, Mux(is_mem, si.saddr[1:], si.src0[1:7]))),
             sr[1].addr.eq(srow + Mux(sk == Kind.SMEM, si.soffset[1:], si.src1[1:7])),
             sr[2].addr.eq(srow + si.src2[1:7]),
         ]
-        # a read port with its enable low keeps its data: the EX operands
-        fragment("hold_ports").d.comb += [port.en.eq(~valu_hold) for port in vr + sr]
+        # a read port with its enable low keeps its data: the EX operands (banked VGPR file:
+        # the group, read again only when the next cycle moves on to the next group)
+        mhp = fragment("hold_ports")
+        if banked:
+            vr_en = ~ex_hold | lo | ~(valu_hold & wide & ~half | (grp == C - 1))
+            mhp.d.comb += [port.en.eq(vr_en) for port in vr]
+            mhp.d.comb += [port.en.eq(~ex_hold) for port in sr]
+        else:
+            mhp.d.comb += [port.en.eq(~valu_hold) for port in list(vr) + sr]
 
         m.d.sync += self.ended.eq(0)
         with m.If(issue):
@@ -545,7 +630,7 @@ class SIMD(wiring.Component):
                     m.d.sync += fetch_addr[i].eq(fetch_addr[i] + FETCH_BYTES)
 
         # ---- EX ----------------------------------------------------------------------------
-        with m.If(~valu_hold):
+        with m.If(~ex_hold):
             m.d.sync += ex.valid.eq(issue)
         with m.If(issue):   # (EX keeps the last instruction otherwise: fewer changes to simulate)
             m.d.sync += [ex.wave.eq(sel), ex.pc.eq(sel_pc), ex.seq.eq(sel_seq), ex.inst.eq(si)]
@@ -619,45 +704,70 @@ class SIMD(wiring.Component):
         s32 = [scalar_value(mx, f"sval{k}", codes[k], sr[k].data, 32, x_state, xi.literal) for k in range(3)]
         s64 = [scalar_value(mx, f"sval{k}", codes[k], sr[k].data, 64, x_state, xi.literal) for k in range(3)]
         dws = [xi.src0_dw, xi.src1_dw, xi.src2_dw]
+        if banked:   # the first three reads, of a ``lo`` cycle, are kept for the cycle that brings the others
+            first, second = [], [port.data for port in vr]
+            for k in range(3):
+                kept = Signal(32 * RL, name=f"vr_lo{k}")
+                with m.If(lo):
+                    m.d.sync += kept.eq(vr[k].data)
+                first.append(Mux(x_twice, kept, vr[k].data))
+            alu_order = [first[0], second[0], first[1], second[1], first[2], second[2]]
+            vdata = [Mux(x_is_mem, a, b) for a, b in zip(first + second, alu_order)]
+        else:
+            vdata = [port.data for port in vr]
         op64, op32 = [], []
         for k in range(3):
-            lo, hi = vr[2 * k].data, vr[2 * k + 1].data
-            if k == 2:   # the old destination (MAC, writelane, 16-bit merges) comes through port 4
-                lo = vr[4].data
+            lo_k, hi = vdata[2 * k], vdata[2 * k + 1]
+            if k == 2:   # the old destination (MAC, writelane, 16-bit merges) comes through read 4
+                lo_k = vdata[4]
             wide = dws[k] == 2
-            vec64 = Cat(*[Cat(lo[32 * n: 32 * n + 32], Mux(wide, hi[32 * n: 32 * n + 32], 0)) for n in range(LANES)])
+            vec64 = Cat(*[Cat(lo_k[32 * n: 32 * n + 32], Mux(wide, hi[32 * n: 32 * n + 32], 0)) for n in range(RL)])
             sc = Mux(wide, s64[k], s32[k])
-            o64, o32 = Signal(64 * LANES, name=f"op{k}_64"), Signal(32 * LANES, name=f"op{k}_32")
+            o64, o32 = Signal(64 * RL, name=f"op{k}_64"), Signal(32 * RL, name=f"op{k}_32")
             with mx.If((xk == Kind.VALU) | (xk == Kind.VTRANS)):
-                mx.d.comb += o32.eq(Mux(codes[k][8], lo, Cat(*[s32[k]] * LANES)))
+                mx.d.comb += o32.eq(Mux(codes[k][8], lo_k, Cat(*[s32[k]] * RL)))
             with mx.If((xk == Kind.VALU) & ~x_is_fp):   # 64-bit lanes: the integer unit's operands
-                mx.d.comb += o64.eq(Mux(codes[k][8], vec64, Cat(*[sc] * LANES)))
+                mx.d.comb += o64.eq(Mux(codes[k][8], vec64, Cat(*[sc] * RL)))
             op64.append(o64)
             op32.append(o32)
-        old_dst = vr[4].data
-        k_lanes = Cat(*[xi.literal] * LANES)
+        old_dst = vdata[4]
+        k_lanes = Cat(*[xi.literal] * RL)
         x_is_mac = xi.reads_dst & (xk == Kind.VALU)
 
         def group(v, bits):
             """Lane group ``grp`` of ``v`` (``bits`` per lane): what the G-lane units see."""
             return v if C == 1 else v.word_select(grp, bits * G)
 
+        def vgroup(v, bits):
+            """The same for a value made of VGPR reads (``RL`` lanes: already the group when banked)."""
+            return v if RL == G else group(v, bits)
+
+        # all 32 lanes of src0 (transcendentals, v_readlane): the banked file's groups of the
+        # cycles before the last, kept here
+        if RL == LANES:
+            src0_all = op32[0]
+        else:
+            src0_seen = Signal(32 * RL * (C - 1))
+            with m.If(ex_hold & (grp != C - 1)):
+                m.d.sync += src0_seen.word_select(grp, 32 * RL).eq(op32[0])
+            src0_all = Cat(src0_seen, op32[0])
+
         mx.submodules.valu_int = vint = VALUInt(G)
         mx.submodules.valu_fp = vfp = VALUFloat(G)
         mx.d.comb += [
             # a unit whose kind is not in EX sees OpId.NONE, which is cheap to simulate
             vint.op.eq(Mux((xk == Kind.VALU) & ~x_is_fp, xi.op, OpId.NONE)),
-            vint.c.eq(group(op64[2], 64)),
+            vint.c.eq(vgroup(op64[2], 64)),
             vint.mask_in.eq(group(s32[2], 1)), vint.opsel.eq(xi.opsel), vint.clamp.eq(xi.clamp),
-            vint.d_old.eq(group(old_dst, 32)),
+            vint.d_old.eq(vgroup(old_dst, 32)),
             vfp.op.eq(Mux((xk == Kind.VALU) & x_is_fp, xi.op, OpId.NONE)),
             vfp.abs.eq(xi.abs), vfp.neg.eq(xi.neg), vfp.clamp.eq(xi.clamp), vfp.omod.eq(xi.omod),
-            vfp.a.eq(group(op32[0], 32)),
-            vfp.b.eq(group(Mux(xi.op == OpId.V_FMAMK_F32, k_lanes, op32[1]), 32)),
-            vfp.c.eq(group(Mux(x_is_mac, old_dst, Mux(xi.op == OpId.V_FMAMK_F32, op32[1],
-                                                       Mux(xi.op == OpId.V_FMAAK_F32, k_lanes, op32[2]))), 32)),
+            vfp.a.eq(vgroup(op32[0], 32)),
+            vfp.b.eq(vgroup(Mux(xi.op == OpId.V_FMAMK_F32, k_lanes, op32[1]), 32)),
+            vfp.c.eq(vgroup(Mux(x_is_mac, old_dst, Mux(xi.op == OpId.V_FMAMK_F32, op32[1],
+                                                        Mux(xi.op == OpId.V_FMAAK_F32, k_lanes, op32[2]))), 32)),
         ]
-        a_g, b_g = group(op64[0], 64), group(op64[1], 64)
+        a_g, b_g = vgroup(op64[0], 64), vgroup(op64[1], 64)
         if C == 1:
             mx.d.comb += [vint.a.eq(a_g), vint.b.eq(b_g)]
         else:
@@ -699,7 +809,7 @@ class SIMD(wiring.Component):
         else:
             mask_acc = Signal(32)
             mask_all = mask_acc | (lane_mask << (grp * G))[:32]
-            with m.If(x_valid & (xk == Kind.VALU)):
+            with m.If((x_valid & (xk == Kind.VALU) & ~lo) if banked else (x_valid & (xk == Kind.VALU))):
                 m.d.sync += mask_acc.eq(Mux(valu_hold, mask_all, 0))
         with mw.If(xk == Kind.VALU):
             first = Signal(range(LANES))
@@ -713,7 +823,7 @@ class SIMD(wiring.Component):
                 lane_mask.eq(Mux(x_is_fp, vfp.mask_out, vint.mask_out) & group(x_exec, 1)),
                 unit_illegal.eq(Mux(x_is_fp, vfp.illegal, vint.illegal) & ~lanes_special),
             ]
-            mw.d.comb += scalar_result.eq(Mux(lanes_special, Mux(xi.src0[8], op32[0].word_select(lane_sel, 32), s32[0]),
+            mw.d.comb += scalar_result.eq(Mux(lanes_special, Mux(xi.src0[8], src0_all.word_select(lane_sel, 32), s32[0]),
                                               mask_all))
 
         def fault(cond, wave=xw, at=ex.pc):
@@ -750,7 +860,7 @@ class SIMD(wiring.Component):
 
         vdst_addr = x_base + xi.vdst
         x_valu = Signal()
-        mw.d.comb += x_valu.eq(x_valid & (xk == Kind.VALU))
+        mw.d.comb += x_valu.eq((x_valid & (xk == Kind.VALU) & ~lo) if banked else (x_valid & (xk == Kind.VALU)))
         mws = fragment("s_writeback")
         y_salu = Signal()
         mws.d.comb += y_salu.eq(exs.valid & (yi.kind == Kind.SALU))
@@ -764,48 +874,51 @@ class SIMD(wiring.Component):
         write_scalar(yi.sdst, salu.d, 1, y_salu & salu.d_we & (yi.sdst_dw == 1), ys, sw_s, mws)
         with m.If(x_valid & (xi.op == OpId.S_BARRIER_SIGNAL)):
             m.d.sync += bar_sig[xw].eq(1)
-        # each EX cycle of a VALU instruction writes its lane group (every lane holds the group's
-        # result; the write enable picks the group), the scalar result goes with the last group
-        if C == 1:
-            def in_group(lanes):
-                return lanes
-        else:
-            group_en = Array(Const(((1 << G) - 1) << (g * G), 32) for g in range(C))[grp]
-
-            def in_group(lanes):
-                return lanes & group_en
+        # each EX cycle of a VALU instruction writes its lane group, the scalar result goes with
+        # the last group
         with m.If(x_valu):
             m.d.sync += perf.valu_busy.eq(perf.valu_busy + 1)
             fault(unit_illegal)
         write_scalar(xi.sdst, scalar_result, 1, x_valu & (xi.sdst_dw != 0) & ex_last)
+        if C > 1:
+            mw.d.comb += vw_alu.grp.eq(grp)
         with mw.If(x_valu):
             with mw.If(xi.op == OpId.V_WRITELANE_B32):
-                mw.d.comb += [vw_alu.addr.eq(vdst_addr), vw_alu.data.eq(Cat(*[s32[0]] * LANES)),
-                              vw_alu.en.eq(in_group(Const(1, 32) << s32[1][:5]))]
+                mw.d.comb += [vw_alu.addr.eq(vdst_addr), vw_alu.data.eq(Cat(*[s32[0]] * G)),
+                              vw_alu.en.eq(group(Const(1, 32) << s32[1][:5], 1))]
             with mw.Elif(xi.vdst_dw != 0):
-                mw.d.comb += [vw_alu.addr.eq(vdst_addr + half), vw_alu.data.eq(Cat(*[Mux(half, res_hi, res_lo)] * C)),
-                              vw_alu.en.eq(in_group(x_exec))]
+                mw.d.comb += [vw_alu.addr.eq(vdst_addr + half), vw_alu.data.eq(Mux(half, res_hi, res_lo)),
+                              vw_alu.en.eq(group(x_exec, 1))]
         # transcendental unit: 8 lanes, 4 cycles a wave; results return in order, so a FIFO
         # keeps each instruction's wave, destination, EXEC and sequence number. A result waits
-        # (the unit stalls) while the launch sequence writes v0 through the shared port.
+        # (the unit stalls) while the launch sequence writes v0 through the shared port (banked
+        # VGPR file: while the port's buffer is full).
         m.submodules.trans = trans = TransUnit(cfg)
         Pending = data.StructLayout({"wave": range(W), "vdst": 8, "exec": 32, "seq": SEQ})
         tq = Array(Signal(Pending, name=f"trans_q{k}") for k in range(8))
         tq_head, tq_tail = Signal(3), Signal(3)
         sign = Const(sum(1 << (32 * n + 31) for n in range(LANES)), 32 * LANES)
-        t_src = Mux(xi.abs[0], op32[0] & ~sign, op32[0])
-        x_trans = Signal()
-        mx.d.comb += [x_trans.eq(x_valid & (xk == Kind.VTRANS)), trans.i.valid.eq(x_trans),
+        t_src = Mux(xi.abs[0], src0_all & ~sign, src0_all)
+        x_trans, trans_take = Signal(), Signal()
+        if banked:   # with the last group of its source, once the unit is ready
+            mx.d.comb += [x_trans.eq(x_valid & (xk == Kind.VTRANS) & (grp == C - 1)), trans_ready.eq(trans.i.ready),
+                          trans_take.eq(x_trans & trans.i.ready)]
+        else:
+            mx.d.comb += [x_trans.eq(x_valid & (xk == Kind.VTRANS)), trans_take.eq(x_trans)]
+        mx.d.comb += [trans.i.valid.eq(x_trans),
                       trans.i.payload.op.eq(xi.op), trans.i.payload.a.eq(Mux(xi.neg[0], t_src ^ sign, t_src))]
-        with m.If(x_trans):
+        with m.If(trans_take):
             fault(xi.clamp | (xi.omod != 0))   # output modifiers on transcendentals are not implemented
             m.d.sync += [tq[tq_tail].wave.eq(xw), tq[tq_tail].vdst.eq(xi.vdst), tq[tq_tail].exec.eq(x_exec),
                          tq[tq_tail].seq.eq(ex.seq), tq_tail.eq(tq_tail + 1)]
         fragment("trans_free").d.comb += trans_free.eq(trans.i.ready & ~(ex.valid & (xk == Kind.VTRANS)))
         mt = fragment("trans_wb")
         trans_wb, trans_done = Signal(Pending), Signal()
-        mt.d.comb += [trans_wb.eq(tq[tq_head]), trans.o.ready.eq(launch_step != 4),
-                      trans_done.eq(trans.o.valid & trans.o.ready)]
+        mt.d.comb += [trans_wb.eq(tq[tq_head]), trans_done.eq(trans.o.valid & trans.o.ready)]
+        if banked:   # the launch's v0 goes first
+            mt.d.comb += trans.o.ready.eq(~launch_fire & vw_mem.ready)
+        else:
+            mt.d.comb += trans.o.ready.eq(launch_step != 4)
         with m.If(trans_done):
             m.d.sync += tq_head.eq(tq_head + 1)
         # branches resolve in the scalar pipe's EX
@@ -843,25 +956,31 @@ class SIMD(wiring.Component):
             with m.If(port.ready):
                 m.d.sync += port.valid.eq(0)
         lane = lambda v, n: v[32 * n: 32 * n + 32]   # noqa: E731
-        vaddr_lanes = Cat(*[(Mux(xi.saddr == NULL, Cat(lane(vr[0].data, n), lane(vr[1].data, n)),
-                                                     sr[0].data + lane(vr[0].data, n)) + xi.offset)[:64] for n in range(LANES)])
-        ds_lanes = Cat(*[Cat(lane(vr[0].data, n), Const(0, 32)) for n in range(LANES)])
-        data_lanes = Cat(*[Cat(*[lane(vr[2 + d].data, n) for d in range(4)]) for n in range(LANES)])
+        vaddr_lanes = Cat(*[(Mux(xi.saddr == NULL, Cat(lane(vdata[0], n), lane(vdata[1], n)),
+                                                     sr[0].data + lane(vdata[0], n)) + xi.offset)[:64] for n in range(RL)])
+        ds_lanes = Cat(*[Cat(lane(vdata[0], n), Const(0, 32)) for n in range(RL)])
+        data_lanes = Cat(*[Cat(*[lane(vdata[2 + d], n) for d in range(4)]) for n in range(RL)])
+
+        def per_lane(field, value, bits):
+            """Fill a request's per-lane field (``bits`` per lane): at once, or (banked VGPR
+            file) the EX cycle's lane group; the request leaves with the last group."""
+            return field.eq(value) if RL == LANES else field.word_select(grp, bits * RL).eq(value)
         with m.If(x_valid & (xk == Kind.SMEM)):
             soff = Mux(xi.soffset == NULL, 0, Mux(xi.soffset[0], sr[1].data[32:], sr[1].data[:32]))
             p = self.smem_req.payload
             m.d.sync += [self.smem_req.valid.eq(1), p.wave.eq(xw), p.seq.eq(ex.seq), p.op.eq(xi.op),
                          p.addr.eq((sr[0].data + xi.offset + soff)[:64]), p.sdst.eq(xi.sdst), p.dwords.eq(xi.sdst_dw)]
-        with m.If(x_valid & _is_kind(xk, Kind.VMEM_LOAD, Kind.VMEM_STORE, Kind.VMEM_ATOMIC, Kind.CACHE)):
-            p = self.vmem_req.payload
-            m.d.sync += [self.vmem_req.valid.eq(1), p.wave.eq(xw), p.seq.eq(ex.seq), p.op.eq(xi.op), p.exec.eq(x_exec),
-                         p.addr.eq(vaddr_lanes), p.data.eq(data_lanes), p.vdst.eq(xi.vdst),
-                         p.returns.eq(xi.vdst_dw != 0), p.offset0.eq(0), p.offset1.eq(0)]
-        with m.If(x_valid & _is_kind(xk, Kind.DS_LOAD, Kind.DS_STORE, Kind.DS_ATOMIC)):
-            p = self.lds_req.payload
-            m.d.sync += [self.lds_req.valid.eq(1), p.wave.eq(xw), p.seq.eq(ex.seq), p.op.eq(xi.op), p.exec.eq(x_exec),
-                         p.addr.eq(ds_lanes), p.data.eq(data_lanes), p.vdst.eq(xi.vdst),
-                         p.returns.eq(xi.vdst_dw != 0), p.offset0.eq(xi.offset0), p.offset1.eq(xi.offset1)]
+        x_req = (x_valid & ex_last) if banked else x_valid
+        for port, kinds, lanes_addr, offsets in (
+                (self.vmem_req, (Kind.VMEM_LOAD, Kind.VMEM_STORE, Kind.VMEM_ATOMIC, Kind.CACHE), vaddr_lanes, (0, 0)),
+                (self.lds_req, (Kind.DS_LOAD, Kind.DS_STORE, Kind.DS_ATOMIC), ds_lanes, (xi.offset0, xi.offset1))):
+            p = port.payload
+            with m.If(x_valid & _is_kind(xk, *kinds)):
+                m.d.sync += [per_lane(p.addr, lanes_addr, 64), per_lane(p.data, data_lanes, 128)]
+            with m.If(x_req & _is_kind(xk, *kinds)):
+                m.d.sync += [port.valid.eq(1), p.wave.eq(xw), p.seq.eq(ex.seq), p.op.eq(xi.op), p.exec.eq(x_exec),
+                             p.vdst.eq(xi.vdst), p.returns.eq(xi.vdst_dw != 0),
+                             p.offset0.eq(offsets[0]), p.offset1.eq(offsets[1])]
 
         # ---- counters and busy bits: up at issue, down on the last response beat ------------
         inc = {c: Signal(W, name=f"inc_{c}") for c in ("load", "store", "ds", "km")}
@@ -886,7 +1005,7 @@ class SIMD(wiring.Component):
         # returns: scalar and vector memory responses, and the launch sequence's writes
         mr = fragment("returns")
         sresp = self.smem_resp
-        mr.d.comb += sresp.ready.eq(~launching)
+        mr.d.comb += sresp.ready.eq((~launching & ~s_taken) if banked else ~launching)
         with mr.If(sresp.valid & sresp.ready):
             sp = sresp.payload
             mr.d.comb += [sw_mem.addr.eq(sp.wave * 64 + sp.sdst[1:]), sw_mem.data.eq(Cat(sp.data, sp.data)),
@@ -896,23 +1015,41 @@ class SIMD(wiring.Component):
         launch_pairs = Array([Const(0, 6), Const(1, 6), Const(57, 6), Const(58, 6)])   # s[0:1] s[2:3] ttmp[6:7] ttmp[8:9]
         launch_vals = Array([Cat(hold.sgpr[0], hold.sgpr[1]), Cat(hold.sgpr[2], hold.sgpr[3]),
                              Cat(Const(0, 32), hold.ttmp7), Cat(Const(0, 32), hold.ttmp9)])
-        with mr.If(launching):
+        with mr.If(launch_go):
             mr.d.comb += [sw_mem.addr.eq(hold_slot * 64 + launch_pairs[launch_step - 1]),
                           sw_mem.data.eq(launch_vals[launch_step - 1]),
                           sw_mem.en.eq(Mux(launch_step >= 3, 0b10, 0b11))]
-            with mr.If(launch_step == 4):
-                mr.d.comb += [vw_mem.addr.eq(hold.vgpr_base), vw_mem.data.eq(hold.v0), vw_mem.en.eq(~0)]
+            if not banked:
+                with mr.If(launch_step == 4):
+                    mr.d.comb += [vw_mem.addr.eq(hold.vgpr_base), vw_mem.data.eq(hold.v0), vw_mem.en.eq(~0)]
+        if banked:
+            vw_who = Signal(data.StructLayout({"wave": range(W), "vdst": 8}))   # whose register vw_mem writes
+            with mr.If(launch_fire):
+                lp = self.launch.payload
+                mr.d.comb += [vw_mem.addr.eq(lp.vgpr_base), vw_mem.data.eq(lp.v0), vw_mem.en.eq(~0),
+                              vw_who.wave.eq(launch_slot)]
         with mr.If(trans_done):
             mr.d.comb += [vw_mem.addr.eq(base[trans_wb.wave] + trans_wb.vdst), vw_mem.data.eq(trans.o.payload.d),
                           vw_mem.en.eq(trans_wb.exec)]
+            if banked:
+                mr.d.comb += [vw_who.wave.eq(trans_wb.wave), vw_who.vdst.eq(trans_wb.vdst)]
         vresp, lresp = self.vmem_resp, self.lds_resp
-        mr.d.comb += [vresp.ready.eq(~launching & ~trans.o.valid), lresp.ready.eq(~launching & ~trans.o.valid & ~vresp.valid)]
+        if banked:
+            vw_free = ~launch_fire & ~trans.o.valid & vw_mem.ready
+        else:
+            vw_free = ~launching & ~trans.o.valid
+        mr.d.comb += [vresp.ready.eq(vw_free), lresp.ready.eq(vw_free & ~vresp.valid)]
         for resp, is_lds in ((vresp, False), (lresp, True)):
             with mr.If(resp.valid & resp.ready):
                 rp = resp.payload
                 with mr.If(rp.write):
-                    mr.d.comb += [vw_mem.addr.eq(base[rp.wave] + rp.vdst), vw_mem.data.eq(rp.data), vw_mem.en.eq(rp.mask),
-                                  vclr[rp.wave].eq(Const(1, V) << rp.vdst)]
+                    mr.d.comb += [vw_mem.addr.eq(base[rp.wave] + rp.vdst), vw_mem.data.eq(rp.data), vw_mem.en.eq(rp.mask)]
+                    if banked:
+                        mr.d.comb += [vw_who.wave.eq(rp.wave), vw_who.vdst.eq(rp.vdst)]
+                        with mr.If(rp.mask == 0):   # nothing to write
+                            mr.d.comb += vclr[rp.wave].eq(Const(1, V) << rp.vdst)
+                    else:
+                        mr.d.comb += vclr[rp.wave].eq(Const(1, V) << rp.vdst)
                 with mr.If(rp.last):
                     if is_lds:
                         mr.d.comb += dec_["ds"].bit_select(rp.wave, 1).eq(1)
@@ -922,8 +1059,18 @@ class SIMD(wiring.Component):
                         with mr.Else():
                             mr.d.comb += dec_["load"].bit_select(rp.wave, 1).eq(1)
         vclr_trans = Array(Signal(V, name=f"vclr_trans{i}") for i in range(W))
-        with mt.If(trans_done):
+        with mt.If((trans_done & (trans_wb.exec == 0)) if banked else trans_done):
             mt.d.comb += vclr_trans[trans_wb.wave].eq(Const(1, V) << trans_wb.vdst)
+        if banked:
+            # the destination of a buffered whole-register write (a launch's v0, which the
+            # launch marks busy, a memory return, a transcendental result) stays busy until
+            # the VGPR file has written its last group
+            vclr_buf = Array(Signal(V, name=f"vclr_buf{i}") for i in range(W))
+            buffered = Signal(vw_who.shape())
+            with m.If(vw_mem.en.any() & vw_mem.ready):
+                m.d.sync += buffered.eq(vw_who)
+            with mr.If(vgprs.done):
+                mr.d.comb += vclr_buf[buffered.wave].eq(Const(1, V) << buffered.vdst)
         vclr_valu = Array(Signal(V, name=f"vclr_valu{i}") for i in range(W))
         sclr_valu = Array(Signal(128, name=f"sclr_valu{i}") for i in range(W))
         if flight:
@@ -933,12 +1080,15 @@ class SIMD(wiring.Component):
                 mdone.d.comb += [vclr_valu[done.wave].eq(((Const(1, 3) << done.vn) - 1) << done.vdst),
                                  sclr_valu[done.wave].eq(((Const(1, 3) << done.sn) - 1) << done.sdst)]
         for i in range(W):
+            v_done = vclr[i] | vclr_trans[i] | vclr_valu[i]
+            if banked:
+                v_done = v_done | vclr_buf[i]
             with m.If(~(launch_fire & (launch_slot == i))):   # a launch resets them instead
                 m.d.sync += [loadcnt[i].eq(loadcnt[i] + inc["load"][i] - dec_["load"][i]),
                              storecnt[i].eq(storecnt[i] + inc["store"][i] - dec_["store"][i]),
                              dscnt[i].eq(dscnt[i] + inc["ds"][i] - dec_["ds"][i]),
                              kmcnt[i].eq(kmcnt[i] + inc["km"][i] - dec_["km"][i]),
-                             vbusy[i].eq((vbusy[i] | vset[i]) & ~(vclr[i] | vclr_trans[i] | vclr_valu[i])),
+                             vbusy[i].eq((vbusy[i] | vset[i]) & ~v_done),
                              sbusy[i].eq((sbusy[i] | sset[i]) & ~(sclr[i] | sclr_valu[i]))]
 
         # ---- workgroup barrier -----------------------------------------------------------------
@@ -953,7 +1103,7 @@ class SIMD(wiring.Component):
             with m.If(complete):
                 m.d.sync += [bar_sig[i].eq(0), bar_pass[i].eq(1)]
 
-        self.trace = dict(vgpr_mem=vgprs, sgpr_mem=sgprs, ex=ex, issue=issue, sel=sel, pc=pc, base=base, vw_ex=vw_alu,
+        self.trace = dict(vgprs=vgprs, sgprs=sgprs, ex=ex, issue=issue, sel=sel, pc=pc, base=base, vw_ex=vw_alu,
                           ex_s=exs, issue_s=issue_s, sel_s=sel_s, sw_s=sw_s,
                           vw_trans=vw_mem, trans_valid=trans_done, trans_wb=trans_wb,
                           sw=[sw_alu, sw_mem], exec=exec_, vcc=vcc, scc=scc, m0=m0, resident=resident,
@@ -1084,6 +1234,15 @@ class SIMD(wiring.Component):
 
 def _is_kind(kind, *kinds):
     return Cat(*[kind == k for k in kinds]).any()
+
+
+def _reads_twice(inst, is_mem):
+    """With the banked VGPR file: ``inst`` needs more than three reads, two cycles per lane
+    group (a VALU instruction with a 64-bit VGPR source: reads 1, 3 or 5; a vector memory one
+    with more than one data dword: reads 3 to 5)."""
+    wide_src = Cat(*[src[8] & (n == 2) for src, n in ((inst.src0, inst.src0_dw), (inst.src1, inst.src1_dw),
+                                                       (inst.src2, inst.src2_dw))]).any()
+    return is_mem & ((inst.data0_dw >= 2) | (inst.data1_dw != 0)) | (inst.kind == Kind.VALU) & wide_src
 
 
 def _is_op(op, *ops):

@@ -29,6 +29,7 @@ def test_preset_names_and_sizes():
     assert f.valu_cycles == 4 and d.valu_cycles == 1
     assert d.l0_sets == 4096 // (4 * 128)
     assert r.return_order == "in_order" and d.return_order == "per_wave"
+    assert [c.regfile for c in (d, t, r, f)] == ["wide", "wide", "wide", "banked"]
     assert all(c.name == n for n, c in PRESETS.items())
 
 
@@ -51,6 +52,8 @@ def test_config_is_frozen_and_replace_validates():
         d.replace(lanes=3)
     with pytest.raises(ConfigError, match="return_order"):
         d.replace(return_order="random")
+    with pytest.raises(ConfigError, match="regfile must be one of"):
+        d.replace(regfile="bram")
     with pytest.raises(ConfigError, match="unknown DCUConfig field"):
         d.replace(lane=16)
     with pytest.raises(ConfigError, match="multiple of vgpr_granule"):

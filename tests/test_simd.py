@@ -8,7 +8,8 @@
 * Directed tests of the DCU-facing interfaces: ``perf`` counters against the model's
   instruction counts and the documented stall rule, ``ended``, the external barrier,
   sub-dword scalar loads at exact byte addresses, ``error.cause``.
-* The SIMD converts to Verilog and passes Verilator's lint (32, 16 and 8 lanes).
+* The SIMD converts to Verilog and passes Verilator's lint (32, 16 and 8 lanes; 8 lanes with
+  the banked register files).
 """
 from __future__ import annotations
 
@@ -537,8 +538,10 @@ def test_illegal_instruction_stops_the_wave_with_its_cause():
     sim.run()
 
 
-@pytest.mark.parametrize("lanes", [32, pytest.param(16, marks=pytest.mark.slow), pytest.param(8, marks=pytest.mark.slow)])
-def test_simd_converts_to_verilog_and_lints(tmp_path, lanes):
+@pytest.mark.parametrize("lanes,regfile", [(32, "wide"), pytest.param(16, "wide", marks=pytest.mark.slow),
+                                           pytest.param(8, "wide", marks=pytest.mark.slow),
+                                           pytest.param(8, "banked", marks=pytest.mark.slow)])
+def test_simd_converts_to_verilog_and_lints(tmp_path, lanes, regfile):
     from hdl.simd import SIMD
-    cfg = dataclasses.replace(get_config("tiny"), lanes=lanes)
+    cfg = dataclasses.replace(get_config("tiny"), lanes=lanes, regfile=regfile)
     convert_and_lint(SIMD(cfg), "simd", tmp_path, extra_flags=("-Wno-UNOPTFLAT",))
