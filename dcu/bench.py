@@ -866,10 +866,11 @@ def _kernels(config: str = "tiny", seed: int = 0) -> dict:
 def _design_size(top) -> dict:
     """Signals (and their bits) and memories (and their bits) of an elaborated design: what
     Amaranth's simulator updates."""
-    from amaranth.hdl import Fragment, MemoryInstance, Shape
+    from amaranth.hdl import Fragment, Shape
+    from amaranth.lib.memory import Memory
     design = Fragment.get(top, None).prepare()
     signals = list(design.signal_lca)
-    mems = [f._data for f in design.fragments if isinstance(f, MemoryInstance)]
+    mems = [e for e in design.elaboratables if isinstance(e, Memory)]
     return {"signals": len(signals), "signal_bits": sum(len(s) for s in signals),
             "memories": len(mems), "memory_bits": sum(m.depth * Shape.cast(m.shape).width for m in mems)}
 

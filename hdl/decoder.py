@@ -25,10 +25,10 @@ from isa import operands as O
 # The Python decoder's own tables, so that both decoders follow one set of rules.
 from isa.decoder import _BASE_WORDS, _DPP_CODES, _SRC_FIELDS, _fmt_of, _raw_op
 
-from .isa_tables import FmtId, Kind, OpId
+from .isa_tables import FmtId, Kind, OpId, info_of, ops_of
 from .layouts import DecodedInst
 
-__all__ = ["Decoder", "DecodedInst", "IMPLEMENTED", "op_properties"]
+__all__ = ["Decoder", "DecodedInst", "IMPLEMENTED", "op_properties", "is_branch_word"]
 
 #: Mnemonics the RTL decoder decodes (read by scripts/gen_opcode_table.py).
 IMPLEMENTED = frozenset(o.name for o in OPCODES)
@@ -70,6 +70,16 @@ def _op_field(fmt: Fmt) -> tuple[int, int]:
     lsb = next(b for b in range(32) if _raw_op(fmt, 1 << b) == 1)
     assert _raw_op(fmt, ((1 << width) - 1) << lsb) == (1 << width) - 1
     return lsb, width
+
+
+def is_branch_word(d):
+    """Whether dword ``d`` encodes a PC-relative branch, ``s_branch`` or an ``s_cbranch_*``
+    (the SOPP members of kind ``sbranch``, with the format patterns and opcode field the
+    :class:`Decoder` uses); its ``simm16`` is ``d[0:16]``."""
+    lsb, width = _op_field(Fmt.SOPP)
+    sopp = Cat(*[d[_FMT_LSB:32].matches(p) for p in _fmt_cubes()[Fmt.SOPP]]).any()
+    ops = [info_of(op).op for op in ops_of("sbranch") if info_of(op).fmt == Fmt.SOPP]
+    return sopp & Cat(*[d[lsb:lsb + width] == op for op in ops]).any()
 
 
 _VALU_FMTS = (Fmt.VOP1, Fmt.VOP2, Fmt.VOPC, Fmt.VOP3, Fmt.VOP3SD)

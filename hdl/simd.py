@@ -25,8 +25,8 @@ from amaranth.lib.wiring import In, Out
 
 from isa.operands import inline_constant
 from .config import DCUConfig
-from .decoder import Decoder
-from .isa_tables import Kind, OpId, info_of, ops_of
+from .decoder import Decoder, is_branch_word
+from .isa_tables import Kind, OpId, info_of
 from .salu import SALU
 from .valu_fp import VALUFloat
 from .layouts import DecodedInst
@@ -1138,10 +1138,9 @@ class SIMD(wiring.Component):
         SOPP branch encoding and a negative offset; the last one wins) and its target's line
         address. A literal or a second dword may look like one: that only costs a fetch."""
         found, target_line = Signal(name="loop_found"), Signal(ADDR - 6, name="loop_target")
-        branch_ops = [info_of(op).op for op in ops_of("sbranch")]
         for k in range(FETCH_BYTES // 4):
             d = line[32 * k: 32 * k + 32]
-            with m.If((d[23:32] == 0b101111111) & Cat(*[d[16:23] == op for op in branch_ops]).any() & d[15]):
+            with m.If(is_branch_word(d) & d[15]):
                 m.d.comb += [found.eq(1), target_line.eq((line_addr + 4 * k + 4 + (d[0:16].as_signed() << 2))[6:])]
         return found, target_line
 

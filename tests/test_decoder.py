@@ -600,3 +600,36 @@ def test_verilog_lint(tmp_path):
     for port in ("words", "pc", "inst", "next_pc", "target"):
         assert f" {port};" in text or f" {port}," in text or f"{port}\n" in text, port
     print(f"decoder.v: {len(text.splitlines())} lines, verilator lint clean")
+
+
+def test_is_branch_word_matches_the_python_decoder():
+    """``is_branch_word`` (the SIMD's loop-line scan) is true exactly for the dwords that
+    ``isa.decode`` reads as a SOPP branch (``s_branch`` / ``s_cbranch_*``, not ``s_setpc``
+    and the other SOP1 jumps): every opcode's encodings with random fields, and random dwords."""
+    from amaranth.hdl import Module, Signal
+    from hdl.decoder import is_branch_word
+    rng = random.Random(SEED)
+    words = [encode(fmt, op, [rng.getrandbits(32) for _ in range(3)]) & 0xFFFF_FFFF
+             for info in isa.OPCODES for fmt, op in _encodings(info) for _ in range(4)]
+    words += [rng.getrandbits(32) for _ in range(2000)]
+
+    def is_branch(w):
+        try:
+            info = isa.decode([w, 0, 0]).info
+            return info.kind == "sbranch" and info.fmt == Fmt.SOPP
+        except isa.DecodeError:
+            return False
+    want = [is_branch(w) for w in words]
+    assert sum(want) >= 7 * 4
+    m, d, out = Module(), Signal(32), Signal()
+    m.d.comb += out.eq(is_branch_word(d))
+    got = []
+
+    async def bench(ctx):
+        for w in words:
+            ctx.set(d, w)
+            got.append(bool(ctx.get(out)))
+    sim = Simulator(m)
+    sim.add_testbench(bench)
+    sim.run()
+    assert got == want
