@@ -567,95 +567,42 @@ def _latency(samples: int = 8) -> dict:
 
 # ---- ooo: the seed's out-of-order experiment on the whole DCU -------------------------------
 class _TracedDCU:
-    """The DCU of backend ``rtl`` (``dcu.rtl.run_dispatch``: the same host and memory model)
+    """Backend ``rtl``'s DCU (a :class:`dcu.rtl.RtlSession`: the same host and memory model)
     plus a monitor of the vector memory requests the two VecMemUnits accept. One simulator
-    per configuration (building it takes about 40 s), reset for each dispatch."""
+    per configuration, reset for each dispatch."""
 
     def __init__(self, config, watchdog_cycles: int = 50_000):
-        from amaranth.sim import Simulator
-        from hdl.dcu import DCU
+        from .rtl import RtlSession
         self.config = config
-        self.dcu = DCU(config, watchdog_cycles=watchdog_cycles)
-        self.sim = Simulator(self.dcu)
-        self.sim.add_clock(1e-8)
-        self.job = None
-        self.started = False
-
-    def _install(self):
-        from hdl.dcu import DcuErrorCause
-        from hdl.dispatch import DispatchLayout
-        from .rtl import _error_text
-        dcu, config, owner = self.dcu, self.config, self
+        self.session = RtlSession(config, watchdog_cycles=watchdog_cycles)
+        dcu = self.session.dcu
         ports = [(c * config.simds_per_cu + k, v.req[k]) for c, v in enumerate(dcu.vmem)
                  for k in range(config.simds_per_cu)]
         watched = []
         for _, p in ports:
             watched += [p.valid & p.ready, p.payload.wave, p.payload.addr[:64]]
-
-        async def memory(ctx):
-            await owner.job["mem"].serve(ctx, dcu.mem, dcu.mem_resp)
+        self.accesses: list = []
 
         async def monitor(ctx):          # one sample per cycle: about 1% of the DCU's own cost
-            job, cycle = owner.job, 0
+            self.accesses = accesses = []
+            cycle = 0
             async for _, _, *v in ctx.tick().sample(*watched):
                 cycle += 1
                 for i, (simd, _) in enumerate(ports):
                     if v[3 * i]:
-                        job["accesses"].append((cycle, simd, v[3 * i + 1], v[3 * i + 2]))
+                        accesses.append((cycle, simd, v[3 * i + 1], v[3 * i + 2]))
 
-        async def host(ctx):
-            job = owner.job
-            prep = job["prep"]
-            ctx.set(dcu.aperture_base, prep.mem.base)
-            ctx.set(dcu.aperture_size, max(a.end for a in prep.mem.allocations) - prep.mem.base)
-            ctx.set(dcu.dispatch.payload, DispatchLayout(config).const(job["fields"]))
-            ctx.set(dcu.dispatch.valid, 1)
-            await ctx.tick().until(dcu.dispatch.ready)
-            ctx.set(dcu.dispatch.valid, 0)
-            cycles = 1
-            while True:
-                _, _, done = await ctx.tick().sample(dcu.done)
-                cycles += 1
-                if done:
-                    break
-                if cycles >= job["max_cycles"]:
-                    job["error"] = f"the dispatch did not finish within {job['max_cycles']} cycles"
-                    break
-            job["cycles"] = cycles
-            err = ctx.get(dcu.error)
-            if err.valid:
-                job["error"] = _error_text(ctx, dcu, err, prep, DcuErrorCause)
-            job["counters"] = {name: ctx.get(sig) for name, sig in dcu.perf.items()}
-
-        self.sim.add_process(memory)
-        self.sim.add_process(monitor)
-        self.sim.add_testbench(host)
+        self.session.sim.add_process(monitor)
 
     def run(self, kernel, grid, block, args, *, latency, seed=0, reorder=True, max_cycles=200_000):
         """One dispatch; -> (prepared dispatch, cycles, counters, accesses [(cycle, simd, wave
         slot, lane-0 address)], seconds)."""
-        from hdl.dispatch import dispatch_fields
         from .launch import _dims, prepare
-        from .memmodel import PyMemory
         self.config.check_kernel(kernel, _dims(block))
         prep = prepare(kernel, grid, block, args)
-        self.job = {"prep": prep, "fields": dispatch_fields(prep.dispatch, bool(kernel.wgp_mode)),
-                    "mem": PyMemory(prep.mem, latency=latency, reorder=reorder, seed=seed),
-                    "accesses": [], "error": None, "max_cycles": max_cycles}
-        if self.started:
-            self.sim.reset()
-        else:
-            self._install()
-            self.started = True
-        t0 = time.perf_counter()
-        self.sim.run()
-        seconds = time.perf_counter() - t0
-        job = self.job
-        if job["mem"].faults:
-            job["error"] = job["error"] or f"memory fault at {job['mem'].faults[0][0]:#x}"
-        if job["error"]:
-            raise RuntimeError(f"{kernel.name} on the DCU ({self.config.name}): {job['error']}")
-        return prep, job["cycles"], job["counters"], job["accesses"], seconds
+        res = self.session.run(prep, kernel, bool(kernel.wgp_mode), latency=latency, seed=seed, reorder=reorder,
+                               max_cycles=max_cycles, progress=False)
+        return prep, res.cycles, res.counters, self.accesses, res.seconds
 
 
 def _xy_alone_kernel(test):

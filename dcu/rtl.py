@@ -17,7 +17,7 @@ import numpy as np
 
 from isa import DecodeError, decode, disassemble
 
-__all__ = ["RtlError", "RtlResult", "run_dispatch"]
+__all__ = ["RtlError", "RtlResult", "RtlSession", "run_dispatch"]
 
 
 class RtlError(RuntimeError):
@@ -46,10 +46,156 @@ def _describe_words(words: int, pc: int) -> str:
     return f"{text} (dwords {' '.join(f'{w:08x}' for w in raw)})"
 
 
+class RtlSession:
+    """One DCU built for Amaranth's simulator that runs dispatches one after another.
+
+    Building the simulator of a whole DCU costs 30–50 s (elaboration, then compiling its
+    processes), often more than the dispatch. A session builds it once;
+    ``Simulator.reset()`` before each further dispatch returns every signal and memory to its
+    initial value and restarts every process, so each dispatch sees the DCU a new simulator
+    would (tests/test_dcu.py checks cycle counts against a fresh one).
+
+    Parameters
+    ----------
+    config : DCUConfig
+    watchdog_cycles : int
+        The DCU stops when no instruction issues for this many cycles.
+    host_top : hdl.hosttop.HostTop, optional
+        Simulate this top (the DCU with the RTL memory model, its image as initial contents)
+        instead of the DCU with :class:`dcu.memmodel.PyMemory` behind its port.
+
+    Members
+    -------
+    sim : amaranth.sim.Simulator
+        Processes added to it (``sim.add_process``) run again in every dispatch.
+    dcu : hdl.dcu.DCU
+    """
+
+    def __init__(self, config, *, watchdog_cycles: int = 50_000, host_top=None):
+        from amaranth.sim import Simulator
+        self.config, self.watchdog_cycles = config, watchdog_cycles
+        if host_top is None:
+            from hdl.dcu import DCU
+            self.top = self.dcu = DCU(config, watchdog_cycles=watchdog_cycles)
+        else:
+            self.top, self.dcu = host_top, host_top.dcu
+        self.sim = Simulator(self.top)
+        self.sim.add_clock(1e-8)
+        self._job: dict | None = None
+        self._used = False
+        self.sim.add_process(self._serve_memory)
+        self.sim.add_process(self._sample_timeline)
+        self.sim.add_testbench(self._host)
+
+    async def _serve_memory(self, ctx):
+        if self._job["mem"] is not None:
+            await self._job["mem"].serve(ctx, self.dcu.mem, self.dcu.mem_resp)
+
+    async def _sample_timeline(self, ctx):
+        if self._job["timeline"] is not None:
+            await _sample_timeline(ctx, self.dcu, self._job["timeline"])
+
+    async def _host(self, ctx):
+        job, dcu, config = self._job, self.dcu, self.config
+        port, img, prep = self.top, job["img"], job["prep"]
+        ctx.set(port.aperture_base, img.aperture_base)
+        ctx.set(port.aperture_size, img.aperture_size)
+        if job["mem"] is None:
+            ctx.set(port.seed, job["seed"] & 0xFFFF_FFFF)
+        from hdl.dispatch import DispatchLayout
+        ctx.set(port.dispatch.payload, DispatchLayout(config).from_bits(img.dispatch_bits))
+        ctx.set(port.dispatch.valid, 1)
+        await ctx.tick().until(port.dispatch.ready)
+        ctx.set(port.dispatch.valid, 0)
+        t0 = last = time.perf_counter()
+        cycles, max_cycles, progress = 1, job["max_cycles"], job["progress"]
+        while True:
+            _, _, done = await ctx.tick().sample(dcu.done)
+            cycles += 1
+            if done:
+                break
+            if cycles >= max_cycles:
+                job["error"] = f"the dispatch did not finish within {max_cycles} cycles"
+                break
+            if progress and cycles % 256 == 0:
+                now = time.perf_counter()
+                if now - last > 2:
+                    last = now
+                    print(f"\r  rtl: {cycles} cycles, {cycles / (now - t0):.0f} cycles/s", end="", file=sys.stderr)
+        if progress and last != t0:
+            print(file=sys.stderr)
+        job["cycles"] = cycles
+        err = ctx.get(dcu.error)
+        if err.valid:
+            job["error"] = error_text(err, config, prep, self.watchdog_cycles, _resident_waves(ctx, dcu))
+        job["counters"] = {name: ctx.get(sig) for name, sig in dcu.perf.items()}
+        if job["mem"] is None:
+            await ctx.tick()
+            if not job["error"] and ctx.get(port.cycles) != cycles:
+                job["error"] = f"HostTop counted {ctx.get(port.cycles)} cycles, the testbench {cycles}"
+            ram = port.memory.ram.data
+            lines = [ctx.get(ram[i]) for i in range(img.words.size // 32)]
+            raw = b"".join(v.to_bytes(128, "little") for v in lines)
+            img.store_back(prep, np.frombuffer(raw, np.uint32))
+
+    def run(self, prep, kernel, wgp: bool, *, seed: int = 0, latency=(8, 32), reorder: bool = True,
+            vcd: str | None = None, max_cycles: int = 5_000_000, progress: bool | None = None,
+            timeline: str | None = None, img=None) -> RtlResult:
+        """Run one prepared dispatch (``dcu.launch.prepare``); memory is updated in place. The
+        parameters are :func:`run_dispatch`'s; ``img`` is the host image a ``host_top``
+        session was built with."""
+        from .hostimage import host_image
+        from .memmodel import PyMemory
+        rtl_memory = self.top is not self.dcu
+        if rtl_memory and img is None:
+            raise ValueError("a HostTop session runs the image it was built with: pass it as img")
+        img = img or host_image(prep, self.config, wgp)
+        tl = None
+        if timeline:
+            from .timeline import Timeline
+            W = self.config.wave_slots
+            tl = Timeline([f"SIMD{s} w{w}" for s in range(len(self.dcu.simds)) for w in range(W)])
+        self._job = {"prep": prep, "img": img, "seed": seed, "max_cycles": max_cycles, "timeline": tl,
+                     "progress": sys.stderr.isatty() if progress is None else progress, "error": None,
+                     "cycles": 0, "counters": {},
+                     "mem": None if rtl_memory else PyMemory(prep.mem, latency=latency, reorder=reorder, seed=seed)}
+        if self._used:
+            self.sim.reset()
+        self._used = True
+        t0 = time.perf_counter()
+        if vcd:
+            from .waves import gtkw_for_vcd
+            with self.sim.write_vcd(vcd):
+                self.sim.run()
+            gtkw_for_vcd(vcd, self.config.wave_slots, self.config.simds)
+        else:
+            self.sim.run()
+        job = self._job
+        if tl is not None:
+            tl.to_png(timeline, title=f"{kernel.name} on the DCU ({self.config.name})")
+        issued = {}
+        for name, v in job["counters"].items():
+            if ".issued." in name:
+                g = name.rsplit(".", 1)[1]
+                issued[g] = issued.get(g, 0) + v
+        result = RtlResult(job["cycles"], job["counters"], issued, time.perf_counter() - t0)
+        mem = job["mem"]
+        if mem is not None and mem.faults:
+            addr, kind = mem.faults[0]
+            job["error"] = job["error"] or (f"memory fault: {kind} at {addr:#x} "
+                                            f"({prep.mem.nearest(addr)}); {len(mem.faults)} faulting requests")
+        if job["error"]:
+            raise RtlError(f"{kernel.name} on rtl ({self.config.name}): {job['error']}", result)
+        return result
+
+
+_SESSIONS: dict[tuple, RtlSession] = {}
+
+
 def run_dispatch(prep, kernel, config, wgp: bool, *, seed: int = 0, latency=(8, 32),
                  reorder: bool = True, vcd: str | None = None, max_cycles: int = 5_000_000,
                  watchdog_cycles: int = 50_000, progress: bool | None = None,
-                 timeline: str | None = None, memory: str = "py") -> RtlResult:
+                 timeline: str | None = None, memory: str = "py", reuse: bool = False) -> RtlResult:
     """Run a prepared dispatch (``dcu.launch.prepare``) on the DCU; memory is updated in place.
 
     Parameters
@@ -76,109 +222,35 @@ def run_dispatch(prep, kernel, config, wgp: bool, *, seed: int = 0, latency=(8, 
         port. ``rtl``: simulate :class:`hdl.hosttop.HostTop`, the DCU with the RTL memory
         model, exactly the design the ``verilator`` backend compiles, so the two backends
         count the same cycles for the same ``seed``, ``latency`` and ``reorder``.
+    reuse : bool
+        With ``memory="py"``: run on this process's :class:`RtlSession` for the
+        configuration and watchdog, built by the first such call (a test or benchmark
+        running many kernels saves the 30–50 s of building each).
 
     Raises
     ------
     RtlError
         When the DCU reports an error or the cycle budget runs out.
     """
-    from amaranth.sim import Simulator
-    from hdl.dcu import DCU
-    from hdl.dispatch import DispatchLayout
     from .hostimage import host_image, memory_size_for
 
     if memory not in ("py", "rtl"):
         raise ValueError(f"memory must be 'py' or 'rtl', got {memory!r}")
-    img = host_image(prep, config, wgp)
+    options = dict(seed=seed, latency=latency, reorder=reorder, vcd=vcd, max_cycles=max_cycles,
+                   progress=progress, timeline=timeline)
     if memory == "rtl":
         from hdl.hosttop import HostTop
+        img = host_image(prep, config, wgp)
         top = HostTop(config, memory_size_for(img.used_bytes), img.base, latency=latency, reorder=reorder,
                       watchdog_cycles=watchdog_cycles, init=img.words.tobytes())
-        dcu, port = top.dcu, top
-        mem = None
-    else:
-        from .memmodel import PyMemory
-        top = port = dcu = DCU(config, watchdog_cycles=watchdog_cycles)
-        mem = PyMemory(prep.mem, latency=latency, reorder=reorder, seed=seed)
-    sim = Simulator(top)
-    sim.add_clock(1e-8)
-    if progress is None:
-        progress = sys.stderr.isatty()
-    state = {"cycles": 0, "error": None}
-
-    async def serve_memory(ctx):
-        await mem.serve(ctx, dcu.mem, dcu.mem_resp)
-
-    async def host(ctx):
-        ctx.set(port.aperture_base, img.aperture_base)
-        ctx.set(port.aperture_size, img.aperture_size)
-        if memory == "rtl":
-            ctx.set(top.seed, seed & 0xFFFF_FFFF)
-        ctx.set(port.dispatch.payload, DispatchLayout(config).from_bits(img.dispatch_bits))
-        ctx.set(port.dispatch.valid, 1)
-        await ctx.tick().until(port.dispatch.ready)
-        ctx.set(port.dispatch.valid, 0)
-        t0 = last = time.perf_counter()
-        cycles = 1
-        while True:
-            _, _, done = await ctx.tick().sample(dcu.done)
-            cycles += 1
-            if done:
-                break
-            if cycles >= max_cycles:
-                state["error"] = f"the dispatch did not finish within {max_cycles} cycles"
-                break
-            if progress and cycles % 256 == 0:
-                now = time.perf_counter()
-                if now - last > 2:
-                    last = now
-                    print(f"\r  rtl: {cycles} cycles, {cycles / (now - t0):.0f} cycles/s", end="", file=sys.stderr)
-        if progress and last != t0:
-            print(file=sys.stderr)
-        state["cycles"] = cycles
-        err = ctx.get(dcu.error)
-        if err.valid:
-            state["error"] = error_text(err, config, prep, watchdog_cycles, _resident_waves(ctx, dcu))
-        state["counters"] = {name: ctx.get(sig) for name, sig in dcu.perf.items()}
-        if memory == "rtl":
-            await ctx.tick()
-            if not state["error"] and ctx.get(top.cycles) != cycles:
-                state["error"] = f"HostTop counted {ctx.get(top.cycles)} cycles, the testbench {cycles}"
-            ram = top.memory.ram.data
-            lines = [ctx.get(ram[i]) for i in range(img.words.size // 32)]
-            raw = b"".join(v.to_bytes(128, "little") for v in lines)
-            img.store_back(prep, np.frombuffer(raw, np.uint32))
-
-    if mem is not None:
-        sim.add_process(serve_memory)
-    sim.add_testbench(host)
-    tl = None
-    if timeline:
-        tl = _timeline_sampler(sim, dcu)
-    t0 = time.perf_counter()
-    if vcd:
-        from .waves import gtkw_for_vcd
-        with sim.write_vcd(vcd):
-            sim.run()
-        gtkw_for_vcd(vcd, config.wave_slots, config.simds)
-    else:
-        sim.run()
-    if tl is not None:
-        tl.to_png(timeline, title=f"{kernel.name} on the DCU ({config.name})")
-    counters = state.get("counters", {})
-    issued = {}
-    for name, v in counters.items():
-        if ".issued." in name:
-            g = name.rsplit(".", 1)[1]
-            issued[g] = issued.get(g, 0) + v
-    result = RtlResult(state["cycles"], counters, issued, time.perf_counter() - t0)
-    if mem is not None and mem.faults:
-        addr, kind = mem.faults[0]
-        state["error"] = state["error"] or (f"memory fault: {kind} at {addr:#x} "
-                                            f"({prep.mem.nearest(addr)}); {len(mem.faults)} faulting requests")
-    if state["error"]:
-        raise RtlError(f"{kernel.name} on rtl ({config.name}): {state['error']}", result)
-    return result
+        session = RtlSession(config, watchdog_cycles=watchdog_cycles, host_top=top)
+        return session.run(prep, kernel, wgp, img=img, **options)
+    if not reuse:
+        return RtlSession(config, watchdog_cycles=watchdog_cycles).run(prep, kernel, wgp, **options)
+    key = (repr(config), watchdog_cycles)
+    if key not in _SESSIONS:
+        _SESSIONS[key] = RtlSession(config, watchdog_cycles=watchdog_cycles)
+    return _SESSIONS[key].run(prep, kernel, wgp, **options)
 
 
 def error_text(err, config, prep, watchdog_cycles: int, waves: list[str] | None = None) -> str:
@@ -217,12 +289,10 @@ def _resident_waves(ctx, dcu) -> list[str]:
     return waves
 
 
-def _timeline_sampler(sim, dcu):
-    """A process recording each wave slot's state every cycle into a :class:`dcu.timeline.Timeline`."""
+async def _sample_timeline(ctx, dcu, tl) -> None:
+    """Record each wave slot's state every cycle into ``tl`` (a :class:`dcu.timeline.Timeline`)."""
     from hdl.simd import StallReason
-    from .timeline import Timeline
     W = dcu.config.wave_slots
-    tl = Timeline([f"SIMD{s} w{w}" for s in range(len(dcu.simds)) for w in range(W)])
     issue, empty, ready = tl.code("issue"), tl.code("empty"), tl.code("ready")
     by_reason = {r.value: tl.code(r.name.lower()) for r in StallReason if r is not StallReason.NONE}
     by_reason[StallReason.NONE.value] = ready
@@ -230,23 +300,18 @@ def _timeline_sampler(sim, dcu):
     for simd in dcu.simds:
         tr = simd.trace
         probes += [tr["issue"], tr["sel"], tr["issue_s"], tr["sel_s"], *tr["resident"], *[w.as_value() for w in tr["why"]]]
-
-    async def sample(ctx):
-        cycle = 0
-        async for _, _, *v in ctx.tick().sample(*probes):
-            codes = []
-            for s in range(len(dcu.simds)):
-                base = s * (4 + 2 * W)
-                iss, sel, iss_s, sel_s = v[base: base + 4]
-                for w in range(W):
-                    if (iss and sel == w) or (iss_s and sel_s == w):
-                        codes.append(issue)
-                    elif not v[base + 4 + w]:
-                        codes.append(empty)
-                    else:
-                        codes.append(by_reason[v[base + 4 + W + w]])
-            tl.add_cycle(cycle, codes)
-            cycle += 1
-
-    sim.add_process(sample)
-    return tl
+    cycle = 0
+    async for _, _, *v in ctx.tick().sample(*probes):
+        codes = []
+        for s in range(len(dcu.simds)):
+            base = s * (4 + 2 * W)
+            iss, sel, iss_s, sel_s = v[base: base + 4]
+            for w in range(W):
+                if (iss and sel == w) or (iss_s and sel_s == w):
+                    codes.append(issue)
+                elif not v[base + 4 + w]:
+                    codes.append(empty)
+                else:
+                    codes.append(by_reason[v[base + 4 + W + w]])
+        tl.add_cycle(cycle, codes)
+        cycle += 1

@@ -8,8 +8,9 @@
 * The DCU converts to Verilog and lints: tests/test_verilator.py lints the Verilog it compiles
   (the DCU with its memory), so the minutes of conversion are spent once.
 
-Each DCU simulation costs tens of seconds (elaboration included); CI runs a cross-section,
-``-m slow`` runs every firmware kernel on the ``default`` and ``tiny`` presets.
+Building a DCU simulator costs 30–50 s; CI runs a cross-section, ``-m slow`` runs every
+firmware kernel on the ``default`` and ``tiny`` presets, on one reused simulator
+(``dcu.rtl.RtlSession``) per preset and test process.
 """
 from __future__ import annotations
 
@@ -80,9 +81,38 @@ def _all_cases():
 @pytest.mark.parametrize("name,config", _all_cases())
 def test_every_firmware_kernel_on_dcu(name, config):
     try:
-        _check(name, config)
+        _check(name, config, reuse=True)   # one simulator per preset and test process
     except ResourceError as e:   # a kernel the preset cannot hold is refused before launch
         pytest.skip(str(e))
+
+
+def test_session_reset_leaves_nothing_of_the_previous_dispatch():
+    """A reused simulator (``RtlSession``) gives a dispatch exactly what a new one would: a
+    kernel run before and after another one counts the same cycles and counters and
+    writes the same output, though the other kernel ran its own code through the same
+    instruction, scalar and L0 caches in between."""
+    from dcu.launch import _dims, prepare
+    from dcu.rtl import RtlSession
+    from firmware_tests.runner import HERE
+    from hdl.config import get_config
+    cfg = get_config("tiny")
+    session = RtlSession(cfg)
+
+    def run(name):
+        test = get(name)
+        kernel = dcu.load_program(HERE / test.source, wgp=test.wgp).kernel(test.kernel)
+        args = test.make_args(np.random.default_rng(0))
+        prep = prepare(kernel, test.grid, test.block, args)
+        cfg.check_kernel(kernel, _dims(test.block))
+        res = session.run(prep, kernel, bool(kernel.wgp_mode), progress=False)
+        return res, prep.read_back()
+
+    first, out_first = run("vector_add_asm")
+    other, _ = run("scalar_loads_asm")
+    again, out_again = run("vector_add_asm")
+    assert other.cycles != first.cycles
+    assert (again.cycles, again.counters) == (first.cycles, first.counters)
+    assert all(np.array_equal(a, b) for a, b in zip(out_first, out_again) if isinstance(a, np.ndarray))
 
 
 # ---------------------------------------------------------------------------- errors
