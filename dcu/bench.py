@@ -5,6 +5,7 @@ noisy, so each benchmark measures what it compares in one run.
 """
 from __future__ import annotations
 
+import inspect
 import json
 import math
 import platform
@@ -778,18 +779,20 @@ _KERNEL_COUNTERS = ("valu_busy", "stall.dependency", "stall.loadcnt", "stall.sto
                     "stall.kmcnt", "stall.barrier", "stall.fetch", "stall.structural")
 
 
-def _kernels(config: str = "tiny", seed: int = 0) -> dict:
-    """Every firmware kernel the preset holds on the whole DCU: cycles, wave-instructions,
-    IPC (over the four SIMDs) and the main counters summed over the SIMDs, checked against
-    the golden output on the way."""
+def _kernels(config: str = "tiny", backend: str | None = None, seed: int = 0) -> dict:
+    """Every firmware kernel the preset holds on the whole DCU: cycles, wave-instructions
+    (and the model's count), IPC (over the four SIMDs) and the main counters summed over the
+    SIMDs, checked against the golden output on the way. ``backend``: ``verilator`` when it
+    can build here, else ``rtl`` (on one reused simulator)."""
     from firmware_tests.manifest import TESTS
     from firmware_tests.runner import run_firmware
     from hdl.config import ResourceError
-    backend = _compiled_backend()
+    backend = backend or _compiled_backend()
     rows, skipped, t0 = [], [], time.perf_counter()
     for t in TESTS:
         try:
-            res = run_firmware(t, backend=backend, config=config, memory_seed=seed)
+            res = run_firmware(t, backend=backend, config=config, memory_seed=seed,
+                               **({"reuse": True} if backend == "rtl" else {}))
         except ResourceError as e:
             skipped.append(f"{t.name}: {e}")
             continue
@@ -799,7 +802,8 @@ def _kernels(config: str = "tiny", seed: int = 0) -> dict:
         c = r.counters
         simds = sorted({k.split(".")[0] for k in c if k.startswith("simd")})
         total = {name: sum(c[f"{s}.{name}"] for s in simds) for name in _KERNEL_COUNTERS}
-        rows.append({"kernel": t.name, "cycles": r.cycles, "instructions": r.instructions,
+        model = run_firmware(t, backend="model", config=config).run.report.instructions
+        rows.append({"kernel": t.name, "cycles": r.cycles, "instructions": r.instructions, "model_instructions": model,
                      "ipc": round(r.instructions / r.cycles, 3), **{k.replace("stall.", ""): v for k, v in total.items()},
                      "lds_conflicts": c["lds.conflict_cycles0"] + c["lds.conflict_cycles1"],
                      "l0_hits": c["vmem0.hits"] + c["vmem1.hits"], "l0_misses": c["vmem0.misses"] + c["vmem1.misses"],
@@ -924,13 +928,21 @@ def _markdown(result: dict) -> str:
     return "\n".join(out)
 
 
-def run(name: str, json_path: str | None = None) -> dict:
+def run(name: str, json_path: str | None = None, **options) -> dict:
+    """Run one benchmark; ``options`` (``config``, ``backend``) go to the benchmarks that take
+    them, and name its results file: ``NAME-CONFIG-BACKEND.json``."""
     if name not in BENCHMARKS:
         raise SystemExit(f"unknown benchmark {name!r}; available: {', '.join(BENCHMARKS)}")
-    result = BENCHMARKS[name]()
+    fn = BENCHMARKS[name]
+    options = {k: v for k, v in options.items() if v is not None}
+    takes = inspect.signature(fn).parameters
+    if any(k not in takes for k in options):
+        raise SystemExit(f"benchmark {name!r} takes no option {', '.join(k for k in options if k not in takes)}")
+    result = fn(**options)
     result["machine"] = {"python": platform.python_version(), "processor": platform.processor() or platform.machine()}
     RESULTS.mkdir(parents=True, exist_ok=True)
-    (RESULTS / f"{name}.json").write_text(json.dumps(result, indent=2) + "\n")
+    stem = "-".join([name, *options.values()])
+    (RESULTS / f"{stem}.json").write_text(json.dumps(result, indent=2) + "\n")
     if json_path:
         Path(json_path).write_text(json.dumps(result, indent=2) + "\n")
     sections = sorted(RESULTS.glob("*.json"))

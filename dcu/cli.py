@@ -7,7 +7,7 @@
             [--json FILE] [--vcd FILE] [--timeline FILE.png] [--wgp]
     dcu info FILE [--config PRESET] [--block X[,Y[,Z]]] [--wgp]
     dcu disasm FILE [--kernel NAME]
-    dcu bench NAME [--json FILE]
+    dcu bench NAME [--json FILE] [--config PRESET] [--backend rtl|verilator]
     dcu verilog [--config PRESET] [--top NAME] -o FILE.v [--lint]
     dcu fpga [--board ulx3s] [--config PRESET] [--clock MHZ] [--baud N] [--block NAME [--generic]]
 
@@ -300,6 +300,8 @@ def build_parser() -> argparse.ArgumentParser:
     b = sub.add_parser("bench", help="run a benchmark")
     b.add_argument("name", metavar="NAME")
     b.add_argument("--json", metavar="FILE", help="write results as JSON")
+    b.add_argument("--config", metavar="PRESET", help="the preset, for benchmarks that take one (kernels)")
+    b.add_argument("--backend", choices=("rtl", "verilator"), help="the RTL backend, for benchmarks that take one (kernels)")
     return p
 
 
@@ -559,7 +561,7 @@ def cmd_bench(ns: argparse.Namespace) -> int:
     """``dcu bench``: dispatch to :func:`dcu.bench.run`."""
     from . import bench  # lazy
 
-    result = bench.run(ns.name, ns.json)
+    result = bench.run(ns.name, ns.json, config=ns.config, backend=ns.backend)
     return int(result) if isinstance(result, int) and not isinstance(result, bool) else 0
 
 
