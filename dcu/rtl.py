@@ -46,6 +46,9 @@ def _describe_words(words: int, pc: int) -> str:
     return f"{text} (dwords {' '.join(f'{w:08x}' for w in raw)})"
 
 
+STOPPED_WATCH_CYCLES = 32    # after an error: cycles in which the DCU must request no memory
+
+
 class RtlSession:
     """One DCU built for Amaranth's simulator that runs dispatches one after another.
 
@@ -128,6 +131,13 @@ class RtlSession:
         err = ctx.get(dcu.error)
         if err.valid:
             job["error"] = error_text(err, config, prep, self.watchdog_cycles, _resident_waves(ctx, dcu))
+            # a stopped DCU holds its state: nothing may leave it (an atomic request held
+            # at its port would otherwise be applied again every cycle)
+            for _ in range(STOPPED_WATCH_CYCLES):
+                _, _, leaving = await ctx.tick().sample(dcu.mem.valid)
+                if leaving:
+                    job["error"] += "; the DCU requested memory after it stopped"
+                    break
         job["counters"] = {name: ctx.get(sig) for name, sig in dcu.perf.items()}
         if job["mem"] is None:
             await ctx.tick()

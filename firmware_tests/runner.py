@@ -83,3 +83,24 @@ def run_firmware(test, backend: str = "model", config: str = "default", seed: in
         except AssertionError as e:
             result.mismatches.append(f"check: {e}")
     return result
+
+
+def issue_mismatches(test, config: str, report) -> list[str]:
+    """How an RTL run's report (``dcu.launch.RunReport``) differs from the model's run of the
+    same test and preset: the instructions issued, by SIMD issue group, and the waves and
+    workgroups dispatched. Retry loops (atomics checked by a ``check``) and the wave X /
+    wave Y race (``ooo``) run as often as timing makes them: their counts are not compared."""
+    from collections import Counter
+    from hdl.simd import issue_group
+    model = run_firmware(test, backend="model", config=config).run.report
+    out = []
+    want = Counter()
+    for kind, n in model.instructions_by_kind.items():
+        want[issue_group(kind)] += n
+    got = {g: n for g, n in report.instructions_by_kind.items() if n}
+    if not ("ooo" in test.tags or ("atomic" in test.tags and test.check is not None)) and got != dict(want):
+        out.append(f"issued by group: rtl {got}, model {dict(want)}")
+    for name in ("waves", "workgroups"):
+        if report.counters[f"dispatch.{name}"] != model.counters[name]:
+            out.append(f"{name}: rtl {report.counters[f'dispatch.{name}']}, model {model.counters[name]}")
+    return out

@@ -186,8 +186,12 @@ class DCU(wiring.Component):
         for idx, unit in clients.items():
             connect(m, unit.mem, arb.clients[idx])
             connect(m, arb.client_resp[idx], unit.mem_resp)
-        connect(m, arb.mem, wiring.flipped(self.mem))
-        connect(m, wiring.flipped(self.mem_resp), arb.mem_resp)
+        # Stopped, the DCU's port goes quiet: a request held there would be taken again every
+        # cycle (an atomic applied again), and a response taken would be lost.
+        m.d.comb += [self.mem.valid.eq(arb.mem.valid & run), self.mem.payload.eq(arb.mem.payload),
+                     arb.mem.ready.eq(self.mem.ready & run),
+                     arb.mem_resp.valid.eq(self.mem_resp.valid & run), arb.mem_resp.payload.eq(self.mem_resp.payload),
+                     self.mem_resp.ready.eq(arb.mem_resp.ready & run)]
 
         # ---- status, errors and the watchdog ---------------------------------------------
         m.d.comb += [self.busy.eq(disp.busy & ~stop), self.done.eq(disp.done | stop)]
