@@ -115,6 +115,10 @@ TRAILER = """
 """
 
 
+# the error tests share one tiny DCU simulator (``reuse=True``) in one test process
+ERRORS = pytest.mark.xdist_group("dcu_tiny_errors")
+
+
 def _kernel(tmp_path, body: str):
     p = tmp_path / "k.s"
     p.write_text(HEADER + body + TRAILER)
@@ -135,15 +139,17 @@ def _store_then(tail: str) -> str:
 """
 
 
+@ERRORS
 def test_illegal_instruction_names_wave_pc_and_words(tmp_path):
     k = _kernel(tmp_path, _store_then("\t.long 0xffffffff"))
     out = np.zeros(32, np.uint32)
     with pytest.raises(RtlError, match=r"illegal instruction at SIMD \d, wave slot \d, PC 0x[0-9a-f]+: .*ffffffff") as e:
-        dcu.launch(k, 1, 32, [out], backend="rtl", config="tiny")
+        dcu.launch(k, 1, 32, [out], backend="rtl", config="tiny", reuse=True)
     # the stores before the bad word reached memory and come back with the error
     assert np.array_equal(e.value.buffers[0], np.arange(1, 33))
 
 
+@ERRORS
 def test_an_error_stops_requests_in_flight(tmp_path):
     """Atomics still on their way to memory when an illegal instruction stops the DCU are
     applied at most once: the stopped DCU requests nothing more (the backend watches its
@@ -156,12 +162,13 @@ def test_an_error_stops_requests_in_flight(tmp_path):
 """ + "\tglobal_atomic_add_u32 v1, v2, s[4:5]\n" * 16 + "\t.long 0xffffffff\n")
     out = np.zeros(32, np.uint32)
     with pytest.raises(RtlError, match="illegal instruction") as e:
-        dcu.launch(k, 1, 32, [out], backend="rtl", config="tiny")
+        dcu.launch(k, 1, 32, [out], backend="rtl", config="tiny", reuse=True)
     assert "after it stopped" not in str(e.value)
     got = e.value.buffers[0].astype(np.int64)
     assert all(v % (lane + 1) == 0 and v // (lane + 1) <= 16 for lane, v in enumerate(got)), got
 
 
+@ERRORS
 def test_memory_fault_names_lane_and_address(tmp_path):
     # lane 5 adds 16 MiB to its address: far outside every buffer
     k = _kernel(tmp_path, _store_then("""\tv_cmp_eq_u32 vcc_lo, 5, v0
@@ -171,14 +178,15 @@ def test_memory_fault_names_lane_and_address(tmp_path):
 \ts_wait_storecnt 0"""))
     out = np.zeros(32, np.uint32)
     with pytest.raises(RtlError, match=r"memory fault at SIMD \d, wave slot \d, lane 5: address 0x[0-9a-f]+") as e:
-        dcu.launch(k, 1, 32, [out], backend="rtl", config="tiny")
+        dcu.launch(k, 1, 32, [out], backend="rtl", config="tiny", reuse=True)
     assert np.array_equal(e.value.buffers[0], np.arange(1, 33))
 
 
+@ERRORS
 def test_barrier_that_never_completes_trips_the_watchdog(tmp_path):
     # s_barrier_wait without a signal: the wave can never pass it
     k = _kernel(tmp_path, _store_then("\ts_barrier_wait -1"))
     out = np.zeros(32, np.uint32)
     with pytest.raises(RtlError, match=r"watchdog: no instruction issued for 2000 cycles.*\n.*SIMD \d slot \d: PC") as e:
-        dcu.launch(k, 1, 32, [out], backend="rtl", config="tiny", watchdog_cycles=2000)
+        dcu.launch(k, 1, 32, [out], backend="rtl", config="tiny", watchdog_cycles=2000, reuse=True)
     assert np.array_equal(e.value.buffers[0], np.arange(1, 33))
