@@ -23,11 +23,11 @@ from dcu.hostimage import MIN_MEMORY_BYTES
 from dcu.launch import LaunchError
 from dcu.rtl import RtlError
 from firmware_tests.manifest import TESTS, get, path
-from firmware_tests.runner import run_firmware
+from firmware_tests.runner import issue_mismatches, run_firmware
 from hdl.config import ResourceError
 from tests.asmutil import needs_llvm
 from tests.lint import LINT_FLAGS
-from tests.test_dcu import HEADER, TRAILER, _kernel, _store_then, issued_like_model
+from tests.test_dcu import HEADER, TRAILER, _kernel, _store_then
 
 # one worker builds and runs them all (scripts/test.sh runs xdist with --dist loadgroup)
 pytestmark = [needs_llvm, pytest.mark.skipif(not vl.available(), reason=vl.INSTALL_HINT),
@@ -49,7 +49,7 @@ def _same_as_rtl(name: str, config: str):
     assert v.cycles == r.cycles, f"cycles: verilator {v.cycles}, rtl {r.cycles}"
     assert v.counters == r.counters, {k: (v.counters[k], r.counters.get(k)) for k in v.counters
                                       if v.counters[k] != r.counters.get(k)}
-    issued_like_model(get(name), config, v)
+    assert not (bad := issue_mismatches(get(name), config, v)), bad
     return v
 
 
@@ -66,7 +66,7 @@ def test_firmware_set_on_tiny_matches_model():
             report = _run(t.name, "tiny", "verilator", **MEMORY)
         except ResourceError:
             continue
-        issued_like_model(t, "tiny", report)
+        assert not (bad := issue_mismatches(t, "tiny", report)), f"{t.name}: {bad}"
         ran.append(t.name)
     assert len(ran) >= 20, ran
 
