@@ -56,7 +56,7 @@ class RtlSession:
     processes), often more than the dispatch. A session builds it once;
     ``Simulator.reset()`` before each further dispatch returns every signal and memory to its
     initial value and restarts every process, so each dispatch sees the DCU a new simulator
-    would (tests/test_dcu.py checks cycle counts against a fresh one).
+    would (tests/test_dcu.py: a kernel run before and after another counts the same).
 
     Parameters
     ----------
