@@ -67,6 +67,12 @@ def test_every_firmware_kernel_on_dcu(name, config):
         pytest.skip(str(e))
 
 
+def test_rdna1_preset_runs_a_kernel():
+    """RDNA 1 (Navi 10) sizes: 20 wave slots and 1,024 VGPRs per SIMD, 64 KiB LDS halves,
+    in-order return queues (about 3 minutes: a 1-Mbit register file per SIMD)."""
+    _check("vector_add_asm", "rdna1")
+
+
 def test_session_reset_leaves_nothing_of_the_previous_dispatch():
     """A reused simulator (``RtlSession``) gives a dispatch exactly what a new one would: a
     kernel run before and after another one counts the same cycles and counters and
