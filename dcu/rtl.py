@@ -34,7 +34,8 @@ class RtlResult:
     cycles: int
     counters: dict[str, int] = field(default_factory=dict)
     issued: dict[str, int] = field(default_factory=dict)     # per SIMD issue group, summed
-    seconds: float = 0.0
+    seconds: float = 0.0         # the simulation's wall time
+    cpu_seconds: float = 0.0     # and the CPU time this process spent on it
 
 
 def _describe_words(words: int, pc: int) -> str:
@@ -172,7 +173,7 @@ class RtlSession:
         if self._used:
             self.sim.reset()
         self._used = True
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         if vcd:
             from .waves import gtkw_for_vcd
             with self.sim.write_vcd(vcd):
@@ -188,7 +189,7 @@ class RtlSession:
             if ".issued." in name:
                 g = name.rsplit(".", 1)[1]
                 issued[g] = issued.get(g, 0) + v
-        result = RtlResult(job["cycles"], job["counters"], issued, time.perf_counter() - t0)
+        result = RtlResult(job["cycles"], job["counters"], issued, time.perf_counter() - t0, time.process_time() - c0)
         mem = job["mem"]
         if mem is not None and mem.faults:
             addr, kind = mem.faults[0]

@@ -369,6 +369,13 @@ def build(config, mem_bytes: int, mem_base: int, *, latency=(8, 32), reorder: bo
         return VerilatorBuild(d, d / obj / "Vsim", tuple(names), mem_bytes, mem_base, seconds)
 
 
+def _children_cpu() -> float:
+    """CPU seconds of this process's finished children."""
+    import resource
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
 @dataclass
 class VerilatorResult:
     cycles: int
@@ -377,6 +384,7 @@ class VerilatorResult:
     error_bits: int
     budget_exhausted: bool
     seconds: float            # the simulation program's wall time (load, run, read back)
+    cpu_seconds: float        # and its CPU time
     harness_cycles: int       # every cycle it simulated, loading and reading back included
 
 
@@ -404,10 +412,10 @@ def run_dispatch(prep, kernel, config, wgp: bool, *, seed: int = 0, latency=(8, 
         with open(fin, "wb") as f:
             f.write(np.asarray(words, np.uint32).tobytes())
             f.write(img.words.astype("<u4").tobytes())
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), _children_cpu()
         r = subprocess.run([str(b.binary), str(fin), str(fout), *([str(vcd)] if vcd else [])],
                            capture_output=True, text=True)
-        seconds = time.perf_counter() - t0
+        seconds, cpu_seconds = time.perf_counter() - t0, _children_cpu() - c0
         if r.returncode != 0:
             raise VerilatorError(f"simulation program {b.binary} failed (exit {r.returncode}): {r.stderr[-2000:]}")
         out = np.fromfile(fout, dtype="<u4")
@@ -426,7 +434,7 @@ def run_dispatch(prep, kernel, config, wgp: bool, *, seed: int = 0, latency=(8, 
             g = name.rsplit(".", 1)[1]
             issued[g] = issued.get(g, 0) + v
     error_bits = sum(w << (32 * i) for i, w in enumerate(err_words))
-    res = VerilatorResult(cycles, counters, issued, error_bits, bool(status), seconds, harness_cycles)
+    res = VerilatorResult(cycles, counters, issued, error_bits, bool(status), seconds, cpu_seconds, harness_cycles)
     if vcd:
         from .waves import gtkw_for_vcd
         gtkw_for_vcd(vcd, cfg.wave_slots, cfg.simds)
