@@ -17,7 +17,7 @@ import numpy as np
 
 from isa import DecodeError, decode, disassemble
 
-__all__ = ["RtlError", "RtlResult", "RtlSession", "run_dispatch"]
+__all__ = ["RtlError", "RtlResult", "RtlSession", "issued_by_group", "run_dispatch"]
 
 
 class RtlError(RuntimeError):
@@ -45,6 +45,16 @@ def _describe_words(words: int, pc: int) -> str:
     except DecodeError:
         text = "not a gfx1200 instruction this decoder knows"
     return f"{text} (dwords {' '.join(f'{w:08x}' for w in raw)})"
+
+
+def issued_by_group(counters: dict[str, int]) -> dict[str, int]:
+    """The DCU's ``simdN.issued.GROUP`` counters summed over the SIMDs, by issue group."""
+    issued: dict[str, int] = {}
+    for name, v in counters.items():
+        if ".issued." in name:
+            g = name.rsplit(".", 1)[1]
+            issued[g] = issued.get(g, 0) + v
+    return issued
 
 
 STOPPED_WATCH_CYCLES = 32    # after an error: cycles in which the DCU must request no memory
@@ -184,12 +194,7 @@ class RtlSession:
         job = self._job
         if tl is not None:
             tl.to_png(timeline, title=f"{kernel.name} on the DCU ({self.config.name})")
-        issued = {}
-        for name, v in job["counters"].items():
-            if ".issued." in name:
-                g = name.rsplit(".", 1)[1]
-                issued[g] = issued.get(g, 0) + v
-        result = RtlResult(job["cycles"], job["counters"], issued, time.perf_counter() - t0, time.process_time() - c0)
+        result = RtlResult(job["cycles"], job["counters"], issued_by_group(job["counters"]), time.perf_counter() - t0, time.process_time() - c0)
         mem = job["mem"]
         if mem is not None and mem.faults:
             addr, kind = mem.faults[0]

@@ -21,6 +21,8 @@ import numpy as np
 
 from hdl.linkproto import ACK, BUSY, MAGIC, NAK, OPS, REGS  # noqa: F401 (re-exported)
 
+from .rtl import issued_by_group
+
 __all__ = ["UartLink", "LinkInfo", "LinkResult", "LinkError", "SerialPort", "QueueTransport",
            "sim_bridge"]
 
@@ -242,12 +244,7 @@ class UartLink:
             for start, end in read_back:
                 lo, hi = start // 4, -(-end // 4)
                 words[lo:hi] = self.read_words(lo, hi - lo)
-        issued: dict = {}
-        for name, v in counters.items():
-            if ".issued." in name:
-                g = name.rsplit(".", 1)[1]
-                issued[g] = issued.get(g, 0) + v
-        res = LinkResult(cycles, error_bits, counters, issued, time.perf_counter() - t0,
+        res = LinkResult(cycles, error_bits, counters, issued_by_group(counters), time.perf_counter() - t0,
                          self.sent - sent0, self.received - recv0)
         return res, words
 

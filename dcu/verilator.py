@@ -395,7 +395,7 @@ def run_dispatch(prep, kernel, config, wgp: bool, *, seed: int = 0, latency=(8, 
     ``prep.mem`` are updated in place. Errors the DCU latched raise ``dcu.rtl.RtlError``
     with the same report as the ``rtl`` backend."""
     from hdl.config import get_config
-    from .rtl import RtlError
+    from .rtl import RtlError, issued_by_group
     cfg = get_config(config)
     img = host_image(prep, cfg, wgp)
     mem_bytes = memory_size_for(img.used_bytes)
@@ -428,11 +428,7 @@ def run_dispatch(prep, kernel, config, wgp: bool, *, seed: int = 0, latency=(8, 
     image = np.array([next(vals) for _ in range(next(vals))], dtype=np.uint32)
     img.store_back(prep, image)
     counters = dict(zip(b.perf_names, perf))
-    issued = {}
-    for name, v in counters.items():
-        if ".issued." in name:
-            g = name.rsplit(".", 1)[1]
-            issued[g] = issued.get(g, 0) + v
+    issued = issued_by_group(counters)
     error_bits = sum(w << (32 * i) for i, w in enumerate(err_words))
     res = VerilatorResult(cycles, counters, issued, error_bits, bool(status), seconds, cpu_seconds, harness_cycles)
     if vcd:
