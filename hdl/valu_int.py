@@ -12,10 +12,11 @@ Structure (BRIEF §5, Amaranth simulator speed): the lanes of an operand travel 
 port; each operation is one ``Case`` of a ``Switch`` on ``op`` whose result is a ``Cat`` of
 per-lane expressions written once in a loop (no per-lane ``Signal``). The simulator only
 evaluates the ``Case`` of the current ``op``, so the cost of an evaluation is that of one
-operation. Three families share a datapath behind a few wide signals (:class:`_Stages`):
+operation. Four families share a datapath behind a few wide signals (:class:`_Stages`):
 the 16-bit ops one saturate-and-merge stage, v_clz/v_ctz/v_cls one leading-zero counter,
-the 3-operand min/max/med3 ops one min/max combiner; their ``Case`` fills the stage's input
-and the stage computes ``d`` (one more settle in simulation, less logic in hardware).
+the 3-operand min/max/med3 ops one min/max combiner, the 16 multiply ops one multiplier per
+lane; their ``Case`` fills the stage's input and the stage computes ``d`` or the product the
+``Case`` uses (one more settle in simulation, less logic in hardware).
 
 Simulator code size matters as much as operation count: Amaranth compiles all of a module's
 combinational logic into one Python function, turns every ``Mux`` into two local variables
@@ -239,11 +240,13 @@ def _saturate(r, lo: int, hi: int):
 # --------------------------------------------------------------------------------------
 class _Lane:
     """The operand slices of one lane: ``a``, ``b``, ``c`` (low 32 bits), ``a64``/``b64``/
-    ``c64`` (the whole 64-bit lane), ``mask`` (bit of ``mask_in``), ``old`` (``d_old``)."""
+    ``c64`` (the whole 64-bit lane), ``mask`` (bit of ``mask_in``), ``old`` (``d_old``),
+    ``p`` (the lane's product from the shared multiplier, signed)."""
 
-    def __init__(self, unit: "VALUInt", i: int):
+    def __init__(self, unit: "VALUInt", st: "_Stages", i: int):
         lo, hi = 64 * i, 64 * i + 64
         self.i = i
+        self.p = st.prod_lane(i)
         self.a, self.b, self.c = unit.a[lo:lo + 32], unit.b[lo:lo + 32], unit.c[lo:lo + 32]
         self.a64, self.b64, self.c64 = unit.a[lo:hi], unit.b[lo:hi], unit.c[lo:hi]
         self.mask = unit.mask_in[i]
@@ -284,15 +287,16 @@ _VINT = {
     "v_add_nc_u32": lambda L: L.a + L.b,
     "v_sub_nc_u32": lambda L: L.a - L.b,
     "v_subrev_nc_u32": lambda L: L.b - L.a,
-    "v_mul_lo_u32": lambda L: L.a * L.b,
-    "v_mul_hi_u32": lambda L: (L.a * L.b)[32:64],
-    "v_mul_hi_i32": lambda L: (_s(L.a) * _s(L.b))[32:64],
-    "v_mul_u32_u24": lambda L: L.a[:24] * L.b[:24],
-    "v_mul_hi_u32_u24": lambda L: (L.a[:24] * L.b[:24])[32:48],
-    "v_mul_i32_i24": lambda L: _s(L.a[:24]) * _s(L.b[:24]),
-    "v_mul_hi_i32_i24": lambda L: (_s(L.a[:24]) * _s(L.b[:24])) >> 32,
-    "v_mad_u32_u24": lambda L: L.a[:24] * L.b[:24] + L.c,
-    "v_mad_i32_i24": lambda L: (_s(L.a[:24]) * _s(L.b[:24]))[:32] + L.c,
+    # L.p: the lane's product of S0 and S1 as _MUL_OPERANDS gives them (the shared multiplier)
+    "v_mul_lo_u32": lambda L: L.p,
+    "v_mul_hi_u32": lambda L: L.p[32:64],
+    "v_mul_hi_i32": lambda L: L.p[32:64],
+    "v_mul_u32_u24": lambda L: L.p,
+    "v_mul_hi_u32_u24": lambda L: L.p[32:48],
+    "v_mul_i32_i24": lambda L: L.p,
+    "v_mul_hi_i32_i24": lambda L: L.p >> 32,
+    "v_mad_u32_u24": lambda L: L.p + L.c,
+    "v_mad_i32_i24": lambda L: L.p[:32] + L.c,
     "v_add3_u32": lambda L: L.a + L.b + L.c,
     "v_xad_u32": lambda L: (L.a ^ L.b) + L.c,
     "v_lshl_add_u32": lambda L: (L.a << L.b[:5])[:32] + L.c,
@@ -349,12 +353,14 @@ _MM_MODES = ("min3", "max3", "maxmin", "minmax", "med3")
 _MINMAX = {f"v_{op}_{t}": mode for mode, op in enumerate(_MM_MODES) for t in ("i32", "u32")}
 
 
-# 16-bit ops (sim/execute.py V16, V16_TO_32): name -> (f on exact integers, signed?)
+# 16-bit ops (sim/execute.py V16, V16_TO_32): name -> (f on exact integers, signed?); _MAD:
+# S0 * S1 (+ S2 when the op has one) on the shared multiplier
+_MAD = "mad"
 _V16 = {
     "v_add_nc_u16": (lambda a, b: a + b, False), "v_add_nc_i16": (lambda a, b: a + b, True),
     "v_sub_nc_u16": (lambda a, b: a - b, False), "v_sub_nc_i16": (lambda a, b: a - b, True),
-    "v_mul_lo_u16": (lambda a, b: a * b, False),
-    "v_mad_u16": (lambda a, b, c: a * b + c, False), "v_mad_i16": (lambda a, b, c: a * b + c, True),
+    "v_mul_lo_u16": (_MAD, False),
+    "v_mad_u16": (_MAD, False), "v_mad_i16": (_MAD, True),
     "v_max_u16": (_max, False), "v_max_i16": (_max, True),
     "v_min_u16": (_min, False), "v_min_i16": (_min, True),
     "v_lshlrev_b16": (lambda a, b: b << a[:4], False),
@@ -366,8 +372,8 @@ _V16 = {
 }
 _V16_TO_32 = {
     "v_cvt_u32_u16": (lambda a: a, False), "v_cvt_i32_i16": (lambda a: a, True),
-    "v_mad_u32_u16": (lambda a, b, c: a * b + c, False),
-    "v_mad_i32_i16": (lambda a, b, c: a * b + c, True),
+    "v_mad_u32_u16": (_MAD, False),
+    "v_mad_i32_i16": (_MAD, True),
 }
 
 # carry ops: name -> f(lane) -> (d, carry/borrow bit); a subtraction's bit 32 is its borrow
@@ -379,8 +385,17 @@ _CARRY = {
     "v_sub_co_ci_u32": lambda L: _bits32(L.a - L.b - L.mask),
     "v_subrev_co_ci_u32": lambda L: _bits32(L.b - L.a - L.mask),
     # {carry, D} = S0 * S1 + S2 (u64), {D1, D} = the 65-bit signed sum (i64)
-    "v_mad_co_u64_u32": lambda L: _bits64(L.a * L.b + L.c64),
-    "v_mad_co_i64_i32": lambda L: _bits64(_s(L.a) * _s(L.b) + _s(L.c64)),
+    "v_mad_co_u64_u32": lambda L: _bits64(L.p + L.c64),
+    "v_mad_co_i64_i32": lambda L: _bits64(L.p + _s(L.c64)),
+}
+
+# The 32-bit multiplies: name -> (bits, signed): the shared multiplier takes the low ``bits``
+# bits of S0 and S1, sign- or zero-extended (the 16-bit ones are the _V16 entries marked _MAD).
+_MUL_OPERANDS = {
+    "v_mul_lo_u32": (32, False), "v_mul_hi_u32": (32, False), "v_mul_hi_i32": (32, True),
+    "v_mul_u32_u24": (24, False), "v_mul_hi_u32_u24": (24, False), "v_mul_i32_i24": (24, True),
+    "v_mul_hi_i32_i24": (24, True), "v_mad_u32_u24": (24, False), "v_mad_i32_i24": (24, True),
+    "v_mad_co_u64_u32": (32, False), "v_mad_co_i64_i32": (32, True),
 }
 
 
@@ -432,9 +447,13 @@ class _Stages:
     Sharing one saturate-and-merge stage among the 16-bit ops, one leading-zero counter
     among v_clz/v_ctz/v_cls and one min/max combiner among the 3-operand min/max ops saves
     logic, and keeps the simulator code of each Case short
-    (references to a signal are cheap; to a long expression, not).
+    (references to a signal are cheap; to a long expression, not). One multiplier per lane,
+    signed 33 x 33 bits, serves all 16 multiply ops (32-bit, 24-bit and 16-bit, signed and
+    unsigned, their operands extended to 33 bits): without it synthesis keeps a multiplier
+    per op and lane (18 DSP blocks a lane on the ECP5 against 4).
     """
     V16_WIDTH = 36      # exact 16-bit-op results fit in 34 bits signed (v_mad_*32_*16)
+    MUL_WIDTH = 33      # a 32-bit operand, zero- or sign-extended
 
     def __init__(self, lanes: int):
         self.lanes = lanes
@@ -450,6 +469,21 @@ class _Stages:
         self.mm_on = Signal(name="mm_on")
         self.mm_signed = Signal(name="mm_signed")
         self.mm_mode = Signal(3, name="mm_mode")
+        self.mul_x = Signal(self.MUL_WIDTH * lanes, name="mul_x")
+        self.mul_y = Signal(self.MUL_WIDTH * lanes, name="mul_y")
+        self.mul_on = Signal(name="mul_on")
+        self.prod = Signal(2 * self.MUL_WIDTH * lanes, name="mul_prod")
+
+    def prod_lane(self, i: int):
+        w = 2 * self.MUL_WIDTH
+        return self.prod[w * i:w * (i + 1)].as_signed()
+
+    def feed_mul(self, lanes, x, y) -> list:
+        """Statements giving the multiplier ``x(lane)`` and ``y(lane)`` (exact values of at
+        most 33 bits, signed or unsigned)."""
+        w = self.MUL_WIDTH
+        return [self.mul_x.eq(Cat(*[fit(x(L), w) for L in lanes])),
+                self.mul_y.eq(Cat(*[fit(y(L), w) for L in lanes])), self.mul_on.eq(1)]
 
     def v16_lane(self, i: int):
         w = self.V16_WIDTH
@@ -501,8 +535,8 @@ class VALUInt(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        lanes = [_Lane(self, i) for i in range(self.lanes)]
         st = _Stages(self.lanes)
+        lanes = [_Lane(self, st, i) for i in range(self.lanes)]
 
         def put(f, bits=32):
             """d <- for each lane f(lane) (a value fitted to ``bits``, or a list of parts
@@ -525,10 +559,17 @@ class VALUInt(wiring.Component):
                 parts.extend(r if isinstance(r, list) else [r])
             return Cat(*parts)
 
+        def feed_mul(name):
+            if name in _MUL_OPERANDS:
+                bits, sgn = _MUL_OPERANDS[name]
+                ext = _s if sgn else (lambda v: v)
+                m.d.comb += st.feed_mul(lanes, lambda L: ext(L.a[:bits]), lambda L: ext(L.b[:bits]))
+
         plain_illegal = self.clamp | (self.opsel != 0)
         with m.Switch(self.op):
             for name, f in _VINT.items():
                 with m.Case(_ALL_OPS[name]):
+                    feed_mul(name)
                     put(f, info_of(_ALL_OPS[name]).dst_bits)
                     m.d.comb += self.illegal.eq(plain_illegal)
             for name, (minus1, f) in _COUNT.items():
@@ -561,6 +602,7 @@ class VALUInt(wiring.Component):
             for name, f in _CARRY.items():
                 op = _ALL_OPS[name]
                 with m.Case(op):
+                    feed_mul(name)
                     put(lambda L, f=f: f(L)[0], info_of(op).dst_bits)
                     put_mask(lambda L, f=f: f(L)[1])
             for name, f in _COMPARES.items():
@@ -578,6 +620,10 @@ class VALUInt(wiring.Component):
             with m.Default():
                 m.d.comb += self.illegal.eq(1)
 
+        with m.If(st.mul_on):
+            w = st.MUL_WIDTH
+            m.d.comb += st.prod.eq(Cat(*[st.mul_x[w * i:w * (i + 1)].as_signed() *
+                                         st.mul_y[w * i:w * (i + 1)].as_signed() for i in range(self.lanes)]))
         self._count_stage(m, lanes, st, put)
         self._minmax_stage(m, lanes, st, put)
         self._v16_stage(m, lanes, st)
@@ -622,15 +668,23 @@ class VALUInt(wiring.Component):
         integers (``-`` of unsigned values is signed; v_not_b16 is written ``-a - 1``)."""
         src_bits = info_of(op).src_bits
 
-        def exact(L):
+        def sources(L):
             srcs = []
             for k, (x, bits) in enumerate(zip((L.a, L.b, L.c), src_bits)):
                 if bits == 16:
                     x = x.word_select(self.opsel[k], 16)
                 srcs.append(_s(x) if sgn else x)
-            return fit(f(*srcs), _Stages.V16_WIDTH)
+            return srcs
 
-        m.d.comb += [st.v16.eq(Cat(*[exact(L) for L in lanes])), st.v16_on.eq(1),
+        def result(L):
+            srcs = sources(L)
+            if f is not _MAD:
+                return fit(f(*srcs), _Stages.V16_WIDTH)
+            return fit(L.p + srcs[2] if len(srcs) > 2 else L.p, _Stages.V16_WIDTH)
+
+        if f is _MAD:
+            m.d.comb += st.feed_mul(lanes, lambda L: sources(L)[0], lambda L: sources(L)[1])
+        m.d.comb += [st.v16.eq(Cat(*[result(L) for L in lanes])), st.v16_on.eq(1),
                      st.v16_signed.eq(sgn), st.v16_wide.eq(wide)]
 
     def _v16_stage(self, m, lanes, st):
