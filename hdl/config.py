@@ -95,6 +95,13 @@ class DCUConfig:
         Instruction cache shared by the four SIMDs.
     trans_lanes : int
         Lanes of the transcendental unit.
+    shared_multiplier : bool
+        ``True``: one multiplier per lane serves both vector ALUs (``hdl/lanemul.py``; the
+        ``fpga`` preset's, halving the ALUs' DSP blocks). ``False``: each ALU has its own.
+    trans_shared : bool
+        ``False``: a transcendental unit per SIMD (RDNA). ``True``: one for the whole DCU,
+        which its SIMDs take in turn (``hdl/transshare.py``): the ``fpga`` preset's, since
+        the unit is the largest block of a SIMD on an FPGA.
     valu_dep_latency : int
         Cycles from a VALU instruction's issue to the issue of a dependent one.
     l0_hit_latency : int
@@ -141,6 +148,8 @@ class DCUConfig:
     icache_bytes: int = 8 * 1024
     icache_line: int = 64
     trans_lanes: int = 8
+    trans_shared: bool = False
+    shared_multiplier: bool = False
     valu_dep_latency: int = 5
     l0_hit_latency: int = 4
     memory_latency: int = 32
@@ -195,6 +204,8 @@ class DCUConfig:
             errors.append(f"return_order must be one of {RETURN_ORDERS}, got {self.return_order!r}")
         if self.wave_policy not in WAVE_POLICIES:
             errors.append(f"wave_policy must be one of {WAVE_POLICIES}, got {self.wave_policy!r}")
+        errors += [f"{n} must be a bool, got {getattr(self, n)!r}" for n in ("trans_shared", "shared_multiplier")
+                   if not isinstance(getattr(self, n), bool)]
         if self.regfile not in REGFILES:
             errors.append(f"regfile must be one of {REGFILES}, got {self.regfile!r}")
         if errors:
@@ -394,7 +405,8 @@ PRESETS: Mapping[str, DCUConfig] = {
                               scalar_hit_latency=30, return_order="in_order"),
     "fpga": _DEFAULT.replace(name="fpga", lanes=8, wave_slots=2, vgprs_per_simd=128,
                              lds_bytes_per_half=4 * 1024, l0_bytes=2 * 1024,
-                             scalar_cache_bytes=1024, icache_bytes=2 * 1024, regfile="banked"),
+                             scalar_cache_bytes=1024, icache_bytes=2 * 1024, regfile="banked",
+                             trans_shared=True, shared_multiplier=True),
 }
 
 

@@ -9,6 +9,9 @@
                                          \\        |         |
                                           +--------+---------+--> MemArbiter --> mem
 
+(``config.trans_shared``: one transcendental unit for the four SIMDs, ``hdl/transshare.py``,
+instead of one in each.)
+
 The DCU has one external memory port (``hdl/memport.py``). Every error (an illegal
 instruction, a memory fault, a workgroup that can never be placed, the watchdog) stops the
 DCU: the first one is latched in ``error`` and every unit's clock enable falls, so the state
@@ -30,6 +33,7 @@ from .memarb import MemArbiter
 from .memport import ADDR_BITS, Client, MemReq, MemResp
 from .scache import ScalarCache
 from .simd import ADDR, SIMD
+from .transshare import SharedTrans
 from .vmem import VecMemUnit
 
 __all__ = ["DCU", "DcuErrorCause", "DcuError"]
@@ -116,7 +120,8 @@ class DCU(wiring.Component):
         self.config = config
         self.watchdog_cycles = watchdog_cycles
         cfg = config
-        self.simds = [SIMD(cfg, external_barrier=True) for _ in range(cfg.simds)]
+        self.simds = [SIMD(cfg, external_barrier=True, external_trans=cfg.trans_shared) for _ in range(cfg.simds)]
+        self.trans = SharedTrans(cfg, cfg.simds) if cfg.trans_shared else None
         self.icache = ICache(cfg)
         self.scache = ScalarCache(cfg)
         self.vmem = [VecMemUnit(cfg) for _ in range(cfg.cus)]
@@ -165,6 +170,8 @@ class DCU(wiring.Component):
             add(f"simd{s}", simd)
         for name in ("icache", "scache", "lds", "arbiter", "dispatcher", "barrier"):
             add(name, getattr(self, name))
+        if self.trans is not None:
+            add("trans", self.trans)
         for c, v in enumerate(self.vmem):
             add(f"vmem{c}", v)
         disp, bar, lds = self.dispatcher, self.barrier, self.lds
@@ -193,6 +200,9 @@ class DCU(wiring.Component):
             connect(m, self.vmem[cu].resp[k], simd.vmem_resp)
             connect(m, simd.lds_req, lds.req[s])
             connect(m, lds.resp[s], simd.lds_resp)
+            if self.trans is not None:
+                connect(m, simd.trans_req, self.trans.req[s])
+                connect(m, self.trans.resp[s], simd.trans_resp)
         for v in self.vmem:
             m.d.comb += [v.aperture_base.eq(self.aperture_base), v.aperture_size.eq(self.aperture_size)]
 

@@ -206,7 +206,7 @@ def fma_special(x: Opnd, y: Opnd, z: Opnd, sp, zneg) -> Value:
            Mux(p_inf, Cat(Const(INF, 31), sp), z.word)))))
 
 
-def fma_lane(m, rec, x: Opnd, y: Opnd, z: Opnd, sp, sub, zsign):
+def fma_lane(m, rec, x: Opnd, y: Opnd, z: Opnd, sp, sub, zsign, P=None):
     """Statements that fill the pre-rounding record ``rec`` of x*y + z.
 
     Finite operands only (the caller handles inf/NaN).  With M the significands and
@@ -228,9 +228,10 @@ def fma_lane(m, rec, x: Opnd, y: Opnd, z: Opnd, sp, sub, zsign):
     The sign of an exact zero (``zsign``) is that of the IEEE sum of two zeros: negative only
     when the product and the addend are both negative (x - x = +0 in round to nearest).
     ``sp`` is the sign of the product, ``sub`` = sp xor sign(z) (an effective subtraction);
-    the record holds V / (-1)^sp = a +- b and neg = sp.
+    the record holds V / (-1)^sp = a +- b and neg = sp. ``P``: the product of the
+    significands when a multiplier outside the unit computes it (``hdl/lanemul.py``).
     """
-    P = x.m * y.m
+    P = x.m * y.m if P is None else P
 
     def tp(k=0):                                    # ep - k + T_BIAS
         return x.E + y.E + (T_BIAS - 300 - k)

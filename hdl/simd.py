@@ -29,9 +29,10 @@ from .decoder import Decoder, is_branch_word
 from .isa_tables import Kind, OpId, info_of
 from .salu import SALU
 from .valu_fp import VALUFloat
+from .lanemul import LaneMultiplier
 from .layouts import DecodedInst
 from .regfile import SgprFile, VgprFile
-from .trans import TransUnit
+from .trans import TransIn, TransOut, TransUnit
 from .valu_int import VALUInt, popcount
 
 __all__ = ["SIMD", "IMPLEMENTED", "LaunchLayout", "FetchReq", "FetchResp", "SmemReq", "SmemResp", "VecMemReq",
@@ -168,6 +169,11 @@ class SIMD(wiring.Component):
         False: the SIMD completes a workgroup barrier when every live wave of the workgroup on
         this SIMD has signalled. True: it leaves that to the DCU (``bar_wait`` /
         ``bar_release``), for workgroups that span SIMDs.
+    external_trans : bool
+        False: the SIMD has its own transcendental unit (:class:`~hdl.trans.TransUnit`).
+        True: it sends transcendental waves out through ``trans_req`` and takes their results
+        from ``trans_resp``, for a unit the DCU shares among its SIMDs
+        (``config.trans_shared``).
 
     Members
     -------
@@ -180,6 +186,10 @@ class SIMD(wiring.Component):
     fetch_req, fetch_resp : instruction fetch, 64-byte lines, in order per wave.
     smem_req, smem_resp : scalar memory; one response beat per dword, ``last`` retires.
     vmem_req, vmem_resp : global memory; one response beat per destination register.
+    trans_req : Out(stream of hdl.trans.TransIn); trans_resp : In(stream of hdl.trans.TransOut)
+        With ``external_trans`` only: transcendental waves, held until taken (``trans_req``'s
+        ``ready`` must not depend on its ``valid``: issue reads it), and their results, in
+        the order sent.
     lds_req, lds_resp : LDS, the same layouts as ``vmem``. The response ports are not ready
         during a launch or while a transcendental result is being written (they share a VGPR
         write port), and ``lds_resp`` not while ``vmem_resp`` is valid. With
@@ -209,10 +219,13 @@ class SIMD(wiring.Component):
         :class:`StallReason` of the oldest resident wave (docs/simd.md, "stall rule").
     """
 
-    def __init__(self, config: DCUConfig, external_barrier: bool = False):
+    def __init__(self, config: DCUConfig, external_barrier: bool = False, external_trans: bool = False):
         self.config = config
         self.external_barrier = external_barrier
+        self.external_trans = external_trans
         W = config.wave_slots
+        trans = {"trans_req": Out(stream.Signature(TransIn)),
+                 "trans_resp": In(stream.Signature(TransOut))} if external_trans else {}
         super().__init__({
             "launch": In(stream.Signature(LaunchLayout(config))),
             "launched_slot": Out(range(W)),
@@ -230,6 +243,7 @@ class SIMD(wiring.Component):
             "bar_release": In(W),
             "error": Out(ErrorLayout(config)),
             "perf": Out(SimdPerf),
+            **trans,
         })
         # Internal signals a lock-step testbench observes (see ``trace``); created in elaborate.
         self.trace = {}
@@ -424,15 +438,17 @@ class SIMD(wiring.Component):
         else:
             last_grp = grp == C - 1
         fragment("valu_hold").d.comb += valu_hold.eq(ex.valid & (xk == Kind.VALU) & ~(last_grp & (half | ~wide)))
+        # a transcendental instruction also stays until the unit takes it (a shared unit may
+        # be taken by another SIMD; a private one is stalled while its result waits)
+        ex_hold, trans_ready = Signal(), Signal()
+        trans_wait = ex.valid & (xk == Kind.VTRANS) & ~trans_ready
         if banked:
-            ex_hold, trans_ready = Signal(), Signal()
             x_is_mem = _is_kind(xk, Kind.VMEM_LOAD, Kind.VMEM_STORE, Kind.VMEM_ATOMIC,
                                 Kind.DS_LOAD, Kind.DS_STORE, Kind.DS_ATOMIC)
             x_twice = _reads_twice(xi, x_is_mem)
-            m.d.comb += ex_hold.eq(valu_hold | ex.valid & (x_is_mem | (xk == Kind.VTRANS)) &
-                                   ~last_grp | ex.valid & (xk == Kind.VTRANS) & ~trans_ready)
+            m.d.comb += ex_hold.eq(valu_hold | ex.valid & (x_is_mem | (xk == Kind.VTRANS)) & ~last_grp | trans_wait)
         else:
-            ex_hold = valu_hold
+            m.d.comb += ex_hold.eq(valu_hold | trans_wait)
             with m.If(valu_hold & wide & ~half):
                 m.d.sync += half.eq(1)
             with m.Else():
@@ -559,7 +575,7 @@ class SIMD(wiring.Component):
             mhp.d.comb += [port.en.eq(vr_en) for port in vr]
             mhp.d.comb += [port.en.eq(~ex_hold) for port in sr]
         else:
-            mhp.d.comb += [port.en.eq(~valu_hold) for port in list(vr) + sr]
+            mhp.d.comb += [port.en.eq(~ex_hold) for port in list(vr) + sr]
 
         m.d.sync += self.ended.eq(0)
         with m.If(issue):
@@ -752,8 +768,13 @@ class SIMD(wiring.Component):
                 m.d.sync += src0_seen.word_select(grp, 32 * RL).eq(op32[0])
             src0_all = Cat(src0_seen, op32[0])
 
-        mx.submodules.valu_int = vint = VALUInt(G)
-        mx.submodules.valu_fp = vfp = VALUFloat(G)
+        mx.submodules.valu_int = vint = VALUInt(G, external_mul=cfg.shared_multiplier)
+        mx.submodules.valu_fp = vfp = VALUFloat(G, external_mul=cfg.shared_multiplier)
+        if cfg.shared_multiplier:   # one multiplier per lane for both units (hdl/lanemul.py)
+            mx.submodules.lane_mul = lmul = LaneMultiplier(G)
+            mx.d.comb += [lmul.int_x.eq(vint.mul_x), lmul.int_y.eq(vint.mul_y), lmul.fp_x.eq(vfp.mul_x),
+                          lmul.fp_y.eq(vfp.mul_y), lmul.fp.eq(x_is_fp), vint.mul_p.eq(lmul.p),
+                          vfp.mul_p.eq(Cat(*[lmul.p[66 * n:66 * n + 48] for n in range(G)]))]
         mx.d.comb += [
             # a unit whose kind is not in EX sees OpId.NONE, which is cheap to simulate
             vint.op.eq(Mux((xk == Kind.VALU) & ~x_is_fp, xi.op, OpId.NONE)),
@@ -893,32 +914,34 @@ class SIMD(wiring.Component):
         # keeps each instruction's wave, destination, EXEC and sequence number. A result waits
         # (the unit stalls) while the launch sequence writes v0 through the shared port (banked
         # VGPR file: while the port's buffer is full).
-        m.submodules.trans = trans = TransUnit(cfg)
+        if self.external_trans:
+            trans_i, trans_o = self.trans_req, self.trans_resp
+        else:
+            m.submodules.trans = trans = TransUnit(cfg)
+            trans_i, trans_o = trans.i, trans.o
         Pending = data.StructLayout({"wave": range(W), "vdst": 8, "exec": 32, "seq": SEQ})
         tq = Array(Signal(Pending, name=f"trans_q{k}") for k in range(8))
         tq_head, tq_tail = Signal(3), Signal(3)
         sign = Const(sum(1 << (32 * n + 31) for n in range(LANES)), 32 * LANES)
         t_src = Mux(xi.abs[0], src0_all & ~sign, src0_all)
         x_trans, trans_take = Signal(), Signal()
-        if banked:   # with the last group of its source, once the unit is ready
-            mx.d.comb += [x_trans.eq(x_valid & (xk == Kind.VTRANS) & (grp == C - 1)), trans_ready.eq(trans.i.ready),
-                          trans_take.eq(x_trans & trans.i.ready)]
-        else:
-            mx.d.comb += [x_trans.eq(x_valid & (xk == Kind.VTRANS)), trans_take.eq(x_trans)]
-        mx.d.comb += [trans.i.valid.eq(x_trans),
-                      trans.i.payload.op.eq(xi.op), trans.i.payload.a.eq(Mux(xi.neg[0], t_src ^ sign, t_src))]
+        # (banked VGPR file: with the last group of its source)
+        mx.d.comb += [x_trans.eq(x_valid & (xk == Kind.VTRANS) & ((grp == C - 1) if banked else 1)),
+                      trans_ready.eq(trans_i.ready), trans_take.eq(x_trans & trans_i.ready)]
+        mx.d.comb += [trans_i.valid.eq(x_trans),
+                      trans_i.payload.op.eq(xi.op), trans_i.payload.a.eq(Mux(xi.neg[0], t_src ^ sign, t_src))]
         with m.If(trans_take):
             fault(xi.clamp | (xi.omod != 0))   # output modifiers on transcendentals are not implemented
             m.d.sync += [tq[tq_tail].wave.eq(xw), tq[tq_tail].vdst.eq(xi.vdst), tq[tq_tail].exec.eq(x_exec),
                          tq[tq_tail].seq.eq(ex.seq), tq_tail.eq(tq_tail + 1)]
-        fragment("trans_free").d.comb += trans_free.eq(trans.i.ready & ~(ex.valid & (xk == Kind.VTRANS)))
+        fragment("trans_free").d.comb += trans_free.eq(trans_i.ready & ~(ex.valid & (xk == Kind.VTRANS)))
         mt = fragment("trans_wb")
         trans_wb, trans_done = Signal(Pending), Signal()
-        mt.d.comb += [trans_wb.eq(tq[tq_head]), trans_done.eq(trans.o.valid & trans.o.ready)]
+        mt.d.comb += [trans_wb.eq(tq[tq_head]), trans_done.eq(trans_o.valid & trans_o.ready)]
         if banked:   # the launch's v0 goes first
-            mt.d.comb += trans.o.ready.eq(~launch_fire & vw_mem.ready)
+            mt.d.comb += trans_o.ready.eq(~launch_fire & vw_mem.ready)
         else:
-            mt.d.comb += trans.o.ready.eq(launch_step != 4)
+            mt.d.comb += trans_o.ready.eq(launch_step != 4)
         with m.If(trans_done):
             m.d.sync += tq_head.eq(tq_head + 1)
         # branches resolve in the scalar pipe's EX
@@ -1029,15 +1052,15 @@ class SIMD(wiring.Component):
                 mr.d.comb += [vw_mem.addr.eq(lp.vgpr_base), vw_mem.data.eq(lp.v0), vw_mem.en.eq(~0),
                               vw_who.wave.eq(launch_slot)]
         with mr.If(trans_done):
-            mr.d.comb += [vw_mem.addr.eq(base[trans_wb.wave] + trans_wb.vdst), vw_mem.data.eq(trans.o.payload.d),
+            mr.d.comb += [vw_mem.addr.eq(base[trans_wb.wave] + trans_wb.vdst), vw_mem.data.eq(trans_o.payload.d),
                           vw_mem.en.eq(trans_wb.exec)]
             if banked:
                 mr.d.comb += [vw_who.wave.eq(trans_wb.wave), vw_who.vdst.eq(trans_wb.vdst)]
         vresp, lresp = self.vmem_resp, self.lds_resp
         if banked:
-            vw_free = ~launch_fire & ~trans.o.valid & vw_mem.ready
+            vw_free = ~launch_fire & ~trans_o.valid & vw_mem.ready
         else:
-            vw_free = ~launching & ~trans.o.valid
+            vw_free = ~launching & ~trans_o.valid
         mr.d.comb += [vresp.ready.eq(vw_free), lresp.ready.eq(vw_free & ~vresp.valid)]
         for resp, is_lds in ((vresp, False), (lresp, True)):
             with mr.If(resp.valid & resp.ready):

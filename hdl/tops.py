@@ -24,7 +24,7 @@ def _hosttop(cfg):
 
 def _simd(cfg):
     from .simd import SIMD
-    return SIMD(cfg, external_barrier=True)
+    return SIMD(cfg, external_barrier=True, external_trans=cfg.trans_shared)   # as the DCU has it
 
 
 def _lds(cfg):
@@ -72,6 +72,11 @@ def _trans(cfg):
     return TransUnit(cfg)
 
 
+def _trans_shared(cfg):
+    from .transshare import SharedTrans
+    return SharedTrans(cfg, cfg.simds)
+
+
 TOPS: dict[str, tuple[Callable, str]] = {
     "dcu": (_dcu, "the dual compute unit (hdl/dcu.py)"),
     "hosttop": (_hosttop, "the DCU with a 64 KiB RTL memory and a host port (hdl/hosttop.py)"),
@@ -85,6 +90,7 @@ TOPS: dict[str, tuple[Callable, str]] = {
     "valu_fp": (_valu_fp, "the FP32 vector ALU (hdl/valu_fp.py)"),
     "valu_int": (_valu_int, "the integer vector ALU (hdl/valu_int.py)"),
     "trans": (_trans, "the transcendental unit (hdl/trans.py)"),
+    "trans_shared": (_trans_shared, "the DCU's shared transcendental unit and its arbiter (hdl/transshare.py)"),
 }
 
 

@@ -68,7 +68,7 @@ from .fp32lane import (BLW, FIN_REC, MW, NORM_W, R_FIN, R_NEG, R_T, R_V, R_ZS, R
                        swar_unpack)
 from .isa_tables import OpId, info_of
 
-__all__ = ["VALUFloat", "Cls", "FP_OPS", "CMP_CONDITIONS"]
+__all__ = ["VALUFloat", "Cls", "FP_OPS", "FUSED_OPS", "CMP_CONDITIONS"]
 
 #: v_cmp_<cond>_f32 condition names in opcode order (VOPC opcode 16 + index; ISA guide).
 CMP_CONDITIONS = ("f", "lt", "eq", "le", "gt", "lg", "ge", "o", "u",
@@ -138,6 +138,8 @@ def _decode_table() -> dict:
 _TABLE = _decode_table()
 #: Every OpId that VALUFloat executes (``illegal`` is 0 exactly for these).
 FP_OPS = frozenset(_TABLE)
+#: The ops of the fused datapath: those that use the significand multiplier.
+FUSED_OPS = frozenset(op for op, (cls, _, _) in _TABLE.items() if cls is Cls.FMA)
 
 
 class _Word(Opnd):
@@ -154,6 +156,10 @@ class VALUFloat(wiring.Component):
     ----------
     lanes : int
         Number of lanes (32 for the wave32 SIMD).
+    external_mul : bool
+        Leave the significand multipliers out: the unit presents each lane's significands on
+        ``mul_x``/``mul_y`` (fma-class ops) and takes their product from ``mul_p`` in the
+        same cycle (``hdl/lanemul.py``, shared with the integer unit).
 
     Attributes
     ----------
@@ -173,15 +179,20 @@ class VALUFloat(wiring.Component):
         Compare / class results, bit i for lane i, before EXEC masking (0 for other ops).
     illegal : unsigned(1), out
         ``op`` is not executed by this unit.
+    mul_x, mul_y : unsigned(24 * lanes), out; mul_p : unsigned(48 * lanes), in
+        With ``external_mul`` only: the significands to multiply, lane ``i`` at
+        ``[24 i + 23 : 24 i]``, and their products.
     """
 
-    def __init__(self, lanes: int = 32):
+    def __init__(self, lanes: int = 32, external_mul: bool = False):
         self.lanes = lanes
+        self.external_mul = external_mul
         w = 32 * lanes
+        mul = {"mul_x": Out(24 * lanes), "mul_y": Out(24 * lanes), "mul_p": In(48 * lanes)} if external_mul else {}
         super().__init__({
             "op": In(OpId), "a": In(w), "b": In(w), "c": In(w),
             "abs": In(3), "neg": In(3), "clamp": In(1), "omod": In(2),
-            "d": Out(w), "mask_out": Out(lanes), "illegal": Out(1),
+            "d": Out(w), "mask_out": Out(lanes), "illegal": Out(1), **mul,
         })
 
     # -----------------------------------------------------------------------------------
@@ -274,6 +285,9 @@ class VALUFloat(wiring.Component):
 
         with s3.Switch(c2.cls):
             with s3.Case(Cls.FMA):
+                if self.external_mul:
+                    s3.d.comb += [self.mul_x.eq(Cat(*[lane_ops(i)[0].m for i in range(L)])),
+                                  self.mul_y.eq(Cat(*[lane_ops(i)[1].m for i in range(L)]))]
                 for i in range(L):
                     x, y, z = lane_ops(i)
                     with s3.If(fl[32 * i + 23]):
@@ -282,7 +296,7 @@ class VALUFloat(wiring.Component):
                                           fma_special(x, y, z, fl[32 * i + 31], c2.zneg))]
                     with s3.Else():
                         fma_lane(s3, rec_of(recs, i), x, y, z, fl[32 * i + 31], fl[32 * i + 29],
-                                 fl[32 * i + 30])
+                                 fl[32 * i + 30], self.mul_p[48 * i:48 * (i + 1)] if self.external_mul else None)
             with s3.Case(Cls.MINMAX):
                 with s3.Switch(c2.sub):
                     for k, sub in enumerate(_MINMAX):

@@ -497,6 +497,10 @@ class VALUInt(wiring.Component):
     ----------
     lanes : int
         Lanes per wave (32; the ``fpga`` preset's SIMD may use fewer).
+    external_mul : bool
+        Leave the multiplier out: the unit presents its operands on ``mul_x``/``mul_y`` and
+        takes the products from ``mul_p`` in the same cycle (``hdl/lanemul.py``, shared with
+        the FP32 unit).
 
     Attributes
     ----------
@@ -523,14 +527,20 @@ class VALUInt(wiring.Component):
     illegal : Out(1)
         ``op`` is not an integer VALU op, or a plain 32-bit op (``VINT``) has ``clamp`` or
         ``op_sel`` set (the model rejects both).
+    mul_x, mul_y : Out(unsigned(33 * lanes)); mul_p : In(unsigned(66 * lanes))
+        With ``external_mul`` only: each lane's multiplier operands (two's complement) and
+        their signed product.
     """
 
-    def __init__(self, lanes: int = 32):
+    def __init__(self, lanes: int = 32, external_mul: bool = False):
         self.lanes = lanes
+        self.external_mul = external_mul
+        w = _Stages.MUL_WIDTH
+        mul = {"mul_x": Out(w * lanes), "mul_y": Out(w * lanes), "mul_p": In(2 * w * lanes)} if external_mul else {}
         super().__init__({
             "op": In(OpId), "a": In(64 * lanes), "b": In(64 * lanes), "c": In(64 * lanes),
             "mask_in": In(lanes), "opsel": In(4), "clamp": In(1), "d_old": In(32 * lanes),
-            "d": Out(64 * lanes), "mask_out": Out(lanes), "illegal": Out(1),
+            "d": Out(64 * lanes), "mask_out": Out(lanes), "illegal": Out(1), **mul,
         })
 
     def elaborate(self, platform):
@@ -620,10 +630,13 @@ class VALUInt(wiring.Component):
             with m.Default():
                 m.d.comb += self.illegal.eq(1)
 
-        with m.If(st.mul_on):
-            w = st.MUL_WIDTH
-            m.d.comb += st.prod.eq(Cat(*[st.mul_x[w * i:w * (i + 1)].as_signed() *
-                                         st.mul_y[w * i:w * (i + 1)].as_signed() for i in range(self.lanes)]))
+        if self.external_mul:
+            m.d.comb += [self.mul_x.eq(st.mul_x), self.mul_y.eq(st.mul_y), st.prod.eq(self.mul_p)]
+        else:
+            with m.If(st.mul_on):
+                w = st.MUL_WIDTH
+                m.d.comb += st.prod.eq(Cat(*[st.mul_x[w * i:w * (i + 1)].as_signed() *
+                                             st.mul_y[w * i:w * (i + 1)].as_signed() for i in range(self.lanes)]))
         self._count_stage(m, lanes, st, put)
         self._minmax_stage(m, lanes, st, put)
         self._v16_stage(m, lanes, st)

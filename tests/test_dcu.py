@@ -73,6 +73,14 @@ def test_rdna1_preset_runs_a_kernel():
     _check("vector_add_asm", "rdna1")
 
 
+def test_fpga_preset_shares_one_transcendental_unit():
+    """The ``fpga`` preset's four SIMDs take turns on one transcendental unit
+    (``config.trans_shared``, hdl/transshare.py): a kernel whose waves issue transcendental
+    instructions on every SIMD gives the golden results and the model's counts."""
+    report = _check("transcendental_asm", "fpga")
+    assert all(report.counters[f"simd{s}.issued.trans"] > 0 for s in range(4)), report.counters
+
+
 def test_session_reset_leaves_nothing_of_the_previous_dispatch():
     """A reused simulator (``RtlSession``) gives a dispatch exactly what a new one would: a
     kernel run before and after another one counts the same cycles and counters and

@@ -29,7 +29,8 @@ from amaranth.hdl import Cat, Module, Signal, Value
 from amaranth.sim import Simulator
 
 from hdl.isa_tables import OpId, info_of
-from hdl.valu_fp import FP_OPS, VALUFloat
+from hdl.lanemul import LaneMultiplier
+from hdl.valu_fp import FP_OPS, FUSED_OPS, VALUFloat
 from sim import execute as X
 from sim import fp32 as F
 from tests.lint import convert_and_lint
@@ -118,13 +119,14 @@ def _pack(rows: np.ndarray) -> list[int]:
     return [int.from_bytes(r.tobytes(), "little") for r in np.ascontiguousarray(rows, U32)]
 
 
-def run_rtl(jobs, lanes=LANES):
+def run_rtl(jobs, lanes=LANES, shared_mul=False):
     """Simulate VALUFloat on every job; returns per job (d, mask, illegal, CPU seconds).
 
     A job is ``(op, a, b, c, abs, neg, clamp, omod)`` with operand arrays of shape
-    (n, lanes) and per-vector modifier arrays of shape (n,).
+    (n, lanes) and per-vector modifier arrays of shape (n,). ``shared_mul``: the unit's
+    significand products come from a ``hdl.lanemul.LaneMultiplier`` (the fpga preset's).
     """
-    dut = VALUFloat(lanes)
+    dut = VALUFloat(lanes, external_mul=shared_mul)
     w = 32 * lanes
     port = Cat(dut.op, dut.a, dut.b, dut.c, dut.abs, dut.neg, dut.clamp, dut.omod)
     outp = Cat(dut.d, dut.mask_out, dut.illegal)
@@ -132,6 +134,10 @@ def run_rtl(jobs, lanes=LANES):
     # much cheaper than on a Cat of eight ports (the wrapper adds no logic).
     top = Module()
     top.submodules.dut = dut
+    if shared_mul:
+        top.submodules.mul = mul = LaneMultiplier(lanes)
+        top.d.comb += [mul.fp.eq(1), mul.fp_x.eq(dut.mul_x), mul.fp_y.eq(dut.mul_y),
+                       dut.mul_p.eq(Cat(*[mul.p[66 * i:66 * i + 48] for i in range(lanes)]))]
     stim_sig, resp_sig = Signal(len(port), name="stim"), Signal(len(outp), name="resp")
     top.d.comb += [port.eq(stim_sig), resp_sig.eq(outp)]
     wop = len(Value.cast(dut.op))
@@ -570,6 +576,17 @@ def test_speed_report(results):
     print(f"\nVALUFloat simulation: {vectors} vectors ({vectors * LANES} lane results) in "
           f"{secs:.1f} s = {rate:.0f} vectors/s ({per}); with elaboration {total:.1f} s")
     assert rate > 100                       # far below the real rate: catches a pathological slow-down
+
+
+def test_shared_multiplier():
+    """The fused-datapath ops (fma, mul, add, sub, ...) with the significand products from
+    the multiplier the fpga preset shares with the integer unit: bit-exact, corner cases and
+    alignment sweeps included."""
+    jobs = [(label, j) for label, j in build_jobs(RANDOM_VECTORS // 4, seed=SEED + 7) if j[0] in FUSED_OPS]
+    assert len({j[0] for _, j in jobs}) == len(FUSED_OPS) >= 8
+    bad, _ = check(jobs, run_rtl([j for _, j in jobs], shared_mul=True))
+    errors = [e for errs in bad.values() for e in errs]
+    assert not errors, "\n".join(errors[:8])
 
 
 def test_verilog_lint(tmp_path):

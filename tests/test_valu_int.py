@@ -20,6 +20,7 @@ pseudocode (and ``sim.scalar`` for s_cls_i32) returns clz(x), x being S0 XORed w
 from __future__ import annotations
 
 import random
+import re
 
 import numpy as np
 import pytest
@@ -28,6 +29,7 @@ from amaranth.sim import Simulator
 
 from isa import Fmt, Inst, by_name
 from hdl.isa_tables import OpId, info_of, ops_of
+from hdl.lanemul import LaneMultiplier
 from hdl.valu_int import IMPLEMENTED, VALUInt
 from sim import execute as X
 from sim.wave import EXEC, ModelError, Wave
@@ -158,13 +160,17 @@ def _unpack64(v: int, lanes: int = LANES) -> np.ndarray:
 
 
 class Harness:
-    """VALUInt with every data input driven from one packed signal ``stim``."""
+    """VALUInt with every data input driven from one packed signal ``stim``; with
+    ``shared_mul`` its products come from a ``hdl.lanemul.LaneMultiplier`` (the fpga preset's)."""
 
-    def __init__(self, lanes: int = LANES):
+    def __init__(self, lanes: int = LANES, shared_mul: bool = False):
         self.lanes = lanes
-        self.dut = VALUInt(lanes)
+        self.dut = VALUInt(lanes, external_mul=shared_mul)
         self.m = Module()
         self.m.submodules.dut = d = self.dut
+        if shared_mul:
+            self.m.submodules.mul = mul = LaneMultiplier(lanes)
+            self.m.d.comb += [mul.int_x.eq(d.mul_x), mul.int_y.eq(d.mul_y), d.mul_p.eq(mul.p)]
         self.fields = [d.a, d.b, d.c, d.mask_in, d.d_old, d.opsel, d.clamp]
         self.stim = Signal(sum(len(f) for f in self.fields))
         self.m.d.comb += Cat(*self.fields).eq(self.stim)
@@ -284,6 +290,34 @@ def test_narrow_unit():
     for n, vectors in jobs:
         for vec, got in zip(vectors, out[n]):
             _check(n, vec, got, model, lanes=8)
+
+
+MULTIPLIES = sorted(n for n in IMPLEMENTED if "_mul_" in n or "_mad_" in n)
+
+
+def test_shared_multiplier():
+    """The multiply ops with the products from the multiplier the fpga preset shares with the
+    FP32 unit (and one multiplier per lane in the unit: the same ops, the same results)."""
+    assert len(MULTIPLIES) == 16, MULTIPLIES
+    rnd = random.Random(SEED + 3)
+    jobs = [(n, [_vector(rnd, n) for _ in range(50)]) for n in MULTIPLIES]
+    out = _run(Harness(8, shared_mul=True), jobs)
+    model = Model()
+    for n, vectors in jobs:
+        for vec, got in zip(vectors, out[n]):
+            _check(n, vec, got, model, lanes=8)
+
+
+def test_one_multiplier_per_lane():
+    """The RTLIL has one data multiplier per lane for the 16 multiply ops (synthesis maps each
+    to DSP blocks: docs/fpga.md), none with an external multiplier. (The other ``$mul``
+    cells scale bit indices by small constants.)"""
+    from amaranth.back import rtlil
+    for external, want in ((False, [(33, 33)] * 4), (True, [])):
+        text = rtlil.convert(VALUInt(4, external_mul=external), name="valu_int")
+        cells = re.findall(r"cell \$mul \S+\n((?:\s+parameter.*\n)+)", text)
+        widths = [tuple(int(w) for w in re.findall(r"parameter \\[AB]_WIDTH (\d+)", c)) for c in cells]
+        assert [w for w in widths if min(w) >= 16] == want, external
 
 
 def test_verilog_lint(tmp_path):
