@@ -98,6 +98,11 @@ class DCUConfig:
     shared_multiplier : bool
         ``True``: one multiplier per lane serves both vector ALUs (``hdl/lanemul.py``; the
         ``fpga`` preset's, halving the ALUs' DSP blocks). ``False``: each ALU has its own.
+    shared_mem_request : bool
+        ``True``: each SIMD keeps one request register for its vector memory and LDS
+        requests (a whole wave's addresses and data: 6,200 flip-flops), so one kind waits
+        while the other's request is not yet taken (the ``fpga`` preset's). ``False``: one
+        register each.
     trans_shared : bool
         ``False``: a transcendental unit per SIMD (RDNA). ``True``: one for the whole DCU,
         which its SIMDs take in turn (``hdl/transshare.py``): the ``fpga`` preset's, since
@@ -150,6 +155,7 @@ class DCUConfig:
     trans_lanes: int = 8
     trans_shared: bool = False
     shared_multiplier: bool = False
+    shared_mem_request: bool = False
     valu_dep_latency: int = 5
     l0_hit_latency: int = 4
     memory_latency: int = 32
@@ -204,7 +210,7 @@ class DCUConfig:
             errors.append(f"return_order must be one of {RETURN_ORDERS}, got {self.return_order!r}")
         if self.wave_policy not in WAVE_POLICIES:
             errors.append(f"wave_policy must be one of {WAVE_POLICIES}, got {self.wave_policy!r}")
-        errors += [f"{n} must be a bool, got {getattr(self, n)!r}" for n in ("trans_shared", "shared_multiplier")
+        errors += [f"{n} must be a bool, got {getattr(self, n)!r}" for n in ("trans_shared", "shared_multiplier", "shared_mem_request")
                    if not isinstance(getattr(self, n), bool)]
         if self.regfile not in REGFILES:
             errors.append(f"regfile must be one of {REGFILES}, got {self.regfile!r}")
@@ -406,7 +412,7 @@ PRESETS: Mapping[str, DCUConfig] = {
     "fpga": _DEFAULT.replace(name="fpga", lanes=8, wave_slots=2, vgprs_per_simd=128,
                              lds_bytes_per_half=4 * 1024, l0_bytes=2 * 1024,
                              scalar_cache_bytes=1024, icache_bytes=2 * 1024, regfile="banked",
-                             trans_shared=True, shared_multiplier=True),
+                             trans_shared=True, shared_multiplier=True, shared_mem_request=True),
 }
 
 

@@ -12,7 +12,7 @@ PC, which the SALU does not see: the SIMD computes PC + 4), the SALU float ops
 """
 from __future__ import annotations
 
-from amaranth.hdl import Cat, Const, Module
+from amaranth.hdl import Cat, Const, Module, Signal, signed
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
@@ -67,11 +67,12 @@ _SAVEEXEC = {
 }
 
 
-def _semantics(a64, b64, scc_in, d_in, k16, exec_in):
+def _semantics(a64, b64, scc_in, d_in, k16, exec_in, p):
     """Mnemonic -> dict of results for every implemented opcode.
 
     Keys of a result: ``d`` (value, fitted to 64 bits), ``d_we`` (default 1 when ``d`` is
-    given), ``scc`` (None: SCC unchanged), ``exec`` (None: EXEC unchanged).
+    given), ``scc`` (None: SCC unchanged), ``exec`` (None: EXEC unchanged), ``mul`` (the
+    operands ``(x, y)`` of the shared multiplier, whose exact signed product is ``p``).
     """
     a, b, d32 = a64[:32], b64[:32], d_in[:32]
     t = {}
@@ -121,10 +122,13 @@ def _semantics(a64, b64, scc_in, d_in, k16, exec_in):
     nz("s_bfe_i64", _bfe(a64, b, 64, True))
     plain("s_bfm_b32", fit(low_mask(a[:5], 32) << b[:5], 32))
     plain("s_bfm_b64", fit(low_mask(a[:6], 64) << b[:6], 64))
-    plain("s_mul_i32", fit(a * b, 32))
-    plain("s_mul_hi_u32", (a * b)[32:64])
-    plain("s_mul_hi_i32", (_s(a) * _s(b))[32:64])
-    plain("s_mul_u64", fit(a64 * b64, 64))
+    # one 33 x 33 multiplier serves the multiplies (docs/fpga.md: each would be DSP blocks);
+    # s_mul_u64 adds the two cross products' low halves: (a_lo b_lo + (a_lo b_hi + a_hi b_lo) 2^32) mod 2^64
+    t["s_mul_i32"] = {"d": fit(p, 32), "mul": (a, b)}
+    t["s_mul_hi_u32"] = {"d": p[32:64], "mul": (a, b)}
+    t["s_mul_hi_i32"] = {"d": p[32:64], "mul": (_s(a), _s(b))}
+    cross = (a * b64[32:])[:32] + (a64[32:] * b)[:32]
+    t["s_mul_u64"] = {"d": fit(p + (cross[:32] << 32), 64), "mul": (a, b)}
     plain("s_pack_ll_b32_b16", Cat(a[:16], b[:16]))
     plain("s_pack_lh_b32_b16", Cat(a[:16], b[16:32]))
     plain("s_pack_hh_b32_b16", Cat(a[16:32], b[16:32]))
@@ -181,7 +185,7 @@ def _semantics(a64, b64, scc_in, d_in, k16, exec_in):
     t["s_cmovk_i32"] = {"d": select(scc_in, k, d32), "d_we": scc_in}
     addk = (d32 + k)[:32]
     t["s_addk_co_i32"] = {"d": addk, "scc": _ovf_add(d32, k, addk)}
-    plain("s_mulk_i32", fit(d32 * k, 32))
+    t["s_mulk_i32"] = {"d": fit(p, 32), "mul": (d32, k)}
     for cond in ("eq", "lg", "gt", "ge", "lt", "le"):
         t[f"s_cmpk_{cond}_i32"] = {"scc": _cmp(cond, _s(d32), _s(k16))}
         t[f"s_cmpk_{cond}_u32"] = {"scc": _cmp(cond, d32, k16)}
@@ -234,13 +238,19 @@ class SALU(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        table = _semantics(self.a, self.b, self.scc_in, self.d_in, self.simm16, self.exec_in)
+        mul_x, mul_y, mul_on = Signal(33), Signal(33), Signal()
+        p = Signal(signed(66))
+        table = _semantics(self.a, self.b, self.scc_in, self.d_in, self.simm16, self.exec_in, p)
         m.d.comb += [self.scc.eq(self.scc_in), self.exec.eq(self.exec_in)]
+        with m.If(mul_on):
+            m.d.comb += p.eq(mul_x.as_signed() * mul_y.as_signed())
         with m.Switch(self.op):
             for name, r in table.items():
                 if name not in _ALL_OPS:       # e.g. s_cmpk_*: not in gfx1200's table
                     continue
                 with m.Case(_ALL_OPS[name]):
+                    if "mul" in r:
+                        m.d.comb += [mul_x.eq(fit(r["mul"][0], 33)), mul_y.eq(fit(r["mul"][1], 33)), mul_on.eq(1)]
                     if "d" in r:
                         m.d.comb += [self.d.eq(fit(r["d"], 64)), self.d_we.eq(r.get("d_we", 1))]
                     if r.get("scc") is not None:
@@ -254,4 +264,4 @@ class SALU(wiring.Component):
 
 #: Mnemonics the SALU implements (everything else raises ``illegal``).
 IMPLEMENTED = frozenset(n for n in _semantics(*(Const(0, 64),) * 2, Const(0, 1), Const(0, 64),
-                                               Const(0, 16), Const(0, 32)) if n in _ALL_OPS)
+                                               Const(0, 16), Const(0, 32), Const(0, signed(66))) if n in _ALL_OPS)

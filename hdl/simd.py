@@ -462,12 +462,24 @@ class SIMD(wiring.Component):
         # A memory port's request register is taken when it holds a request or when the
         # instruction in EX is about to fill it: issue must not overwrite a request that the
         # memory side has not accepted yet.
+        # With ``config.shared_mem_request`` the vector memory and LDS requests share one
+        # register (``mreq``; ``mreq_lds`` picks the port): either port is taken then.
+        vmem_kinds = (Kind.VMEM_LOAD, Kind.VMEM_STORE, Kind.VMEM_ATOMIC, Kind.CACHE)
+        ds_kinds = (Kind.DS_LOAD, Kind.DS_STORE, Kind.DS_ATOMIC)
+        if cfg.shared_mem_request:
+            mreq, mreq_valid, mreq_lds = Signal(VecMemReq(cfg)), Signal(), Signal()
+            m.d.comb += [self.vmem_req.payload.eq(mreq), self.lds_req.payload.eq(mreq),
+                         self.vmem_req.valid.eq(mreq_valid & ~mreq_lds), self.lds_req.valid.eq(mreq_valid & mreq_lds)]
+            req_held = {"vmem": mreq_valid, "lds": mreq_valid}
+            kinds_of = {"vmem": vmem_kinds + ds_kinds, "lds": vmem_kinds + ds_kinds}
+        else:
+            req_held = {"vmem": self.vmem_req.valid, "lds": self.lds_req.valid}
+            kinds_of = {"vmem": vmem_kinds, "lds": ds_kinds}
+        req_held["smem"], kinds_of["smem"] = self.smem_req.valid, (Kind.SMEM,)
         port_busy = {}
-        for name, kinds in (("smem", (Kind.SMEM,)),
-                            ("vmem", (Kind.VMEM_LOAD, Kind.VMEM_STORE, Kind.VMEM_ATOMIC, Kind.CACHE)),
-                            ("lds", (Kind.DS_LOAD, Kind.DS_STORE, Kind.DS_ATOMIC))):
+        for name in ("smem", "vmem", "lds"):
             port_busy[name] = Signal(name=f"{name}_port_busy")
-            m.d.comb += port_busy[name].eq(getattr(self, f"{name}_req").valid | (ex.valid & _is_kind(xk, *kinds)))
+            m.d.comb += port_busy[name].eq(req_held[name] | (ex.valid & _is_kind(xk, *kinds_of[name])))
         self._port_busy = port_busy
         ready_w, reason_w = [], []
         for i in range(W):
@@ -975,7 +987,13 @@ class SIMD(wiring.Component):
             m.d.sync += br_pending[ys].eq(0)
 
         # ---- memory requests: registered; an instruction issues only into an empty buffer --
-        for port in (self.smem_req, self.vmem_req, self.lds_req):
+        if cfg.shared_mem_request:
+            with m.If(self.vmem_req.valid & self.vmem_req.ready | self.lds_req.valid & self.lds_req.ready):
+                m.d.sync += mreq_valid.eq(0)
+            ports = (self.smem_req,)
+        else:
+            ports = (self.smem_req, self.vmem_req, self.lds_req)
+        for port in ports:
             with m.If(port.ready):
                 m.d.sync += port.valid.eq(0)
         lane = lambda v, n: v[32 * n: 32 * n + 32]   # noqa: E731
@@ -995,15 +1013,17 @@ class SIMD(wiring.Component):
                          p.addr.eq((sr[0].data + xi.offset + soff)[:64]), p.sdst.eq(xi.sdst), p.dwords.eq(xi.sdst_dw)]
         x_req = (x_valid & ex_last) if banked else x_valid
         for port, kinds, lanes_addr, offsets in (
-                (self.vmem_req, (Kind.VMEM_LOAD, Kind.VMEM_STORE, Kind.VMEM_ATOMIC, Kind.CACHE), vaddr_lanes, (0, 0)),
-                (self.lds_req, (Kind.DS_LOAD, Kind.DS_STORE, Kind.DS_ATOMIC), ds_lanes, (xi.offset0, xi.offset1))):
-            p = port.payload
+                (self.vmem_req, vmem_kinds, vaddr_lanes, (0, 0)),
+                (self.lds_req, ds_kinds, ds_lanes, (xi.offset0, xi.offset1))):
+            p, valid = (mreq, mreq_valid) if cfg.shared_mem_request else (port.payload, port.valid)
             with m.If(x_valid & _is_kind(xk, *kinds)):
                 m.d.sync += [per_lane(p.addr, lanes_addr, 64), per_lane(p.data, data_lanes, 128)]
             with m.If(x_req & _is_kind(xk, *kinds)):
-                m.d.sync += [port.valid.eq(1), p.wave.eq(xw), p.seq.eq(ex.seq), p.op.eq(xi.op), p.exec.eq(x_exec),
+                m.d.sync += [valid.eq(1), p.wave.eq(xw), p.seq.eq(ex.seq), p.op.eq(xi.op), p.exec.eq(x_exec),
                              p.vdst.eq(xi.vdst), p.returns.eq(xi.vdst_dw != 0),
                              p.offset0.eq(offsets[0]), p.offset1.eq(offsets[1])]
+                if cfg.shared_mem_request:
+                    m.d.sync += mreq_lds.eq(port is self.lds_req)
 
         # ---- counters and busy bits: up at issue, down on the last response beat ------------
         inc = {c: Signal(W, name=f"inc_{c}") for c in ("load", "store", "ds", "km")}
