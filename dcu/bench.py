@@ -920,9 +920,34 @@ def _fpga(board: str = "ulx3s", config: str = "fpga", clock_mhz: float = 50.0) -
             "note": "luts = TRELLIS_COMB (nextpnr) or LUT4 + 2 per CCU2C + 4 per DPR16X4 (Yosys); "
                     "blocks synthesized 'until map_luts' have no LUT count (logic still gates)"}
 
+def _fpga_budget(config: str = "fpga") -> dict:
+    """The whole DCU's register bits, DSP blocks and memory bits counted in its RTLIL
+    (``dcu/budget.py``; no FPGA tools, minutes instead of a synthesis that does not finish)
+    against the ECP5-85F: the preset, the preset without its three sharing options
+    (``trans_shared``, ``shared_multiplier``, ``shared_mem_request``), and narrower variants."""
+    from hdl.config import get_config
+    from .budget import budget
+    base = get_config(config)
+    variants = {config: base,
+                "without sharing": base.replace(trans_shared=False, shared_multiplier=False, shared_mem_request=False),
+                "lanes 4, trans_lanes 2": base.replace(lanes=4, trans_lanes=2),
+                "lanes 2, trans_lanes 1": base.replace(lanes=2, trans_lanes=1)}
+    rows, blocks = [], {}
+    for label, cfg in variants.items():
+        t0 = time.perf_counter()
+        res = budget(cfg)
+        rows.append({"variant": label, **res["total"], "fits": res["fits"], "seconds": round(time.perf_counter() - t0)})
+        blocks[label] = {k: {"ff": b["ff"], "dsp": b["dsp"], "memory_bits": b["memory_bits"]}
+                         for k, b in res["blocks"].items() if b["ff"] or b["dsp"] or b["memory_bits"]}
+    return {"benchmark": "fpga-budget", "config": config, "device": res["device"], "rows": rows, "blocks": blocks,
+            "note": "RTLIL counts: register bits of flip-flop cells; DSP = MULT18X18D tiles of each multiplier of "
+                    "two operands of 8 bits or more (ceil(a/18) * ceil(b/18)); synthesis may trim some of both, "
+                    "and adds memories it maps to flip-flops or LUTs"}
+
+
 BENCHMARKS = {"model-speed": _model_speed, "valu-ipc": _valu_ipc, "valu-peak": _valu_peak, "sim-speed-simd": _sim_speed_simd,
               "lds-stride": _lds_stride, "coalescing": _coalescing, "latency": _latency,
-              "ooo": _ooo, "kernels": _kernels, "sim-speed": _sim_speed, "fpga": _fpga}
+              "ooo": _ooo, "kernels": _kernels, "sim-speed": _sim_speed, "fpga": _fpga, "fpga-budget": _fpga_budget}
 
 
 def _markdown(result: dict) -> str:

@@ -9,7 +9,7 @@
     dcu disasm FILE [--kernel NAME]
     dcu bench NAME [--json FILE] [--config PRESET] [--backend rtl|verilator]
     dcu verilog [--config PRESET] [--top NAME] -o FILE.v [--lint]
-    dcu fpga [--board ulx3s] [--config PRESET] [--clock MHZ] [--baud N] [--block NAME [--generic]]
+    dcu fpga [--board ulx3s] [--config PRESET] [--clock MHZ] [--baud N] [--block NAME [--generic]] [--budget]
 
 Exit status: 0 on success, 2 for a usage error (bad option, argument spec,
 missing file, unknown kernel), 1 when building or running fails.
@@ -292,6 +292,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "final, logic still gates)")
     f.add_argument("--reuse-rtlil", action="store_true",
                    help="with --block: reuse the block's RTLIL from an earlier run (saves the conversion)")
+    f.add_argument("--budget", action="store_true",
+                   help="no synthesis: count register bits, DSP blocks and memories in the RTLIL of the "
+                        "DCU (or --block) against the ECP5-85F (dcu/budget.py; no FPGA tools needed)")
     f.add_argument("--no-dcu", action="store_true",
                    help="bring-up build: the UART link and the block-RAM memory without the DCU")
     f.add_argument("--timeout", type=float, default=4 * 3600, metavar="S", help="tool time limit")
@@ -594,6 +597,14 @@ def cmd_fpga(ns: argparse.Namespace) -> int:
     YoWASP tool is missing."""
     from . import fpga
 
+    if ns.budget:
+        from . import budget
+        res = budget.budget(ns.config, ns.block or "dcu")
+        print(budget.summary(res))
+        if ns.json:
+            _write_json(ns.json, res)
+            print(f"wrote {ns.json}")
+        return 0
     needed = ("YOSYS",) if ns.block else ("YOSYS", "NEXTPNR_ECP5", "ECPPACK")
     missing = fpga.missing_tools(needed)
     if missing:

@@ -1,0 +1,53 @@
+"""dcu.budget: register bits, DSP tiles and memories counted in a design's RTLIL.
+
+* A small design with known contents: an 8-bit register, a 33 x 33 and a 24 x 24 multiplier,
+  a multiply by a constant (not a DSP), a narrow index multiply, a memory with two read
+  ports and one write port, in two submodules.
+* The ``fpga`` preset's integer VALU: 32 MULT18X18D, the count ``synth_ecp5`` gave for it
+  (docs/fpga.md).
+* ``dcu fpga --budget --block`` prints the table without the FPGA tools.
+"""
+from __future__ import annotations
+
+from amaranth.back import rtlil
+from amaranth.hdl import Module, Signal, signed
+from amaranth.lib.memory import Memory
+
+from dcu import cli
+from dcu.budget import budget, rtlil_budget
+
+
+def _design():
+    top, sub = Module(), Module()
+    top.submodules.arith = sub
+    x, y, p = Signal(signed(33)), Signal(signed(33)), Signal(signed(66))
+    u, v, q = Signal(24), Signal(24), Signal(48)
+    k, kq, i, iq = Signal(16), Signal(32), Signal(3), Signal(8)
+    sub.d.comb += [p.eq(x * y), q.eq(u * v), kq.eq(k * 1000), iq.eq(i * 5)]
+    r = Signal(8)
+    top.d.sync += r.eq(r + p[:8] + q[:8] + kq[:8] + iq)
+    top.submodules.ram = ram = Memory(shape=16, depth=64, init=[])
+    rd0, rd1, wr = ram.read_port(), ram.read_port(domain="comb"), ram.write_port()
+    top.d.comb += [rd0.addr.eq(r), rd1.addr.eq(r + 1), wr.addr.eq(r), wr.data.eq(r)]
+    return top, [x, y, u, v, k, i, rd0.data, rd1.data]
+
+
+def test_counts_of_a_known_design():
+    top, ports = _design()
+    blocks = rtlil_budget(rtlil.convert(top, name="t", ports=ports, emit_src=False), "t")
+    assert blocks["arith"]["dsp"] == 4 + 4                       # 2 x 2 tiles each
+    assert blocks["arith"]["multipliers"] == {"33x33": 1, "24x24": 1}
+    assert blocks["(top)"]["ff"] == 8      # r (a synchronous read port's register is the memory's)
+    [mem] = blocks["(top)"]["memories"].values()
+    assert mem == {"bits": 1024, "width": 16, "depth": 64, "read_ports": 2, "write_ports": 1}
+
+
+def test_fpga_integer_valu_matches_synthesis():
+    res = budget("fpga", "valu_int")
+    assert res["total"]["dsp"] == 32 and res["total"]["ff"] == 0
+
+
+def test_cli_budget(capsys):
+    assert cli.main(["fpga", "--budget", "--block", "valu_int", "--config", "fpga"]) == 0
+    out = capsys.readouterr().out
+    assert "total" in out and "LFE5U-85F" in out and "dsp fits" in out
