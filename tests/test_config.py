@@ -30,6 +30,8 @@ def test_preset_names_and_sizes():
     assert d.l0_sets == 4096 // (4 * 128)
     assert r.return_order == "in_order" and d.return_order == "per_wave"
     assert [c.regfile for c in (d, t, r, f)] == ["wide", "wide", "wide", "banked"]
+    for flag in ("trans_shared", "shared_multiplier", "shared_mem_request"):   # the FPGA's economies
+        assert [getattr(c, flag) for c in (d, t, r, f)] == [False, False, False, True], flag
     assert all(c.name == n for n, c in PRESETS.items())
 
 
@@ -54,6 +56,8 @@ def test_config_is_frozen_and_replace_validates():
         d.replace(return_order="random")
     with pytest.raises(ConfigError, match="regfile must be one of"):
         d.replace(regfile="bram")
+    with pytest.raises(ConfigError, match="trans_shared must be a bool"):
+        d.replace(trans_shared=1)
     with pytest.raises(ConfigError, match="unknown DCUConfig field"):
         d.replace(lane=16)
     with pytest.raises(ConfigError, match="multiple of vgpr_granule"):
