@@ -9,7 +9,9 @@ stops at 4 GiB; one ``fpga`` SIMD takes ten minutes to ``map_luts``: docs/fpga.m
 * **DSP blocks**: every ``$mul`` of two operands at least 8 bits wide (narrower ones scale
   bit indices and become shifts or logic) as ``ceil(a / 18) * ceil(b / 18)`` MULT18X18D
   tiles, how Yosys's ``mul2dsp`` splits a product for the ECP5 (checked against
-  ``synth_ecp5`` in tests/test_fpga.py and docs/fpga.md);
+  ``synth_ecp5`` in tests/test_budget.py and docs/fpga.md). Amaranth writes an expression
+  used in several places once per use; multipliers with the same operands count once, as
+  Yosys's ``opt_merge`` keeps one;
 * **memories**: bits, read and write ports.
 
 Counts are per DCU block (``simd0`` .. ``simd3``, ``vmem0``, ``lds``, ...), each the sum over
@@ -55,6 +57,7 @@ def rtlil_budget(text: str, top: str) -> dict:
             continue
         b = blocks[parts[1] if len(parts) > 1 else "(top)"]
         ports = defaultdict(lambda: [0, 0])
+        products = set()
         for cell in _CELL.finditer(body):
             kind, cbody = cell.group(1), cell.group(3)
             params = dict(_PARAM.findall(cbody))
@@ -62,7 +65,9 @@ def rtlil_budget(text: str, top: str) -> dict:
                 b["ff"] += int(params["WIDTH"])
             elif kind == "$mul":
                 wa, wb = int(params["A_WIDTH"]), int(params["B_WIDTH"])
-                if min(wa, wb) >= 8 and not (_constant(cbody, "A") or _constant(cbody, "B")):
+                operands = tuple(re.findall(r"connect \\[AB] (.*)", cbody)) + (params["A_SIGNED"], params["B_SIGNED"])
+                if min(wa, wb) >= 8 and not (_constant(cbody, "A") or _constant(cbody, "B")) and operands not in products:
+                    products.add(operands)
                     b["dsp"] += _mul_tiles(wa, wb)
                     b["multipliers"][f"{wa}x{wb}"] += 1
             elif kind in ("$memrd_v2", "$memwr_v2"):

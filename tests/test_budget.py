@@ -1,10 +1,11 @@
 """dcu.budget: register bits, DSP tiles and memories counted in a design's RTLIL.
 
-* A small design with known contents: an 8-bit register, a 33 x 33 and a 24 x 24 multiplier,
+* A small design with known contents: an 8-bit register, a 33 x 33 multiplier (its
+  expression used twice: Amaranth writes it twice, synthesis keeps one) and a 24 x 24 one,
   a multiply by a constant (not a DSP), a narrow index multiply, a memory with two read
   ports and one write port, in two submodules.
-* The ``fpga`` preset's integer VALU: 32 MULT18X18D, the count ``synth_ecp5`` gave for it
-  (docs/fpga.md).
+* The ``fpga`` preset's integer and FP32 VALUs: 32 MULT18X18D each, the counts
+  ``synth_ecp5`` gave for them (docs/fpga.md).
 * ``dcu fpga --budget --block`` prints the table without the FPGA tools.
 """
 from __future__ import annotations
@@ -20,12 +21,13 @@ from dcu.budget import budget, rtlil_budget
 def _design():
     top, sub = Module(), Module()
     top.submodules.arith = sub
-    x, y, p = Signal(signed(33)), Signal(signed(33)), Signal(signed(66))
+    x, y, p, p2 = Signal(signed(33)), Signal(signed(33)), Signal(signed(66)), Signal(signed(67))
     u, v, q = Signal(24), Signal(24), Signal(48)
     k, kq, i, iq = Signal(16), Signal(32), Signal(3), Signal(8)
-    sub.d.comb += [p.eq(x * y), q.eq(u * v), kq.eq(k * 1000), iq.eq(i * 5)]
+    xy = x * y
+    sub.d.comb += [p.eq(xy), p2.eq(xy + 1), q.eq(u * v), kq.eq(k * 1000), iq.eq(i * 5)]
     r = Signal(8)
-    top.d.sync += r.eq(r + p[:8] + q[:8] + kq[:8] + iq)
+    top.d.sync += r.eq(r + p[:8] + p2[:8] + q[:8] + kq[:8] + iq)
     top.submodules.ram = ram = Memory(shape=16, depth=64, init=[])
     rd0, rd1, wr = ram.read_port(), ram.read_port(domain="comb"), ram.write_port()
     top.d.comb += [rd0.addr.eq(r), rd1.addr.eq(r + 1), wr.addr.eq(r), wr.data.eq(r)]
@@ -42,9 +44,10 @@ def test_counts_of_a_known_design():
     assert mem == {"bits": 1024, "width": 16, "depth": 64, "read_ports": 2, "write_ports": 1}
 
 
-def test_fpga_integer_valu_matches_synthesis():
-    res = budget("fpga", "valu_int")
-    assert res["total"]["dsp"] == 32 and res["total"]["ff"] == 0
+def test_fpga_valus_match_synthesis():
+    for top in ("valu_int", "valu_fp"):
+        res = budget("fpga", top)
+        assert res["total"]["dsp"] == 32 and res["total"]["ff"] == 0, top
 
 
 def test_cli_budget(capsys):
