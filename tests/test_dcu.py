@@ -21,7 +21,7 @@ import dcu
 from dcu.rtl import RtlError
 from firmware_tests.manifest import TESTS, get
 from firmware_tests.runner import issue_mismatches, run_firmware
-from hdl.config import ResourceError
+from hdl.config import ResourceError, get_config
 from tests.asmutil import needs_llvm
 
 pytestmark = needs_llvm
@@ -73,11 +73,14 @@ def test_rdna1_preset_runs_a_kernel():
     _check("vector_add_asm", "rdna1")
 
 
-def test_fpga_preset_shares_one_transcendental_unit():
-    """The ``fpga`` preset's four SIMDs take turns on one transcendental unit
-    (``config.trans_shared``, hdl/transshare.py): a kernel whose waves issue transcendental
-    instructions on every SIMD gives the golden results and the model's counts."""
-    report = _check("transcendental_asm", "fpga")
+@pytest.mark.parametrize("config", ["fpga", get_config("tiny").replace(name="tiny-trans-shared", trans_shared=True)],
+                         ids=["fpga", "tiny-trans-shared"])
+def test_one_transcendental_unit_shared_by_the_simds(config):
+    """The SIMDs take turns on one transcendental unit (``config.trans_shared``,
+    hdl/transshare.py): a kernel whose waves issue transcendental instructions on every SIMD
+    gives the golden results and the model's counts. ``fpga`` has the banked register file;
+    on ``tiny`` (the wide one) an instruction the unit does not take at once waits in EX."""
+    report = _check("transcendental_asm", config)
     assert all(report.counters[f"simd{s}.issued.trans"] > 0 for s in range(4)), report.counters
 
 
