@@ -8,8 +8,8 @@ stops at 4 GiB; one ``fpga`` SIMD takes ten minutes to ``map_luts``: docs/fpga.m
   synthesis keeps (memories it maps to flip-flops come on top: ``memories`` lists them);
 * **DSP blocks**: every ``$mul`` of two operands at least 8 bits wide (narrower ones scale
   bit indices and become shifts or logic) as ``ceil(a / 18) * ceil(b / 18)`` MULT18X18D
-  tiles, how Yosys's ``mul2dsp`` splits a product for the ECP5 (checked against
-  ``synth_ecp5`` in tests/test_budget.py and docs/fpga.md). Amaranth writes an expression
+  tiles, how Yosys's ``mul2dsp`` splits a product for the ECP5 (tests/test_budget.py holds
+  it to the counts ``synth_ecp5`` gave, docs/fpga.md). Amaranth writes an expression
   used in several places once per use; multipliers with the same operands count once, as
   Yosys's ``opt_merge`` keeps one;
 * **memories**: bits, read and write ports.

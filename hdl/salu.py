@@ -16,6 +16,7 @@ from amaranth.hdl import Cat, Const, Module, Signal, signed
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
+from . import lanemul
 from .isa_tables import OpId
 from .valu_int import count_leading_zeros, count_trailing_zeros, fit, low_mask, popcount, select
 
@@ -238,8 +239,9 @@ class SALU(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        mul_x, mul_y, mul_on = Signal(33), Signal(33), Signal()
-        p = Signal(signed(66))
+        w = lanemul.WIDTH
+        mul_x, mul_y, mul_on = Signal(w), Signal(w), Signal()
+        p = Signal(signed(2 * w))
         table = _semantics(self.a, self.b, self.scc_in, self.d_in, self.simm16, self.exec_in, p)
         m.d.comb += [self.scc.eq(self.scc_in), self.exec.eq(self.exec_in)]
         with m.If(mul_on):
@@ -250,7 +252,7 @@ class SALU(wiring.Component):
                     continue
                 with m.Case(_ALL_OPS[name]):
                     if "mul" in r:
-                        m.d.comb += [mul_x.eq(fit(r["mul"][0], 33)), mul_y.eq(fit(r["mul"][1], 33)), mul_on.eq(1)]
+                        m.d.comb += [mul_x.eq(fit(r["mul"][0], w)), mul_y.eq(fit(r["mul"][1], w)), mul_on.eq(1)]
                     if "d" in r:
                         m.d.comb += [self.d.eq(fit(r["d"], 64)), self.d_we.eq(r.get("d_we", 1))]
                     if r.get("scc") is not None:
@@ -264,4 +266,5 @@ class SALU(wiring.Component):
 
 #: Mnemonics the SALU implements (everything else raises ``illegal``).
 IMPLEMENTED = frozenset(n for n in _semantics(*(Const(0, 64),) * 2, Const(0, 1), Const(0, 64),
-                                               Const(0, 16), Const(0, 32), Const(0, signed(66))) if n in _ALL_OPS)
+                                               Const(0, 16), Const(0, 32), Const(0, signed(2 * lanemul.WIDTH)))
+                        if n in _ALL_OPS)

@@ -29,7 +29,7 @@ from .decoder import Decoder, is_branch_word
 from .isa_tables import Kind, OpId, info_of
 from .salu import SALU
 from .valu_fp import VALUFloat
-from .lanemul import LaneMultiplier
+from .lanemul import FP_WIDTH as FP_MUL_W, WIDTH as MUL_W, LaneMultiplier
 from .layouts import DecodedInst
 from .regfile import SgprFile, VgprFile
 from .trans import TransIn, TransOut, TransUnit
@@ -786,7 +786,7 @@ class SIMD(wiring.Component):
             mx.submodules.lane_mul = lmul = LaneMultiplier(G)
             mx.d.comb += [lmul.int_x.eq(vint.mul_x), lmul.int_y.eq(vint.mul_y), lmul.fp_x.eq(vfp.mul_x),
                           lmul.fp_y.eq(vfp.mul_y), lmul.fp.eq(x_is_fp), vint.mul_p.eq(lmul.p),
-                          vfp.mul_p.eq(Cat(*[lmul.p[66 * n:66 * n + 48] for n in range(G)]))]
+                          vfp.mul_p.eq(Cat(*[lmul.p[2 * MUL_W * n:2 * MUL_W * n + 2 * FP_MUL_W] for n in range(G)]))]
         mx.d.comb += [
             # a unit whose kind is not in EX sees OpId.NONE, which is cheap to simulate
             vint.op.eq(Mux((xk == Kind.VALU) & ~x_is_fp, xi.op, OpId.NONE)),

@@ -39,6 +39,7 @@ from amaranth.hdl import Cat, Const, Module, Signal, Value
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
+from . import lanemul
 from .isa_tables import OpId, info_of
 
 __all__ = ["VALUInt", "IMPLEMENTED", "select", "popcount", "count_leading_zeros",
@@ -453,7 +454,7 @@ class _Stages:
     per op and lane (18 DSP blocks a lane on the ECP5 against 4).
     """
     V16_WIDTH = 36      # exact 16-bit-op results fit in 34 bits signed (v_mad_*32_*16)
-    MUL_WIDTH = 33      # a 32-bit operand, zero- or sign-extended
+    MUL_WIDTH = lanemul.WIDTH   # a 32-bit operand, zero- or sign-extended
 
     def __init__(self, lanes: int):
         self.lanes = lanes
