@@ -17,6 +17,10 @@ Each dispatch starts the memory model's pseudo-random state (latency and reorder
 choices) afresh from the ``seed`` input, so a run's cycle count depends on the seed and not
 on how many cycles the host spent loading memory: every backend that simulates this top
 counts the same cycles for the same seed, and a new seed needs no new build.
+
+Compiled simulators run HostTop inside :class:`SimTop`, which registers its reset and the
+inputs that hold still during a run (Verilator re-evaluates whatever reads a top-level
+input on every evaluation).
 """
 from __future__ import annotations
 
