@@ -102,9 +102,9 @@ class ICache(wiring.Component):
         tail = Array(Signal(qb, name=f"tail{p}") for p in range(P))
         count = [Signal(range(Q + 1), name=f"count{p}") for p in range(P)]
 
-        def entry_info(idx, name):   # the fields of the entry ``idx`` selects
+        def entry_info(idx, name, entries=info):   # the fields of the entry ``idx`` selects
             view = Signal(EntryInfo, name=name)
-            m.d.comb += view.eq(Array(Value.cast(x) for x in info)[idx])
+            m.d.comb += view.eq(Array(Value.cast(x) for x in entries)[idx])
             return view
 
         # ---- cycle 0: accept one fetch (round robin) into its port's queue -----------------
@@ -179,7 +179,9 @@ class ICache(wiring.Component):
         for p in range(P):
             r = self.resp[p]
             e = Cat(head[p], Const(p, range(P)))
-            h = entry_info(e, f"head{p}_info")
+            # among the port's own entries: a select over all of them with a constant part
+            # is a full case Verilator 5.048 cannot see, and lints as a latch
+            h = entry_info(head[p], f"head{p}_info", info[p * Q: (p + 1) * Q])
             m.d.comb += [r.valid.eq((count[p] != 0) & looked.bit_select(e, 1) & ~waiting.bit_select(e, 1)),
                          r.payload.wave.eq(h.wave), r.payload.epoch.eq(h.epoch), r.payload.target.eq(h.target),
                          r.payload.data.eq(Array(chunk[p * Q: (p + 1) * Q])[head[p]])]
