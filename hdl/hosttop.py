@@ -137,7 +137,7 @@ class HostTop(wiring.Component):
 
 
 class SimTop(wiring.Component):
-    """A top (:class:`HostTop`) as compiled simulators run it: the same ports plus ``rst``,
+    """A top (:class:`HostTop`) as compiled simulators run it: the same ports plus ``clk`` and ``rst``,
     with the reset and the inputs that hold still during a run registered.
 
     Verilator evaluates the logic that reads a top-level input on every ``eval()``, twice a
@@ -186,10 +186,7 @@ class SimTop(wiring.Component):
         for name, member in host.signature.members.items():
             outer, inner = getattr(self, name), getattr(host, name)
             if member.is_signature:         # a stream: wired through
-                if member.flow == In:
-                    connect(m, wiring.flipped(outer), inner)
-                else:
-                    connect(m, inner, wiring.flipped(outer))
+                connect(m, wiring.flipped(outer), inner)
             elif name in self.registered:
                 m.d.inputs += inner.eq(outer)
             elif member.flow == In:
