@@ -11,7 +11,7 @@ preset     lanes  wave slots  VGPRs/SIMD   LDS/half   L0      purpose
 default    32     4           256          16 KiB     4 KiB   scaled-down RDNA 4
 tiny       32     2           128          4 KiB      2 KiB   fast RTL simulation
 rdna1      32     20          1024         64 KiB     16 KiB  RDNA 1 (Navi 10) sizes
-fpga       8      2           128          4 KiB      2 KiB   fits an ECP5-85F
+fpga       4      2           128          4 KiB      2 KiB   targets an ECP5-85F
 =========  =====  ==========  ===========  =========  ======  =====================
 
 VGPRs/SIMD counts registers of 32 lanes x 32 bits.
@@ -409,7 +409,8 @@ PRESETS: Mapping[str, DCUConfig] = {
                               scalar_cache_bytes=16 * 1024, icache_bytes=32 * 1024,
                               l0_hit_latency=73, memory_latency=200, lds_latency=44,
                               scalar_hit_latency=30, return_order="in_order"),
-    "fpga": _DEFAULT.replace(name="fpga", lanes=8, wave_slots=2, vgprs_per_simd=128,
+    # 4 lanes and a one-lane transcendental unit: the DSP blocks the 85F has (dcu bench fpga-budget)
+    "fpga": _DEFAULT.replace(name="fpga", lanes=4, trans_lanes=1, wave_slots=2, vgprs_per_simd=128,
                              lds_bytes_per_half=4 * 1024, l0_bytes=2 * 1024,
                              scalar_cache_bytes=1024, icache_bytes=2 * 1024, regfile="banked",
                              trans_shared=True, shared_multiplier=True, shared_mem_request=True),

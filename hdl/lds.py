@@ -352,30 +352,27 @@ class _Pipe(Elaboratable):
                 val.append(q2.exec[n] & ctl2.smask[s] & in_half)
         ac.d.comb += [dp_c.eq(Cat(*dp)), inr_c.eq(Cat(*inr)), be_c.eq(Cat(*be)), wd_c.eq(Cat(*wd)),
                       val_c.eq(Cat(*val))]
-        ctl3, = _pass(ac, ctl2)
 
         def ordered(value, width, order):
             return Mux(order == _Order.REV, _words(value, width, _SRC[_Order.REV]),
                        Mux(order == _Order.REV2, _words(value, width, _SRC[_Order.REV2]), value))
 
-        rows_c = Signal(BANKS * NACC, name=f"rows_c{h}")   # access i: one-hot of its bank
-        rw = _sub(m, "rows")
-        rw.d.comb += rows_c.eq(Cat(*[val_c[i] << dp_c[DW * i: DW * i + 5] for i in range(NACC)]))
-        ctl4, = _pass(rw, ctl3)
-        rows_o = Signal(BANKS * NACC, name=f"rows_o{h}")
-        _sub(m, "rows_order").d.comb += rows_o.eq(ordered(rows_c, BANKS, ctl4.order))
-        cm_c = _transpose32(m, rows_o, SLOTS, f"cm{h}")   # block q, row b: accesses 32q.. in bank b
-
         # ---- P: the instruction's access set and the bank passes --------------------------------
         p_valid, p_first = Signal(name=f"p_valid{h}"), Signal(name=f"p_first{h}")
         w_ctl, w_meta = Signal(_Ctl, name=f"w_ctl{h}"), Signal(Meta, name=f"w_meta{h}")
         w_dp, w_inr = Signal(DW * NACC, name=f"w_dp{h}"), Signal(2 * NACC, name=f"w_inr{h}")
-        w_cm = Signal(BANKS * NACC, name=f"w_cm{h}")    # bank b: bit j = access j falls in bank b
         pend = Signal(NACC, name=f"pend{h}")
-        # store data and atomic operands, loaded for stores and atomics only (zero otherwise)
+        # store data and atomic operands (a lane's dword 2 is cmpstore's compare value), loaded
+        # for stores and atomics only (zero otherwise)
         w_wd, w_be = Signal(32 * NACC, name=f"w_wd{h}"), Signal(4 * NACC, name=f"w_be{h}")
-        w_cmp = Signal(32 * LANES, name=f"w_cmp{h}")     # cmpstore's compare value (data dword 2)
-        w_full = Signal(NACC, name=f"w_full{h}")         # atomics: the access's dword is in the window
+
+        # the banks of the accesses, decoded from their dwords rather than registered: bank b
+        # holds bit j = access j falls in bank b (validity is ``pend``'s)
+        rows = Signal(BANKS * NACC, name=f"rows{h}")    # access j: one-hot of its bank
+        _sub(m, "bank_decode").d.comb += rows.eq(Cat(*[Const(1, 1) << w_dp[DW * j: DW * j + 5]
+                                                        for j in range(NACC)]))
+        cm = _transpose32(m, rows, SLOTS, f"cm{h}")   # block q, row b: accesses 32q.. in bank b
+        w_cm = _words(cm, BANKS, [BANKS * q + b for b in range(BANKS) for q in range(SLOTS)])
 
         # leaders: the first pending access of each bank
         los = Signal(BANKS * NACC, name=f"los{h}")
@@ -421,8 +418,8 @@ class _Pipe(Elaboratable):
         wi = [widx[7 * b: 7 * b + 7] for b in range(BANKS)]
         ws.d.comb += [b_wd.eq(Cat(*[w_wd.word_select(i, 32) for i in wi])),
                       b_be.eq(Cat(*[Mux(wany[b], w_be.word_select(wi[b], 4), 0) for b in range(BANKS)])),
-                      b_cmp.eq(Cat(*[w_cmp.word_select(i[2:], 32) for i in wi])),
-                      b_aval.eq(Cat(*[wany[b] & w_full.bit_select(wi[b], 1) for b in range(BANKS)]))]
+                      b_cmp.eq(Cat(*[w_wd.word_select(Cat(Const(2, 2), i[2:]), 32) for i in wi])),
+                      b_aval.eq(Cat(*[wany[b] & (w_inr.word_select(wi[b], 2) == 0) for b in range(BANKS)]))]
 
         # narrow stores: bytes of one dword may come from several lanes; per byte, the last
         # writer among the served lanes of the bank. Only slot 0 is in use: in REV order,
@@ -559,13 +556,8 @@ class _Pipe(Elaboratable):
                          w_meta.vdst.eq(req.vdst), w_meta.exec.eq(req.exec), w_meta.em.eq(rmtab[4:8]),
                          w_meta.y.eq(y), w_meta.src.eq(srcmap), w_meta.pair.eq(self.pair),
                          w_dp.eq(ordered(dp_c, DW, ctl.order)), w_inr.eq(inr_c), pend.eq(ordered(val_c, 1, ctl.order)),
-                         w_cm.eq(_words(cm_c, BANKS, [BANKS * q + b for b in range(BANKS) for q in range(SLOTS)])),
                          w_wd.eq(Mux(writes, ordered(wd_c, 32, ctl.order), 0)),
-                         w_be.eq(Mux(writes, ordered(be_c, 4, ctl.order), 0)),
-                         w_cmp.eq(Mux(ctl.cls == _Cls.ATOMIC, Cat(*[lane(req.data, 32, SLOTS * n + 2)
-                                                                    for n in range(LANES)]), 0)),
-                         w_full.eq(Mux(ctl.cls == _Cls.ATOMIC, Cat(*[inr_c[2 * i: 2 * i + 2] == 0
-                                                                     for i in range(NACC)]), 0))]
+                         w_be.eq(Mux(writes, ordered(be_c, 4, ctl.order), 0))]
         return m
 
 

@@ -32,7 +32,7 @@ from .valu_fp import VALUFloat
 from .lanemul import FP_WIDTH as FP_MUL_W, WIDTH as MUL_W, LaneMultiplier
 from .layouts import DecodedInst
 from .regfile import SgprFile, VgprFile
-from .trans import TransIn, TransOut, TransUnit
+from .trans import TransIn, TransOut, TransUnit, latency as trans_latency
 from .valu_int import VALUInt, popcount
 
 __all__ = ["SIMD", "IMPLEMENTED", "LaunchLayout", "FetchReq", "FetchResp", "SmemReq", "SmemResp", "VecMemReq",
@@ -922,8 +922,9 @@ class SIMD(wiring.Component):
             with mw.Elif(xi.vdst_dw != 0):
                 mw.d.comb += [vw_alu.addr.eq(vdst_addr + half), vw_alu.data.eq(Mux(half, res_hi, res_lo)),
                               vw_alu.en.eq(group(x_exec, 1))]
-        # transcendental unit: 8 lanes, 4 cycles a wave; results return in order, so a FIFO
-        # keeps each instruction's wave, destination, EXEC and sequence number. A result waits
+        # transcendental unit: one wave every 32 / trans_lanes cycles; results return in order,
+        # so a FIFO keeps each instruction's wave, destination, EXEC and sequence number, deep
+        # enough for every wave the unit can hold plus its stalled output. A result waits
         # (the unit stalls) while the launch sequence writes v0 through the shared port (banked
         # VGPR file: while the port's buffer is full).
         if self.external_trans:
@@ -932,8 +933,10 @@ class SIMD(wiring.Component):
             m.submodules.trans = trans = TransUnit(cfg)
             trans_i, trans_o = trans.i, trans.o
         Pending = data.StructLayout({"wave": range(W), "vdst": 8, "exec": 32, "seq": SEQ})
-        tq = Array(Signal(Pending, name=f"trans_q{k}") for k in range(8))
-        tq_head, tq_tail = Signal(3), Signal(3)
+        in_flight = -(-trans_latency(cfg.trans_lanes) // (32 // cfg.trans_lanes)) + 1
+        tq_bits = max(3, (in_flight - 1).bit_length())
+        tq = Array(Signal(Pending, name=f"trans_q{k}") for k in range(1 << tq_bits))
+        tq_head, tq_tail = Signal(tq_bits), Signal(tq_bits)
         sign = Const(sum(1 << (32 * n + 31) for n in range(LANES)), 32 * LANES)
         t_src = Mux(xi.abs[0], src0_all & ~sign, src0_all)
         x_trans, trans_take = Signal(), Signal()

@@ -1,7 +1,7 @@
 """One transcendental unit shared by the SIMDs of a DCU (``config.trans_shared``).
 
 RDNA gives every SIMD its own transcendental unit. On an FPGA that unit is the largest
-block of a SIMD (the ``fpga`` preset's, 8 lanes: 288 of the SIMD's multipliers and 16,000
+block of a SIMD (at 8 lanes: 288 of the SIMD's multipliers and 16,000
 flip-flops; docs/fpga.md), while kernels issue few transcendental instructions, so the
 ``fpga`` preset keeps one for the whole DCU. :class:`SharedTrans` puts a round-robin
 arbiter in front of one :class:`~hdl.trans.TransUnit` and sends each result back to the SIMD

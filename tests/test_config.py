@@ -17,7 +17,8 @@ def test_preset_names_and_sizes():
     assert set(PRESETS) == {"default", "tiny", "rdna1", "fpga"}
     d, t, r, f = (get_config(n) for n in ("default", "tiny", "rdna1", "fpga"))
     assert (d.cus, d.simds_per_cu, d.simds) == (2, 2, 4)
-    assert (d.lanes, t.lanes, r.lanes, f.lanes) == (32, 32, 32, 8)
+    assert (d.lanes, t.lanes, r.lanes, f.lanes) == (32, 32, 32, 4)
+    assert (d.trans_lanes, f.trans_lanes) == (8, 1)
     assert (d.wave_slots, t.wave_slots, r.wave_slots, f.wave_slots) == (4, 2, 20, 2)
     assert (d.vgprs_per_simd, t.vgprs_per_simd, r.vgprs_per_simd, f.vgprs_per_simd) == (256, 128, 1024, 128)
     assert [c.lds_bytes_per_half for c in (d, t, r, f)] == [16384, 4096, 65536, 4096]
@@ -26,7 +27,7 @@ def test_preset_names_and_sizes():
     assert all(c.vgpr_granule == 8 and c.sgprs_per_wave == 106 for c in (d, t, r, f))
     assert all(c.scalar_cache_line == 64 and c.icache_line == 64 for c in (d, t, r, f))
     assert d.valu_dep_latency == 5
-    assert f.valu_cycles == 4 and d.valu_cycles == 1
+    assert f.valu_cycles == 8 and d.valu_cycles == 1
     assert d.l0_sets == 4096 // (4 * 128)
     assert r.return_order == "in_order" and d.return_order == "per_wave"
     assert [c.regfile for c in (d, t, r, f)] == ["wide", "wide", "wide", "banked"]

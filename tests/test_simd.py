@@ -2,14 +2,14 @@
 
 * Firmware kernels that one SIMD can hold run with randomized memory latency and
   out-of-order scalar returns, every issued PC and register write checked against the model,
-  on the default preset (32 lanes) and the fpga preset (8 lanes: 4 cycles per VALU instruction).
+  on the default preset (32 lanes) and the fpga preset (4 lanes: 8 cycles per VALU instruction).
 * Constrained-random ALU and branch programs over random register values (seeds are
   reproducible and printed on failure).
 * Directed tests of the DCU-facing interfaces: ``perf`` counters against the model's
   instruction counts and the documented stall rule, ``ended``, the external barrier,
   sub-dword scalar loads at exact byte addresses, ``error.cause``.
-* The SIMD converts to Verilog and passes Verilator's lint (32, 16 and 8 lanes; 8 lanes with
-  the banked register files).
+* The SIMD converts to Verilog and passes Verilator's lint (32, 16 and 8 lanes; 4 lanes with
+  the banked register files, as in the fpga preset).
 """
 from __future__ import annotations
 
@@ -50,8 +50,8 @@ def _fits_one_simd(test, kernel, cfg) -> str | None:
 
 
 # Cross-sections that run in CI on one simulated SIMD (every kind of instruction and wait);
-# every other firmware test runs under -m slow. The 8-lane set is smaller: VALU instructions
-# take four cycles there.
+# every other firmware test runs under -m slow. The 4-lane set is smaller: VALU instructions
+# take eight cycles there.
 CI_FIRMWARE = {
     "default": ("vector_add_cl", "saxpy_asm", "int_alu_cl", "float_ops_cl", "divergence_cl", "transcendental_cl",
                 "lds_reduce_asm", "partial_wait_asm", "scalar_loads_asm"),
@@ -540,7 +540,7 @@ def test_illegal_instruction_stops_the_wave_with_its_cause():
 
 @pytest.mark.parametrize("lanes,regfile", [(32, "wide"), pytest.param(16, "wide", marks=pytest.mark.slow),
                                            pytest.param(8, "wide", marks=pytest.mark.slow),
-                                           pytest.param(8, "banked", marks=pytest.mark.slow)])
+                                           pytest.param(4, "banked", marks=pytest.mark.slow)])
 def test_simd_converts_to_verilog_and_lints(tmp_path, lanes, regfile):
     from hdl.simd import SIMD
     cfg = dataclasses.replace(get_config("tiny"), lanes=lanes, regfile=regfile)
