@@ -347,16 +347,19 @@ INDEPENDENT = 10  # independent VALU instructions
 
 def _chain(tmp_path, cfg):
     """Each VALU instruction that reads the previous one's result issues max(valu_dep_latency,
-    valu_cycles) cycles after it: the cycles between count as dependency stalls, and so do
-    those of s_endpgm waiting for the last result. A launch holds the wave for four cycles."""
+    valu_cycles) cycles after it (it reads each lane group after that group is written): the
+    cycles between count as dependency stalls, and so do those of s_endpgm, which issues once
+    every group of the last result is written, max(valu_dep_latency, valu_cycles + 1) cycles
+    after it. A launch holds the wave for four cycles."""
     run = _one_wave(tmp_path, "chain", "\n".join(["v_mov_b32 v1, v0"] + ["v_add_nc_u32 v1, v1, v0"] * CHAIN), cfg)
     lat = max(cfg.valu_dep_latency, cfg.valu_cycles)
+    end = max(cfg.valu_dep_latency, cfg.valu_cycles + 1)
 
     def check():
         p = run.perf
         assert p["issued"]["valu"] == CHAIN + 1 and p["issued"]["other"] == 1
         assert p["valu_busy"] == (CHAIN + 1) * cfg.valu_cycles
-        assert p["stall"]["dependency"] == (CHAIN + 1) * (lat - 1)
+        assert p["stall"]["dependency"] == CHAIN * (lat - 1) + end - 1
         assert p["stall"]["structural"] == 0
         assert p["stall"]["held"] == 4
         issues = run.valu_cycles
@@ -374,7 +377,7 @@ def _independent(tmp_path, cfg):
         issues = run.valu_cycles
         assert [b - a for a, b in zip(issues, issues[1:])] == [cfg.valu_cycles] * (INDEPENDENT - 1)
         assert p["stall"]["structural"] == (INDEPENDENT - 1) * (cfg.valu_cycles - 1)
-        assert p["stall"]["dependency"] == max(cfg.valu_dep_latency, cfg.valu_cycles) - 1   # s_endpgm
+        assert p["stall"]["dependency"] == max(cfg.valu_dep_latency, cfg.valu_cycles + 1) - 1   # s_endpgm
     return run, check
 
 
