@@ -1,9 +1,9 @@
 """One transcendental unit shared by the SIMDs of a DCU (``config.trans_shared``).
 
 RDNA gives every SIMD its own transcendental unit. On an FPGA that unit is the largest
-block of a SIMD (at 8 lanes: 288 of the SIMD's multipliers and 16,000
-flip-flops; docs/fpga.md), while kernels issue few transcendental instructions, so the
-``fpga`` preset keeps one for the whole DCU. :class:`SharedTrans` puts a round-robin
+block of a SIMD (at 8 lanes: 288 of the SIMD's multipliers and 16,000 flip-flops;
+docs/fpga.md), while kernels issue few transcendental instructions, so the ``fpga`` preset
+keeps one for the whole DCU. :class:`SharedTrans` puts a round-robin
 arbiter in front of one :class:`~hdl.trans.TransUnit` and sends each result back to the SIMD
 that sent the wave (the unit carries the SIMD's index in its ``tag``; it returns waves in
 the order it took them, so each SIMD gets its own in order).

@@ -11,7 +11,7 @@ so each vector is one ``ctx.set`` (one settle of the combinational logic).
 
 Also checked: the set of implemented opcodes equals the model's integer VALU set; every other
 opcode, and ``clamp``/``op_sel`` on a plain 32-bit op (the model raises ``ModelError``), is
-``illegal``; a narrower unit (8 lanes); Verilog conversion and ``verilator --lint-only``.
+``illegal``; a narrower unit (4 lanes); Verilog conversion and ``verilator --lint-only``.
 
 A note on the model: ``sim.vector.cls`` (v_cls_i32) returns clz(x) - 1 where the ISA
 pseudocode (and ``sim.scalar`` for s_cls_i32) returns clz(x), x being S0 XORed with its sign
@@ -279,17 +279,17 @@ def test_illegal():
 
 
 def test_narrow_unit():
-    """An 8-lane unit (the fpga preset's lane count) on ops that depend on the lane index
+    """A 4-lane unit (the fpga preset's lane count) on ops that depend on the lane index
     or on masks."""
     rnd = random.Random(SEED + 2)
     names = ["v_mbcnt_lo_u32_b32", "v_cndmask_b32", "v_add_co_ci_u32", "v_cmp_lt_i32",
              "v_mad_co_i64_i32", "v_mad_u16", "v_cls_i32", "v_perm_b32", "v_med3_i32"]
     jobs = [(n, [_vector(rnd, n) for _ in range(20)]) for n in names]
-    out = _run(Harness(8), jobs)
+    out = _run(Harness(4), jobs)
     model = Model()
     for n, vectors in jobs:
         for vec, got in zip(vectors, out[n]):
-            _check(n, vec, got, model, lanes=8)
+            _check(n, vec, got, model, lanes=4)
 
 
 MULTIPLIES = sorted(n for n in IMPLEMENTED if "_mul_" in n or "_mad_" in n)
