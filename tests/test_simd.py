@@ -347,10 +347,10 @@ INDEPENDENT = 10  # independent VALU instructions
 
 def _chain(tmp_path, cfg):
     """Each VALU instruction that reads the previous one's result issues max(valu_dep_latency,
-    valu_cycles) cycles after it (it reads each lane group after that group is written): the
-    cycles between count as dependency stalls, and so do those of s_endpgm, which issues once
-    every group of the last result is written, max(valu_dep_latency, valu_cycles + 1) cycles
-    after it. A launch holds the wave for four cycles."""
+    valu_cycles) cycles after it, and s_endpgm max(valu_dep_latency, valu_cycles + 1) cycles
+    after the last one (the cycle after its last EX cycle; the two differ only when
+    valu_cycles >= valu_dep_latency, as with 4 lanes): the cycles between count as dependency
+    stalls. A launch holds the wave for four cycles."""
     run = _one_wave(tmp_path, "chain", "\n".join(["v_mov_b32 v1, v0"] + ["v_add_nc_u32 v1, v1, v0"] * CHAIN), cfg)
     lat = max(cfg.valu_dep_latency, cfg.valu_cycles)
     end = max(cfg.valu_dep_latency, cfg.valu_cycles + 1)
