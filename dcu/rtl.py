@@ -116,6 +116,12 @@ class RtlSession:
         ctx.set(port.aperture_size, img.aperture_size)
         if job["mem"] is None:
             ctx.set(port.seed, job["seed"] & 0xFFFF_FFFF)
+            if job["load"]:     # a reused HostTop: its memory was reset to zeros
+                ram, line_words = port.memory.ram.data, 32
+                for i in range(img.words.size // line_words):
+                    line = img.words[i * line_words:(i + 1) * line_words]
+                    if line.any():
+                        ctx.set(ram[i], int.from_bytes(line.astype("<u4").tobytes(), "little"))
         from hdl.dispatch import DispatchLayout
         ctx.set(port.dispatch.payload, DispatchLayout(config).from_bits(img.dispatch_bits))
         ctx.set(port.dispatch.valid, 1)
@@ -163,8 +169,9 @@ class RtlSession:
             vcd: str | None = None, max_cycles: int = 5_000_000, progress: bool | None = None,
             timeline: str | None = None, img=None) -> RtlResult:
         """Run one prepared dispatch (``dcu.launch.prepare``); memory is updated in place. The
-        parameters are :func:`run_dispatch`'s; ``img`` is the host image a ``host_top``
-        session was built with."""
+        parameters are :func:`run_dispatch`'s; ``img`` is the host image of a ``host_top``
+        session's dispatch: the contents the top was built with, or, for a top built without
+        them, written into its memory before the dispatch starts."""
         from .hostimage import host_image
         from .memmodel import PyMemory
         rtl_memory = self.top is not self.dcu
@@ -176,7 +183,7 @@ class RtlSession:
             from .timeline import Timeline
             W = self.config.wave_slots
             tl = Timeline([f"SIMD{s} w{w}" for s in range(len(self.dcu.simds)) for w in range(W)])
-        self._job = {"prep": prep, "img": img, "seed": seed, "max_cycles": max_cycles, "timeline": tl,
+        self._job = {"prep": prep, "img": img, "seed": seed, "load": rtl_memory and not self.top.memory.init_lines, "max_cycles": max_cycles, "timeline": tl,
                      "progress": sys.stderr.isatty() if progress is None else progress, "error": None,
                      "cycles": 0, "counters": {},
                      "mem": None if rtl_memory else PyMemory(prep.mem, latency=latency, reorder=reorder, seed=seed)}
@@ -239,9 +246,11 @@ def run_dispatch(prep, kernel, config, wgp: bool, *, seed: int = 0, latency=(8, 
         model, exactly the design the ``verilator`` backend compiles, so the two backends
         count the same cycles for the same ``seed``, ``latency`` and ``reorder``.
     reuse : bool
-        With ``memory="py"``: run on this process's :class:`RtlSession` for the
-        configuration and watchdog, built by the first such call (a test or benchmark
-        running many kernels saves the 30–50 s of building each).
+        Run on this process's :class:`RtlSession` for the configuration and watchdog (and,
+        with ``memory="rtl"``, the memory's size, base, latency and ordering), built by the
+        first such call: a test or benchmark running many kernels saves the 30–80 s of
+        building each. A reused HostTop is built with an empty memory and each dispatch's
+        image is written into it before the dispatch starts.
 
     Raises
     ------
@@ -257,16 +266,24 @@ def run_dispatch(prep, kernel, config, wgp: bool, *, seed: int = 0, latency=(8, 
     if memory == "rtl":
         from hdl.hosttop import HostTop
         img = host_image(prep, config, wgp)
-        top = HostTop(config, memory_size_for(img.used_bytes), img.base, latency=latency, reorder=reorder,
-                      watchdog_cycles=watchdog_cycles, init=img.words.tobytes())
-        session = RtlSession(config, watchdog_cycles=watchdog_cycles, host_top=top)
-        return session.run(prep, kernel, wgp, img=img, **options)
+        mem_bytes = memory_size_for(img.used_bytes)
+
+        def session():
+            # reused: built empty, the testbench writes each dispatch's image (as the
+            # verilator harness loads it); otherwise the image is the memory's contents
+            top = HostTop(config, mem_bytes, img.base, latency=latency, reorder=reorder,
+                          watchdog_cycles=watchdog_cycles, init=b"" if reuse else img.words.tobytes())
+            return RtlSession(config, watchdog_cycles=watchdog_cycles, host_top=top)
+        key = (repr(config), watchdog_cycles, mem_bytes, img.base, repr(latency), reorder)
+    else:
+        def session():
+            return RtlSession(config, watchdog_cycles=watchdog_cycles)
+        key = (repr(config), watchdog_cycles)
     if not reuse:
-        return RtlSession(config, watchdog_cycles=watchdog_cycles).run(prep, kernel, wgp, **options)
-    key = (repr(config), watchdog_cycles)
+        return session().run(prep, kernel, wgp, img=img if memory == "rtl" else None, **options)
     if key not in _SESSIONS:
-        _SESSIONS[key] = RtlSession(config, watchdog_cycles=watchdog_cycles)
-    return _SESSIONS[key].run(prep, kernel, wgp, **options)
+        _SESSIONS[key] = session()
+    return _SESSIONS[key].run(prep, kernel, wgp, img=img if memory == "rtl" else None, **options)
 
 
 def error_text(err, config, prep, watchdog_cycles: int, waves: list[str] | None = None) -> str:

@@ -113,6 +113,28 @@ def test_session_reset_leaves_nothing_of_the_previous_dispatch():
     assert all(np.array_equal(a, b) for a, b in zip(out_first, out_again) if isinstance(a, np.ndarray))
 
 
+def test_reused_hosttop_counts_what_a_new_one_does():
+    """The DCU with the RTL memory model (``memory="rtl"``), reused: built with an empty
+    memory, each dispatch's image written into it before the dispatch. A kernel run first,
+    and again after another kernel, counts the cycles and counters of a HostTop built with
+    that kernel's image as its memory's contents, and writes the golden output."""
+    from dcu.rtl import _SESSIONS
+    opts = dict(backend="rtl", config="tiny", memory="rtl", memory_seed=3, progress=False)
+
+    def run(name, **kw):
+        res = run_firmware(get(name), **opts, **kw)
+        assert res.ok, res.describe()
+        return res.run.report
+
+    fresh = run("vector_add_asm")
+    before = len(_SESSIONS)
+    first, other, again = (run(n, reuse=True) for n in ("vector_add_asm", "scalar_loads_asm", "vector_add_asm"))
+    assert len(_SESSIONS) == before + 1     # one HostTop served the three
+    assert other.cycles != first.cycles
+    for r in (first, again):
+        assert (r.cycles, r.counters) == (fresh.cycles, fresh.counters)
+
+
 # ---------------------------------------------------------------------------- errors
 HEADER = "\t.amdgcn_target \"amdgcn-amd-amdhsa--gfx1200\"\n\t.text\n\t.globl k\n\t.p2align 8\n\t.type k,@function\nk:\n"
 TRAILER = """

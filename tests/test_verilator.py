@@ -46,7 +46,7 @@ def _run(name: str, config: str, backend: str, **options):
 
 def _same_as_rtl(name: str, config: str):
     v = _run(name, config, "verilator", **MEMORY)
-    r = _run(name, config, "rtl", memory="rtl", **MEMORY)
+    r = _run(name, config, "rtl", memory="rtl", reuse=True, **MEMORY)   # one HostTop build per preset
     assert v.cycles == r.cycles, f"cycles: verilator {v.cycles}, rtl {r.cycles}"
     assert v.counters == r.counters, {k: (v.counters[k], r.counters.get(k)) for k in v.counters
                                       if v.counters[k] != r.counters.get(k)}
