@@ -5,16 +5,16 @@ without importing Amaranth, and the RTL takes its sizes from the same object.
 
 Presets (``PRESETS``):
 
-=========  =====  ==========  ===========  =========  ======  =====================
-preset     lanes  wave slots  VGPRs/SIMD   LDS/half   L0      purpose
-=========  =====  ==========  ===========  =========  ======  =====================
-default    32     4           256          16 KiB     4 KiB   scaled-down RDNA 4
-tiny       32     2           128          4 KiB      2 KiB   fast RTL simulation
-rdna1      32     20          1024         64 KiB     16 KiB  RDNA 1 (Navi 10) sizes
-fpga       4      2           128          4 KiB      2 KiB   targets an ECP5-85F
-=========  =====  ==========  ===========  =========  ======  =====================
+=========  =====  ==========  ===========  ==========  ======  =====================
+preset     lanes  wave slots  VGPRs/SIMD   LDS/half    L0      purpose
+=========  =====  ==========  ===========  ==========  ======  =====================
+default    32     4           256          16 KiB, 32  4 KiB   scaled-down RDNA 4
+tiny       32     2           128          4 KiB, 32   2 KiB   fast RTL simulation
+rdna1      32     20          1024         64 KiB, 32  16 KiB  RDNA 1 (Navi 10) sizes
+fpga       4      2           128          4 KiB, 4    2 KiB   targets an ECP5-85F
+=========  =====  ==========  ===========  ==========  ======  =====================
 
-VGPRs/SIMD counts registers of 32 lanes x 32 bits.
+VGPRs/SIMD counts registers of 32 lanes x 32 bits; LDS/half: bytes and banks.
 """
 
 from __future__ import annotations
@@ -193,6 +193,8 @@ class DCUConfig:
         if self.vgprs_per_simd % self.vgpr_granule:
             errors.append(f"vgprs_per_simd ({self.vgprs_per_simd}) must be a multiple of "
                           f"vgpr_granule ({self.vgpr_granule})")
+        if self.lds_banks > 32:
+            errors.append(f"lds_banks is at most 32 (one per lane), got {self.lds_banks}")
         if self.sgprs_per_wave > 106:
             errors.append(f"sgprs_per_wave is at most 106 (s0..s105), got {self.sgprs_per_wave}")
         for n in ("lds_bytes_per_half", "lds_banks", "l0_line", "l0_ways", "scalar_cache_line",
@@ -409,9 +411,10 @@ PRESETS: Mapping[str, DCUConfig] = {
                               scalar_cache_bytes=16 * 1024, icache_bytes=32 * 1024,
                               l0_hit_latency=73, memory_latency=200, lds_latency=44,
                               scalar_hit_latency=30, return_order="in_order"),
-    # 4 lanes and a one-lane transcendental unit: the DSP blocks the 85F has (dcu bench fpga-budget)
+    # 4 lanes and a one-lane transcendental unit: the DSP blocks the 85F has (dcu bench fpga-budget);
+    # 4 LDS banks per half, as many as lanes: the LDS's selects grow with its banks (docs/fpga.md)
     "fpga": _DEFAULT.replace(name="fpga", lanes=4, trans_lanes=1, wave_slots=2, vgprs_per_simd=128,
-                             lds_bytes_per_half=4 * 1024, l0_bytes=2 * 1024,
+                             lds_bytes_per_half=4 * 1024, lds_banks=4, l0_bytes=2 * 1024,
                              scalar_cache_bytes=1024, icache_bytes=2 * 1024, regfile="banked",
                              trans_shared=True, shared_multiplier=True, shared_mem_request=True),
 }

@@ -1,4 +1,5 @@
-"""The local data share (LDS) of the DCU: two halves of 32 banks (docs/memory.md, "LDS").
+"""The local data share (LDS) of the DCU: two halves of ``lds_banks`` banks, 32 in RDNA and in
+every preset but ``fpga``, which has 4 (docs/memory.md, "LDS").
 
 Each half is a pipe that serves one instruction at a time from the SIMDs' ``lds_req`` ports.
 An instruction is a set of up to 128 lane-dword accesses (access ``4 * lane + slot``: a
@@ -13,7 +14,7 @@ see each other's results as the ISA's lane-serial semantics say.
 Pipe stages (one cycle each, stalled together when the result register is still busy):
 P, the bank pass (leader selection, RAM read addresses); R, the RAM outputs (stores and
 atomics write here, atomics through the ALU beside each bank); X, the RAM outputs
-registered ahead of the 32-bank to 128-access crossbar; A, the result registers that send
+registered ahead of the bank to 128-access crossbar; A, the result registers that send
 one response beat per destination register.
 """
 from __future__ import annotations
@@ -21,6 +22,7 @@ from __future__ import annotations
 from amaranth.hdl import Array, Cat, Const, Elaboratable, Module, Mux, Signal, Value
 from amaranth.lib import data, enum, memory, stream, wiring
 from amaranth.lib.wiring import In, Out
+from amaranth.utils import exact_log2
 
 from .atomic import ATOMIC_OF, AtomicOp, atomic_result
 from .config import DCUConfig
@@ -29,7 +31,6 @@ from .simd import LANES, VecMemReq, VecMemResp
 
 __all__ = ["LDS", "LdsAlloc", "LdsError", "LdsErrorCause", "IMPLEMENTED"]
 
-BANKS = 32
 SLOTS = 4                 # dwords one lane of an instruction can touch
 NACC = LANES * SLOTS      # accesses of one instruction; access 4 * lane + slot
 AW = 33                   # lane byte address + instruction offset
@@ -229,7 +230,7 @@ def _meta_layout(cfg: DCUConfig) -> data.StructLayout:
 
 # -- one half ---------------------------------------------------------------------------------
 class _Pipe(Elaboratable):
-    """One half of the LDS: 32 banks and the pipe that serves one instruction at a time.
+    """One half of the LDS: ``lds_banks`` banks and the pipe that serves one instruction at a time.
 
     Parameters
     ----------
@@ -251,13 +252,15 @@ class _Pipe(Elaboratable):
     passed, conflict : out
         A bank pass happens in this cycle; it is not its instruction's first.
     banks : list of Memory
-        The 32 bank RAMs (testbenches read and preload them), filled in by ``elaborate``.
+        The bank RAMs (testbenches read and preload them), filled in by ``elaborate``.
     """
 
     def __init__(self, config: DCUConfig, half: int):
         cfg = self.config = config
         self.half = half
-        self.rows = config.lds_bytes_per_half // (4 * BANKS)
+        self.nbanks = config.lds_banks
+        self.bb = exact_log2(self.nbanks)       # low bits of a dword address: its bank
+        self.rows = config.lds_bytes_per_half // (4 * self.nbanks)
         self.rb = (self.rows - 1).bit_length()
         self.take, self.ack = Signal(name=f"take{half}"), Signal(name=f"ack{half}")
         self.req = Signal(VecMemReq(cfg), name=f"req{half}")
@@ -278,6 +281,8 @@ class _Pipe(Elaboratable):
 
     def elaborate(self, platform):
         cfg, h, rb = self.config, self.half, self.rb
+        BANKS, bb = self.nbanks, self.bb
+        xw = bb + 2                                   # crossbar select: bank, window code
         Meta = _meta_layout(cfg)
         m = Module()
         req = self.req
@@ -348,7 +353,7 @@ class _Pipe(Elaboratable):
                 inr.append(inrtab.word_select(where, 2))
                 be.append(rm & lane(bm, 4, n) if s == 0 else rm)
                 wd.append(lane(wd0, 32, n) if s == 0 else lane(q2.data, 32, SLOTS * n + s))
-                in_half = ~pair2 | (d[5 + rb] == h)          # a window across both halves: split by half
+                in_half = ~pair2 | (d[bb + rb] == h)          # a window across both halves: split by half
                 val.append(q2.exec[n] & ctl2.smask[s] & in_half)
         ac.d.comb += [dp_c.eq(Cat(*dp)), inr_c.eq(Cat(*inr)), be_c.eq(Cat(*be)), wd_c.eq(Cat(*wd)),
                       val_c.eq(Cat(*val))]
@@ -369,10 +374,13 @@ class _Pipe(Elaboratable):
         # the banks of the accesses, decoded from their dwords rather than registered: bank b
         # holds bit j = access j falls in bank b (validity is ``pend``'s)
         rows = Signal(BANKS * NACC, name=f"rows{h}")    # access j: one-hot of its bank
-        _sub(m, "bank_decode").d.comb += rows.eq(Cat(*[Const(1, 1) << w_dp[DW * j: DW * j + 5]
+        _sub(m, "bank_decode").d.comb += rows.eq(Cat(*[Const(1, 1) << w_dp[DW * j: DW * j + bb]
                                                         for j in range(NACC)]))
-        cm = _transpose32(m, rows, SLOTS, f"cm{h}")   # block q, row b: accesses 32q.. in bank b
-        w_cm = _words(cm, BANKS, [BANKS * q + b for b in range(BANKS) for q in range(SLOTS)])
+        if BANKS == 32:   # the simulator's fast transpose: block q, row b: accesses 32q.. in bank b
+            cm = _transpose32(m, rows, SLOTS, f"cm{h}")
+            w_cm = _words(cm, BANKS, [BANKS * q + b for b in range(BANKS) for q in range(SLOTS)])
+        else:             # bank b, bit j: access j
+            w_cm = Cat(*[rows[BANKS * j + b] for b in range(BANKS) for j in range(NACC)])
 
         # leaders: the first pending access of each bank
         los = Signal(BANKS * NACC, name=f"los{h}")
@@ -398,14 +406,14 @@ class _Pipe(Elaboratable):
         # served: every pending access to its bank leader's dword (atomics: the leaders only)
         served = Signal(NACC, name=f"served{h}")
         sv = _sub(m, "serve")
-        same = Cat(*[dp3[DW * i: DW * (i + 1)] == ldw.word_select(dp3[DW * i: DW * i + 5], DW) for i in range(NACC)])
+        same = Cat(*[dp3[DW * i: DW * (i + 1)] == ldw.word_select(dp3[DW * i: DW * i + bb], DW) for i in range(NACC)])
         sv.d.comb += served.eq(Mux(ctl3.cls == _Cls.ATOMIC, lead3, same & pend3))
         pend4, dp4, inr4, ctl4 = _pass(sv, pend3, dp3, inr3, ctl3)
-        xsel = Signal(7 * NACC, name=f"xsel{h}")        # crossbar select: bank, window (0 data, 1/3 zero, 2 partial)
+        xsel = Signal(xw * NACC, name=f"xsel{h}")       # crossbar select: bank, window (0 data, 1/3 zero, 2 partial)
         last = Signal(name=f"last{h}")
         nserved = Signal(LANES, name=f"nserved{h}")     # served, for narrow stores only (see below)
         xs = _sub(m, "xsel")
-        xs.d.comb += [xsel.eq(Cat(*[Cat(dp4[DW * i: DW * i + 5], inr4[2 * i] | ~served[i], inr4[2 * i + 1])
+        xs.d.comb += [xsel.eq(Cat(*[Cat(dp4[DW * i: DW * i + bb], inr4[2 * i] | ~served[i], inr4[2 * i + 1])
                                     for i in range(NACC)])),
                       last.eq((pend4 & ~served) == 0),
                       nserved.eq(Mux((ctl4.cls == _Cls.STORE) & (ctl4.narrow != 0),
@@ -451,7 +459,7 @@ class _Pipe(Elaboratable):
         advance = Signal(name=f"advance{h}")
         r_valid, r_first, r_last = Signal(name=f"r_valid{h}"), Signal(name=f"r_first{h}"), Signal(name=f"r_last{h}")
         r_ctl, r_meta = Signal(_Ctl, name=f"r_ctl{h}"), Signal(Meta, name=f"r_meta{h}")
-        r_xsel, r_row = Signal(7 * NACC, name=f"r_xsel{h}"), Signal(rb * BANKS, name=f"r_row{h}")
+        r_xsel, r_row = Signal(xw * NACC, name=f"r_xsel{h}"), Signal(rb * BANKS, name=f"r_row{h}")
         r_wd, r_be = Signal(32 * BANKS, name=f"r_wd{h}"), Signal(4 * BANKS, name=f"r_be{h}")
         r_cmp, r_aval = Signal(32 * BANKS, name=f"r_cmp{h}"), Signal(BANKS, name=f"r_aval{h}")
         rd = Signal(32 * BANKS, name=f"rd{h}")           # RAM outputs (stage R)
@@ -466,7 +474,7 @@ class _Pipe(Elaboratable):
             self.banks.append(mem)
             wp = mem.write_port(granularity=8)
             rp = mem.read_port(transparent_for=(wp,))
-            rports.d.comb += [rp.addr.eq(ldw[DW * b + 5: DW * b + 5 + rb]), rp.en.eq(advance)]
+            rports.d.comb += [rp.addr.eq(ldw[DW * b + bb: DW * b + bb + rb]), rp.en.eq(advance)]
             rdata.d.comb += rd[32 * b: 32 * b + 32].eq(rp.data)
             wports.d.comb += [wp.addr.eq(r_row[rb * b: rb * (b + 1)]),
                               wp.data.eq(Mux(r_atomic, anew[32 * b: 32 * b + 32], r_wd[32 * b: 32 * b + 32])),
@@ -484,15 +492,15 @@ class _Pipe(Elaboratable):
         # ---- X: RAM outputs registered; crossbar to the accesses ---------------------------------
         x_valid, x_first, x_last = Signal(name=f"x_valid{h}"), Signal(name=f"x_first{h}"), Signal(name=f"x_last{h}")
         x_ctl, x_meta = Signal(_Ctl, name=f"x_ctl{h}"), Signal(Meta, name=f"x_meta{h}")
-        x_xsel, x_rd = Signal(7 * NACC, name=f"x_xsel{h}"), Signal(32 * BANKS, name=f"x_rd{h}")
+        x_xsel, x_rd = Signal(xw * NACC, name=f"x_xsel{h}"), Signal(32 * BANKS, name=f"x_rd{h}")
         xb = Signal(32 * NACC, name=f"xb{h}")
         wmask = Signal(4 * 32, name=f"wmask{h}")   # by window: all bytes, none, the window's last bytes, none
         _sub(m, "windows").d.comb += wmask.eq(Cat(Const(0xFFFF_FFFF, 32), Const(0, 32),
                                                   *[Mux(x_meta.em[k], Const(0xFF, 8), 0) for k in range(4)],
                                                   Const(0, 32)))
         xbar = _sub(m, "crossbar")
-        xbar.d.comb += xb.eq(Cat(*[x_rd.word_select(x_xsel[7 * i: 7 * i + 5], 32) &
-                                   wmask.word_select(x_xsel[7 * i + 5: 7 * i + 7], 32) for i in range(NACC)]))
+        xbar.d.comb += xb.eq(Cat(*[x_rd.word_select(x_xsel[xw * i: xw * i + bb], 32) &
+                                   wmask.word_select(x_xsel[xw * i + bb: xw * (i + 1)], 32) for i in range(NACC)]))
 
         # ---- A: the result and its response beats -----------------------------------------------
         a_valid, a_done = Signal(name=f"a_valid{h}"), Signal(name=f"a_done{h}")
@@ -537,7 +545,7 @@ class _Pipe(Elaboratable):
                              r_xsel.eq(xsel), r_wd.eq(Mux(narrow_st, n_bwd, b_wd)),
                              r_be.eq(Mux(narrow_st, n_bbe, b_be)), r_cmp.eq(b_cmp), r_aval.eq(b_aval)]
                 with m.If((w_ctl.cls == _Cls.STORE) | (w_ctl.cls == _Cls.ATOMIC)):   # write addresses
-                    m.d.sync += r_row.eq(Cat(*[ldw[DW * b + 5: DW * b + 5 + rb] for b in range(BANKS)]))
+                    m.d.sync += r_row.eq(Cat(*[ldw[DW * b + bb: DW * b + bb + rb] for b in range(BANKS)]))
                 m.d.sync += [pend.eq(pend4 & ~served), p_first.eq(0)]
                 with m.If(last):
                     m.d.sync += p_valid.eq(0)
@@ -563,12 +571,12 @@ class _Pipe(Elaboratable):
 
 # -- the LDS -------------------------------------------------------------------------------------
 class LDS(wiring.Component):
-    """The DCU's local data share: two halves of 32 banks of 32-bit words.
+    """The DCU's local data share: two halves of ``lds_banks`` banks of 32-bit words.
 
     Parameters
     ----------
     config : DCUConfig
-        ``lds_bytes_per_half`` bytes per half (``lds_banks`` must be 32).
+        ``lds_bytes_per_half`` bytes in ``lds_banks`` banks (1 to 32) per half.
 
     Members
     -------
@@ -590,12 +598,10 @@ class LDS(wiring.Component):
     """
 
     def __init__(self, config: DCUConfig):
-        if config.lds_banks != BANKS:
-            raise ValueError(f"the LDS has {BANKS} banks per half, config asks {config.lds_banks}")
         if config.simds != SIMDS or config.cus != 2:
             raise ValueError("the LDS serves two CUs of two SIMDs")
-        if config.lds_bytes_per_half < 4 * BANKS:
-            raise ValueError(f"lds_bytes_per_half must be at least {4 * BANKS}")
+        if config.lds_bytes_per_half < 4 * config.lds_banks:
+            raise ValueError(f"lds_bytes_per_half must be at least 4 * lds_banks = {4 * config.lds_banks}")
         self.config = config
         counters = data.ArrayLayout(32, 2)
         super().__init__({

@@ -68,12 +68,13 @@ def _to_dwords(raw: np.ndarray, signed_bytes: tuple[int, bool] | None) -> np.nda
     return val.reshape(-1, 1)
 
 
-def lds_conflict_cycles(dword_addrs: np.ndarray) -> int:
-    """Cycles an LDS access takes: the most distinct dwords that fall in one bank (broadcast is free)."""
+def lds_conflict_cycles(dword_addrs: np.ndarray, banks: int = LDS_BANKS) -> int:
+    """Cycles an LDS access takes: the most distinct dwords that fall in one of ``banks`` banks
+    (broadcast is free)."""
     if dword_addrs.size == 0:
         return 0
     uniq = np.unique(dword_addrs)
-    return int(np.bincount(uniq % LDS_BANKS, minlength=LDS_BANKS).max())
+    return int(np.bincount(uniq % banks, minlength=banks).max())
 
 
 def lines_touched(byte_addrs: np.ndarray, size: int) -> int:
@@ -206,7 +207,7 @@ def build_ds(inst: Inst):
             vals = _to_dwords(raw, narrow)
             for i in range(ndw):
                 w.v[d + i][m] = vals[:, i]
-            ctx.record(w, "dscnt", ds_cycles=lds_conflict_cycles(dws))
+            ctx.record(w, "dscnt", ds_cycles=lds_conflict_cycles(dws, ctx.lds_banks))
         return h
     if rest.startswith("store_"):
         nbytes = _size_of(rest[6:])
@@ -217,7 +218,7 @@ def build_ds(inst: Inst):
             addrs = _ds_lane_addrs(w, inst)[m] + off16
             data = np.stack([w.v[src + i][m] for i in range(ndw)], axis=1).astype("<u4").view(U8)[:, :nbytes]
             dws = ctx.lds_write(addrs, data)
-            ctx.record(w, "dscnt", ds_cycles=lds_conflict_cycles(dws))
+            ctx.record(w, "dscnt", ds_cycles=lds_conflict_cycles(dws, ctx.lds_banks))
         return h
     key = rest
     returns = "_rtn_" in rest or rest.startswith("storexchg_rtn")
@@ -239,7 +240,7 @@ def build_ds(inst: Inst):
             old[lane] = cur
         if returns:
             w.vwrite(d, old, mask=m)
-        ctx.record(w, "dscnt", ds_cycles=lds_conflict_cycles(addrs // 4))
+        ctx.record(w, "dscnt", ds_cycles=lds_conflict_cycles(addrs // 4, ctx.lds_banks))
     return h
 
 
@@ -260,7 +261,7 @@ def _build_ds_2addr(inst: Inst):
             vals = np.concatenate([raw0.view("<u4"), raw1.view("<u4")], axis=1)
             for i in range(2 * ndw):
                 w.v[d + i][m] = vals[:, i]
-            ctx.record(w, "dscnt", ds_cycles=lds_conflict_cycles(np.concatenate([dw0, dw1])))
+            ctx.record(w, "dscnt", ds_cycles=lds_conflict_cycles(np.concatenate([dw0, dw1]), ctx.lds_banks))
         return h
     if "storexchg" in name:
         raise ModelError(f"{name} is decoded but not implemented by the model")
@@ -273,7 +274,7 @@ def _build_ds_2addr(inst: Inst):
         d1 = np.stack([w.v[s1 + i][m] for i in range(ndw)], axis=1).astype("<u4").view(U8)
         dw0 = ctx.lds_write(base + o0, d0)
         dw1 = ctx.lds_write(base + o1, d1)
-        ctx.record(w, "dscnt", ds_cycles=lds_conflict_cycles(np.concatenate([dw0, dw1])))
+        ctx.record(w, "dscnt", ds_cycles=lds_conflict_cycles(np.concatenate([dw0, dw1]), ctx.lds_banks))
     return h
 
 

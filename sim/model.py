@@ -18,6 +18,7 @@ import numpy as np
 from isa import DecodeError, decode, disassemble
 from .execute import build
 from .memory import GlobalMemory, MemoryFault
+from .memory_ops import LDS_BANKS
 from .wave import EXEC, LANES, TTMP, ModelError, Wave
 
 __all__ = ["Dispatch", "Model", "ModelStats", "ExecutionError", "BarrierDeadlock", "Watchdog"]
@@ -87,6 +88,8 @@ def wave_inits(d: Dispatch, wg_id) -> list[dict]:
 
 class _Workgroup:
     """Execution context handed to instruction handlers: memory, LDS, barrier, recording."""
+
+    lds_banks = LDS_BANKS    # the banks the LDS conflict statistic (``ds_cycles``) counts
 
     def __init__(self, model: "Model", wg_id, lds_bytes: int):
         self.model = model

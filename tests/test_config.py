@@ -23,7 +23,8 @@ def test_preset_names_and_sizes():
     assert (d.vgprs_per_simd, t.vgprs_per_simd, r.vgprs_per_simd, f.vgprs_per_simd) == (256, 128, 1024, 128)
     assert [c.lds_bytes_per_half for c in (d, t, r, f)] == [16384, 4096, 65536, 4096]
     assert [c.l0_bytes for c in (d, t, r, f)] == [4096, 2048, 16384, 2048]
-    assert all(c.l0_ways == 4 and c.l0_line == 128 and c.lds_banks == 32 for c in (d, t, r, f))
+    assert all(c.l0_ways == 4 and c.l0_line == 128 for c in (d, t, r, f))
+    assert [c.lds_banks for c in (d, t, r, f)] == [32, 32, 32, 4]
     assert all(c.vgpr_granule == 8 and c.sgprs_per_wave == 106 for c in (d, t, r, f))
     assert all(c.scalar_cache_line == 64 and c.icache_line == 64 for c in (d, t, r, f))
     assert d.valu_dep_latency == 5

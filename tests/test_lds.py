@@ -64,8 +64,9 @@ class Req:
 class _Window(_Workgroup):
     """The model's LDS access rules on the window ``[base, base + size)`` of the physical image."""
 
-    def __init__(self, image, base, size):   # only the LDS of a workgroup: no model, no waves
+    def __init__(self, image, base, size, banks):   # only the LDS of a workgroup: no model, no waves
         self.lds = image[base: base + size]   # a view: the model's writes land in the image
+        self.lds_banks = banks                # the cost counts the LDS's banks
         self.ds_cycles = None
 
     def record(self, w, counter, lines=None, ds_cycles=None):
@@ -92,11 +93,17 @@ def _dwords(r: Req) -> np.ndarray:
     return np.array([(r.addr[n] + (r.offset0 | r.offset1 << 8)) // 4 for n in lanes], np.int64)
 
 
-def model_exec(r: Req, image: np.ndarray, base: int, size: int):
-    """Execute ``r`` on ``image`` with the model; -> (registers [(vdst, 32 lane values)], cost)."""
-    win = _Window(image, base, size)
+def _atomic_cost(r: Req, banks: int) -> int:
+    """An atomic's bank passes: its accesses in its busiest bank (lanes are serialised per bank)."""
+    return int(np.bincount(_dwords(r) % banks, minlength=banks).max()) if r.exec else 0
+
+
+def model_exec(r: Req, image: np.ndarray, base: int, size: int, banks: int = 32):
+    """Execute ``r`` on ``image`` with the model; -> (registers [(vdst, 32 lane values)], cost in
+    bank passes of an LDS with ``banks`` banks per half)."""
+    win = _Window(image, base, size, banks)
     if r.op.startswith("ds_storexchg_2addr"):
-        return _xchg2(r, win), int(np.bincount(_dwords(r) % 32, minlength=32).max()) if r.exec else 0
+        return _xchg2(r, win), _atomic_cost(r, banks)
     info = by_name(r.op)
     f = {"addr": 0, "data0": 4, "data1": 8, "vdst": 16, "offset0": r.offset0, "offset1": r.offset1}
     inst = Inst(info=info, fmt=info.fmt, pc=0, words=(0,), size=8, literal=None, f=f)
@@ -108,9 +115,7 @@ def model_exec(r: Req, image: np.ndarray, base: int, size: int):
     for reg, v in zip(regs, dw):
         w.v[reg] = v
     build_ds(inst)(w, win)
-    cost = win.ds_cycles
-    if r.atomic:   # lanes are serialised per bank
-        cost = int(np.bincount(_dwords(r) % 32, minlength=32).max()) if r.exec else 0
+    cost = _atomic_cost(r, banks) if r.atomic else win.ds_cycles
     return [(r.vdst + j, w.v[16 + j].copy()) for j in range(_nregs(r.op))], cost
 
 
@@ -179,11 +184,12 @@ class Bench:
         ``ready``: probability that a SIMD takes a response beat in a cycle; ``sequential``:
         a SIMD issues its next request only once the previous one is answered."""
         dut, cfg = self.dut, self.cfg
-        rows, nb = cfg.lds_bytes_per_half // 128, 32
+        nb = cfg.lds_banks
+        rows = cfg.lds_bytes_per_half // (4 * nb)
         words = self.image.view("<u4")
 
         async def bench(ctx):
-            for h, pipe in enumerate(dut.pipes):          # physical dword d: bank d % 32, row d // 32
+            for h, pipe in enumerate(dut.pipes):          # physical dword d: bank d % nb, row d // nb
                 for b in range(nb):
                     for row in range(rows):
                         ctx.set(pipe.banks[b].data[row], int(words[(h * rows + row) * nb + b]))
@@ -271,7 +277,7 @@ class Bench:
         expect, cost_by_half = {}, [0, 0]
         for _, r in sorted(self.accepted, key=lambda x: x[0]):
             base, size = self.windows[(r.simd, r.wave)]
-            regs, cost = model_exec(r, image, base, size)
+            regs, cost = model_exec(r, image, base, size, self.cfg.lds_banks)
             expect[(r.simd, r.wave, r.seq)] = (r, regs, cost)
             cost_by_half[self.half_of(r)] += cost
             if id(r) in self.costs:
@@ -389,9 +395,10 @@ def _conflict_patterns(rng, n_random):
     return pats
 
 
-def _run_conflicts(n_random, seed):
+def _run_conflicts(n_random, seed, cfg=CFG):
     rng = random.Random(seed)
-    b = Bench(seed=seed)
+    b = Bench(cfg, seed=seed)
+    H, banks = cfg.lds_bytes_per_half, cfg.lds_banks
     b.window(0, 0, 0, H)
     b.window(2, 1, H, H)
     reqs = []
@@ -408,15 +415,20 @@ def _run_conflicts(n_random, seed):
     assert b.counters["accesses"] == [sum(1 for r in reqs if r.simd == 0), sum(1 for r in reqs if r.simd == 2)]
     for r in reqs:                    # the model's cost function on the dwords the lanes touch
         active = np.array([a // 4 for n, a in enumerate(r.addr) if r.exec >> n & 1], np.int64)
-        assert b.costs[id(r)] == lds_conflict_cycles(active), (r.addr, r.exec)
-    for r in reqs[:65]:               # the stride rule of BRIEF section 4: gcd(S, 32) passes
+        assert b.costs[id(r)] == lds_conflict_cycles(active, banks), (r.addr, r.exec)
+    for r in reqs[:65]:               # the stride rule of BRIEF section 4: gcd(S, 32) passes at 32 banks
         stride = (r.addr[1] - r.addr[0]) % H // 4
-        assert b.costs[id(r)] == (math.gcd(stride, 32) if stride else 1)
+        if len(set(r.addr)) == LANES:     # 32 distinct dwords: 32 / (banks / gcd(S, banks)) per bank
+            assert b.costs[id(r)] == LANES * math.gcd(stride, banks) // banks
+        elif not stride:
+            assert b.costs[id(r)] == 1
 
 
-def test_conflict_cycles_match_model():
-    """Strides 0..64 and 300 random patterns: bank passes = lds_conflict_cycles, data right."""
-    _run_conflicts(300, SEED)
+@pytest.mark.parametrize("preset", ["default", "fpga"])
+def test_conflict_cycles_match_model(preset):
+    """Strides 0..64 and 300 random patterns: bank passes = lds_conflict_cycles, data right;
+    on ``fpga``, with 4 banks per half."""
+    _run_conflicts(300, SEED, get_config(preset))
 
 
 @pytest.mark.slow
@@ -428,12 +440,13 @@ def _mixed(seed, n, ops, ready, cfg=CFG):
     rng = random.Random(seed)
     b = Bench(cfg, seed=seed)
     h, last = cfg.lds_bytes_per_half, cfg.wave_slots - 1
+    k = min(h / 16384, 1)            # the windows below are for 16 KiB halves; smaller ones scale
     # CU mode: two windows per half; one of them ends in a partial dword
-    b.window(0, 0, 0, 6000)
-    b.window(1, 0, 0, 6000)          # the same workgroup as SIMD 0 wave 0
-    b.window(1, last, h // 2, 4093)
-    b.window(2, 0, h + 512, 9000)
-    b.window(3, last, h + 10240, 6144)
+    b.window(0, 0, 0, int(6000 * k))
+    b.window(1, 0, 0, int(6000 * k))          # the same workgroup as SIMD 0 wave 0
+    b.window(1, last, h // 2, int(4093 * k))
+    b.window(2, 0, h + int(512 * k), int(9000 * k))
+    b.window(3, last, h + int(10240 * k), int(6144 * k))
     reqs, seq = [], defaultdict(int)
     keys = list(b.windows)
     for _ in range(n):
@@ -445,10 +458,12 @@ def _mixed(seed, n, ops, ready, cfg=CFG):
     return b.check()
 
 
-def test_loads_and_stores_of_every_width():
+@pytest.mark.parametrize("preset", ["default", "fpga"])
+def test_loads_and_stores_of_every_width(preset):
     """Every load and store width, the 2addr forms, narrow sign/zero extension, windows with a
-    partial last dword, lanes past the window, four SIMDs at once, random back-pressure."""
-    b = _mixed(SEED + 2, 160, LOADS + STORES, ready=0.7)
+    partial last dword, lanes past the window, four SIMDs at once, random back-pressure; on
+    ``fpga`` with 4 banks of 256 rows per half."""
+    b = _mixed(SEED + 2, 160, LOADS + STORES, ready=0.7, cfg=get_config(preset))
     assert b.counters["conflict_cycles"][0] + b.counters["conflict_cycles"][1] > 0
 
 
@@ -462,14 +477,15 @@ def test_rdna1_sizes():
     _mixed(SEED + 13, 150, LOADS + STORES + ATOMICS, ready=0.7, cfg=get_config("rdna1"))
 
 
-def _atomics(seed, n, hot):
+def _atomics(seed, n, hot, cfg=CFG):
     """Atomics of every kind from all SIMDs and several waves; ``hot`` addresses take most lanes."""
     rng = random.Random(seed)
-    b = Bench(seed=seed)
+    b = Bench(cfg, seed=seed)
+    H, last = cfg.lds_bytes_per_half, cfg.wave_slots - 1
     b.window(0, 0, 0, 4096)
-    b.window(1, 1, 0, 4096)
+    b.window(1, min(1, last), 0, 4096)
     b.window(2, 0, H, 2048)
-    b.window(3, 3, H, 2048)
+    b.window(3, min(3, last), H, 2048)
     reqs, seq = [], defaultdict(int)
     keys = list(b.windows)
     for _ in range(n):
@@ -488,7 +504,7 @@ def _atomics(seed, n, hot):
                 r.data[n_][0] = rng.choice([0, 1, 5, 100, M32, rng.getrandbits(32)])
         reqs.append(r)
         seq[(simd, wave)] += 1
-    image = np.frombuffer(rng.randbytes(CFG.lds_bytes_total), np.uint8).copy()
+    image = np.frombuffer(rng.randbytes(cfg.lds_bytes_total), np.uint8).copy()
     for spot in hot:                 # small values, so inc/dec/cmpstore/min/max do interesting things
         for base in (0, H):
             image[base + spot: base + spot + 4] = np.array([rng.randrange(8)], "<u4").view(np.uint8)
@@ -497,8 +513,9 @@ def _atomics(seed, n, hot):
     return b.check()
 
 
-def test_atomics_from_many_lanes_waves_and_simds():
-    _atomics(SEED + 4, 120, hot=[0, 4, 128, 132, 256, 1020])
+@pytest.mark.parametrize("preset", ["default", "fpga"])
+def test_atomics_from_many_lanes_waves_and_simds(preset):
+    _atomics(SEED + 4, 120, hot=[0, 4, 128, 132, 256, 1020], cfg=get_config(preset))
 
 
 @pytest.mark.slow
