@@ -75,8 +75,9 @@ class RtlSession:
     watchdog_cycles : int
         The DCU stops when no instruction issues for this many cycles.
     host_top : hdl.hosttop.HostTop, optional
-        Simulate this top (the DCU with the RTL memory model, its image as initial contents)
-        instead of the DCU with :class:`dcu.memmodel.PyMemory` behind its port.
+        Simulate this top (the DCU with the RTL memory model: a dispatch's image as its
+        memory's initial contents, or, built without contents, each dispatch's image written
+        into it first) instead of the DCU with :class:`dcu.memmodel.PyMemory` behind its port.
 
     Members
     -------
@@ -183,7 +184,8 @@ class RtlSession:
             from .timeline import Timeline
             W = self.config.wave_slots
             tl = Timeline([f"SIMD{s} w{w}" for s in range(len(self.dcu.simds)) for w in range(W)])
-        self._job = {"prep": prep, "img": img, "seed": seed, "load": rtl_memory and not self.top.memory.init_lines, "max_cycles": max_cycles, "timeline": tl,
+        self._job = {"prep": prep, "img": img, "seed": seed, "max_cycles": max_cycles, "timeline": tl,
+                     "load": rtl_memory and not self.top.memory.init_lines,   # a top built empty
                      "progress": sys.stderr.isatty() if progress is None else progress, "error": None,
                      "cycles": 0, "counters": {},
                      "mem": None if rtl_memory else PyMemory(prep.mem, latency=latency, reorder=reorder, seed=seed)}
