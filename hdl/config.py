@@ -5,16 +5,17 @@ without importing Amaranth, and the RTL takes its sizes from the same object.
 
 Presets (``PRESETS``):
 
-=========  =====  ==========  ===========  ==========  ======  =====================
-preset     lanes  wave slots  VGPRs/SIMD   LDS/half    L0      purpose
-=========  =====  ==========  ===========  ==========  ======  =====================
-default    32     4           256          16 KiB, 32  4 KiB   scaled-down RDNA 4
-tiny       32     2           128          4 KiB, 32   2 KiB   fast RTL simulation
-rdna1      32     20          1024         64 KiB, 32  16 KiB  RDNA 1 (Navi 10) sizes
-fpga       4      2           128          4 KiB, 4    2 KiB   targets an ECP5-85F
-=========  =====  ==========  ===========  ==========  ======  =====================
+=========  =====  ==========  ===========  ==========  ==========  =====================
+preset     lanes  wave slots  VGPRs/SIMD   LDS/half    L0          purpose
+=========  =====  ==========  ===========  ==========  ==========  =====================
+default    32     4           256          16 KiB, 32  4 KiB, 32   scaled-down RDNA 4
+tiny       32     2           128          4 KiB, 32   2 KiB, 32   fast RTL simulation
+rdna1      32     20          1024         64 KiB, 32  16 KiB, 32  RDNA 1 (Navi 10) sizes
+fpga       4      2           128          4 KiB, 4    2 KiB, 8    targets an ECP5-85F
+=========  =====  ==========  ===========  ==========  ==========  =====================
 
-VGPRs/SIMD counts registers of 32 lanes x 32 bits; LDS/half: bytes and banks.
+VGPRs/SIMD counts registers of 32 lanes x 32 bits; LDS/half: bytes and banks; L0: bytes and
+the lanes coalesced per line request.
 """
 
 from __future__ import annotations
@@ -89,6 +90,12 @@ class DCUConfig:
         Banks per LDS half (4 bytes wide).
     l0_bytes, l0_ways, l0_line : int
         Vector L0 cache per CU: size, associativity, line bytes.
+    coalesce_lanes : int
+        Lanes the vector memory unit's coalescer merges into one line request (a power of
+        two, 1 to 32): each group of this many lanes is split into lines on its own, and the
+        per-lane store placement and result gather are built this many lanes wide. 32 (one
+        request per line of the wave) except on the ``fpga`` preset, where 8 cuts that logic
+        to a quarter for a request per line of each 8-lane group.
     scalar_cache_bytes, scalar_cache_line : int
         Scalar data cache shared by the DCU.
     icache_bytes, icache_line : int
@@ -103,6 +110,12 @@ class DCUConfig:
         requests (a whole wave's addresses and data: 6,200 flip-flops), so one kind waits
         while the other's request is not yet taken (the ``fpga`` preset's). ``False``: one
         register each.
+    coalesce_in_place : bool
+        ``True``: the vector memory unit splits an instruction into line requests straight
+        from the SIMD's request register, which stays taken until the last request has left,
+        instead of copying it into a register of its own (a whole wave's addresses and data:
+        6,200 flip-flops per CU; the ``fpga`` preset's). ``False``: the copy frees the SIMD's
+        register as soon as the unit accepts.
     trans_shared : bool
         ``False``: a transcendental unit per SIMD (RDNA). ``True``: one for the whole DCU,
         which its SIMDs take in turn (``hdl/transshare.py``): the ``fpga`` preset's, since
@@ -148,6 +161,7 @@ class DCUConfig:
     l0_bytes: int = 4 * 1024
     l0_ways: int = 4
     l0_line: int = 128
+    coalesce_lanes: int = 32
     scalar_cache_bytes: int = 4 * 1024
     scalar_cache_line: int = 64
     icache_bytes: int = 8 * 1024
@@ -156,6 +170,7 @@ class DCUConfig:
     trans_shared: bool = False
     shared_multiplier: bool = False
     shared_mem_request: bool = False
+    coalesce_in_place: bool = False
     valu_dep_latency: int = 5
     l0_hit_latency: int = 4
     memory_latency: int = 32
@@ -175,7 +190,7 @@ class DCUConfig:
             raise ConfigError("; ".join(errors))
         positive = ["cus", "simds_per_cu", "lanes", "wave_slots", "vgprs_per_simd", "vgpr_granule",
                     "sgprs_per_wave", "lds_bytes_per_half", "lds_banks", "l0_bytes", "l0_ways",
-                    "l0_line", "scalar_cache_bytes", "scalar_cache_line", "icache_bytes",
+                    "l0_line", "coalesce_lanes", "scalar_cache_bytes", "scalar_cache_line", "icache_bytes",
                     "icache_line", "trans_lanes", "valu_dep_latency", "l0_hit_latency",
                     "lds_latency", "scalar_hit_latency"]
         errors += [f"{n} must be > 0, got {getattr(self, n)}" for n in positive
@@ -193,11 +208,12 @@ class DCUConfig:
         if self.vgprs_per_simd % self.vgpr_granule:
             errors.append(f"vgprs_per_simd ({self.vgprs_per_simd}) must be a multiple of "
                           f"vgpr_granule ({self.vgpr_granule})")
-        if self.lds_banks > 32:
-            errors.append(f"lds_banks is at most 32 (one per lane), got {self.lds_banks}")
+        for n in ("lds_banks", "coalesce_lanes"):
+            if getattr(self, n) > WAVE_SIZE:
+                errors.append(f"{n} is at most {WAVE_SIZE} (one per lane), got {getattr(self, n)}")
         if self.sgprs_per_wave > 106:
             errors.append(f"sgprs_per_wave is at most 106 (s0..s105), got {self.sgprs_per_wave}")
-        for n in ("lds_bytes_per_half", "lds_banks", "l0_line", "l0_ways", "scalar_cache_line",
+        for n in ("lds_bytes_per_half", "lds_banks", "coalesce_lanes", "l0_line", "l0_ways", "scalar_cache_line",
                   "icache_line", "vgpr_granule"):
             if not _pow2(getattr(self, n)):
                 errors.append(f"{n} must be a power of two, got {getattr(self, n)}")
@@ -212,7 +228,8 @@ class DCUConfig:
             errors.append(f"return_order must be one of {RETURN_ORDERS}, got {self.return_order!r}")
         if self.wave_policy not in WAVE_POLICIES:
             errors.append(f"wave_policy must be one of {WAVE_POLICIES}, got {self.wave_policy!r}")
-        errors += [f"{n} must be a bool, got {getattr(self, n)!r}" for n in ("trans_shared", "shared_multiplier", "shared_mem_request")
+        flags = ("trans_shared", "shared_multiplier", "shared_mem_request", "coalesce_in_place")
+        errors += [f"{n} must be a bool, got {getattr(self, n)!r}" for n in flags
                    if not isinstance(getattr(self, n), bool)]
         if self.regfile not in REGFILES:
             errors.append(f"regfile must be one of {REGFILES}, got {self.regfile!r}")
@@ -412,11 +429,13 @@ PRESETS: Mapping[str, DCUConfig] = {
                               l0_hit_latency=73, memory_latency=200, lds_latency=44,
                               scalar_hit_latency=30, return_order="in_order"),
     # 4 lanes and a one-lane transcendental unit: the DSP blocks the 85F has (dcu bench fpga-budget);
-    # 4 LDS banks per half, as many as lanes: the LDS's selects grow with its banks (docs/fpga.md)
+    # 4 LDS banks per half, as many as lanes: the LDS's selects grow with its banks; the coalescer
+    # merges 8 lanes per line request: its per-lane logic grows with them (docs/fpga.md)
     "fpga": _DEFAULT.replace(name="fpga", lanes=4, trans_lanes=1, wave_slots=2, vgprs_per_simd=128,
-                             lds_bytes_per_half=4 * 1024, lds_banks=4, l0_bytes=2 * 1024,
+                             lds_bytes_per_half=4 * 1024, lds_banks=4, l0_bytes=2 * 1024, coalesce_lanes=8,
                              scalar_cache_bytes=1024, icache_bytes=2 * 1024, regfile="banked",
-                             trans_shared=True, shared_multiplier=True, shared_mem_request=True),
+                             trans_shared=True, shared_multiplier=True, shared_mem_request=True,
+                             coalesce_in_place=True),
 }
 
 

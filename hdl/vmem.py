@@ -5,9 +5,10 @@ the CU's SIMDs (docs/memory.md, "Vector memory path"):
 
 * **Accept.** One instruction per cycle, round robin between the SIMDs, into a free entry of
   the instruction table (``entries``); it then waits only for its own data.
-* **Coalescer.** Splits the instruction into one request per distinct 128-byte line, lines in
-  the order of the lowest lane touching them (a lane's access of 1 to 16 bytes may straddle two
-  lines), or one request per active lane for atomics. A lane outside the aperture (or an atomic
+* **Coalescer.** Splits the instruction into one request per distinct 128-byte line of each
+  group of ``config.coalesce_lanes`` lanes (32: the whole wave), lines in the order of the
+  lowest lane touching them (a lane's access of 1 to 16 bytes may straddle two lines), or one
+  request per active lane for atomics. A lane outside the aperture (or an atomic
   not 4-byte aligned) is dropped and reported on ``error``.
 * **L0 pipeline** (stages S0, S1, S2; one operation per cycle, never stalls: S0 takes a
   request only when the miss register, parked-line slot, write slot and memory-queue entry it
@@ -20,7 +21,7 @@ the CU's SIMDs (docs/memory.md, "Vector memory path"):
   a store writes through (a masked line WRITE) and updates the line if present (no allocation);
   an atomic goes to memory as one ATOMIC per lane, in lane order, and drops the line; a returned
   line is installed (unless a later store, atomic or ``global_inv`` made it stale). S2 places
-  each lane's bytes of the line into the instruction's result buffer.
+  the bytes of the request's lanes (one group's) into the instruction's result buffer.
 * **Return queues.** An instruction retires when all its requests are answered (stores and
   atomics when memory acknowledges them), in issue order per wave and counter (loads with
   loads, stores with stores; ``config.return_order == "per_wave"``) or in the CU's issue order
@@ -190,6 +191,8 @@ class VecMemUnit(wiring.Component):
     def elaborate(self, platform):
         cfg = self.config
         S, W = cfg.simds_per_cu, cfg.wave_slots
+        G, NG = cfg.coalesce_lanes, LANES // cfg.coalesce_lanes   # lanes per group, groups
+        GS = (G - 1).bit_length()                                  # lane = group << GS | lane in group
         E, M, P, WS, Q = self.entries, self.mshrs, self.waits, self.write_slots, self.mem_queue
         m = Module()
 
@@ -203,7 +206,10 @@ class VecMemUnit(wiring.Component):
         def bit(n, i):
             return Const(1, n) << i
 
-        Gather = data.StructLayout({"entry": range(E), "offs": 7 * LANES, "h1": LANES, "h2": LANES, "size": range(17)})
+        # a load line's lanes: their group, and per lane of the group its offset and whether
+        # this is its first (h1) or second (h2) line
+        Gather = data.StructLayout({"entry": range(E), "offs": 7 * G, "h1": G, "h2": G, "size": range(17),
+                                    **({"grp": range(NG)} if NG > 1 else {})})
         Meta = data.StructLayout({"wave": range(W), "seq": SEQ, "vdst": 8, "beats": range(5), "write": 1,
                                   "store": 1, "ext": Ext, "mask": 32})
         Slot = data.StructLayout({"entry": range(E), "lane": 5, "atomic": 1, "returns": 1, "addr": ADDR_BITS})
@@ -258,8 +264,11 @@ class VecMemUnit(wiring.Component):
         err = Signal(ErrorLayout(cfg))
 
         c_valid, c_fresh = Signal(), Signal()                   # coalescer: the instruction being split
-        c_req = Signal(VecMemReq(cfg))
         c_simd, c_entry = Signal(range(S)), Signal(range(E))
+        if cfg.coalesce_in_place:   # the SIMD's request register, handed back when the split is done
+            c_req = data.View(VecMemReq(cfg), Array(r.payload.as_value() for r in self.req)[c_simd])
+        else:                       # a copy: the SIMD's register is free once the unit accepts
+            c_req = Signal(VecMemReq(cfg))
         c_kind, c_size, c_ext, c_beats, c_aop = Signal(OpKind), Signal(range(17)), Signal(Ext), Signal(range(5)), Signal(AtomicOp)
         done1, done2 = Signal(LANES), Signal(LANES)             # lanes whose first / second line is issued
 
@@ -298,11 +307,20 @@ class VecMemUnit(wiring.Component):
         f = frag("coal_line")                                  # ... and the line it needs next
         f.d.comb += p_line.eq(Mux(p_use1, first_all.word_select(p_lane, LINE_BITS),
                                   last_all.word_select(p_lane, LINE_BITS)))
-        h1, h2 = Signal(LANES), Signal(LANES)                  # lanes whose first / second line is p_line
+        # the group of the lowest lane still to issue: its lanes, data and offsets
+        if NG == 1:
+            p_grp, g_mask, g_data, g_offs = Const(0), Const(-1, LANES), c_req.data, offs
+        else:
+            p_grp, g_mask, g_data, g_offs = Signal(range(NG)), Signal(LANES), Signal(128 * G), Signal(7 * G)
+            f = frag("coal_group")
+            f.d.comb += [p_grp.eq(p_lane[GS:]), g_mask.eq(Const((1 << G) - 1, LANES) << (p_grp << GS)),
+                         g_data.eq(c_req.data.word_select(p_grp, 128 * G)), g_offs.eq(offs.word_select(p_grp, 7 * G))]
+        h1, h2 = Signal(LANES), Signal(LANES)                  # lanes of the group whose first / second line is p_line
         f = frag("coal_hits")
         f.d.comb += [h1.eq(Mux(c_kind == OpKind.ATOMIC, p_oh,
-                               Cat(*[first_all[LINE_BITS * i:LINE_BITS * (i + 1)] == p_line for i in range(LANES)]) & rem1)),
-                     h2.eq(Cat(*[last_all[LINE_BITS * i:LINE_BITS * (i + 1)] == p_line for i in range(LANES)]) & rem2)]
+                               Cat(*[first_all[LINE_BITS * i:LINE_BITS * (i + 1)] == p_line for i in range(LANES)])
+                               & rem1 & g_mask)),
+                     h2.eq(Cat(*[last_all[LINE_BITS * i:LINE_BITS * (i + 1)] == p_line for i in range(LANES)]) & rem2 & g_mask)]
 
         full, bits = Signal(16), Signal(128)                   # the access size as a byte and a bit mask
         f = frag("size_masks")
@@ -310,40 +328,45 @@ class VecMemUnit(wiring.Component):
                      bits.eq(((Const(1, 129) << Cat(Const(0, 3), c_size)) - 1)[:128])]
 
         SPAN = LINE_BYTES + 15
-        spans = Signal(LANES * SPAN)                           # per lane: its bytes from its line's start
+        spans = Signal(G * SPAN)                               # per lane of the group: its bytes from its line's start
         f = frag("spans")
-        f.d.comb += spans.eq(Cat(*[(full << offs[7 * i:7 * i + 7])[:SPAN] for i in range(LANES)]))
+        f.d.comb += spans.eq(Cat(*[(full << g_offs[7 * i:7 * i + 7])[:SPAN] for i in range(G)]))
 
         def lane_bytes(i, b1, b2):
-            """Byte mask (within the line) of lane ``i``'s access when it is in ``b1`` / ``b2``."""
+            """Byte mask (within the line) of the group's lane ``i`` when it is in ``b1`` / ``b2``."""
             return Mux(b1[i], spans[SPAN * i:SPAN * i + LINE_BYTES], Mux(b2[i], spans[SPAN * i + LINE_BYTES:SPAN * (i + 1)], 0))
+
+        def in_group(lanes):
+            """The group's bits of a 32-lane mask."""
+            return lanes if NG == 1 else lanes.word_select(p_grp, G)
 
         # Two lanes of one store that write the same byte: the later lane must win, so such a
         # line is written one lane at a time (the bytes of disjoint lanes sum without carries).
         overlap = Signal()
         f = frag("coal_overlap")
-        bmb = [lane_bytes(i, h1, h2) for i in range(LANES)]
+        bmb = [lane_bytes(i, in_group(h1), in_group(h2)) for i in range(G)]
         f.d.comb += overlap.eq(Mux(c_kind == OpKind.STORE, _sum_tree(bmb) != or_tree(bmb), 0))
         fh1, fh2, co_last = Signal(LANES), Signal(LANES), Signal()
         f = frag("coal_final")
         f.d.comb += [fh1.eq(Mux(overlap, Mux(p_use1, p_oh, 0), h1)), fh2.eq(Mux(overlap, Mux(p_use1, 0, p_oh), h2))]
+        gh1, gh2 = in_group(fh1), in_group(fh2)                # the request's lanes, within the group
         f.d.comb += co_last.eq(((rem1 & ~Mux(overlap, Mux(p_use1, p_oh, 0), h1)) |
                                 (rem2 & ~Mux(overlap, Mux(p_use1, 0, p_oh), h2))) == 0)
         sdata, smask = Signal(LINE_DATA), Signal(LINE_BYTES)   # a store's line: lane data at its offset
         # each lane's data shifted by its byte offset within 16 bytes (once per instruction) ...
-        near = [Signal(256, name=f"near{i}") for i in range(LANES)]
+        near = [Signal(256, name=f"near{i}") for i in range(G)]
         f = frag("store_near")
         with f.If(c_kind == OpKind.STORE):
-            f.d.comb += [near[i].eq((c_req.data[128 * i:128 * i + 128] & bits) << Cat(Const(0, 3), offs[7 * i:7 * i + 4]))
-                         for i in range(LANES)]
+            f.d.comb += [near[i].eq((g_data[128 * i:128 * i + 128] & bits) << Cat(Const(0, 3), g_offs[7 * i:7 * i + 4]))
+                         for i in range(G)]
         # ... then placed at one of eight 16-byte positions: the part in this line, or the part past its end
         f = frag("coal_store")
         words = []
-        for i in range(LANES):
-            d = Array([Cat(Const(0, 128 * k), near[i]) for k in range(LINE_BYTES // 16)])[offs[7 * i + 4:7 * i + 7]]
-            words.append(Mux(fh1[i], d[:LINE_DATA], Mux(fh2[i], d[LINE_DATA:], 0)))
+        for i in range(G):
+            d = Array([Cat(Const(0, 128 * k), near[i]) for k in range(LINE_BYTES // 16)])[g_offs[7 * i + 4:7 * i + 7]]
+            words.append(Mux(gh1[i], d[:LINE_DATA], Mux(gh2[i], d[LINE_DATA:], 0)))
         with f.If(c_kind == OpKind.STORE):
-            f.d.comb += [sdata.eq(or_tree(words)), smask.eq(or_tree([lane_bytes(i, fh1, fh2) for i in range(LANES)]))]
+            f.d.comb += [sdata.eq(or_tree(words)), smask.eq(or_tree([lane_bytes(i, gh1, gh2) for i in range(G)]))]
 
         # ---- S0: pick this cycle's operation ------------------------------------------------
         s1_coal = s1.valid & (s1.src == Src.COAL)
@@ -408,8 +431,10 @@ class VecMemUnit(wiring.Component):
                          s1.returns.eq(c_req.returns), s1.aop.eq(c_aop), done1.eq(done1 | fh1), done2.eq(done2 | fh2)]
             with m.Switch(c_kind):
                 with m.Case(OpKind.LOAD):
-                    m.d.sync += [s1_g.entry.eq(c_entry), s1_g.offs.eq(offs), s1_g.h1.eq(fh1), s1_g.h2.eq(fh2),
+                    m.d.sync += [s1_g.entry.eq(c_entry), s1_g.offs.eq(g_offs), s1_g.h1.eq(gh1), s1_g.h2.eq(gh2),
                                  s1_g.size.eq(c_size)]
+                    if NG > 1:
+                        m.d.sync += s1_g.grp.eq(p_grp)
                 with m.Case(OpKind.STORE):
                     m.d.sync += [s1_data.eq(sdata), s1_mask.eq(smask)]
                 with m.Case(OpKind.ATOMIC):
@@ -508,32 +533,41 @@ class VecMemUnit(wiring.Component):
         line = Mux(s2.replay, fbuf, l0.data)
         f.d.comb += [line2.eq(Cat(line, line[:8 * 15])), full2.eq(((Const(1, 17) << s2_g.size) - 1)[:16])]
         f = frag("s2_gather")
+        # per lane of the group: its bytes of the line, and which of them are its access's
+        chunks = [Signal(128, name=f"s2_chunk{i}") for i in range(G)]
+        enables = [Signal(16, name=f"s2_en{i}") for i in range(G)]
+        for i in range(G):
+            off = s2_g.offs[7 * i:7 * i + 7]
+            # bytes of the lane in this line: the first 128 - off of its access, or the rest
+            low = Mux(off > LINE_BYTES - 16, ((Const(1, 16) << (LINE_BYTES - off)[:4]) - 1)[:16], 0xFFFF)
+            f.d.comb += [chunks[i].eq(line2.bit_select(Cat(Const(0, 3), off), 128)),
+                         enables[i].eq(Mux(s2_g.h1[i], full2 & low, Mux(s2_g.h2[i], full2 & ~low, 0)))]
         for j in range(LANES // GROUP):
-            chunks, enables = [], []
-            for i in range(GROUP * j, GROUP * (j + 1)):
-                off = s2_g.offs[7 * i:7 * i + 7]
-                chunks.append(line2.bit_select(Cat(Const(0, 3), off), 128))
-                # bytes of the lane in this line: the first 128 - off of its access, or the rest
-                low = Mux(off > LINE_BYTES - 16, ((Const(1, 16) << (LINE_BYTES - off)[:4]) - 1)[:16], 0xFFFF)
-                enables.append(Mux(s2_g.h1[i], full2 & low, Mux(s2_g.h2[i], full2 & ~low, 0)))
+            # lane i of the wave takes lane i % G of the group, if it is in the request's group
+            lanes = range(GROUP * j, GROUP * (j + 1))
             aen = Mux(s2.lane[3:] == j, Const(0xF, 128) << Cat(Const(0, 4), s2.lane[:3]), 0)
+            en = Cat(*[Mux(s2_g.grp == i // G, enables[i % G], 0) if NG > 1 else enables[i] for i in lanes])
             f.d.comb += [rbuf_w[j].addr.eq(s2.entry),
-                         rbuf_w[j].data.eq(Mux(s2.aret, _rep(Cat(s2_aval, Const(0, 96)), GROUP), Cat(*chunks))),
-                         rbuf_w[j].en.eq(Mux(s2.valid & s2.write, Mux(s2.aret, aen, Cat(*enables)), 0))]
+                         rbuf_w[j].data.eq(Mux(s2.aret, _rep(Cat(s2_aval, Const(0, 96)), GROUP),
+                                               Cat(*[chunks[i % G] for i in lanes]))),
+                         rbuf_w[j].en.eq(Mux(s2.valid & s2.write, Mux(s2.aret, aen, en), 0))]
 
         # ---- accept: a free entry, round robin between the SIMDs --------------------------
         last_sel, sel = Signal(range(S)), Signal(range(S))
         fire, free_oh = Signal(), Signal(E)
         freeing = Signal(E)
         f = frag("accept")
+        # the SIMDs with a new request (in place, the one being split still holds its request)
+        want = Cat(*[r.valid & ~(c_valid & (c_simd == i)) if cfg.coalesce_in_place else r.valid
+                     for i, r in enumerate(self.req)])
         for k in reversed(range(S)):                 # the first requesting SIMD after the last served
             idx = (last_sel + 1 + k) % S if S > 1 else Const(0)
-            with f.If(Array(r.valid for r in self.req)[idx]):
+            with f.If(want.bit_select(idx, 1)):
                 f.d.comb += sel.eq(idx)
         acc_ok = (~c_valid | c_finish) & (~valid).any()
-        f.d.comb += [free_oh.eq(lowest_one(~valid)), fire.eq(acc_ok & Cat(*[r.valid for r in self.req]).any())]
+        f.d.comb += [free_oh.eq(lowest_one(~valid)), fire.eq(acc_ok & want.any())]
         for i, r in enumerate(self.req):
-            f.d.comb += r.ready.eq(acc_ok & (sel == i))
+            f.d.comb += r.ready.eq(c_finish & (c_simd == i) if cfg.coalesce_in_place else acc_ok & (sel == i))
         g_req = data.View(VecMemReq(cfg), Array(r.payload.as_value() for r in self.req)[sel])
         d_kind, d_size, d_ext, d_beats, d_aop = Signal(OpKind), Signal(range(17)), Signal(Ext), Signal(range(5)), Signal(AtomicOp)
         f = frag("decode")
@@ -557,7 +591,9 @@ class VecMemUnit(wiring.Component):
             same = Cat(*[Const(1) if cfg.return_order == "in_order" else
                          (field(ent_simd, e, SB) == sel) & (field(ent_wave, e, WB) == g_req.wave) &
                          (ent_store[e] == d_store) for e in range(E)])
-            m.d.sync += [c_req.eq(g_req), c_simd.eq(sel), c_entry.eq(new), last_sel.eq(sel),
+            if not cfg.coalesce_in_place:
+                m.d.sync += c_req.eq(g_req)
+            m.d.sync += [c_simd.eq(sel), c_entry.eq(new), last_sel.eq(sel),
                          c_kind.eq(d_kind), c_size.eq(d_size), c_ext.eq(d_ext), c_beats.eq(d_beats), c_aop.eq(d_aop),
                          done1.eq(0), done2.eq(0), field(ent_simd, new, SB).eq(sel),
                          field(ent_wave, new, WB).eq(g_req.wave), ent_store.bit_select(new, 1).eq(d_store),

@@ -77,13 +77,19 @@ def lds_conflict_cycles(dword_addrs: np.ndarray, banks: int = LDS_BANKS) -> int:
     return int(np.bincount(uniq % banks, minlength=banks).max())
 
 
-def lines_touched(byte_addrs: np.ndarray, size: int) -> int:
-    """Distinct 128-byte lines covered by accesses of ``size`` bytes at ``byte_addrs``."""
+def lines_touched(byte_addrs: np.ndarray, size: int, lanes: np.ndarray | None = None,
+                  group: int = LANES) -> int:
+    """Line requests of a coalescer that merges ``group`` lanes: the distinct 128-byte lines
+    covered by accesses of ``size`` bytes at ``byte_addrs``, counted per group of lanes
+    (``lanes``: each address's lane; the whole wave is one group by default)."""
     if byte_addrs.size == 0:
         return 0
     first = byte_addrs // L0_LINE
     last = (byte_addrs + size - 1) // L0_LINE
-    return int(np.unique(np.concatenate([first, last])).size)
+    if group >= LANES:
+        return int(np.unique(np.concatenate([first, last])).size)
+    grp = np.concatenate([lanes, lanes]) // group
+    return int(np.unique(np.stack([grp, np.concatenate([first, last])]), axis=1).shape[1])
 
 
 # --------------------------------------------------------------------------------------
@@ -138,7 +144,7 @@ def build_global(inst: Inst):
             vals = _to_dwords(ctx.mem.gather(off, nbytes), narrow)
             for i in range(ndw):
                 w.v[d + i][m] = vals[:, i]
-            ctx.record(w, "loadcnt", lines=lines_touched(addrs, nbytes))
+            ctx.record(w, "loadcnt", lines=lines_touched(addrs, nbytes, lanes, ctx.coalesce_lanes))
         return h
     if kind == "store":
         nbytes, src = _size_of(rest), f["vsrc"]
@@ -151,7 +157,7 @@ def build_global(inst: Inst):
             off = ctx.mem.check_lanes(addrs, nbytes, lanes)
             data = np.stack([w.v[src + i][m] for i in range(ndw)], axis=1).astype("<u4")
             ctx.mem.scatter(off, data.view(U8)[:, :nbytes])
-            ctx.record(w, "storecnt", lines=lines_touched(addrs, nbytes))
+            ctx.record(w, "storecnt", lines=lines_touched(addrs, nbytes, lanes, ctx.coalesce_lanes))
         return h
     if kind == "atomic":
         returns = bool(f.get("th", 0) & 1)  # gfx12: th:TH_ATOMIC_RETURN selects the returning form
@@ -176,7 +182,7 @@ def build_global(inst: Inst):
                 old[lane] = cur
             if returns:
                 w.vwrite(d, old, mask=m)
-            ctx.record(w, "loadcnt" if returns else "storecnt", lines=lines_touched(addrs, 4))
+            ctx.record(w, "loadcnt" if returns else "storecnt", lines=lines_touched(addrs, 4, lanes, ctx.coalesce_lanes))
         return h
     raise ModelError(f"{name} is decoded but not implemented by the model")
 

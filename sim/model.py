@@ -90,6 +90,7 @@ class _Workgroup:
     """Execution context handed to instruction handlers: memory, LDS, barrier, recording."""
 
     lds_banks = LDS_BANKS    # the banks the LDS conflict statistic (``ds_cycles``) counts
+    coalesce_lanes = LANES   # the lanes merged per line request the ``lines`` statistic counts
 
     def __init__(self, model: "Model", wg_id, lds_bytes: int):
         self.model = model

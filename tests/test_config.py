@@ -25,6 +25,7 @@ def test_preset_names_and_sizes():
     assert [c.l0_bytes for c in (d, t, r, f)] == [4096, 2048, 16384, 2048]
     assert all(c.l0_ways == 4 and c.l0_line == 128 for c in (d, t, r, f))
     assert [c.lds_banks for c in (d, t, r, f)] == [32, 32, 32, 4]
+    assert [c.coalesce_lanes for c in (d, t, r, f)] == [32, 32, 32, 8]
     assert all(c.vgpr_granule == 8 and c.sgprs_per_wave == 106 for c in (d, t, r, f))
     assert all(c.scalar_cache_line == 64 and c.icache_line == 64 for c in (d, t, r, f))
     assert d.valu_dep_latency == 5
@@ -32,7 +33,7 @@ def test_preset_names_and_sizes():
     assert d.l0_sets == 4096 // (4 * 128)
     assert r.return_order == "in_order" and d.return_order == "per_wave"
     assert [c.regfile for c in (d, t, r, f)] == ["wide", "wide", "wide", "banked"]
-    for flag in ("trans_shared", "shared_multiplier", "shared_mem_request"):   # the FPGA's economies
+    for flag in ("trans_shared", "shared_multiplier", "shared_mem_request", "coalesce_in_place"):   # the FPGA's economies
         assert [getattr(c, flag) for c in (d, t, r, f)] == [False, False, False, True], flag
     assert all(c.name == n for n, c in PRESETS.items())
 
@@ -70,6 +71,10 @@ def test_config_is_frozen_and_replace_validates():
         d.replace(wave_slots=2.5)
     with pytest.raises(ConfigError, match="> 0"):
         d.replace(wave_slots=0)
+    with pytest.raises(ConfigError, match="coalesce_lanes is at most 32"):
+        d.replace(coalesce_lanes=64)
+    with pytest.raises(ConfigError, match="coalesce_lanes must be a power of two"):
+        d.replace(coalesce_lanes=12)
     assert d.to_dict()["lds_bytes_per_half"] == 16384
 
 

@@ -70,15 +70,16 @@ class VInst:
 
 
 class _Ctx:
-    def __init__(self, mem):
-        self.mem, self.lines = mem, None
+    def __init__(self, mem, group):
+        self.mem, self.lines, self.coalesce_lanes = mem, None, group
 
     def record(self, w, counter, lines=None, ds_cycles=None):
         self.lines = lines
 
 
-def model_exec(mem: GlobalMemory, ins: VInst, exec_mask: int):
-    """Run ``ins`` with the model's handler; returns (result dwords (4, 32), lines touched)."""
+def model_exec(mem: GlobalMemory, ins: VInst, exec_mask: int, group: int = LANES):
+    """Run ``ins`` with the model's handler; returns (result dwords (4, 32), line requests of a
+    coalescer merging ``group`` lanes)."""
     f = dict(saddr=NULL, ioffset=0, vaddr=0, vsrc=4, vdst=16, th=int(ins.returns), scope=0, sve=0, nv=0)
     inst = Inst(info=by_name(ins.name), fmt=Fmt.VGLOBAL, pc=0, words=(0, 0, 0), size=12, literal=None, f=f)
     w = Wave(0, 32, 0)
@@ -86,7 +87,7 @@ def model_exec(mem: GlobalMemory, ins: VInst, exec_mask: int):
     a = np.array(ins.addrs, dtype=np.uint64)
     w.v[0], w.v[1] = (a & M32).astype(U32), (a >> np.uint64(32)).astype(U32)
     w.v[4:8] = ins.data.T
-    ctx = _Ctx(mem)
+    ctx = _Ctx(mem, group)
     build_global(inst)(w, ctx)
     return w.v[16:20].copy(), ctx.lines
 
@@ -290,7 +291,7 @@ class Run:
         for k in order:
             ins = self.instrs[k]
             mask = ins.exec & ~faults.get(k, 0)
-            result, lines[k] = model_exec(self.gm, ins, mask)
+            result, lines[k] = model_exec(self.gm, ins, mask, self.cfg.coalesce_lanes)
             want = expected_beats(ins, result, mask)
             where = f"instruction {k} ({ins.name}, SIMD {ins.simd} wave {ins.wave} seq {ins.seq})"
             assert len(ins.beats) == len(want), f"{where}: {len(ins.beats)} beats, expected {len(want)}"
@@ -407,14 +408,18 @@ def random_program(rng, base, n, span=4096, simds=2, waves=4, ops=None):
     return prog
 
 
-@pytest.mark.parametrize("order", ["per_wave", "in_order"])
-def test_random_against_model(order):
+@pytest.mark.parametrize("order, group, in_place", [("per_wave", 32, False), ("in_order", 32, False),
+                                                    ("per_wave", 8, True), ("in_order", 4, False)])
+def test_random_against_model(order, group, in_place):
     """Every load/store width, all atomics, global_inv/wb; random, strided, unaligned and
     line-straddling addresses with partial EXEC from 2 SIMDs x 4 waves; memory latency 1-40
-    cycles with responses out of order; random back-pressure on ``mem`` and ``resp``."""
+    cycles with responses out of order; random back-pressure on ``mem`` and ``resp``; the
+    coalescer merging the whole wave or groups of 8 or 4 lanes, from a copy of the request
+    or (as on the ``fpga`` preset) from the SIMD's request in place."""
     rng = random.Random(11)
     prog = random_program(rng, base_of(), 60)
-    r = Run(CFG.replace(return_order=order), prog, seed=3, lat=(1, 40)).run()
+    cfg = CFG.replace(return_order=order, coalesce_lanes=group, coalesce_in_place=in_place)
+    r = Run(cfg, prog, seed=3, lat=(1, 40)).run()
     lines = r.check()
     assert not r.error.valid
     assert r.counters["instructions"] == len(prog)
@@ -427,49 +432,55 @@ def test_random_against_model(order):
     assert answered != sorted(answered)
 
 
-def test_small_tables_and_heavy_backpressure():
+@pytest.mark.parametrize("in_place", [False, True])
+def test_small_tables_and_heavy_backpressure(in_place):
     """Two entries, miss registers, parked lines and write slots, and a two-deep memory
     queue: every resource runs out and the unit waits for it; ``mem`` ready 30% of the
     time, ``resp`` 40%."""
     rng = random.Random(12)
     prog = random_program(rng, base_of(), 30)
     unit = dict(entries=2, mshrs=2, waits=2, write_slots=2, mem_queue=2)
-    r = Run(CFG, prog, seed=4, lat=(1, 30), mem_ready=0.3, resp_ready=0.4, unit=unit).run()
+    r = Run(CFG.replace(coalesce_in_place=in_place), prog, seed=4, lat=(1, 30), mem_ready=0.3, resp_ready=0.4,
+            unit=unit).run()
     r.check()
     assert r.counters["rq_max"] == 2
 
 
 # --------------------------------------------------------------------------------------
 # Coalescing, hits, misses, LRU
-def test_lines_touched_per_instruction():
-    """One request per distinct line, equal to the model's ``lines_touched``, for unit and
+@pytest.mark.parametrize("group", [32, 8])
+def test_lines_touched_per_instruction(group):
+    """One request per distinct line of each group of ``coalesce_lanes`` lanes (the whole wave,
+    or 8 lanes as on the ``fpga`` preset), equal to the model's ``lines_touched``, for unit and
     misaligned unit strides, wide strides, random, straddling and partial-EXEC accesses."""
     rng = random.Random(13)
     B = base_of()
-    cases = [(OpId.GLOBAL_LOAD_B32, [4 * i for i in range(LANES)], M32, 1),       # fully coalesced: one line
-             (OpId.GLOBAL_LOAD_B32, [64 + 4 * i for i in range(LANES)], M32, 2),
-             (OpId.GLOBAL_STORE_B32, [256 + 4 * i for i in range(LANES)], M32, 1),
-             (OpId.GLOBAL_LOAD_B128, [16 * i for i in range(LANES)], M32, 4),
-             (OpId.GLOBAL_LOAD_B64, [1024 + 8 * i + 4 for i in range(LANES)], M32, 3),
-             (OpId.GLOBAL_LOAD_U8, [2048 + i for i in range(LANES)], M32, 1),
-             (OpId.GLOBAL_LOAD_B32, [128 * i for i in range(LANES)], M32, 32),
-             (OpId.GLOBAL_LOAD_B32, [126 + 128 * i for i in range(LANES)], M32, 33),   # every lane straddles
-             (OpId.GLOBAL_STORE_B96, [120 + 128 * i for i in range(LANES)], 0x0F0F_0F0F, 20),
-             (OpId.GLOBAL_LOAD_B32, [4 * i for i in range(LANES)], 0, 0),
-             (OpId.GLOBAL_LOAD_I16, [128 * (i % 3) + 2 * i for i in range(LANES)], 0x8000_0001, 2),
-             (OpId.GLOBAL_STORE_B64, [4 * i for i in range(LANES)], M32, 2)]    # lanes overlap: see below
-    prog = [make(rng, B, 0, 0, op, pat, exec_mask=ex) for op, pat, ex, _ in cases]
+    # (op, addresses, EXEC, line requests with 32-lane groups, with 8-lane groups)
+    cases = [(OpId.GLOBAL_LOAD_B32, [4 * i for i in range(LANES)], M32, 1, 4),    # fully coalesced: one line
+             (OpId.GLOBAL_LOAD_B32, [64 + 4 * i for i in range(LANES)], M32, 2, 4),
+             (OpId.GLOBAL_STORE_B32, [256 + 4 * i for i in range(LANES)], M32, 1, 4),
+             (OpId.GLOBAL_LOAD_B128, [16 * i for i in range(LANES)], M32, 4, 4),
+             (OpId.GLOBAL_LOAD_B64, [1024 + 8 * i + 4 for i in range(LANES)], M32, 3, 6),
+             (OpId.GLOBAL_LOAD_U8, [2048 + i for i in range(LANES)], M32, 1, 4),
+             (OpId.GLOBAL_LOAD_B32, [128 * i for i in range(LANES)], M32, 32, 32),
+             (OpId.GLOBAL_LOAD_B32, [126 + 128 * i for i in range(LANES)], M32, 33, 36),   # every lane straddles
+             (OpId.GLOBAL_STORE_B96, [120 + 128 * i for i in range(LANES)], 0x0F0F_0F0F, 20, 20),
+             (OpId.GLOBAL_LOAD_B32, [4 * i for i in range(LANES)], 0, 0, 0),
+             (OpId.GLOBAL_LOAD_I16, [128 * (i % 3) + 2 * i for i in range(LANES)], 0x8000_0001, 2, 2),
+             (OpId.GLOBAL_STORE_B64, [4 * i for i in range(LANES)], M32, 2, 5)]    # lanes overlap: see below
+    prog = [make(rng, B, 0, 0, op, pat, exec_mask=ex) for op, pat, ex, _, _ in cases]
     prog += [make(rng, B, 1, 1, rng.choice(LOADS), rng.choice(PATTERNS)) for _ in range(8)]
-    r = Run(CFG, prog, serial=True, seed=5).run()
+    r = Run(CFG.replace(coalesce_lanes=group), prog, serial=True, seed=5).run()
     lines = r.check()
     before = 0
     for k, ins in enumerate(prog):
         got = ins.counters["lines"] - before
         before = ins.counters["lines"]
         if k < len(cases):
-            assert lines[k] == cases[k][3]
+            assert lines[k] == cases[k][3 if group == 32 else 4]
         if k == len(cases) - 1:
-            # stores whose lanes write the same bytes go one lane per request (the later lane wins)
+            # stores whose lanes write the same bytes go one lane per request (the later lane
+            # wins); lane 31 also writes the next line
             assert got == 33, got
         else:
             assert got == lines[k], f"instruction {k} ({ins.name}): {got} line requests, model {lines[k]}"
@@ -733,7 +744,7 @@ def test_hit_latency_and_one_line_per_cycle(latency):
 
 # --------------------------------------------------------------------------------------
 # Verilog
-@pytest.mark.parametrize("preset", ["default", "rdna1"])
+@pytest.mark.parametrize("preset", ["default", "rdna1", "fpga"])   # fpga: 8-lane groups, split in place
 def test_verilog_lint(preset, tmp_path):
     text = convert_and_lint(VecMemUnit(PRESETS[preset]), f"vmem_{preset}", tmp_path)
     assert "module vmem_" in text
@@ -771,6 +782,28 @@ def test_stores_stream_one_line_per_cycle():
     for ins in prog:
         ack = next(e[1] for e in writes if e[4] == ins.addrs[0])
         assert ins.beats[0][0] > ack
+
+
+@pytest.mark.parametrize("in_place", [False, True])
+def test_request_is_handed_back_when_split(in_place):
+    """With ``coalesce_in_place`` the unit splits a SIMD's request from the SIMD's own
+    register and takes it (``ready``) only when its last line request has been issued: a
+    load of 32 lines holds SIMD 0's register until its last READ is on its way (SIMD 1's
+    load, offered meanwhile, is taken after it). With the copy the register is free at once."""
+    rng = random.Random(26)
+    B = base_of()
+    wide = make(rng, B, 0, 0, OpId.GLOBAL_LOAD_B32, [LINE * i for i in range(LANES)], exec_mask=M32)
+    other = line_load(rng, B, 40, simd=1)
+    other.at = 1
+    r = Run(CFG.replace(coalesce_in_place=in_place), [wide, other], lat=(8, 8), gap=0, mem_ready=1,
+            resp_ready=1).run()
+    r.check()
+    reads = sorted(e[0] for e in r.mem_log if e[2] == MemKind.READ and e[4] != other.addrs[0])
+    assert len(reads) == 32
+    if in_place:   # the last READ leaves three cycles (S0, S1, the queue) after its request is split
+        assert reads[-1] - 3 <= wide.accepted < other.accepted, (wide.accepted, other.accepted, reads[-1])
+    else:
+        assert wide.accepted == 1 < reads[-1] - 3, (wide.accepted, reads[-1])
 
 
 def test_misses_to_one_line_merge():
