@@ -617,7 +617,7 @@ def cmd_fpga(ns: argparse.Namespace) -> int:
         return 1
     if ns.block:
         res = fpga.synth_block(ns.block, ns.config, generic=ns.generic, timeout=ns.timeout,
-                               until=ns.until, reuse_rtlil=ns.reuse_rtlil)
+                               until=ns.until, reuse_rtlil=ns.reuse_rtlil, synth_opts=ns.synth_opts)
         print(f"{ns.block} ({ns.config}, {res['flow']}): {res['cells']} cells in {res['synth_s']:.0f} s "
               f"(exit {res['rc']})")
         for t, n in sorted(res["by_type"].items(), key=lambda kv: -kv[1]):

@@ -185,6 +185,8 @@ def ecp5_synth_script(top: str, opts: str = "", share: bool = False) -> tuple[st
     coarse = COARSE_NO_SHARE
     if "-nodsp" in opts.split():
         coarse = "".join(line + "\n" for line in coarse.splitlines() if "dsp" not in line)
+    if "-noflatten" in opts.split():   # keep the hierarchy: ``stat`` then counts each module
+        coarse = "".join(line + "\n" for line in coarse.splitlines() if line != "flatten")
     return (f"synth_ecp5 {opts} -top {top} -run begin:coarse".replace("  ", " "),
             coarse + f"synth_ecp5 {opts} -top {top} -run map_ram:".replace("  ", " ") + "\n")
 
@@ -203,7 +205,7 @@ def _run(cmd: list[str], cwd: Path, env: dict, timeout: float, log: Path) -> tup
 # ---- one block ---------------------------------------------------------------------------
 def synth_block(top: str, config="fpga", out_dir="build/fpga/blocks", generic: bool = False,
                 timeout: float = 3600, quiet: bool = False, share: bool = False,
-                until: str | None = None, reuse_rtlil: bool = False) -> dict:
+                until: str | None = None, reuse_rtlil: bool = False, synth_opts: str = "") -> dict:
     """Synthesize one ``hdl/tops.py`` block with Yosys and return its cell counts.
 
     Parameters
@@ -226,6 +228,8 @@ def synth_block(top: str, config="fpga", out_dir="build/fpga/blocks", generic: b
         the 4 GiB of a WebAssembly Yosys.
     reuse_rtlil : bool
         Use the RTLIL of an earlier run if present.
+    synth_opts : str
+        Extra ``synth_ecp5`` options (``-noabc9``, ...), recorded in ``flow``.
 
     Returns
     -------
@@ -240,7 +244,8 @@ def synth_block(top: str, config="fpga", out_dir="build/fpga/blocks", generic: b
     cfg = get_config(config)
     out = _rel(PROJECT / out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    stem = f"{cfg.name}_{top}{'_generic' if generic else ''}"
+    opts = "".join("_" + o.lstrip("-") for o in synth_opts.split()) if not generic else ""
+    stem = f"{cfg.name}_{top}{'_generic' if generic else ''}{opts}"
     il = out / f"{cfg.name}_{top}.il"
     t0 = time.perf_counter()
     if not (reuse_rtlil and il.exists()):
@@ -257,7 +262,7 @@ def synth_block(top: str, config="fpga", out_dir="build/fpga/blocks", generic: b
     if generic:
         synth = f"synth {'' if share else '-noshare '}-top {top}\n"
     else:
-        before, after = ecp5_synth_script(top, share=share)
+        before, after = ecp5_synth_script(top, synth_opts, share=share)
         if until:
             after = after.replace(" -run map_ram:", f" -run map_ram:{until}")
         synth = before + "\n" + after
@@ -270,8 +275,8 @@ def synth_block(top: str, config="fpga", out_dir="build/fpga/blocks", generic: b
     stat_file = out / f"{stem}.stat"
     stat = parse_yosys_stat(stat_file.read_text()) if rc == 0 and stat_file.exists() else {"cells": None, "by_type": {}}
     res = {"top": top, "config": cfg.name,
-           "flow": ("synth" if generic else "synth_ecp5") + ("" if share else " (no share)")
-           + (f" until {until}" if until else ""),
+           "flow": ("synth" if generic else "synth_ecp5") + (f" {synth_opts}" if synth_opts and not generic else "")
+           + ("" if share else " (no share)") + (f" until {until}" if until else ""),
            "convert_s": round(convert_s, 1), "synth_s": round(synth_s, 1), "rc": rc, **stat}
     if rc != 0:
         tail = (out / f"{stem}.out").read_text(errors="replace").strip().splitlines()

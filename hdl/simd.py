@@ -1222,9 +1222,14 @@ class SIMD(wiring.Component):
                  (inst.sdst, inst.sdst_dw)]
         # busy bits cover VALU results in flight as well as memory and transcendental returns;
         # every instruction reads EXEC (an in-flight v_cmpx holds the whole wave)
+        def busy_in(busy, r, n):
+            """Any of ``busy[r : r + n]``: a window only as wide as ``n`` can count (each
+            window is a shifter of its width, so 16 for every operand cost 4x the logic)."""
+            w = min(16, (1 << len(n)) - 1)
+            return (Cat(busy, Const(0, w)).bit_select(r, w) & ((Const(1, w + 1) << n) - 1)[:w]).any()
         terms = [sbusy[EXEC_LO]]
-        terms += [((vbusy >> r)[:16] & ((Const(1, 17) << n) - 1)[:16]) != 0 for r, n in vregs]
-        terms += [((sbusy >> r)[:16] & ((Const(1, 17) << n) - 1)[:16]) != 0 for r, n in sregs]
+        terms += [busy_in(vbusy, r, n) for r, n in vregs]
+        terms += [busy_in(sbusy, r, n) for r, n in sregs]
         hazard = Signal(name=f"hazard{i}")
         m.d.comb += hazard.eq(Cat(*terms).any())
 

@@ -453,6 +453,24 @@ YOSYS_STAT = """\
 """
 
 
+def test_block_synthesis_takes_synth_options(monkeypatch):
+    """``dcu fpga --block NAME --synth-opts OPTS``: the options reach ``synth_ecp5`` in the
+    block's script and are recorded in its flow and file names; ``-noflatten`` also leaves
+    out the coarse step's ``flatten`` (Yosys itself is not run)."""
+    import dcu.fpga as fpga
+    monkeypatch.setattr(fpga, "_require", lambda names: {n: "yosys" for n in names})
+    monkeypatch.setattr(fpga, "_run", lambda cmd, cwd, env, timeout, log: (log.write_text("not run\n"), 1, 0.0)[1:])
+    res = fpga.synth_block("barrier", "tiny", out_dir="build/fpga/test", synth_opts="-noabc9", until="map_luts",
+                           quiet=True)
+    assert res["flow"] == "synth_ecp5 -noabc9 (no share) until map_luts" and res["error"] == "not run"
+    ys = (fpga.PROJECT / "build/fpga/test/tiny_barrier_noabc9_until_map_luts.ys").read_text()
+    assert "synth_ecp5 -noabc9 -top barrier -run begin:coarse" in ys
+    assert "synth_ecp5 -noabc9 -top barrier -run map_ram:map_luts" in ys
+    fpga.synth_block("barrier", "tiny", out_dir="build/fpga/test", synth_opts="-noflatten", quiet=True)
+    ys = (fpga.PROJECT / "build/fpga/test/tiny_barrier_noflatten.ys").read_text()
+    assert "synth_ecp5 -noflatten -top barrier -run map_ram:" in ys and "\nflatten\n" not in ys
+
+
 def test_report_parsers():
     import dcu.fpga as fpga
     r = fpga.parse_nextpnr_log(NEXTPNR_LOG)
