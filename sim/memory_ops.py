@@ -86,10 +86,8 @@ def lines_touched(byte_addrs: np.ndarray, size: int, lanes: np.ndarray | None = 
         return 0
     first = byte_addrs // L0_LINE
     last = (byte_addrs + size - 1) // L0_LINE
-    if group >= LANES:
-        return int(np.unique(np.concatenate([first, last])).size)
-    grp = np.concatenate([lanes, lanes]) // group
-    return int(np.unique(np.stack([grp, np.concatenate([first, last])]), axis=1).shape[1])
+    grp = np.zeros_like(byte_addrs) if lanes is None else np.asarray(lanes) // group
+    return int(np.unique(np.stack([np.concatenate([grp, grp]), np.concatenate([first, last])]), axis=1).shape[1])
 
 
 # --------------------------------------------------------------------------------------
