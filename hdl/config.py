@@ -116,6 +116,11 @@ class DCUConfig:
         instead of copying it into a register of its own (a whole wave's addresses and data:
         6,200 flip-flops per CU; the ``fpga`` preset's). ``False``: the copy frees the SIMD's
         register as soon as the unit accepts.
+    shared_int_datapath : bool
+        ``True``: the integer VALU computes every operation on one adder, one shifter and one
+        bitwise unit per lane (``hdl/valu_int_shared.py``, the ``fpga`` preset's: a quarter of
+        the logic). ``False``: an adder, shift or compare per operation
+        (``hdl/valu_int.py``), which Amaranth's simulator evaluates faster.
     trans_shared : bool
         ``False``: a transcendental unit per SIMD (RDNA). ``True``: one for the whole DCU,
         which its SIMDs take in turn (``hdl/transshare.py``): the ``fpga`` preset's, since
@@ -171,6 +176,7 @@ class DCUConfig:
     shared_multiplier: bool = False
     shared_mem_request: bool = False
     coalesce_in_place: bool = False
+    shared_int_datapath: bool = False
     valu_dep_latency: int = 5
     l0_hit_latency: int = 4
     memory_latency: int = 32
@@ -228,7 +234,8 @@ class DCUConfig:
             errors.append(f"return_order must be one of {RETURN_ORDERS}, got {self.return_order!r}")
         if self.wave_policy not in WAVE_POLICIES:
             errors.append(f"wave_policy must be one of {WAVE_POLICIES}, got {self.wave_policy!r}")
-        flags = ("trans_shared", "shared_multiplier", "shared_mem_request", "coalesce_in_place")
+        flags = ("trans_shared", "shared_multiplier", "shared_mem_request", "coalesce_in_place",
+                 "shared_int_datapath")
         errors += [f"{n} must be a bool, got {getattr(self, n)!r}" for n in flags
                    if not isinstance(getattr(self, n), bool)]
         if self.regfile not in REGFILES:
@@ -435,7 +442,7 @@ PRESETS: Mapping[str, DCUConfig] = {
                              lds_bytes_per_half=4 * 1024, lds_banks=4, l0_bytes=2 * 1024, coalesce_lanes=8,
                              scalar_cache_bytes=1024, icache_bytes=2 * 1024, regfile="banked",
                              trans_shared=True, shared_multiplier=True, shared_mem_request=True,
-                             coalesce_in_place=True),
+                             coalesce_in_place=True, shared_int_datapath=True),
 }
 
 

@@ -34,6 +34,7 @@ from .layouts import DecodedInst
 from .regfile import SgprFile, VgprFile
 from .trans import TransIn, TransOut, TransUnit, latency as trans_latency
 from .valu_int import VALUInt, popcount
+from .valu_int_shared import VALUIntShared
 
 __all__ = ["SIMD", "IMPLEMENTED", "LaunchLayout", "FetchReq", "FetchResp", "SmemReq", "SmemResp", "VecMemReq",
            "VecMemResp", "ErrorCause", "ErrorLayout", "StallReason", "SimdPerf", "ISSUE_GROUPS", "issue_group",
@@ -467,7 +468,7 @@ class SIMD(wiring.Component):
         vmem_kinds = (Kind.VMEM_LOAD, Kind.VMEM_STORE, Kind.VMEM_ATOMIC, Kind.CACHE)
         ds_kinds = (Kind.DS_LOAD, Kind.DS_STORE, Kind.DS_ATOMIC)
         if cfg.shared_mem_request:
-            mreq, mreq_valid, mreq_lds = Signal(VecMemReq(cfg)), Signal(), Signal()
+            mreq, mreq_valid, mreq_lds = Signal(VecMemReq(cfg), name="mreq"), Signal(name="mreq_valid"), Signal(name="mreq_lds")
             m.d.comb += [self.vmem_req.payload.eq(mreq), self.lds_req.payload.eq(mreq),
                          self.vmem_req.valid.eq(mreq_valid & ~mreq_lds), self.lds_req.valid.eq(mreq_valid & mreq_lds)]
             req_held = {"vmem": mreq_valid, "lds": mreq_valid}
@@ -650,10 +651,7 @@ class SIMD(wiring.Component):
         for i in range(W):
             kept = nvalid[i] - crossing[i]
             with m.If(~(launch_fire & (launch_slot == i)) & (crossing[i] | fill[i] | fetch_go[i])):
-                m.d.sync += [chunks[i].eq(Mux(crossing[i], chunks[i] >> (8 * FETCH_BYTES), chunks[i])),
-                             nvalid[i].eq(kept + fill[i]), infl[i].eq(infl[i] + fetch_go[i] - fill[i])]
-                with m.If(fill[i]):
-                    m.d.sync += chunks[i].word_select(kept[:1], 8 * FETCH_BYTES).eq(fr.data)
+                m.d.sync += [nvalid[i].eq(kept + fill[i]), infl[i].eq(infl[i] + fetch_go[i] - fill[i])]
                 with m.If(fetch_go[i]):
                     m.d.sync += fetch_addr[i].eq(fetch_addr[i] + FETCH_BYTES)
 
@@ -780,7 +778,8 @@ class SIMD(wiring.Component):
                 m.d.sync += src0_seen.word_select(grp, 32 * RL).eq(op32[0])
             src0_all = Cat(src0_seen, op32[0])
 
-        mx.submodules.valu_int = vint = VALUInt(G, external_mul=cfg.shared_multiplier)
+        int_unit = VALUIntShared if cfg.shared_int_datapath else VALUInt
+        mx.submodules.valu_int = vint = int_unit(G, external_mul=cfg.shared_multiplier)
         mx.submodules.valu_fp = vfp = VALUFloat(G, external_mul=cfg.shared_multiplier)
         if cfg.shared_multiplier:   # one multiplier per lane for both units (hdl/lanemul.py)
             mx.submodules.lane_mul = lmul = LaneMultiplier(G)
@@ -979,15 +978,30 @@ class SIMD(wiring.Component):
                 with mws.Case(OpId.S_CBRANCH_EXECNZ):
                     mws.d.comb += taken.eq(y_exec64[:32] != 0)
             mws.d.comb += target.eq(exs.pc + 4 + (yi.simm16.as_signed() << 2))
+        loop_hit = Signal()     # a taken branch to the wave's loop line: no refetch
+        mws.d.comb += loop_hit.eq(loop_valid[ys] & (loop_addr[ys] == target[6:]))
         with m.If(y_branch):
             with m.If(taken):   # redirect: drop the buffered chunks and any in flight (new epoch)
                 m.d.sync += [pc[ys].eq(target), infl[ys].eq(0), epoch[ys].eq(epoch[ys] + 1)]
-                with m.If(loop_valid[ys] & (loop_addr[ys] == target[6:])):   # the loop line: no refetch
-                    m.d.sync += [chunks[ys].eq(loop_line[ys]), nvalid[ys].eq(1),
-                                 fetch_addr[ys].eq(Cat(Const(0, 6), loop_addr[ys] + 1))]
+                with m.If(loop_hit):
+                    m.d.sync += [nvalid[ys].eq(1), fetch_addr[ys].eq(Cat(Const(0, 6), loop_addr[ys] + 1))]
                 with m.Else():
-                    m.d.sync += [chunks[ys].eq(0), nvalid[ys].eq(0), fetch_addr[ys].eq(target & ~(FETCH_BYTES - 1))]
+                    m.d.sync += [nvalid[ys].eq(0), fetch_addr[ys].eq(target & ~(FETCH_BYTES - 1))]
             m.d.sync += br_pending[ys].eq(0)
+
+        # The line buffers, written in one place (a write under each condition would cost a
+        # multiplexer per bit and condition: 2 x 7 x 1,024): a redirect loads the loop line or
+        # empties them; otherwise a PC crossing into line 1 drops line 0, and an arriving line
+        # fills the first free one.
+        line_bits = 8 * FETCH_BYTES
+        for i in range(W):
+            lines = [chunks[i][:line_bits], chunks[i][line_bits:]]
+            kept = nvalid[i] - crossing[i]
+            shifted = [Mux(crossing[i], lines[1], lines[0]), Mux(crossing[i], 0, lines[1])]
+            with m.If(y_branch & taken & (ys == i)):
+                m.d.sync += chunks[i].eq(Mux(loop_hit, loop_line[i], 0))
+            with m.Elif(~(launch_fire & (launch_slot == i)) & (crossing[i] | fill[i])):
+                m.d.sync += chunks[i].eq(Cat(*[Mux(fill[i] & (kept[:1] == k), fr.data, shifted[k]) for k in range(2)]))
 
         # ---- memory requests: registered; an instruction issues only into an empty buffer --
         if cfg.shared_mem_request:
@@ -1015,10 +1029,16 @@ class SIMD(wiring.Component):
             m.d.sync += [self.smem_req.valid.eq(1), p.wave.eq(xw), p.seq.eq(ex.seq), p.op.eq(xi.op),
                          p.addr.eq((sr[0].data + xi.offset + soff)[:64]), p.sdst.eq(xi.sdst), p.dwords.eq(xi.sdst_dw)]
         x_req = (x_valid & ex_last) if banked else x_valid
-        for port, kinds, lanes_addr, offsets in (
-                (self.vmem_req, vmem_kinds, vaddr_lanes, (0, 0)),
-                (self.lds_req, ds_kinds, ds_lanes, (xi.offset0, xi.offset1))):
-            p, valid = (mreq, mreq_valid) if cfg.shared_mem_request else (port.payload, port.valid)
+        if cfg.shared_mem_request:
+            # one write of the shared register, its address picked by the kind: a write in
+            # each kind's If would cost a multiplexer per bit and kind (4 x 6,227 on the fpga SIMD)
+            is_ds = _is_kind(xk, *ds_kinds)
+            requests = [(mreq, mreq_valid, vmem_kinds + ds_kinds, Mux(is_ds, ds_lanes, vaddr_lanes),
+                         (Mux(is_ds, xi.offset0, 0), Mux(is_ds, xi.offset1, 0)))]
+        else:
+            requests = [(self.vmem_req.payload, self.vmem_req.valid, vmem_kinds, vaddr_lanes, (0, 0)),
+                        (self.lds_req.payload, self.lds_req.valid, ds_kinds, ds_lanes, (xi.offset0, xi.offset1))]
+        for p, valid, kinds, lanes_addr, offsets in requests:
             with m.If(x_valid & _is_kind(xk, *kinds)):
                 m.d.sync += [per_lane(p.addr, lanes_addr, 64), per_lane(p.data, data_lanes, 128)]
             with m.If(x_req & _is_kind(xk, *kinds)):
@@ -1026,7 +1046,7 @@ class SIMD(wiring.Component):
                              p.vdst.eq(xi.vdst), p.returns.eq(xi.vdst_dw != 0),
                              p.offset0.eq(offsets[0]), p.offset1.eq(offsets[1])]
                 if cfg.shared_mem_request:
-                    m.d.sync += mreq_lds.eq(port is self.lds_req)
+                    m.d.sync += mreq_lds.eq(is_ds)
 
         # ---- counters and busy bits: up at issue, down on the last response beat ------------
         inc = {c: Signal(W, name=f"inc_{c}") for c in ("load", "store", "ds", "km")}

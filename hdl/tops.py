@@ -64,7 +64,8 @@ def _valu_fp(cfg):
 
 def _valu_int(cfg):
     from .valu_int import VALUInt
-    return VALUInt(cfg.lanes)
+    from .valu_int_shared import VALUIntShared
+    return (VALUIntShared if cfg.shared_int_datapath else VALUInt)(cfg.lanes)
 
 
 def _trans(cfg):

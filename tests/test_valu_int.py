@@ -1,4 +1,5 @@
-"""VALUInt (hdl/valu_int.py) against the reference model, bit for bit.
+"""VALUInt (hdl/valu_int.py) and VALUIntShared (hdl/valu_int_shared.py) against the reference
+model, bit for bit.
 
 Every integer VALU opcode the unit implements runs ``VECTORS`` random 32-lane vectors
 (edge values 0, 1, 0x7fffffff, 0x80000000, 0xffffffff, 16-bit edges, small and >= 32 shift
@@ -7,7 +8,9 @@ vector is also executed by the model's own instruction handler (``sim.execute.bu
 VOP3/VOP3SD instruction over a ``sim.wave.Wave``), so the comparison covers the model's
 operand plumbing, ``op_sel`` halves, ``clamp``, carries and lane masks, not just its tables.
 All vectors run in one simulation: a harness drives every data input from one packed signal,
-so each vector is one ``ctx.set`` (one settle of the combinational logic).
+so each vector is one ``ctx.set`` (one settle of the combinational logic). The shared-datapath
+unit, which the ``fpga`` preset builds with 4 lanes and which Amaranth's simulator evaluates
+whole on every vector, runs ``SHARED_VECTORS`` 4-lane vectors per opcode.
 
 Also checked: the set of implemented opcodes equals the model's integer VALU set; every other
 opcode, and ``clamp``/``op_sel`` on a plain 32-bit op (the model raises ``ModelError``), is
@@ -31,6 +34,7 @@ from isa import Fmt, Inst, by_name
 from hdl.isa_tables import OpId, info_of, ops_of
 from hdl.lanemul import LaneMultiplier
 from hdl.valu_int import IMPLEMENTED, VALUInt
+from hdl.valu_int_shared import VALUIntShared
 from sim import execute as X
 from sim.wave import EXEC, ModelError, Wave
 from tests.lint import convert_and_lint
@@ -38,6 +42,8 @@ from tests.lint import convert_and_lint
 SEED = 20250622
 VECTORS = 200           # random 32-lane vectors per opcode
 LANES = 32
+SHARED_VECTORS = 150    # random 4-lane vectors per opcode for VALUIntShared
+UNITS = {"per_op": VALUInt, "shared": VALUIntShared}
 SDST, SCIN = 10, 12     # SGPRs of the carry-out / compare result and of the carry-in / select
 EDGE32 = [0, 1, 2, 0x7FFF_FFFF, 0x8000_0000, 0xFFFF_FFFF, 0xFFFF_FFFE, 0x7FFF, 0x8000,
           0xFFFF, 0x1_0000, 0xFFFF_8000, 0x0000_7FFF, 31, 32, 33, 63, 64, 0x00FF_FFFF,
@@ -160,12 +166,13 @@ def _unpack64(v: int, lanes: int = LANES) -> np.ndarray:
 
 
 class Harness:
-    """VALUInt with every data input driven from one packed signal ``stim``; with
-    ``shared_mul`` its products come from a ``hdl.lanemul.LaneMultiplier`` (the fpga preset's)."""
+    """An integer VALU (``unit``: VALUInt or VALUIntShared) with every data input driven from
+    one packed signal ``stim``; with ``shared_mul`` its products come from a
+    ``hdl.lanemul.LaneMultiplier`` (the fpga preset's)."""
 
-    def __init__(self, lanes: int = LANES, shared_mul: bool = False):
+    def __init__(self, lanes: int = LANES, shared_mul: bool = False, unit=VALUInt):
         self.lanes = lanes
-        self.dut = VALUInt(lanes, external_mul=shared_mul)
+        self.dut = unit(lanes, external_mul=shared_mul)
         self.m = Module()
         self.m.submodules.dut = d = self.dut
         if shared_mul:
@@ -210,12 +217,15 @@ def test_implemented_set_is_the_models_integer_valu():
     assert set(IMPLEMENTED) == _model_integer_valu()
 
 
-@pytest.fixture(scope="module")
-def results():
+@pytest.fixture(scope="module", params=sorted(UNITS))
+def results(request):
+    """(unit name, lanes, jobs, results): every opcode on 32 lanes of VALUInt, on 4 lanes of
+    VALUIntShared."""
     rnd = random.Random(SEED)
     names = sorted(IMPLEMENTED)
-    jobs = [(n, [_vector(rnd, n) for _ in range(VECTORS)]) for n in names]
-    return jobs, _run(Harness(), jobs)
+    lanes, vectors = (LANES, VECTORS) if request.param == "per_op" else (4, SHARED_VECTORS)
+    jobs = [(n, [_vector(rnd, n) for _ in range(vectors)]) for n in names]
+    return request.param, lanes, jobs, _run(Harness(lanes, unit=UNITS[request.param]), jobs)
 
 
 def _check(name, vec, got, model: Model, lanes: int = LANES):
@@ -248,15 +258,16 @@ def _check(name, vec, got, model: Model, lanes: int = LANES):
 
 @pytest.mark.parametrize("name", sorted(IMPLEMENTED))
 def test_op_matches_model(results, name):
-    jobs, out = results
+    unit, lanes, jobs, out = results
     vectors = dict(jobs)[name]
-    assert len(vectors) >= 200 and len(out[name]) == len(vectors)
+    assert len(vectors) >= min(VECTORS, SHARED_VECTORS) and len(out[name]) == len(vectors)
     model = Model()
     for vec, got in zip(vectors, out[name]):
-        _check(name, vec, got, model)
+        _check(name, vec, got, model, lanes)
 
 
-def test_illegal():
+@pytest.mark.parametrize("unit", sorted(UNITS))
+def test_illegal(unit):
     """Every other opcode, and clamp/op_sel on a plain 32-bit op (the model rejects them)."""
     rnd = random.Random(SEED + 1)
     others = [op.name.lower() for op in OpId if op is not OpId.NONE and op.name.lower() not in IMPLEMENTED]
@@ -268,7 +279,7 @@ def test_illegal():
         vec[5], vec[6] = rnd.choice([(1, 0), (8, 0), (0, 1), (3, 1)])
         flagged.append((n, tuple(vec)))
         jobs.append((n, [tuple(vec)]))
-    out = _run(Harness(), jobs)
+    out = _run(Harness(4, unit=UNITS[unit]), jobs)
     for n in others:
         assert out[n][0][2] == 1, n
     model = Model()
@@ -278,47 +289,52 @@ def test_illegal():
             model.handler(n, vec[5], vec[6])
 
 
-def test_narrow_unit():
-    """A 4-lane unit (the fpga preset's lane count) on ops that depend on the lane index
-    or on masks."""
+@pytest.mark.parametrize("unit, lanes", [("per_op", 4), ("shared", 8)])
+def test_other_lane_count(unit, lanes):
+    """Another lane count (the fpga preset's 4 for VALUInt; 8 for VALUIntShared, tested on 4
+    above) on ops that depend on the lane index or on masks."""
     rnd = random.Random(SEED + 2)
     names = ["v_mbcnt_lo_u32_b32", "v_cndmask_b32", "v_add_co_ci_u32", "v_cmp_lt_i32",
              "v_mad_co_i64_i32", "v_mad_u16", "v_cls_i32", "v_perm_b32", "v_med3_i32"]
     jobs = [(n, [_vector(rnd, n) for _ in range(20)]) for n in names]
-    out = _run(Harness(4), jobs)
+    out = _run(Harness(lanes, unit=UNITS[unit]), jobs)
     model = Model()
     for n, vectors in jobs:
         for vec, got in zip(vectors, out[n]):
-            _check(n, vec, got, model, lanes=4)
+            _check(n, vec, got, model, lanes=lanes)
 
 
 MULTIPLIES = sorted(n for n in IMPLEMENTED if "_mul_" in n or "_mad_" in n)
 
 
-def test_shared_multiplier():
-    """The multiply ops with the products from the multiplier the fpga preset shares with the
-    FP32 unit (and one multiplier per lane in the unit: the same ops, the same results)."""
+@pytest.mark.parametrize("unit", sorted(UNITS))
+def test_shared_multiplier(unit):
+    """The multiply ops (and VALUIntShared's v_lshl_add_u32, a multiply by 1 << S1) with the
+    products from the multiplier the fpga preset shares with the FP32 unit."""
     assert len(MULTIPLIES) == 16, MULTIPLIES
     rnd = random.Random(SEED + 3)
-    jobs = [(n, [_vector(rnd, n) for _ in range(50)]) for n in MULTIPLIES]
-    out = _run(Harness(8, shared_mul=True), jobs)
+    names = MULTIPLIES + ["v_lshl_add_u32"]
+    jobs = [(n, [_vector(rnd, n) for _ in range(50)]) for n in names]
+    out = _run(Harness(8, shared_mul=True, unit=UNITS[unit]), jobs)
     model = Model()
     for n, vectors in jobs:
         for vec, got in zip(vectors, out[n]):
             _check(n, vec, got, model, lanes=8)
 
 
-def test_one_multiplier_per_lane():
+@pytest.mark.parametrize("unit", sorted(UNITS))
+def test_one_multiplier_per_lane(unit):
     """The RTLIL has one data multiplier per lane for the 16 multiply ops (synthesis maps each
     to DSP blocks: docs/fpga.md), none with an external multiplier. (The other ``$mul``
     cells scale bit indices by small constants.)"""
     from amaranth.back import rtlil
     for external, want in ((False, [(33, 33)] * 4), (True, [])):
-        text = rtlil.convert(VALUInt(4, external_mul=external), name="valu_int")
+        text = rtlil.convert(UNITS[unit](4, external_mul=external), name="valu_int")
         cells = re.findall(r"cell \$mul \S+\n((?:\s+parameter.*\n)+)", text)
         widths = [tuple(int(w) for w in re.findall(r"parameter \\[AB]_WIDTH (\d+)", c)) for c in cells]
         assert [w for w in widths if min(w) >= 16] == want, external
 
 
-def test_verilog_lint(tmp_path):
-    convert_and_lint(VALUInt(), "valu_int", tmp_path)
+@pytest.mark.parametrize("unit", sorted(UNITS))
+def test_verilog_lint(unit, tmp_path):
+    convert_and_lint(UNITS[unit](32 if unit == "per_op" else 8), "valu_int", tmp_path)
