@@ -157,8 +157,7 @@ class ICache(wiring.Component):
         lookup = Signal(E)
         with m.If(go):
             m.d.comb += lookup.bit_select(s1.entry, 1).eq(1)
-            m.d.sync += [Array(chunk)[s1.entry].eq(Mux(hit, line_data, half(L[0]))),
-                         wait[s1.entry].eq(Mux(alloc, misses.entry[0], found_idx))]
+            m.d.sync += wait[s1.entry].eq(Mux(alloc, misses.entry[0], found_idx))
             with m.If(hit):
                 m.d.sync += self.hits.eq(self.hits + 1)
             with m.Else():
@@ -169,9 +168,17 @@ class ICache(wiring.Component):
         # ---- fills: every entry waiting on the read takes its chunk --------------------------
         take = Signal(E)
         m.d.comb += take.eq(Cat(misses.fill & waiting[e] & (wait[e] == misses.fill_idx) for e in range(E)))
+        # each entry's chunk is written in one place (a write under each condition would cost a
+        # multiplexer per bit and condition): its fill, or the looked-up line
+        looked_up = Signal(8 * LINE)
+        fill_halves = [Signal(8 * LINE, name=f"fill_half{k}") for k in range(2)]
+        m.d.comb += [looked_up.eq(Mux(hit, line_data, half(L[0]))),
+                     *[h.eq(Mux(misses.fill_fault, 0, half(k))) for k, h in enumerate(fill_halves)]]
         for e in range(E):
             with m.If(take[e]):
-                m.d.sync += chunk[e].eq(Mux(misses.fill_fault, 0, half(info[e].line[0])))
+                m.d.sync += chunk[e].eq(Mux(info[e].line[0], *fill_halves[::-1]))
+            with m.Elif(lookup[e]):
+                m.d.sync += chunk[e].eq(looked_up)
         pairs.fill(m, misses.fill_install, misses.fill_block, misses.fill_data, self.flush)
 
         # ---- answers: the head of each port's queue, in order --------------------------------

@@ -196,9 +196,7 @@ class ScalarCache(wiring.Component):
         w0 = Mux(alloc0, misses.entry[0], idx0)
         w1 = Mux(same, w0, Mux(alloc1, misses.entry[1], idx1))
         with m.If(go):
-            m.d.sync += [line0[s1.slot].eq(Mux(s1.bad, 0, Mux(hit0, data0, half(L[0])))),
-                         line1[s1.slot].eq(Mux(s1.bad, 0, Mux(hit1, data1, half(~L[0])))),
-                         wait0[s1.slot].eq(w0), wait1[s1.slot].eq(w1)]
+            m.d.sync += [wait0[s1.slot].eq(w0), wait1[s1.slot].eq(w1)]
             with m.If(hit0 & (~s1.straddle | hit1) & ~s1.bad):
                 m.d.sync += self.hits.eq(self.hits + 1)
             with m.Else():
@@ -208,13 +206,21 @@ class ScalarCache(wiring.Component):
         take0, take1 = Signal(N), Signal(N)
         m.d.comb += [take0.eq(Cat(misses.fill & waiting0[i] & (wait0[i] == misses.fill_idx) for i in range(N))),
                      take1.eq(Cat(misses.fill & waiting1[i] & (wait1[i] == misses.fill_idx) for i in range(N)))]
+        # each slot's lines are written in one place (a write under each condition would cost a
+        # multiplexer per bit and condition): a fill, or the lookup
+        looked_up = [Signal(8 * LINE, name=f"looked_up{k}") for k in range(2)]
+        fill_halves = [Signal(8 * LINE, name=f"fill_half{k}") for k in range(2)]
+        m.d.comb += [looked_up[0].eq(Mux(s1.bad, 0, Mux(hit0, data0, half(L[0])))),
+                     looked_up[1].eq(Mux(s1.bad, 0, Mux(hit1, data1, half(~L[0])))),
+                     *[h.eq(Mux(misses.fill_fault, 0, half(k))) for k, h in enumerate(fill_halves)]]
         for i in range(N):
-            fill_line0 = Mux(misses.fill_fault, 0, half(info[i].odd))
-            fill_line1 = Mux(misses.fill_fault, 0, half(~info[i].odd))
-            with m.If(take0[i]):
-                m.d.sync += line0[i].eq(fill_line0)
-            with m.If(take1[i]):
-                m.d.sync += line1[i].eq(fill_line1)
+            odd = info[i].odd
+            for line, take, fill_line, new in ((line0, take0, Mux(odd, *fill_halves[::-1]), looked_up[0]),
+                                               (line1, take1, Mux(odd, *fill_halves), looked_up[1])):
+                with m.If(take[i]):
+                    m.d.sync += line[i].eq(fill_line)
+                with m.Elif(go & (s1.slot == i)):
+                    m.d.sync += line[i].eq(new)
         pairs.fill(m, misses.fill_install, misses.fill_block, misses.fill_data, self.flush)
 
         # ---- completion: one finished slot per cycle moves to its port's beat register ------
