@@ -28,8 +28,8 @@ from amaranth.hdl import Cat, Const, Mux, Value, signed
 __all__ = [
     "VW", "TW", "T_BIAS", "BLW", "MW", "REC_W", "NORM_W", "R_T", "R_ZS", "R_FIN", "R_NEG",
     "R_V", "FIN_REC", "record", "fit", "rep", "swar_unpack", "swar_spec",
-    "Opnd", "fma_special", "fma_lane", "minmax_bits", "cmp_bit", "class_bit",
-    "f2i_bits", "rint_bits", "fract_lane", "ldexp_lane", "i2f_rec",
+    "Opnd", "fma_special", "fma_lane", "minmax_bits", "MINMAX_OPS", "cmp_bit", "class_bit",
+    "f2i_bits", "rint_bits", "RINT_OPS", "fract_lane", "ldexp_lane", "i2f_rec",
     "lzc_lane", "round_lane", "omod_lane", "clamp_lane",
 ]
 
@@ -280,38 +280,35 @@ def _nkey(v: Opnd, for_max: bool) -> Value:
     return Mux(v.is_nan(), 1 << 32, _key(v, for_max))
 
 
-def minmax_bits(sub: str, x: Opnd, y: Opnd, z: Opnd) -> Value:
-    """v_min_num / max_num / minimum / maximum / min3_num / max3_num / med3_num.
+#: The selections :func:`minmax_bits` makes, in the order of its ``sub`` index.
+MINMAX_OPS = ("min_num", "max_num", "minimum", "maximum", "min3", "max3", "med3")
 
-    ``sub`` is one of ``"min_num", "max_num", "minimum", "maximum", "min3", "max3", "med3"``.
+
+def minmax_bits(sub: Value, x: Opnd, y: Opnd, z: Opnd) -> Value:
+    """v_min_num / max_num / minimum / maximum / min3_num / max3_num / med3_num, ``sub`` the
+    run-time index into :data:`MINMAX_OPS`.
+
     NaN rules of docs/fp32.md §2 rules 3-5: *_num return the non-NaN operand (the first
     operand's quiet NaN when all are NaN); minimum/maximum propagate sNaN(x), sNaN(y),
     qNaN(x), qNaN(y) in that order; med3 with a NaN operand is min3_num.
-    """
-    mx = sub in ("max_num", "maximum", "max3")
-    if sub in ("min_num", "max_num"):
-        return Mux(x.is_nan() & y.is_nan(), x.quieted(),
-                   Mux(_nkey(x, mx) < _nkey(y, mx), x.word, y.word))
-    if sub in ("minimum", "maximum"):
-        return Mux(x.is_snan(), x.quieted(),
-               Mux(y.is_snan(), y.quieted(),
-               Mux(x.is_nan(), x.word,
-               Mux(y.is_nan(), y.word,
-               Mux(_key(x, mx) < _key(y, mx), x.word, y.word)))))
 
-    def num3(for_max):
-        kx, ky, kz = (_nkey(v, for_max) for v in (x, y, z))
-        return Mux(x.is_nan() & y.is_nan() & z.is_nan(), x.quieted(),
-                   Mux(kx < ky, Mux(kx < kz, x.word, z.word), Mux(ky < kz, y.word, z.word)))
-    if sub in ("min3", "max3"):
-        return num3(mx)
-    assert sub == "med3"
-    a = _key(x, False) < _key(y, False)
-    b = _key(y, False) < _key(z, False)
-    cc = _key(x, False) < _key(z, False)
-    median = Mux(a, Mux(b, y.word, Mux(cc, z.word, x.word)),
-                 Mux(b, Mux(cc, x.word, z.word), y.word))
-    return Mux(x.is_nan() | y.is_nan() | z.is_nan(), num3(False), median)
+    All seven share three compares of the keys (NaN above every number; reversed for the max
+    ops). Without NaNs those keys order the operands as the plain keys do, so med3's median
+    and the IEEE minimum/maximum (which decide NaNs first) take the same compares: one
+    comparator per operand pair instead of one per operation.
+    """
+    mx = (sub == 1) | (sub == 3) | (sub == 5)
+    kx, ky, kz = (Mux(v.is_nan(), 1 << 32, Mux(mx, _key(v, True), _key(v, False))) for v in (x, y, z))
+    xy, yz, xz = kx < ky, ky < kz, kx < kz
+    two = Mux(xy, x.word, y.word)
+    three = Mux(x.is_nan() & y.is_nan() & z.is_nan(), x.quieted(),
+                Mux(xy, Mux(xz, x.word, z.word), Mux(yz, y.word, z.word)))
+    num = Mux(x.is_nan() & y.is_nan(), x.quieted(), two)
+    ieee = Mux(x.is_snan(), x.quieted(), Mux(y.is_snan(), y.quieted(),
+               Mux(x.is_nan(), x.word, Mux(y.is_nan(), y.word, two))))
+    median = Mux(xy, Mux(yz, y.word, Mux(xz, z.word, x.word)), Mux(yz, Mux(xz, x.word, z.word), y.word))
+    med3 = Mux(x.is_nan() | y.is_nan() | z.is_nan(), three, median)
+    return Mux(sub < 2, num, Mux(sub < 4, ieee, Mux(sub < 6, three, med3)))
 
 
 # ---------------------------------------------------------------------------------------
@@ -342,39 +339,42 @@ def class_bit(x: Opnd, y: Opnd) -> Value:
 
 # ---------------------------------------------------------------------------------------
 # Stage 3: conversions and rounding to integral values
-def f2i_bits(is_signed: bool, x: Opnd) -> Value:
-    """v_cvt_i32_f32 / v_cvt_u32_f32: truncate toward zero, saturate, NaN -> 0."""
-    if is_signed:
-        t = (Cat(x.frac, 1) << 7) >> (157 - x.exp)[:5]          # |x| in [1, 2^31)
-        return Mux(x.is_nan() | (x.exp < 127), 0,
-               Mux(x.exp >= 158, Mux(x.sign, 0x8000_0000, 0x7FFF_FFFF),
-                   Mux(x.sign, -t, t)))[:32]
-    t = (Cat(x.frac, 1) << 8) >> (158 - x.exp)[:5]              # x in [1, 2^32)
-    return Mux(x.is_nan() | x.sign | (x.exp < 127), 0,
-               Mux(x.exp >= 159, 0xFFFF_FFFF, t))[:32]
+def f2i_bits(is_signed: Value, x: Opnd) -> Value:
+    """v_cvt_i32_f32 (``is_signed``) / v_cvt_u32_f32: truncate toward zero, saturate, NaN -> 0.
+    One shifter for both: |x| in [1, 2^32) is the significand shifted (a signed result
+    saturates from 2^31)."""
+    t = (Cat(x.frac, 1) << 8) >> (158 - x.exp)[:5]
+    signed_r = Mux(x.is_nan() | (x.exp < 127), 0,
+                   Mux(x.exp >= 158, Mux(x.sign, 0x8000_0000, 0x7FFF_FFFF), Mux(x.sign, -t, t)))[:32]
+    unsigned_r = Mux(x.is_nan() | x.sign | (x.exp < 127), 0, Mux(x.exp >= 159, 0xFFFF_FFFF, t))[:32]
+    return Mux(is_signed, signed_r, unsigned_r)
 
 
-def rint_bits(sub: str, x: Opnd) -> Value:
-    """v_floor / v_ceil / v_trunc / v_rndne_f32 (roundToIntegral; zero keeps the input sign).
+#: The roundings :func:`rint_bits` makes, in the order of its ``sub`` index.
+RINT_OPS = ("floor", "ceil", "trunc", "rndne")
+
+
+def rint_bits(sub: Value, x: Opnd) -> Value:
+    """v_floor / v_ceil / v_trunc / v_rndne_f32 (roundToIntegral; zero keeps the input sign),
+    ``sub`` the run-time index into :data:`RINT_OPS`.
 
     For 1 <= |x| < 2^23 the f = 150 - exp fraction bits are dropped from the bit pattern
     after adding 0 (trunc), 2^f - 1 (away from zero: floor of a negative, ceil of a positive)
-    or 2^(f-1) - 1 + lsb (ties to even); a carry ripples into the exponent field.
+    or 2^(f-1) - 1 + lsb (ties to even); a carry ripples into the exponent field. One adder
+    and one mask serve the four.
     """
     f = (150 - x.exp)[:5]
     signed0 = x.word & SIGN
-    if sub == "trunc":
-        mid = (x.word >> f) << f
-        small = signed0
-    elif sub in ("floor", "ceil"):
-        away = x.sign if sub == "floor" else ~x.sign
-        mid = ((x.word + Mux(away, (Const(1, 1) << f) - 1, 0)) >> f) << f
-        small = Mux(away & (x.mag != 0), ONE | (x.word & SIGN), signed0)
-    else:
-        mid = ((x.word + (Const(1, 1) << (f - 1)[:5]) - 1 + (x.word >> f)[0]) >> f) << f
-        small = Mux((x.exp == 126) & (x.frac != 0), ONE | (x.word & SIGN), signed0)
+    trunc, rndne = sub == 2, sub == 3
+    away = Mux(sub == 0, x.sign, ~x.sign)
+    low = ((Const(1, 1) << f) - 1)[:32]             # the f fraction bits
+    addend = Mux(trunc, 0, Mux(rndne, (Const(1, 1) << (f - 1)[:5]) - 1 + (x.word >> f)[0],
+                                Mux(away, low, 0)))
+    mid = (x.word + addend)[:32] & ~low
+    up = Mux(rndne, (x.exp == 126) & (x.frac != 0), away & (x.mag != 0))
+    small = Mux(~trunc & up, ONE | signed0, signed0)
     return Mux(x.exp >= 150, Mux(x.is_nan(), x.quieted(), x.word),
-               Mux(x.exp < 127, small, mid[:32]))
+               Mux(x.exp < 127, small, mid))
 
 
 def fract_lane(m, rec, bits, x: Opnd, fin_rec):

@@ -64,7 +64,7 @@ from amaranth.lib.wiring import In, Out
 from .fp32lane import (BLW, FIN_REC, MW, NORM_W, R_FIN, R_NEG, R_T, R_V, R_ZS, REC_W, TW, VW,
                        Opnd, fit, class_bit, clamp_lane, cmp_bit, f2i_bits,
                        fma_lane, fma_special, fract_lane, i2f_rec, ldexp_lane, lzc_lane,
-                       minmax_bits, omod_lane, rep, rint_bits, round_lane, swar_spec,
+                       minmax_bits, MINMAX_OPS, omod_lane, rep, rint_bits, RINT_OPS, round_lane, swar_spec,
                        swar_unpack)
 from .isa_tables import OpId, info_of
 
@@ -74,8 +74,6 @@ __all__ = ["VALUFloat", "Cls", "FP_OPS", "FUSED_OPS", "CMP_CONDITIONS"]
 CMP_CONDITIONS = ("f", "lt", "eq", "le", "gt", "lg", "ge", "o", "u",
                   "nge", "nlg", "ngt", "nle", "neq", "nlt", "t")
 
-_MINMAX = ("min_num", "max_num", "minimum", "maximum", "min3", "max3", "med3")
-_RINT = ("floor", "ceil", "trunc", "rndne")
 _BANK = 8           # lanes per pre-rounding record signal (keeps each signal about 1 kbit)
 
 
@@ -83,12 +81,12 @@ class Cls(enum.Enum, shape=4):
     """Operation class of VALUFloat (stage 1 decodes ``op`` into it)."""
     NONE = 0     #: not an FP32 VALU op of this unit (``illegal``)
     FMA = 1      #: add, sub, subrev, mul, fma, fmac, fmaak, fmamk
-    MINMAX = 2   #: min/max/min3/max3/med3 (sub = index in _MINMAX)
+    MINMAX = 2   #: min/max/min3/max3/med3 (sub = index in MINMAX_OPS)
     CMP = 3      #: v_cmp(x)_<cond>_f32 (sub = condition index)
     CLASS = 4    #: v_cmp(x)_class_f32
     I2F = 5      #: cvt_f32_i32 (sub = 1), cvt_f32_u32, cvt_f32_ubyteN (sub = 0)
     F2I = 6      #: cvt_i32_f32 (sub = 1), cvt_u32_f32 (sub = 0)
-    RINT = 7     #: floor, ceil, trunc, rndne (sub = index in _RINT)
+    RINT = 7     #: floor, ceil, trunc, rndne (sub = index in RINT_OPS)
     FRACT = 8
     LDEXP = 9
 
@@ -110,7 +108,7 @@ def _decode_table() -> dict:
     names = {"min_num": "V_MIN_NUM_F32", "max_num": "V_MAX_NUM_F32", "minimum": "V_MINIMUM_F32",
              "maximum": "V_MAXIMUM_F32", "min3": "V_MIN3_NUM_F32", "max3": "V_MAX3_NUM_F32",
              "med3": "V_MED3_NUM_F32"}
-    for k, sub in enumerate(_MINMAX):
+    for k, sub in enumerate(MINMAX_OPS):
         t[OpId[names[sub]]] = (Cls.MINMAX, k, "abc")
     for op in OpId:
         n = op.name
@@ -128,7 +126,7 @@ def _decode_table() -> dict:
         t[OpId[f"V_CVT_F32_UBYTE{k}"]] = (Cls.I2F, 0, f"ubyte{k}")
     t[OpId.V_CVT_I32_F32] = (Cls.F2I, 1, "abc")
     t[OpId.V_CVT_U32_F32] = (Cls.F2I, 0, "abc")
-    for k, sub in enumerate(_RINT):
+    for k, sub in enumerate(RINT_OPS):
         t[OpId[f"V_{sub.upper()}_F32"]] = (Cls.RINT, k, "abc")
     t[OpId.V_FRACT_F32] = (Cls.FRACT, 0, "abc")
     t[OpId.V_LDEXP_F32] = (Cls.LDEXP, 0, "abc")
@@ -298,11 +296,7 @@ class VALUFloat(wiring.Component):
                         fma_lane(s3, rec_of(recs, i), x, y, z, fl[32 * i + 31], fl[32 * i + 29],
                                  fl[32 * i + 30], self.mul_p[48 * i:48 * (i + 1)] if self.external_mul else None)
             with s3.Case(Cls.MINMAX):
-                with s3.Switch(c2.sub):
-                    for k, sub in enumerate(_MINMAX):
-                        with s3.Case(k):
-                            s3.d.comb += bits3.eq(Cat(fit(minmax_bits(sub, *lane_ops(i, False)), 32)
-                                                      for i in range(L)))
+                s3.d.comb += bits3.eq(Cat(fit(minmax_bits(c2.sub, *lane_ops(i, False)), 32) for i in range(L)))
             with s3.Case(Cls.CMP):
                 s3.d.comb += self.mask_out.eq(Cat(cmp_bit(c2.sub, *lane_ops(i, False)[:2])
                                                   for i in range(L)))
@@ -317,16 +311,9 @@ class VALUFloat(wiring.Component):
                     s3.d.comb += [r.eq(Cat(i2f_rec(False, Opnd(x2, None, i)) for i in b))
                                   for r, b in zip(recs, banks)]
             with s3.Case(Cls.F2I):
-                with s3.If(c2.sub[0]):
-                    s3.d.comb += bits3.eq(Cat(fit(f2i_bits(True, Opnd(x2, None, i)), 32) for i in range(L)))
-                with s3.Else():
-                    s3.d.comb += bits3.eq(Cat(fit(f2i_bits(False, Opnd(x2, None, i)), 32) for i in range(L)))
+                s3.d.comb += bits3.eq(Cat(fit(f2i_bits(c2.sub[0], Opnd(x2, None, i)), 32) for i in range(L)))
             with s3.Case(Cls.RINT):
-                with s3.Switch(c2.sub):
-                    for k, sub in enumerate(_RINT):
-                        with s3.Case(k):
-                            s3.d.comb += bits3.eq(Cat(fit(rint_bits(sub, Opnd(x2, None, i)), 32)
-                                                      for i in range(L)))
+                s3.d.comb += bits3.eq(Cat(fit(rint_bits(c2.sub, Opnd(x2, None, i)), 32) for i in range(L)))
             with s3.Case(Cls.FRACT):
                 for i in range(L):
                     fract_lane(s3, rec_of(recs, i), lane_word(bits3, i), Opnd(x2, ux, i), fin_rec)

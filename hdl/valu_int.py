@@ -42,7 +42,7 @@ from amaranth.lib.wiring import In, Out
 from . import lanemul
 from .isa_tables import OpId, info_of
 
-__all__ = ["VALUInt", "IMPLEMENTED", "select", "popcount", "count_leading_zeros",
+__all__ = ["VALUInt", "IMPLEMENTED", "int_valu_signature", "select", "popcount", "count_leading_zeros",
            "count_trailing_zeros", "low_mask", "fit"]
 
 
@@ -491,6 +491,17 @@ class _Stages:
         return self.v16[w * i:w * (i + 1)].as_signed()
 
 
+def int_valu_signature(lanes: int, external_mul: bool) -> wiring.Signature:
+    """The ports of an integer VALU (:class:`VALUInt`, ``hdl.valu_int_shared.VALUIntShared``)."""
+    w = _Stages.MUL_WIDTH
+    mul = {"mul_x": Out(w * lanes), "mul_y": Out(w * lanes), "mul_p": In(2 * w * lanes)} if external_mul else {}
+    return wiring.Signature({
+        "op": In(OpId), "a": In(64 * lanes), "b": In(64 * lanes), "c": In(64 * lanes),
+        "mask_in": In(lanes), "opsel": In(4), "clamp": In(1), "d_old": In(32 * lanes),
+        "d": Out(64 * lanes), "mask_out": Out(lanes), "illegal": Out(1), **mul,
+    })
+
+
 class VALUInt(wiring.Component):
     """Combinational vector integer ALU for one wave (docs/simd.md).
 
@@ -536,13 +547,7 @@ class VALUInt(wiring.Component):
     def __init__(self, lanes: int = 32, external_mul: bool = False):
         self.lanes = lanes
         self.external_mul = external_mul
-        w = _Stages.MUL_WIDTH
-        mul = {"mul_x": Out(w * lanes), "mul_y": Out(w * lanes), "mul_p": In(2 * w * lanes)} if external_mul else {}
-        super().__init__({
-            "op": In(OpId), "a": In(64 * lanes), "b": In(64 * lanes), "c": In(64 * lanes),
-            "mask_in": In(lanes), "opsel": In(4), "clamp": In(1), "d_old": In(32 * lanes),
-            "d": Out(64 * lanes), "mask_out": Out(lanes), "illegal": Out(1), **mul,
-        })
+        super().__init__(int_valu_signature(lanes, external_mul))
 
     def elaborate(self, platform):
         m = Module()

@@ -1,5 +1,5 @@
 """Vector integer ALU with one datapath per lane shared by all operations
-(``config.shared_int_datapath``; docs/simd.md, "vector integer ALU").
+(``config.shared_int_datapath``; docs/simd.md, "The shared integer datapath").
 
 :class:`hdl.valu_int.VALUInt` writes each operation as a ``Case`` of its own, which keeps
 Amaranth's simulator fast (it evaluates only the current ``Case``) but gives synthesis an
@@ -16,7 +16,8 @@ one datapath per lane that a decoded control word steers:
   product), ``v_add3`` (a carry-save step in front), ``v_xad``, bit counts plus ``S1``;
 - **one funnel shifter**, 128 bits right into 64 by 0 to 64 (a right shift fills from
   the high half, a left shift by ``n`` is the value in the high half shifted right by
-  ``64 - n``; reversing the input and output instead costs a third more LUTs): every shift,
+  ``64 - n``; alone, a third fewer LUTs than reversing the input and output of a right
+  shifter, though within the whole unit ABC9's count barely differs): every shift,
   ``v_alignbit/byte``, ``v_bfe`` (with a mask after it), ``v_bfm``, ``v_bfrev`` (its input
   reversed, shifted by 0), ``v_lshl_or`` and ``v_add_lshl`` (the adder's sum shifted);
   ``v_lshl_add_u32`` multiplies by ``1 << S1`` on the lane's multiplier instead, so the
@@ -31,11 +32,11 @@ from __future__ import annotations
 
 from amaranth.hdl import Cat, Const, Module, Mux, Signal, Value
 from amaranth.lib import data, enum, wiring
-from amaranth.lib.wiring import In, Out
 
 from .isa_tables import OpId, info_of
 from .valu_int import (IMPLEMENTED, _CMP, _COMPARES, _MINMAX, _MM_MODES, _MUL_OPERANDS, _MAD,
-                       _PLAIN32, _V16, _V16_TO_32, _perm, count_leading_zeros, low_mask, popcount)
+                       _PLAIN32, _V16, _V16_TO_32, _perm, count_leading_zeros, int_valu_signature, low_mask,
+                       popcount)
 from . import lanemul
 
 __all__ = ["VALUIntShared"]
@@ -302,13 +303,7 @@ class VALUIntShared(wiring.Component):
     def __init__(self, lanes: int = 32, external_mul: bool = False):
         self.lanes = lanes
         self.external_mul = external_mul
-        w = lanemul.WIDTH
-        mul = {"mul_x": Out(w * lanes), "mul_y": Out(w * lanes), "mul_p": In(2 * w * lanes)} if external_mul else {}
-        super().__init__({
-            "op": In(OpId), "a": In(64 * lanes), "b": In(64 * lanes), "c": In(64 * lanes),
-            "mask_in": In(lanes), "opsel": In(4), "clamp": In(1), "d_old": In(32 * lanes),
-            "d": Out(64 * lanes), "mask_out": Out(lanes), "illegal": Out(1), **mul,
-        })
+        super().__init__(int_valu_signature(lanes, external_mul))
 
     def elaborate(self, platform):
         m = Module()
