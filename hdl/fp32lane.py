@@ -478,11 +478,16 @@ def round_lane(m, out, mag: Value, bl: Value, neg: Value, tb: Value, zsign: Valu
     """
     e1 = tb + bl                                # exponent of the leading bit + 1 + T_BIAS
     X = mag << 24
-    normal = (((e1 + (1024 - (T_BIAS - 125)))[:8] << 23) + _rne_shift(X, bl, (bl + 127)[:7]))
-    # denormal: shift so that the last kept bit is 2^-149: sh = -125 - T = 387 - tb
-    sh = (~tb + (T_BIAS - 125 + 1))[:8]        # <= 137 when tb >= T_BIAS - 262
-    denorm = Mux(tb < T_BIAS - 262, 0, _rne_shift(X, sh, (~tb + (T_BIAS - 125))[:8]))
-    value = Mux(e1 > T_BIAS + 128, INF, Mux(e1 >= T_BIAS - 125, normal, denorm)[:31])
+    is_normal = e1 >= T_BIAS - 125
+    # one rounding shifter for both results: a normal one keeps 24 significant bits (a
+    # shift by bl); a denormal one keeps bits down to 2^-149: sh = -125 - T = 387 - tb,
+    # <= 137 when tb >= T_BIAS - 262
+    sh = Mux(is_normal, bl, (~tb + (T_BIAS - 125 + 1))[:8])
+    sh_m1 = Mux(is_normal, (bl + 255)[:8], (~tb + (T_BIAS - 125))[:8])
+    rounded = _rne_shift(X, sh, sh_m1)
+    normal = ((e1 + (1024 - (T_BIAS - 125)))[:8] << 23) + rounded
+    denorm = Mux(tb < T_BIAS - 262, 0, rounded)
+    value = Mux(e1 > T_BIAS + 128, INF, Mux(is_normal, normal, denorm)[:31])
     with m.If(bl == 0):
         m.d.comb += out.eq(Cat(Const(0, 31), zsign))
     with m.Else():
@@ -491,20 +496,17 @@ def round_lane(m, out, mag: Value, bl: Value, neg: Value, tb: Value, zsign: Valu
 
 # ---------------------------------------------------------------------------------------
 # Stages 6-7: output modifiers
-def omod_lane(k: int, r: Opnd) -> Value:
-    """r * 2^k (k = 1, 2 or -1), rounded like v_mul_f32 by 2.0, 4.0 or 0.5 (NaN -> quiet)."""
+def omod_lane(code: Value, r: Opnd) -> Value:
+    """r * 2^k for the VOP3 ``omod`` code (1: k = 1, 2: k = 2, 3: k = -1), rounded like
+    v_mul_f32 by 2.0, 4.0 or 0.5 (NaN -> quiet); one datapath for the three codes."""
     sgn = r.word & SIGN
-    if k > 0:
-        if k == 1:
-            den = (r.mag << 1)[:31]
-        else:
-            den = Mux(r.mag < (1 << 22), r.mag << 2, (r.mag << 1) + (1 << 23))[:31]
-        return Mux(r.exp == 255, Mux(r.is_nan(), r.quieted(), r.word),
-               Mux(r.exp == 0, den | sgn,
-               Mux(r.exp >= 255 - k, INF | sgn, (r.word + (k << 23))[:32])))
+    times4 = code == 2
+    den = Mux(times4, Mux(r.mag < (1 << 22), r.mag << 2, (r.mag << 1) + (1 << 23)), r.mag << 1)[:31]
+    up = Mux(r.exp == 0, den | sgn,
+         Mux(r.exp >= Mux(times4, 253, 254), INF | sgn, (r.word + Mux(times4, 2 << 23, 1 << 23))[:32]))
     half = ((r.mag >> 1) + (r.bits(0, 1) & r.bits(1, 1)))[:31]
-    return Mux(r.exp == 255, Mux(r.is_nan(), r.quieted(), r.word),
-               Mux(r.exp >= 2, (r.word - (1 << 23))[:32], half | sgn))
+    down = Mux(r.exp >= 2, (r.word - (1 << 23))[:32], half | sgn)
+    return Mux(r.exp == 255, Mux(r.is_nan(), r.quieted(), r.word), Mux(code == 3, down, up))
 
 
 def clamp_lane(r: Opnd) -> Value:
