@@ -9,7 +9,7 @@
   instruction counts and the documented stall rule, ``ended``, the external barrier,
   sub-dword scalar loads at exact byte addresses, ``error.cause``.
 * The SIMD converts to Verilog and passes Verilator's lint (32, 16 and 8 lanes; 4 lanes with
-  the banked register files, as in the fpga preset).
+  the banked register files; the fpga preset's SIMD as built, shared integer datapath included).
 """
 from __future__ import annotations
 
@@ -548,3 +548,10 @@ def test_simd_converts_to_verilog_and_lints(tmp_path, lanes, regfile):
     from hdl.simd import SIMD
     cfg = dataclasses.replace(get_config("tiny"), lanes=lanes, regfile=regfile)
     convert_and_lint(SIMD(cfg), "simd", tmp_path, extra_flags=("-Wno-UNOPTFLAT",))
+
+
+def test_fpga_simd_converts_to_verilog_and_lints(tmp_path):
+    """The fpga preset's SIMD as built: 4 lanes, banked register files, the shared integer
+    datapath, the shared multiplier and request register."""
+    from hdl.simd import SIMD
+    convert_and_lint(SIMD(get_config("fpga")), "simd", tmp_path, extra_flags=("-Wno-UNOPTFLAT",))
