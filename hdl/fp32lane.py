@@ -23,7 +23,7 @@ even, gradual underflow and overflow to infinity (docs/fp32.md §5.2).
 """
 from __future__ import annotations
 
-from amaranth.hdl import Cat, Const, Mux, Value, signed
+from amaranth.hdl import Array, Cat, Const, Mux, Value, signed
 
 __all__ = [
     "VW", "TW", "T_BIAS", "BLW", "MW", "REC_W", "NORM_W", "R_T", "R_ZS", "R_FIN", "R_NEG",
@@ -275,9 +275,10 @@ def _key(v: Opnd, for_max: bool) -> Value:
     return Mux(v.sign, v.word ^ 0xFFFF_FFFF, v.word ^ 0x8000_0000)
 
 
-def _nkey(v: Opnd, for_max: bool) -> Value:
-    """33-bit key with NaN above every number (a NaN never wins a *_num selection)."""
-    return Mux(v.is_nan(), 1 << 32, _key(v, for_max))
+def _nkey(v: Opnd, for_max) -> Value:
+    """33-bit key with NaN above every number (a NaN never wins a *_num selection);
+    ``for_max`` may be a run-time bit."""
+    return Mux(v.is_nan(), 1 << 32, Mux(for_max, _key(v, True), _key(v, False)))
 
 
 #: The selections :func:`minmax_bits` makes, in the order of its ``sub`` index.
@@ -297,8 +298,8 @@ def minmax_bits(sub: Value, x: Opnd, y: Opnd, z: Opnd) -> Value:
     and the IEEE minimum/maximum (which decide NaNs first) take the same compares: one
     comparator per operand pair instead of one per operation.
     """
-    mx = (sub == 1) | (sub == 3) | (sub == 5)
-    kx, ky, kz = (Mux(v.is_nan(), 1 << 32, Mux(mx, _key(v, True), _key(v, False))) for v in (x, y, z))
+    mx = Cat(*[sub == k for k, name in enumerate(MINMAX_OPS) if name.startswith("max")]).any()
+    kx, ky, kz = (_nkey(v, mx) for v in (x, y, z))
     xy, yz, xz = kx < ky, ky < kz, kx < kz
     two = Mux(xy, x.word, y.word)
     three = Mux(x.is_nan() & y.is_nan() & z.is_nan(), x.quieted(),
@@ -308,7 +309,9 @@ def minmax_bits(sub: Value, x: Opnd, y: Opnd, z: Opnd) -> Value:
                Mux(x.is_nan(), x.word, Mux(y.is_nan(), y.word, two))))
     median = Mux(xy, Mux(yz, y.word, Mux(xz, z.word, x.word)), Mux(yz, Mux(xz, x.word, z.word), y.word))
     med3 = Mux(x.is_nan() | y.is_nan() | z.is_nan(), three, median)
-    return Mux(sub < 2, num, Mux(sub < 4, ieee, Mux(sub < 6, three, med3)))
+    result = {"min_num": num, "max_num": num, "minimum": ieee, "maximum": ieee, "min3": three,
+              "max3": three, "med3": med3}
+    return Array(result[name] for name in MINMAX_OPS)[sub]
 
 
 # ---------------------------------------------------------------------------------------
@@ -365,8 +368,8 @@ def rint_bits(sub: Value, x: Opnd) -> Value:
     """
     f = (150 - x.exp)[:5]
     signed0 = x.word & SIGN
-    trunc, rndne = sub == 2, sub == 3
-    away = Mux(sub == 0, x.sign, ~x.sign)
+    trunc, rndne = sub == RINT_OPS.index("trunc"), sub == RINT_OPS.index("rndne")
+    away = Mux(sub == RINT_OPS.index("floor"), x.sign, ~x.sign)     # (ceil: a positive x)
     low = ((Const(1, 1) << f) - 1)[:32]             # the f fraction bits
     addend = Mux(trunc, 0, Mux(rndne, (Const(1, 1) << (f - 1)[:5]) - 1 + (x.word >> f)[0],
                                 Mux(away, low, 0)))

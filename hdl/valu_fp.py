@@ -51,8 +51,9 @@ reading only the previous stage's signals:
 
 Operations of one family share their datapath, selected at run time: the seven min/max
 selections three compares, the four roundings to integers one adder, the two float -> int
-conversions one shifter, normal and denormal rounding one shifter (a separate datapath per
-operation cost the 4-lane ``fpga`` unit 19 % more multiplexers).
+conversions one shifter, normal and denormal rounding one shifter, the three ``omod`` codes
+one path (the 4-lane ``fpga`` unit: 40,268 multiplexers with a datapath per operation,
+26,824 shared; docs/fpga.md).
 
 Each lane's datapath is written once, as expressions and ``If``/``Switch`` statements on
 slices of the stage signals; there are no per-lane signals.  Stages that an operation does

@@ -30,11 +30,13 @@ The interface is ``VALUInt``'s, so the SIMD takes either.
 """
 from __future__ import annotations
 
+import operator
+
 from amaranth.hdl import Cat, Const, Module, Mux, Signal, Value
 from amaranth.lib import data, enum, wiring
 
 from .isa_tables import OpId, info_of
-from .valu_int import (IMPLEMENTED, _CMP, _COMPARES, _MINMAX, _MM_MODES, _MUL_OPERANDS, _MAD,
+from .valu_int import (IMPLEMENTED, _CMP, _balanced, _COMPARES, _MINMAX, _MM_MODES, _MUL_OPERANDS, _MAD,
                        _PLAIN32, _V16, _V16_TO_32, _perm, count_leading_zeros, int_valu_signature, low_mask,
                        popcount)
 from . import lanemul
@@ -163,9 +165,9 @@ _SUB = {"ax": AddX.A, "ay": AddY.B, "inv": 1, "cin": CarryIn.ONE}      # S0 - S1
 _SUBREV = {"ax": AddX.B, "ay": AddY.A, "inv": 1, "cin": CarryIn.ONE}
 _ADD = {"ax": AddX.A, "ay": AddY.B}
 _LEFT = {"left": 1}
-_COND = {"lt": 0b0100, "eq": 0b0010, "le": 0b0110, "gt": 0b0001, "ne": 0b0101, "lg": 0b0101,
-         "ge": 0b0011}       # index: 2 lt + eq (lt and eq never both)
-assert set(_COND) == set(_CMP)
+# compare conditions as truth tables over the index 2 lt + eq of S0 - S1 (gt, eq, lt)
+_COND = {c: sum(int(f(x, y)) << k for k, (x, y) in enumerate(((1, 0), (0, 0), (0, 1))))
+         for c, f in _CMP.items()}
 
 
 def _control(name: str) -> dict:
@@ -255,8 +257,8 @@ _EXTRA = {
     "v_mbcnt_lo_u32_b32": {"ax": AddX.POP, "ay": AddY.B, "pop_below": 1},
     "v_nop": {},
 }
-assert set(_EXTRA) | set(_LOGIC) | set(_MINMAX) | set(_COMPARES) | set(_V16) | set(_V16_TO_32) == IMPLEMENTED, \
-    sorted(IMPLEMENTED ^ (set(_EXTRA) | set(_LOGIC) | set(_MINMAX) | set(_COMPARES) | set(_V16) | set(_V16_TO_32)))
+_COVERED = set(_EXTRA) | set(_LOGIC) | set(_MINMAX) | set(_COMPARES) | set(_V16) | set(_V16_TO_32)
+assert _COVERED == IMPLEMENTED, sorted(IMPLEMENTED ^ _COVERED)
 
 
 def _rep(bit, n: int) -> Value:
@@ -371,7 +373,7 @@ class VALUIntShared(wiring.Component):
             c = sig(st, f"logic_c{i}", Mux(ctl.tt_mask, _rep(self.mask_in[i], 32), C(i)[:32]))
             terms = [_rep(ctl.tt[k], 32) & (a if k & 4 else ~a) & (b if k & 2 else ~b) & (c if k & 1 else ~c)
                      for k in range(8)]
-            return _balanced_or(terms)
+            return _balanced(terms, operator.or_)
         LOG = wide(st, "logic", 32, logic)
 
         def pop(i):
@@ -501,10 +503,3 @@ class VALUIntShared(wiring.Component):
                        Mux(ctl.mo == MaskOut.CARRY64, s[64], 0)))
         st.d.comb += self.mask_out.eq(Cat(*[mask_out(i) for i in range(n)]))
         return m
-
-
-def _balanced_or(items):
-    items = list(items)
-    while len(items) > 1:
-        items = [items[k] | items[k + 1] if k + 1 < len(items) else items[k] for k in range(0, len(items), 2)]
-    return items[0]
