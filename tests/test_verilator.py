@@ -6,9 +6,11 @@
 * Errors come back as the ``rtl`` backend reports them, with the buffers kept.
 * The build's Verilog lints; a missing Verilator is a clear launch error.
 
-The first test builds the ``tiny`` HostTop (Verilog conversion of the whole DCU, then a
-C++ compile: minutes); later tests reuse the cached build. The ``default`` preset's build
-and the whole firmware set against ``rtl`` are under ``-m slow``.
+The CI set runs on the ``fpga`` preset (``PRESET``): the DCU that goes on the board, and the
+cheapest build of the whole topology (14 minutes, Verilog conversion and C++, against 34 for
+``tiny`` on a busier machine; docs/toolflow.md); ``DCU_VERILATOR_PRESET=tiny`` runs it on
+another. The first test builds it, later tests reuse the cached build. The ``default`` and ``tiny`` builds and the whole firmware set
+against ``rtl`` are under ``-m slow``.
 """
 from __future__ import annotations
 
@@ -36,6 +38,7 @@ pytestmark = [needs_llvm, pytest.mark.skipif(not vl.available(), reason=vl.INSTA
 
 # the rtl backend's memory-model defaults, spelled out: both backends must use the same
 MEMORY = {"memory_seed": 3, "latency": (8, 32), "reorder": True}
+PRESET = os.environ.get("DCU_VERILATOR_PRESET", "fpga")   # e.g. tiny: the 32-lane DCU
 
 
 def _run(name: str, config: str, backend: str, **options):
@@ -55,37 +58,37 @@ def _same_as_rtl(name: str, config: str):
 
 
 def test_vector_add_same_cycles_and_counters_as_rtl():
-    _same_as_rtl("vector_add_asm", "tiny")
+    _same_as_rtl("vector_add_asm", PRESET)
 
 
-def test_firmware_set_on_tiny_matches_model():
-    """Every firmware kernel the tiny preset holds, on the compiled DCU: golden results and
+def test_firmware_set_matches_model():
+    """Every firmware kernel the preset holds, on the compiled DCU: golden results and
     the model's instruction counts (the compiled simulation makes the whole set cheap)."""
     ran = []
     for t in TESTS:
         try:
-            report = _run(t.name, "tiny", "verilator", **MEMORY)
+            report = _run(t.name, PRESET, "verilator", **MEMORY)
         except ResourceError:
             continue
-        assert not (bad := issue_mismatches(t, "tiny", report)), f"{t.name}: {bad}"
+        assert not (bad := issue_mismatches(t, PRESET, report)), f"{t.name}: {bad}"
         ran.append(t.name)
     assert len(ran) >= 20, ran
 
 
 def test_seed_changes_timing_not_results():
-    a = _run("vector_add_asm", "tiny", "verilator", **MEMORY)
-    b = _run("vector_add_asm", "tiny", "verilator", **{**MEMORY, "memory_seed": 11})
+    a = _run("vector_add_asm", PRESET, "verilator", **MEMORY)
+    b = _run("vector_add_asm", PRESET, "verilator", **{**MEMORY, "memory_seed": 11})
     assert a.counters["dispatch.waves"] == b.counters["dispatch.waves"]
     assert a.cycles != b.cycles     # different latencies drawn: a dead seed would not change them
 
 
 @pytest.mark.parametrize("vgprs,limit", [(8, "wave_slots"), (72, "vgprs")])
 def test_occupancy_and_queued_workgroups(tmp_path, vgprs, limit):
-    """16 one-wave workgroups on the tiny DCU (2 slots, 128 VGPRs per SIMD): the most waves
+    """16 one-wave workgroups on the preset's DCU (2 slots, 128 VGPRs per SIMD): the most waves
     resident at once equals the occupancy formula times the SIMDs, the rest queue, and the
     dispatcher counts the cycles the resource that limits held the next workgroup back."""
     from hdl.config import get_config
-    cfg = get_config("tiny")
+    cfg = get_config(PRESET)
     p = tmp_path / "k.s"
     p.write_text(HEADER + _store_then("") + TRAILER.replace(".amdhsa_next_free_vgpr 8", f".amdhsa_next_free_vgpr {vgprs}"))
     k = dcu.load_program(p).kernel("k")
@@ -93,7 +96,7 @@ def test_occupancy_and_queued_workgroups(tmp_path, vgprs, limit):
     occupancy = cfg.occupancy(k.vgpr_count)
     assert min(limits, key=limits.get) == limit and occupancy == {8: 2, 72: 1}[vgprs]
     out = np.zeros(32, np.uint32)
-    run = dcu.launch(k, 16, 32, [out], backend="verilator", config="tiny", seed=3)
+    run = dcu.launch(k, 16, 32, [out], backend="verilator", config=PRESET, seed=3)
     c = run.report.counters
     assert np.array_equal(run.buffers[0], np.arange(1, 33))
     assert c["dispatch.workgroups"] == 16 and c["dispatch.waves"] == 16
@@ -105,7 +108,7 @@ def test_illegal_instruction_reported_with_buffers(tmp_path):
     k = _kernel(tmp_path, _store_then("\t.long 0xffffffff"))
     out = np.zeros(32, np.uint32)
     with pytest.raises(RtlError, match=r"verilator .*illegal instruction at SIMD \d, wave slot \d, PC 0x[0-9a-f]+: .*ffffffff") as e:
-        dcu.launch(k, 1, 32, [out], backend="verilator", config="tiny", seed=3)
+        dcu.launch(k, 1, 32, [out], backend="verilator", config=PRESET, seed=3)
     assert np.array_equal(e.value.buffers[0], np.arange(1, 33))
 
 
@@ -114,15 +117,15 @@ def test_watchdog_reported(tmp_path):
     out = np.zeros(32, np.uint32)
     # the watchdog's limit is hardware (a new build per value): the backend's default here
     with pytest.raises(RtlError, match=r"watchdog: no instruction issued for 50000 cycles") as e:
-        dcu.launch(k, 1, 32, [out], backend="verilator", config="tiny")
+        dcu.launch(k, 1, 32, [out], backend="verilator", config=PRESET)
     assert np.array_equal(e.value.buffers[0], np.arange(1, 33))
 
 
 def test_build_verilog_lints():
-    """The Verilog the backend compiles (the tiny DCU with its memory) is lint-clean, except
+    """The Verilog the backend compiles (the DCU with its memory) is lint-clean, except
     for the "latches" hdl/vsink.py makes on purpose: a value computed inside the process
     branch that uses it is a reg assigned on some paths only (read on those paths only)."""
-    b = vl.build("tiny", MIN_MEMORY_BYTES, 0x1000_0000, latency=MEMORY["latency"], reorder=MEMORY["reorder"])
+    b = vl.build(PRESET, MIN_MEMORY_BYTES, 0x1000_0000, latency=MEMORY["latency"], reorder=MEMORY["reorder"])
     r = subprocess.run(["verilator", *LINT_FLAGS, "-Wno-LATCH", str(b.directory / f"{vl.TOP}.v")],
                        capture_output=True, text=True, env={**os.environ, **vl.toolchain()[1]})
     assert r.returncode == 0, r.stderr[-4000:]
@@ -148,11 +151,11 @@ def test_missing_verilator_is_a_clear_error(monkeypatch):
     t = get("vector_add_asm")
     kern = dcu.load_program(path(t)).kernel(t.kernel)
     with pytest.raises(LaunchError, match="apt-get install -y verilator"):
-        dcu.launch(kern, t.grid, t.block, t.make_args(np.random.default_rng(0)), backend="verilator", config="tiny")
+        dcu.launch(kern, t.grid, t.block, t.make_args(np.random.default_rng(0)), backend="verilator", config=PRESET)
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("config", ["default", "tiny"])
+@pytest.mark.parametrize("config", ["default", "tiny", "fpga"])
 @pytest.mark.parametrize("name", [t.name for t in TESTS])
 def test_every_kernel_same_as_rtl(name, config):
     try:
