@@ -318,20 +318,24 @@ class _Pipe(Elaboratable):
         inrtab = Signal(8, name=f"inrtab{h}")            # ... crossbar window (0 data, 1 zero, 2 partial)
         ln = _sub(m, "lanes")
         addr = [lane(q1.addr, 64, n)[:32] for n in range(LANES)]
-        ln.d.comb += dl_c.eq(Cat(*[(Cat(addr[n], Const(0, 1)) + offs[s])[2:34]
-                                   for n in range(LANES) for s in range(SLOTS)]))
-        ln.d.comb += y.eq(Cat(*[(addr[n] + offs[0])[:2] for n in range(LANES)]))
         amask = Mux(ctl.narrow == 0, 3, Mux(ctl.narrow == 2, 1, 0))
-        ln.d.comb += self.misaligned.eq(Cat(*[
-            q1.exec[n] & ((((addr[n] + offs[0]) | Mux(ctl.two, addr[n] + off1, 0)) & amask) != 0)
-            for n in range(LANES)]))
+        # the front and the P stage compute only while they hold an instruction (0 otherwise):
+        # a compiled simulator then skips them when idle (docs/toolflow.md)
+        with ln.If(self.take):
+            ln.d.comb += dl_c.eq(Cat(*[(Cat(addr[n], Const(0, 1)) + offs[s])[2:34]
+                                       for n in range(LANES) for s in range(SLOTS)]))
+            ln.d.comb += y.eq(Cat(*[(addr[n] + offs[0])[:2] for n in range(LANES)]))
+            ln.d.comb += self.misaligned.eq(Cat(*[
+                q1.exec[n] & ((((addr[n] + offs[0]) | Mux(ctl.two, addr[n] + off1, 0)) & amask) != 0)
+                for n in range(LANES)]))
         ln.d.comb += self.bad_op.eq(ctl.cls == _Cls.NONE)
         for n in range(LANES):
             yn, word = (addr[n] + offs[0])[:2], lane(q1.data, 32, SLOTS * n)
-            ln.d.comb += [bm[4 * n: 4 * n + 4].eq(Mux(ctl.narrow == 0, 0xF, Mux(ctl.narrow == 1, Const(1, 4) << yn,
-                                                                                Const(3, 4) << (yn & 2)))),
-                          wd0[32 * n: 32 * n + 32].eq(Mux(ctl.narrow == 1, Cat(*[word[:8]] * 4),
-                                                          Mux(ctl.narrow == 2, Cat(word[:16], word[:16]), word)))]
+            with ln.If(self.take):
+                ln.d.comb += [bm[4 * n: 4 * n + 4].eq(Mux(ctl.narrow == 0, 0xF, Mux(ctl.narrow == 1, Const(1, 4) << yn,
+                                                                                    Const(3, 4) << (yn & 2)))),
+                              wd0[32 * n: 32 * n + 32].eq(Mux(ctl.narrow == 1, Cat(*[word[:8]] * 4),
+                                                              Mux(ctl.narrow == 2, Cat(word[:16], word[:16]), word)))]
         edge_mask = ((Const(1, 5) << size1[:2]) - 1)[:4]    # the window's last dword, if partial
         ln.d.comb += [rmtab.eq(Cat(Const(0, 4), edge_mask, Const(0xF, 4), Const(0xF, 4))),
                       inrtab.eq(Cat(Const(1, 2), Mux(ctl.cls == _Cls.LOAD, 2, 1), Const(0, 4)))]
@@ -355,8 +359,9 @@ class _Pipe(Elaboratable):
                 wd.append(lane(wd0, 32, n) if s == 0 else lane(q2.data, 32, SLOTS * n + s))
                 in_half = ~pair2 | (d[bb + rb] == h)          # a window across both halves: split by half
                 val.append(q2.exec[n] & ctl2.smask[s] & in_half)
-        ac.d.comb += [dp_c.eq(Cat(*dp)), inr_c.eq(Cat(*inr)), be_c.eq(Cat(*be)), wd_c.eq(Cat(*wd)),
-                      val_c.eq(Cat(*val))]
+        with ac.If(self.take):
+            ac.d.comb += [dp_c.eq(Cat(*dp)), inr_c.eq(Cat(*inr)), be_c.eq(Cat(*be)), wd_c.eq(Cat(*wd)),
+                          val_c.eq(Cat(*val))]
 
         def ordered(value, width, order):
             return Mux(order == _Order.REV, _words(value, width, _SRC[_Order.REV]),
@@ -385,49 +390,55 @@ class _Pipe(Elaboratable):
         # leaders: the first pending access of each bank
         los = Signal(BANKS * NACC, name=f"los{h}")
         ld1 = _sub(m, "lead")
-        ld1.d.comb += los.eq(Cat(*[_lowest(w_cm[NACC * b: NACC * (b + 1)] & pend) for b in range(BANKS)]))
+        with ld1.If(p_valid):
+            ld1.d.comb += los.eq(Cat(*[_lowest(w_cm[NACC * b: NACC * (b + 1)] & pend) for b in range(BANKS)]))
         pend1, dp1, inr1, ctl1 = _pass(ld1, pend, w_dp, w_inr, w_ctl)
         idx = Signal(7 * BANKS, name=f"idx{h}")        # leader of each bank
         anyb = Signal(BANKS, name=f"anyb{h}")
         lead = Signal(NACC, name=f"lead{h}")            # the leaders (an atomic pass serves only them)
         ld2 = _sub(m, "leader")
         lo = [los[NACC * b: NACC * (b + 1)] for b in range(BANKS)]
-        ld2.d.comb += [idx.eq(Cat(*[_encode(x) for x in lo])), anyb.eq(Cat(*[x.any() for x in lo])),
-                       lead.eq(_tree_or(lo))]
+        with ld2.If(p_valid):
+            ld2.d.comb += [idx.eq(Cat(*[_encode(x) for x in lo])), anyb.eq(Cat(*[x.any() for x in lo])),
+                           lead.eq(_tree_or(lo))]
         pend2, dp2, inr2, ctl2 = _pass(ld2, pend1, dp1, inr1, ctl1)
         ldw = Signal(DW * BANKS, name=f"ld{h}")         # leader's dword
         widx, wany = Signal(7 * BANKS, name=f"widx{h}"), Signal(BANKS, name=f"wany{h}")
         is_wr = (ctl2.cls == _Cls.STORE) | (ctl2.cls == _Cls.ATOMIC)
         ldx = _sub(m, "leader_addr")
-        ldx.d.comb += [ldw.eq(Cat(*[dp2.word_select(idx[7 * b: 7 * b + 7], DW) for b in range(BANKS)])),
-                       widx.eq(Mux(is_wr, idx, 0)), wany.eq(Mux(is_wr, anyb, 0))]
+        with ldx.If(p_valid):
+            ldx.d.comb += [ldw.eq(Cat(*[dp2.word_select(idx[7 * b: 7 * b + 7], DW) for b in range(BANKS)])),
+                           widx.eq(Mux(is_wr, idx, 0)), wany.eq(Mux(is_wr, anyb, 0))]
         pend3, dp3, inr3, ctl3, lead3 = _pass(ldx, pend2, dp2, inr2, ctl2, lead)
 
         # served: every pending access to its bank leader's dword (atomics: the leaders only)
         served = Signal(NACC, name=f"served{h}")
         sv = _sub(m, "serve")
         same = Cat(*[dp3[DW * i: DW * (i + 1)] == ldw.word_select(dp3[DW * i: DW * i + bb], DW) for i in range(NACC)])
-        sv.d.comb += served.eq(Mux(ctl3.cls == _Cls.ATOMIC, lead3, same & pend3))
+        with sv.If(p_valid):
+            sv.d.comb += served.eq(Mux(ctl3.cls == _Cls.ATOMIC, lead3, same & pend3))
         pend4, dp4, inr4, ctl4 = _pass(sv, pend3, dp3, inr3, ctl3)
         xsel = Signal(xw * NACC, name=f"xsel{h}")       # crossbar select: bank, window (0 data, 1/3 zero, 2 partial)
         last = Signal(name=f"last{h}")
         nserved = Signal(LANES, name=f"nserved{h}")     # served, for narrow stores only (see below)
         xs = _sub(m, "xsel")
-        xs.d.comb += [xsel.eq(Cat(*[Cat(dp4[DW * i: DW * i + bb], inr4[2 * i] | ~served[i], inr4[2 * i + 1])
-                                    for i in range(NACC)])),
-                      last.eq((pend4 & ~served) == 0),
-                      nserved.eq(Mux((ctl4.cls == _Cls.STORE) & (ctl4.narrow != 0),
-                                     Cat(*[served[4 * q + 3] for q in range(LANES)]), 0))]
+        with xs.If(p_valid):
+            xs.d.comb += [xsel.eq(Cat(*[Cat(dp4[DW * i: DW * i + bb], inr4[2 * i] | ~served[i], inr4[2 * i + 1])
+                                        for i in range(NACC)])),
+                          last.eq((pend4 & ~served) == 0),
+                          nserved.eq(Mux((ctl4.cls == _Cls.STORE) & (ctl4.narrow != 0),
+                                         Cat(*[served[4 * q + 3] for q in range(LANES)]), 0))]
 
         # store data and atomic operands of each bank's leader
         b_wd, b_be = Signal(32 * BANKS, name=f"b_wd{h}"), Signal(4 * BANKS, name=f"b_be{h}")
         b_cmp, b_aval = Signal(32 * BANKS, name=f"b_cmp{h}"), Signal(BANKS, name=f"b_aval{h}")
         ws = _sub(m, "write_select")
         wi = [widx[7 * b: 7 * b + 7] for b in range(BANKS)]
-        ws.d.comb += [b_wd.eq(Cat(*[w_wd.word_select(i, 32) for i in wi])),
-                      b_be.eq(Cat(*[Mux(wany[b], w_be.word_select(wi[b], 4), 0) for b in range(BANKS)])),
-                      b_cmp.eq(Cat(*[w_wd.word_select(Cat(Const(2, 2), i[2:]), 32) for i in wi])),
-                      b_aval.eq(Cat(*[wany[b] & (w_inr.word_select(wi[b], 2) == 0) for b in range(BANKS)]))]
+        with ws.If(p_valid):
+            ws.d.comb += [b_wd.eq(Cat(*[w_wd.word_select(i, 32) for i in wi])),
+                          b_be.eq(Cat(*[Mux(wany[b], w_be.word_select(wi[b], 4), 0) for b in range(BANKS)])),
+                          b_cmp.eq(Cat(*[w_wd.word_select(Cat(Const(2, 2), i[2:]), 32) for i in wi])),
+                          b_aval.eq(Cat(*[wany[b] & (w_inr.word_select(wi[b], 2) == 0) for b in range(BANKS)]))]
 
         # narrow stores: bytes of one dword may come from several lanes; per byte, the last
         # writer among the served lanes of the bank. Only slot 0 is in use: in REV order,
@@ -437,23 +448,27 @@ class _Pipe(Elaboratable):
         n_cm, n_bep = Signal(BANKS * LANES, name=f"n_cm{h}"), Signal(4 * LANES, name=f"n_bep{h}")
         n_wd = Signal(32 * LANES, name=f"n_wd{h}")    # byte y of every lane, then byte y + 1, ...
         ng = _sub(m, "narrow_gate")
-        ng.d.comb += [n_cm.eq(Mux(narrow_st, Cat(*[w_cm[NACC * b + j] for b in range(BANKS) for j in slot0]), 0)),
-                      n_bep.eq(Mux(narrow_st, Cat(*[w_be[4 * j + y] for y in range(4) for j in slot0]), 0)),
-                      n_wd.eq(Mux(narrow_st, Cat(*[w_wd[32 * j + 8 * y: 32 * j + 8 * y + 8]
-                                                   for y in range(4) for j in slot0]), 0))]
+        with ng.If(p_valid):
+            ng.d.comb += [n_cm.eq(Mux(narrow_st, Cat(*[w_cm[NACC * b + j] for b in range(BANKS) for j in slot0]), 0)),
+                          n_bep.eq(Mux(narrow_st, Cat(*[w_be[4 * j + y] for y in range(4) for j in slot0]), 0)),
+                          n_wd.eq(Mux(narrow_st, Cat(*[w_wd[32 * j + 8 * y: 32 * j + 8 * y + 8]
+                                                       for y in range(4) for j in slot0]), 0))]
         n_win = Signal(4 * BANKS * LANES, name=f"n_win{h}")   # (bank, byte): the winning lane, one-hot
         nw = _sub(m, "narrow_win")
-        nw.d.comb += n_win.eq(Cat(*[_lowest(n_cm[LANES * b: LANES * (b + 1)] & nserved &
-                                            n_bep[LANES * y: LANES * (y + 1)])
-                                    for b in range(BANKS) for y in range(4)]))
+        with nw.If(p_valid):
+            nw.d.comb += n_win.eq(Cat(*[_lowest(n_cm[LANES * b: LANES * (b + 1)] & nserved &
+                                                n_bep[LANES * y: LANES * (y + 1)])
+                                        for b in range(BANKS) for y in range(4)]))
         n_idx, n_bbe = Signal(5 * 4 * BANKS, name=f"n_idx{h}"), Signal(4 * BANKS, name=f"n_bbe{h}")
         ni = _sub(m, "narrow_index")
         win = [n_win[LANES * k: LANES * (k + 1)] for k in range(4 * BANKS)]
-        ni.d.comb += [n_idx.eq(Cat(*[_encode(w) for w in win])), n_bbe.eq(Cat(*[w.any() for w in win]))]
+        with ni.If(p_valid):
+            ni.d.comb += [n_idx.eq(Cat(*[_encode(w) for w in win])), n_bbe.eq(Cat(*[w.any() for w in win]))]
         n_bwd = Signal(32 * BANKS, name=f"n_bwd{h}")
         nd = _sub(m, "narrow_data")
-        nd.d.comb += n_bwd.eq(Cat(*[n_wd[8 * LANES * (k % 4): 8 * LANES * (k % 4 + 1)]
-                                    .word_select(n_idx[5 * k: 5 * k + 5], 8) for k in range(4 * BANKS)]))
+        with nd.If(p_valid):
+            nd.d.comb += n_bwd.eq(Cat(*[n_wd[8 * LANES * (k % 4): 8 * LANES * (k % 4 + 1)]
+                                        .word_select(n_idx[5 * k: 5 * k + 5], 8) for k in range(4 * BANKS)]))
 
         # ---- banks ------------------------------------------------------------------------------
         advance = Signal(name=f"advance{h}")
@@ -499,8 +514,9 @@ class _Pipe(Elaboratable):
                                                   *[Mux(x_meta.em[k], Const(0xFF, 8), 0) for k in range(4)],
                                                   Const(0, 32)))
         xbar = _sub(m, "crossbar")
-        xbar.d.comb += xb.eq(Cat(*[x_rd.word_select(x_xsel[xw * i: xw * i + bb], 32) &
-                                   wmask.word_select(x_xsel[xw * i + bb: xw * (i + 1)], 32) for i in range(NACC)]))
+        with xbar.If(x_valid):
+            xbar.d.comb += xb.eq(Cat(*[x_rd.word_select(x_xsel[xw * i: xw * i + bb], 32) &
+                                       wmask.word_select(x_xsel[xw * i + bb: xw * (i + 1)], 32) for i in range(NACC)]))
 
         # ---- A: the result and its response beats -----------------------------------------------
         a_valid, a_done = Signal(name=f"a_valid{h}"), Signal(name=f"a_done{h}")
@@ -520,10 +536,11 @@ class _Pipe(Elaboratable):
         bt.d.comb += [bp.wave.eq(a_meta.wave), bp.seq.eq(a_meta.seq), bp.vdst.eq(a_meta.vdst + a_beat),
                       bp.mask.eq(a_meta.exec), bp.write.eq(nregs != 0), bp.store.eq(0),
                       bp.last.eq((nregs == 0) | (a_beat == nregs - 1)),
-                      bp.data.eq(Mux(a_ctl.narrow != 0, Cat(*[narrow(w, n) for n, w in enumerate(words)]),
-                                     Cat(*words))),
                       self.beat_valid.eq(a_valid & a_done), self.beat_simd.eq(a_meta.simd),
                       self.beat_pair.eq(a_meta.pair)]
+        with bt.If(a_valid):
+            bt.d.comb += bp.data.eq(Mux(a_ctl.narrow != 0, Cat(*[narrow(w, n) for n, w in enumerate(words)]),
+                                        Cat(*words)))
 
         # ---- control --------------------------------------------------------------------------
         a_free = self.ack & bp.last

@@ -291,10 +291,12 @@ class VecMemUnit(wiring.Component):
             last.append((a + c_size - 1)[7:ADDR_BITS])
             mis.append((c_kind == OpKind.ATOMIC) & a[:2].any())
             bad.append((a < self.aperture_base) | (a + c_size > limit) | mis[-1])
-        f.d.comb += [first_all.eq(Cat(*first)), last_all.eq(Cat(*last)), misal.eq(Cat(*mis)),
-                     straddle.eq(Mux(is_ls, Cat(*[x != y for x, y in zip(first, last)]), 0)),
-                     offs.eq(Cat(*[c_req.addr[64 * i:64 * i + 7] for i in range(LANES)])),
-                     fault.eq(Mux(is_mem, c_req.exec & Cat(*bad), 0)), active.eq(Mux(is_mem, c_req.exec & ~Cat(*bad), 0))]
+        with f.If(c_valid):         # idle logic held at 0: a compiled simulator skips it (docs/toolflow.md)
+            f.d.comb += [first_all.eq(Cat(*first)), last_all.eq(Cat(*last)), misal.eq(Cat(*mis)),
+                         straddle.eq(Mux(is_ls, Cat(*[x != y for x, y in zip(first, last)]), 0)),
+                         offs.eq(Cat(*[c_req.addr[64 * i:64 * i + 7] for i in range(LANES)])),
+                         fault.eq(Mux(is_mem, c_req.exec & Cat(*bad), 0)),
+                         active.eq(Mux(is_mem, c_req.exec & ~Cat(*bad), 0))]
 
         # ---- coalescer: the next request ---------------------------------------------------
         rem1, rem2 = Signal(LANES), Signal(LANES)              # lanes whose first / second line is not issued
@@ -305,22 +307,26 @@ class VecMemUnit(wiring.Component):
         f.d.comb += [p_oh.eq(lowest_one(rem1 | rem2)), p_lane.eq(onehot_index(lowest_one(rem1 | rem2))),
                      p_use1.eq((rem1 & lowest_one(rem1 | rem2)).any())]
         f = frag("coal_line")                                  # ... and the line it needs next
-        f.d.comb += p_line.eq(Mux(p_use1, first_all.word_select(p_lane, LINE_BITS),
-                                  last_all.word_select(p_lane, LINE_BITS)))
+        with f.If(c_valid):
+            f.d.comb += p_line.eq(Mux(p_use1, first_all.word_select(p_lane, LINE_BITS),
+                                      last_all.word_select(p_lane, LINE_BITS)))
         # the group of the lowest lane still to issue: its lanes, data and offsets
         if NG == 1:
             p_grp, g_mask, g_data, g_offs = Const(0), Const(-1, LANES), c_req.data, offs
         else:
             p_grp, g_mask, g_data, g_offs = Signal(range(NG)), Signal(LANES), Signal(128 * G), Signal(7 * G)
             f = frag("coal_group")
-            f.d.comb += [p_grp.eq(p_lane[GS:]), g_mask.eq(Const((1 << G) - 1, LANES) << (p_grp << GS)),
-                         g_data.eq(c_req.data.word_select(p_grp, 128 * G)), g_offs.eq(offs.word_select(p_grp, 7 * G))]
+            f.d.comb += [p_grp.eq(p_lane[GS:]), g_mask.eq(Const((1 << G) - 1, LANES) << (p_grp << GS))]
+            with f.If(c_valid):
+                f.d.comb += [g_data.eq(c_req.data.word_select(p_grp, 128 * G)), g_offs.eq(offs.word_select(p_grp, 7 * G))]
         h1, h2 = Signal(LANES), Signal(LANES)                  # lanes of the group whose first / second line is p_line
         f = frag("coal_hits")
-        f.d.comb += [h1.eq(Mux(c_kind == OpKind.ATOMIC, p_oh,
-                               Cat(*[first_all[LINE_BITS * i:LINE_BITS * (i + 1)] == p_line for i in range(LANES)])
-                               & rem1 & g_mask)),
-                     h2.eq(Cat(*[last_all[LINE_BITS * i:LINE_BITS * (i + 1)] == p_line for i in range(LANES)]) & rem2 & g_mask)]
+        with f.If(c_valid):
+            f.d.comb += [h1.eq(Mux(c_kind == OpKind.ATOMIC, p_oh,
+                                   Cat(*[first_all[LINE_BITS * i:LINE_BITS * (i + 1)] == p_line for i in range(LANES)])
+                                   & rem1 & g_mask)),
+                         h2.eq(Cat(*[last_all[LINE_BITS * i:LINE_BITS * (i + 1)] == p_line for i in range(LANES)])
+                               & rem2 & g_mask)]
 
         full, bits = Signal(16), Signal(128)                   # the access size as a byte and a bit mask
         f = frag("size_masks")
@@ -330,7 +336,8 @@ class VecMemUnit(wiring.Component):
         SPAN = LINE_BYTES + 15
         spans = Signal(G * SPAN)                               # per lane of the group: its bytes from its line's start
         f = frag("spans")
-        f.d.comb += spans.eq(Cat(*[(full << g_offs[7 * i:7 * i + 7])[:SPAN] for i in range(G)]))
+        with f.If(c_valid):
+            f.d.comb += spans.eq(Cat(*[(full << g_offs[7 * i:7 * i + 7])[:SPAN] for i in range(G)]))
 
         def lane_bytes(i, b1, b2):
             """Byte mask (within the line) of the group's lane ``i`` when it is in ``b1`` / ``b2``."""
@@ -345,7 +352,8 @@ class VecMemUnit(wiring.Component):
         overlap = Signal()
         f = frag("coal_overlap")
         bmb = [lane_bytes(i, in_group(h1), in_group(h2)) for i in range(G)]
-        f.d.comb += overlap.eq(Mux(c_kind == OpKind.STORE, _sum_tree(bmb) != or_tree(bmb), 0))
+        with f.If(c_valid & (c_kind == OpKind.STORE)):
+            f.d.comb += overlap.eq(_sum_tree(bmb) != or_tree(bmb))
         fh1, fh2, co_last = Signal(LANES), Signal(LANES), Signal()
         f = frag("coal_final")
         f.d.comb += [fh1.eq(Mux(overlap, Mux(p_use1, p_oh, 0), h1)), fh2.eq(Mux(overlap, Mux(p_use1, 0, p_oh), h2))]
@@ -356,7 +364,7 @@ class VecMemUnit(wiring.Component):
         # each lane's data shifted by its byte offset within 16 bytes (once per instruction) ...
         near = [Signal(256, name=f"near{i}") for i in range(G)]
         f = frag("store_near")
-        with f.If(c_kind == OpKind.STORE):
+        with f.If(c_valid & (c_kind == OpKind.STORE)):
             f.d.comb += [near[i].eq((g_data[128 * i:128 * i + 128] & bits) << Cat(Const(0, 3), g_offs[7 * i:7 * i + 4]))
                          for i in range(G)]
         # ... then placed at one of eight 16-byte positions: the part in this line, or the part past its end
@@ -365,7 +373,7 @@ class VecMemUnit(wiring.Component):
         for i in range(G):
             d = Array([Cat(Const(0, 128 * k), near[i]) for k in range(LINE_BYTES // 16)])[g_offs[7 * i + 4:7 * i + 7]]
             words.append(Mux(gh1[i], d[:LINE_DATA], Mux(gh2[i], d[LINE_DATA:], 0)))
-        with f.If(c_kind == OpKind.STORE):
+        with f.If(c_valid & (c_kind == OpKind.STORE)):
             f.d.comb += [sdata.eq(or_tree(words)), smask.eq(or_tree([lane_bytes(i, gh1, gh2) for i in range(G)]))]
 
         # ---- S0: pick this cycle's operation ------------------------------------------------
@@ -536,21 +544,22 @@ class VecMemUnit(wiring.Component):
         # per lane of the group: its bytes of the line, and which of them are its access's
         chunks = [Signal(128, name=f"s2_chunk{i}") for i in range(G)]
         enables = [Signal(16, name=f"s2_en{i}") for i in range(G)]
-        for i in range(G):
-            off = s2_g.offs[7 * i:7 * i + 7]
-            # bytes of the lane in this line: the first 128 - off of its access, or the rest
-            low = Mux(off > LINE_BYTES - 16, ((Const(1, 16) << (LINE_BYTES - off)[:4]) - 1)[:16], 0xFFFF)
-            f.d.comb += [chunks[i].eq(line2.bit_select(Cat(Const(0, 3), off), 128)),
-                         enables[i].eq(Mux(s2_g.h1[i], full2 & low, Mux(s2_g.h2[i], full2 & ~low, 0)))]
-        for j in range(LANES // GROUP):
-            # lane i of the wave takes lane i % G of the group, if it is in the request's group
-            lanes = range(GROUP * j, GROUP * (j + 1))
-            aen = Mux(s2.lane[3:] == j, Const(0xF, 128) << Cat(Const(0, 4), s2.lane[:3]), 0)
-            en = Cat(*[Mux(s2_g.grp == i // G, enables[i % G], 0) if NG > 1 else enables[i] for i in lanes])
-            f.d.comb += [rbuf_w[j].addr.eq(s2.entry),
-                         rbuf_w[j].data.eq(Mux(s2.aret, _rep(Cat(s2_aval, Const(0, 96)), GROUP),
-                                               Cat(*[chunks[i % G] for i in lanes]))),
-                         rbuf_w[j].en.eq(Mux(s2.valid & s2.write, Mux(s2.aret, aen, en), 0))]
+        with f.If(s2.valid & s2.write):
+            for i in range(G):
+                off = s2_g.offs[7 * i:7 * i + 7]
+                # bytes of the lane in this line: the first 128 - off of its access, or the rest
+                low = Mux(off > LINE_BYTES - 16, ((Const(1, 16) << (LINE_BYTES - off)[:4]) - 1)[:16], 0xFFFF)
+                f.d.comb += [chunks[i].eq(line2.bit_select(Cat(Const(0, 3), off), 128)),
+                             enables[i].eq(Mux(s2_g.h1[i], full2 & low, Mux(s2_g.h2[i], full2 & ~low, 0)))]
+            for j in range(LANES // GROUP):
+                # lane i of the wave takes lane i % G of the group, if it is in the request's group
+                lanes = range(GROUP * j, GROUP * (j + 1))
+                aen = Mux(s2.lane[3:] == j, Const(0xF, 128) << Cat(Const(0, 4), s2.lane[:3]), 0)
+                en = Cat(*[Mux(s2_g.grp == i // G, enables[i % G], 0) if NG > 1 else enables[i] for i in lanes])
+                f.d.comb += [rbuf_w[j].addr.eq(s2.entry),
+                             rbuf_w[j].data.eq(Mux(s2.aret, _rep(Cat(s2_aval, Const(0, 96)), GROUP),
+                                                   Cat(*[chunks[i % G] for i in lanes]))),
+                             rbuf_w[j].en.eq(Mux(s2.aret, aen, en))]
 
         # ---- accept: a free entry, round robin between the SIMDs --------------------------
         last_sel, sel = Signal(range(S)), Signal(range(S))
@@ -668,8 +677,9 @@ class VecMemUnit(wiring.Component):
             # the beat: dword k of every lane, the first one extended for narrow loads
             rows = Signal(32 * LANES, name=f"rt_rows{s}")
             f = frag(f"rows{s}")
-            f.d.comb += rows.eq(Cat(*[rbuf_r[j][s].data.word_select(Cat(k, Const(i, 3)), 32)
-                                      for j in range(LANES // GROUP) for i in range(GROUP)]))
+            with f.If(busy):
+                f.d.comb += rows.eq(Cat(*[rbuf_r[j][s].data.word_select(Cat(k, Const(i, 3)), 32)
+                                          for j in range(LANES // GROUP) for i in range(GROUP)]))
             beat = Signal(32 * LANES, name=f"rt_beat{s}")
             f = frag(f"beat{s}")
             def extend(n):

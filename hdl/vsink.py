@@ -4,10 +4,17 @@ Amaranth writes every operation of a design as a continuous ``assign`` and the c
 between results as an ``always @*`` process (``casez (op) ... d = \\$34 ;``). Verilator
 evaluates every ``assign`` on every clock edge, so a unit that computes a hundred
 operations for 32 lanes and uses one costs a hundred. This pass moves each ``assign``
-whose value is used only inside one conditional statement of a process (directly, or
-through other such assigns) into that statement, as blocking assignments just before it:
-the value is computed only when the branch runs. Nothing else changes (the moved wires
-become ``reg`` s of the same width); the hardware the Verilog describes is the same.
+whose every use (directly, or through other such assigns) is inside one process into the
+innermost branch of it that holds them all, as blocking assignments at its top (just
+before the statement, when there is one use): the value is computed only when the branch
+runs. An ``assign`` whose uses lie in several processes, each of them inside an
+``if (C) begin`` with the same condition ``C``, moves into a new process of its own
+``if (C)``. A named signal that nothing reads does not hold its producers back (it then
+shows their last computed value). Nothing else changes (the moved wires become ``reg`` s of
+the same width); the hardware the Verilog describes is the same.
+
+The RTL helps by computing idle logic under the condition that makes it useful (a unit's
+stage under its ``valid``: ``hdl/vmem.py``, ``hdl/lds.py``), which gives this pass a branch.
 
 It works on one module at a time: run it on a design flattened below the level worth
 keeping (``yosys flatten``), or cones that cross module ports stay eager.
@@ -66,19 +73,23 @@ def sink_module(lines: list[str]) -> tuple[list[str], int]:
     nodes = {n: None for n in node_lines if n in wires and n not in ports and n not in bad}
     rhs = {n: " ".join(assign_of[i][2] for i in node_lines[n]) for n in nodes}
 
-    # uses: a node's RHS, a conditional statement of a process (a site), or anything else
+    # uses: a node's RHS, a statement or branch of a process (a site), or anything else.
+    # A site is ("line", i), a conditional statement, or ("block", j), the branch that the
+    # ``begin`` on line j opens; chain[i] lists the branches enclosing line i, outermost first.
     EAGER = ("eager",)
     uses: dict[str, set] = defaultdict(set)
     for n in nodes:
         for u in _idents(rhs[n]):
             if u in nodes and u != n:
                 uses[u].add(("node", n))
-    in_comb = False
+    chain: dict[int, tuple[int, ...]] = {}
+    label_end: dict[int, int] = {}       # a case item's line -> the last line of its statement
+    in_comb, stack = False, []           # enclosing branches: (line, indent, "begin" | "label")
     for i, line in enumerate(lines):
         if line.startswith("  (*") or _DECL.match(line):
             continue
         if line.startswith("  ") and not line.startswith("   "):
-            in_comb = line.startswith("  always @*")
+            in_comb, stack = line.startswith("  always @*"), []
             if i in assign_of:
                 if assign_of[i][0] in nodes:
                     continue
@@ -89,18 +100,36 @@ def sink_module(lines: list[str]) -> tuple[list[str], int]:
                 if u in nodes:
                     uses[u].add(EAGER)
             continue
-        ids = [u for u in _idents(line) if u in nodes]
-        if not ids:
-            continue
         stripped = line.lstrip()
         indent = len(line) - len(stripped)
+        if in_comb:
+            while stack and stack[-1][2] == "label" and indent <= stack[-1][1]:
+                stack.pop()              # the next case item, or endcase
+            if stripped.startswith("end") and not stripped.startswith("endcase") and stack:
+                stack.pop()              # "end", or "end else begin" (reopened below)
+            for j, _, kind in stack:
+                if kind == "label":
+                    label_end[j] = i
+        ids = [u for u in _idents(line) if u in nodes]
+        chain[i] = tuple(j for j, _, _ in stack)
         site = EAGER
         if in_comb and indent > 4 and _STMT.match(stripped):
             site = ("line", i)
+        elif in_comb and stack:
+            site = ("block", stack[-1][0])   # a branch's condition: read when its parent runs
         for u in ids:
             uses[u].add(site)
+        if in_comb and indent >= 4:
+            if stripped.endswith("begin"):
+                stack.append((i, indent, "begin"))
+            elif stripped.endswith(":"):
+                stack.append((i, indent, "label"))
 
-    # a node's target: the one site all its uses lead to, consumers first
+    def path(site):
+        return chain[site[1]] + ((site[1],) if site[0] == "block" else ())
+
+    # a node's target: the one site all its uses lead to, or the innermost branch that
+    # encloses them all (consumers first)
     order, state = [], set()
     for root in nodes:                   # iterative DFS, post-order over producer edges
         if root in state:
@@ -117,30 +146,109 @@ def sink_module(lines: list[str]) -> tuple[list[str], int]:
             else:
                 stack.pop()
                 order.append(n)          # producers before consumers
+    # a node nothing reads (a named signal that Yosys bypassed) stays where it is and does
+    # not hold its producers back: it shows their last computed value
+    dead = {n for n in nodes if not uses.get(n)}
     target: dict[str, tuple | None] = {}
     for n in reversed(order):            # consumers first
-        t = set()
-        for s in uses.get(n, ()):
-            t.add(target.get(s[1]) if s[0] == "node" else s)
-        target[n] = next(iter(t)) if len(t) == 1 and None not in t and EAGER not in t else None
+        t = {target.get(s[1]) if s[0] == "node" else s for s in uses.get(n, ())
+             if s[0] != "node" or s[1] not in dead}
+        if not t or None in t or EAGER in t:
+            target[n] = None
+        elif len(t) == 1:
+            target[n] = next(iter(t))
+        else:
+            paths = [path(x) for x in t]
+            common = 0
+            while all(len(q) > common and q[common] == paths[0][common] for q in paths):
+                common += 1
+            target[n] = ("block", paths[0][common - 1]) if common else None
 
-    by_site: dict[int, list[str]] = defaultdict(list)
+    guard, guarded = _guards(lines, order, uses, target, chain, path, dead, nodes)
+
+    by_site: dict[tuple, list[str]] = defaultdict(list)
     for n in order:                      # producers first within each site
         if target.get(n):
-            by_site[target[n][1]].append(n)
-    moved = {n for ns in by_site.values() for n in ns}
+            by_site[target[n]].append(n)
+    moved = {n for ns in by_site.values() for n in ns} | set(guard)
     out: list[str | None] = list(lines)
     for n in moved:
         for i in node_lines[n]:
             out[i] = None
         out[wires[n]] = out[wires[n]].replace("  wire", "  reg", 1)
-    for i, ns in by_site.items():
+    ends = []
+    for (kind, i), ns in by_site.items():
         line = lines[i]
         stripped = line.lstrip()
         pad = line[:len(line) - len(stripped)]
         body = "".join(f"{pad}  {assign_of[j][1]} = {assign_of[j][2]};\n" for n in ns for j in node_lines[n])
-        out[i] = f"{pad}begin\n{body}{pad}  {stripped}\n{pad}end"
+        if kind == "line":
+            out[i] = f"{pad}begin\n{body}{pad}  {stripped}\n{pad}end"
+        elif i not in label_end:         # at the top of the branch, before anything reads it
+            out[i] = f"{line}\n{body.rstrip(chr(10))}"
+        else:                            # a case item's one statement becomes a block
+            body = "".join(f"{pad}      {assign_of[j][1]} = {assign_of[j][2]};\n" for n in ns for j in node_lines[n])
+            out[i] = f"{line}\n{pad}    begin\n{body.rstrip(chr(10))}"
+            ends.append(i)
+    for i in ends:                       # after the other edits: the item's last line may be a site
+        pad = lines[i][:len(lines[i]) - len(lines[i].lstrip())]
+        out[label_end[i]] += f"\n{pad}    end"
+    for cond, ns in guarded.items():     # one process per guard, producers first
+        body = "".join(f"      {assign_of[j][1]} = {assign_of[j][2]};\n" for n in ns for j in node_lines[n])
+        out.append(f"  always @* begin\n    if ({cond}) begin\n{body}    end\n  end")
     return [x for x in out if x is not None], len(moved)
+
+
+_IF = re.compile(r"^if \((.*)\) begin$")
+
+
+def _guards(lines, order, uses, target, chain, path, dead, nodes):
+    """Nodes left eager whose every use runs under one condition ``C`` (an ``if (C) begin``
+    around each use, in any process): each goes to a process of its own ``if (C)``. Returns
+    node -> C and C -> its nodes, producers first. A condition that reads a moved node is
+    not used (its value would be stale there), and the nodes that needed it stay eager."""
+    cond_of = {j: m.group(1) for j in {x for c in chain.values() for x in c}
+               if (m := _IF.match(lines[j].lstrip()))}
+
+    def conds(site):
+        return frozenset(cond_of[x] for x in path(site) if x in cond_of)
+
+    banned: set[str] = set()
+    while True:
+        guard: dict[str, str] = {}
+        avail: dict[str, frozenset] = {}
+        for n in reversed(order):        # consumers first
+            if target.get(n) or n in dead:
+                continue
+            g = None
+            for s in uses.get(n, ()):
+                if s[0] == "node":
+                    m = s[1]
+                    if m in dead:
+                        continue
+                    c = conds(target[m]) if target.get(m) else avail.get(m, frozenset())
+                elif s[0] in ("line", "block"):
+                    c = conds(s)
+                else:
+                    c = frozenset()
+                g = c if g is None else g & c
+                if not g:
+                    break
+            g = (g or frozenset()) - banned
+            if g:
+                avail[n] = g
+                mine = [guard[s[1]] for s in uses[n] if s[0] == "node" and s[1] in guard and guard[s[1]] in g]
+                guard[n] = mine[0] if mine else min(g)
+        moved = set(guard) | {n for n in nodes if target.get(n)}
+        bad = {c for c in set(guard.values()) if any(u in moved for u in _idents(c))}
+        if not bad:
+            break
+        banned |= bad
+    guarded: dict[str, list[str]] = defaultdict(list)
+    for n in order:
+        if n in guard:
+            guarded[guard[n]].append(n)
+    return guard, guarded
 
 
 _MODULE = re.compile(r"^(module .*?;\n)(.*?)^(endmodule\n)", re.S | re.M)

@@ -4,7 +4,9 @@ design flattened below the kept depth, and the hardware unchanged.
 A small ALU (a ``Switch`` over operations of a submodule's results, registers with enables,
 a memory) through :func:`hdl.vopt.simulation_verilog`: assigns move into branches, the
 result lints, and Icarus gives the same outputs on every cycle of a random stimulus as for
-Amaranth's own Verilog.
+Amaranth's own Verilog. A value that several statements of one branch read moves to the top
+of the innermost branch that holds them all (a case item's single statement becomes a block);
+one that several processes read, each under the same ``if``, gets a process of that ``if``.
 """
 
 import random
@@ -51,15 +53,19 @@ class Alu(wiring.Component):
         m.submodules.lanes = lanes = Lanes()
         m.submodules.mem = mem = memory.Memory(shape=32, depth=4, init=[1, 2, 3, 4])
         w, r = mem.write_port(), mem.read_port()
-        acc, res, op = Signal(32), Signal(32), Signal(2)
+        acc, res, op, prod = Signal(32), Signal(32), Signal(2), Signal(32)
+        m.d.comb += prod.eq(lanes.mul ^ (lanes.mul >> 5))
         m.d.comb += [lanes.a.eq(Cat(self.a, self.a + 1, acc[:16])), lanes.b.eq(r.data),
                      r.addr.eq(self.addr), w.addr.eq(self.addr + 1), w.data.eq(res), w.en.eq(self.a[7]),
                      op.eq(self.a[:2])]
         with m.Switch(op):
             with m.Case(0):
                 m.d.comb += res.eq(lanes.add ^ (lanes.add >> 3))
-            with m.Case(1):
-                m.d.comb += res.eq(lanes.mul + acc)
+            with m.Case(1):      # one value read by two statements of one branch
+                with m.If(self.a[3]):
+                    m.d.comb += res.eq(prod + acc)
+                with m.Else():
+                    m.d.comb += res.eq(prod - acc)
             with m.Case(2):
                 with m.If(self.a[2]):
                     m.d.comb += res.eq(lanes.shl)
@@ -116,3 +122,73 @@ def test_nothing_to_sink_is_unchanged():
     text = "module top(a, y);\n  input [7:0] a;\n  wire [7:0] a;\n  output [7:0] y;\n  wire [7:0] y;\n" \
            "  assign y = a + 8'h01;\nendmodule\n"
     assert sink_verilog(text) == (text, 0)
+
+
+class Shared(wiring.Component):
+    a: In(8)
+    b: In(8)
+    y: Out(8)
+
+    def elaborate(self, platform):
+        m = Module()
+        p = Signal(8)                     # named, but Yosys reads the product directly
+        m.d.comb += p.eq(self.a * self.b)
+        with m.Switch(self.a[:2]):
+            with m.Case(1):
+                with m.If(self.a[3]):
+                    m.d.comb += self.y.eq(p + 1)
+                with m.Else():
+                    m.d.comb += self.y.eq(p - 1)
+            with m.Case(2):
+                m.d.comb += self.y.eq(self.b)
+        return m
+
+
+def test_value_read_in_two_branches_moves_to_their_common_branch():
+    eager = simulation_verilog(Shared(), "t", keep_depth=None, sink=False)
+    stats = {}
+    sunk = simulation_verilog(Shared(), "t", keep_depth=None, stats=stats)
+    assert stats["assigns_moved"] == 3, stats       # the product, p + 1, p - 1
+    assert re.search(r"^  assign \S+ += a \* b;", eager, re.M)
+    item = sunk[sunk.index("2'h1:"):sunk.index("2'h2:")]
+    # the product at the top of case item 1, before the if that reads it in both branches
+    assert re.search(r"begin\n +\S+ += a \* b;\n", item) and item.index(" * ") < item.index("if (")
+
+
+class Guarded(wiring.Component):
+    a: In(8)
+    b: In(8)
+    y1: Out(8)
+    y2: Out(8)
+
+    def elaborate(self, platform):
+        m = Module()
+        p = Signal(16)
+        m.d.comb += p.eq(self.a * self.b)
+        with m.If(self.a[7]):     # two processes (one per output), each under the same if
+            m.d.comb += [self.y1.eq(p + 1), self.y2.eq(p ^ self.b)]
+        return m
+
+
+def test_value_read_by_two_processes_under_one_condition_gets_a_process_of_its_own(tmp_path):
+    stats = {}
+    sunk = simulation_verilog(Guarded(), "g", keep_depth=None, stats=stats)
+    assert stats["assigns_moved"] == 3, stats
+    assert not re.search(r"^  assign p = ", sunk, re.M)
+    assert re.search(r"^  always @\* begin\n    if \(a\[7\]\) begin\n      p = a \* b;\n    end\n  end$", sunk, re.M), sunk
+    if not shutil.which("iverilog"):
+        pytest.skip("iverilog not found: apt-get install -y iverilog")
+    rng = random.Random(3)
+    vectors = [(rng.randrange(256), rng.randrange(256)) for _ in range(200)]
+    tb = ["module tb;", "reg [7:0] a = 0, b = 0; wire [7:0] y1, y2;", "g dut(.a(a), .b(b), .y1(y1), .y2(y2));",
+          "initial begin"] + [f"a = {a}; b = {b}; #1 $display(\"%h %h\", y1, y2);" for a, b in vectors] + \
+         ["$finish;", "end", "endmodule"]
+    outs = []
+    for tag, text in (("original", verilog.convert(Guarded(), name="g", emit_src=False)), ("sunk", sunk)):
+        (tmp_path / f"{tag}.v").write_text(text)
+        (tmp_path / f"tb_{tag}.v").write_text("\n".join(tb))
+        exe = tmp_path / f"{tag}.vvp"
+        subprocess.run(["iverilog", "-o", str(exe), str(tmp_path / f"tb_{tag}.v"), str(tmp_path / f"{tag}.v")], check=True)
+        outs.append(subprocess.run(["vvp", "-n", str(exe)], capture_output=True, text=True, check=True).stdout)
+    assert outs[0].count("\n") == 200 and "x" not in outs[0]
+    assert outs[1] == outs[0]
