@@ -538,9 +538,11 @@ class _Pipe(Elaboratable):
                       bp.last.eq((nregs == 0) | (a_beat == nregs - 1)),
                       self.beat_valid.eq(a_valid & a_done), self.beat_simd.eq(a_meta.simd),
                       self.beat_pair.eq(a_meta.pair)]
+        b_data = Signal(len(bp.data), name=f"beat_data{h}")   # a signal of its own: bp stays one process
         with bt.If(a_valid):
-            bt.d.comb += bp.data.eq(Mux(a_ctl.narrow != 0, Cat(*[narrow(w, n) for n, w in enumerate(words)]),
-                                        Cat(*words)))
+            bt.d.comb += b_data.eq(Mux(a_ctl.narrow != 0, Cat(*[narrow(w, n) for n, w in enumerate(words)]),
+                                       Cat(*words)))
+        bt.d.comb += bp.data.eq(b_data)
 
         # ---- control --------------------------------------------------------------------------
         a_free = self.ack & bp.last
