@@ -164,7 +164,7 @@ def sink_module(lines: list[str]) -> tuple[list[str], int]:
                 common += 1
             target[n] = ("block", paths[0][common - 1]) if common else None
 
-    guard, guarded = _guards(lines, order, uses, target, chain, path, dead, nodes)
+    guard, guarded = _guards(lines, order, uses, target, chain, path, dead)
 
     by_site: dict[tuple, list[str]] = defaultdict(list)
     for n in order:                      # producers first within each site
@@ -176,33 +176,34 @@ def sink_module(lines: list[str]) -> tuple[list[str], int]:
         for i in node_lines[n]:
             out[i] = None
         out[wires[n]] = out[wires[n]].replace("  wire", "  reg", 1)
+
+    def assigns(ns, pad):                # the moved assigns of nodes ns, as blocking statements
+        return "\n".join(f"{pad}{assign_of[j][1]} = {assign_of[j][2]};" for n in ns for j in node_lines[n])
+
     ends = []
     for (kind, i), ns in by_site.items():
         line = lines[i]
         stripped = line.lstrip()
         pad = line[:len(line) - len(stripped)]
-        body = "".join(f"{pad}  {assign_of[j][1]} = {assign_of[j][2]};\n" for n in ns for j in node_lines[n])
         if kind == "line":
-            out[i] = f"{pad}begin\n{body}{pad}  {stripped}\n{pad}end"
+            out[i] = f"{pad}begin\n{assigns(ns, pad + '  ')}\n{pad}  {stripped}\n{pad}end"
         elif i not in label_end:         # at the top of the branch, before anything reads it
-            out[i] = f"{line}\n{body.rstrip(chr(10))}"
+            out[i] = f"{line}\n{assigns(ns, pad + '  ')}"
         else:                            # a case item's one statement becomes a block
-            body = "".join(f"{pad}      {assign_of[j][1]} = {assign_of[j][2]};\n" for n in ns for j in node_lines[n])
-            out[i] = f"{line}\n{pad}    begin\n{body.rstrip(chr(10))}"
+            out[i] = f"{line}\n{pad}    begin\n{assigns(ns, pad + '      ')}"
             ends.append(i)
     for i in ends:                       # after the other edits: the item's last line may be a site
         pad = lines[i][:len(lines[i]) - len(lines[i].lstrip())]
         out[label_end[i]] += f"\n{pad}    end"
     for cond, ns in guarded.items():     # one process per guard, producers first
-        body = "".join(f"      {assign_of[j][1]} = {assign_of[j][2]};\n" for n in ns for j in node_lines[n])
-        out.append(f"  always @* begin\n    if ({cond}) begin\n{body}    end\n  end")
+        out.append(f"  always @* begin\n    if ({cond}) begin\n{assigns(ns, '      ')}\n    end\n  end")
     return [x for x in out if x is not None], len(moved)
 
 
 _IF = re.compile(r"^if \((.*)\) begin$")
 
 
-def _guards(lines, order, uses, target, chain, path, dead, nodes):
+def _guards(lines, order, uses, target, chain, path, dead):
     """Nodes left eager whose every use runs under one condition ``C`` (an ``if (C) begin``
     around each use, in any process): each goes to a process of its own ``if (C)``. Returns
     node -> C and C -> its nodes, producers first. A condition that reads a moved node is
@@ -239,7 +240,7 @@ def _guards(lines, order, uses, target, chain, path, dead, nodes):
                 avail[n] = g
                 mine = [guard[s[1]] for s in uses[n] if s[0] == "node" and s[1] in guard and guard[s[1]] in g]
                 guard[n] = mine[0] if mine else min(g)
-        moved = set(guard) | {n for n in nodes if target.get(n)}
+        moved = set(guard) | {n for n, t in target.items() if t}
         bad = {c for c in set(guard.values()) if any(u in moved for u in _idents(c))}
         if not bad:
             break
