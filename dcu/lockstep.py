@@ -25,7 +25,7 @@ from amaranth.sim import Simulator
 
 from dcu.launch import prepare
 from hdl.config import DCUConfig
-from hdl.simd import FETCH_BYTES, ISSUE_GROUPS, SIMD, ErrorCause, SimdPerf, issue_group
+from hdl.simd import ISSUE_GROUPS, SIMD, ErrorCause, SimdPerf, issue_group
 from isa import decode, disassemble
 from sim.execute import build as build_handler
 from sim.model import Model, _Workgroup, wave_inits
@@ -350,7 +350,7 @@ class SimdRun:
             if fetch_q and fetch_q[0][0] <= cyc:
                 _, w, addr, ep, tgt = fetch_q.popleft()
                 i = (addr - self.prep.code_base) // 4
-                n = FETCH_BYTES // 4
+                n = self.config.fetch_bytes // 4
                 ws = [int(self.words[j]) if 0 <= j < len(self.words) else 0 for j in range(i, i + n)]
                 drive["fetch_resp"] = dict(wave=w, epoch=ep, target=tgt, data=sum(ws[k] << (32 * k) for k in range(n)))
 

@@ -100,6 +100,11 @@ class DCUConfig:
         Scalar data cache shared by the DCU.
     icache_bytes, icache_line : int
         Instruction cache shared by the four SIMDs.
+    fetch_bytes : int
+        Bytes an instruction fetch brings a SIMD's wave (a power of two, 16 up to
+        ``icache_line``). Each wave buffers two of them and a loop-target one: 64 (the whole
+        cache line), or 32 on the ``fpga`` preset (RDNA's fetch per SIMD and clock), which
+        halves those buffers and the cache's answer queues (docs/simd.md, "Fetch").
     trans_lanes : int
         Lanes of the transcendental unit.
     shared_multiplier : bool
@@ -171,6 +176,7 @@ class DCUConfig:
     scalar_cache_line: int = 64
     icache_bytes: int = 8 * 1024
     icache_line: int = 64
+    fetch_bytes: int = 64
     trans_lanes: int = 8
     trans_shared: bool = False
     shared_multiplier: bool = False
@@ -197,7 +203,7 @@ class DCUConfig:
         positive = ["cus", "simds_per_cu", "lanes", "wave_slots", "vgprs_per_simd", "vgpr_granule",
                     "sgprs_per_wave", "lds_bytes_per_half", "lds_banks", "l0_bytes", "l0_ways",
                     "l0_line", "coalesce_lanes", "scalar_cache_bytes", "scalar_cache_line", "icache_bytes",
-                    "icache_line", "trans_lanes", "valu_dep_latency", "l0_hit_latency",
+                    "icache_line", "fetch_bytes", "trans_lanes", "valu_dep_latency", "l0_hit_latency",
                     "lds_latency", "scalar_hit_latency"]
         errors += [f"{n} must be > 0, got {getattr(self, n)}" for n in positive
                    if getattr(self, n) <= 0]
@@ -223,6 +229,9 @@ class DCUConfig:
                   "icache_line", "vgpr_granule"):
             if not _pow2(getattr(self, n)):
                 errors.append(f"{n} must be a power of two, got {getattr(self, n)}")
+        if not _pow2(self.fetch_bytes) or not 16 <= self.fetch_bytes <= self.icache_line:
+            errors.append(f"fetch_bytes must be a power of two from 16 to icache_line ({self.icache_line}), "
+                          f"got {self.fetch_bytes}")
         for size, line, ways, what in ((self.l0_bytes, self.l0_line, self.l0_ways, "l0"),
                                        (self.scalar_cache_bytes, self.scalar_cache_line, 1,
                                         "scalar_cache"),
@@ -437,10 +446,11 @@ PRESETS: Mapping[str, DCUConfig] = {
                               scalar_hit_latency=30, return_order="in_order"),
     # 4 lanes and a one-lane transcendental unit: the DSP blocks the 85F has (dcu bench fpga-budget);
     # 4 LDS banks per half, as many as lanes: the LDS's selects grow with its banks; the coalescer
-    # merges 8 lanes per line request: its per-lane logic grows with them (docs/fpga.md)
+    # merges 8 lanes per line request: its per-lane logic grows with them; 32-byte instruction
+    # fetches halve the SIMDs' line buffers and the instruction cache's answer queues (docs/fpga.md)
     "fpga": _DEFAULT.replace(name="fpga", lanes=4, trans_lanes=1, wave_slots=2, vgprs_per_simd=128,
                              lds_bytes_per_half=4 * 1024, lds_banks=4, l0_bytes=2 * 1024, coalesce_lanes=8,
-                             scalar_cache_bytes=1024, icache_bytes=2 * 1024, regfile="banked",
+                             scalar_cache_bytes=1024, icache_bytes=2 * 1024, fetch_bytes=32, regfile="banked",
                              trans_shared=True, shared_multiplier=True, shared_mem_request=True,
                              coalesce_in_place=True, shared_int_datapath=True),
 }

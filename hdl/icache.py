@@ -1,10 +1,11 @@
 """The instruction cache shared by the DCU's four SIMDs (docs/memory.md, "Instruction cache").
 
 Direct-mapped 64-byte lines (``config.icache_bytes``), filled two sibling lines per 128-byte
-memory read (:mod:`hdl.linecache`), with next-line prefetch. A fetch answers a whole line
-(16 dwords: 4 to 16 instructions), so one fetch a cycle feeds four SIMDs that each issue up
-to two instructions a cycle (RDNA's cache delivers 32 bytes a clock to each SIMD: 128 in
-all; this one 64). Each SIMD's port has a queue
+memory read (:mod:`hdl.linecache`), with next-line prefetch. A fetch answers
+``config.fetch_bytes`` of a line: by default the whole line (16 dwords: 4 to 16
+instructions), so one fetch a cycle feeds four SIMDs that each issue up to two instructions
+a cycle (RDNA's cache delivers 32 bytes a clock to each SIMD: 128 in all; this one 64); the
+``fpga`` preset's 32 bytes halve the queues below. Each SIMD's port has a queue
 of ``depth`` requests answered in request order (so in order per wave, as the SIMD's fetch
 buffer needs); a miss on one port does not hold up the others.
 
@@ -47,9 +48,10 @@ class ICache(wiring.Component):
     Members
     -------
     req : In(stream.Signature(FetchReq(config))) array of ``config.simds``
-        Line fetches (``addr[0:6]`` is ignored), one port per SIMD.
+        Fetches of ``config.fetch_bytes`` (the address's bits below that are ignored), one
+        port per SIMD.
     resp : Out(stream.Signature(FetchResp(config))) array of ``config.simds``
-        The 512-bit line, with the request's ``wave``, ``epoch`` and ``target``; in request
+        The fetched bytes, with the request's ``wave``, ``epoch`` and ``target``; in request
         order per port.
     mem : Out(stream.Signature(MemReq()))
         128-byte reads, tag = miss table entry.
@@ -93,9 +95,17 @@ class ICache(wiring.Component):
         misses = MissTable(m, "mshr", self._mshrs, self.mem, self.mem_resp, self.flush)
 
         # ---- per-port queues: entry p * depth + i ------------------------------------------
-        EntryInfo = data.StructLayout({"wave": range(cfg.wave_slots), "epoch": 2, "target": 1, "line": LINE_ADDR})
+        # a fetch smaller than a line is its chunk ``part`` (no zero-width field otherwise:
+        # Verilog has none)
+        fb, lb = cfg.fetch_bytes, exact_log2(cfg.fetch_bytes)
+        part = {"part": 6 - lb} if fb < LINE else {}
+
+        def chunk_of(line, view):   # the fetch's bytes of ``line``
+            return line.word_select(view.part, 8 * fb) if part else line
+        EntryInfo = data.StructLayout({"wave": range(cfg.wave_slots), "epoch": 2, "target": 1, "line": LINE_ADDR,
+                                       **part})
         info = [Signal(EntryInfo, name=f"entry{e}") for e in range(E)]
-        chunk = [Signal(8 * LINE, name=f"entry{e}_data") for e in range(E)]
+        chunk = [Signal(8 * fb, name=f"entry{e}_data") for e in range(E)]
         wait = Array(Signal(range(self._mshrs), name=f"entry{e}_wait") for e in range(E))
         looked, waiting = Signal(E), Signal(E)    # lookup done; the line is awaited from memory
         head = [Signal(qb, name=f"head{p}") for p in range(P)]
@@ -123,15 +133,16 @@ class ICache(wiring.Component):
         new = Signal(range(E))
         m.d.comb += new.eq(Cat(tail[port], port))
 
-        s1 = Signal(data.StructLayout({"valid": 1, "entry": range(E), "line": LINE_ADDR}))
+        s1 = Signal(data.StructLayout({"valid": 1, "entry": range(E), "line": LINE_ADDR, **part}))
         with m.If(~stall):
             m.d.sync += s1.valid.eq(accept)
         with m.If(accept):
             m.d.sync += [last_port.eq(port), tail[port].eq(tail[port] + 1), s1.entry.eq(new),
-                         s1.line.eq(fetch.addr[6:ADDR_BITS])]
+                         s1.line.eq(fetch.addr[6:ADDR_BITS]), *[s1.part.eq(fetch.addr[lb:6]) for _ in part]]
             for e in range(E):
                 with m.If(new == e):
-                    m.d.sync += info[e].eq(Cat(fetch.wave, fetch.epoch, fetch.target, fetch.addr[6:ADDR_BITS]))
+                    m.d.sync += info[e].eq(Cat(fetch.wave, fetch.epoch, fetch.target, fetch.addr[6:ADDR_BITS],
+                                               fetch.addr[lb:6]))
 
         # ---- cycle 1: lookup of the line and its successor ----------------------------------
         L = s1.line
@@ -169,14 +180,14 @@ class ICache(wiring.Component):
         take = Signal(E)
         m.d.comb += take.eq(Cat(misses.fill & waiting[e] & (wait[e] == misses.fill_idx) for e in range(E)))
         # each entry's chunk is written in one place (a write under each condition would cost a
-        # multiplexer per bit and condition): its fill, or the looked-up line
-        looked_up = Signal(8 * LINE)
+        # multiplexer per bit and condition): its fill, or the looked-up line's
+        looked_up = Signal(8 * fb)
         fill_halves = [Signal(8 * LINE, name=f"fill_half{k}") for k in range(2)]
-        m.d.comb += [looked_up.eq(Mux(hit, line_data, half(L[0]))),
+        m.d.comb += [looked_up.eq(chunk_of(Mux(hit, line_data, half(L[0])), s1)),
                      *[h.eq(Mux(misses.fill_fault, 0, half(k))) for k, h in enumerate(fill_halves)]]
         for e in range(E):
             with m.If(take[e]):
-                m.d.sync += chunk[e].eq(Mux(info[e].line[0], *fill_halves[::-1]))
+                m.d.sync += chunk[e].eq(chunk_of(Mux(info[e].line[0], *fill_halves[::-1]), info[e]))
             with m.Elif(lookup[e]):
                 m.d.sync += chunk[e].eq(looked_up)
         pairs.fill(m, misses.fill_install, misses.fill_block, misses.fill_data, self.flush)

@@ -11,6 +11,10 @@ addresses the line banks; cycle 1 (lookup) the pair of lines around the address 
 compared, present lines are copied into the slot and missing memory lines are read (or
 joined, if already being read); a completed slot moves to its port's beat register, which
 sends one dword per cycle.
+
+A slot holds the 64 bytes a request can read, not its two lines: byte ``j`` comes from the
+first line when ``j`` is at or above the request's offset in it, else from the second, so
+the request's bytes are the slot rotated by the offset.
 """
 from __future__ import annotations
 
@@ -113,8 +117,7 @@ class ScalarCache(wiring.Component):
 
         # ---- slots ------------------------------------------------------------------------
         info = [Signal(SlotInfo, name=f"slot{i}") for i in range(N)]
-        line0 = Array(Signal(8 * LINE, name=f"slot{i}_line0") for i in range(N))   # first line
-        line1 = Array(Signal(8 * LINE, name=f"slot{i}_line1") for i in range(N))   # the next one
+        slot_data = Array(Signal(8 * LINE, name=f"slot{i}_data") for i in range(N))   # bytes of both lines
         wait0 = Array(Signal(range(self._mshrs), name=f"slot{i}_wait0") for i in range(N))
         wait1 = Array(Signal(range(self._mshrs), name=f"slot{i}_wait1") for i in range(N))
         busy, looked = Signal(N), Signal(N)       # allocated; lookup done
@@ -206,21 +209,25 @@ class ScalarCache(wiring.Component):
         take0, take1 = Signal(N), Signal(N)
         m.d.comb += [take0.eq(Cat(misses.fill & waiting0[i] & (wait0[i] == misses.fill_idx) for i in range(N))),
                      take1.eq(Cat(misses.fill & waiting1[i] & (wait1[i] == misses.fill_idx) for i in range(N)))]
-        # each slot's lines are written in one place (a write under each condition would cost a
-        # multiplexer per bit and condition): a fill, or the lookup
+        # each slot's bytes are written in one place (a write under each condition would cost a
+        # multiplexer per bit and condition): the first line's from its fill or the lookup,
+        # the second line's likewise
         looked_up = [Signal(8 * LINE, name=f"looked_up{k}") for k in range(2)]
         fill_halves = [Signal(8 * LINE, name=f"fill_half{k}") for k in range(2)]
         m.d.comb += [looked_up[0].eq(Mux(s1.bad, 0, Mux(hit0, data0, half(L[0])))),
                      looked_up[1].eq(Mux(s1.bad, 0, Mux(hit1, data1, half(~L[0])))),
                      *[h.eq(Mux(misses.fill_fault, 0, half(k))) for k, h in enumerate(fill_halves)]]
         for i in range(N):
-            odd = info[i].odd
-            for line, take, fill_line, new in ((line0, take0, Mux(odd, *fill_halves[::-1]), looked_up[0]),
-                                               (line1, take1, Mux(odd, *fill_halves), looked_up[1])):
-                with m.If(take[i]):
-                    m.d.sync += line[i].eq(fill_line)
-                with m.Elif(go & (s1.slot == i)):
-                    m.d.sync += line[i].eq(new)
+            odd, looking = info[i].odd, go & (s1.slot == i)
+            first = Signal(LINE, name=f"slot{i}_first")     # bytes of the first line
+            m.d.comb += first.eq(Const(2 ** LINE - 1, LINE) << info[i].offset)
+            new0 = Mux(take0[i], Mux(odd, *fill_halves[::-1]), looked_up[0])
+            new1 = Mux(take1[i], Mux(odd, *fill_halves), looked_up[1])
+            en0, en1 = take0[i] | looking, take1[i] | looking
+            for j in range(LINE):   # an enable per byte: flip-flops with a clock enable on the FPGA
+                with m.If(Mux(first[j], en0, en1)):
+                    m.d.sync += slot_data[i].word_select(j, 8).eq(Mux(first[j], new0.word_select(j, 8),
+                                                                      new1.word_select(j, 8)))
         pairs.fill(m, misses.fill_install, misses.fill_block, misses.fill_data, self.flush)
 
         # ---- completion: one finished slot per cycle moves to its port's beat register ------
@@ -251,7 +258,7 @@ class ScalarCache(wiring.Component):
         last_done = Signal(range(N))
         pick = round_robin(m, done, last_done, "done")
         pinfo = slot_info(pick, "done_info")
-        raw = Cat(line0[pick], line1[pick]).bit_select(Cat(Const(0, 3), pinfo.offset), 16 * 32)
+        raw = Cat(slot_data[pick], slot_data[pick]).bit_select(Cat(Const(0, 3), pinfo.offset), 16 * 32)
         ext = Mux(pinfo.width == Width.BYTE, Cat(raw[:8], Mux(pinfo.signed & raw[7], 0xFFFFFF, 0)),
                   Cat(raw[:16], Mux(pinfo.signed & raw[15], 0xFFFF, 0)))
         window = Mux(pinfo.width == Width.DWORD, raw, ext)

@@ -1,7 +1,8 @@
 """One SIMD32 of the dual compute unit: wave slots, fetch, issue, register files, ALUs, memory ports.
 
-Pipeline (docs/simd.md): each wave prefetches its instruction stream in 64-byte lines
-through ``fetch_req`` / ``fetch_resp`` into a two-line buffer, and a decoder per wave
+Pipeline (docs/simd.md): each wave prefetches its instruction stream in lines of
+``config.fetch_bytes`` (64, or 32 on ``fpga``) through ``fetch_req`` / ``fetch_resp`` into a
+two-line buffer, and a decoder per wave
 decodes the instruction at the wave's PC from that buffer. A line that holds a backward
 branch also has the branch target's line fetched into a per-wave loop line, so a taken loop
 branch refills the buffer at once instead of waiting for the instruction cache. Each cycle two issue pipes each
@@ -22,6 +23,7 @@ from __future__ import annotations
 from amaranth.hdl import Array, Cat, Const, Module, Mux, Signal, unsigned
 from amaranth.lib import data, enum, stream, wiring
 from amaranth.lib.wiring import In, Out
+from amaranth.utils import exact_log2
 
 from isa.operands import inline_constant
 from .config import DCUConfig
@@ -38,7 +40,7 @@ from .valu_int_shared import VALUIntShared
 
 __all__ = ["SIMD", "IMPLEMENTED", "LaunchLayout", "FetchReq", "FetchResp", "SmemReq", "SmemResp", "VecMemReq",
            "VecMemResp", "ErrorCause", "ErrorLayout", "StallReason", "SimdPerf", "ISSUE_GROUPS", "issue_group",
-           "SCALAR_PIPE_KINDS", "FETCH_BYTES"]
+           "SCALAR_PIPE_KINDS"]
 
 LANES = 32
 ADDR = 48
@@ -55,20 +57,16 @@ def LaunchLayout(cfg: DCUConfig):
     })
 
 
-#: Bytes of one instruction fetch: an instruction-cache line.
-FETCH_BYTES = 64
-
-
 def FetchReq(cfg):
-    """A line of instructions (``FETCH_BYTES``, aligned) for one wave; ``epoch`` and ``target``
-    come back with the data. ``target``: a speculative fetch of a loop's first line (the
-    target of a backward branch seen in the stream), which must not raise a fetch fault."""
+    """A chunk of instructions (``cfg.fetch_bytes``, aligned) for one wave; ``epoch`` and
+    ``target`` come back with the data. ``target``: a speculative fetch of a loop's first chunk
+    (the target of a backward branch seen in the stream), which must not raise a fetch fault."""
     return data.StructLayout({"wave": range(cfg.wave_slots), "addr": ADDR, "epoch": 2, "target": 1})
 
 
 def FetchResp(cfg):
     """Responses return in request order for each wave; a faulting ``target`` fetch answers zeros."""
-    return data.StructLayout({"wave": range(cfg.wave_slots), "data": 8 * FETCH_BYTES, "epoch": 2, "target": 1})
+    return data.StructLayout({"wave": range(cfg.wave_slots), "data": 8 * cfg.fetch_bytes, "epoch": 2, "target": 1})
 
 
 def SmemReq(cfg):
@@ -184,7 +182,7 @@ class SIMD(wiring.Component):
         ``wg_last`` arrives, so a barrier never completes before the whole workgroup is here.
     launched_slot : Out(range(wave_slots))
         The slot the next launch takes.
-    fetch_req, fetch_resp : instruction fetch, 64-byte lines, in order per wave.
+    fetch_req, fetch_resp : instruction fetch, lines of ``config.fetch_bytes``, in order per wave.
     smem_req, smem_resp : scalar memory; one response beat per dword, ``last`` retires.
     vmem_req, vmem_resp : global memory; one response beat per destination register.
     trans_req : Out(stream of hdl.trans.TransIn); trans_resp : In(stream of hdl.trans.TransOut)
@@ -294,10 +292,11 @@ class SIMD(wiring.Component):
         pc, base, wg = slots(ADDR, "pc"), slots(range(V), "vbase"), slots(8, "wg")
         exec_, vcc, m0, scc = slots(64, "exec"), slots(64, "vcc"), slots(32, "m0"), slots(1, "scc")
         br_pending = slots(1, "br_pending")
-        chunks, nvalid, infl = slots(2 * 8 * FETCH_BYTES, "chunks"), slots(range(3), "nvalid"), slots(range(3), "infl")
+        fb, lb = cfg.fetch_bytes, exact_log2(cfg.fetch_bytes)   # a fetch chunk: its bytes, address bits
+        chunks, nvalid, infl = slots(2 * 8 * fb, "chunks"), slots(range(3), "nvalid"), slots(range(3), "infl")
         fetch_addr, epoch = slots(ADDR, "fetch_addr"), slots(2, "epoch")
-        # the loop line: the target line of the last backward branch seen in the stream
-        loop_line, loop_addr = slots(8 * FETCH_BYTES, "loop_line"), slots(ADDR - 6, "loop_addr")
+        # the loop line: the target chunk of the last backward branch seen in the stream
+        loop_line, loop_addr = slots(8 * fb, "loop_line"), slots(ADDR - lb, "loop_addr")
         loop_known, loop_want, loop_valid = slots(1, "loop_known"), slots(1, "loop_want"), slots(1, "loop_valid")
         loop_epoch = slots(2, "loop_epoch")
         loadcnt, storecnt, dscnt, kmcnt = slots(6, "loadcnt"), slots(6, "storecnt"), slots(6, "dscnt"), slots(5, "kmcnt")
@@ -314,7 +313,12 @@ class SIMD(wiring.Component):
             with ms.If(~resident[i]):
                 ms.d.comb += launch_slot.eq(i)
         launch_step = Signal(range(5))
-        hold = Signal(LaunchLayout(cfg))
+        # what the launch's later cycles write: the SGPRs (and, with the wide file, v0); the
+        # rest goes to the slot's state as the launch is taken
+        hold_fields = {"sgpr": data.ArrayLayout(32, 4), "ttmp7": 32, "ttmp9": 32}
+        if not banked:
+            hold_fields.update(vgpr_base=range(V), v0=32 * LANES)
+        hold = Signal(data.StructLayout(hold_fields))
         hold_slot = Signal(range(W))
         launching = Signal()
         launch_ready = ~Cat(*resident).all() & ~launching
@@ -326,10 +330,10 @@ class SIMD(wiring.Component):
         launch_fire = self.launch.valid & self.launch.ready
         with m.If(launch_fire):   # (banked VGPR file: v0 is busy until its buffered write is done)
             p, i = self.launch.payload, launch_slot
-            m.d.sync += [hold.eq(p), launch_step.eq(1), hold_slot.eq(i), resident[i].eq(1), halted[i].eq(0),
+            m.d.sync += [*[hold[f].eq(p[f]) for f in hold_fields], launch_step.eq(1), hold_slot.eq(i), resident[i].eq(1), halted[i].eq(0),
                          pc[i].eq(p.pc), base[i].eq(p.vgpr_base), wg[i].eq(p.wg), exec_[i].eq(p.exec),
                          vcc[i].eq(0), m0[i].eq(0), scc[i].eq(0), nvalid[i].eq(0), infl[i].eq(0),
-                         fetch_addr[i].eq(p.pc & ~(FETCH_BYTES - 1)), epoch[i].eq(epoch[i] + 1), br_pending[i].eq(0),
+                         fetch_addr[i].eq(p.pc & ~(fb - 1)), epoch[i].eq(epoch[i] + 1), br_pending[i].eq(0),
                          loop_known[i].eq(0), loop_want[i].eq(0), loop_valid[i].eq(0), loop_epoch[i].eq(loop_epoch[i] + 1),
                          loadcnt[i].eq(0), storecnt[i].eq(0), dscnt[i].eq(0), kmcnt[i].eq(0),
                          seq[i].eq(0), vbusy[i].eq(1 if banked else 0), sbusy[i].eq(0), bar_sig[i].eq(0),
@@ -372,7 +376,7 @@ class SIMD(wiring.Component):
             with m.If(fetch_any & ~launching):
                 m.d.sync += [self.fetch_req.payload.wave.eq(fetch_pick), fetch_last.eq(fetch_pick),
                              self.fetch_req.payload.addr.eq(Mux(pick_stream, fetch_addr[fetch_pick],
-                                                                Cat(Const(0, 6), loop_addr[fetch_pick]))),
+                                                                Cat(Const(0, lb), loop_addr[fetch_pick]))),
                              self.fetch_req.payload.epoch.eq(Mux(pick_stream, epoch[fetch_pick], loop_epoch[fetch_pick])),
                              self.fetch_req.payload.target.eq(~pick_stream)]
         fr = self.fetch_resp.payload
@@ -386,8 +390,8 @@ class SIMD(wiring.Component):
         # a stream line with a backward branch names the wave's next loop line; responses come
         # in request order, so the arriving line is the oldest in flight
         fill_addr = Signal(ADDR)
-        mfill.d.comb += fill_addr.eq(fetch_addr[fr.wave] - (infl[fr.wave] << 6))
-        has_loop, new_loop_addr = self._loop_target(mfill, fr.data, fill_addr)
+        mfill.d.comb += fill_addr.eq(fetch_addr[fr.wave] - (infl[fr.wave] << lb))
+        has_loop, new_loop_addr = self._loop_target(mfill, fr.data, fill_addr, lb)
         for i in range(W):
             with m.If(loop_go[i]):
                 m.d.sync += loop_want[i].eq(0)
@@ -402,12 +406,12 @@ class SIMD(wiring.Component):
         for i in range(W):
             m.submodules[f"decoder{i}"] = dec = Decoder(pc_width=ADDR)
             mw_i = fragment(f"window{i}")
-            off = pc[i][2:6]
+            off = pc[i][2:lb]
             window = Signal(96, name=f"window{i}")
             avail = Signal(range(33), name=f"avail{i}")
             v = Signal(name=f"ib_valid{i}")
             mw_i.d.comb += [window.eq(chunks[i].bit_select(off * 32, 96)), dec.words.eq(window), dec.pc.eq(pc[i]),
-                            avail.eq(Mux(nvalid[i] == 0, 0, (nvalid[i] << 4) - off)),
+                            avail.eq(Mux(nvalid[i] == 0, 0, (nvalid[i] << (lb - 2)) - off)),
                             v.eq((avail != 0) & (dec.inst.size <= avail) & ~br_pending[i])]
             ib.append(dec.inst)
             ib_valid.append(v)
@@ -646,14 +650,14 @@ class SIMD(wiring.Component):
         # line buffers: drop a line once the PC has moved past it, append arriving lines
         crossing = Signal(W)
         mqp.d.comb += crossing.eq(
-            Mux(issue & ((sel_pc + (si.size << 2))[6:] != sel_pc[6:]), Const(1, W) << sel, 0) |
-            Mux(issue_s & ((sel_s_pc + (si_s.size << 2))[6:] != sel_s_pc[6:]), Const(1, W) << sel_s, 0))
+            Mux(issue & ((sel_pc + (si.size << 2))[lb:] != sel_pc[lb:]), Const(1, W) << sel, 0) |
+            Mux(issue_s & ((sel_s_pc + (si_s.size << 2))[lb:] != sel_s_pc[lb:]), Const(1, W) << sel_s, 0))
         for i in range(W):
             kept = nvalid[i] - crossing[i]
             with m.If(~(launch_fire & (launch_slot == i)) & (crossing[i] | fill[i] | fetch_go[i])):
                 m.d.sync += [nvalid[i].eq(kept + fill[i]), infl[i].eq(infl[i] + fetch_go[i] - fill[i])]
                 with m.If(fetch_go[i]):
-                    m.d.sync += fetch_addr[i].eq(fetch_addr[i] + FETCH_BYTES)
+                    m.d.sync += fetch_addr[i].eq(fetch_addr[i] + fb)
 
         # ---- EX ----------------------------------------------------------------------------
         with m.If(~ex_hold):
@@ -979,21 +983,21 @@ class SIMD(wiring.Component):
                     mws.d.comb += taken.eq(y_exec64[:32] != 0)
             mws.d.comb += target.eq(exs.pc + 4 + (yi.simm16.as_signed() << 2))
         loop_hit = Signal()     # a taken branch to the wave's loop line: no refetch
-        mws.d.comb += loop_hit.eq(loop_valid[ys] & (loop_addr[ys] == target[6:]))
+        mws.d.comb += loop_hit.eq(loop_valid[ys] & (loop_addr[ys] == target[lb:]))
         with m.If(y_branch):
             with m.If(taken):   # redirect: drop the buffered chunks and any in flight (new epoch)
                 m.d.sync += [pc[ys].eq(target), infl[ys].eq(0), epoch[ys].eq(epoch[ys] + 1)]
                 with m.If(loop_hit):
-                    m.d.sync += [nvalid[ys].eq(1), fetch_addr[ys].eq(Cat(Const(0, 6), loop_addr[ys] + 1))]
+                    m.d.sync += [nvalid[ys].eq(1), fetch_addr[ys].eq(Cat(Const(0, lb), loop_addr[ys] + 1))]
                 with m.Else():
-                    m.d.sync += [nvalid[ys].eq(0), fetch_addr[ys].eq(target & ~(FETCH_BYTES - 1))]
+                    m.d.sync += [nvalid[ys].eq(0), fetch_addr[ys].eq(target & ~(fb - 1))]
             m.d.sync += br_pending[ys].eq(0)
 
         # The line buffers, written in one place (a write under each condition would cost a
         # multiplexer per bit and condition: 2 x 7 x 1,024): a redirect loads the loop line or
         # empties them; otherwise a PC crossing into line 1 drops line 0, and an arriving line
         # fills the first free one.
-        line_bits = 8 * FETCH_BYTES
+        line_bits = 8 * fb
         for i in range(W):
             lines = [chunks[i][:line_bits], chunks[i][line_bits:]]
             kept = nvalid[i] - crossing[i]
@@ -1199,15 +1203,16 @@ class SIMD(wiring.Component):
         return sel, issue
 
     @staticmethod
-    def _loop_target(m, line, line_addr):
-        """Whether the 64-byte ``line`` at ``line_addr`` holds a backward branch (a dword with the
-        SOPP branch encoding and a negative offset; the last one wins) and its target's line
-        address. A literal or a second dword may look like one: that only costs a fetch."""
-        found, target_line = Signal(name="loop_found"), Signal(ADDR - 6, name="loop_target")
-        for k in range(FETCH_BYTES // 4):
+    def _loop_target(m, line, line_addr, lb):
+        """Whether the fetch chunk ``line`` (``2 ** lb`` bytes) at ``line_addr`` holds a backward
+        branch (a dword with the SOPP branch encoding and a negative offset; the last one wins)
+        and its target's chunk address. A literal or a second dword may look like one: that
+        only costs a fetch."""
+        found, target_line = Signal(name="loop_found"), Signal(ADDR - lb, name="loop_target")
+        for k in range(len(line) // 32):
             d = line[32 * k: 32 * k + 32]
             with m.If(is_branch_word(d) & d[15]):
-                m.d.comb += [found.eq(1), target_line.eq((line_addr + 4 * k + 4 + (d[0:16].as_signed() << 2))[6:])]
+                m.d.comb += [found.eq(1), target_line.eq((line_addr + 4 * k + 4 + (d[0:16].as_signed() << 2))[lb:])]
         return found, target_line
 
     @staticmethod

@@ -2,8 +2,9 @@
 
 * Random instruction streams (several waves per port, sequential chunks with jumps to new
   epochs) on all four ports at once, with random memory latency and reordering and
-  back-pressure on every stream: every response is the 64-byte line of the image, with the
-  request's wave and epoch, in request order on each port (hence per wave).
+  back-pressure on every stream: every response is the 64-byte line of the image (32-byte
+  fetches on ``fpga``: its half), with the request's wave and epoch, in request order on
+  each port (hence per wave).
 * Hit/miss/prefetch counters and the memory reads of a known sequence: next-line prefetch,
   a miss that prefetches too, a prefetch past the end of memory (dropped, no error), flush.
 * A hit on one port while another port waits for memory; 2-cycle hits; one fetch accepted
@@ -32,10 +33,11 @@ def make_image(size: int, seed: int) -> MemImage:
     return MemImage(BASE, np.random.default_rng(seed).integers(0, 256, size, dtype=np.uint8))
 
 
-def chunk(image: MemImage, addr: int) -> int:
-    """What a fetch at ``addr`` answers: its whole 64-byte line."""
-    off = (addr & ~63) - image.base
-    return int.from_bytes(image.data[off: off + 64].tobytes(), "little")
+def chunk(image: MemImage, addr: int, size: int = 64) -> int:
+    """What a fetch of ``size`` bytes (``config.fetch_bytes``) at ``addr`` answers: the
+    aligned ``size`` bytes around it (64: the whole line)."""
+    off = (addr & -size) - image.base
+    return int.from_bytes(image.data[off: off + size].tobytes(), "little")
 
 
 def fetch(addr, wave=0, epoch=0):
@@ -51,12 +53,12 @@ def all_answered(bench):
         answered(bench, p) == len(bench.accepted[p]) for p in range(len(bench.queues)))
 
 
-def check_in_order(bench, image, port, zero=()):
-    """Responses on ``port`` are the accepted fetches' chunks, in request order
+def check_in_order(bench, image, port, zero=(), size=64):
+    """Responses on ``port`` are the accepted fetches' ``size``-byte chunks, in request order
     (chunks at addresses in ``zero`` faulted and answer zeros)."""
     assert len(bench.beats[port]) == len(bench.accepted[port])
     for (_, req), (cycle, r) in zip(bench.accepted[port], bench.beats[port]):
-        want = 0 if req["addr"] in zero else chunk(image, req["addr"])
+        want = 0 if req["addr"] in zero else chunk(image, req["addr"], size)
         assert (r.wave, r.epoch) == (req["wave"], req["epoch"]), f"port {port} cycle {cycle}: order"
         assert r.data == want, f"port {port} cycle {cycle}: fetch at {req['addr']:#x}"
 
@@ -80,7 +82,7 @@ def random_streams(preset: str, size: int, per_port: int, seed: int):
             pc[w] += 16
     bench.run(all_answered, limit=30 * per_port + 2000)
     for p in range(4):
-        check_in_order(bench, image, p)
+        check_in_order(bench, image, p, size=cfg.fetch_bytes)
     hits, misses, prefetches = bench.counters
     assert hits + misses == 4 * per_port and hits and misses and prefetches
     assert not bench.error["valid"]
@@ -90,6 +92,15 @@ def random_streams(preset: str, size: int, per_port: int, seed: int):
 def test_random_streams_all_ports():
     """Code four times the (tiny) instruction cache: conflicts and evictions happen."""
     bench = random_streams("tiny", 8192, 150, seed=1)
+    hits, misses, prefetches = bench.counters
+    assert hits > 200 and misses > 50 and prefetches > 20
+
+
+def test_random_streams_32_byte_fetches():
+    """The ``fpga`` preset fetches 32 bytes: each answer is its half of the line, from a hit,
+    a fill or a fill joined by another fetch."""
+    assert get_config("fpga").fetch_bytes == 32
+    bench = random_streams("fpga", 8192, 150, seed=2)
     hits, misses, prefetches = bench.counters
     assert hits > 200 and misses > 50 and prefetches > 20
 
