@@ -101,7 +101,7 @@ class DCUConfig:
     icache_bytes, icache_line : int
         Instruction cache shared by the four SIMDs.
     fetch_bytes : int
-        Bytes an instruction fetch brings a SIMD's wave (a power of two, 16 up to
+        Bytes an instruction fetch brings a SIMD's wave (a power of two, 32 up to
         ``icache_line``). Each wave buffers two of them and a loop-target one: 64 (the whole
         cache line), or 32 on the ``fpga`` preset (RDNA's fetch per SIMD and clock), which
         halves those buffers and the cache's answer queues (docs/simd.md, "Fetch").
@@ -229,8 +229,8 @@ class DCUConfig:
                   "icache_line", "vgpr_granule"):
             if not _pow2(getattr(self, n)):
                 errors.append(f"{n} must be a power of two, got {getattr(self, n)}")
-        if not _pow2(self.fetch_bytes) or not 16 <= self.fetch_bytes <= self.icache_line:
-            errors.append(f"fetch_bytes must be a power of two from 16 to icache_line ({self.icache_line}), "
+        if not _pow2(self.fetch_bytes) or not 32 <= self.fetch_bytes <= self.icache_line:
+            errors.append(f"fetch_bytes must be a power of two from 32 to icache_line ({self.icache_line}), "
                           f"got {self.fetch_bytes}")
         for size, line, ways, what in ((self.l0_bytes, self.l0_line, self.l0_ways, "l0"),
                                        (self.scalar_cache_bytes, self.scalar_cache_line, 1,

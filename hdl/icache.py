@@ -102,6 +102,7 @@ class ICache(wiring.Component):
 
         def chunk_of(line, view):   # the fetch's bytes of ``line``
             return line.word_select(view.part, 8 * fb) if part else line
+
         EntryInfo = data.StructLayout({"wave": range(cfg.wave_slots), "epoch": 2, "target": 1, "line": LINE_ADDR,
                                        **part})
         info = [Signal(EntryInfo, name=f"entry{e}") for e in range(E)]
@@ -138,7 +139,9 @@ class ICache(wiring.Component):
             m.d.sync += s1.valid.eq(accept)
         with m.If(accept):
             m.d.sync += [last_port.eq(port), tail[port].eq(tail[port] + 1), s1.entry.eq(new),
-                         s1.line.eq(fetch.addr[6:ADDR_BITS]), *[s1.part.eq(fetch.addr[lb:6]) for _ in part]]
+                         s1.line.eq(fetch.addr[6:ADDR_BITS])]
+            if part:
+                m.d.sync += s1.part.eq(fetch.addr[lb:6])
             for e in range(E):
                 with m.If(new == e):
                     m.d.sync += info[e].eq(Cat(fetch.wave, fetch.epoch, fetch.target, fetch.addr[6:ADDR_BITS],

@@ -224,10 +224,11 @@ class ScalarCache(wiring.Component):
             new0 = Mux(take0[i], Mux(odd, *fill_halves[::-1]), looked_up[0])
             new1 = Mux(take1[i], Mux(odd, *fill_halves), looked_up[1])
             en0, en1 = take0[i] | looking, take1[i] | looking
-            for j in range(LINE):   # an enable per byte: flip-flops with a clock enable on the FPGA
-                with m.If(Mux(first[j], en0, en1)):
-                    m.d.sync += slot_data[i].word_select(j, 8).eq(Mux(first[j], new0.word_select(j, 8),
-                                                                      new1.word_select(j, 8)))
+            with m.If(en0 | en1):   # (the simulator skips the per-byte tests of a slot not written)
+                for j in range(LINE):   # an enable per byte: flip-flops with a clock enable on the FPGA
+                    with m.If(Mux(first[j], en0, en1)):
+                        m.d.sync += slot_data[i].word_select(j, 8).eq(Mux(first[j], new0.word_select(j, 8),
+                                                                          new1.word_select(j, 8)))
         pairs.fill(m, misses.fill_install, misses.fill_block, misses.fill_data, self.flush)
 
         # ---- completion: one finished slot per cycle moves to its port's beat register ------

@@ -330,7 +330,8 @@ class SIMD(wiring.Component):
         launch_fire = self.launch.valid & self.launch.ready
         with m.If(launch_fire):   # (banked VGPR file: v0 is busy until its buffered write is done)
             p, i = self.launch.payload, launch_slot
-            m.d.sync += [*[hold[f].eq(p[f]) for f in hold_fields], launch_step.eq(1), hold_slot.eq(i), resident[i].eq(1), halted[i].eq(0),
+            m.d.sync += [hold[f].eq(p[f]) for f in hold_fields]
+            m.d.sync += [launch_step.eq(1), hold_slot.eq(i), resident[i].eq(1), halted[i].eq(0),
                          pc[i].eq(p.pc), base[i].eq(p.vgpr_base), wg[i].eq(p.wg), exec_[i].eq(p.exec),
                          vcc[i].eq(0), m0[i].eq(0), scc[i].eq(0), nvalid[i].eq(0), infl[i].eq(0),
                          fetch_addr[i].eq(p.pc & ~(fb - 1)), epoch[i].eq(epoch[i] + 1), br_pending[i].eq(0),

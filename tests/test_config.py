@@ -28,6 +28,7 @@ def test_preset_names_and_sizes():
     assert [c.coalesce_lanes for c in (d, t, r, f)] == [32, 32, 32, 8]
     assert all(c.vgpr_granule == 8 and c.sgprs_per_wave == 106 for c in (d, t, r, f))
     assert all(c.scalar_cache_line == 64 and c.icache_line == 64 for c in (d, t, r, f))
+    assert [c.fetch_bytes for c in (d, t, r, f)] == [64, 64, 64, 32]
     assert d.valu_dep_latency == 5
     assert f.valu_cycles == 8 and d.valu_cycles == 1
     assert d.l0_sets == 4096 // (4 * 128)
@@ -68,6 +69,9 @@ def test_config_is_frozen_and_replace_validates():
         d.replace(vgprs_per_simd=100)
     with pytest.raises(ConfigError, match="power-of-two number of sets"):
         d.replace(l0_bytes=3 * 1024)
+    for bad in (16, 48, 128):   # a fetch is an aligned part of a cache line (32: the smallest tested)
+        with pytest.raises(ConfigError, match="fetch_bytes must be a power of two from 32 to icache_line"):
+            d.replace(fetch_bytes=bad)
     with pytest.raises(ConfigError, match="must be an int"):
         d.replace(wave_slots=2.5)
     with pytest.raises(ConfigError, match="> 0"):
