@@ -191,17 +191,21 @@ class MissTable:
         self.entry = [free[0], Mux(self._en[0], free[1], free[0])]
         self._blk = [Signal(BLOCK_ADDR, name=f"{name}_alloc{k}_block") for k in range(2)]
 
-        # issue: the lowest allocated entry not yet sent, through a registered stream
+        # issue: the lowest allocated entry not yet sent, through a registered stream. Only
+        # the entry is registered: a read's other fields are constants (the request's write
+        # data and mask would be 1,152 flip-flops that never change)
         todo = Signal(M, name=f"{name}_todo")
         m.d.comb += todo.eq(self.busy & ~sent)
         nxt = lowest(m, todo, f"{name}_next")
         sending = Signal(M, name=f"{name}_sending")
+        req_entry = Signal.like(nxt, name=f"{name}_req_entry")
         with m.If(~mem.valid | mem.ready):
             m.d.sync += mem.valid.eq(todo.any())
             with m.If(todo.any()):
-                m.d.sync += [mem.payload.kind.eq(MemKind.READ), mem.payload.tag.eq(nxt),
-                             mem.payload.addr.eq(Cat(Const(0, 7), self.block[nxt]))]
+                m.d.sync += req_entry.eq(nxt)
                 m.d.comb += sending.bit_select(nxt, 1).eq(1)
+        m.d.comb += [mem.payload.kind.eq(MemKind.READ), mem.payload.tag.eq(req_entry),
+                     mem.payload.addr.eq(Cat(Const(0, 7), self.block[req_entry]))]
 
         # fill
         p = mem_resp.payload
