@@ -315,10 +315,9 @@ class SIMD(wiring.Component):
         launch_step = Signal(range(5))
         # what the launch's later cycles write: the SGPRs (and, with the wide file, v0); the
         # rest goes to the slot's state as the launch is taken
-        hold_fields = {"sgpr": data.ArrayLayout(32, 4), "ttmp7": 32, "ttmp9": 32}
-        if not banked:
-            hold_fields.update(vgpr_base=range(V), v0=32 * LANES)
-        hold = Signal(data.StructLayout(hold_fields))
+        hold_fields = ["sgpr", "ttmp7", "ttmp9"] + ([] if banked else ["vgpr_base", "v0"])
+        launch_layout = LaunchLayout(cfg)
+        hold = Signal(data.StructLayout({f: launch_layout[f].shape for f in hold_fields}))
         hold_slot = Signal(range(W))
         launching = Signal()
         launch_ready = ~Cat(*resident).all() & ~launching
