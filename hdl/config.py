@@ -88,6 +88,12 @@ class DCUConfig:
         LDS bytes in each of the two halves (one per CU).
     lds_banks : int
         Banks per LDS half (4 bytes wide).
+    lds_window_lanes : int
+        Lanes whose accesses an LDS half schedules together (a power of two, 4 to 32): bank
+        conflicts are resolved, and broadcasts merged, within each window of this many lanes,
+        one window after the other (docs/memory.md, "LDS"). 32 (the whole wave) except on the
+        ``fpga`` preset, where 4 cuts the leader selection, write select and crossbar to an
+        eighth.
     l0_bytes, l0_ways, l0_line : int
         Vector L0 cache per CU: size, associativity, line bytes.
     coalesce_lanes : int
@@ -168,6 +174,7 @@ class DCUConfig:
     sgprs_per_wave: int = 106
     lds_bytes_per_half: int = 16 * 1024
     lds_banks: int = 32
+    lds_window_lanes: int = 32
     l0_bytes: int = 4 * 1024
     l0_ways: int = 4
     l0_line: int = 128
@@ -223,6 +230,9 @@ class DCUConfig:
         for n in ("lds_banks", "coalesce_lanes"):
             if getattr(self, n) > WAVE_SIZE:
                 errors.append(f"{n} is at most {WAVE_SIZE} (one per lane), got {getattr(self, n)}")
+        if not _pow2(self.lds_window_lanes) or not 4 <= self.lds_window_lanes <= WAVE_SIZE:
+            errors.append(f"lds_window_lanes must be a power of two from 4 to {WAVE_SIZE}, "
+                          f"got {self.lds_window_lanes}")
         if self.sgprs_per_wave > 106:
             errors.append(f"sgprs_per_wave is at most 106 (s0..s105), got {self.sgprs_per_wave}")
         for n in ("lds_bytes_per_half", "lds_banks", "coalesce_lanes", "l0_line", "l0_ways", "scalar_cache_line",
@@ -445,11 +455,13 @@ PRESETS: Mapping[str, DCUConfig] = {
                               l0_hit_latency=73, memory_latency=200, lds_latency=44,
                               scalar_hit_latency=30, return_order="in_order"),
     # 4 lanes and a one-lane transcendental unit: the DSP blocks the 85F has (dcu bench fpga-budget);
-    # 4 LDS banks per half, as many as lanes: the LDS's selects grow with its banks; the coalescer
+    # 4 LDS banks per half, as many as lanes, scheduling 4 lanes at a time: the LDS's selects grow
+    # with its banks and the accesses it schedules together; the coalescer
     # merges 8 lanes per line request: its per-lane logic grows with them; 32-byte instruction
     # fetches halve the SIMDs' line buffers and the instruction cache's answer queues (docs/fpga.md)
     "fpga": _DEFAULT.replace(name="fpga", lanes=4, trans_lanes=1, wave_slots=2, vgprs_per_simd=128,
-                             lds_bytes_per_half=4 * 1024, lds_banks=4, l0_bytes=2 * 1024, coalesce_lanes=8,
+                             lds_bytes_per_half=4 * 1024, lds_banks=4, lds_window_lanes=4,
+                             l0_bytes=2 * 1024, coalesce_lanes=8,
                              scalar_cache_bytes=1024, icache_bytes=2 * 1024, fetch_bytes=32, regfile="banked",
                              trans_shared=True, shared_multiplier=True, shared_mem_request=True,
                              coalesce_in_place=True, shared_int_datapath=True),

@@ -283,6 +283,11 @@ class _Pipe(Elaboratable):
         cfg, h, rb = self.config, self.half, self.rb
         BANKS, bb = self.nbanks, self.bb
         xw = bb + 2                                   # crossbar select: bank, window code
+        WL = cfg.lds_window_lanes                     # lanes scheduled together
+        NW = SLOTS * WL                               # ... their accesses (positions of the ordered array)
+        NWIN = NACC // NW
+        IB = exact_log2(NW)                           # an access's index in its window
+        LB = exact_log2(WL)
         Meta = _meta_layout(cfg)
         m = Module()
         req = self.req
@@ -376,105 +381,132 @@ class _Pipe(Elaboratable):
         # for stores and atomics only (zero otherwise)
         w_wd, w_be = Signal(32 * NACC, name=f"w_wd{h}"), Signal(4 * NACC, name=f"w_be{h}")
 
-        # the banks of the accesses, decoded from their dwords rather than registered: bank b
-        # holds bit j = access j falls in bank b (validity is ``pend``'s)
-        rows = Signal(BANKS * NACC, name=f"rows{h}")    # access j: one-hot of its bank
-        _sub(m, "bank_decode").d.comb += rows.eq(Cat(*[Const(1, 1) << w_dp[DW * j: DW * j + bb]
-                                                        for j in range(NACC)]))
-        if BANKS == 32:   # the simulator's fast transpose: block q, row b: accesses 32q.. in bank b
-            cm = _transpose32(m, rows, SLOTS, f"cm{h}")
-            w_cm = _words(cm, BANKS, [BANKS * q + b for b in range(BANKS) for q in range(SLOTS)])
+        # the window of accesses the passes serve: the first with pending accesses, in lane
+        # order; stores (reversed orders) from the last window, so that later lanes write later
+        if NWIN > 1:
+            wpend, win = Signal(NWIN, name=f"wpend{h}"), Signal(range(NWIN), name=f"win{h}")
+            v_dp, v_inr = Signal(DW * NW, name=f"v_dp{h}"), Signal(2 * NW, name=f"v_inr{h}")
+            v_pend, v_wd, v_be = Signal(NW, name=f"v_pend{h}"), Signal(32 * NW, name=f"v_wd{h}"), Signal(4 * NW, name=f"v_be{h}")
+            wsel = _sub(m, "window_select")
+            wsel.d.comb += wpend.eq(Cat(*[pend[NW * k: NW * (k + 1)].any() for k in range(NWIN)]))
+            with wsel.If(w_ctl.order == _Order.LANE):
+                for k in reversed(range(NWIN)):     # the last assignment wins: the lowest
+                    with wsel.If(wpend[k]):
+                        wsel.d.comb += win.eq(k)
+            with wsel.Else():
+                for k in range(NWIN):
+                    with wsel.If(wpend[k]):
+                        wsel.d.comb += win.eq(k)
+            with wsel.If(p_valid):
+                wsel.d.comb += [v_dp.eq(w_dp.word_select(win, DW * NW)), v_inr.eq(w_inr.word_select(win, 2 * NW)),
+                                v_pend.eq(pend.word_select(win, NW)), v_wd.eq(w_wd.word_select(win, 32 * NW)),
+                                v_be.eq(w_be.word_select(win, 4 * NW))]
+        else:
+            v_dp, v_inr, v_pend, v_wd, v_be = w_dp, w_inr, pend, w_wd, w_be
+
+        # the banks of the window's accesses, decoded from their dwords rather than registered:
+        # bank b holds bit j = access j falls in bank b (validity is ``pend``'s)
+        rows = Signal(BANKS * NW, name=f"rows{h}")      # access j: one-hot of its bank
+        _sub(m, "bank_decode").d.comb += rows.eq(Cat(*[Const(1, 1) << v_dp[DW * j: DW * j + bb]
+                                                        for j in range(NW)]))
+        if BANKS == 32 and NW % 32 == 0:   # the simulator's fast transpose: block q, row b: accesses 32q.. in bank b
+            cm = _transpose32(m, rows, NW // 32, f"cm{h}")
+            w_cm = _words(cm, BANKS, [BANKS * q + b for b in range(BANKS) for q in range(NW // 32)])
         else:             # bank b, bit j: access j
-            w_cm = Cat(*[rows[BANKS * j + b] for b in range(BANKS) for j in range(NACC)])
+            w_cm = Cat(*[rows[BANKS * j + b] for b in range(BANKS) for j in range(NW)])
 
         # leaders: the first pending access of each bank
-        los = Signal(BANKS * NACC, name=f"los{h}")
+        los = Signal(BANKS * NW, name=f"los{h}")
         ld1 = _sub(m, "lead")
         with ld1.If(p_valid):
-            ld1.d.comb += los.eq(Cat(*[_lowest(w_cm[NACC * b: NACC * (b + 1)] & pend) for b in range(BANKS)]))
-        pend1, dp1, inr1, ctl1 = _pass(ld1, pend, w_dp, w_inr, w_ctl)
-        idx = Signal(7 * BANKS, name=f"idx{h}")        # leader of each bank
+            ld1.d.comb += los.eq(Cat(*[_lowest(w_cm[NW * b: NW * (b + 1)] & v_pend) for b in range(BANKS)]))
+        pend1, dp1, inr1, ctl1 = _pass(ld1, v_pend, v_dp, v_inr, w_ctl)
+        idx = Signal(IB * BANKS, name=f"idx{h}")       # leader of each bank
         anyb = Signal(BANKS, name=f"anyb{h}")
-        lead = Signal(NACC, name=f"lead{h}")            # the leaders (an atomic pass serves only them)
+        lead = Signal(NW, name=f"lead{h}")              # the leaders (an atomic pass serves only them)
         ld2 = _sub(m, "leader")
-        lo = [los[NACC * b: NACC * (b + 1)] for b in range(BANKS)]
+        lo = [los[NW * b: NW * (b + 1)] for b in range(BANKS)]
         with ld2.If(p_valid):
             ld2.d.comb += [idx.eq(Cat(*[_encode(x) for x in lo])), anyb.eq(Cat(*[x.any() for x in lo])),
                            lead.eq(_tree_or(lo))]
         pend2, dp2, inr2, ctl2 = _pass(ld2, pend1, dp1, inr1, ctl1)
         ldw = Signal(DW * BANKS, name=f"ld{h}")         # leader's dword
-        widx, wany = Signal(7 * BANKS, name=f"widx{h}"), Signal(BANKS, name=f"wany{h}")
+        widx, wany = Signal(IB * BANKS, name=f"widx{h}"), Signal(BANKS, name=f"wany{h}")
         is_wr = (ctl2.cls == _Cls.STORE) | (ctl2.cls == _Cls.ATOMIC)
         ldx = _sub(m, "leader_addr")
         with ldx.If(p_valid):
-            ldx.d.comb += [ldw.eq(Cat(*[dp2.word_select(idx[7 * b: 7 * b + 7], DW) for b in range(BANKS)])),
+            ldx.d.comb += [ldw.eq(Cat(*[dp2.word_select(idx[IB * b: IB * (b + 1)], DW) for b in range(BANKS)])),
                            widx.eq(Mux(is_wr, idx, 0)), wany.eq(Mux(is_wr, anyb, 0))]
         pend3, dp3, inr3, ctl3, lead3 = _pass(ldx, pend2, dp2, inr2, ctl2, lead)
 
         # served: every pending access to its bank leader's dword (atomics: the leaders only)
-        served = Signal(NACC, name=f"served{h}")
+        served = Signal(NW, name=f"served{h}")
         sv = _sub(m, "serve")
-        same = Cat(*[dp3[DW * i: DW * (i + 1)] == ldw.word_select(dp3[DW * i: DW * i + bb], DW) for i in range(NACC)])
+        same = Cat(*[dp3[DW * i: DW * (i + 1)] == ldw.word_select(dp3[DW * i: DW * i + bb], DW) for i in range(NW)])
         with sv.If(p_valid):
             sv.d.comb += served.eq(Mux(ctl3.cls == _Cls.ATOMIC, lead3, same & pend3))
         pend4, dp4, inr4, ctl4 = _pass(sv, pend3, dp3, inr3, ctl3)
-        xsel = Signal(xw * NACC, name=f"xsel{h}")       # crossbar select: bank, window (0 data, 1/3 zero, 2 partial)
+        xsel = Signal(xw * NW, name=f"xsel{h}")         # crossbar select: bank, window (0 data, 1/3 zero, 2 partial)
         last = Signal(name=f"last{h}")
-        nserved = Signal(LANES, name=f"nserved{h}")     # served, for narrow stores only (see below)
+        nserved = Signal(WL, name=f"nserved{h}")        # served, for narrow stores only (see below)
         xs = _sub(m, "xsel")
+        # the instruction's last pass: nothing left in this window, nor in another
+        done = (pend4 & ~served) == 0
+        if NWIN > 1:
+            done &= ~Cat(*[wpend[k] & (win != k) for k in range(NWIN)]).any()
         with xs.If(p_valid):
             xs.d.comb += [xsel.eq(Cat(*[Cat(dp4[DW * i: DW * i + bb], inr4[2 * i] | ~served[i], inr4[2 * i + 1])
-                                        for i in range(NACC)])),
-                          last.eq((pend4 & ~served) == 0),
+                                        for i in range(NW)])),
+                          last.eq(done),
                           nserved.eq(Mux((ctl4.cls == _Cls.STORE) & (ctl4.narrow != 0),
-                                         Cat(*[served[4 * q + 3] for q in range(LANES)]), 0))]
+                                         Cat(*[served[4 * q + 3] for q in range(WL)]), 0))]
 
         # store data and atomic operands of each bank's leader
         b_wd, b_be = Signal(32 * BANKS, name=f"b_wd{h}"), Signal(4 * BANKS, name=f"b_be{h}")
         b_cmp, b_aval = Signal(32 * BANKS, name=f"b_cmp{h}"), Signal(BANKS, name=f"b_aval{h}")
         ws = _sub(m, "write_select")
-        wi = [widx[7 * b: 7 * b + 7] for b in range(BANKS)]
+        wi = [widx[IB * b: IB * (b + 1)] for b in range(BANKS)]
         with ws.If(p_valid):
-            ws.d.comb += [b_wd.eq(Cat(*[w_wd.word_select(i, 32) for i in wi])),
-                          b_be.eq(Cat(*[Mux(wany[b], w_be.word_select(wi[b], 4), 0) for b in range(BANKS)])),
-                          b_cmp.eq(Cat(*[w_wd.word_select(Cat(Const(2, 2), i[2:]), 32) for i in wi])),
-                          b_aval.eq(Cat(*[wany[b] & (w_inr.word_select(wi[b], 2) == 0) for b in range(BANKS)]))]
+            ws.d.comb += [b_wd.eq(Cat(*[v_wd.word_select(i, 32) for i in wi])),
+                          b_be.eq(Cat(*[Mux(wany[b], v_be.word_select(wi[b], 4), 0) for b in range(BANKS)])),
+                          b_cmp.eq(Cat(*[v_wd.word_select(Cat(Const(2, 2), i[2:]), 32) for i in wi])),
+                          b_aval.eq(Cat(*[wany[b] & (v_inr.word_select(wi[b], 2) == 0) for b in range(BANKS)]))]
 
         # narrow stores: bytes of one dword may come from several lanes; per byte, the last
-        # writer among the served lanes of the bank. Only slot 0 is in use: in REV order,
-        # lane 31 - q sits at access 4 q + 3, so these vectors hold bit q for lane 31 - q.
+        # writer among the served lanes of the bank. Only slot 0 is in use: in REV order, the
+        # window's lane WL - 1 - q sits at its access 4 q + 3, so these vectors hold bit q for it.
         narrow_st = (w_ctl.cls == _Cls.STORE) & (w_ctl.narrow != 0)
-        slot0 = [4 * q + 3 for q in range(LANES)]
-        n_cm, n_bep = Signal(BANKS * LANES, name=f"n_cm{h}"), Signal(4 * LANES, name=f"n_bep{h}")
-        n_wd = Signal(32 * LANES, name=f"n_wd{h}")    # byte y of every lane, then byte y + 1, ...
+        slot0 = [4 * q + 3 for q in range(WL)]
+        n_cm, n_bep = Signal(BANKS * WL, name=f"n_cm{h}"), Signal(4 * WL, name=f"n_bep{h}")
+        n_wd = Signal(32 * WL, name=f"n_wd{h}")       # byte y of every lane, then byte y + 1, ...
         ng = _sub(m, "narrow_gate")
         with ng.If(p_valid):
-            ng.d.comb += [n_cm.eq(Mux(narrow_st, Cat(*[w_cm[NACC * b + j] for b in range(BANKS) for j in slot0]), 0)),
-                          n_bep.eq(Mux(narrow_st, Cat(*[w_be[4 * j + y] for y in range(4) for j in slot0]), 0)),
-                          n_wd.eq(Mux(narrow_st, Cat(*[w_wd[32 * j + 8 * y: 32 * j + 8 * y + 8]
+            ng.d.comb += [n_cm.eq(Mux(narrow_st, Cat(*[w_cm[NW * b + j] for b in range(BANKS) for j in slot0]), 0)),
+                          n_bep.eq(Mux(narrow_st, Cat(*[v_be[4 * j + y] for y in range(4) for j in slot0]), 0)),
+                          n_wd.eq(Mux(narrow_st, Cat(*[v_wd[32 * j + 8 * y: 32 * j + 8 * y + 8]
                                                        for y in range(4) for j in slot0]), 0))]
-        n_win = Signal(4 * BANKS * LANES, name=f"n_win{h}")   # (bank, byte): the winning lane, one-hot
+        n_win = Signal(4 * BANKS * WL, name=f"n_win{h}")   # (bank, byte): the winning lane, one-hot
         nw = _sub(m, "narrow_win")
         with nw.If(p_valid):
-            nw.d.comb += n_win.eq(Cat(*[_lowest(n_cm[LANES * b: LANES * (b + 1)] & nserved &
-                                                n_bep[LANES * y: LANES * (y + 1)])
+            nw.d.comb += n_win.eq(Cat(*[_lowest(n_cm[WL * b: WL * (b + 1)] & nserved &
+                                                n_bep[WL * y: WL * (y + 1)])
                                         for b in range(BANKS) for y in range(4)]))
-        n_idx, n_bbe = Signal(5 * 4 * BANKS, name=f"n_idx{h}"), Signal(4 * BANKS, name=f"n_bbe{h}")
+        n_idx, n_bbe = Signal(LB * 4 * BANKS, name=f"n_idx{h}"), Signal(4 * BANKS, name=f"n_bbe{h}")
         ni = _sub(m, "narrow_index")
-        win = [n_win[LANES * k: LANES * (k + 1)] for k in range(4 * BANKS)]
+        wins = [n_win[WL * k: WL * (k + 1)] for k in range(4 * BANKS)]
         with ni.If(p_valid):
-            ni.d.comb += [n_idx.eq(Cat(*[_encode(w) for w in win])), n_bbe.eq(Cat(*[w.any() for w in win]))]
+            ni.d.comb += [n_idx.eq(Cat(*[_encode(w) for w in wins])), n_bbe.eq(Cat(*[w.any() for w in wins]))]
         n_bwd = Signal(32 * BANKS, name=f"n_bwd{h}")
         nd = _sub(m, "narrow_data")
         with nd.If(p_valid):
-            nd.d.comb += n_bwd.eq(Cat(*[n_wd[8 * LANES * (k % 4): 8 * LANES * (k % 4 + 1)]
-                                        .word_select(n_idx[5 * k: 5 * k + 5], 8) for k in range(4 * BANKS)]))
+            nd.d.comb += n_bwd.eq(Cat(*[n_wd[8 * WL * (k % 4): 8 * WL * (k % 4 + 1)]
+                                        .word_select(n_idx[LB * k: LB * (k + 1)], 8) for k in range(4 * BANKS)]))
 
         # ---- banks ------------------------------------------------------------------------------
         advance = Signal(name=f"advance{h}")
         r_valid, r_first, r_last = Signal(name=f"r_valid{h}"), Signal(name=f"r_first{h}"), Signal(name=f"r_last{h}")
         r_ctl, r_meta = Signal(_Ctl, name=f"r_ctl{h}"), Signal(Meta, name=f"r_meta{h}")
-        r_xsel, r_row = Signal(xw * NACC, name=f"r_xsel{h}"), Signal(rb * BANKS, name=f"r_row{h}")
+        r_xsel, r_row = Signal(xw * NW, name=f"r_xsel{h}"), Signal(rb * BANKS, name=f"r_row{h}")
         r_wd, r_be = Signal(32 * BANKS, name=f"r_wd{h}"), Signal(4 * BANKS, name=f"r_be{h}")
         r_cmp, r_aval = Signal(32 * BANKS, name=f"r_cmp{h}"), Signal(BANKS, name=f"r_aval{h}")
         rd = Signal(32 * BANKS, name=f"rd{h}")           # RAM outputs (stage R)
@@ -507,8 +539,8 @@ class _Pipe(Elaboratable):
         # ---- X: RAM outputs registered; crossbar to the accesses ---------------------------------
         x_valid, x_first, x_last = Signal(name=f"x_valid{h}"), Signal(name=f"x_first{h}"), Signal(name=f"x_last{h}")
         x_ctl, x_meta = Signal(_Ctl, name=f"x_ctl{h}"), Signal(Meta, name=f"x_meta{h}")
-        x_xsel, x_rd = Signal(xw * NACC, name=f"x_xsel{h}"), Signal(32 * BANKS, name=f"x_rd{h}")
-        xb = Signal(32 * NACC, name=f"xb{h}")
+        x_xsel, x_rd = Signal(xw * NW, name=f"x_xsel{h}"), Signal(32 * BANKS, name=f"x_rd{h}")
+        xb = Signal(32 * NW, name=f"xb{h}")
         wmask = Signal(4 * 32, name=f"wmask{h}")   # by window: all bytes, none, the window's last bytes, none
         _sub(m, "windows").d.comb += wmask.eq(Cat(Const(0xFFFF_FFFF, 32), Const(0, 32),
                                                   *[Mux(x_meta.em[k], Const(0xFF, 8), 0) for k in range(4)],
@@ -516,7 +548,14 @@ class _Pipe(Elaboratable):
         xbar = _sub(m, "crossbar")
         with xbar.If(x_valid):
             xbar.d.comb += xb.eq(Cat(*[x_rd.word_select(x_xsel[xw * i: xw * i + bb], 32) &
-                                       wmask.word_select(x_xsel[xw * i + bb: xw * (i + 1)], 32) for i in range(NACC)]))
+                                       wmask.word_select(x_xsel[xw * i + bb: xw * (i + 1)], 32) for i in range(NW)]))
+        if NWIN > 1:    # the window's results at its place among the instruction's accesses
+            r_win, x_win = Signal(range(NWIN), name=f"r_win{h}"), Signal(range(NWIN), name=f"x_win{h}")
+            placed = Signal(32 * NACC, name=f"xp{h}")
+            with xbar.If(x_valid):
+                xbar.d.comb += placed.eq(Cat(*[Mux(x_win == k, xb, 0) for k in range(NWIN)]))
+        else:
+            placed = xb
 
         # ---- A: the result and its response beats -----------------------------------------------
         a_valid, a_done = Signal(name=f"a_valid{h}"), Signal(name=f"a_done{h}")
@@ -559,20 +598,26 @@ class _Pipe(Elaboratable):
             with m.If(r_valid):
                 m.d.sync += [x_first.eq(r_first), x_last.eq(r_last), x_ctl.eq(r_ctl), x_meta.eq(r_meta),
                              x_xsel.eq(r_xsel), x_rd.eq(rd)]
+                if NWIN > 1:
+                    m.d.sync += x_win.eq(r_win)
             with m.If(p_valid):
                 m.d.sync += [r_first.eq(p_first), r_last.eq(last), r_ctl.eq(w_ctl), r_meta.eq(w_meta),
                              r_xsel.eq(xsel), r_wd.eq(Mux(narrow_st, n_bwd, b_wd)),
                              r_be.eq(Mux(narrow_st, n_bbe, b_be)), r_cmp.eq(b_cmp), r_aval.eq(b_aval)]
                 with m.If((w_ctl.cls == _Cls.STORE) | (w_ctl.cls == _Cls.ATOMIC)):   # write addresses
                     m.d.sync += r_row.eq(Cat(*[ldw[DW * b + bb: DW * b + bb + rb] for b in range(BANKS)]))
-                m.d.sync += [pend.eq(pend4 & ~served), p_first.eq(0)]
+                if NWIN > 1:
+                    m.d.sync += [pend.eq(pend & ~Cat(*[Mux(win == k, served, 0) for k in range(NWIN)])), r_win.eq(win)]
+                else:
+                    m.d.sync += pend.eq(pend4 & ~served)
+                m.d.sync += p_first.eq(0)
                 with m.If(last):
                     m.d.sync += p_valid.eq(0)
             with m.If(x_valid):
                 with m.If(x_first):
-                    m.d.sync += [acc.eq(xb), a_valid.eq(1), a_ctl.eq(x_ctl), a_meta.eq(x_meta), a_beat.eq(0)]
+                    m.d.sync += [acc.eq(placed), a_valid.eq(1), a_ctl.eq(x_ctl), a_meta.eq(x_meta), a_beat.eq(0)]
                 with m.Else():
-                    m.d.sync += acc.eq(acc | xb)
+                    m.d.sync += acc.eq(acc | placed)
                 m.d.sync += a_done.eq(x_last)
 
         with m.If(self.take):

@@ -68,13 +68,30 @@ def _to_dwords(raw: np.ndarray, signed_bytes: tuple[int, bool] | None) -> np.nda
     return val.reshape(-1, 1)
 
 
-def lds_conflict_cycles(dword_addrs: np.ndarray, banks: int = LDS_BANKS) -> int:
+def lds_conflict_cycles(dword_addrs: np.ndarray, banks: int = LDS_BANKS, windows=None) -> int:
     """Cycles an LDS access takes: the most distinct dwords that fall in one of ``banks`` banks
-    (broadcast is free)."""
+    (broadcast is free). ``windows``: each dword's scheduling window (same shape, or
+    broadcastable), for an LDS that resolves conflicts one window after the other
+    (``DCUConfig.lds_window_lanes``); the cost is then the sum of the windows' costs."""
+    dword_addrs = np.asarray(dword_addrs)
     if dword_addrs.size == 0:
         return 0
+    if windows is not None:
+        win = np.broadcast_to(np.asarray(windows), dword_addrs.shape).ravel()
+        return sum(lds_conflict_cycles(dword_addrs.ravel()[win == k], banks) for k in np.unique(win))
     uniq = np.unique(dword_addrs)
     return int(np.bincount(uniq % banks, minlength=banks).max())
+
+
+def lds_windows(lanes: np.ndarray, window_lanes: int, address: int | None = None) -> np.ndarray:
+    """The scheduling window of each lane's accesses: ``lane // window_lanes``, except for the
+    two addresses of a 2addr store (``address`` 0 or 1), which the LDS writes in the ISA's
+    order, every lane's first address before any second one: windows of ``2 * window_lanes``
+    lanes of one address (the whole instruction at 32 lanes)."""
+    lanes = np.asarray(lanes)
+    if address is None:
+        return (lanes // window_lanes)[:, None]
+    return ((64 * address + 2 * lanes) // (4 * window_lanes))[:, None]
 
 
 def lines_touched(byte_addrs: np.ndarray, size: int, lanes: np.ndarray | None = None,
@@ -211,7 +228,8 @@ def build_ds(inst: Inst):
             vals = _to_dwords(raw, narrow)
             for i in range(ndw):
                 w.v[d + i][m] = vals[:, i]
-            ctx.record(w, "dscnt", ds_cycles=lds_conflict_cycles(dws, ctx.lds_banks))
+            win = lds_windows(LANE_IDS[m], ctx.lds_window_lanes)
+            ctx.record(w, "dscnt", ds_cycles=lds_conflict_cycles(dws, ctx.lds_banks, win))
         return h
     if rest.startswith("store_"):
         nbytes = _size_of(rest[6:])
@@ -222,7 +240,8 @@ def build_ds(inst: Inst):
             addrs = _ds_lane_addrs(w, inst)[m] + off16
             data = np.stack([w.v[src + i][m] for i in range(ndw)], axis=1).astype("<u4").view(U8)[:, :nbytes]
             dws = ctx.lds_write(addrs, data)
-            ctx.record(w, "dscnt", ds_cycles=lds_conflict_cycles(dws, ctx.lds_banks))
+            win = lds_windows(LANE_IDS[m], ctx.lds_window_lanes)
+            ctx.record(w, "dscnt", ds_cycles=lds_conflict_cycles(dws, ctx.lds_banks, win))
         return h
     key = rest
     returns = "_rtn_" in rest or rest.startswith("storexchg_rtn")
@@ -244,7 +263,8 @@ def build_ds(inst: Inst):
             old[lane] = cur
         if returns:
             w.vwrite(d, old, mask=m)
-        ctx.record(w, "dscnt", ds_cycles=lds_conflict_cycles(addrs // 4, ctx.lds_banks))
+        ctx.record(w, "dscnt", ds_cycles=lds_conflict_cycles(addrs // 4, ctx.lds_banks,
+                                                             lds_windows(lanes, ctx.lds_window_lanes)[:, 0]))
     return h
 
 
@@ -265,7 +285,9 @@ def _build_ds_2addr(inst: Inst):
             vals = np.concatenate([raw0.view("<u4"), raw1.view("<u4")], axis=1)
             for i in range(2 * ndw):
                 w.v[d + i][m] = vals[:, i]
-            ctx.record(w, "dscnt", ds_cycles=lds_conflict_cycles(np.concatenate([dw0, dw1]), ctx.lds_banks))
+            win = lds_windows(LANE_IDS[m], ctx.lds_window_lanes)
+            ctx.record(w, "dscnt", ds_cycles=lds_conflict_cycles(np.concatenate([dw0, dw1], axis=1), ctx.lds_banks,
+                                                                 win))
         return h
     if "storexchg" in name:
         raise ModelError(f"{name} is decoded but not implemented by the model")
@@ -278,7 +300,9 @@ def _build_ds_2addr(inst: Inst):
         d1 = np.stack([w.v[s1 + i][m] for i in range(ndw)], axis=1).astype("<u4").view(U8)
         dw0 = ctx.lds_write(base + o0, d0)
         dw1 = ctx.lds_write(base + o1, d1)
-        ctx.record(w, "dscnt", ds_cycles=lds_conflict_cycles(np.concatenate([dw0, dw1]), ctx.lds_banks))
+        lanes, wl = LANE_IDS[m], ctx.lds_window_lanes
+        win = np.concatenate([np.broadcast_to(lds_windows(lanes, wl, a), d.shape) for a, d in ((0, dw0), (1, dw1))])
+        ctx.record(w, "dscnt", ds_cycles=lds_conflict_cycles(np.concatenate([dw0, dw1]), ctx.lds_banks, win))
     return h
 
 

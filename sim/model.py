@@ -86,10 +86,16 @@ def wave_inits(d: Dispatch, wg_id) -> list[dict]:
     return inits
 
 
+def _lane_dwords(addrs: np.ndarray, nbytes: int) -> np.ndarray:
+    """The dwords each lane's LDS access of ``nbytes`` at ``addrs`` touches: (lanes, dwords)."""
+    return (addrs[:, None] + np.arange(0, max(nbytes, 4), 4)[None, :]) // 4
+
+
 class _Workgroup:
     """Execution context handed to instruction handlers: memory, LDS, barrier, recording."""
 
     lds_banks = LDS_BANKS    # the banks the LDS conflict statistic (``ds_cycles``) counts
+    lds_window_lanes = LANES  # ... and the lanes it schedules together (DCUConfig.lds_window_lanes)
     coalesce_lanes = LANES   # the lanes merged per line request the ``lines`` statistic counts
 
     def __init__(self, model: "Model", wg_id, lds_bytes: int):
@@ -121,7 +127,7 @@ class _Workgroup:
         idx = addrs[:, None] + np.arange(nbytes)[None, :]
         inside = idx < size
         raw = np.where(inside, self.lds[np.where(inside, idx, 0)] if size else 0, 0).astype(np.uint8)
-        return raw, np.unique(idx[:, ::4] // 4) if nbytes >= 4 else np.unique(addrs // 4)
+        return raw, _lane_dwords(addrs, nbytes)
 
     def lds_write(self, addrs: np.ndarray, data: np.ndarray) -> np.ndarray:
         nbytes = data.shape[1]
@@ -130,8 +136,7 @@ class _Workgroup:
             for k in range(nbytes):
                 if 0 <= a + k < size:
                     self.lds[a + k] = row[k]
-        idx = addrs[:, None] + np.arange(0, max(nbytes, 4), 4)[None, :]
-        return np.unique(idx // 4) if nbytes >= 4 else np.unique(addrs // 4)
+        return _lane_dwords(addrs, nbytes)
 
     def lds_load_dword(self, a: int) -> int:
         if 0 <= a and a + 4 <= self.lds.size:

@@ -25,6 +25,7 @@ def test_preset_names_and_sizes():
     assert [c.l0_bytes for c in (d, t, r, f)] == [4096, 2048, 16384, 2048]
     assert all(c.l0_ways == 4 and c.l0_line == 128 for c in (d, t, r, f))
     assert [c.lds_banks for c in (d, t, r, f)] == [32, 32, 32, 4]
+    assert [c.lds_window_lanes for c in (d, t, r, f)] == [32, 32, 32, 4]
     assert [c.coalesce_lanes for c in (d, t, r, f)] == [32, 32, 32, 8]
     assert all(c.vgpr_granule == 8 and c.sgprs_per_wave == 106 for c in (d, t, r, f))
     assert all(c.scalar_cache_line == 64 and c.icache_line == 64 for c in (d, t, r, f))
@@ -72,6 +73,9 @@ def test_config_is_frozen_and_replace_validates():
     for bad in (16, 48, 128):   # a fetch is an aligned part of a cache line (32: the smallest tested)
         with pytest.raises(ConfigError, match="fetch_bytes must be a power of two from 32 to icache_line"):
             d.replace(fetch_bytes=bad)
+    for bad in (2, 6, 64):      # windows of whole lanes' accesses, 4 lanes (16 accesses) at least
+        with pytest.raises(ConfigError, match="lds_window_lanes must be a power of two from 4 to 32"):
+            d.replace(lds_window_lanes=bad)
     with pytest.raises(ConfigError, match="must be an int"):
         d.replace(wave_slots=2.5)
     with pytest.raises(ConfigError, match="> 0"):

@@ -64,9 +64,10 @@ class Req:
 class _Window(_Workgroup):
     """The model's LDS access rules on the window ``[base, base + size)`` of the physical image."""
 
-    def __init__(self, image, base, size, banks):   # only the LDS of a workgroup: no model, no waves
+    def __init__(self, image, base, size, banks, window_lanes):   # only the LDS of a workgroup: no model, no waves
         self.lds = image[base: base + size]   # a view: the model's writes land in the image
         self.lds_banks = banks                # the cost counts the LDS's banks
+        self.lds_window_lanes = window_lanes  # ... per window of this many lanes
         self.ds_cycles = None
 
     def record(self, w, counter, lines=None, ds_cycles=None):
@@ -84,26 +85,31 @@ def _elem_stride(op: str) -> int:
     return (8 if op.endswith("b64") else 4) * (64 if "stride64" in op else 1)
 
 
-def _dwords(r: Req) -> np.ndarray:
-    """Logical dwords an instruction touches (its active lanes), for the atomic cost."""
-    lanes = [n for n in range(LANES) if r.exec >> n & 1]
+def _dwords(r: Req, lanes) -> np.ndarray:
+    """Logical dwords the instruction's ``lanes`` touch, for the atomic cost."""
     if "2addr" in r.op:
         st = _elem_stride(r.op)
         return np.array([(r.addr[n] + o * st) // 4 for n in lanes for o in (r.offset0, r.offset1)], np.int64)
     return np.array([(r.addr[n] + (r.offset0 | r.offset1 << 8)) // 4 for n in lanes], np.int64)
 
 
-def _atomic_cost(r: Req, banks: int) -> int:
-    """An atomic's bank passes: its accesses in its busiest bank (lanes are serialised per bank)."""
-    return int(np.bincount(_dwords(r) % banks, minlength=banks).max()) if r.exec else 0
+def _atomic_cost(r: Req, banks: int, window_lanes: int) -> int:
+    """An atomic's bank passes: per window of ``window_lanes`` lanes, its accesses in its
+    busiest bank (lanes are serialised per bank)."""
+    cost = 0
+    for w0 in range(0, LANES, window_lanes):
+        lanes = [n for n in range(w0, w0 + window_lanes) if r.exec >> n & 1]
+        if lanes:
+            cost += int(np.bincount(_dwords(r, lanes) % banks, minlength=banks).max())
+    return cost
 
 
-def model_exec(r: Req, image: np.ndarray, base: int, size: int, banks: int = 32):
+def model_exec(r: Req, image: np.ndarray, base: int, size: int, banks: int = 32, window_lanes: int = 32):
     """Execute ``r`` on ``image`` with the model; -> (registers [(vdst, 32 lane values)], cost in
-    bank passes of an LDS with ``banks`` banks per half)."""
-    win = _Window(image, base, size, banks)
+    bank passes of an LDS with ``banks`` banks per half, scheduling ``window_lanes`` at a time)."""
+    win = _Window(image, base, size, banks, window_lanes)
     if r.op.startswith("ds_storexchg_2addr"):
-        return _xchg2(r, win), _atomic_cost(r, banks)
+        return _xchg2(r, win), _atomic_cost(r, banks, window_lanes)
     info = by_name(r.op)
     f = {"addr": 0, "data0": 4, "data1": 8, "vdst": 16, "offset0": r.offset0, "offset1": r.offset1}
     inst = Inst(info=info, fmt=info.fmt, pc=0, words=(0,), size=8, literal=None, f=f)
@@ -115,7 +121,7 @@ def model_exec(r: Req, image: np.ndarray, base: int, size: int, banks: int = 32)
     for reg, v in zip(regs, dw):
         w.v[reg] = v
     build_ds(inst)(w, win)
-    cost = _atomic_cost(r, banks) if r.atomic else win.ds_cycles
+    cost = _atomic_cost(r, banks, window_lanes) if r.atomic else win.ds_cycles
     return [(r.vdst + j, w.v[16 + j].copy()) for j in range(_nregs(r.op))], cost
 
 
@@ -145,14 +151,14 @@ _SIMS: dict = {}
 
 
 def _simulator(cfg):
-    """One LDS and its simulator per preset, shared by the tests: building the simulator takes
-    longer than most tests run. Each run resets it and installs its own testbench."""
-    if cfg.name not in _SIMS:
+    """One LDS and its simulator per configuration, shared by the tests: building the simulator
+    takes longer than most tests run. Each run resets it and installs its own testbench."""
+    if cfg not in _SIMS:
         dut = LDS(cfg)
         sim = Simulator(dut)
         sim.add_clock(1e-6)
-        _SIMS[cfg.name] = (dut, sim, {})
-    return _SIMS[cfg.name]
+        _SIMS[cfg] = (dut, sim, {})
+    return _SIMS[cfg]
 
 
 class Bench:
@@ -277,7 +283,7 @@ class Bench:
         expect, cost_by_half = {}, [0, 0]
         for _, r in sorted(self.accepted, key=lambda x: x[0]):
             base, size = self.windows[(r.simd, r.wave)]
-            regs, cost = model_exec(r, image, base, size, self.cfg.lds_banks)
+            regs, cost = model_exec(r, image, base, size, self.cfg.lds_banks, self.cfg.lds_window_lanes)
             expect[(r.simd, r.wave, r.seq)] = (r, regs, cost)
             cost_by_half[self.half_of(r)] += cost
             if id(r) in self.costs:
@@ -398,7 +404,7 @@ def _conflict_patterns(rng, n_random):
 def _run_conflicts(n_random, seed, cfg=CFG):
     rng = random.Random(seed)
     b = Bench(cfg, seed=seed)
-    H, banks = cfg.lds_bytes_per_half, cfg.lds_banks
+    H, banks, wl = cfg.lds_bytes_per_half, cfg.lds_banks, cfg.lds_window_lanes
     b.window(0, 0, 0, H)
     b.window(2, 1, H, H)
     reqs = []
@@ -414,14 +420,15 @@ def _run_conflicts(n_random, seed, cfg=CFG):
     assert sum(b.counters["conflict_cycles"]) == conflicts
     assert b.counters["accesses"] == [sum(1 for r in reqs if r.simd == 0), sum(1 for r in reqs if r.simd == 2)]
     for r in reqs:                    # the model's cost function on the dwords the lanes touch
-        active = np.array([a // 4 for n, a in enumerate(r.addr) if r.exec >> n & 1], np.int64)
-        assert b.costs[id(r)] == lds_conflict_cycles(active, banks), (r.addr, r.exec)
+        lanes = np.array([n for n in range(LANES) if r.exec >> n & 1], np.int64)
+        active = np.array([r.addr[n] // 4 for n in lanes], np.int64)
+        assert b.costs[id(r)] == lds_conflict_cycles(active, banks, lanes // wl), (r.addr, r.exec)
     for r in reqs[:65]:               # the stride rule of BRIEF section 4: gcd(S, 32) passes at 32 banks
         stride = (r.addr[1] - r.addr[0]) % H // 4
-        if len(set(r.addr)) == LANES:     # 32 distinct dwords: 32 / (banks / gcd(S, banks)) per bank
+        if len(set(r.addr)) == LANES and wl % banks == 0:   # 32 / (banks / gcd(S, banks)) per bank
             assert b.costs[id(r)] == LANES * math.gcd(stride, banks) // banks
-        elif not stride:
-            assert b.costs[id(r)] == 1
+        elif not stride:              # a broadcast: one pass per window
+            assert b.costs[id(r)] == LANES // wl
 
 
 @pytest.mark.parametrize("preset", ["default", "fpga"])
@@ -521,6 +528,44 @@ def test_atomics_from_many_lanes_waves_and_simds(preset):
 @pytest.mark.slow
 def test_atomics_long():
     _atomics(SEED + 5, 1000, hot=[0, 4, 8, 128, 132, 256, 1020, 2044])
+
+
+# windowed scheduling (DCUConfig.lds_window_lanes): the fpga preset's 4 lanes with 4 banks, 8
+# lanes with 4 banks, and 4 lanes with 32 banks (the generic bank decode)
+WINDOWED = {"fpga": get_config("fpga"), "fpga_w8": get_config("fpga").replace(name="fpga_w8", lds_window_lanes=8),
+            "default_w4": CFG.replace(name="default_w4", lds_window_lanes=4)}
+
+
+@pytest.mark.parametrize("name", list(WINDOWED))
+def test_windows_keep_the_write_order(name):
+    """Lanes of different windows that write the same bytes: the last lane wins (windows go in
+    lane order), and a 2addr store writes every lane's first address before any second one;
+    a broadcast load costs a pass per window."""
+    cfg = WINDOWED[name]
+    wl = cfg.lds_window_lanes
+    b = Bench(cfg, seed=SEED + 12)
+    b.window(0, 0, 0, 2048)
+    data = [[0x1000 * n + 1, 0x1000 * n + 2, 0x1000 * n + 3, 0x1000 * n + 4] for n in range(LANES)]
+    reqs = [Req("ds_store_b32", 0, 0, [64] * LANES, data),
+            Req("ds_store_b8", 0, 0, [128 + n % 6 for n in range(LANES)], data, seq=1),
+            Req("ds_store_b16", 0, 0, [192 + 2 * (n % 5) for n in range(LANES)], data, seq=2),
+            # lane n's second address is lane n + 4's first (offset1 = 4 elements)
+            Req("ds_store_2addr_b32", 0, 0, [256 + 4 * n for n in range(LANES)], data, offset1=4, seq=3),
+            Req("ds_store_2addr_b64", 0, 0, [512 + 8 * n for n in range(LANES)], data, offset1=5, seq=4),
+            Req("ds_store_b64", 0, 0, [1024 + 8 * (n % 3) for n in range(LANES)], data, seq=5),
+            Req("ds_load_b32", 0, 0, [64] * LANES, data, vdst=10, seq=6),
+            Req("ds_load_b128", 0, 0, [256 + 16 * (n % 7) for n in range(LANES)], data, vdst=11, seq=7)]
+    b.run(_queues(reqs), sequential=True, max_cycles=4000).check()
+    assert b.costs[id(reqs[0])] == LANES // wl        # one dword: a pass per window
+    assert b.costs[id(reqs[6])] == LANES // wl
+
+
+@pytest.mark.parametrize("name", list(WINDOWED))
+def test_windowed_random_accesses(name):
+    """Random loads, stores and atomics against the model, with its windowed cost."""
+    cfg = WINDOWED[name]
+    _mixed(SEED + 13, 80, LOADS + STORES, ready=0.7, cfg=cfg)
+    _atomics(SEED + 14, 50, hot=[0, 4, 128, 132, 256, 1020], cfg=cfg)
 
 
 def test_atomic_lane_order_and_returns():
@@ -632,7 +677,7 @@ def test_errors_are_reported():
     assert (e.valid, e.cause, e.simd, e.wave, e.addr) == (1, LdsErrorCause.BAD_ALLOC, 2, 1, 1024)
 
 
-@pytest.mark.parametrize("preset", ["default", pytest.param("rdna1", marks=pytest.mark.slow)])
+@pytest.mark.parametrize("preset", ["default", "fpga", pytest.param("rdna1", marks=pytest.mark.slow)])
 def test_verilog_lint(preset, tmp_path):
     """Conversion to Verilog and Verilator lint (about 45 s: the 128-access selections are wide)."""
     convert_and_lint(LDS(get_config(preset)), f"lds_{preset}", tmp_path)
