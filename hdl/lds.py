@@ -4,10 +4,13 @@ every preset but ``fpga``, which has 4 (docs/memory.md, "LDS").
 Each half is a pipe that serves one instruction at a time from the SIMDs' ``lds_req`` ports.
 An instruction is a set of up to 128 lane-dword accesses (access ``4 * lane + slot``: a
 b128 load touches four dwords per lane, a 2addr b64 form two dwords at each of two
-addresses). A bank pass serves, in every bank, one dword address: the one of the first
-pending access in that bank, together with every other pending access to the same dword
-(broadcast). So an instruction takes as many passes as the largest number of distinct
-dwords that fall in one bank, the cost ``sim.memory_ops.lds_conflict_cycles`` gives.
+addresses); only the accesses with a byte inside the wave's window occupy a bank. The
+passes serve the accesses of ``config.lds_window_lanes`` lanes at a time (the whole wave but
+on ``fpga``), windows in lane order. A bank pass serves, in every bank, one dword address:
+the one of the window's first pending access in that bank, together with every other
+pending access of the window to the same dword (broadcast). So each window takes as many
+passes as the largest number of its distinct dwords that fall in one bank, the cost
+``sim.memory_ops.lds_conflict_cycles`` gives.
 Atomics serve one lane per bank and pass, in lane order, so lanes that hit the same dword
 see each other's results as the ISA's lane-serial semantics say.
 
@@ -33,8 +36,6 @@ __all__ = ["LDS", "LdsAlloc", "LdsError", "LdsErrorCause", "IMPLEMENTED"]
 
 SLOTS = 4                 # dwords one lane of an instruction can touch
 NACC = LANES * SLOTS      # accesses of one instruction; access 4 * lane + slot
-AW = 33                   # lane byte address + instruction offset
-DW = 33                   # physical dword address (logical dword + allocation base)
 SIMDS = 4
 
 
@@ -283,6 +284,9 @@ class _Pipe(Elaboratable):
         cfg, h, rb = self.config, self.half, self.rb
         BANKS, bb = self.nbanks, self.bb
         xw = bb + 2                                   # crossbar select: bank, window code
+        # a pending access's physical dword (logical dword + allocation base): only accesses
+        # with a byte inside the wave's window occupy a bank, and the window is inside the LDS
+        DW = bb + rb + 1
         WL = cfg.lds_window_lanes                     # lanes scheduled together
         NW = SLOTS * WL                               # ... their accesses (positions of the ordered array)
         NWIN = NACC // NW
@@ -363,7 +367,8 @@ class _Pipe(Elaboratable):
                 be.append(rm & lane(bm, 4, n) if s == 0 else rm)
                 wd.append(lane(wd0, 32, n) if s == 0 else lane(q2.data, 32, SLOTS * n + s))
                 in_half = ~pair2 | (d[bb + rb] == h)          # a window across both halves: split by half
-                val.append(q2.exec[n] & ctl2.smask[s] & in_half)
+                inside = where[1] | (where[0] & (size2[:2] != 0))   # a byte of the dword is in the window
+                val.append(q2.exec[n] & ctl2.smask[s] & in_half & inside)
         with ac.If(self.take):
             ac.d.comb += [dp_c.eq(Cat(*dp)), inr_c.eq(Cat(*inr)), be_c.eq(Cat(*be)), wd_c.eq(Cat(*wd)),
                           val_c.eq(Cat(*val))]

@@ -94,6 +94,15 @@ def lds_windows(lanes: np.ndarray, window_lanes: int, address: int | None = None
     return ((64 * address + 2 * lanes) // (4 * window_lanes))[:, None]
 
 
+def _ds_cycles(ctx, dwords: np.ndarray, windows: np.ndarray) -> int:
+    """The ``ds_cycles`` statistic of an LDS instruction: ``lds_conflict_cycles`` of the dwords
+    with a byte inside the workgroup's allocation (others occupy no bank), per window."""
+    dwords = np.asarray(dwords)
+    windows = np.broadcast_to(np.asarray(windows), dwords.shape)
+    inside = 4 * dwords < ctx.lds.size
+    return lds_conflict_cycles(dwords[inside], ctx.lds_banks, windows[inside])
+
+
 def lines_touched(byte_addrs: np.ndarray, size: int, lanes: np.ndarray | None = None,
                   group: int = LANES) -> int:
     """Line requests of a coalescer that merges ``group`` lanes: the distinct 128-byte lines
@@ -228,8 +237,7 @@ def build_ds(inst: Inst):
             vals = _to_dwords(raw, narrow)
             for i in range(ndw):
                 w.v[d + i][m] = vals[:, i]
-            win = lds_windows(LANE_IDS[m], ctx.lds_window_lanes)
-            ctx.record(w, "dscnt", ds_cycles=lds_conflict_cycles(dws, ctx.lds_banks, win))
+            ctx.record(w, "dscnt", ds_cycles=_ds_cycles(ctx, dws, lds_windows(LANE_IDS[m], ctx.lds_window_lanes)))
         return h
     if rest.startswith("store_"):
         nbytes = _size_of(rest[6:])
@@ -240,8 +248,7 @@ def build_ds(inst: Inst):
             addrs = _ds_lane_addrs(w, inst)[m] + off16
             data = np.stack([w.v[src + i][m] for i in range(ndw)], axis=1).astype("<u4").view(U8)[:, :nbytes]
             dws = ctx.lds_write(addrs, data)
-            win = lds_windows(LANE_IDS[m], ctx.lds_window_lanes)
-            ctx.record(w, "dscnt", ds_cycles=lds_conflict_cycles(dws, ctx.lds_banks, win))
+            ctx.record(w, "dscnt", ds_cycles=_ds_cycles(ctx, dws, lds_windows(LANE_IDS[m], ctx.lds_window_lanes)))
         return h
     key = rest
     returns = "_rtn_" in rest or rest.startswith("storexchg_rtn")
@@ -263,8 +270,7 @@ def build_ds(inst: Inst):
             old[lane] = cur
         if returns:
             w.vwrite(d, old, mask=m)
-        ctx.record(w, "dscnt", ds_cycles=lds_conflict_cycles(addrs // 4, ctx.lds_banks,
-                                                             lds_windows(lanes, ctx.lds_window_lanes)[:, 0]))
+        ctx.record(w, "dscnt", ds_cycles=_ds_cycles(ctx, addrs // 4, lds_windows(lanes, ctx.lds_window_lanes)[:, 0]))
     return h
 
 
@@ -286,8 +292,7 @@ def _build_ds_2addr(inst: Inst):
             for i in range(2 * ndw):
                 w.v[d + i][m] = vals[:, i]
             win = lds_windows(LANE_IDS[m], ctx.lds_window_lanes)
-            ctx.record(w, "dscnt", ds_cycles=lds_conflict_cycles(np.concatenate([dw0, dw1], axis=1), ctx.lds_banks,
-                                                                 win))
+            ctx.record(w, "dscnt", ds_cycles=_ds_cycles(ctx, np.concatenate([dw0, dw1], axis=1), win))
         return h
     if "storexchg" in name:
         raise ModelError(f"{name} is decoded but not implemented by the model")
@@ -302,7 +307,7 @@ def _build_ds_2addr(inst: Inst):
         dw1 = ctx.lds_write(base + o1, d1)
         lanes, wl = LANE_IDS[m], ctx.lds_window_lanes
         win = np.concatenate([np.broadcast_to(lds_windows(lanes, wl, a), d.shape) for a, d in ((0, dw0), (1, dw1))])
-        ctx.record(w, "dscnt", ds_cycles=lds_conflict_cycles(np.concatenate([dw0, dw1]), ctx.lds_banks, win))
+        ctx.record(w, "dscnt", ds_cycles=_ds_cycles(ctx, np.concatenate([dw0, dw1]), win))
     return h
 
 

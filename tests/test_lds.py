@@ -93,14 +93,16 @@ def _dwords(r: Req, lanes) -> np.ndarray:
     return np.array([(r.addr[n] + (r.offset0 | r.offset1 << 8)) // 4 for n in lanes], np.int64)
 
 
-def _atomic_cost(r: Req, banks: int, window_lanes: int) -> int:
+def _atomic_cost(r: Req, banks: int, window_lanes: int, size: int) -> int:
     """An atomic's bank passes: per window of ``window_lanes`` lanes, its accesses in its
-    busiest bank (lanes are serialised per bank)."""
+    busiest bank (lanes are serialised per bank); dwords past the wave's ``size`` bytes
+    occupy no bank."""
     cost = 0
     for w0 in range(0, LANES, window_lanes):
-        lanes = [n for n in range(w0, w0 + window_lanes) if r.exec >> n & 1]
-        if lanes:
-            cost += int(np.bincount(_dwords(r, lanes) % banks, minlength=banks).max())
+        dws = _dwords(r, [n for n in range(w0, w0 + window_lanes) if r.exec >> n & 1])
+        dws = dws[4 * dws < size]
+        if dws.size:
+            cost += int(np.bincount(dws % banks, minlength=banks).max())
     return cost
 
 
@@ -109,7 +111,7 @@ def model_exec(r: Req, image: np.ndarray, base: int, size: int, banks: int = 32,
     bank passes of an LDS with ``banks`` banks per half, scheduling ``window_lanes`` at a time)."""
     win = _Window(image, base, size, banks, window_lanes)
     if r.op.startswith("ds_storexchg_2addr"):
-        return _xchg2(r, win), _atomic_cost(r, banks, window_lanes)
+        return _xchg2(r, win), _atomic_cost(r, banks, window_lanes, size)
     info = by_name(r.op)
     f = {"addr": 0, "data0": 4, "data1": 8, "vdst": 16, "offset0": r.offset0, "offset1": r.offset1}
     inst = Inst(info=info, fmt=info.fmt, pc=0, words=(0,), size=8, literal=None, f=f)
@@ -121,7 +123,7 @@ def model_exec(r: Req, image: np.ndarray, base: int, size: int, banks: int = 32,
     for reg, v in zip(regs, dw):
         w.v[reg] = v
     build_ds(inst)(w, win)
-    cost = _atomic_cost(r, banks, window_lanes) if r.atomic else win.ds_cycles
+    cost = _atomic_cost(r, banks, window_lanes, size) if r.atomic else win.ds_cycles
     return [(r.vdst + j, w.v[16 + j].copy()) for j in range(_nregs(r.op))], cost
 
 
