@@ -15,7 +15,8 @@ Atomics serve one lane per bank and pass, in lane order, so lanes that hit the s
 see each other's results as the ISA's lane-serial semantics say.
 
 Pipe stages (one cycle each, stalled together when the result register is still busy):
-P, the bank pass (leader selection, RAM read addresses); R, the RAM outputs (stores and
+P, the bank pass (the window's accesses built from the registered lanes, leader selection,
+RAM read addresses); R, the RAM outputs (stores and
 atomics write here, atomics through the ALU beside each bank); X, the RAM outputs
 registered ahead of the bank to 128-access crossbar; A, the result registers that send
 one response beat per destination register.
@@ -69,11 +70,11 @@ class _Cls(enum.Enum, shape=2):
     ATOMIC = 3
 
 
-class _Order(enum.Enum, shape=2):
-    """The order of the accesses the leader selection sees (the first pending one leads)."""
+class _Order(enum.Enum, shape=1):
+    """The order of a window's accesses the leader selection sees (the first pending one leads)."""
     LANE = 0   # loads (any order serves) and atomics (lane order is the ISA's)
-    REV = 1    # stores: last lane first, so a dword's leader is its last writer
-    REV2 = 2   # 2addr stores: last (address, lane) first; the model writes address 0, then 1
+    REV = 1    # stores: last (lane, slot) first, so a dword's leader is its last writer (the
+               # model writes lane by lane, a 2addr store's first address before its second)
 
 
 _Ctl = data.StructLayout({
@@ -111,7 +112,7 @@ def _ctl_of(op) -> dict:
         if kind == "ds_load":
             c["nregs"] = len(slots)
         elif kind == "ds_store":
-            c["order"] = _Order.REV2
+            c["order"] = _Order.REV
     else:
         suffix = name.rsplit("_", 1)[1]
         narrow = {"u8": 1, "i8": 1, "b8": 1, "u16": 2, "i16": 2, "b16": 2}.get(suffix, 0)
@@ -143,17 +144,6 @@ def _ctl_groups() -> list:
         groups.setdefault(tuple(sorted((k, v.value if hasattr(v, "value") else v)
                                        for k, v in c.items())), (c, []))[1].append(op)
     return list(groups.values())
-
-
-# -- access orders: position j of an ordered array holds access _SRC[order][j] ----------------
-def _rev2_src(j: int) -> int:
-    m = NACC - 1 - j                  # = 64 * group + 2 * lane + dword, group = slot >> 1
-    g, lane, k = m >> 6, (m >> 1) & 31, m & 1
-    return 4 * lane + 2 * g + k
-
-
-_SRC = {_Order.LANE: list(range(NACC)), _Order.REV: [NACC - 1 - j for j in range(NACC)],
-        _Order.REV2: [_rev2_src(j) for j in range(NACC)]}
 
 
 # -- small wide-signal helpers ------------------------------------------------------------------
@@ -297,8 +287,11 @@ class _Pipe(Elaboratable):
         req = self.req
         lane = lambda v, w, n: v[w * n: w * n + w]   # noqa: E731
 
-        # ---- setup: the request's accesses, in canonical order. Each stage reads only signals
-        # the previous stage drives (``_pass`` copies the rest), so the simulator evaluates it once.
+        # ---- setup, at take: the control word and offsets, the errors and each lane's byte
+        # offset (which need every lane at once); the lanes' addresses and data are registered
+        # as they come, and the passes build each window's accesses from them. Each stage reads
+        # only signals the previous stage drives (``_pass`` copies the rest), so the simulator
+        # evaluates it once.
         ctl = Signal(_Ctl, name=f"ctl{h}")
         offs = Signal(data.ArrayLayout(18, SLOTS), name=f"offs{h}")   # byte offset of each slot's dword
         off1 = Signal(18, name=f"off1_{h}")                           # ... of a 2addr form's second address
@@ -317,97 +310,89 @@ class _Pipe(Elaboratable):
                                    for k in range(SLOTS)]
             with dec.Default():
                 dec.d.comb += ctl.eq(_Ctl.const({"cls": _Cls.NONE, "smask": 0}))
-        q1, base1, size1, pair1 = _pass(dec, req, self.base, self.size, self.pair)
+        q1, = _pass(dec, req)
 
-        dl_c = Signal(32 * NACC, name=f"dl_c{h}")       # logical dword of each access
         y = Signal(2 * LANES, name=f"y{h}")              # byte offset of each lane's (first) address
-        bm = Signal(4 * LANES, name=f"bm{h}")            # bytes slot 0 writes (narrow stores)
-        wd0 = Signal(32 * LANES, name=f"wd0_{h}")        # slot 0's store data (a byte or half replicated)
-        rmtab = Signal(16, name=f"rmtab{h}")             # by (in window, last dword): bytes inside the window
-        inrtab = Signal(8, name=f"inrtab{h}")            # ... crossbar window (0 data, 1 zero, 2 partial)
         ln = _sub(m, "lanes")
         addr = [lane(q1.addr, 64, n)[:32] for n in range(LANES)]
         amask = Mux(ctl.narrow == 0, 3, Mux(ctl.narrow == 2, 1, 0))
         # the front and the P stage compute only while they hold an instruction (0 otherwise):
         # a compiled simulator then skips them when idle (docs/toolflow.md)
         with ln.If(self.take):
-            ln.d.comb += dl_c.eq(Cat(*[(Cat(addr[n], Const(0, 1)) + offs[s])[2:34]
-                                       for n in range(LANES) for s in range(SLOTS)]))
-            ln.d.comb += y.eq(Cat(*[(addr[n] + offs[0])[:2] for n in range(LANES)]))
+            ln.d.comb += y.eq(Cat(*[(addr[n][:2] + offs[0][:2])[:2] for n in range(LANES)]))
             ln.d.comb += self.misaligned.eq(Cat(*[
                 q1.exec[n] & ((((addr[n] + offs[0]) | Mux(ctl.two, addr[n] + off1, 0)) & amask) != 0)
                 for n in range(LANES)]))
         ln.d.comb += self.bad_op.eq(ctl.cls == _Cls.NONE)
-        for n in range(LANES):
-            yn, word = (addr[n] + offs[0])[:2], lane(q1.data, 32, SLOTS * n)
-            with ln.If(self.take):
-                ln.d.comb += [bm[4 * n: 4 * n + 4].eq(Mux(ctl.narrow == 0, 0xF, Mux(ctl.narrow == 1, Const(1, 4) << yn,
-                                                                                    Const(3, 4) << (yn & 2)))),
-                              wd0[32 * n: 32 * n + 32].eq(Mux(ctl.narrow == 1, Cat(*[word[:8]] * 4),
-                                                              Mux(ctl.narrow == 2, Cat(word[:16], word[:16]), word)))]
-        edge_mask = ((Const(1, 5) << size1[:2]) - 1)[:4]    # the window's last dword, if partial
-        ln.d.comb += [rmtab.eq(Cat(Const(0, 4), edge_mask, Const(0xF, 4), Const(0xF, 4))),
-                      inrtab.eq(Cat(Const(1, 2), Mux(ctl.cls == _Cls.LOAD, 2, 1), Const(0, 4)))]
-        q2, base2, size2, pair2, ctl2 = _pass(ln, q1, base1, size1, pair1, ctl)
 
-        dp_c, inr_c = Signal(DW * NACC, name=f"dp_c{h}"), Signal(2 * NACC, name=f"inr_c{h}")
-        be_c, wd_c = Signal(4 * NACC, name=f"be_c{h}"), Signal(32 * NACC, name=f"wd_c{h}")
-        val_c = Signal(NACC, name=f"val_c{h}")
+        # ---- P: the instruction's lanes and the bank passes --------------------------------------
+        p_valid, p_first = Signal(name=f"p_valid{h}"), Signal(name=f"p_first{h}")
+        p_passed = Signal(name=f"p_passed{h}")          # a pass of the instruction has run
+        w_ctl, w_meta = Signal(_Ctl, name=f"w_ctl{h}"), Signal(Meta, name=f"w_meta{h}")
+        w_addr = Signal(32 * LANES, name=f"w_addr{h}")
+        w_data = Signal(128 * LANES, name=f"w_data{h}")   # store data and atomic operands (stores, atomics)
+        w_offs = Signal(data.ArrayLayout(18, SLOTS), name=f"w_offs{h}")
+        w_base = Signal(range(cfg.lds_bytes_total), name=f"w_base{h}")
+        w_size = Signal(range(cfg.lds_bytes_total + 1), name=f"w_size{h}")
+        pend = Signal(NACC, name=f"pend{h}")            # access 4 * lane + slot not served yet
+
+        # the window of lanes the passes serve: the first with pending accesses
+        if NWIN > 1:
+            wpend, win = Signal(NWIN, name=f"wpend{h}"), Signal(range(NWIN), name=f"win{h}")
+            c_addr, c_data = Signal(32 * WL, name=f"c_addr{h}"), Signal(128 * WL, name=f"c_data{h}")
+            c_pend, c_y = Signal(NW, name=f"c_pend{h}"), Signal(2 * WL, name=f"c_y{h}")
+            wsel = _sub(m, "window_select")
+            wsel.d.comb += wpend.eq(Cat(*[pend[NW * k: NW * (k + 1)].any() for k in range(NWIN)]))
+            for k in reversed(range(NWIN)):     # the last assignment wins: the lowest
+                with wsel.If(wpend[k]):
+                    wsel.d.comb += win.eq(k)
+            with wsel.If(p_valid):
+                wsel.d.comb += [c_addr.eq(w_addr.word_select(win, 32 * WL)), c_data.eq(w_data.word_select(win, 128 * WL)),
+                                c_pend.eq(pend.word_select(win, NW)), c_y.eq(w_meta.y.word_select(win, 2 * WL))]
+        else:
+            c_addr, c_data, c_pend, c_y = w_addr, w_data, pend, w_meta.y
+
+        # the window's accesses, in canonical order (access 4 * lane + slot of the window)
+        c_dp, c_inr = Signal(DW * NW, name=f"c_dp{h}"), Signal(2 * NW, name=f"c_inr{h}")
+        c_be, c_wd, c_val = Signal(4 * NW, name=f"c_be{h}"), Signal(32 * NW, name=f"c_wd{h}"), Signal(NW, name=f"c_val{h}")
         ac = _sub(m, "access")
-        s4 = size2[2:]
+        s4 = w_size[2:]
+        rmtab = Cat(Const(0, 4), w_meta.em, Const(0xF, 4), Const(0xF, 4))   # by where: bytes inside the window
+        inrtab = Cat(Const(1, 2), Mux(w_ctl.cls == _Cls.LOAD, 2, 1), Const(0, 4))   # ... crossbar window code
         dp, inr, be, wd, val = [], [], [], [], []
-        for n in range(LANES):
+        for n in range(WL):
+            a, yn, word = lane(c_addr, 32, n), lane(c_y, 2, n), lane(c_data, 32, SLOTS * n)
+            bm = Mux(w_ctl.narrow == 0, 0xF, Mux(w_ctl.narrow == 1, Const(1, 4) << yn, Const(3, 4) << (yn & 2)))[:4]
+            wd0 = Mux(w_ctl.narrow == 1, Cat(*[word[:8]] * 4), Mux(w_ctl.narrow == 2, Cat(word[:16], word[:16]), word))
             for s in range(SLOTS):
-                dlog = lane(dl_c, 32, SLOTS * n + s)
-                d = (dlog + base2[2:])[:DW]
+                dlog = (Cat(a, Const(0, 1)) + w_offs[s])[2:34]     # logical dword
+                d = (dlog + w_base[2:])[:DW]
                 where = Cat(dlog == s4, dlog < s4)          # 2: inside, 1: the last, partial dword, 0: past it
                 rm = rmtab.word_select(where, 4)
                 dp.append(d)
                 inr.append(inrtab.word_select(where, 2))
-                be.append(rm & lane(bm, 4, n) if s == 0 else rm)
-                wd.append(lane(wd0, 32, n) if s == 0 else lane(q2.data, 32, SLOTS * n + s))
-                in_half = ~pair2 | (d[bb + rb] == h)          # a window across both halves: split by half
-                inside = where[1] | (where[0] & (size2[:2] != 0))   # a byte of the dword is in the window
-                val.append(q2.exec[n] & ctl2.smask[s] & in_half & inside)
-        with ac.If(self.take):
-            ac.d.comb += [dp_c.eq(Cat(*dp)), inr_c.eq(Cat(*inr)), be_c.eq(Cat(*be)), wd_c.eq(Cat(*wd)),
-                          val_c.eq(Cat(*val))]
+                be.append(rm & bm if s == 0 else rm)
+                wd.append(wd0 if s == 0 else lane(c_data, 32, SLOTS * n + s))
+                in_half = ~w_meta.pair | (d[bb + rb] == h)        # a window across both halves: split by half
+                inside = where[1] | (where[0] & (w_size[:2] != 0))   # a byte of the dword is in the window
+                val.append(in_half & inside)
+        with ac.If(p_valid):
+            ac.d.comb += [c_dp.eq(Cat(*dp)), c_inr.eq(Cat(*inr)), c_be.eq(Cat(*be)), c_wd.eq(Cat(*wd)),
+                          c_val.eq(Cat(*val))]
 
-        def ordered(value, width, order):
-            return Mux(order == _Order.REV, _words(value, width, _SRC[_Order.REV]),
-                       Mux(order == _Order.REV2, _words(value, width, _SRC[_Order.REV2]), value))
+        # the order the leader selection sees them in: stores from the window's last access, so
+        # that a dword's leader is its last writer (a later window writes later)
+        v_dp, v_inr = Signal(DW * NW, name=f"v_dp{h}"), Signal(2 * NW, name=f"v_inr{h}")
+        v_pend, v_wd, v_be = Signal(NW, name=f"v_pend{h}"), Signal(32 * NW, name=f"v_wd{h}"), Signal(4 * NW, name=f"v_be{h}")
+        rev = w_ctl.order == _Order.REV
+        back = list(reversed(range(NW)))
 
-        # ---- P: the instruction's access set and the bank passes --------------------------------
-        p_valid, p_first = Signal(name=f"p_valid{h}"), Signal(name=f"p_first{h}")
-        w_ctl, w_meta = Signal(_Ctl, name=f"w_ctl{h}"), Signal(Meta, name=f"w_meta{h}")
-        w_dp, w_inr = Signal(DW * NACC, name=f"w_dp{h}"), Signal(2 * NACC, name=f"w_inr{h}")
-        pend = Signal(NACC, name=f"pend{h}")
-        # store data and atomic operands (a lane's dword 2 is cmpstore's compare value), loaded
-        # for stores and atomics only (zero otherwise)
-        w_wd, w_be = Signal(32 * NACC, name=f"w_wd{h}"), Signal(4 * NACC, name=f"w_be{h}")
-
-        # the window of accesses the passes serve: the first with pending accesses, in lane
-        # order; stores (reversed orders) from the last window, so that later lanes write later
-        if NWIN > 1:
-            wpend, win = Signal(NWIN, name=f"wpend{h}"), Signal(range(NWIN), name=f"win{h}")
-            v_dp, v_inr = Signal(DW * NW, name=f"v_dp{h}"), Signal(2 * NW, name=f"v_inr{h}")
-            v_pend, v_wd, v_be = Signal(NW, name=f"v_pend{h}"), Signal(32 * NW, name=f"v_wd{h}"), Signal(4 * NW, name=f"v_be{h}")
-            wsel = _sub(m, "window_select")
-            wsel.d.comb += wpend.eq(Cat(*[pend[NW * k: NW * (k + 1)].any() for k in range(NWIN)]))
-            with wsel.If(w_ctl.order == _Order.LANE):
-                for k in reversed(range(NWIN)):     # the last assignment wins: the lowest
-                    with wsel.If(wpend[k]):
-                        wsel.d.comb += win.eq(k)
-            with wsel.Else():
-                for k in range(NWIN):
-                    with wsel.If(wpend[k]):
-                        wsel.d.comb += win.eq(k)
-            with wsel.If(p_valid):
-                wsel.d.comb += [v_dp.eq(w_dp.word_select(win, DW * NW)), v_inr.eq(w_inr.word_select(win, 2 * NW)),
-                                v_pend.eq(pend.word_select(win, NW)), v_wd.eq(w_wd.word_select(win, 32 * NW)),
-                                v_be.eq(w_be.word_select(win, 4 * NW))]
-        else:
-            v_dp, v_inr, v_pend, v_wd, v_be = w_dp, w_inr, pend, w_wd, w_be
+        def ordered(value, width):
+            return Mux(rev, _words(value, width, back), value)
+        od = _sub(m, "order")
+        with od.If(p_valid):
+            od.d.comb += [v_dp.eq(ordered(c_dp, DW)), v_inr.eq(ordered(c_inr, 2)), v_pend.eq(ordered(c_pend & c_val, 1)),
+                          v_wd.eq(ordered(c_wd, 32)), v_be.eq(ordered(c_be, 4))]
 
         # the banks of the window's accesses, decoded from their dwords rather than registered:
         # bank b holds bit j = access j falls in bank b (validity is ``pend``'s)
@@ -451,6 +436,8 @@ class _Pipe(Elaboratable):
         with sv.If(p_valid):
             sv.d.comb += served.eq(Mux(ctl3.cls == _Cls.ATOMIC, lead3, same & pend3))
         pend4, dp4, inr4, ctl4 = _pass(sv, pend3, dp3, inr3, ctl3)
+        kept = Signal(NW, name=f"kept{h}")              # the window's accesses still pending after the pass
+        _sub(m, "kept").d.comb += kept.eq(c_pend & c_val & ~ordered(served, 1))
         xsel = Signal(xw * NW, name=f"xsel{h}")         # crossbar select: bank, window (0 data, 1/3 zero, 2 partial)
         last = Signal(name=f"last{h}")
         nserved = Signal(WL, name=f"nserved{h}")        # served, for narrow stores only (see below)
@@ -593,7 +580,7 @@ class _Pipe(Elaboratable):
         m.d.comb += [advance.eq(~(x_valid & x_first & a_valid & ~a_free)),
                      self.can_take.eq(~p_valid | (advance & last)),
                      self.passed.eq(advance & p_valid & served.any()),
-                     self.conflict.eq(advance & p_valid & served.any() & ~p_first)]
+                     self.conflict.eq(advance & p_valid & served.any() & p_passed)]
         with m.If(self.ack):
             m.d.sync += a_beat.eq(a_beat + 1)
             with m.If(bp.last):
@@ -612,10 +599,13 @@ class _Pipe(Elaboratable):
                 with m.If((w_ctl.cls == _Cls.STORE) | (w_ctl.cls == _Cls.ATOMIC)):   # write addresses
                     m.d.sync += r_row.eq(Cat(*[ldw[DW * b + bb: DW * b + bb + rb] for b in range(BANKS)]))
                 if NWIN > 1:
-                    m.d.sync += [pend.eq(pend & ~Cat(*[Mux(win == k, served, 0) for k in range(NWIN)])), r_win.eq(win)]
+                    m.d.sync += [pend.eq(Cat(*[Mux(win == k, kept, pend[NW * k: NW * (k + 1)]) for k in range(NWIN)])),
+                                 r_win.eq(win)]
                 else:
-                    m.d.sync += pend.eq(pend4 & ~served)
+                    m.d.sync += pend.eq(kept)
                 m.d.sync += p_first.eq(0)
+                with m.If(served.any()):
+                    m.d.sync += p_passed.eq(1)
                 with m.If(last):
                     m.d.sync += p_valid.eq(0)
             with m.If(x_valid):
@@ -628,13 +618,16 @@ class _Pipe(Elaboratable):
         with m.If(self.take):
             srcmap = Mux(ctl.xchg2, Mux(req.offset0 == req.offset1, 0b0000, 0b1000), 0b11100100)
             writes = (ctl.cls == _Cls.STORE) | (ctl.cls == _Cls.ATOMIC)
-            m.d.sync += [p_valid.eq(1), p_first.eq(1), w_ctl.eq(ctl),
+            edge_mask = ((Const(1, 5) << self.size[:2]) - 1)[:4]    # the window's last dword, if partial
+            m.d.sync += [p_valid.eq(1), p_first.eq(1), p_passed.eq(0), w_ctl.eq(ctl),
                          w_meta.simd.eq(self.simd), w_meta.wave.eq(req.wave), w_meta.seq.eq(req.seq),
-                         w_meta.vdst.eq(req.vdst), w_meta.exec.eq(req.exec), w_meta.em.eq(rmtab[4:8]),
+                         w_meta.vdst.eq(req.vdst), w_meta.exec.eq(req.exec), w_meta.em.eq(edge_mask),
                          w_meta.y.eq(y), w_meta.src.eq(srcmap), w_meta.pair.eq(self.pair),
-                         w_dp.eq(ordered(dp_c, DW, ctl.order)), w_inr.eq(inr_c), pend.eq(ordered(val_c, 1, ctl.order)),
-                         w_wd.eq(Mux(writes, ordered(wd_c, 32, ctl.order), 0)),
-                         w_be.eq(Mux(writes, ordered(be_c, 4, ctl.order), 0))]
+                         w_addr.eq(Cat(*[lane(req.addr, 64, n)[:32] for n in range(LANES)])), w_offs.eq(offs),
+                         w_base.eq(self.base), w_size.eq(self.size),
+                         pend.eq(Cat(*[req.exec[n] & ctl.smask[s] for n in range(LANES) for s in range(SLOTS)]))]
+            with m.If(writes):
+                m.d.sync += w_data.eq(req.data)
         return m
 
 

@@ -83,15 +83,9 @@ def lds_conflict_cycles(dword_addrs: np.ndarray, banks: int = LDS_BANKS, windows
     return int(np.bincount(uniq % banks, minlength=banks).max())
 
 
-def lds_windows(lanes: np.ndarray, window_lanes: int, address: int | None = None) -> np.ndarray:
-    """The scheduling window of each lane's accesses: ``lane // window_lanes``, except for the
-    two addresses of a 2addr store (``address`` 0 or 1), which the LDS writes in the ISA's
-    order, every lane's first address before any second one: windows of ``2 * window_lanes``
-    lanes of one address (the whole instruction at 32 lanes)."""
-    lanes = np.asarray(lanes)
-    if address is None:
-        return (lanes // window_lanes)[:, None]
-    return ((64 * address + 2 * lanes) // (4 * window_lanes))[:, None]
+def lds_windows(lanes: np.ndarray, window_lanes: int) -> np.ndarray:
+    """The scheduling window of each lane's accesses (a column: one row per lane)."""
+    return (np.asarray(lanes) // window_lanes)[:, None]
 
 
 def _ds_cycles(ctx, dwords: np.ndarray, windows: np.ndarray) -> int:
@@ -303,11 +297,12 @@ def _build_ds_2addr(inst: Inst):
         base = _ds_lane_addrs(w, inst)[m]
         d0 = np.stack([w.v[s0 + i][m] for i in range(ndw)], axis=1).astype("<u4").view(U8)
         d1 = np.stack([w.v[s1 + i][m] for i in range(ndw)], axis=1).astype("<u4").view(U8)
-        dw0 = ctx.lds_write(base + o0, d0)
-        dw1 = ctx.lds_write(base + o1, d1)
-        lanes, wl = LANE_IDS[m], ctx.lds_window_lanes
-        win = np.concatenate([np.broadcast_to(lds_windows(lanes, wl, a), d.shape) for a, d in ((0, dw0), (1, dw1))])
-        ctx.record(w, "dscnt", ds_cycles=_ds_cycles(ctx, np.concatenate([dw0, dw1]), win))
+        # lane by lane, each lane's first address before its second (the ISA's pseudocode, run
+        # for each active lane in order): where lanes overlap, the later write wins
+        dws = ctx.lds_write(np.stack([base + o0, base + o1], axis=1).reshape(-1),
+                            np.stack([d0, d1], axis=1).reshape(-1, size))
+        win = lds_windows(np.repeat(LANE_IDS[m], 2), ctx.lds_window_lanes)
+        ctx.record(w, "dscnt", ds_cycles=_ds_cycles(ctx, dws, win))
     return h
 
 

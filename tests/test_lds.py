@@ -541,8 +541,8 @@ WINDOWED = {"fpga": get_config("fpga"), "fpga_w8": get_config("fpga").replace(na
 @pytest.mark.parametrize("name", list(WINDOWED))
 def test_windows_keep_the_write_order(name):
     """Lanes of different windows that write the same bytes: the last lane wins (windows go in
-    lane order), and a 2addr store writes every lane's first address before any second one;
-    a broadcast load costs a pass per window."""
+    lane order; a 2addr store writes lane by lane, each lane's first address before its
+    second); a broadcast load costs a pass per window."""
     cfg = WINDOWED[name]
     wl = cfg.lds_window_lanes
     b = Bench(cfg, seed=SEED + 12)
