@@ -833,7 +833,7 @@ def _design_size(top) -> dict:
             "memories": len(mems), "memory_bits": sum(m.depth * Shape.cast(m.shape).width for m in mems)}
 
 
-def _sim_speed(configs=("default", "tiny"), compiled=("default", "tiny"), test: str = "divergence_cl", seed: int = 0) -> dict:
+def _sim_speed(configs=("default", "fpga"), compiled=("default", "fpga"), test: str = "divergence_cl", seed: int = 0) -> dict:
     """Cycles per second of the whole DCU (HostTop: the DCU and its RTL memory) in Amaranth's
     simulator, for each preset in ``configs``, with the DCU's size in signals and memories;
     and compiled by Verilator for the presets in ``compiled`` (a build takes 15 minutes or
