@@ -174,19 +174,21 @@ def _words(value, width: int, order: list):
     return Cat(*[value[width * i: width * (i + 1)] for i in order])
 
 
-def _transpose32(m: Module, x, blocks: int, name: str) -> Signal:
+def _transpose32(m: Module, x, blocks: int, name: str, gate) -> Signal:
     """Transpose each of ``blocks`` 32 x 32 bit matrices packed in ``x`` (block ``q``, row ``r``,
     column ``c`` at bit ``1024 q + 32 r + c``) by five rounds of quadrant swaps (Hacker's
     Delight 7-3): wiring in hardware, a few wide operations per round in the simulator. Each
-    round is a signal of its own submodule (a round reads its input three times)."""
+    round is a signal of its own submodule (a round reads its input three times); the rounds
+    are 0 unless ``gate``, so that a compiled simulation skips them while the LDS is idle."""
     n = 1024 * blocks
     for j in (16, 8, 4, 2, 1):
         d = 31 * j                    # (r, c) <-> (r + j, c - j) for r & j == 0, c & j != 0
         sel = _mask(n, lambda p: not (p >> 5) & j and p & j)
         keep = ((1 << n) - 1) & ~(sel | (sel << d))
         y = Signal(n, name=f"{name}_{j}")
-        _sub(m, f"{name}_{j}").d.comb += y.eq((x & keep) | (x.shift_right(d) & sel) |
-                                              (x & sel).shift_left(d)[:n])
+        sub = _sub(m, f"{name}_{j}")
+        with sub.If(gate):
+            sub.d.comb += y.eq((x & keep) | (x.shift_right(d) & sel) | (x & sel).shift_left(d)[:n])
         x = y
     return x
 
@@ -397,10 +399,11 @@ class _Pipe(Elaboratable):
         # the banks of the window's accesses, decoded from their dwords rather than registered:
         # bank b holds bit j = access j falls in bank b (validity is ``pend``'s)
         rows = Signal(BANKS * NW, name=f"rows{h}")      # access j: one-hot of its bank
-        _sub(m, "bank_decode").d.comb += rows.eq(Cat(*[Const(1, 1) << v_dp[DW * j: DW * j + bb]
-                                                        for j in range(NW)]))
+        bd = _sub(m, "bank_decode")
+        with bd.If(p_valid):
+            bd.d.comb += rows.eq(Cat(*[Const(1, 1) << v_dp[DW * j: DW * j + bb] for j in range(NW)]))
         if BANKS == 32 and NW % 32 == 0:   # the simulator's fast transpose: block q, row b: accesses 32q.. in bank b
-            cm = _transpose32(m, rows, NW // 32, f"cm{h}")
+            cm = _transpose32(m, rows, NW // 32, f"cm{h}", p_valid)
             w_cm = _words(cm, BANKS, [BANKS * q + b for b in range(BANKS) for q in range(NW // 32)])
         else:             # bank b, bit j: access j
             w_cm = Cat(*[rows[BANKS * j + b] for b in range(BANKS) for j in range(NW)])
@@ -437,7 +440,9 @@ class _Pipe(Elaboratable):
             sv.d.comb += served.eq(Mux(ctl3.cls == _Cls.ATOMIC, lead3, same & pend3))
         pend4, dp4, inr4, ctl4 = _pass(sv, pend3, dp3, inr3, ctl3)
         kept = Signal(NW, name=f"kept{h}")              # the window's accesses still pending after the pass
-        _sub(m, "kept").d.comb += kept.eq(c_pend & c_val & ~ordered(served, 1))
+        kp = _sub(m, "kept")
+        with kp.If(p_valid):
+            kp.d.comb += kept.eq(c_pend & c_val & ~ordered(served, 1))
         xsel = Signal(xw * NW, name=f"xsel{h}")         # crossbar select: bank, window (0 data, 1/3 zero, 2 partial)
         last = Signal(name=f"last{h}")
         nserved = Signal(WL, name=f"nserved{h}")        # served, for narrow stores only (see below)
@@ -525,8 +530,9 @@ class _Pipe(Elaboratable):
         gate.d.comb += [aold.eq(Mux(r_atomic, rd, 0)), a_d.eq(Mux(r_atomic, r_wd, 0)),
                         a_cmp.eq(Mux(r_atomic, r_cmp, 0)), a_op.eq(Mux(r_atomic, r_ctl.aop, 0))]
         alu = _sub(m, "alu")
-        alu.d.comb += anew.eq(Cat(*[atomic_result(a_op, aold[32 * b: 32 * b + 32], a_d[32 * b: 32 * b + 32],
-                                                  a_cmp[32 * b: 32 * b + 32]) for b in range(BANKS)]))
+        with alu.If(r_atomic):
+            alu.d.comb += anew.eq(Cat(*[atomic_result(a_op, aold[32 * b: 32 * b + 32], a_d[32 * b: 32 * b + 32],
+                                                      a_cmp[32 * b: 32 * b + 32]) for b in range(BANKS)]))
 
         # ---- X: RAM outputs registered; crossbar to the accesses ---------------------------------
         x_valid, x_first, x_last = Signal(name=f"x_valid{h}"), Signal(name=f"x_first{h}"), Signal(name=f"x_last{h}")

@@ -754,9 +754,11 @@ class SIMD(wiring.Component):
             vec64 = Cat(*[Cat(lo_k[32 * n: 32 * n + 32], Mux(wide, hi[32 * n: 32 * n + 32], 0)) for n in range(RL)])
             sc = Mux(wide, s64[k], s32[k])
             o64, o32 = Signal(64 * RL, name=f"op{k}_64"), Signal(32 * RL, name=f"op{k}_32")
-            with mx.If((xk == Kind.VALU) | (xk == Kind.VTRANS)):
+            # held at 0 unless a VALU or transcendental instruction is in EX: a compiled
+            # simulation then skips the lane operands and the units behind them while idle
+            with mx.If(ex.valid & ((xk == Kind.VALU) | (xk == Kind.VTRANS))):
                 mx.d.comb += o32.eq(Mux(codes[k][8], lo_k, Cat(*[s32[k]] * RL)))
-            with mx.If((xk == Kind.VALU) & ~x_is_fp):   # 64-bit lanes: the integer unit's operands
+            with mx.If(ex.valid & (xk == Kind.VALU) & ~x_is_fp):   # 64-bit lanes: the integer unit's operands
                 mx.d.comb += o64.eq(Mux(codes[k][8], vec64, Cat(*[sc] * RL)))
             op64.append(o64)
             op32.append(o32)
@@ -791,12 +793,12 @@ class SIMD(wiring.Component):
                           lmul.fp_y.eq(vfp.mul_y), lmul.fp.eq(x_is_fp), vint.mul_p.eq(lmul.p),
                           vfp.mul_p.eq(Cat(*[lmul.p[2 * MUL_W * n:2 * MUL_W * n + 2 * FP_MUL_W] for n in range(G)]))]
         mx.d.comb += [
-            # a unit whose kind is not in EX sees OpId.NONE, which is cheap to simulate
-            vint.op.eq(Mux((xk == Kind.VALU) & ~x_is_fp, xi.op, OpId.NONE)),
+            # a unit with no instruction of its kind in EX sees OpId.NONE, which is cheap to simulate
+            vint.op.eq(Mux(ex.valid & (xk == Kind.VALU) & ~x_is_fp, xi.op, OpId.NONE)),
             vint.c.eq(vgroup(op64[2], 64)),
             vint.mask_in.eq(group(s32[2], 1)), vint.opsel.eq(xi.opsel), vint.clamp.eq(xi.clamp),
             vint.d_old.eq(vgroup(old_dst, 32)),
-            vfp.op.eq(Mux((xk == Kind.VALU) & x_is_fp, xi.op, OpId.NONE)),
+            vfp.op.eq(Mux(ex.valid & (xk == Kind.VALU) & x_is_fp, xi.op, OpId.NONE)),
             vfp.abs.eq(xi.abs), vfp.neg.eq(xi.neg), vfp.clamp.eq(xi.clamp), vfp.omod.eq(xi.omod),
             vfp.a.eq(vgroup(op32[0], 32)),
             vfp.b.eq(vgroup(Mux(xi.op == OpId.V_FMAMK_F32, k_lanes, op32[1]), 32)),

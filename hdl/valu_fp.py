@@ -231,7 +231,11 @@ class VALUFloat(wiring.Component):
         for op, key in _TABLE.items():
             groups.setdefault(key, []).append(op)
         s1.d.comb += [c1.omod.eq(self.omod), c1.clamp.eq(self.clamp)]
-        with s1.Switch(self.op):
+        # OpId.NONE (no instruction) apart, so that a compiled simulation evaluates the
+        # operand arrangements only under the branch of an operation
+        with s1.If(self.op == OpId.NONE):
+            s1.d.comb += self.illegal.eq(1)
+        with s1.Else(), s1.Switch(self.op):
             for (cls, sub, arr), ops in groups.items():
                 with s1.Case(*ops):
                     xa, ya, za, zneg = arrangements[arr]

@@ -3,18 +3,19 @@
 Amaranth writes every operation of a design as a continuous ``assign`` and the choice
 between results as an ``always @*`` process (``casez (op) ... d = \\$34 ;``). Verilator
 evaluates every ``assign`` on every clock edge, so a unit that computes a hundred
-operations for 32 lanes and uses one costs a hundred. This pass moves each ``assign``
-whose every use (directly, or through other such assigns) is inside one process into the
-innermost branch of it that holds them all, as blocking assignments at its top (just
-before the statement, when there is one use): the value is computed only when the branch
-runs. An ``assign`` whose uses lie in several processes, each of them inside an
+operations for 32 lanes and uses one costs a hundred. This pass moves each ``assign`` (of
+a wire, a slice of it, or several slices of it together) whose every use (directly, or
+through other such assigns) is inside one process into the innermost branch of it that
+holds them all, as blocking assignments at its top (just before the statement, when there
+is one use): the value is computed only when the branch runs. An ``assign`` whose uses lie in several processes, each of them inside an
 ``if (C) begin`` with the same condition ``C``, moves into a new process of its own
 ``if (C)``. A named signal that nothing reads does not hold its producers back (it then
 shows their last computed value). Nothing else changes (the moved wires become ``reg`` s of
 the same width); the hardware the Verilog describes is the same.
 
 The RTL helps by computing idle logic under the condition that makes it useful (a unit's
-stage under its ``valid``: ``hdl/vmem.py``, ``hdl/lds.py``), which gives this pass a branch.
+stage under its ``valid``: ``hdl/vmem.py``, ``hdl/lds.py``, ``hdl/trans.py``; the VALUs'
+operands under an instruction in EX, ``hdl/simd.py``), which gives this pass a branch.
 
 It works on one module at a time: run it on a design flattened below the level worth
 keeping (``yosys flatten``), or cones that cross module ports stay eager.
@@ -31,6 +32,10 @@ __all__ = ["sink_module", "sink_verilog"]
 
 _TOKEN = re.compile(r"\\\S+ |\d*'[sS]?[bodhBODH][0-9a-fA-FxXzZ?_]+|[A-Za-z_][A-Za-z0-9_$]*")
 _ASSIGN = re.compile(r"^  assign (\\\S+ |[A-Za-z_][A-Za-z0-9_$]*) *(\[[0-9:]+\])? +=  *(.*);$")
+# slices of one wire assigned together (Yosys writes an AND with a constant mask, or a bit
+# shuffle, as ``assign { w [7:4], w [1:0] } = ...;``)
+_ASSIGN_CAT = re.compile(r"^  assign (\{ *(\\\S+ |[A-Za-z_][A-Za-z0-9_$]*) *\[[0-9:]+\]"
+                         r"(?:, *\2 *\[[0-9:]+\])* *\}) +=  *(.*);$")
 _DECL = re.compile(r"^  (wire|reg)( (?:signed )?\[[^\]]*\])? (\\\S+ |[A-Za-z_][A-Za-z0-9_$]*)\s*;$")
 _PORT = re.compile(r"^  (input|output|inout)\b")
 _STMT = re.compile(r"^(\\\S+ |[A-Za-z_][A-Za-z0-9_$]*)(\[[^\]]*\])* += .*;$")
@@ -59,11 +64,14 @@ def sink_module(lines: list[str]) -> tuple[list[str], int]:
     for i, line in enumerate(lines):
         if line.startswith("  assign "):
             m = _ASSIGN.match(line)
-            if m is None:
+            if m is not None:
+                name, lhs = m.group(1).rstrip(), m.group(1) + (m.group(2) or "")
+            elif (m := _ASSIGN_CAT.match(line)) is not None:
+                name, lhs = m.group(2).rstrip(), m.group(1)
+            else:
                 bad.update(_idents(line.split(" = ", 1)[0][9:]))
                 continue
-            name = m.group(1).rstrip()
-            assign_of[i] = (name, m.group(1) + (m.group(2) or ""), m.group(3))
+            assign_of[i] = (name, lhs, m.group(m.lastindex))
             node_lines[name].append(i)
         elif _DECL.match(line) is None and not line.startswith("  (*"):
             # a process or instance: a reg it assigns is not a wire; a wire is never

@@ -6,7 +6,8 @@ a memory) through :func:`hdl.vopt.simulation_verilog`: assigns move into branche
 result lints, and Icarus gives the same outputs on every cycle of a random stimulus as for
 Amaranth's own Verilog. A value that several statements of one branch read moves to the top
 of the innermost branch that holds them all (a case item's single statement becomes a block);
-one that several processes read, each under the same ``if``, gets a process of that ``if``.
+one that several processes read, each under the same ``if``, gets a process of that ``if``;
+slices of one wire assigned together (``assign { w [7:4], w [1:0] } = ...``) move as one.
 """
 
 import random
@@ -176,15 +177,23 @@ def test_value_read_by_two_processes_under_one_condition_gets_a_process_of_its_o
     assert stats["assigns_moved"] == 3, stats
     assert not re.search(r"^  assign p = ", sunk, re.M)
     assert re.search(r"^  always @\* begin\n    if \(a\[7\]\) begin\n      p = a \* b;\n    end\n  end$", sunk, re.M), sunk
+    _same_outputs_as_amaranth(tmp_path, Guarded, "g", sunk, ("y1", "y2"), seed=3)
+
+
+def _same_outputs_as_amaranth(tmp_path, component, name, sunk, outputs, seed):
+    """Icarus gives the same outputs for ``sunk`` as for Amaranth's own Verilog of
+    ``component()``, on 200 random values of its 8-bit inputs ``a`` and ``b``."""
     if not shutil.which("iverilog"):
         pytest.skip("iverilog not found: apt-get install -y iverilog")
-    rng = random.Random(3)
+    rng = random.Random(seed)
     vectors = [(rng.randrange(256), rng.randrange(256)) for _ in range(200)]
-    tb = ["module tb;", "reg [7:0] a = 0, b = 0; wire [7:0] y1, y2;", "g dut(.a(a), .b(b), .y1(y1), .y2(y2));",
-          "initial begin"] + [f"a = {a}; b = {b}; #1 $display(\"%h %h\", y1, y2);" for a, b in vectors] + \
+    shown = ", ".join(outputs)
+    tb = ["module tb;", f"reg [7:0] a = 0, b = 0; wire [7:0] {shown};",
+          f"{name} dut(.a(a), .b(b), " + ", ".join(f".{y}({y})" for y in outputs) + ");", "initial begin"] + \
+         [f"a = {a}; b = {b}; #1 $display(\"" + " ".join(["%h"] * len(outputs)) + f"\", {shown});" for a, b in vectors] + \
          ["$finish;", "end", "endmodule"]
     outs = []
-    for tag, text in (("original", verilog.convert(Guarded(), name="g", emit_src=False)), ("sunk", sunk)):
+    for tag, text in (("original", verilog.convert(component(), name=name, emit_src=False)), ("sunk", sunk)):
         (tmp_path / f"{tag}.v").write_text(text)
         (tmp_path / f"tb_{tag}.v").write_text("\n".join(tb))
         exe = tmp_path / f"{tag}.vvp"
@@ -192,3 +201,26 @@ def test_value_read_by_two_processes_under_one_condition_gets_a_process_of_its_o
         outs.append(subprocess.run(["vvp", "-n", str(exe)], capture_output=True, text=True, check=True).stdout)
     assert outs[0].count("\n") == 200 and "x" not in outs[0]
     assert outs[1] == outs[0]
+
+
+class Shuffle(wiring.Component):
+    a: In(8)
+    b: In(8)
+    y: Out(8)
+
+    def elaborate(self, platform):
+        m = Module()
+        t = Signal(8)
+        with m.If(self.b[0]):    # masks and shifts by constants: Yosys assigns slices of one wire together
+            m.d.comb += [t.eq((self.a & 0xCC) | (self.a.shift_right(2) & 0x33)), self.y.eq(t + self.b)]
+        return m
+
+
+def test_slices_of_one_wire_assigned_together_move_too(tmp_path):
+    eager = simulation_verilog(Shuffle(), "sh", keep_depth=None, sink=False)
+    assert re.search(r"^  assign \{ (\S+) \[[0-9:]+\], \1 \[[0-9:]+\] \} = ", eager, re.M), eager
+    stats = {}
+    sunk = simulation_verilog(Shuffle(), "sh", keep_depth=None, stats=stats)
+    assert not re.search(r"^  assign ", sunk, re.M), sunk         # every value under ``if (b[0])``
+    assert re.search(r"^ +\{ (\S+) \[[0-9:]+\], \1 \[[0-9:]+\] \} = ", sunk, re.M), sunk
+    _same_outputs_as_amaranth(tmp_path, Shuffle, "sh", sunk, ("y",), seed=4)
