@@ -7,11 +7,12 @@ operations for 32 lanes and uses one costs a hundred. This pass moves each ``ass
 a wire, a slice of it, or several slices of it together) whose every use (directly, or
 through other such assigns) is inside one process into the innermost branch of it that
 holds them all, as blocking assignments at its top (just before the statement, when there
-is one use): the value is computed only when the branch runs. An ``assign`` whose uses lie in several processes, each of them inside an
-``if (C) begin`` with the same condition ``C``, moves into a new process of its own
-``if (C)``. A named signal that nothing reads does not hold its producers back (it then
-shows their last computed value). Nothing else changes (the moved wires become ``reg`` s of
-the same width); the hardware the Verilog describes is the same.
+is one use): the value is computed only when the branch runs. An ``assign`` whose uses lie
+in several processes, each of them inside an ``if (C) begin`` with the same condition
+``C``, moves into a new process of its own ``if (C)``. A named signal that nothing reads
+does not hold its producers back (it then shows their last computed value). Nothing else
+changes (the moved wires become ``reg`` s of the same width); the hardware the Verilog
+describes is the same.
 
 The RTL helps by computing idle logic under the condition that makes it useful (a unit's
 stage under its ``valid``: ``hdl/vmem.py``, ``hdl/lds.py``, ``hdl/trans.py``; the VALUs'
