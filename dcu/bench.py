@@ -969,7 +969,7 @@ BENCHMARKS = {"model-speed": _model_speed, "valu-ipc": _valu_ipc, "valu-peak": _
 
 def _markdown(result: dict) -> str:
     rows = result.get("rows", [])
-    cols = list(rows[0].keys()) if rows else []
+    cols = list(dict.fromkeys(k for r in rows for k in r))     # every row's fields, first seen first
     out = [f"## {result.get('benchmark', 'results')}", ""]
     if rows:
         out += ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
@@ -996,9 +996,13 @@ def run(name: str, json_path: str | None = None, **options) -> dict:
     (RESULTS / f"{stem}.json").write_text(json.dumps(result, indent=2) + "\n")
     if json_path:
         Path(json_path).write_text(json.dumps(result, indent=2) + "\n")
-    sections = sorted(RESULTS.glob("*.json"))
-    md = ["# Benchmark results", "", "Written by `dcu bench NAME`; README quotes these figures.", ""]
-    md += [_markdown(json.loads(p.read_text())) for p in sections]
-    (ROOT / "bench" / "RESULTS.md").write_text("\n".join(md))
+    write_summary()
     print(_markdown(result))
     return result
+
+
+def write_summary() -> None:
+    """bench/RESULTS.md from every results file in bench/results/."""
+    md = ["# Benchmark results", "", "Written by `dcu bench NAME`; README quotes these figures.", ""]
+    md += [_markdown(json.loads(p.read_text())) for p in sorted(RESULTS.glob("*.json"))]
+    (ROOT / "bench" / "RESULTS.md").write_text("\n".join(md))
