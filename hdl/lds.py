@@ -16,10 +16,9 @@ see each other's results as the ISA's lane-serial semantics say.
 
 Pipe stages (one cycle each, stalled together when the result register is still busy):
 P, the bank pass (the window's accesses built from the registered lanes, leader selection,
-RAM read addresses); R, the RAM outputs (stores and
-atomics write here, atomics through the ALU beside each bank); X, the RAM outputs
-registered ahead of the bank to 128-access crossbar; A, the result registers that send
-one response beat per destination register.
+RAM read addresses); R, the RAM outputs (stores and atomics write here, atomics through the
+ALU beside each bank); X, the RAM outputs registered ahead of the bank to 128-access
+crossbar; A, the result registers that send one response beat per destination register.
 """
 from __future__ import annotations
 

@@ -9,8 +9,8 @@ active lanes, ``write``/``last``), the per-wave response order and the final con
 ``lds_conflict_cycles`` of the dwords it touches (the cost the model records), an atomic
 one pass per access in its busiest bank (the LDS serialises lanes that hit one bank, so
 that each sees the previous lane's result); both summed over the configuration's windows of
-``lds_window_lanes`` lanes, and counting only dwords with a byte inside the wave's window. ``ds_storexchg_2addr`` (not in the model) is
-checked against the ISA pseudocode.
+``lds_window_lanes`` lanes, and counting only dwords with a byte inside the wave's window.
+``ds_storexchg_2addr`` (not in the model) is checked against the ISA pseudocode.
 """
 from __future__ import annotations
 
