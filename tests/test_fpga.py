@@ -500,3 +500,58 @@ def test_link_without_dcu_for_bring_up():
     assert info.counters == 0 and info.mem_bytes == 4096
     assert np.array_equal(back, words) and np.array_equal(wrapped, words[24:])
     assert status == {"busy": False, "done": True, "error": False}
+
+
+def test_process_source_reaches_its_switches():
+    """``dcu fpga --block NAME --attribute``: every switch in the RTLIL that Yosys's ``proc``
+    turns into multiplexers carries its process's source line (Amaranth puts it on the
+    process only), and nothing else in the text changes."""
+    from amaranth.back import rtlil
+
+    import dcu.fpga as fpga
+    m = Module()
+    sel, a, b, y = Signal(2), Signal(8), Signal(8), Signal(8)
+    with m.Switch(sel):
+        with m.Case(0):
+            m.d.comb += y.eq(a)
+        with m.Case(1):
+            with m.If(a[0]):
+                m.d.comb += y.eq(b)
+    text = rtlil.convert(m, ports=[sel, a, b, y], emit_src=True)
+    out = fpga.src_on_switches(text)
+    added = [line for line in out.splitlines() if line not in text.splitlines()]
+    assert out.count("switch ") == text.count("switch ") >= 2
+    lines = out.splitlines()
+    for k, line in enumerate(lines):
+        if line.strip().startswith("switch "):
+            assert lines[k - 1].strip().startswith('attribute \\src "') and "test_fpga.py:" in lines[k - 1]
+    assert len(out.splitlines()) == len(text.splitlines()) + text.count("switch ")
+    assert all(line.strip().startswith("attribute \\src") for line in added)
+
+
+def test_cells_by_source():
+    """Cells counted by the first location of their ``src``: project files relative to the
+    project, Amaranth's by package path, Yosys's techmap libraries by name; ``$scopeinfo``
+    markers and other modules are not counted."""
+    import dcu.fpga as fpga
+    root = str(fpga.PROJECT)
+
+    def cell(t, src):
+        return {"type": t, "attributes": {"src": src} if src is not None else {}}
+    netlist = {"modules": {"top": {"cells": {
+        "a": cell("$_MUX_", f"{root}/hdl/simd.py:10.5-10.9|{root}/hdl/simd.py:12"),
+        "b": cell("$_MUX_", f"{root}/hdl/simd.py:10"),
+        "c": cell("TRELLIS_FF", f"{root}/hdl/simd.py:20"),
+        "d": cell("$_AND_", "/venv/lib/python3.11/site-packages/amaranth/hdl/_ast.py:99"),
+        "e": cell("CCU2C", "/usr/share/yosys/lattice/arith_map_ccu2c.v:40.3-50.4"),
+        "f": cell("$_OR_", None),
+        "g": cell("$scopeinfo", f"{root}/hdl/simd.py:1")}},
+        "other": {"cells": {"x": cell("$_MUX_", f"{root}/hdl/lds.py:1")}}}}
+    r = fpga.cells_by_source(netlist, "top")
+    assert r["cells"] == 6
+    assert r["by_line"][0] == ["hdl/simd.py:10", 2, {"$_MUX_": 2}]
+    assert {row[0] for row in r["by_line"]} == {"hdl/simd.py:10", "hdl/simd.py:20", "amaranth/hdl/_ast.py:99",
+                                                "(yosys) arith_map_ccu2c.v", "(no source)"}
+    assert r["by_file"]["hdl/simd.py"] == {"$_MUX_": 2, "TRELLIS_FF": 1}
+    assert sum(sum(t.values()) for t in r["by_file"].values()) == 6
+    assert len(fpga.cells_by_source(netlist, "top", lines=2)["by_line"]) == 2
