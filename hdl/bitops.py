@@ -1,4 +1,4 @@
-"""Small bit-vector building blocks shared by the dispatcher and the barrier unit.
+"""Small bit-vector building blocks shared by the dispatcher, the barrier unit and the SIMD.
 
 Each is a handful of wide operations, so Amaranth's simulator evaluates it cheaply: a
 priority encoder isolates the lowest set bit with ``x & -x`` and encodes it with one mask
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from amaranth.hdl import Cat, Const, Module, Mux, Signal, Value
 
-__all__ = ["first_set", "rr_pick", "popcount", "tree_or", "tree_max", "onehot_or"]
+__all__ = ["first_set", "rr_pick", "popcount", "tree_or", "tree_max", "onehot_or", "mux_tree"]
 
 
 def first_set(m: Module, x: Value, name: str) -> Signal:
@@ -61,3 +61,14 @@ def tree_max(values: list) -> Value:
 def onehot_or(conds: list, indices: list, width: int) -> Value:
     """``width`` bits: bit ``indices[k]`` set for every ``k`` whose ``conds[k]`` holds."""
     return tree_or([Mux(c, (Const(1, width) << i)[:width], 0) for c, i in zip(conds, indices)])
+
+
+def mux_tree(index: Value, values: list) -> Value:
+    """``values[index]`` (0 past the end) as a balanced tree of 2:1 multiplexers, one level
+    per bit of ``index``: a LUT's worth of logic per bit and level on the FPGA, where Yosys
+    makes an ``Array`` lookup one AND-OR term per value, and a few word selects in the
+    compiled model, where a variable shift of a whole vector loops over all its words."""
+    values = list(values) + [Const(0, len(values[0]))] * ((1 << len(index)) - len(values))
+    for bit in index:
+        values = [Mux(bit, values[k + 1], values[k]) for k in range(0, len(values), 2)]
+    return values[0]

@@ -132,6 +132,12 @@ class DCUConfig:
         bitwise unit per lane (``hdl/valu_int_shared.py``, the ``fpga`` preset's: 37 % fewer
         LUTs on the ECP5). ``False``: an adder, shift or compare per operation
         (``hdl/valu_int.py``), which Amaranth's simulator evaluates faster.
+    decode_memo : bool
+        ``True``: each wave slot keeps its decoded instruction and the three dwords it was
+        decoded from, and uses its decoder's result only when those dwords change (an issue,
+        a branch, a fetch arriving). The compiled model (``dcu/verilator.py``) then evaluates
+        a slot's decoder only on those cycles instead of on every cycle. ``False`` (the
+        ``fpga`` preset's): no such registers (339 flip-flops per wave slot).
     trans_shared : bool
         ``False``: a transcendental unit per SIMD (RDNA). ``True``: one for the whole DCU,
         which its SIMDs take in turn (``hdl/transshare.py``): the ``fpga`` preset's, since
@@ -190,6 +196,7 @@ class DCUConfig:
     shared_mem_request: bool = False
     coalesce_in_place: bool = False
     shared_int_datapath: bool = False
+    decode_memo: bool = True
     valu_dep_latency: int = 5
     l0_hit_latency: int = 4
     memory_latency: int = 32
@@ -254,7 +261,7 @@ class DCUConfig:
         if self.wave_policy not in WAVE_POLICIES:
             errors.append(f"wave_policy must be one of {WAVE_POLICIES}, got {self.wave_policy!r}")
         flags = ("trans_shared", "shared_multiplier", "shared_mem_request", "coalesce_in_place",
-                 "shared_int_datapath")
+                 "shared_int_datapath", "decode_memo")
         errors += [f"{n} must be a bool, got {getattr(self, n)!r}" for n in flags
                    if not isinstance(getattr(self, n), bool)]
         if self.regfile not in REGFILES:
@@ -464,7 +471,7 @@ PRESETS: Mapping[str, DCUConfig] = {
                              l0_bytes=2 * 1024, coalesce_lanes=8,
                              scalar_cache_bytes=1024, icache_bytes=2 * 1024, fetch_bytes=32, regfile="banked",
                              trans_shared=True, shared_multiplier=True, shared_mem_request=True,
-                             coalesce_in_place=True, shared_int_datapath=True),
+                             coalesce_in_place=True, shared_int_datapath=True, decode_memo=False),
 }
 
 

@@ -26,6 +26,7 @@ from amaranth.lib.wiring import In, Out
 from amaranth.utils import exact_log2
 
 from isa.operands import inline_constant
+from .bitops import mux_tree
 from .config import DCUConfig
 from .decoder import Decoder, is_branch_word
 from .isa_tables import Kind, OpId, info_of
@@ -410,10 +411,24 @@ class SIMD(wiring.Component):
             window = Signal(96, name=f"window{i}")
             avail = Signal(range(33), name=f"avail{i}")
             v = Signal(name=f"ib_valid{i}")
-            mw_i.d.comb += [window.eq(chunks[i].bit_select(off * 32, 96)), dec.words.eq(window), dec.pc.eq(pc[i]),
-                            avail.eq(Mux(nvalid[i] == 0, 0, (nvalid[i] << (lb - 2)) - off)),
-                            v.eq((avail != 0) & (dec.inst.size <= avail) & ~br_pending[i])]
-            ib.append(dec.inst)
+            starts = [chunks[i][32 * k: 32 * k + 96] for k in range(fb // 4)]   # not a shift of both lines
+            mw_i.d.comb += [window.eq(mux_tree(off, starts)), dec.words.eq(window)]
+            if cfg.decode_memo:
+                # the decoder's result only when the window differs from the last cycle's: in
+                # this branch alone, the compiled model evaluates the decoder on those cycles only
+                inst = Signal(DecodedInst, name=f"ib{i}")
+                seen, seen_ok = Signal(96, name=f"seen{i}"), Signal(name=f"seen_ok{i}")
+                seen_inst = Signal(DecodedInst, name=f"seen_inst{i}")
+                with mw_i.If(seen_ok & (window == seen)):
+                    mw_i.d.comb += inst.eq(seen_inst)
+                with mw_i.Else():
+                    mw_i.d.comb += inst.eq(dec.inst)
+                m.d.sync += [seen.eq(window), seen_inst.eq(inst), seen_ok.eq(1)]
+            else:
+                inst = dec.inst
+            mw_i.d.comb += [avail.eq(Mux(nvalid[i] == 0, 0, (nvalid[i] << (lb - 2)) - off)),
+                            v.eq((avail != 0) & (inst.size <= avail) & ~br_pending[i])]
+            ib.append(inst)
             ib_valid.append(v)
             ib_words.append(window)
 
@@ -1250,10 +1265,15 @@ class SIMD(wiring.Component):
         # busy bits cover VALU results in flight as well as memory and transcendental returns;
         # every instruction reads EXEC (an in-flight v_cmpx holds the whole wave)
         def busy_in(busy, r, n):
-            """Any of ``busy[r : r + n]``: a window only as wide as ``n`` can count (each
-            window is a shifter of its width, so 16 for every operand cost 4x the logic)."""
+            """Any of ``busy[r : r + n]`` (0 beyond ``busy``), a window only as wide as ``n``
+            can count: ``r``'s 32-bit word and the next ``w - 1`` bits (:func:`mux_tree`), then a
+            shift by ``r % 32``, instead of a shift of the whole vector."""
             w = min(16, (1 << len(n)) - 1)
-            return (Cat(busy, Const(0, w)).bit_select(r, w) & ((Const(1, w + 1) << n) - 1)[:w]).any()
+            nw = 1 << max(0, len(r) - 5)                 # the words that ``r`` can address
+            padded = Cat(busy, Const(0, 64))[:32 * (nw + 1)]
+            words = [padded[32 * k: 32 * k + 31 + w] for k in range(nw)]   # what the shift can reach
+            pair = mux_tree(r[5:], words) if nw > 1 else words[0]
+            return ((pair >> r[:5])[:w] & ((Const(1, w + 1) << n) - 1)[:w]).any()
         terms = [sbusy[EXEC_LO]]
         terms += [busy_in(vbusy, r, n) for r, n in vregs]
         terms += [busy_in(sbusy, r, n) for r, n in sregs]
