@@ -1,8 +1,9 @@
 """Verilog for compiled simulation: Amaranth's netlist flattened below a chosen depth,
-identical modules shared (:mod:`hdl.vdedup`) and combinational logic moved into the
-process branches that use it (:mod:`hdl.vsink`), so that Verilator evaluates a unit's
-operations only when their result is selected (docs/toolflow.md, "Why the compiled model
-was slow").
+identical modules shared (:mod:`hdl.vdedup`), combinational logic moved into the
+process branches that use it (:mod:`hdl.vsink`) and registers' next states into their
+clocked blocks (:mod:`hdl.vclock`), so that Verilator evaluates a unit's operations only
+when their result is selected and copies a register only when it changes
+(docs/toolflow.md, "Why the compiled model was slow").
 
 Amaranth's ``back.verilog`` runs Yosys with ``proc -nomux -norom; memory_collect`` and
 writes one module per instance. Here the same RTLIL goes through the same passes plus
@@ -46,9 +47,12 @@ def rtlil_to_verilog(rtlil_text: str, top: str, keep_depth: int | None = 2) -> s
 
 def simulation_verilog(top, name: str, *, keep_depth: int | None = 2, sink: bool = True,
                        stats: dict | None = None) -> str:
-    """The Verilog of ``top`` (module ``name``) for a compiled simulator."""
+    """The Verilog of ``top`` (module ``name``) for a compiled simulator; with ``sink``, the
+    logic moved into the branches that use it (:mod:`hdl.vsink`) and registers' next states
+    into their clocked blocks (:mod:`hdl.vclock`)."""
     import time
     from amaranth.back import rtlil
+    from .vclock import clock_verilog
     from .vdedup import dedup_modules
     from .vsink import sink_verilog
     t0 = time.perf_counter()
@@ -58,11 +62,13 @@ def simulation_verilog(top, name: str, *, keep_depth: int | None = 2, sink: bool
     t2 = time.perf_counter()
     text = dedup_modules(text)
     t3 = time.perf_counter()
-    moved = 0
+    moved = clocked = 0
     if sink:
         text, moved = sink_verilog(text)
+        text, clocked = clock_verilog(text)
     t4 = time.perf_counter()
     if stats is not None:
         stats.update(rtlil_s=round(t1 - t0, 1), yosys_s=round(t2 - t1, 1), dedup_s=round(t3 - t2, 1),
-                     sink_s=round(t4 - t3, 1), assigns_moved=moved, verilog_bytes=len(text))
+                     sink_s=round(t4 - t3, 1), assigns_moved=moved, registers_clocked=clocked,
+                     verilog_bytes=len(text))
     return text

@@ -1,0 +1,119 @@
+"""hdl/vclock.py: a register's next-state process written as its clocked block, and the
+hardware unchanged.
+
+Registers updated in slices under several conditions, with a synchronous reset, every
+cycle, or from their own value go through :func:`hdl.vopt.simulation_verilog`: their
+processes become clocked blocks, the result lints, and Icarus gives the same outputs on
+every cycle of a random stimulus as for Amaranth's own Verilog. A next state that anything
+else reads, and a process that also computes a value read elsewhere, stay as they are.
+"""
+
+import random
+import re
+import shutil
+import subprocess
+
+import pytest
+from amaranth.back import verilog
+from amaranth.hdl import Cat, Module, Signal
+from amaranth.lib import wiring
+from amaranth.lib.wiring import In, Out
+
+from hdl.vclock import clock_verilog
+from hdl.vopt import simulation_verilog
+from tests.lint import LINT_FLAGS
+
+
+class Regs(wiring.Component):
+    a: In(8)
+    b: In(8)
+    y: Out(8)
+
+    def elaborate(self, platform):
+        m = Module()
+        wide, count, every = Signal(200), Signal(8), Signal(8)
+        with m.If(self.a[0]):                   # slices, under two conditions
+            m.d.sync += wide[:8].eq(self.b + wide[8:16])
+            with m.If(self.a[1]):
+                m.d.sync += wide[100:108].eq(self.a ^ self.b)
+        with m.Elif(self.a[2]):
+            m.d.sync += wide.eq(Cat(self.b, wide[:192]))
+        with m.If(self.b[7]):                   # from its own value
+            m.d.sync += count.eq(count + self.a[3:5])
+        m.d.sync += every.eq(self.a * self.b)   # every cycle
+        m.d.comb += self.y.eq(wide[:8] ^ wide[100:108] ^ wide[192:] ^ count ^ every)
+        return m
+
+
+def test_next_states_move_and_the_design_behaves_the_same(tmp_path):
+    stats = {}
+    text = simulation_verilog(Regs(), "regs", keep_depth=None, stats=stats)
+    assert stats["registers_clocked"] == 3, stats
+    assert len(re.findall(r"^  always @\(posedge clk\) begin$", text, re.M)) >= 2
+    assert re.search(r"^      \S+ *\[7:0\] <= ", text, re.M), text      # a slice, non-blocking
+    if shutil.which("verilator"):
+        (tmp_path / "regs.v").write_text(text)
+        r = subprocess.run(["verilator", *LINT_FLAGS, "-Wno-LATCH", str(tmp_path / "regs.v")],
+                           capture_output=True, text=True)
+        assert r.returncode == 0, r.stderr
+    if not shutil.which("iverilog"):
+        pytest.skip("iverilog not found: apt-get install -y iverilog")
+    rng = random.Random(5)
+    stimulus = [(rng.randrange(256), rng.randrange(256)) for _ in range(300)]
+    want = _simulate(tmp_path, verilog.convert(Regs(), name="regs", emit_src=False), "original", stimulus)
+    got = _simulate(tmp_path, text, "clocked", stimulus)
+    assert want.count("\n") == 300 and "x" not in want
+    assert len(set(want.splitlines())) > 50
+    assert got == want
+
+
+def _simulate(tmp_path, text, tag, stimulus):
+    (tmp_path / f"{tag}.v").write_text(text)
+    lines = ["module tb;", "reg clk = 0, rst = 1; reg [7:0] a = 0, b = 0; wire [7:0] y;",
+             "regs dut(.clk(clk), .rst(rst), .a(a), .b(b), .y(y));", "initial begin",
+             "#1 clk = 1; #1 clk = 0; rst = 0;"]
+    lines += [f"a = {a}; b = {b}; #1 clk = 1; #1 clk = 0; $display(\"%h\", y);" for a, b in stimulus]
+    lines += ["$finish;", "end", "endmodule"]
+    (tmp_path / f"tb_{tag}.v").write_text("\n".join(lines))
+    exe = tmp_path / f"{tag}.vvp"
+    subprocess.run(["iverilog", "-o", str(exe), str(tmp_path / f"tb_{tag}.v"), str(tmp_path / f"{tag}.v")], check=True)
+    return subprocess.run(["vvp", "-n", str(exe)], capture_output=True, text=True, check=True).stdout
+
+
+_MODULE = """module t(clk, c, x, q, y);
+  input clk;
+  wire clk;
+  input c;
+  wire c;
+  input [7:0] x;
+  wire [7:0] x;
+  output [7:0] q;
+  reg [7:0] q = 8'h00;
+  output [7:0] y;
+  wire [7:0] y;
+  reg [7:0] n;
+  reg [7:0] t;
+  always @* begin
+    if (\\$auto ) begin end
+    n = q;
+    if (c) begin
+      t = x + 8'h01;
+      n = t;
+    end
+  end
+  always @(posedge clk)
+    q <= n;
+  assign y = {use};
+endmodule
+"""
+
+
+def test_a_process_moves_only_when_nothing_else_reads_its_values():
+    text, n = clock_verilog(_MODULE.format(use="q"))
+    assert n == 1
+    assert "always @*" not in text and "reg [7:0] n;" not in text
+    assert re.search(r"  always @\(posedge clk\) begin\n    if \(c\) begin\n      t = x \+ 8'h01;\n"
+                     r"      q <= t;\n    end\n  end\n", text), text
+    for use in ("n", "t"):     # the next state, or a temporary, read outside the process
+        src = _MODULE.format(use=use)
+        assert clock_verilog(src) == (src, 0)
