@@ -923,6 +923,8 @@ def _fpga(board: str = "ulx3s", config: str = "fpga", clock_mhz: float = 50.0) -
         rows.append(row)
     for p in sorted((ROOT / "build" / "fpga" / "blocks").glob("*.json")):
         b = json.loads(p.read_text())
+        if "by_source" in b:     # an --attribute run: the same synthesis as the plain one
+            continue
         e = b.get("ecp5") or {}
         rows.append({"design": f"block {b.get('top')} ({b.get('config')}), {b.get('flow')}", "rc": b.get("rc"),
                      "luts": e.get("lut_equiv") if b.get("rc") == 0 and "until" not in b.get("flow", "") else None,
