@@ -1270,7 +1270,7 @@ class SIMD(wiring.Component):
             shift by ``r % 32``, instead of a shift of the whole vector."""
             w = min(16, (1 << len(n)) - 1)
             nw = 1 << max(0, len(r) - 5)                 # the words that ``r`` can address
-            padded = Cat(busy, Const(0, 64))[:32 * (nw + 1)]
+            padded = Cat(busy, Const(0, 32 * (nw + 1)))[:32 * (nw + 1)]   # no empty word past ``busy``
             words = [padded[32 * k: 32 * k + 31 + w] for k in range(nw)]   # what the shift can reach
             pair = mux_tree(r[5:], words) if nw > 1 else words[0]
             return ((pair >> r[:5])[:w] & ((Const(1, w + 1) << n) - 1)[:w]).any()
