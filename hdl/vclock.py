@@ -110,7 +110,7 @@ def clock_module(lines: list[str]) -> tuple[list[str], int]:
             if name in nexts:
                 indent = line[:len(line) - len(line.lstrip())]
                 rest = line.lstrip()[len(m.group(1)):].lstrip()
-                line = f"{indent}{nexts[name][2]} {rest.replace('=', '<=', 1) if not rest.startswith('[') else _nba_slice(rest)}"
+                line = f"{indent}{nexts[name][2]} {_nonblocking(rest)}"
             new.append(line)
         new.append("  end")
         replace[i] = new
@@ -152,10 +152,10 @@ def _reads(line: str, name: str) -> bool:
     return name in _names(line)
 
 
-def _nba_slice(rest: str) -> str:
-    """``[a:b] = x;`` as ``[a:b] <= x;``."""
-    close = rest.index("]")
-    return rest[:close + 1] + " " + rest[close + 1:].lstrip().replace("=", "<=", 1)
+def _nonblocking(rest: str) -> str:
+    """What follows an assignment's target (``= x;`` or ``[a:b] = x;``) with ``<=``."""
+    close = rest.index("]") + 1 if rest.startswith("[") else 0
+    return rest[:close] + (" " if close else "") + rest[close:].lstrip().replace("=", "<=", 1)
 
 
 _MODULE = re.compile(r"^(module .*?;\n)(.*?)^(endmodule\n)", re.S | re.M)
