@@ -256,7 +256,8 @@ def cells_by_source(netlist: dict, top: str, lines: int = 60) -> dict:
         f = by_file.setdefault(where.rsplit(":", 1)[0] if ":" in where else where, {})
         for t, n in types.items():
             f[t] = f.get(t, 0) + n
-    total = lambda types: sum(types.values())
+    def total(types):
+        return sum(types.values())
     rows = sorted(by_line.items(), key=lambda kv: -total(kv[1]))[:lines]
     return {"cells": sum(total(t) for t in by_line.values()),
             "by_file": dict(sorted(by_file.items(), key=lambda kv: -total(kv[1]))),

@@ -34,19 +34,16 @@ from __future__ import annotations
 import re
 from collections import Counter
 
+from .vsink import _idents as _names, each_module
+
 __all__ = ["clock_module", "clock_verilog"]
 
 _NAME = r"(\\\S+ |[A-Za-z_][A-Za-z0-9_$]*)"
-_TOKEN = re.compile(r"\\\S+ |\d*'[sS]?[bodhBODH][0-9a-fA-FxXzZ?_]+|[A-Za-z_][A-Za-z0-9_$]*")
 _FLOP = re.compile(r"^  always @\(posedge (.+)\)$")
 _FLOP_STMT = re.compile(rf"^    {_NAME} *<= {_NAME} *;$")
 _LHS = re.compile(rf"^ *{_NAME} *(\[[^\]]*\])? *= ")
 _DECL = re.compile(rf"^  reg( (?:signed )?\[[^\]]*\])? {_NAME}\s*;$")
 _TRIGGER = re.compile(r"^    if \(\S+ *\) begin end$")   # Yosys's trigger for the initial evaluation
-
-
-def _names(text: str) -> list[str]:
-    return [t.rstrip() for t in _TOKEN.findall(text) if not t[0].isdigit() and "'" not in t]
 
 
 def clock_module(lines: list[str]) -> tuple[list[str], int]:
@@ -65,7 +62,7 @@ def clock_module(lines: list[str]) -> tuple[list[str], int]:
         if d:
             decls[d.group(2).rstrip()] = i
         else:
-            uses.update(set(_names(line)))
+            uses.update(_names(line))
 
     out_of = set()                   # lines to drop: the moved flip-flops and next-state declarations
     replace = {}                     # first line of a process -> its new lines
@@ -86,7 +83,7 @@ def clock_module(lines: list[str]) -> tuple[list[str], int]:
                     assigned.setdefault(m.group(1).rstrip(), k)
                 else:
                     plain = False
-            inside.update(set(_names(line)))
+            inside.update(_names(line))
         nexts = {n: flops[n] for n in assigned if n in flops}
         ok = plain and bool(nexts) and len({clock for _, clock, _ in nexts.values()}) == 1
         for name, first in assigned.items():
@@ -158,16 +155,6 @@ def _nonblocking(rest: str) -> str:
     return rest[:close] + (" " if close else "") + rest[close:].lstrip().replace("=", "<=", 1)
 
 
-_MODULE = re.compile(r"^(module .*?;\n)(.*?)^(endmodule\n)", re.S | re.M)
-
-
 def clock_verilog(text: str) -> tuple[str, int]:
     """:func:`clock_module` on every module of ``text``; returns the text and the count."""
-    total = 0
-
-    def one(m):
-        nonlocal total
-        body, n = clock_module(m.group(2).splitlines())
-        total += n
-        return m.group(1) + "".join(line + "\n" for line in body) + m.group(3)
-    return _MODULE.sub(one, text), total
+    return each_module(text, clock_module)

@@ -29,7 +29,7 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 
-__all__ = ["sink_module", "sink_verilog"]
+__all__ = ["sink_module", "sink_verilog", "each_module"]
 
 _TOKEN = re.compile(r"\\\S+ |\d*'[sS]?[bodhBODH][0-9a-fA-FxXzZ?_]+|[A-Za-z_][A-Za-z0-9_$]*")
 _ASSIGN = re.compile(r"^  assign (\\\S+ |[A-Za-z_][A-Za-z0-9_$]*) *(\[[0-9:]+\])? +=  *(.*);$")
@@ -264,13 +264,19 @@ def _guards(lines, order, uses, target, chain, path, dead):
 _MODULE = re.compile(r"^(module .*?;\n)(.*?)^(endmodule\n)", re.S | re.M)
 
 
-def sink_verilog(text: str) -> tuple[str, int]:
-    """Every module of ``text`` through :func:`sink_module`; the text and the assigns moved."""
+def each_module(text: str, rewrite) -> tuple[str, int]:
+    """Every module body of ``text`` (as lines) through ``rewrite(lines) -> (lines, count)``;
+    the new text and the counts' sum."""
     total = 0
 
     def one(m):
         nonlocal total
-        lines, n = sink_module(m.group(2).rstrip("\n").split("\n"))
+        lines, n = rewrite(m.group(2).rstrip("\n").split("\n"))
         total += n
         return m.group(1) + "\n".join(lines) + "\n" + m.group(3)
     return _MODULE.sub(one, text), total
+
+
+def sink_verilog(text: str) -> tuple[str, int]:
+    """Every module of ``text`` through :func:`sink_module`; the text and the assigns moved."""
+    return each_module(text, sink_module)
