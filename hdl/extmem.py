@@ -255,7 +255,10 @@ class ExtMemory(wiring.Component):
         # Its own fragment: it changes once per request, the slot logic above every cycle.
         b = Module()
         m.submodules.stage_b = b
-        line, old = ram_r.data, ram_r.data.word_select(s_dword, 32)
+        # the addressed dword, a signal of its own: the atomic ops read it a dozen times, and
+        # each use of an expression is its own 1,024-bit shift in the Verilog
+        line, old = ram_r.data, Signal(32)
+        b.d.comb += old.eq(ram_r.data.word_select(s_dword, 32))
         m.d.comb += self.host_rdata.eq(old)
         if self.registered_read:     # stage B's fields, the line and its dword, one cycle later
             stage = [s_req, s_hwe, s_fault, s_kind, s_atomic, s_line, s_dword, s_slot, s_data, s_mask, s_tag]

@@ -23,7 +23,7 @@ even, gradual underflow and overflow to infinity (docs/fp32.md §5.2).
 """
 from __future__ import annotations
 
-from amaranth.hdl import Array, Cat, Const, Mux, Value, signed
+from amaranth.hdl import Cat, Const, Mux, Value, signed
 
 __all__ = [
     "VW", "TW", "T_BIAS", "BLW", "MW", "REC_W", "NORM_W", "R_T", "R_ZS", "R_FIN", "R_NEG",
@@ -309,9 +309,15 @@ def minmax_bits(sub: Value, x: Opnd, y: Opnd, z: Opnd) -> Value:
                Mux(x.is_nan(), x.word, Mux(y.is_nan(), y.word, two))))
     median = Mux(xy, Mux(yz, y.word, Mux(xz, z.word, x.word)), Mux(yz, Mux(xz, x.word, z.word), y.word))
     med3 = Mux(x.is_nan() | y.is_nan() | z.is_nan(), three, median)
+    # a chain of multiplexers (0 for an index past the table, as an Array would give) rather
+    # than an Array, whose process a compiled simulator would evaluate on every cycle: the
+    # chain's operations move into the branch of the unit that selects them (hdl/vsink.py)
     result = {"min_num": num, "max_num": num, "minimum": ieee, "maximum": ieee, "min3": three,
               "max3": three, "med3": med3}
-    return Array(result[name] for name in MINMAX_OPS)[sub]
+    out = Const(0, 32)
+    for value in (med3, three, ieee, num):
+        out = Mux(Cat(*[sub == k for k, name in enumerate(MINMAX_OPS) if result[name] is value]).any(), value, out)
+    return out
 
 
 # ---------------------------------------------------------------------------------------

@@ -26,6 +26,12 @@ nowhere but by its flip-flop, all of them on one clock) or a temporary that noth
 outside the process reads (the assigns :mod:`hdl.vsink` moved into it); it stays as it
 is otherwise.
 
+Verilator gives ``q`` a shadow copy, copied in and out on every clock edge, when the value
+an update gives it comes through a temporary that reads ``q`` (``t = q | x; q <= t;``).
+So a temporary that an update ``q <= t;`` reads whole (with ``q``'s width) is replaced by
+its expression (``q <= q | x;``), and where an update still reads ``q`` through a
+temporary the temporaries stay in a process of their own beside the clocked block.
+
 The Verilog must be as ``yosys write_verilog`` writes it (see :mod:`hdl.vsink`); run this
 after :func:`hdl.vsink.sink_verilog`, which fills the processes with their temporaries.
 """
@@ -43,6 +49,7 @@ _FLOP = re.compile(r"^  always @\(posedge (.+)\)$")
 _FLOP_STMT = re.compile(rf"^    {_NAME} *<= {_NAME} *;$")
 _LHS = re.compile(rf"^ *{_NAME} *(\[[^\]]*\])? *= ")
 _DECL = re.compile(rf"^  reg( (?:signed )?\[[^\]]*\])? {_NAME}\s*;$")
+_RANGE = re.compile(rf"^  reg( (?:signed )?\[[^\]]*\])? {_NAME}\s*(?:= [^;]*)?;$")   # initial value or not
 _TRIGGER = re.compile(r"^    if \(\S+ *\) begin end$")   # Yosys's trigger for the initial evaluation
 
 
@@ -56,8 +63,10 @@ def clock_module(lines: list[str]) -> tuple[list[str], int]:
         if s:
             flops[s.group(2).rstrip()] = (i, m.group(1), s.group(1).rstrip())
     uses = Counter()                 # name -> lines mentioning it, declarations aside
-    decls = {}
+    decls, ranges = {}, {}
     for i, line in enumerate(lines):
+        if r := _RANGE.match(line):
+            ranges[r.group(2).rstrip()] = r.group(1) or ""
         d = _DECL.match(line)
         if d:
             decls[d.group(2).rstrip()] = i
@@ -110,7 +119,11 @@ def clock_module(lines: list[str]) -> tuple[list[str], int]:
                 line = f"{indent}{nexts[name][2]} {_nonblocking(rest)}"
             new.append(line)
         new.append("  end")
-        replace[i] = new
+        regs = {q for _, _, q in nexts.values()}
+        new, inlined = _inline_temporaries(new, regs, assigned, inside, ranges)
+        trigger = [line for line in body if _TRIGGER.match(line)]
+        replace[i] = _temporaries_apart(new, regs, set(assigned) - set(nexts) - set(inlined), trigger) or new
+        out_of.update(decls[t] for t in inlined if t in decls)
         for n, (at, _, _) in nexts.items():
             out_of.update((at, at + 1))
             if n in decls:
@@ -128,6 +141,101 @@ def clock_module(lines: list[str]) -> tuple[list[str], int]:
             result.append(lines[i])
         i += 1
     return result, moved
+
+
+def _inline_temporaries(block: list[str], regs: set[str], temps: dict, inside: Counter,
+                        ranges: dict) -> tuple[list[str], list[str]]:
+    """``q <= t;`` with the temporary's expression in place of ``t``, where ``t`` has
+    ``q``'s width and signedness, is assigned once, before, in a branch enclosing the
+    update, and read nowhere else, and nothing assigned in between is read by its expression.
+    Verilator keeps a shadow copy of ``q``, copied in and out on every clock edge, when the
+    value given to ``q`` comes through a temporary that reads ``q`` (``t = q | x; q <= t;``,
+    as :mod:`hdl.vsink` writes it); ``q <= q | x;`` it updates in place. Returns the block
+    and the temporaries that are gone."""
+    block, inlined = list(block), []
+    for k, line in enumerate(block):
+        m = _NBA_WHOLE.match(line)
+        if not m or m.group(2).rstrip() not in regs:
+            continue
+        q, t = m.group(2).rstrip(), m.group(3).rstrip()
+        if t not in temps or inside[t] != 2 or t not in ranges or ranges.get(q) != ranges[t]:
+            continue
+        defs = [j for j in range(k) if block[j] is not None and (d := _LHS.match(block[j])) and d.group(1).rstrip() == t]
+        if len(defs) != 1 or _LHS.match(block[defs[0]]).group(2) or not _dominates(block, defs[0], k):
+            continue
+        j = defs[0]
+        expr = block[j].split("=", 1)[1].strip()[:-1]     # an escaped name keeps the space that ends it
+        reads = set(_names(expr))
+        if any(_LHS.match(x) and _LHS.match(x).group(1).rstrip() in reads
+               for x in block[j + 1:k] if x is not None):
+            continue
+        block[k] = f"{m.group(1)}{m.group(2).rstrip()} <= {expr};"
+        block[j] = None
+        inlined.append(t)
+    return [x for x in block if x is not None], inlined
+
+
+def _temporaries_apart(block: list[str], regs: set[str], temps: set[str],
+                       trigger: list[str]) -> list[str] | None:
+    """When a register's update still reads the register through a temporary (``t = {q[..],
+    x}; q <= t[..];``, which Verilator would give a shadow copy), the clocked block and a
+    process of the temporaries alone, with the same branches; None when no update does. The
+    temporaries then hold the values the clocked block read from them before: they are
+    computed from the same signals under the same conditions, before the clock edge."""
+    reads: dict[str, set] = {}
+    for line in block:
+        m = _LHS.match(line)
+        if m and m.group(1).rstrip() in temps:
+            reads.setdefault(m.group(1).rstrip(), set()).update(_names((m.group(2) or "") + line.split("=", 1)[1]))
+
+    def reaches(names, seen):
+        for n in names:
+            if n in regs:
+                return True
+            if n in reads and n not in seen:
+                seen.add(n)
+                if reaches(reads[n], seen):
+                    return True
+        return False
+
+    updates = [k for k, line in enumerate(block) if _NBA.match(line)]
+    if not any(reaches([n for n in _names(block[k].split("<=", 1)[1]) if n in reads], set()) for k in updates):
+        return None
+    def without(lines, drop):        # a case item's only statement becomes a null statement
+        out = []
+        for k, line in enumerate(lines):
+            if k not in drop:
+                out.append(line)
+            elif out[-1].rstrip().endswith(":"):
+                out.append(line[:len(line) - len(line.lstrip())] + ";")
+        return out
+    temp_lines = {k for k, line in enumerate(block) if (m := _LHS.match(line)) and m.group(1).rstrip() in temps}
+    comb = ["  always @* begin", *trigger] + without(block, set(updates))[1:-1] + ["  end"]
+    return comb + without(block, temp_lines)
+
+
+_NBA = re.compile(rf"^ *{_NAME} *(\[[^\]]*\])? *<= ")
+_NBA_WHOLE = re.compile(rf"^( +){_NAME} *<= {_NAME} *;$")
+
+
+def _dominates(block: list[str], j: int, k: int) -> bool:
+    """Line ``j`` runs whenever line ``k`` (after it) does: it is a statement of a
+    ``begin`` block that is still open at ``k``."""
+    prev = next((x.strip() for x in reversed(block[:j]) if x is not None and x.strip()), "")
+    if not (prev.endswith("begin") or prev.endswith(";")):
+        return False                 # a case item's or an if's single statement
+    depth = 0
+    for x in block[j + 1:k]:
+        if x is None:
+            continue
+        s = x.strip()
+        if s.startswith("end") and not s.startswith("endcase"):
+            depth -= 1
+            if depth < 0:
+                return False
+        if s.endswith("begin"):
+            depth += 1
+    return True
 
 
 def _is_whole(line: str) -> bool:

@@ -29,7 +29,7 @@ the CU's SIMDs (docs/memory.md, "Vector memory path"):
 """
 from __future__ import annotations
 
-from amaranth.hdl import Array, Cat, Const, Module, Mux, Shape, Signal
+from amaranth.hdl import Array, Cat, Const, Module, Mux, Shape, Signal, Value
 from amaranth.lib import data, enum, memory, stream, wiring
 from amaranth.lib.wiring import In, Out
 
@@ -577,10 +577,13 @@ class VecMemUnit(wiring.Component):
         f.d.comb += [free_oh.eq(lowest_one(~valid)), fire.eq(acc_ok & want.any())]
         for i, r in enumerate(self.req):
             f.d.comb += r.ready.eq(c_finish & (c_simd == i) if cfg.coalesce_in_place else acc_ok & (sel == i))
-        g_req = data.View(VecMemReq(cfg), Array(r.payload.as_value() for r in self.req)[sel])
+        # the selected request's fields that steer acceptance; the whole request (6,228 bits
+        # on `default`) is copied only when one is accepted, not multiplexed every cycle
+        g_op, g_wave, g_returns = (Array(Value.cast(getattr(r.payload, name)) for r in self.req)[sel]
+                                   for name in ("op", "wave", "returns"))
         d_kind, d_size, d_ext, d_beats, d_aop = Signal(OpKind), Signal(range(17)), Signal(Ext), Signal(range(5)), Signal(AtomicOp)
         f = frag("decode")
-        with f.Switch(g_req.op):
+        with f.Switch(g_op):
             for op, (kind, size, ext, beats, aop) in op_table().items():
                 with f.Case(op):
                     f.d.comb += [d_kind.eq(kind), d_size.eq(size), d_ext.eq(ext), d_beats.eq(beats)]
@@ -596,16 +599,19 @@ class VecMemUnit(wiring.Component):
         with m.If(fire):
             # the instructions this one retires after: per wave and per counter (loads with
             # loads, stores with stores), or every instruction of the CU
-            d_store = (d_kind == OpKind.STORE) | (d_kind == OpKind.WB) | (d_kind == OpKind.ATOMIC) & ~g_req.returns
+            d_store = (d_kind == OpKind.STORE) | (d_kind == OpKind.WB) | (d_kind == OpKind.ATOMIC) & ~g_returns
             same = Cat(*[Const(1) if cfg.return_order == "in_order" else
-                         (field(ent_simd, e, SB) == sel) & (field(ent_wave, e, WB) == g_req.wave) &
+                         (field(ent_simd, e, SB) == sel) & (field(ent_wave, e, WB) == g_wave) &
                          (ent_store[e] == d_store) for e in range(E)])
             if not cfg.coalesce_in_place:
-                m.d.sync += c_req.eq(g_req)
+                with m.Switch(sel):
+                    for i, r in enumerate(self.req):
+                        with m.Case(i):
+                            m.d.sync += c_req.eq(r.payload)
             m.d.sync += [c_simd.eq(sel), c_entry.eq(new), last_sel.eq(sel),
                          c_kind.eq(d_kind), c_size.eq(d_size), c_ext.eq(d_ext), c_beats.eq(d_beats), c_aop.eq(d_aop),
                          done1.eq(0), done2.eq(0), field(ent_simd, new, SB).eq(sel),
-                         field(ent_wave, new, WB).eq(g_req.wave), ent_store.bit_select(new, 1).eq(d_store),
+                         field(ent_wave, new, WB).eq(g_wave), ent_store.bit_select(new, 1).eq(d_store),
                          field(older, new, E).eq(valid & ~freeing & same)]
 
         # first cycle of an instruction: its response metadata, and any error

@@ -9,10 +9,13 @@ through other such assigns) is inside one process into the innermost branch of i
 holds them all, as blocking assignments at its top (just before the statement, when there
 is one use): the value is computed only when the branch runs. An ``assign`` whose uses lie
 in several processes, each of them inside an ``if (C) begin`` with the same condition
-``C``, moves into a new process of its own ``if (C)``. A named signal that nothing reads
-does not hold its producers back (it then shows their last computed value). Nothing else
-changes (the moved wires become ``reg`` s of the same width); the hardware the Verilog
-describes is the same.
+``C`` (or inside the same item of a ``case`` on the same value), moves into a new process
+of its own ``if (C)`` (or of that one case item). A named signal that nothing reads does
+not hold its producers back (it then shows their last computed value). A wire that only
+copies another signal of its width (``assign a = b;``, the name Amaranth gives a port or a
+field) is read as the original everywhere: moved into a branch it would be a copy made
+each time the branch runs. Nothing else changes (the moved wires become ``reg`` s of the
+same width); the hardware the Verilog describes is the same.
 
 The RTL helps by computing idle logic under the condition that makes it useful (a unit's
 stage under its ``valid``: ``hdl/vmem.py``, ``hdl/lds.py``, ``hdl/trans.py``; the VALUs'
@@ -47,9 +50,70 @@ def _idents(text: str) -> list[str]:
     return list(dict.fromkeys(t.rstrip() for t in _TOKEN.findall(text) if not t[0].isdigit() and "'" not in t))
 
 
+_WIDTH_DECL = re.compile(r"^  (wire|reg|input|output|inout)( (?:signed )?\[[^\]]*\])? "
+                         r"(\\\S+ |[A-Za-z_][A-Za-z0-9_$]*)\s*;$")
+_IDENT = re.compile(r"^(\\\S+ |[A-Za-z_][A-Za-z0-9_$]*) *$")
+
+
+def _substitute_aliases(lines: list[str]) -> list[str]:
+    """Every read of a wire that is only a copy of another signal of the same width and
+    signedness (``assign a = b;``, Amaranth's names for a port or a field) reads the
+    original instead. The copy stays, read by nothing: Verilator drops it. Moved into a
+    process, it would be a real copy, every time the branch runs (two of them per cycle
+    for a 6,228-bit request through a submodule's port and a multiplexer)."""
+    decl = {}                            # name -> (kind, range text)
+    for line in lines:
+        if m := _WIDTH_DECL.match(line):
+            decl[m.group(3).rstrip()] = (m.group(1), m.group(2) or "")
+    drivers: dict[str, int] = defaultdict(int)
+    alias: dict[str, str] = {}           # a -> b's token (an escaped name keeps its space)
+    skip = set()
+    for i, line in enumerate(lines):
+        if not line.startswith("  assign "):
+            continue
+        m = _ASSIGN.match(line)
+        if m is None:
+            continue
+        a = m.group(1).rstrip()
+        drivers[a] += 1
+        b = _IDENT.match(m.group(3))
+        if b and not m.group(2) and decl.get(a, ("",))[0] == "wire" and b.group(1).rstrip() in decl \
+                and decl[a][1] == decl[b.group(1).rstrip()][1]:
+            alias[a] = b.group(1) if b.group(1).startswith("\\") else b.group(1).rstrip()
+            skip.add(i)
+    alias = {a: b for a, b in alias.items() if drivers[a] == 1}
+    if not alias:
+        return lines
+
+    def final(a):
+        seen = {a}
+        while (b := alias[a].rstrip()) in alias and b not in seen:
+            seen.add(b)
+            a = b
+        return alias[a]
+
+    tokens = {a: final(a) for a in alias}
+    out = []
+    for i, line in enumerate(lines):
+        if i in skip or line.startswith("  (*") or _WIDTH_DECL.match(line):
+            out.append(line)
+            continue
+        out.append(_TOKEN.sub(lambda t: _read_as(t, tokens), line))
+    return out
+
+
+def _read_as(t: re.Match, tokens: dict[str, str]) -> str:
+    """The token ``t`` of a line, renamed by ``tokens`` unless a constant or a pin name."""
+    word = t.group(0)
+    if word[0].isdigit() or "'" in word or t.string[t.start() - 1:t.start()] == ".":
+        return word
+    return tokens.get(word.rstrip(), word)
+
+
 def sink_module(lines: list[str]) -> tuple[list[str], int]:
     """Sink the assigns of one module's body (its lines between the header and
     ``endmodule``); returns the new lines and the number of assigns moved."""
+    lines = _substitute_aliases(lines)
     wires: dict[str, int] = {}          # name -> its declaration line
     ports: set[str] = set()
     for i, line in enumerate(lines):
@@ -205,11 +269,30 @@ def sink_module(lines: list[str]) -> tuple[list[str], int]:
         pad = lines[i][:len(lines[i]) - len(lines[i].lstrip())]
         out[label_end[i]] += f"\n{pad}    end"
     for cond, ns in guarded.items():     # one process per guard, producers first
-        out.append(f"  always @* begin\n    if ({cond}) begin\n{assigns(ns, '      ')}\n    end\n  end")
+        if cond.startswith(_CASE_KEY):       # a case item: the case, with that item alone
+            subject, label = cond[len(_CASE_KEY):].split("\n")
+            out.append(f"  always @* begin\n    {subject}\n      {label}\n        begin\n"
+                       f"{assigns(ns, '          ')}\n        end\n    endcase\n  end")
+        else:
+            out.append(f"  always @* begin\n    if ({cond}) begin\n{assigns(ns, '      ')}\n    end\n  end")
     return [x for x in out if x is not None], len(moved)
 
 
 _IF = re.compile(r"^if \((.*)\) begin$")
+_CASE_KEY = "\0case\0"     # a guard that is a case item: this, the case line, a newline, the item
+
+
+def _case_item(lines: list[str], j: int) -> str | None:
+    """The guard of case item ``lines[j]`` (``4'h8:``), or None for ``default:``."""
+    label = lines[j].strip()
+    if not label.endswith(":") or label.startswith("default"):
+        return None
+    indent = len(lines[j]) - len(lines[j].lstrip())
+    for k in range(j - 1, -1, -1):
+        if len(lines[k]) - len(lines[k].lstrip()) < indent:
+            head = lines[k].strip()
+            return f"{_CASE_KEY}{head}\n{label}" if head.startswith(("case (", "casez (")) else None
+    return None
 
 
 def _guards(lines, order, uses, target, chain, path, dead):
@@ -217,8 +300,12 @@ def _guards(lines, order, uses, target, chain, path, dead):
     around each use, in any process): each goes to a process of its own ``if (C)``. Returns
     node -> C and C -> its nodes, producers first. A condition that reads a moved node is
     not used (its value would be stale there), and the nodes that needed it stay eager."""
-    cond_of = {j: m.group(1) for j in {x for c in chain.values() for x in c}
-               if (m := _IF.match(lines[j].lstrip()))}
+    cond_of = {}
+    for j in {x for c in chain.values() for x in c}:
+        if m := _IF.match(lines[j].lstrip()):
+            cond_of[j] = m.group(1)
+        elif (item := _case_item(lines, j)) is not None:
+            cond_of[j] = item
 
     def conds(site):
         return frozenset(cond_of[x] for x in path(site) if x in cond_of)

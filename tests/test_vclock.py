@@ -31,7 +31,7 @@ class Regs(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        wide, count, every = Signal(200), Signal(8), Signal(8)
+        wide, count, every, acc = Signal(200), Signal(8), Signal(8), Signal(8)
         with m.If(self.a[0]):                   # slices, under two conditions
             m.d.sync += wide[:8].eq(self.b + wide[8:16])
             with m.If(self.a[1]):
@@ -41,16 +41,27 @@ class Regs(wiring.Component):
         with m.If(self.b[7]):                   # from its own value
             m.d.sync += count.eq(count + self.a[3:5])
         m.d.sync += every.eq(self.a * self.b)   # every cycle
-        m.d.comb += self.y.eq(wide[:8] ^ wide[100:108] ^ wide[192:] ^ count ^ every)
+        with m.If(self.b[0]):                   # an accumulator, as the LDS's result
+            with m.If(self.a[5]):
+                m.d.sync += acc.eq(self.a)
+            with m.Else():
+                m.d.sync += acc.eq(acc | self.b)
+        m.d.comb += self.y.eq(wide[:8] ^ wide[100:108] ^ wide[192:] ^ count ^ every ^ acc)
         return m
 
 
 def test_next_states_move_and_the_design_behaves_the_same(tmp_path):
     stats = {}
     text = simulation_verilog(Regs(), "regs", keep_depth=None, stats=stats)
-    assert stats["registers_clocked"] == 3, stats
+    assert stats["registers_clocked"] == 4, stats
     assert len(re.findall(r"^  always @\(posedge clk\) begin$", text, re.M)) >= 2
     assert re.search(r"^      \S+ *\[7:0\] <= ", text, re.M), text      # a slice, non-blocking
+    assert re.search(r"^ +(\S+) *<= \1 *\| b;$", text, re.M), text   # its temporary inlined
+    # count's temporary reads count (t = count + a[4:3]; count <= t[7:0]): it stays in a
+    # process of its own, and the clocked block only updates count
+    t = re.search(r"^ +(\S+) *= *(\S+) *\+ a\[4:3\];$", text, re.M)
+    assert t and text.rfind("always @*", 0, t.start()) > text.rfind("always @(posedge", 0, t.start()), text
+    assert re.search(rf"^ +{re.escape(t.group(2))} *<= {re.escape(t.group(1))} *\[7:0\];$", text, re.M), text
     lint_if_available(text, tmp_path / "regs.v")
     if not shutil.which("iverilog"):
         pytest.skip("iverilog not found: apt-get install -y iverilog")
@@ -108,8 +119,30 @@ def test_a_process_moves_only_when_nothing_else_reads_its_values():
     text, n = clock_verilog(_MODULE.format(use="q"))
     assert n == 1
     assert "always @*" not in text and "reg [7:0] n;" not in text
-    assert re.search(r"  always @\(posedge clk\) begin\n    if \(c\) begin\n      t = x \+ 8'h01;\n"
-                     r"      q <= t;\n    end\n  end\n", text), text
+    # the temporary's expression goes into the update (a temporary would cost a shadow copy)
+    assert re.search(r"  always @\(posedge clk\) begin\n    if \(c\) begin\n"
+                     r"      q <= x \+ 8'h01;\n    end\n  end\n", text), text
+    assert "reg [7:0] t;" not in text
     for use in ("n", "t"):     # the next state, or a temporary, read outside the process
         src = _MODULE.format(use=use)
         assert clock_verilog(src) == (src, 0)
+
+
+def test_a_temporary_stays_where_it_may_not_have_run():
+    """``t`` set in one branch and given to ``q`` in another keeps its last value there:
+    its expression may not replace it."""
+    src = _MODULE.format(use="q").replace("      n = t;\n    end\n",
+                                          "    end\n    if (x[0]) begin\n      n = t;\n    end\n")
+    text, n = clock_verilog(src)
+    assert n == 1
+    assert re.search(r"      t = x \+ 8'h01;\n    end\n    if \(x\[0\]\) begin\n      q <= t;\n", text), text
+
+
+def test_an_escaped_name_keeps_the_space_that_ends_it():
+    """Inlined at the end of an update, ``\\a.b `` still ends with its space (``\\a.b;``
+    would be another name)."""
+    src = _MODULE.format(use="q").replace("  input [7:0] x;\n  wire [7:0] x;\n",
+                                          "  input [7:0] x;\n  wire [7:0] x;\n  wire [7:0] \\x.y ;\n"
+                                          "  assign \\x.y  = x;\n").replace("t = x + 8'h01;", "t = 8'h01 + \\x.y ;")
+    text, n = clock_verilog(src)
+    assert n == 1 and "      q <= 8'h01 + \\x.y ;\n" in text, text

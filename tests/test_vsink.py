@@ -176,6 +176,33 @@ def test_value_read_by_two_processes_under_one_condition_gets_a_process_of_its_o
     _same_outputs_as_amaranth(tmp_path, Guarded, "g", sunk, ("y1", "y2"), seed=3)
 
 
+class CaseGuarded(wiring.Component):
+    a: In(8)
+    b: In(8)
+    y1: Out(8)
+    y2: Out(8)
+
+    def elaborate(self, platform):
+        m = Module()
+        p = Signal(16)
+        m.d.comb += p.eq(self.a * self.b)
+        with m.Switch(self.a[6:]):   # two processes, each reading p in the same case item
+            with m.Case(2):
+                m.d.comb += [self.y1.eq(p + 1), self.y2.eq(p ^ self.b)]
+            with m.Default():
+                m.d.comb += [self.y1.eq(self.b), self.y2.eq(self.a)]
+        return m
+
+
+def test_value_read_by_two_processes_in_one_case_item_gets_a_process_of_that_item(tmp_path):
+    stats = {}
+    sunk = simulation_verilog(CaseGuarded(), "cg", keep_depth=None, stats=stats)
+    assert not re.search(r"^  assign p = ", sunk, re.M)
+    assert re.search(r"^  always @\* begin\n    casez \(a\[7:6\]\)\n      2'h2:\n        begin\n"
+                     r"          p = a \* b;\n        end\n    endcase\n  end$", sunk, re.M), sunk
+    _same_outputs_as_amaranth(tmp_path, CaseGuarded, "cg", sunk, ("y1", "y2"), seed=4)
+
+
 def _same_outputs_as_amaranth(tmp_path, component, name, sunk, outputs, seed):
     """Icarus gives the same outputs for ``sunk`` as for Amaranth's own Verilog of
     ``component()``, on 200 random values of its 8-bit inputs ``a`` and ``b``."""
@@ -220,3 +247,17 @@ def test_slices_of_one_wire_assigned_together_move_too(tmp_path):
     assert not re.search(r"^  assign ", sunk, re.M), sunk         # every value under ``if (b[0])``
     assert re.search(r"^ +\{ (\S+) \[[0-9:]+\], \1 \[[0-9:]+\] \} = ", sunk, re.M), sunk
     _same_outputs_as_amaranth(tmp_path, Shuffle, "sh", sunk, ("y",), seed=4)
+
+
+def test_a_copy_is_read_as_its_original():
+    """``assign a = b;`` of the same width: the process and the instance read ``b`` (a copy
+    moved into a branch would be copied each time the branch runs); ``a`` stays, unread;
+    a pin named ``a`` keeps its name; a narrower copy is a truncation and stays one."""
+    text = ("module top(c, b, y, z);\n  input c;\n  wire c;\n  input [63:0] b;\n  wire [63:0] b;\n"
+            "  output [63:0] y;\n  reg [63:0] y;\n  output [31:0] z;\n  wire [31:0] z;\n"
+            "  wire [63:0] a;\n  wire [31:0] n;\n  assign a = b;\n  assign n = b;\n"
+            "  always @* begin\n    y = 64'h0;\n    if (c) begin\n      y = a;\n    end\n  end\n"
+            "  sub u (\n    .a(a),\n    .n(n),\n    .z(z)\n  );\nendmodule\n")
+    out, _ = sink_verilog(text)
+    assert "      y = b;\n" in out and "    .a(b),\n" in out, out
+    assert "  assign a = b;\n" in out and "    .n(n),\n" in out, out
