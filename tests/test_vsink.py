@@ -153,17 +153,31 @@ def test_value_read_in_two_branches_moves_to_their_common_branch():
 
 
 class Guarded(wiring.Component):
+    """``p = a * b``, read by two processes (one per output), each under the same ``if``
+    or, with ``case``, in the same case item (the default item reads the inputs)."""
     a: In(8)
     b: In(8)
     y1: Out(8)
     y2: Out(8)
 
+    def __init__(self, case: bool = False):
+        self.case = case
+        super().__init__()
+
     def elaborate(self, platform):
         m = Module()
         p = Signal(16)
         m.d.comb += p.eq(self.a * self.b)
-        with m.If(self.a[7]):     # two processes (one per output), each under the same if
-            m.d.comb += [self.y1.eq(p + 1), self.y2.eq(p ^ self.b)]
+        uses = [self.y1.eq(p + 1), self.y2.eq(p ^ self.b)]
+        if self.case:
+            with m.Switch(self.a[6:]):
+                with m.Case(2):
+                    m.d.comb += uses
+                with m.Default():
+                    m.d.comb += [self.y1.eq(self.b), self.y2.eq(self.a)]
+        else:
+            with m.If(self.a[7]):
+                m.d.comb += uses
         return m
 
 
@@ -176,31 +190,12 @@ def test_value_read_by_two_processes_under_one_condition_gets_a_process_of_its_o
     _same_outputs_as_amaranth(tmp_path, Guarded, "g", sunk, ("y1", "y2"), seed=3)
 
 
-class CaseGuarded(wiring.Component):
-    a: In(8)
-    b: In(8)
-    y1: Out(8)
-    y2: Out(8)
-
-    def elaborate(self, platform):
-        m = Module()
-        p = Signal(16)
-        m.d.comb += p.eq(self.a * self.b)
-        with m.Switch(self.a[6:]):   # two processes, each reading p in the same case item
-            with m.Case(2):
-                m.d.comb += [self.y1.eq(p + 1), self.y2.eq(p ^ self.b)]
-            with m.Default():
-                m.d.comb += [self.y1.eq(self.b), self.y2.eq(self.a)]
-        return m
-
-
 def test_value_read_by_two_processes_in_one_case_item_gets_a_process_of_that_item(tmp_path):
-    stats = {}
-    sunk = simulation_verilog(CaseGuarded(), "cg", keep_depth=None, stats=stats)
+    sunk = simulation_verilog(Guarded(case=True), "cg", keep_depth=None)
     assert not re.search(r"^  assign p = ", sunk, re.M)
     assert re.search(r"^  always @\* begin\n    casez \(a\[7:6\]\)\n      2'h2:\n        begin\n"
                      r"          p = a \* b;\n        end\n    endcase\n  end$", sunk, re.M), sunk
-    _same_outputs_as_amaranth(tmp_path, CaseGuarded, "cg", sunk, ("y1", "y2"), seed=4)
+    _same_outputs_as_amaranth(tmp_path, lambda: Guarded(case=True), "cg", sunk, ("y1", "y2"), seed=4)
 
 
 def _same_outputs_as_amaranth(tmp_path, component, name, sunk, outputs, seed):
