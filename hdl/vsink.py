@@ -297,7 +297,8 @@ def _case_item(lines: list[str], j: int) -> str | None:
 
 def _guards(lines, order, uses, target, chain, path, dead):
     """Nodes left eager whose every use runs under one condition ``C`` (an ``if (C) begin``
-    around each use, in any process): each goes to a process of its own ``if (C)``. Returns
+    around each use, or the same item of a ``case`` on the same value, in any process): each
+    goes to a process of its own ``if (C)`` (or of that case item). Returns
     node -> C and C -> its nodes, producers first. A condition that reads a moved node is
     not used (its value would be stale there), and the nodes that needed it stay eager."""
     cond_of = {}
