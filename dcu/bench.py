@@ -11,6 +11,9 @@ import math
 import os
 import platform
 import random
+import re
+import shutil
+import tempfile
 import time
 from collections import deque
 from pathlib import Path
@@ -939,6 +942,39 @@ def _fpga(board: str = "ulx3s", config: str = "fpga", clock_mhz: float = 50.0) -
             "note": "luts = TRELLIS_COMB (nextpnr) or LUT4 + 2 per CCU2C + 4 per DPR16X4 (Yosys); "
                     "blocks synthesized 'until map_luts' have no LUT count (logic still gates)"}
 
+def _sim_instructions(configs=("default", "fpga"), test: str = "divergence_cl", seed: int = 0) -> dict:
+    """Instructions the compiled model (``dcu.verilator``) executes for one kernel, counted by
+    valgrind's callgrind: exact and the same on every run, where CPU seconds on a shared
+    machine vary by 30 % (docs/toolflow.md). Per harness cycle (loading and reading back
+    included) and per dispatch cycle. Each preset's build is cached as for ``sim-speed``."""
+    import numpy as np
+    from firmware_tests.manifest import get, path
+    from hdl.config import get_config
+    from .launch import load_program, prepare
+    from . import verilator
+    if not shutil.which("valgrind"):
+        raise RuntimeError("sim-instructions needs valgrind: apt-get install -y valgrind")
+    t = get(test)
+    kern = load_program(path(t)).kernel(t.kernel)
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="dcu-cg-") as tmp:
+        for config in configs:
+            cfg = get_config(config)
+            out = Path(tmp) / f"{config}.callgrind"
+            prep = prepare(kern, t.grid, t.block, t.make_args(np.random.default_rng(seed)))
+            v = verilator.run_dispatch(prep, kern, cfg, bool(kern.wgp_mode), seed=seed,
+                                       tool=os.environ.get("DCU_VERILATOR") or None,
+                                       wrapper=["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}"])
+            # callgrind's file ends with the run's total: "totals: N" (or "summary: N")
+            total = int(re.findall(r"^(?:totals|summary): (\d+)", out.read_text(), re.M)[-1])
+            rows.append({"config": config, "cycles": v.cycles, "harness_cycles": v.harness_cycles,
+                         "instructions": total, "per_harness_cycle": round(total / v.harness_cycles),
+                         "verilator": v.verilator})
+    return {"benchmark": "sim-instructions", "kernel": test, "rows": rows,
+            "note": "instructions: valgrind --tool=callgrind on the compiled program (Ir), the whole run; "
+                    "per_harness_cycle: over every cycle the program simulates (loading and reading back included)"}
+
+
 def _fpga_budget(config: str = "fpga") -> dict:
     """The whole DCU's register bits, DSP blocks and memory bits counted in its RTLIL
     (``dcu/budget.py``; no FPGA tools, minutes instead of a synthesis that does not finish)
@@ -966,7 +1002,8 @@ def _fpga_budget(config: str = "fpga") -> dict:
 
 BENCHMARKS = {"model-speed": _model_speed, "valu-ipc": _valu_ipc, "valu-peak": _valu_peak, "sim-speed-simd": _sim_speed_simd,
               "lds-stride": _lds_stride, "coalescing": _coalescing, "latency": _latency,
-              "ooo": _ooo, "kernels": _kernels, "sim-speed": _sim_speed, "fpga": _fpga, "fpga-budget": _fpga_budget}
+              "ooo": _ooo, "kernels": _kernels, "sim-speed": _sim_speed, "sim-instructions": _sim_instructions,
+              "fpga": _fpga, "fpga-budget": _fpga_budget}
 
 
 def _markdown(result: dict) -> str:

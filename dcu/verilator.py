@@ -457,10 +457,12 @@ class VerilatorResult:
 
 def run_dispatch(prep, kernel, config, wgp: bool, *, seed: int = 0, latency=(8, 32), reorder: bool = True,
                  max_cycles: int = 5_000_000, watchdog_cycles: int = 50_000, vcd: str | None = None,
-                 progress: bool | None = None, tool: str | None = None) -> VerilatorResult:
+                 progress: bool | None = None, tool: str | None = None,
+                 wrapper: list[str] | None = None) -> VerilatorResult:
     """Run a prepared dispatch (``dcu.launch.prepare``) on the compiled HostTop; the buffers in
     ``prep.mem`` are updated in place. Errors the DCU latched raise ``dcu.rtl.RtlError``
-    with the same report as the ``rtl`` backend."""
+    with the same report as the ``rtl`` backend. ``wrapper``: a command that runs the
+    simulation program (``["valgrind", "--tool=callgrind", ...]``), its arguments after it."""
     from hdl.config import get_config
     from .rtl import RtlError, issued_by_group
     cfg = get_config(config)
@@ -480,7 +482,7 @@ def run_dispatch(prep, kernel, config, wgp: bool, *, seed: int = 0, latency=(8, 
             f.write(np.asarray(words, np.uint32).tobytes())
             f.write(img.words.astype("<u4").tobytes())
         t0, c0 = time.perf_counter(), _children_cpu()
-        r = subprocess.run([str(b.binary), str(fin), str(fout), *([str(vcd)] if vcd else [])],
+        r = subprocess.run([*(wrapper or []), str(b.binary), str(fin), str(fout), *([str(vcd)] if vcd else [])],
                            capture_output=True, text=True)
         seconds, cpu_seconds = time.perf_counter() - t0, _children_cpu() - c0
         if r.returncode != 0:

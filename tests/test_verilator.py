@@ -82,6 +82,22 @@ def test_seed_changes_timing_not_results():
     assert a.cycles != b.cycles     # different latencies drawn: a dead seed would not change them
 
 
+def test_a_wrapper_runs_the_simulation_program(tmp_path):
+    """``wrapper`` (valgrind for ``dcu bench sim-instructions``, a debugger) runs the same
+    program on the same input: it runs, and the cycles and counters are the plain run's."""
+    from dcu.launch import load_program, prepare
+    t = get("vector_add_asm")
+    kern = load_program(path(t)).kernel(t.kernel)
+
+    def run(**options):
+        prep = prepare(kern, t.grid, t.block, t.make_args(np.random.default_rng(0)))
+        return vl.run_dispatch(prep, kern, PRESET, bool(kern.wgp_mode), seed=3, **options)
+    marker = tmp_path / "ran"
+    plain, wrapped = run(), run(wrapper=["sh", "-c", f'touch "{marker}" && exec "$@"', "wrapper"])
+    assert marker.exists()
+    assert (wrapped.cycles, wrapped.counters) == (plain.cycles, plain.counters)
+
+
 @pytest.mark.parametrize("vgprs,limit", [(8, "wave_slots"), (72, "vgprs")])
 def test_occupancy_and_queued_workgroups(tmp_path, vgprs, limit):
     """16 one-wave workgroups on the preset's DCU (2 slots, 128 VGPRs per SIMD): the most waves
