@@ -48,8 +48,9 @@ _NAME = r"(\\\S+ |[A-Za-z_][A-Za-z0-9_$]*)"
 _FLOP = re.compile(r"^  always @\(posedge (.+)\)$")
 _FLOP_STMT = re.compile(rf"^    {_NAME} *<= {_NAME} *;$")
 _LHS = re.compile(rf"^ *{_NAME} *(\[[^\]]*\])? *= ")
-_DECL = re.compile(rf"^  reg( (?:signed )?\[[^\]]*\])? {_NAME}\s*;$")
-_RANGE = re.compile(rf"^  reg( (?:signed )?\[[^\]]*\])? {_NAME}\s*(?:= [^;]*)?;$")   # initial value or not
+_DECL = re.compile(rf"^  reg( (?:signed )?\[[^\]]*\])? {_NAME}\s*(= [^;]*)?;$")   # with its initial value or not
+_NBA = re.compile(rf"^ *{_NAME} *(\[[^\]]*\])? *<= ")
+_NBA_WHOLE = re.compile(rf"^( +){_NAME} *<= {_NAME} *;$")
 _TRIGGER = re.compile(r"^    if \(\S+ *\) begin end$")   # Yosys's trigger for the initial evaluation
 
 
@@ -65,10 +66,10 @@ def clock_module(lines: list[str]) -> tuple[list[str], int]:
     uses = Counter()                 # name -> lines mentioning it, declarations aside
     decls, ranges = {}, {}
     for i, line in enumerate(lines):
-        if r := _RANGE.match(line):
-            ranges[r.group(2).rstrip()] = r.group(1) or ""
         d = _DECL.match(line)
         if d:
+            ranges[d.group(2).rstrip()] = d.group(1) or ""
+        if d and not d.group(3):     # a register with an initial value is a flip-flop, and its line a use
             decls[d.group(2).rstrip()] = i
         else:
             uses.update(_names(line))
@@ -201,6 +202,7 @@ def _temporaries_apart(block: list[str], regs: set[str], temps: set[str],
     updates = [k for k, line in enumerate(block) if _NBA.match(line)]
     if not any(reaches([n for n in _names(block[k].split("<=", 1)[1]) if n in reads], set()) for k in updates):
         return None
+
     def without(lines, drop):        # a case item's only statement becomes a null statement
         out = []
         for k, line in enumerate(lines):
@@ -213,9 +215,6 @@ def _temporaries_apart(block: list[str], regs: set[str], temps: set[str],
     comb = ["  always @* begin", *trigger] + without(block, set(updates))[1:-1] + ["  end"]
     return comb + without(block, temp_lines)
 
-
-_NBA = re.compile(rf"^ *{_NAME} *(\[[^\]]*\])? *<= ")
-_NBA_WHOLE = re.compile(rf"^( +){_NAME} *<= {_NAME} *;$")
 
 
 def _dominates(block: list[str], j: int, k: int) -> bool:
