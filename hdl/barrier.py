@@ -77,22 +77,26 @@ class WorkgroupBarrier(wiring.Component):
         waiting_raw = Cat(*self.bar_wait)
         live = Signal(N)
         waiting, running = Signal(N), Signal(N)
-        m.d.comb += [live.eq(self.slot_live & ~Cat(*self.ended)),
-                     waiting.eq(live & waiting_raw & ~released),
-                     running.eq(live & ~(waiting_raw & ~released))]
         wg = [self.slot_wg[i] for i in range(N)]
         has_wait, blocked = Signal(G), Signal(G)
-        m.d.comb += [has_wait.eq(onehot_or([waiting[i] for i in range(N)], wg, G)),
-                     blocked.eq(onehot_or([running[i] for i in range(N)], wg, G))]
         opened = Mux(self.open_wg.valid, (Const(1, G) << self.open_wg.wg)[:G], 0)
         complete = Signal(G)
-        m.d.comb += complete.eq(has_wait & ~blocked & ~opened)
+        # with no wave at a barrier nothing completes: the workgroup sums are not needed (and
+        # a compiled simulator skips them)
+        with m.If(waiting_raw.any()):
+            m.d.comb += [live.eq(self.slot_live & ~Cat(*self.ended)),
+                         waiting.eq(live & waiting_raw & ~released),
+                         running.eq(live & ~(waiting_raw & ~released)),
+                         has_wait.eq(onehot_or([waiting[i] for i in range(N)], wg, G)),
+                         blocked.eq(onehot_or([running[i] for i in range(N)], wg, G)),
+                         complete.eq(has_wait & ~blocked & ~opened)]
         release = Cat(*[waiting[i] & complete.bit_select(wg[i], 1) for i in range(N)])
         m.d.sync += released.eq(release)
         m.d.comb += [self.bar_release[s].eq(released[s * W:(s + 1) * W]) for s in range(S)]
 
         c = self.counters
         n_complete, n_waiting = Signal(range(G + 1)), Signal(range(N + 1))
-        m.d.comb += [n_complete.eq(popcount(complete)), n_waiting.eq(popcount(waiting_raw & self.slot_live))]
-        m.d.sync += [c.barriers.eq(c.barriers + n_complete), c.wait_cycles.eq(c.wait_cycles + n_waiting)]
+        with m.If(waiting_raw.any()):
+            m.d.comb += [n_complete.eq(popcount(complete)), n_waiting.eq(popcount(waiting_raw & self.slot_live))]
+            m.d.sync += [c.barriers.eq(c.barriers + n_complete), c.wait_cycles.eq(c.wait_cycles + n_waiting)]
         return m

@@ -75,6 +75,11 @@ class ExtMemory(wiring.Component):
         accepted at most every other cycle, and a host access must not come in the cycle
         after an accepted request or a host write (a host loads and reads back while the
         DCU is idle, and the link's writes are cycles apart).
+    idle_merge_zero : bool
+        Compute the merge and the response only in cycles that write the RAM or store a
+        response, and hold them at zero otherwise, so that a compiled simulator skips the
+        1,024-bit merge on idle cycles (the simulation top's choice); in hardware this costs
+        an AND per bit of the RAM's write data.
 
     Members
     -------
@@ -105,7 +110,8 @@ class ExtMemory(wiring.Component):
 
     def __init__(self, size_bytes: int, base: int = 0, latency=32, reorder: bool = False,
                  seed: int = 1, backpressure: float = 0.0, slots: int = 16, tag_bits: int = 8,
-                 init: bytes = b"", runtime_seed: bool = False, registered_read: bool = False):
+                 init: bytes = b"", runtime_seed: bool = False, registered_read: bool = False,
+                 idle_merge_zero: bool = False):
         if size_bytes < LINE_BYTES or size_bytes % LINE_BYTES:
             raise ValueError(f"size_bytes must be a positive multiple of {LINE_BYTES}, got {size_bytes}")
         if base < 0 or base % LINE_BYTES or base + size_bytes > 1 << ADDR_BITS:
@@ -124,6 +130,7 @@ class ExtMemory(wiring.Component):
         self.size_bytes, self.base, self.reorder, self.slots = size_bytes, base, reorder, slots
         self.init_seed = seed & 0xFFFF_FFFF or _NONZERO_SEED
         self.runtime_seed, self.registered_read = runtime_seed, registered_read
+        self.idle_merge_zero = idle_merge_zero
         self.stall_threshold = round(backpressure * 256)
         self.tag_bits = tag_bits
         init = bytes(init)
@@ -269,8 +276,6 @@ class ExtMemory(wiring.Component):
             s_req, s_hwe, s_fault, s_kind, s_atomic, s_line, s_dword, s_slot, s_data, s_mask, s_tag = delayed
             s_host = s_hwe   # only a host write reaches the merge: a host read is answered above
         new, dword_sel = Signal(32), Signal(DWORDS)
-        b.d.comb += [new.eq(Mux(s_host, s_data[:32], atomic_result(s_atomic, old, s_data[:32], s_data[32:64]))),
-                     dword_sel.eq(Const(1, 1) << s_dword)]
         byte_mask = Cat(bit.replicate(8) for bit in s_mask)
         dword_mask = Cat(bit.replicate(32) for bit in dword_sel)
         is_write = s_req & (s_kind == MemKind.WRITE)
@@ -278,9 +283,16 @@ class ExtMemory(wiring.Component):
                      (line & ~dword_mask) | (new.replicate(DWORDS) & dword_mask))
         writes = Mux(s_req, ~s_fault & ((s_kind == MemKind.WRITE) | (s_kind == MemKind.ATOMIC)), s_hwe)
         data = Mux(s_fault, 0, Mux(s_kind == MemKind.READ, line, Mux(s_kind == MemKind.ATOMIC, old, 0)))
-        b.d.comb += [
+        statements = [
+            new.eq(Mux(s_host, s_data[:32], atomic_result(s_atomic, old, s_data[:32], s_data[32:64]))),
+            dword_sel.eq(Const(1, 1) << s_dword),
             ram_w.addr.eq(s_line), ram_w.data.eq(merged), ram_w.en.eq(writes),
             slot_w.addr.eq(s_slot), slot_w.en.eq(s_req),
             slot_w.data.tag.eq(s_tag), slot_w.data.data.eq(data), slot_w.data.fault.eq(s_fault),
         ]
+        if self.idle_merge_zero:     # nothing is written or stored in other cycles
+            with b.If(s_req | s_hwe):
+                b.d.comb += statements
+        else:
+            b.d.comb += statements
         return m

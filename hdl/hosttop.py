@@ -93,7 +93,7 @@ class HostTop(wiring.Component):
         self.dcu = DCU(config, watchdog_cycles=watchdog_cycles)
         self.memory = ExtMemory(mem_bytes, base=mem_base, latency=latency, reorder=reorder,
                                 tag_bits=self.dcu.arbiter.tag_bits, init=init, runtime_seed=True,
-                                registered_read=registered_read)
+                                registered_read=registered_read, idle_merge_zero=True)
         self.mem_bytes, self.mem_base = mem_bytes, mem_base
         self.perf_names = self.dcu.perf_names
         super().__init__({

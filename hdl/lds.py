@@ -240,7 +240,8 @@ class _Pipe(Elaboratable):
     can_take, beat_valid, beat, beat_simd, beat_pair : out
         The result stage's current beat and the SIMD it is for.
     misaligned, bad_op : out
-        For ``req``: the lanes with a misaligned address; not a DS load, store or atomic.
+        For ``req`` at ``take`` (0 otherwise): the lanes with a misaligned address; not a DS
+        load, store or atomic.
     passed, conflict : out
         A bank pass happens in this cycle; it is not its instruction's first.
     banks : list of Memory
@@ -297,20 +298,21 @@ class _Pipe(Elaboratable):
         offs = Signal(data.ArrayLayout(18, SLOTS), name=f"offs{h}")   # byte offset of each slot's dword
         off1 = Signal(18, name=f"off1_{h}")                           # ... of a 2addr form's second address
         dec = _sub(m, "decode")
-        with dec.Switch(req.op):
-            for c, ops in _ctl_groups():
-                with dec.Case(*ops):
-                    dec.d.comb += ctl.eq(_Ctl.const(c))
-                    if c["two"]:
-                        sh = (3 if c["b64"] else 2) + (6 if c["st64"] else 0)
-                        group = [req.offset0.shift_left(sh), req.offset1.shift_left(sh)]
-                        dec.d.comb += off1.eq(group[1])
-                    else:
-                        group = [Cat(req.offset0, req.offset1)] * 2
-                    dec.d.comb += [offs[k].eq(group[c["sg"] >> k & 1] + 4 * (c["sk"] >> (2 * k) & 3))
-                                   for k in range(SLOTS)]
-            with dec.Default():
-                dec.d.comb += ctl.eq(_Ctl.const({"cls": _Cls.NONE, "smask": 0}))
+        with dec.If(self.take):     # read only at take: idle, a compiled simulator skips it
+            with dec.Switch(req.op):
+                for c, ops in _ctl_groups():
+                    with dec.Case(*ops):
+                        dec.d.comb += ctl.eq(_Ctl.const(c))
+                        if c["two"]:
+                            sh = (3 if c["b64"] else 2) + (6 if c["st64"] else 0)
+                            group = [req.offset0.shift_left(sh), req.offset1.shift_left(sh)]
+                            dec.d.comb += off1.eq(group[1])
+                        else:
+                            group = [Cat(req.offset0, req.offset1)] * 2
+                        dec.d.comb += [offs[k].eq(group[c["sg"] >> k & 1] + 4 * (c["sk"] >> (2 * k) & 3))
+                                       for k in range(SLOTS)]
+                with dec.Default():
+                    dec.d.comb += ctl.eq(_Ctl.const({"cls": _Cls.NONE, "smask": 0}))
         q1, = _pass(dec, req)
 
         y = Signal(2 * LANES, name=f"y{h}")              # byte offset of each lane's (first) address
@@ -324,7 +326,7 @@ class _Pipe(Elaboratable):
             ln.d.comb += self.misaligned.eq(Cat(*[
                 q1.exec[n] & ((((addr[n] + offs[0]) | Mux(ctl.two, addr[n] + off1, 0)) & amask) != 0)
                 for n in range(LANES)]))
-        ln.d.comb += self.bad_op.eq(ctl.cls == _Cls.NONE)
+            ln.d.comb += self.bad_op.eq(ctl.cls == _Cls.NONE)
 
         # ---- P: the instruction's lanes and the bank passes --------------------------------------
         p_valid, p_first = Signal(name=f"p_valid{h}"), Signal(name=f"p_first{h}")
@@ -778,18 +780,19 @@ class LDS(wiring.Component):
                          self.conflict_cycles[hh].eq(self.conflict_cycles[hh] + pipe.conflict)]
         err = self.error
         for hh, pipe in reversed(list(enumerate(pipes))):
-            with m.If(pipe.take & ~err.valid):
-                r = pipe.req
-                bad_lane = Signal(range(LANES), name=f"bad_lane{hh}")
-                for n in reversed(range(LANES)):
-                    with m.If(pipe.misaligned[n]):
-                        m.d.comb += bad_lane.eq(n)
-                found = [err.valid.eq(1), err.simd.eq(pipe.simd), err.wave.eq(r.wave)]
-                with m.If(Array(bad_win)[pipe.simd]):
-                    m.d.sync += found + [err.cause.eq(LdsErrorCause.BAD_ALLOC), err.lane.eq(0), err.addr.eq(pipe.base)]
-                with m.Elif(pipe.bad_op):
-                    m.d.sync += found + [err.cause.eq(LdsErrorCause.BAD_OP), err.lane.eq(0), err.addr.eq(0)]
-                with m.Elif(pipe.misaligned.any()):
-                    m.d.sync += found + [err.cause.eq(LdsErrorCause.MISALIGNED), err.lane.eq(bad_lane),
-                                         err.addr.eq(r.addr.word_select(bad_lane, 64)[:32])]
+            with m.If(pipe.take):      # (the request is read only at take: docs/toolflow.md)
+                with m.If(~err.valid):
+                    r = pipe.req
+                    bad_lane = Signal(range(LANES), name=f"bad_lane{hh}")
+                    for n in reversed(range(LANES)):
+                        with m.If(pipe.misaligned[n]):
+                            m.d.comb += bad_lane.eq(n)
+                    found = [err.valid.eq(1), err.simd.eq(pipe.simd), err.wave.eq(r.wave)]
+                    with m.If(Array(bad_win)[pipe.simd]):
+                        m.d.sync += found + [err.cause.eq(LdsErrorCause.BAD_ALLOC), err.lane.eq(0), err.addr.eq(pipe.base)]
+                    with m.Elif(pipe.bad_op):
+                        m.d.sync += found + [err.cause.eq(LdsErrorCause.BAD_OP), err.lane.eq(0), err.addr.eq(0)]
+                    with m.Elif(pipe.misaligned.any()):
+                        m.d.sync += found + [err.cause.eq(LdsErrorCause.MISALIGNED), err.lane.eq(bad_lane),
+                                             err.addr.eq(r.addr.word_select(bad_lane, 64)[:32])]
         return m

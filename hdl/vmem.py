@@ -671,8 +671,9 @@ class VecMemUnit(wiring.Component):
             is_last = k + 1 >= md.beats
             f.d.comb += [pick.eq(onehot_index(lowest_one(elig))), done.eq(port.valid & port.ready & is_last),
                          take.eq(elig.any() & (~busy | done))]
-            f.d.comb += [meta_r[s].addr.eq(Mux(take, pick, cur))] + \
-                        [rbuf_r[j][s].addr.eq(Mux(take, pick, cur)) for j in range(LANES // GROUP)]
+            # the ports read only for a beat to come: the beat reads nothing when not busy
+            reads = [meta_r[s]] + [rbuf_r[j][s] for j in range(LANES // GROUP)]
+            f.d.comb += [x for r in reads for x in (r.addr.eq(Mux(take, pick, cur)), r.en.eq(take | busy))]
             with m.If(take):
                 m.d.sync += [busy.eq(1), cur.eq(pick), k.eq(0)]
             with m.Elif(done):

@@ -10,8 +10,11 @@ holds them all, as blocking assignments at its top (just before the statement, w
 is one use): the value is computed only when the branch runs. An ``assign`` whose uses lie
 in several processes, each of them inside an ``if (C) begin`` with the same condition
 ``C`` (or inside the same item of a ``case`` on the same value), moves into a new process
-of its own ``if (C)`` (or of that one case item). A named signal that nothing reads does
-not hold its producers back (it then shows their last computed value). A wire that only
+of its own ``if (C)`` (or of that one case item). A process that assigns one signal (a
+multiplexer, which Amaranth writes as a ``case``) whose every reader runs under one ``if
+(C)`` runs under that ``if`` itself, unless ``C`` is computed from its signal. A named
+signal that nothing reads does not hold its producers back (it then shows their last
+computed value). A wire that only
 copies another signal of its width (``assign a = b;``, the name Amaranth gives a port or a
 field) is read as the original everywhere: moved into a branch it would be a copy made
 each time the branch runs. Nothing else changes (the moved wires become ``reg`` s of the
@@ -145,6 +148,11 @@ def sink_module(lines: list[str]) -> tuple[list[str], int]:
                 bad.update(_idents(line))
     nodes = {n: None for n in node_lines if n in wires and n not in ports and n not in bad}
     rhs = {n: " ".join(assign_of[i][2] for i in node_lines[n]) for n in nodes}
+    procs = _single_target_processes(lines, ports)      # name -> (first line, last line)
+    proc_of = {i: n for n, (a, b) in procs.items() for i in range(a, b + 1)}
+    for n, (a, b) in procs.items():
+        rhs[n] = " ".join(x for x in _idents(" ".join(lines[a + 1:b])) if x != n)
+    tracked = nodes.keys() | procs.keys()
 
     # uses: a node's RHS, a statement or branch of a process (a site), or anything else.
     # A site is ("line", i), a conditional statement, or ("block", j), the branch that the
@@ -153,7 +161,7 @@ def sink_module(lines: list[str]) -> tuple[list[str], int]:
     uses: dict[str, set] = defaultdict(set)
     for n in nodes:
         for u in _idents(rhs[n]):
-            if u in nodes and u != n:
+            if u in tracked and u != n:
                 uses[u].add(("node", n))
     chain: dict[int, tuple[int, ...]] = {}
     label_end: dict[int, int] = {}       # a case item's line -> the last line of its statement
@@ -170,7 +178,7 @@ def sink_module(lines: list[str]) -> tuple[list[str], int]:
             else:
                 text = line
             for u in _idents(text):
-                if u in nodes:
+                if u in tracked:
                     uses[u].add(EAGER)
             continue
         stripped = line.lstrip()
@@ -183,7 +191,7 @@ def sink_module(lines: list[str]) -> tuple[list[str], int]:
             for j, _, kind in stack:
                 if kind == "label":
                     label_end[j] = i
-        ids = [u for u in _idents(line) if u in nodes]
+        ids = [u for u in _idents(line) if u in tracked and proc_of.get(i) != u]
         chain[i] = tuple(j for j, _, _ in stack)
         site = EAGER
         if in_comb and indent > 4 and _STMT.match(stripped):
@@ -204,7 +212,7 @@ def sink_module(lines: list[str]) -> tuple[list[str], int]:
     # a node's target: the one site all its uses lead to, or the innermost branch that
     # encloses them all (consumers first)
     order, state = [], set()
-    for root in nodes:                   # iterative DFS, post-order over producer edges
+    for root in tracked:                 # iterative DFS, post-order over producer edges
         if root in state:
             continue
         stack = [(root, iter(_idents(rhs[root])))]
@@ -212,7 +220,7 @@ def sink_module(lines: list[str]) -> tuple[list[str], int]:
         while stack:
             n, it = stack[-1]
             for u in it:
-                if u in nodes and u not in state:
+                if u in tracked and u not in state:
                     state.add(u)
                     stack.append((u, iter(_idents(rhs[u]))))
                     break
@@ -224,6 +232,9 @@ def sink_module(lines: list[str]) -> tuple[list[str], int]:
     dead = {n for n in nodes if not uses.get(n)}
     target: dict[str, tuple | None] = {}
     for n in reversed(order):            # consumers first
+        if n in procs:                   # a process stays where it is (it may be guarded)
+            target[n] = None
+            continue
         t = {target.get(s[1]) if s[0] == "node" else s for s in uses.get(n, ())
              if s[0] != "node" or s[1] not in dead}
         if not t or None in t or EAGER in t:
@@ -237,7 +248,18 @@ def sink_module(lines: list[str]) -> tuple[list[str], int]:
                 common += 1
             target[n] = ("block", paths[0][common - 1]) if common else None
 
-    guard, guarded = _guards(lines, order, uses, target, chain, path, dead)
+    # a process is not held back by the copies of a named signal nothing reads either
+    # (Amaranth names a field or a port several times); they stay, and read the process
+    unread = set()
+    for n in reversed(order):            # consumers first
+        if n in nodes and all(u[0] == "node" and u[1] in unread for u in uses.get(n, ())):
+            unread.add(n)
+    guard, guarded = _guards(lines, order, uses, target, chain, path, dead, procs, rhs, unread)
+    wrapped = {n: guard.pop(n) for n in list(guard) if n in procs}
+    for c in list(guarded):
+        guarded[c] = [n for n in guarded[c] if n not in procs]
+        if not guarded[c]:
+            del guarded[c]
 
     by_site: dict[tuple, list[str]] = defaultdict(list)
     for n in order:                      # producers first within each site
@@ -268,6 +290,13 @@ def sink_module(lines: list[str]) -> tuple[list[str], int]:
     for i in ends:                       # after the other edits: the item's last line may be a site
         pad = lines[i][:len(lines[i]) - len(lines[i].lstrip())]
         out[label_end[i]] += f"\n{pad}    end"
+    for n, cond in wrapped.items():      # a process read only under ``cond`` runs under it
+        a, b = procs[n]
+        out[a] = f"{out[a]}\n    if ({cond}) begin"
+        for i in range(a + 1, b):
+            if out[i] is not None:
+                out[i] = "\n".join("  " + x for x in out[i].split("\n"))
+        out[b] = f"    end\n{out[b]}"
     for cond, ns in guarded.items():     # one process per guard, producers first
         if cond.startswith(_CASE_KEY):       # a case item: the case, with that item alone
             subject, label = cond[len(_CASE_KEY):].split("\n")
@@ -275,7 +304,24 @@ def sink_module(lines: list[str]) -> tuple[list[str], int]:
                        f"{assigns(ns, '          ')}\n        end\n    endcase\n  end")
         else:
             out.append(f"  always @* begin\n    if ({cond}) begin\n{assigns(ns, '      ')}\n    end\n  end")
-    return [x for x in out if x is not None], len(moved)
+    return [x for x in out if x is not None], len(moved) + len(wrapped)
+
+
+def _single_target_processes(lines: list[str], ports: set[str]) -> dict[str, tuple[int, int]]:
+    """The ``always @*`` processes that assign one internal ``reg`` (whole or by slices):
+    its name -> the process's first and last line."""
+    regs = {m.group(3).rstrip() for line in lines if (m := _DECL.match(line)) and m.group(1) == "reg"}
+    found, targets, start = {}, set(), None
+    for i, line in enumerate(lines):
+        if line == "  always @* begin":
+            start, targets = i, set()
+        elif start is not None and line == "  end":
+            if len(targets) == 1 and (n := next(iter(targets))) in regs and n not in ports:
+                found[n] = (start, i)
+            start = None
+        elif start is not None and (m := _STMT.match(line.lstrip())):
+            targets.add(m.group(1).rstrip())
+    return found
 
 
 _IF = re.compile(r"^if \((.*)\) begin$")
@@ -295,7 +341,7 @@ def _case_item(lines: list[str], j: int) -> str | None:
     return None
 
 
-def _guards(lines, order, uses, target, chain, path, dead):
+def _guards(lines, order, uses, target, chain, path, dead, procs=(), rhs=None, unread=()):
     """Nodes left eager whose every use runs under one condition ``C`` (an ``if (C) begin``
     around each use, or the same item of a ``case`` on the same value, in any process): each
     goes to a process of its own ``if (C)`` (or of that case item). Returns
@@ -322,7 +368,7 @@ def _guards(lines, order, uses, target, chain, path, dead):
             for s in uses.get(n, ()):
                 if s[0] == "node":
                     m = s[1]
-                    if m in dead:
+                    if m in dead or (n in procs and m in unread):
                         continue
                     c = conds(target[m]) if target.get(m) else avail.get(m, frozenset())
                 elif s[0] in ("line", "block"):
@@ -339,6 +385,8 @@ def _guards(lines, order, uses, target, chain, path, dead):
                 guard[n] = mine[0] if mine else min(g)
         moved = set(guard) | {n for n, t in target.items() if t}
         bad = {c for c in set(guard.values()) if any(u in moved for u in _idents(c))}
+        # a process under a condition computed from its own output would make a loop
+        bad |= {c for n, c in guard.items() if n in procs and n in _producers(_idents(c), rhs, procs)}
         if not bad:
             break
         banned |= bad
@@ -347,6 +395,21 @@ def _guards(lines, order, uses, target, chain, path, dead):
         if n in guard:
             guarded[guard[n]].append(n)
     return guard, guarded
+
+
+def _producers(names, rhs, procs) -> set[str]:
+    """The processes among ``procs`` that ``names`` are computed from, through the values
+    of ``rhs`` (assigns and processes)."""
+    found, seen, todo = set(), set(), list(names)
+    while todo:
+        n = todo.pop()
+        if n in seen:
+            continue
+        seen.add(n)
+        if n in procs:
+            found.add(n)
+        todo.extend(_idents(rhs.get(n, "")))
+    return found
 
 
 _MODULE = re.compile(r"^(module .*?;\n)(.*?)^(endmodule\n)", re.S | re.M)

@@ -75,6 +75,8 @@ def check_run(words, image, res):
     dict(latency=(2, 40), reorder=True, slots=4, valid_p=0.9, ready_p=0.9, seed=3),
     dict(latency=(3, 9), reorder=True, registered_read=True, valid_p=0.9, ready_p=0.8, seed=4),
     dict(latency=3, reorder=False, registered_read=True, valid_p=1.0, ready_p=1.0, seed=6),
+    dict(latency=(2, 12), reorder=True, idle_merge_zero=True, valid_p=0.6, ready_p=0.7, seed=9),
+    dict(latency=(3, 9), reorder=True, registered_read=True, idle_merge_zero=True, valid_p=0.8, ready_p=0.9, seed=8),
 ])
 def test_random_mix(opts):
     rng = np.random.default_rng(opts["seed"] + 100)
@@ -181,8 +183,9 @@ def test_request_backpressure():
     assert 0.35 < stalls / (acc[-1] + 1) < 0.65, stalls
 
 
-def test_host_port():
-    dut = ExtMemory(SIZE, BASE, latency=2)
+@pytest.mark.parametrize("idle_merge_zero", [False, True])
+def test_host_port(idle_merge_zero):
+    dut = ExtMemory(SIZE, BASE, latency=2, idle_merge_zero=idle_merge_zero)
     sim = Simulator(dut)
     sim.add_clock(1e-8)
     seen = {}
@@ -229,3 +232,5 @@ def test_bad_parameters():
 def test_lint(tmp_path):
     convert_and_lint(ExtMemory(1024, BASE, latency=(4, 9), reorder=True, backpressure=0.25), "extmem", tmp_path)
     convert_and_lint(ExtMemory(384, 0, latency=2, slots=2), "extmem_small", tmp_path)
+    convert_and_lint(ExtMemory(1024, BASE, latency=3, registered_read=True, idle_merge_zero=True),
+                     "extmem_gated", tmp_path)

@@ -221,6 +221,42 @@ def _same_outputs_as_amaranth(tmp_path, component, name, sunk, outputs, seed):
     assert outs[1] == outs[0]
 
 
+class Selected(wiring.Component):
+    """``r``, one of four values chosen by ``b[:2]`` (a process of its own), read by two
+    processes under the same ``if``; with ``loop``, that condition is computed from ``r``."""
+    a: In(8)
+    b: In(8)
+    y1: Out(8)
+    y2: Out(8)
+
+    def __init__(self, loop: bool = False):
+        self.loop = loop
+        super().__init__()
+
+    def elaborate(self, platform):
+        m = Module()
+        r, c = Signal(8, name="r"), Signal(name="c")
+        with m.Switch(self.b[:2]):
+            for k, value in enumerate((self.a, self.a + self.b, self.a ^ self.b, ~self.a)):
+                with m.Case(k):
+                    m.d.comb += r.eq(value)
+        m.d.comb += c.eq((r[0] if self.loop else self.b[5]) ^ self.a[7])
+        with m.If(c):
+            m.d.comb += [self.y1.eq(r + 1), self.y2.eq(r ^ self.b)]
+        return m
+
+
+def test_a_process_read_only_under_one_condition_runs_under_it(tmp_path):
+    sunk = simulation_verilog(Selected(), "sel", keep_depth=None)
+    assert re.search(r"^  always @\* begin\n    if \(c\) begin\n(      .*\n)*?        2'h3:\n( .*\n)*? +r = ", sunk, re.M), sunk
+    _same_outputs_as_amaranth(tmp_path, Selected, "sel", sunk, ("y1", "y2"), seed=5)
+    # a condition computed from the process's output would make a loop: the process stays
+    sunk = simulation_verilog(Selected(loop=True), "sell", keep_depth=None)
+    assert re.search(r"^  always @\* begin\n    if \(auto_verilog_backend\S+ \) begin end\n"
+                     r"    \(\* full_case = 32'd1 \*\)\n    casez \(b\[1:0\]\)\n", sunk, re.M), sunk
+    _same_outputs_as_amaranth(tmp_path, lambda: Selected(loop=True), "sell", sunk, ("y1", "y2"), seed=6)
+
+
 class Shuffle(wiring.Component):
     a: In(8)
     b: In(8)
