@@ -219,7 +219,9 @@ class Dispatcher(wiring.Component):
         m.submodules.v0_table = table = memory.Memory(shape=unsigned(32 * LANES), depth=MAX_WAVES, init=[])
         gen_done = self._idgen(m, d, table.write_port(), nw, self.start.valid & self.start.ready)
         v0_rd = table.read_port()
-        m.d.comb += v0_rd.addr.eq(k_next)      # the data is always wave k's
+        launching = Signal()                   # (the table is read only while a launch needs it)
+        m.d.comb += [v0_rd.addr.eq(k_next),    # the data is always wave k's
+                     v0_rd.en.eq(launching)]
 
         # ---- placement check -------------------------------------------------------------
         cu_cap = [sum(caps[c * SPC + i] for i in range(SPC)) for c in range(C)]
@@ -254,6 +256,7 @@ class Dispatcher(wiring.Component):
         vb_hold, vb_held, vb = Signal(range(W)), Signal(), Signal(range(W))
         m.d.comb += vb.eq(Mux(vb_held, vb_hold, vb_first))
         offering = (state == _State.OFFER) & ~self.lds_alloc.valid
+        m.d.comb += launching.eq((state == _State.QUOTA) | (state == _State.OFFER))
         ready = Array(self.launch[s].ready for s in range(S))
         fire = offering & ready[sel]
         with m.If(offering):

@@ -1278,47 +1278,50 @@ class SIMD(wiring.Component):
         terms += [busy_in(vbusy, r, n) for r, n in vregs]
         terms += [busy_in(sbusy, r, n) for r, n in sregs]
         hazard = Signal(name=f"hazard{i}")
-        m.d.comb += hazard.eq(Cat(*terms).any())
-
-        imm = inst.simm16
         wait_ok = Signal(name=f"wait_ok{i}")
         wait_why = Signal(StallReason, name=f"wait_why{i}")   # what an unsatisfied wait waits for
-        with m.Switch(inst.op):
-            with m.Case(OpId.S_WAIT_LOADCNT):
-                m.d.comb += [wait_ok.eq(loadcnt <= imm[:6]), wait_why.eq(StallReason.LOADCNT)]
-            with m.Case(OpId.S_WAIT_STORECNT):
-                m.d.comb += [wait_ok.eq(storecnt <= imm[:6]), wait_why.eq(StallReason.STORECNT)]
-            with m.Case(OpId.S_WAIT_DSCNT):
-                m.d.comb += [wait_ok.eq(dscnt <= imm[:6]), wait_why.eq(StallReason.DSCNT)]
-            with m.Case(OpId.S_WAIT_KMCNT):
-                m.d.comb += [wait_ok.eq(kmcnt <= imm[:5]), wait_why.eq(StallReason.KMCNT)]
-            with m.Case(OpId.S_WAIT_LOADCNT_DSCNT):
-                load_ok = loadcnt <= imm[8:14]
-                m.d.comb += [wait_ok.eq(load_ok & (dscnt <= imm[:6])),
-                             wait_why.eq(Mux(load_ok, StallReason.DSCNT, StallReason.LOADCNT))]
-            with m.Case(OpId.S_WAIT_STORECNT_DSCNT):
-                store_ok = storecnt <= imm[8:14]
-                m.d.comb += [wait_ok.eq(store_ok & (dscnt <= imm[:6])),
-                             wait_why.eq(Mux(store_ok, StallReason.DSCNT, StallReason.STORECNT))]
-            with m.Case(OpId.S_ENDPGM):   # a wave ends once its memory traffic and register writes have retired
-                m.d.comb += [wait_ok.eq((loadcnt == 0) & (storecnt == 0) & (dscnt == 0) & (kmcnt == 0) &
-                                        (vbusy == 0) & (sbusy == 0)),
-                             wait_why.eq(Mux(loadcnt != 0, StallReason.LOADCNT,
-                                         Mux(storecnt != 0, StallReason.STORECNT,
-                                         Mux(dscnt != 0, StallReason.DSCNT,
-                                         Mux(kmcnt != 0, StallReason.KMCNT, StallReason.DEPENDENCY)))))]
-            with m.Case(OpId.S_BARRIER_WAIT):
-                m.d.comb += [wait_ok.eq(bar_pass), wait_why.eq(StallReason.BARRIER)]
-            with m.Default():
-                m.d.comb += wait_ok.eq(1)
-        # a memory instruction needs its port's buffer free and room in its counter
         port_ok = Signal(name=f"port_ok{i}")
-        is_ds = _is_kind(k, Kind.DS_LOAD, Kind.DS_STORE, Kind.DS_ATOMIC)
-        busy = self._port_busy
-        m.d.comb += port_ok.eq(Mux(k == Kind.SMEM, ~busy["smem"] & (kmcnt != 31),
-                               Mux(is_vmem | (k == Kind.CACHE), ~busy["vmem"] & (loadcnt != 63) & (storecnt != 63),
-                               Mux(is_ds, ~busy["lds"] & (dscnt != 63),
-                               Mux(k == Kind.VTRANS, trans_free, 1)))))
+        # checked only for a started wave with an instruction (``ready`` and ``why`` look no
+        # further otherwise): a compiled simulator skips the checks of empty wave slots
+        with m.If(started & ib_valid):
+            m.d.comb += hazard.eq(Cat(*terms).any())
+
+            imm = inst.simm16
+            with m.Switch(inst.op):
+                with m.Case(OpId.S_WAIT_LOADCNT):
+                    m.d.comb += [wait_ok.eq(loadcnt <= imm[:6]), wait_why.eq(StallReason.LOADCNT)]
+                with m.Case(OpId.S_WAIT_STORECNT):
+                    m.d.comb += [wait_ok.eq(storecnt <= imm[:6]), wait_why.eq(StallReason.STORECNT)]
+                with m.Case(OpId.S_WAIT_DSCNT):
+                    m.d.comb += [wait_ok.eq(dscnt <= imm[:6]), wait_why.eq(StallReason.DSCNT)]
+                with m.Case(OpId.S_WAIT_KMCNT):
+                    m.d.comb += [wait_ok.eq(kmcnt <= imm[:5]), wait_why.eq(StallReason.KMCNT)]
+                with m.Case(OpId.S_WAIT_LOADCNT_DSCNT):
+                    load_ok = loadcnt <= imm[8:14]
+                    m.d.comb += [wait_ok.eq(load_ok & (dscnt <= imm[:6])),
+                                 wait_why.eq(Mux(load_ok, StallReason.DSCNT, StallReason.LOADCNT))]
+                with m.Case(OpId.S_WAIT_STORECNT_DSCNT):
+                    store_ok = storecnt <= imm[8:14]
+                    m.d.comb += [wait_ok.eq(store_ok & (dscnt <= imm[:6])),
+                                 wait_why.eq(Mux(store_ok, StallReason.DSCNT, StallReason.STORECNT))]
+                with m.Case(OpId.S_ENDPGM):   # a wave ends once its memory traffic and register writes have retired
+                    m.d.comb += [wait_ok.eq((loadcnt == 0) & (storecnt == 0) & (dscnt == 0) & (kmcnt == 0) &
+                                            (vbusy == 0) & (sbusy == 0)),
+                                 wait_why.eq(Mux(loadcnt != 0, StallReason.LOADCNT,
+                                             Mux(storecnt != 0, StallReason.STORECNT,
+                                             Mux(dscnt != 0, StallReason.DSCNT,
+                                             Mux(kmcnt != 0, StallReason.KMCNT, StallReason.DEPENDENCY)))))]
+                with m.Case(OpId.S_BARRIER_WAIT):
+                    m.d.comb += [wait_ok.eq(bar_pass), wait_why.eq(StallReason.BARRIER)]
+                with m.Default():
+                    m.d.comb += wait_ok.eq(1)
+            # a memory instruction needs its port's buffer free and room in its counter
+            is_ds = _is_kind(k, Kind.DS_LOAD, Kind.DS_STORE, Kind.DS_ATOMIC)
+            busy = self._port_busy
+            m.d.comb += port_ok.eq(Mux(k == Kind.SMEM, ~busy["smem"] & (kmcnt != 31),
+                                   Mux(is_vmem | (k == Kind.CACHE), ~busy["vmem"] & (loadcnt != 63) & (storecnt != 63),
+                                   Mux(is_ds, ~busy["lds"] & (dscnt != 63),
+                                   Mux(k == Kind.VTRANS, trans_free, 1)))))
         ready = Signal(name=f"ready{i}")
         dep = hazard & ~inst.illegal
         m.d.comb += ready.eq(started & ib_valid & ~dep & wait_ok & port_ok)

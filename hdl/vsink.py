@@ -292,11 +292,16 @@ def sink_module(lines: list[str]) -> tuple[list[str], int]:
         out[label_end[i]] += f"\n{pad}    end"
     for n, cond in wrapped.items():      # a process read only under ``cond`` runs under it
         a, b = procs[n]
-        out[a] = f"{out[a]}\n    if ({cond}) begin"
+        if cond.startswith(_CASE_KEY):       # a case item: the case, with that item alone
+            subject, label = cond[len(_CASE_KEY):].split("\n")
+            head, pad, tail = f"\n    {subject}\n      {label}\n        begin", " " * 6, "        end\n    endcase\n"
+        else:
+            head, pad, tail = f"\n    if ({cond}) begin", "  ", "    end\n"
+        out[a] = out[a] + head
         for i in range(a + 1, b):
             if out[i] is not None:
-                out[i] = "\n".join("  " + x for x in out[i].split("\n"))
-        out[b] = f"    end\n{out[b]}"
+                out[i] = "\n".join(pad + x for x in out[i].split("\n"))
+        out[b] = tail + out[b]
     for cond, ns in guarded.items():     # one process per guard, producers first
         if cond.startswith(_CASE_KEY):       # a case item: the case, with that item alone
             subject, label = cond[len(_CASE_KEY):].split("\n")

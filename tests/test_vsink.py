@@ -223,14 +223,15 @@ def _same_outputs_as_amaranth(tmp_path, component, name, sunk, outputs, seed):
 
 class Selected(wiring.Component):
     """``r``, one of four values chosen by ``b[:2]`` (a process of its own), read by two
-    processes under the same ``if``; with ``loop``, that condition is computed from ``r``."""
+    processes under the same ``if`` (with ``case``, in the same case item); with ``loop``,
+    that condition is computed from ``r``."""
     a: In(8)
     b: In(8)
     y1: Out(8)
     y2: Out(8)
 
-    def __init__(self, loop: bool = False):
-        self.loop = loop
+    def __init__(self, loop: bool = False, case: bool = False):
+        self.loop, self.case = loop, case
         super().__init__()
 
     def elaborate(self, platform):
@@ -241,8 +242,16 @@ class Selected(wiring.Component):
                 with m.Case(k):
                     m.d.comb += r.eq(value)
         m.d.comb += c.eq((r[0] if self.loop else self.b[5]) ^ self.a[7])
-        with m.If(c):
-            m.d.comb += [self.y1.eq(r + 1), self.y2.eq(r ^ self.b)]
+        uses = [self.y1.eq(r + 1), self.y2.eq(r ^ self.b)]
+        if self.case:
+            with m.Switch(self.a[5:]):
+                with m.Case(3):
+                    m.d.comb += uses
+                with m.Default():
+                    m.d.comb += [self.y1.eq(self.b), self.y2.eq(self.a)]
+        else:
+            with m.If(c):
+                m.d.comb += uses
         return m
 
 
@@ -255,6 +264,14 @@ def test_a_process_read_only_under_one_condition_runs_under_it(tmp_path):
     assert re.search(r"^  always @\* begin\n    if \(auto_verilog_backend\S+ \) begin end\n"
                      r"    \(\* full_case = 32'd1 \*\)\n    casez \(b\[1:0\]\)\n", sunk, re.M), sunk
     _same_outputs_as_amaranth(tmp_path, lambda: Selected(loop=True), "sell", sunk, ("y1", "y2"), seed=6)
+
+
+def test_a_process_read_only_in_one_case_item_runs_in_it(tmp_path):
+    sunk = simulation_verilog(Selected(case=True), "selc", keep_depth=None)
+    assert re.search(r"^  always @\* begin\n    casez \(a\[7:5\]\)\n      3'h3:\n        begin\n"
+                     r"( .*\n)*? +casez \(b\[1:0\]\)\n( .*\n)*? +r = .*\n( .*\n)*?        end\n    endcase\n  end$",
+                     sunk, re.M), sunk
+    _same_outputs_as_amaranth(tmp_path, lambda: Selected(case=True), "selc", sunk, ("y1", "y2"), seed=7)
 
 
 class Shuffle(wiring.Component):
