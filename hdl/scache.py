@@ -23,6 +23,7 @@ from amaranth.lib import data, enum, stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from .config import DCUConfig
+from .hold import Hold
 from .isa_tables import OpId
 from .linecache import (LINE, LINE_ADDR, ErrorLayout, LinePairs, MissTable, check_geometry, check_reads,
                         lowest, round_robin)
@@ -214,9 +215,12 @@ class ScalarCache(wiring.Component):
         # the second line's likewise
         looked_up = [Signal(8 * LINE, name=f"looked_up{k}") for k in range(2)]
         fill_halves = [Signal(8 * LINE, name=f"fill_half{k}") for k in range(2)]
-        m.d.comb += [looked_up[0].eq(Mux(s1.bad, 0, Mux(hit0, data0, half(L[0])))),
-                     looked_up[1].eq(Mux(s1.bad, 0, Mux(hit1, data1, half(~L[0])))),
-                     *[h.eq(Mux(misses.fill_fault, 0, half(k))) for k, h in enumerate(fill_halves)]]
+        # (0 when no slot reads them: the same multiplexers, and a compiled simulator skips them)
+        with m.If(go & ~s1.bad):
+            m.d.comb += [looked_up[0].eq(Mux(hit0, data0, half(L[0]))),
+                         looked_up[1].eq(Mux(hit1, data1, half(~L[0])))]
+        with m.If(misses.fill & ~misses.fill_fault):
+            m.d.comb += [h.eq(half(k)) for k, h in enumerate(fill_halves)]
         for i in range(N):
             odd, looking = info[i].odd, go & (s1.slot == i)
             first = Signal(LINE, name=f"slot{i}_first")     # bytes of the first line
@@ -297,4 +301,10 @@ class ScalarCache(wiring.Component):
                 with m.If(cond):
                     m.d.sync += [err.valid.eq(1), err.simd.eq(who.simd), err.wave.eq(who.wave),
                                  err.addr.eq(who.addr)]
-        return m
+
+        # ---- idle: no request, slot, lookup, beat, miss, fill or flush: the registers hold
+        # (every update above needs one of these), and a compiled simulator skips them
+        active = Signal()
+        m.d.comb += active.eq(valid.any() | busy.any() | s1.valid | out_valid.any() | misses.busy.any() |
+                              self.mem_resp.valid | self.flush)
+        return Hold(active)(m)
