@@ -29,7 +29,6 @@ from amaranth.utils import exact_log2
 
 from .atomic import ATOMIC_OF, AtomicOp, atomic_result
 from .config import DCUConfig
-from .hold import Hold
 from .isa_tables import info_of, ops_of
 from .simd import LANES, VecMemReq, VecMemResp
 
@@ -636,11 +635,7 @@ class _Pipe(Elaboratable):
                          pend.eq(Cat(*[req.exec[n] & ctl.smask[s] for n in range(LANES) for s in range(SLOTS)]))]
             with m.If(writes):
                 m.d.sync += w_data.eq(req.data)
-        # idle (no instruction entering or in a stage): the half's registers hold (each update
-        # above needs one), and a compiled simulator skips them
-        active = Signal(name=f"active{h}")
-        m.d.comb += active.eq(self.take | p_valid | r_valid | x_valid | a_valid)
-        return Hold(active)(m)
+        return m
 
 
 # -- the LDS -------------------------------------------------------------------------------------

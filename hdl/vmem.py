@@ -35,7 +35,6 @@ from amaranth.lib.wiring import In, Out
 
 from .atomic import ATOMIC_OF, AtomicOp
 from .config import DCUConfig
-from .hold import Hold
 from .isa_tables import OpId, info_of, ops_of
 from .l0 import LINE_BITS, L0Array, lowest_one, onehot_index, or_tree
 from .memport import ADDR_BITS, CLIENT_TAG_BITS, LINE_BYTES, MemKind, MemReq, MemResp
@@ -728,11 +727,4 @@ class VecMemUnit(wiring.Component):
                          cnt.lines.eq(cnt.lines + (take_coal & ((c_kind == OpKind.LOAD) | (c_kind == OpKind.STORE)))),
                          cnt.atomics.eq(cnt.atomics + (take_coal & (c_kind == OpKind.ATOMIC))),
                          cnt.hits.eq(cnt.hits + hit_ld), cnt.misses.eq(cnt.misses + miss)]
-
-        # ---- idle: no instruction, operation, response or request in the unit: its registers
-        # hold (every update above needs one of these), and a compiled simulator skips them
-        active = Signal()
-        f = frag("active")
-        f.d.comb += active.eq(valid.any() | c_valid | c_fresh | s1.valid | s2.valid | a1_valid | f_busy |
-                              (q_n != 0) | self.mem_resp.valid | Cat(r.valid for r in self.req).any())
-        return Hold(active)(m)
+        return m
