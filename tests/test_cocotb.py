@@ -241,7 +241,8 @@ def _vmem():
 
 
 SIMS = ["icarus", pytest.param("verilator", marks=pytest.mark.slow)]
-VERILATOR_ARGS = ["-Wno-fatal", "-Wno-WIDTH", "-Wno-CASEINCOMPLETE", "--output-split", "20000"]
+VERILATOR_ARGS = ["-Wno-fatal", "-Wno-WIDTH", "-Wno-CASEINCOMPLETE", "--output-split", "20000",
+                  "-fno-merge-cond-motion"]   # as dcu/verilator.py: that pass can run for many minutes
 
 
 def _build_args(sim):
