@@ -81,22 +81,20 @@ class WorkgroupBarrier(wiring.Component):
         has_wait, blocked = Signal(G), Signal(G)
         opened = Mux(self.open_wg.valid, (Const(1, G) << self.open_wg.wg)[:G], 0)
         complete = Signal(G)
-        # with no wave at a barrier nothing completes: the workgroup sums are not needed (and
-        # a compiled simulator skips them)
+        c = self.counters
+        n_complete, n_waiting = Signal(range(G + 1)), Signal(range(N + 1))
+        # with no wave at a barrier nothing completes and nothing is counted: the workgroup
+        # sums are not needed (and a compiled simulator skips them)
         with m.If(waiting_raw.any()):
             m.d.comb += [live.eq(self.slot_live & ~Cat(*self.ended)),
                          waiting.eq(live & waiting_raw & ~released),
                          running.eq(live & ~(waiting_raw & ~released)),
                          has_wait.eq(onehot_or([waiting[i] for i in range(N)], wg, G)),
                          blocked.eq(onehot_or([running[i] for i in range(N)], wg, G)),
-                         complete.eq(has_wait & ~blocked & ~opened)]
+                         complete.eq(has_wait & ~blocked & ~opened),
+                         n_complete.eq(popcount(complete)), n_waiting.eq(popcount(waiting_raw & self.slot_live))]
+            m.d.sync += [c.barriers.eq(c.barriers + n_complete), c.wait_cycles.eq(c.wait_cycles + n_waiting)]
         release = Cat(*[waiting[i] & complete.bit_select(wg[i], 1) for i in range(N)])
         m.d.sync += released.eq(release)
         m.d.comb += [self.bar_release[s].eq(released[s * W:(s + 1) * W]) for s in range(S)]
-
-        c = self.counters
-        n_complete, n_waiting = Signal(range(G + 1)), Signal(range(N + 1))
-        with m.If(waiting_raw.any()):
-            m.d.comb += [n_complete.eq(popcount(complete)), n_waiting.eq(popcount(waiting_raw & self.slot_live))]
-            m.d.sync += [c.barriers.eq(c.barriers + n_complete), c.wait_cycles.eq(c.wait_cycles + n_waiting)]
         return m

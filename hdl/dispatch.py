@@ -219,9 +219,9 @@ class Dispatcher(wiring.Component):
         m.submodules.v0_table = table = memory.Memory(shape=unsigned(32 * LANES), depth=MAX_WAVES, init=[])
         gen_done = self._idgen(m, d, table.write_port(), nw, self.start.valid & self.start.ready)
         v0_rd = table.read_port()
-        launching = Signal()                   # (the table is read only while a launch needs it)
-        m.d.comb += [v0_rd.addr.eq(k_next),    # the data is always wave k's
-                     v0_rd.en.eq(launching)]
+        launching = Signal()
+        m.d.comb += [v0_rd.addr.eq(k_next),    # while launching, the data is wave k's
+                     v0_rd.en.eq(launching)]   # (read only then: a compiled simulator skips it)
 
         # ---- placement check -------------------------------------------------------------
         cu_cap = [sum(caps[c * SPC + i] for i in range(SPC)) for c in range(C)]

@@ -14,10 +14,9 @@ of its own ``if (C)`` (or of that one case item). A process that assigns one sig
 multiplexer, which Amaranth writes as a ``case``) whose every reader runs under one ``if
 (C)`` runs under that ``if`` itself, unless ``C`` is computed from its signal. A named
 signal that nothing reads does not hold its producers back (it then shows their last
-computed value). A wire that only
-copies another signal of its width (``assign a = b;``, the name Amaranth gives a port or a
-field) is read as the original everywhere: moved into a branch it would be a copy made
-each time the branch runs. Nothing else changes (the moved wires become ``reg`` s of the
+computed value). A wire that only copies another signal of its width (``assign a = b;``,
+the name Amaranth gives a port or a field) is read as the original everywhere: moved into
+a branch it would be a copy made each time the branch runs. Nothing else changes (the moved wires become ``reg`` s of the
 same width); the hardware the Verilog describes is the same.
 
 The RTL helps by computing idle logic under the condition that makes it useful (a unit's
@@ -292,24 +291,25 @@ def sink_module(lines: list[str]) -> tuple[list[str], int]:
         out[label_end[i]] += f"\n{pad}    end"
     for n, cond in wrapped.items():      # a process read only under ``cond`` runs under it
         a, b = procs[n]
-        if cond.startswith(_CASE_KEY):       # a case item: the case, with that item alone
-            subject, label = cond[len(_CASE_KEY):].split("\n")
-            head, pad, tail = f"\n    {subject}\n      {label}\n        begin", " " * 6, "        end\n    endcase\n"
-        else:
-            head, pad, tail = f"\n    if ({cond}) begin", "  ", "    end\n"
-        out[a] = out[a] + head
+        head, pad, tail = _guard_text(cond)
+        out[a] = f"{out[a]}\n{head}"
         for i in range(a + 1, b):
             if out[i] is not None:
-                out[i] = "\n".join(pad + x for x in out[i].split("\n"))
-        out[b] = tail + out[b]
+                out[i] = "\n".join(pad[4:] + x for x in out[i].split("\n"))
+        out[b] = f"{tail}\n{out[b]}"
     for cond, ns in guarded.items():     # one process per guard, producers first
-        if cond.startswith(_CASE_KEY):       # a case item: the case, with that item alone
-            subject, label = cond[len(_CASE_KEY):].split("\n")
-            out.append(f"  always @* begin\n    {subject}\n      {label}\n        begin\n"
-                       f"{assigns(ns, '          ')}\n        end\n    endcase\n  end")
-        else:
-            out.append(f"  always @* begin\n    if ({cond}) begin\n{assigns(ns, '      ')}\n    end\n  end")
+        head, pad, tail = _guard_text(cond)
+        out.append(f"  always @* begin\n{head}\n{assigns(ns, pad)}\n{tail}\n  end")
     return [x for x in out if x is not None], len(moved) + len(wrapped)
+
+
+def _guard_text(cond: str) -> tuple[str, str, str]:
+    """The lines that open and close a process body's guard ``cond`` (an ``if``, or a case
+    item: the case with that item alone), and the indent of the statements inside."""
+    if cond.startswith(_CASE_KEY):
+        subject, label = cond[len(_CASE_KEY):].split("\n")
+        return f"    {subject}\n      {label}\n        begin", " " * 10, "        end\n    endcase"
+    return f"    if ({cond}) begin", " " * 6, "    end"
 
 
 def _single_target_processes(lines: list[str], ports: set[str]) -> dict[str, tuple[int, int]]:
