@@ -59,9 +59,6 @@ TOP = "hosttop"
 # the run-time reset value, zero by default: Amaranth's semantics.
 FLAGS = ("-Wno-fatal", "-Wno-WIDTH", "-Wno-CASEINCOMPLETE", "--x-assign", "fast", "--x-initial", "unique",
          "-O3", "-fno-inline", "-fno-dfg", "--output-split", "20000", "-CFLAGS", "-std=c++17",
-         # the code motion of V3MergeCond (merging ifs on one condition) ran for more than
-         # 20 minutes on the fpga HostTop's Verilog of 2026-11-27 (55 s without it)
-         "-fno-merge-cond-motion",
          # hdl/vsink.py computes a value only in the process branch that uses it: a reg
          # assigned on some paths of an always @* block, which Verilator calls a latch
          "-Wno-LATCH")

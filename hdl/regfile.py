@@ -18,7 +18,7 @@ copy per read port.
 """
 from __future__ import annotations
 
-from amaranth.hdl import Cat, Module, Signal, unsigned
+from amaranth.hdl import Cat, Module, Mux, Signal, unsigned
 from amaranth.lib import memory, wiring
 from amaranth.lib.wiring import In, Out
 
@@ -103,9 +103,10 @@ class VgprFile(wiring.Component):
             mem = memory.Memory(shape=unsigned(32 * LANES), depth=V, init=[])
             self._mems = [mem]
             # two write ports: each lane-granular port costs the simulator about as much as
-            # the rest of the memory's update
+            # the rest of the memory's update; the read ports' transparency is built in
+            # :meth:`_wide`
             self._wports = [mem.write_port(granularity=32), mem.write_port(granularity=32)]
-            self._rports = [mem.read_port(transparent_for=self._wports) for _ in range(reads)]
+            self._rports = [mem.read_port() for _ in range(reads)]
 
     def cells(self, reg: int) -> list:
         """The memory rows that hold register ``reg`` (every copy, every lane group), for
@@ -121,14 +122,14 @@ class VgprFile(wiring.Component):
             m.submodules[f"mem{k}" if self.banked else "mem"] = mem
         reads_in, reads_out = _fragments(m, "reads_in", "reads_out")
         reads_in.d.comb += [port.en.eq(rd.en) for rd, port in zip(self.rd, self._rports)]
-        reads_out.d.comb += [rd.data.eq(port.data) for rd, port in zip(self.rd, self._rports)]
         if self.banked:
+            reads_out.d.comb += [rd.data.eq(port.data) for rd, port in zip(self.rd, self._rports)]
             self._banked(m, reads_in)
         else:
-            self._wide(m, reads_in)
+            self._wide(m, reads_in, reads_out)
         return m
 
-    def _wide(self, m, reads_in):
+    def _wide(self, m, reads_in, reads_out):
         G, C = self.config.lanes, self.config.valu_cycles
         alu, whole = self._wports
         g = self.wr_group
@@ -139,6 +140,29 @@ class VgprFile(wiring.Component):
                              whole.en.eq(self.wr_reg.en)]
         m.d.comb += self.wr_reg.ready.eq(1)
         reads_in.d.comb += [port.addr.eq(rd.addr) for rd, port in zip(self.rd, self._rports)]
+        # Transparent reads, by hand: a read returns the lanes that the writes of its cycle
+        # put in its register (the whole-register port's over the group port's, as in the
+        # memory). Yosys's transparent port compares the addresses once per lane and write
+        # port, 64 compares per read port, which a compiled simulation evaluates every
+        # cycle; here a compare per write port, and the lanes merged only after a read met
+        # a write. The same hardware: a lane mask and the written data, kept with the read.
+        bypass = Module()
+        m.submodules.bypass = bypass
+        lane = lambda v, i: v[32 * i:32 * i + 32]
+        for k, (rd, port) in enumerate(zip(self.rd, self._rports)):
+            hit = Signal(LANES, name=f"hit{k}")
+            mask, data = Signal(LANES, name=f"fwd_mask{k}"), Signal(32 * LANES, name=f"fwd_data{k}")
+            bypass.d.comb += hit.eq(Mux(alu.addr == rd.addr, alu.en, 0) | Mux(whole.addr == rd.addr, whole.en, 0))
+            with bypass.If(rd.en):
+                bypass.d.sync += mask.eq(hit)
+                with bypass.If(hit.any()):
+                    bypass.d.sync += data.eq(Cat(*[Mux(whole.en[i] & (whole.addr == rd.addr), lane(whole.data, i),
+                                                       lane(alu.data, i)) for i in range(LANES)]))
+            with reads_out.If(mask.any()):
+                reads_out.d.comb += rd.data.eq(Cat(*[Mux(mask[i], lane(data, i), lane(port.data, i))
+                                                     for i in range(LANES)]))
+            with reads_out.Else():
+                reads_out.d.comb += rd.data.eq(port.data)
 
     def _banked(self, m, reads_in):
         G, C = self.config.lanes, self.config.valu_cycles

@@ -12,7 +12,8 @@ in several processes, each of them inside an ``if (C) begin`` with the same cond
 ``C`` (or inside the same item of a ``case`` on the same value), moves into a new process
 of its own ``if (C)`` (or of that one case item). A process that assigns one signal (a
 multiplexer, which Amaranth writes as a ``case``) whose every reader runs under one ``if
-(C)`` runs under that ``if`` itself, unless ``C`` is computed from its signal. A named
+(C)`` (or in its ``else``: ``!(C)``) runs under that condition itself, unless ``C`` is
+computed from its signal. A named
 signal that nothing reads does not hold its producers back (it then shows their last
 computed value). A wire that only copies another signal of its width (``assign a = b;``,
 the name Amaranth gives a port or a field) is read as the original everywhere: moved into
@@ -197,6 +198,8 @@ def sink_module(lines: list[str]) -> tuple[list[str], int]:
             site = ("line", i)
         elif in_comb and stack:
             site = ("block", stack[-1][0])   # a branch's condition: read when its parent runs
+        elif in_comb and i in proc_of:
+            site = ("top", i)                # a process's top level: eager, unless the process is guarded
         for u in ids:
             uses[u].add(site)
         if in_comb and indent >= 4:
@@ -236,7 +239,7 @@ def sink_module(lines: list[str]) -> tuple[list[str], int]:
             continue
         t = {target.get(s[1]) if s[0] == "node" else s for s in uses.get(n, ())
              if s[0] != "node" or s[1] not in dead}
-        if not t or None in t or EAGER in t:
+        if not t or None in t or EAGER in t or any(x[0] == "top" for x in t):
             target[n] = None
         elif len(t) == 1:
             target[n] = next(iter(t))
@@ -253,7 +256,7 @@ def sink_module(lines: list[str]) -> tuple[list[str], int]:
     for n in reversed(order):            # consumers first
         if n in nodes and all(u[0] == "node" and u[1] in unread for u in uses.get(n, ())):
             unread.add(n)
-    guard, guarded = _guards(lines, order, uses, target, chain, path, dead, procs, rhs, unread)
+    guard, guarded = _guards(lines, order, uses, target, chain, path, dead, procs, rhs, unread, proc_of)
     wrapped = {n: guard.pop(n) for n in list(guard) if n in procs}
     for c in list(guarded):
         guarded[c] = [n for n in guarded[c] if n not in procs]
@@ -326,6 +329,8 @@ def _single_target_processes(lines: list[str], ports: set[str]) -> dict[str, tup
             start = None
         elif start is not None and (m := _STMT.match(line.lstrip())):
             targets.add(m.group(1).rstrip())
+        elif start is not None and line.lstrip().startswith("{") and " = " in line:
+            targets.update(_idents(line.split(" = ", 1)[0]))     # slices assigned together
     return found
 
 
@@ -346,9 +351,23 @@ def _case_item(lines: list[str], j: int) -> str | None:
     return None
 
 
-def _guards(lines, order, uses, target, chain, path, dead, procs=(), rhs=None, unread=()):
+def _else_cond(lines: list[str], j: int) -> str | None:
+    """The guard of the ``else`` branch that ``lines[j]`` (``end else begin``) opens: the
+    negation of its ``if``'s condition."""
+    if lines[j].strip() != "end else begin":
+        return None
+    indent = len(lines[j]) - len(lines[j].lstrip())
+    for k in range(j - 1, -1, -1):          # the if's body is indented deeper
+        if len(lines[k]) - len(lines[k].lstrip()) <= indent:
+            m = _IF.match(lines[k].strip())
+            return f"!({m.group(1)})" if m and len(lines[k]) - len(lines[k].lstrip()) == indent else None
+    return None
+
+
+def _guards(lines, order, uses, target, chain, path, dead, procs=(), rhs=None, unread=(), proc_of=None):
     """Nodes left eager whose every use runs under one condition ``C`` (an ``if (C) begin``
-    around each use, or the same item of a ``case`` on the same value, in any process): each
+    around each use, its ``else`` (``!(C)``), or the same item of a ``case`` on the same
+    value, in any process): each
     goes to a process of its own ``if (C)`` (or of that case item). Returns
     node -> C and C -> its nodes, producers first. A condition that reads a moved node is
     not used (its value would be stale there), and the nodes that needed it stay eager."""
@@ -356,18 +375,19 @@ def _guards(lines, order, uses, target, chain, path, dead, procs=(), rhs=None, u
     for j in {x for c in chain.values() for x in c}:
         if m := _IF.match(lines[j].lstrip()):
             cond_of[j] = m.group(1)
-        elif (item := _case_item(lines, j)) is not None:
+        elif (item := _case_item(lines, j) or _else_cond(lines, j)) is not None:
             cond_of[j] = item
 
     def conds(site):
         return frozenset(cond_of[x] for x in path(site) if x in cond_of)
 
     banned: set[str] = set()
+    pinned: set[str] = set()
     while True:
         guard: dict[str, str] = {}
         avail: dict[str, frozenset] = {}
         for n in reversed(order):        # consumers first
-            if target.get(n) or n in dead:
+            if target.get(n) or n in dead or n in pinned:
                 continue
             g = None
             for s in uses.get(n, ()):
@@ -376,8 +396,8 @@ def _guards(lines, order, uses, target, chain, path, dead, procs=(), rhs=None, u
                     if m in dead or (n in procs and m in unread):
                         continue
                     c = conds(target[m]) if target.get(m) else avail.get(m, frozenset())
-                elif s[0] in ("line", "block"):
-                    c = conds(s)
+                elif s[0] in ("line", "block", "top"):   # in a process that runs under a guard: under it too
+                    c = conds(s) | avail.get((proc_of or {}).get(s[1]), frozenset())
                 else:
                     c = frozenset()
                 g = c if g is None else g & c
@@ -389,12 +409,17 @@ def _guards(lines, order, uses, target, chain, path, dead, procs=(), rhs=None, u
                 mine = [guard[s[1]] for s in uses[n] if s[0] == "node" and s[1] in guard and guard[s[1]] in g]
                 guard[n] = mine[0] if mine else min(g)
         moved = set(guard) | {n for n, t in target.items() if t}
-        bad = {c for c in set(guard.values()) if any(u in moved for u in _idents(c))}
+        reads = {c: {u for u in _idents(c) if u in moved} for c in set(guard.values())}
+        # a condition read from nodes that would go under guards of their own keeps them
+        # eager instead (a flag is cheaper to compute than what it guards)
+        pin = {u for us in reads.values() if us and us <= guard.keys() for u in us}
+        bad = {c for c, us in reads.items() if us and not us <= guard.keys()}
         # a process under a condition computed from its own output would make a loop
         bad |= {c for n, c in guard.items() if n in procs and n in _producers(_idents(c), rhs, procs)}
-        if not bad:
+        if not bad and not pin:
             break
         banned |= bad
+        pinned |= pin
     guarded: dict[str, list[str]] = defaultdict(list)
     for n in order:
         if n in guard:

@@ -241,8 +241,7 @@ def _vmem():
 
 
 SIMS = ["icarus", pytest.param("verilator", marks=pytest.mark.slow)]
-VERILATOR_ARGS = ["-Wno-fatal", "-Wno-WIDTH", "-Wno-CASEINCOMPLETE", "--output-split", "20000",
-                  "-fno-merge-cond-motion"]   # as dcu/verilator.py: that pass can run for many minutes
+VERILATOR_ARGS = ["-Wno-fatal", "-Wno-WIDTH", "-Wno-CASEINCOMPLETE", "--output-split", "20000"]
 
 
 def _build_args(sim):

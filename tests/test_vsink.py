@@ -223,15 +223,16 @@ def _same_outputs_as_amaranth(tmp_path, component, name, sunk, outputs, seed):
 
 class Selected(wiring.Component):
     """``r``, one of four values chosen by ``b[:2]`` (a process of its own), read by two
-    processes under the same ``if`` (with ``case``, in the same case item); with ``loop``,
+    processes under the same ``if`` (with ``case``, in the same case item; with ``other``, in
+    the same ``else``); with ``loop``,
     that condition is computed from ``r``."""
     a: In(8)
     b: In(8)
     y1: Out(8)
     y2: Out(8)
 
-    def __init__(self, loop: bool = False, case: bool = False):
-        self.loop, self.case = loop, case
+    def __init__(self, loop: bool = False, case: bool = False, other: bool = False):
+        self.loop, self.case, self.other = loop, case, other
         super().__init__()
 
     def elaborate(self, platform):
@@ -249,6 +250,11 @@ class Selected(wiring.Component):
                     m.d.comb += uses
                 with m.Default():
                     m.d.comb += [self.y1.eq(self.b), self.y2.eq(self.a)]
+        elif self.other:         # read only in the else branch
+            with m.If(c):
+                m.d.comb += [self.y1.eq(self.b), self.y2.eq(self.a)]
+            with m.Else():
+                m.d.comb += uses
         else:
             with m.If(c):
                 m.d.comb += uses
@@ -264,6 +270,13 @@ def test_a_process_read_only_under_one_condition_runs_under_it(tmp_path):
     assert re.search(r"^  always @\* begin\n    if \(auto_verilog_backend\S+ \) begin end\n"
                      r"    \(\* full_case = 32'd1 \*\)\n    casez \(b\[1:0\]\)\n", sunk, re.M), sunk
     _same_outputs_as_amaranth(tmp_path, lambda: Selected(loop=True), "sell", sunk, ("y1", "y2"), seed=6)
+
+
+def test_a_process_read_only_in_an_else_branch_runs_under_the_negation(tmp_path):
+    sunk = simulation_verilog(Selected(other=True), "sele", keep_depth=None)
+    assert re.search(r"^  always @\* begin\n    if \(!\(c\)\) begin\n(      .*\n)*?        2'h3:\n( .*\n)*? +r = ",
+                     sunk, re.M), sunk
+    _same_outputs_as_amaranth(tmp_path, lambda: Selected(other=True), "sele", sunk, ("y1", "y2"), seed=8)
 
 
 def test_a_process_read_only_in_one_case_item_runs_in_it(tmp_path):
