@@ -32,6 +32,9 @@ So a temporary that an update ``q <= t;`` reads whole (with ``q``'s width) is re
 its expression (``q <= q | x;``), and where an update still reads ``q`` through a
 temporary the temporaries stay in a process of their own beside the clocked block.
 
+:func:`guard_writes_verilog` puts each memory write port that has an enable per byte or
+lane under a test of any enable (:func:`guard_writes_module`).
+
 The Verilog must be as ``yosys write_verilog`` writes it (see :mod:`hdl.vsink`); run this
 after :func:`hdl.vsink.sink_verilog`, which fills the processes with their temporaries.
 """
@@ -42,7 +45,7 @@ from collections import Counter
 
 from .vsink import _idents as _names, each_module
 
-__all__ = ["clock_module", "clock_verilog"]
+__all__ = ["clock_module", "clock_verilog", "guard_writes_module", "guard_writes_verilog"]
 
 _NAME = r"(\\\S+ |[A-Za-z_][A-Za-z0-9_$]*)"
 _FLOP = re.compile(r"^  always @\(posedge (.+)\)$")
@@ -265,3 +268,38 @@ def _nonblocking(rest: str) -> str:
 def clock_verilog(text: str) -> tuple[str, int]:
     """:func:`clock_module` on every module of ``text``; returns the text and the count."""
     return each_module(text, clock_module)
+
+
+_WRITE_IF = re.compile(rf"^    if \({_NAME} *\[\d+\]\)$")
+
+
+def guard_writes_module(lines: list[str]) -> tuple[list[str], int]:
+    """Yosys writes a memory write port with a write enable per byte or lane as one clocked
+    block of ``if (en [k]) mem[addr][slice] <= data[slice];``, which Verilator evaluates
+    statement by statement on every edge, each test of ``en [k]`` computing ``en`` again from
+    the logic it inlines there (an L0 line: 128 of them). Each such block goes under
+    ``if (|en)``: one test when the port writes nothing. Returns the lines and the number
+    of blocks."""
+    out, i, n = [], 0, 0
+    while i < len(lines):
+        line = lines[i]
+        if line.endswith(" begin") and _FLOP.match(line[:-6]):
+            j = i + 1
+            while j < len(lines) and lines[j] != "  end":
+                j += 1
+            body = lines[i + 1:j]
+            tests = [_WRITE_IF.match(body[k]) for k in range(0, len(body), 2)]
+            if (len(body) >= 4 and len(body) % 2 == 0 and all(tests) and len({t.group(1) for t in tests}) == 1
+                    and all(body[k].startswith("      ") and " <= " in body[k] for k in range(1, len(body), 2))):
+                out += [line, f"    if (|{tests[0].group(1)}) begin", *("  " + b for b in body), "    end"]
+                n += 1
+                i = j
+                continue
+        out.append(line)
+        i += 1
+    return out, n
+
+
+def guard_writes_verilog(text: str) -> tuple[str, int]:
+    """:func:`guard_writes_module` on every module of ``text``; returns the text and the count."""
+    return each_module(text, guard_writes_module)

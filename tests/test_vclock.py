@@ -16,7 +16,7 @@ import subprocess
 import pytest
 from amaranth.back import verilog
 from amaranth.hdl import Cat, Module, Signal
-from amaranth.lib import wiring
+from amaranth.lib import memory, wiring
 from amaranth.lib.wiring import In, Out
 
 from hdl.vclock import clock_verilog
@@ -146,3 +146,35 @@ def test_an_escaped_name_keeps_the_space_that_ends_it():
                                           "  assign \\x.y  = x;\n").replace("t = x + 8'h01;", "t = 8'h01 + \\x.y ;")
     text, n = clock_verilog(src)
     assert n == 1 and "      q <= 8'h01 + \\x.y ;\n" in text, text
+
+
+class Ram(wiring.Component):
+    """A memory written by a port with an enable per 4 bits (Yosys: a test per enable bit)."""
+    a: In(8)
+    b: In(8)
+    y: Out(8)
+
+    def elaborate(self, platform):
+        m = Module()
+        m.submodules.mem = mem = memory.Memory(shape=16, depth=4, init=[])
+        wp, rp = mem.write_port(granularity=4), mem.read_port()
+        m.d.comb += [wp.addr.eq(self.a[:2]), wp.en.eq(self.a[2:6]), wp.data.eq(Cat(self.b, self.b ^ self.a)),
+                     rp.addr.eq(self.a[6:]), self.y.eq(rp.data[:8] ^ rp.data[8:])]
+        return m
+
+
+def test_a_write_port_with_enables_is_tested_once_when_it_writes_nothing(tmp_path):
+    stats = {}
+    text = simulation_verilog(Ram(), "regs", keep_depth=None, stats=stats)
+    assert stats["memory_writes_guarded"] == 1, stats
+    assert re.search(r"^  always @\(posedge clk\) begin\n    if \(\|(\S+) *\) begin\n"
+                     r"(      if \(\1 *\[\d\]\)\n        .* <= .*;\n){4}    end\n  end$", text, re.M), text
+    lint_if_available(text, tmp_path / "ram.v")
+    if not shutil.which("iverilog"):
+        pytest.skip("iverilog not found: apt-get install -y iverilog")
+    rng = random.Random(6)
+    stimulus = [(rng.choice([rng.randrange(256), rng.randrange(256) & 0xC3]), rng.randrange(256)) for _ in range(300)]
+    want = _simulate(tmp_path, verilog.convert(Ram(), name="regs", emit_src=False), "original", stimulus)
+    got = _simulate(tmp_path, text, "guarded", stimulus)
+    assert len(set(want.splitlines())) > 20 and "x" not in want
+    assert got == want
