@@ -152,7 +152,7 @@ def sink_module(lines: list[str]) -> tuple[list[str], int]:
     proc_of = {i: n for n, (a, b) in procs.items() for i in range(a, b + 1)}
     for n, (a, b) in procs.items():
         rhs[n] = " ".join(x for x in _idents(" ".join(lines[a + 1:b])) if x != n)
-    tracked = nodes.keys() | procs.keys()
+    tracked = {**nodes, **dict.fromkeys(procs)}     # in the text's order: the output does not depend on hashing
 
     # uses: a node's RHS, a statement or branch of a process (a site), or anything else.
     # A site is ("line", i), a conditional statement, or ("block", j), the branch that the
@@ -407,7 +407,7 @@ def _guards(lines, order, uses, target, chain, path, dead, procs=(), rhs=None, u
             if g:
                 avail[n] = g
                 mine = [guard[s[1]] for s in uses[n] if s[0] == "node" and s[1] in guard and guard[s[1]] in g]
-                guard[n] = mine[0] if mine else min(g)
+                guard[n] = min(mine) if mine else min(g)
         moved = set(guard) | {n for n, t in target.items() if t}
         reads = {c: {u for u in _idents(c) if u in moved} for c in set(guard.values())}
         # a condition read from nodes that would go under guards of their own keeps them
