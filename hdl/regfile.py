@@ -150,14 +150,15 @@ class VgprFile(wiring.Component):
         m.submodules.bypass = bypass
         lane = lambda v, i: v[32 * i:32 * i + 32]
         for k, (rd, port) in enumerate(zip(self.rd, self._rports)):
-            hit = Signal(LANES, name=f"hit{k}")
+            from_alu, from_whole = Signal(LANES, name=f"hit_alu{k}"), Signal(LANES, name=f"hit_whole{k}")
             mask, data = Signal(LANES, name=f"fwd_mask{k}"), Signal(32 * LANES, name=f"fwd_data{k}")
-            bypass.d.comb += hit.eq(Mux(alu.addr == rd.addr, alu.en, 0) | Mux(whole.addr == rd.addr, whole.en, 0))
+            bypass.d.comb += [from_alu.eq(Mux(alu.addr == rd.addr, alu.en, 0)),
+                              from_whole.eq(Mux(whole.addr == rd.addr, whole.en, 0))]
             with bypass.If(rd.en):
-                bypass.d.sync += mask.eq(hit)
-                with bypass.If(hit.any()):
-                    bypass.d.sync += data.eq(Cat(*[Mux(whole.en[i] & (whole.addr == rd.addr), lane(whole.data, i),
-                                                       lane(alu.data, i)) for i in range(LANES)]))
+                bypass.d.sync += mask.eq(from_alu | from_whole)
+                with bypass.If((from_alu | from_whole).any()):
+                    bypass.d.sync += data.eq(Cat(*[Mux(from_whole[i], lane(whole.data, i), lane(alu.data, i))
+                                                   for i in range(LANES)]))
             with reads_out.If(mask.any()):
                 reads_out.d.comb += rd.data.eq(Cat(*[Mux(mask[i], lane(data, i), lane(port.data, i))
                                                      for i in range(LANES)]))

@@ -364,7 +364,7 @@ def _else_cond(lines: list[str], j: int) -> str | None:
     return None
 
 
-def _guards(lines, order, uses, target, chain, path, dead, procs=(), rhs=None, unread=(), proc_of=None):
+def _guards(lines, order, uses, target, chain, path, dead, procs, rhs, unread, proc_of):
     """Nodes left eager whose every use runs under one condition ``C`` (an ``if (C) begin``
     around each use, its ``else`` (``!(C)``), or the same item of a ``case`` on the same
     value, in any process): each
@@ -397,7 +397,7 @@ def _guards(lines, order, uses, target, chain, path, dead, procs=(), rhs=None, u
                         continue
                     c = conds(target[m]) if target.get(m) else avail.get(m, frozenset())
                 elif s[0] in ("line", "block", "top"):   # in a process that runs under a guard: under it too
-                    c = conds(s) | avail.get((proc_of or {}).get(s[1]), frozenset())
+                    c = conds(s) | avail.get(proc_of.get(s[1]), frozenset())
                 else:
                     c = frozenset()
                 g = c if g is None else g & c
