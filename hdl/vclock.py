@@ -45,7 +45,8 @@ from collections import Counter
 
 from .vsink import _idents as _names, each_module
 
-__all__ = ["clock_module", "clock_verilog", "guard_writes_module", "guard_writes_verilog"]
+__all__ = ["clock_module", "clock_verilog", "guard_writes_module", "guard_writes_verilog", "mask_writes_module",
+           "mask_writes_verilog"]
 
 _NAME = r"(\\\S+ |[A-Za-z_][A-Za-z0-9_$]*)"
 _FLOP = re.compile(r"^  always @\(posedge (.+)\)$")
@@ -303,3 +304,73 @@ def guard_writes_module(lines: list[str]) -> tuple[list[str], int]:
 def guard_writes_verilog(text: str) -> tuple[str, int]:
     """:func:`guard_writes_module` on every module of ``text``; returns the text and the count."""
     return each_module(text, guard_writes_module)
+
+
+_GUARD = re.compile(rf"^    if \(\|{_NAME}\) begin$")
+_SLICE_WRITE = re.compile(rf"^        {_NAME} *\[(.+)\]\[(\d+):(\d+)\] <= {_NAME} *\[(\d+):(\d+)\];$")
+
+
+def mask_writes_module(lines: list[str]) -> tuple[list[str], int]:
+    """A guarded write port (:func:`guard_writes_module`) that writes a whole word in
+    slices, ``if (en [k]) mem[a][h:l] <= d[h':l'];`` for slices that tile the word, becomes
+    one masked write ``mem[a] <= mem[a] & ~M | {d...} & M`` (``M`` each slice's enable
+    repeated over it). Verilator keeps a delayed-write slot per statement,
+    cleared and tested on every edge whether the port writes or not: 128 per L0 line or
+    result buffer, 4 per LDS bank. Only a memory that no other statement writes qualifies,
+    since a second port writing the same word in the same cycle must keep the slices it
+    wrote. Returns the lines and the number of ports."""
+    msb = {m.group(2): int(m.group(1)) for m in map(_MEM_DECL.match, lines) if m}
+    writes = Counter(m.group(1) for m in map(_STORE.match, lines) if m)
+    out, i, n = [], 0, 0
+    while i < len(lines):
+        if _GUARD.match(lines[i]) and i and lines[i - 1].endswith(" begin") and _FLOP.match(lines[i - 1][:-6]):
+            j = i + 1
+            while j < len(lines) and lines[j] != "    end":
+                j += 1
+            masked = _masked_write(lines[i + 1:j], msb, writes)
+            if masked is not None:
+                out += [lines[i], masked]
+                n += 1
+                i = j
+                continue
+        out.append(lines[i])
+        i += 1
+    return out, n
+
+
+_MEM_DECL = re.compile(rf"^  reg \[(\d+):0\] {_NAME}\s*\[\d+:\d+\];$")
+_STORE = re.compile(rf"^ +{_NAME} *(\[.*\])? *<= ")
+
+
+def _masked_write(body: list[str], msb: dict, writes: Counter) -> str | None:
+    """The masked write that does what ``body`` (``if (en [k])`` and a slice write, in
+    turns) does, or None. ``msb``: each memory's top bit; ``writes``: the statements that
+    write each name in the module."""
+    tests = [_WRITE_IF.match(body[k][2:]) for k in range(0, len(body), 2)]
+    stores = [_SLICE_WRITE.match(body[k]) for k in range(1, len(body), 2)]
+    if not (all(tests) and all(stores) and len(tests) == len(stores)):
+        return None
+    mem, addr = stores[0].group(1), stores[0].group(2)
+    # (lo, hi, enable, source, its hi, its lo) per slice, from the word's bit 0 up
+    parts = sorted((int(s.group(4)), int(s.group(3)), t.group(0)[8:-1], s.group(5), int(s.group(6)), int(s.group(7)))
+                   for t, s in zip(tests, stores))
+    if (mem not in msb or writes[mem] != len(stores) or parts[-1][1] != msb[mem]
+            or any((s.group(1), s.group(2)) != (mem, addr) for s in stores)
+            or [p[0] for p in parts] != [0] + [p[1] + 1 for p in parts[:-1]]
+            or any(hi - lo != shi - slo for lo, hi, _, _, shi, slo in parts)):
+        return None
+    sources = []                # the slices' sources, a run of one signal's bits as one slice
+    for _, _, _, src, shi, slo in parts:
+        if sources and sources[-1][0] == src and sources[-1][1] + 1 == slo:
+            sources[-1][1] = shi
+        else:
+            sources.append([src, shi, slo])
+    data = "{" + ", ".join(f"{src} [{shi}:{slo}]" for src, shi, slo in reversed(sources)) + "}"
+    mask = "{" + ", ".join(f"{{{hi - lo + 1}{{{en}}}}}" for lo, hi, en, *_ in reversed(parts)) + "}"
+    word = f"{mem} [{addr}]"
+    return f"      {word} <= {word} & ~{mask} | {data} & {mask};"
+
+
+def mask_writes_verilog(text: str) -> tuple[str, int]:
+    """:func:`mask_writes_module` on every module of ``text``; returns the text and the count."""
+    return each_module(text, mask_writes_module)

@@ -3,7 +3,8 @@ identical modules shared (:mod:`hdl.vdedup`), combinational logic moved into the
 process branches that use it (:mod:`hdl.vsink`) and registers' next states into their
 clocked blocks (:mod:`hdl.vclock`), so that Verilator evaluates a unit's operations only
 when their result is selected, copies a register only when it changes and tests a memory
-write port's byte or lane enables only when it writes
+write port's byte or lane enables only when it writes (and writes a whole word, masked, when
+it is the memory's only port)
 (docs/toolflow.md, "Why the compiled model was slow").
 
 Amaranth's ``back.verilog`` runs Yosys with ``proc -nomux -norom; memory_collect`` and
@@ -53,7 +54,7 @@ def simulation_verilog(top, name: str, *, keep_depth: int | None = 2, sink: bool
     into their clocked blocks (:mod:`hdl.vclock`)."""
     import time
     from amaranth.back import rtlil
-    from .vclock import clock_verilog, guard_writes_verilog
+    from .vclock import clock_verilog, guard_writes_verilog, mask_writes_verilog
     from .vdedup import dedup_modules
     from .vsink import sink_verilog
     t0 = time.perf_counter()
@@ -63,15 +64,16 @@ def simulation_verilog(top, name: str, *, keep_depth: int | None = 2, sink: bool
     t2 = time.perf_counter()
     text = dedup_modules(text)
     t3 = time.perf_counter()
-    moved = clocked = writes = 0
+    moved = clocked = writes = masked = 0
     if sink:
         text, moved = sink_verilog(text)
         text, clocked = clock_verilog(text)
         text, writes = guard_writes_verilog(text)
+        text, masked = mask_writes_verilog(text)
     t4 = time.perf_counter()
     if stats is not None:
         stats.update(rtlil_s=round(t1 - t0, 1), yosys_s=round(t2 - t1, 1), dedup_s=round(t3 - t2, 1),
                      sink_s=round(t4 - t3, 1), assigns_moved=moved, registers_clocked=clocked,
-                     memory_writes_guarded=writes,
+                     memory_writes_guarded=writes, memory_writes_masked=masked,
                      verilog_bytes=len(text))
     return text

@@ -149,10 +149,15 @@ def test_an_escaped_name_keeps_the_space_that_ends_it():
 
 
 class Ram(wiring.Component):
-    """A memory written by a port with an enable per 4 bits (Yosys: a test per enable bit)."""
+    """A memory written by a port with an enable per 4 bits (Yosys: a test per enable bit),
+    and with ``ports=2`` by a second such port that can write the same word in the same cycle."""
     a: In(8)
     b: In(8)
     y: Out(8)
+
+    def __init__(self, ports=1):
+        self.ports = ports
+        super().__init__()
 
     def elaborate(self, platform):
         m = Module()
@@ -160,21 +165,41 @@ class Ram(wiring.Component):
         wp, rp = mem.write_port(granularity=4), mem.read_port()
         m.d.comb += [wp.addr.eq(self.a[:2]), wp.en.eq(self.a[2:6]), wp.data.eq(Cat(self.b, self.b ^ self.a)),
                      rp.addr.eq(self.a[6:]), self.y.eq(rp.data[:8] ^ rp.data[8:])]
+        if self.ports == 2:
+            wp2 = mem.write_port(granularity=4)
+            m.d.comb += [wp2.addr.eq(self.b[:2]), wp2.en.eq(self.b[4:]), wp2.data.eq(Cat(self.a, self.b))]
         return m
 
 
-def test_a_write_port_with_enables_is_tested_once_when_it_writes_nothing(tmp_path):
-    stats = {}
-    text = simulation_verilog(Ram(), "regs", keep_depth=None, stats=stats)
-    assert stats["memory_writes_guarded"] == 1, stats
-    assert re.search(r"^  always @\(posedge clk\) begin\n    if \(\|(\S+) *\) begin\n"
-                     r"(      if \(\1 *\[\d\]\)\n        .* <= .*;\n){4}    end\n  end$", text, re.M), text
+def _same_as_amaranths_verilog(tmp_path, design, text):
     lint_if_available(text, tmp_path / "ram.v")
     if not shutil.which("iverilog"):
         pytest.skip("iverilog not found: apt-get install -y iverilog")
     rng = random.Random(6)
     stimulus = [(rng.choice([rng.randrange(256), rng.randrange(256) & 0xC3]), rng.randrange(256)) for _ in range(300)]
-    want = _simulate(tmp_path, verilog.convert(Ram(), name="regs", emit_src=False), "original", stimulus)
-    got = _simulate(tmp_path, text, "guarded", stimulus)
+    want = _simulate(tmp_path, verilog.convert(design, name="regs", emit_src=False), "original", stimulus)
+    got = _simulate(tmp_path, text, "rewritten", stimulus)
     assert len(set(want.splitlines())) > 20 and "x" not in want
     assert got == want
+
+
+def test_a_write_port_with_enables_is_one_masked_write_under_a_test_of_any_enable(tmp_path):
+    stats = {}
+    text = simulation_verilog(Ram(), "regs", keep_depth=None, stats=stats)
+    assert stats["memory_writes_guarded"] == 1 and stats["memory_writes_masked"] == 1, stats
+    # the enables a[5:2], each over its 4 bits; the data, b and b ^ a, as two runs of 8 bits
+    mask = "{{4{a[5]}}, {4{a[4]}}, {4{a[3]}}, {4{a[2]}}}"
+    assert ("  always @(posedge clk) begin\n    if (|a) begin\n"
+            f"      mem [a[1:0]] <= mem [a[1:0]] & ~{mask} | {{n_ddd0_0 [7:0], b [7:0]}} & {mask};\n"
+            "    end\n  end\n") in text, text
+    _same_as_amaranths_verilog(tmp_path, Ram(), text)
+
+
+def test_two_write_ports_keep_their_slices(tmp_path):
+    """Masking both would let the second port's write put back the old value of a slice that
+    the first wrote in the same cycle; each stays a test per enable bit."""
+    stats = {}
+    text = simulation_verilog(Ram(ports=2), "regs", keep_depth=None, stats=stats)
+    assert stats["memory_writes_guarded"] == 2 and stats["memory_writes_masked"] == 0, stats
+    assert len(re.findall(r"^      if \(\S+ *\[\d\]\)\n        .* <= .*;$", text, re.M)) == 8, text
+    _same_as_amaranths_verilog(tmp_path, Ram(ports=2), text)
