@@ -33,7 +33,9 @@ its expression (``q <= q | x;``), and where an update still reads ``q`` through 
 temporary the temporaries stay in a process of their own beside the clocked block.
 
 :func:`guard_writes_verilog` puts each memory write port that has an enable per byte or
-lane under a test of any enable (:func:`guard_writes_module`).
+lane under a test of any enable (:func:`guard_writes_module`), and
+:func:`mask_writes_verilog` then writes such a port as one masked write of the whole word
+when it is its memory's only port (:func:`mask_writes_module`).
 
 The Verilog must be as ``yosys write_verilog`` writes it (see :mod:`hdl.vsink`); run this
 after :func:`hdl.vsink.sink_verilog`, which fills the processes with their temporaries.
@@ -308,17 +310,19 @@ def guard_writes_verilog(text: str) -> tuple[str, int]:
 
 _GUARD = re.compile(rf"^    if \(\|{_NAME}\) begin$")
 _SLICE_WRITE = re.compile(rf"^        {_NAME} *\[(.+)\]\[(\d+):(\d+)\] <= {_NAME} *\[(\d+):(\d+)\];$")
+_MEM_DECL = re.compile(rf"^  reg \[(\d+):0\] {_NAME}\s*\[\d+:\d+\];$")
+_STORE = re.compile(rf"^ +{_NAME} *(\[.*\])? *<= ")             # a statement that writes a name
 
 
 def mask_writes_module(lines: list[str]) -> tuple[list[str], int]:
     """A guarded write port (:func:`guard_writes_module`) that writes a whole word in
     slices, ``if (en [k]) mem[a][h:l] <= d[h':l'];`` for slices that tile the word, becomes
     one masked write ``mem[a] <= mem[a] & ~M | {d...} & M`` (``M`` each slice's enable
-    repeated over it). Verilator keeps a delayed-write slot per statement,
-    cleared and tested on every edge whether the port writes or not: 128 per L0 line or
-    result buffer, 4 per LDS bank. Only a memory that no other statement writes qualifies,
-    since a second port writing the same word in the same cycle must keep the slices it
-    wrote. Returns the lines and the number of ports."""
+    repeated over it). Verilator keeps a delayed-write slot per statement, cleared and
+    tested on every edge whether the port writes or not: 128 per L0 line or result buffer,
+    4 per LDS bank; now one per port. Only a memory that no other statement writes
+    qualifies, since a second port writing the same word in the same cycle must keep the
+    slices it wrote. Returns the lines and the number of ports."""
     msb = {m.group(2): int(m.group(1)) for m in map(_MEM_DECL.match, lines) if m}
     writes = Counter(m.group(1) for m in map(_STORE.match, lines) if m)
     out, i, n = [], 0, 0
@@ -336,10 +340,6 @@ def mask_writes_module(lines: list[str]) -> tuple[list[str], int]:
         out.append(lines[i])
         i += 1
     return out, n
-
-
-_MEM_DECL = re.compile(rf"^  reg \[(\d+):0\] {_NAME}\s*\[\d+:\d+\];$")
-_STORE = re.compile(rf"^ +{_NAME} *(\[.*\])? *<= ")
 
 
 def _masked_write(body: list[str], msb: dict, writes: Counter) -> str | None:
