@@ -162,6 +162,15 @@ def test_toolchain_choice(monkeypatch):
         vl.toolchain()
 
 
+def test_compiler_choice(monkeypatch):
+    """clang++-19 compiles the model when it is on PATH (the project installs it), g++
+    (make's default) otherwise; the optimisation levels are the same either way."""
+    monkeypatch.setattr(vl.shutil, "which", lambda name: "/usr/bin/" + name)
+    assert vl.make_variables() == {**vl.MAKE_ENV, "CXX": "clang++-19", "LINK": "clang++-19"}
+    monkeypatch.setattr(vl.shutil, "which", lambda name: None)
+    assert vl.make_variables() == vl.MAKE_ENV and vl.MAKE_ENV["OPT_FAST"] == "-O2"
+
+
 def test_missing_verilator_is_a_clear_error(monkeypatch):
     monkeypatch.setattr(vl, "available", lambda: False)
     t = get("vector_add_asm")
