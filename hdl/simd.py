@@ -962,9 +962,15 @@ class SIMD(wiring.Component):
         x_trans, trans_take = Signal(), Signal()
         # (banked VGPR file: with the last group of its source)
         mx.d.comb += [x_trans.eq(x_valid & (xk == Kind.VTRANS) & ((grp == C - 1) if banked else 1)),
-                      trans_ready.eq(trans_i.ready), trans_take.eq(x_trans & trans_i.ready)]
-        mx.d.comb += [trans_i.valid.eq(x_trans),
-                      trans_i.payload.op.eq(xi.op), trans_i.payload.a.eq(Mux(xi.neg[0], t_src ^ sign, t_src))]
+                      trans_ready.eq(trans_i.ready), trans_take.eq(x_trans & trans_i.ready),
+                      trans_i.valid.eq(x_trans)]
+        # the payload only while a transcendental is offered (0 otherwise): a compiled
+        # simulation then skips the source modifiers' 32 lanes on other cycles. Every field is
+        # assigned here (tag 0: a shared unit sets its own): one left out would be a constant
+        # process of its own, which Verilator's lint rejects (ALWNEVER).
+        with mx.If(x_trans):
+            mx.d.comb += [trans_i.payload.op.eq(xi.op), trans_i.payload.a.eq(Mux(xi.neg[0], t_src ^ sign, t_src)),
+                          trans_i.payload.tag.eq(0)]
         with m.If(trans_take):
             fault(xi.clamp | (xi.omod != 0))   # output modifiers on transcendentals are not implemented
             m.d.sync += [tq[tq_tail].wave.eq(xw), tq[tq_tail].vdst.eq(xi.vdst), tq[tq_tail].exec.eq(x_exec),
