@@ -331,7 +331,7 @@ def _design_sources() -> list[Path]:
 
 def _source_digest() -> str:
     h = hashlib.sha256()
-    for f in _design_sources() + [ROOT / "hdl" / n for n in ("vclock.py", "vdedup.py", "vopt.py", "vsink.py")]:
+    for f in _design_sources() + [ROOT / "hdl" / n for n in ("vclock.py", "vcse.py", "vdedup.py", "vopt.py", "vsink.py")]:
         h.update(str(f.relative_to(ROOT)).encode())
         h.update(f.read_bytes())
     return h.hexdigest()

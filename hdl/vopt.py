@@ -1,5 +1,6 @@
 """Verilog for compiled simulation: Amaranth's netlist flattened below a chosen depth,
-identical modules shared (:mod:`hdl.vdedup`), combinational logic moved into the
+identical modules shared (:mod:`hdl.vdedup`), identical nets computed once
+(:mod:`hdl.vcse`), combinational logic moved into the
 process branches that use it (:mod:`hdl.vsink`) and registers' next states into their
 clocked blocks (:mod:`hdl.vclock`), so that Verilator evaluates a unit's operations only
 when their result is selected, copies a register only when it changes and tests a memory
@@ -49,12 +50,13 @@ def rtlil_to_verilog(rtlil_text: str, top: str, keep_depth: int | None = 2) -> s
 
 def simulation_verilog(top, name: str, *, keep_depth: int | None = 2, sink: bool = True,
                        stats: dict | None = None) -> str:
-    """The Verilog of ``top`` (module ``name``) for a compiled simulator; with ``sink``, the
-    logic moved into the branches that use it (:mod:`hdl.vsink`) and registers' next states
+    """The Verilog of ``top`` (module ``name``) for a compiled simulator; with ``sink``,
+    identical nets merged (:mod:`hdl.vcse`), the logic moved into the branches that use it (:mod:`hdl.vsink`) and registers' next states
     into their clocked blocks (:mod:`hdl.vclock`)."""
     import time
     from amaranth.back import rtlil
     from .vclock import clock_verilog, guard_writes_verilog, mask_writes_verilog
+    from .vcse import merge_verilog
     from .vdedup import dedup_modules
     from .vsink import sink_verilog
     t0 = time.perf_counter()
@@ -64,8 +66,9 @@ def simulation_verilog(top, name: str, *, keep_depth: int | None = 2, sink: bool
     t2 = time.perf_counter()
     text = dedup_modules(text)
     t3 = time.perf_counter()
-    moved = clocked = writes = masked = 0
+    moved = clocked = writes = masked = merged = 0
     if sink:
+        text, merged = merge_verilog(text)
         text, moved = sink_verilog(text)
         text, clocked = clock_verilog(text)
         text, writes = guard_writes_verilog(text)
@@ -73,7 +76,7 @@ def simulation_verilog(top, name: str, *, keep_depth: int | None = 2, sink: bool
     t4 = time.perf_counter()
     if stats is not None:
         stats.update(rtlil_s=round(t1 - t0, 1), yosys_s=round(t2 - t1, 1), dedup_s=round(t3 - t2, 1),
-                     sink_s=round(t4 - t3, 1), assigns_moved=moved, registers_clocked=clocked,
+                     sink_s=round(t4 - t3, 1), nets_merged=merged, assigns_moved=moved, registers_clocked=clocked,
                      memory_writes_guarded=writes, memory_writes_masked=masked,
                      verilog_bytes=len(text))
     return text

@@ -395,7 +395,9 @@ def _guards(lines, order, uses, target, chain, path, dead, procs, rhs, unread, p
                     m = s[1]
                     if m in dead or (n in procs and m in unread):
                         continue
-                    c = conds(target[m]) if target.get(m) else avail.get(m, frozenset())
+                    # a node moved into a process runs under that process's guard too
+                    c = (conds(target[m]) | avail.get(proc_of.get(target[m][1]), frozenset())
+                         if target.get(m) else avail.get(m, frozenset()))
                 elif s[0] in ("line", "block", "top"):   # in a process that runs under a guard: under it too
                     c = conds(s) | avail.get(proc_of.get(s[1]), frozenset())
                 else:

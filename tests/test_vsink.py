@@ -287,6 +287,39 @@ def test_a_process_read_only_in_one_case_item_runs_in_it(tmp_path):
     _same_outputs_as_amaranth(tmp_path, lambda: Selected(case=True), "selc", sunk, ("y1", "y2"), seed=7)
 
 
+class Chained(wiring.Component):
+    """``t``, a process, read only by values that move into another process ``r``, which is
+    read only under ``if (b[7])``: as the decoder's temporaries and its instruction."""
+    a: In(8)
+    b: In(8)
+    y: Out(8)
+
+    def elaborate(self, platform):
+        m = Module()
+        t, r = Signal(8, name="t"), Signal(8, name="r")
+        with m.Switch(self.b[:2]):
+            for k, value in enumerate((self.a, self.a + 3, self.a ^ 0x5A, ~self.a)):
+                with m.Case(k):
+                    m.d.comb += t.eq(value)
+        with m.Switch(self.b[2:4]):
+            with m.Case(0):
+                m.d.comb += r.eq(t * 3 + self.b)
+            with m.Case(1):
+                m.d.comb += r.eq(t ^ self.b)
+            with m.Default():
+                m.d.comb += r.eq(self.b)
+        with m.If(self.b[7]):
+            m.d.comb += self.y.eq(r + 1)
+        return m
+
+
+def test_a_process_read_by_values_moved_into_a_guarded_process_runs_under_its_guard(tmp_path):
+    sunk = simulation_verilog(Chained(), "chain", keep_depth=None)
+    for name in ("t", "r"):
+        assert re.search(rf"^  always @\* begin\n    if \(b\[7\]\) begin\n(      .*\n)*? +{name} = ", sunk, re.M), sunk
+    _same_outputs_as_amaranth(tmp_path, Chained, "chain", sunk, ("y",), seed=9)
+
+
 class Shuffle(wiring.Component):
     a: In(8)
     b: In(8)
