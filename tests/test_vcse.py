@@ -79,3 +79,25 @@ def test_only_unnamed_nets_of_the_same_width_and_text_merge_and_merges_repeat():
     assert "  assign o = n_dd0_4  ^ n_dd0_4  ^ named ^ n_dd0_3 ;" in text
     assert "  assign named = n_dd0_1  + s;" in text and "  reg [3:0] n_dd0_3 ;" in text
     assert text.count("always @*") == 2
+
+
+def test_a_process_that_assigns_slices_of_two_nets_together_is_not_merged():
+    """``{ a [1:0], b [3:0] } = ...`` assigns two nets: dropping a copy of the process
+    would leave its second net undriven. Only the merged net's own name is left out of the
+    comparison, and the other net differs between the copies (a net has one driver)."""
+    body = """  input [7:0] s;
+  wire [7:0] s;
+  reg [3:0] n_dd0_1 ;
+  reg [3:0] n_dd0_2 ;
+  reg [3:0] n_dd0_3 ;
+  reg [3:0] n_dd0_4 ;
+  always @* begin
+    n_dd0_1  = 4'h0;
+    { n_dd0_1 [1:0], n_dd0_2 [3:0] } = s[5:0];
+  end
+  always @* begin
+    n_dd0_3  = 4'h0;
+    { n_dd0_3 [1:0], n_dd0_4 [3:0] } = s[5:0];
+  end"""
+    lines, n = merge_module(body.split("\n"))
+    assert n == 0 and lines == body.split("\n")
