@@ -51,8 +51,9 @@ def rtlil_to_verilog(rtlil_text: str, top: str, keep_depth: int | None = 2) -> s
 def simulation_verilog(top, name: str, *, keep_depth: int | None = 2, sink: bool = True,
                        stats: dict | None = None) -> str:
     """The Verilog of ``top`` (module ``name``) for a compiled simulator; with ``sink``,
-    identical nets merged (:mod:`hdl.vcse`), the logic moved into the branches that use it (:mod:`hdl.vsink`) and registers' next states
-    into their clocked blocks (:mod:`hdl.vclock`)."""
+    identical nets merged (:mod:`hdl.vcse`), the logic moved into the branches that use it
+    (:mod:`hdl.vsink`) and registers' next states into their clocked blocks
+    (:mod:`hdl.vclock`)."""
     import time
     from amaranth.back import rtlil
     from .vclock import clock_verilog, guard_writes_verilog, mask_writes_verilog
@@ -76,7 +77,7 @@ def simulation_verilog(top, name: str, *, keep_depth: int | None = 2, sink: bool
     t4 = time.perf_counter()
     if stats is not None:
         stats.update(rtlil_s=round(t1 - t0, 1), yosys_s=round(t2 - t1, 1), dedup_s=round(t3 - t2, 1),
-                     sink_s=round(t4 - t3, 1), nets_merged=merged, assigns_moved=moved, registers_clocked=clocked,
-                     memory_writes_guarded=writes, memory_writes_masked=masked,
+                     sink_s=round(t4 - t3, 1), nets_merged=merged, assigns_moved=moved,
+                     registers_clocked=clocked, memory_writes_guarded=writes, memory_writes_masked=masked,
                      verilog_bytes=len(text))
     return text

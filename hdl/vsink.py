@@ -13,8 +13,8 @@ in several processes, each of them inside an ``if (C) begin`` with the same cond
 of its own ``if (C)`` (or of that one case item). A process that assigns one signal (a
 multiplexer, which Amaranth writes as a ``case``) whose every reader runs under one ``if
 (C)`` (or in its ``else``: ``!(C)``) runs under that condition itself, unless ``C`` is
-computed from its signal. A named
-signal that nothing reads does not hold its producers back (it then shows their last
+computed from its signal; a reader moved into a process that runs under ``C`` counts as
+read under ``C``. A named signal that nothing reads does not hold its producers back (it then shows their last
 computed value). A wire that only copies another signal of its width (``assign a = b;``,
 the name Amaranth gives a port or a field) is read as the original everywhere: moved into
 a branch it would be a copy made each time the branch runs. Nothing else changes (the moved wires become ``reg`` s of the
