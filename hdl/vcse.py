@@ -22,32 +22,18 @@ from __future__ import annotations
 
 import re
 
-from .vsink import each_module
+from .vsink import each_module, module_ports, single_target_processes
 
 __all__ = ["merge_module", "merge_verilog"]
 
 _IDENT = re.compile(r"\\\S+|[A-Za-z_][\w$]*")
 _UNNAMED = re.compile(r"n_d+\d+_\d+$")          # hdl.vdedup's name for a ``$N`` net
 _DECL = re.compile(r"^  (wire|reg)( signed)?( \[\d+:\d+\])? (\S+) ?(?: = .*)?;$")
-_PORT = re.compile(r"^  (?:input|output|inout)\b.* (\S+) ?;$")
 _ASSIGN = re.compile(r"^  assign (\S+) +=(?!=) (.*);$")
-_TARGET = re.compile(r"^ +(\\\S+|[A-Za-z_][\w$]*)(?: *\[[^\]]*\])* *=(?!=)", re.M)
-
-
-def _items(lines: list[str]) -> list[tuple[int, int]]:
-    """The (first, last) line of each ``always @*`` process of a module body."""
-    out, start = [], None
-    for i, line in enumerate(lines):
-        if line == "  always @* begin":
-            start = i
-        elif start is not None and line == "  end":
-            out.append((start, i))
-            start = None
-    return out
 
 
 def _merge_once(lines: list[str]) -> tuple[list[str], int]:
-    ports = {m.group(1) for line in lines if (m := _PORT.match(line))}
+    ports = module_ports(lines)
     decl = {}
     for i, line in enumerate(lines):
         m = _DECL.match(line)
@@ -58,10 +44,9 @@ def _merge_once(lines: list[str]) -> tuple[list[str], int]:
         m = _ASSIGN.match(line)
         if m and m.group(1) in decl:
             defs.append((m.group(1), ("assign", decl[m.group(1)][1], m.group(2)), (i, i)))
-    for a, b in _items(lines):
-        body = "\n".join(lines[a + 1:b])
-        targets = set(_TARGET.findall(body))
-        if len(targets) == 1 and (net := targets.pop()) in decl and "<=" not in body:
+    for net, (a, b) in single_target_processes(lines, ports).items():
+        if net in decl:
+            body = "\n".join(lines[a + 1:b])
             key = ("always", decl[net][1], _IDENT.sub(lambda t: "@" if t.group(0) == net else t.group(0), body))
             defs.append((net, key, (a, b)))
     first, rename, drop = {}, {}, set()

@@ -14,8 +14,8 @@ of its own ``if (C)`` (or of that one case item). A process that assigns one sig
 multiplexer, which Amaranth writes as a ``case``) whose every reader runs under one ``if
 (C)`` (or in its ``else``: ``!(C)``) runs under that condition itself, unless ``C`` is
 computed from its signal; a reader moved into a process that runs under ``C`` counts as
-read under ``C``. A named signal that nothing reads does not hold its producers back (it then shows their last
-computed value). A wire that only copies another signal of its width (``assign a = b;``,
+read under ``C``. A named signal that nothing reads does not hold its producers back (it
+then shows their last computed value). A wire that only copies another signal of its width (``assign a = b;``,
 the name Amaranth gives a port or a field) is read as the original everywhere: moved into
 a branch it would be a copy made each time the branch runs. Nothing else changes (the moved wires become ``reg`` s of the
 same width); the hardware the Verilog describes is the same.
@@ -35,7 +35,7 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 
-__all__ = ["sink_module", "sink_verilog", "each_module"]
+__all__ = ["sink_module", "sink_verilog", "each_module", "module_ports", "single_target_processes"]
 
 _TOKEN = re.compile(r"\\\S+ |\d*'[sS]?[bodhBODH][0-9a-fA-FxXzZ?_]+|[A-Za-z_][A-Za-z0-9_$]*")
 _ASSIGN = re.compile(r"^  assign (\\\S+ |[A-Za-z_][A-Za-z0-9_$]*) *(\[[0-9:]+\])? +=  *(.*);$")
@@ -118,13 +118,11 @@ def sink_module(lines: list[str]) -> tuple[list[str], int]:
     ``endmodule``); returns the new lines and the number of assigns moved."""
     lines = _substitute_aliases(lines)
     wires: dict[str, int] = {}          # name -> its declaration line
-    ports: set[str] = set()
+    ports = module_ports(lines)
     for i, line in enumerate(lines):
         m = _DECL.match(line)
         if m and m.group(1) == "wire":
             wires[m.group(3).rstrip()] = i
-        elif _PORT.match(line):
-            ports |= set(_idents(line.split("]")[-1] if "]" in line else line[8:]))
     # nodes: internal wires driven only by assigns to the whole wire or to slices of it
     node_lines: dict[str, list[int]] = defaultdict(list)
     bad: set[str] = set()
@@ -148,7 +146,7 @@ def sink_module(lines: list[str]) -> tuple[list[str], int]:
                 bad.update(_idents(line))
     nodes = {n: None for n in node_lines if n in wires and n not in ports and n not in bad}
     rhs = {n: " ".join(assign_of[i][2] for i in node_lines[n]) for n in nodes}
-    procs = _single_target_processes(lines, ports)      # name -> (first line, last line)
+    procs = single_target_processes(lines, ports)      # name -> (first line, last line)
     proc_of = {i: n for n, (a, b) in procs.items() for i in range(a, b + 1)}
     for n, (a, b) in procs.items():
         rhs[n] = " ".join(x for x in _idents(" ".join(lines[a + 1:b])) if x != n)
@@ -315,7 +313,13 @@ def _guard_text(cond: str) -> tuple[str, str, str]:
     return f"    if ({cond}) begin", " " * 6, "    end"
 
 
-def _single_target_processes(lines: list[str], ports: set[str]) -> dict[str, tuple[int, int]]:
+def module_ports(lines: list[str]) -> set[str]:
+    """The names of the ports that a module body declares."""
+    return {n for line in lines if _PORT.match(line)
+            for n in _idents(line.split("]")[-1] if "]" in line else line[8:])}
+
+
+def single_target_processes(lines: list[str], ports: set[str]) -> dict[str, tuple[int, int]]:
     """The ``always @*`` processes that assign one internal ``reg`` (whole or by slices):
     its name -> the process's first and last line."""
     regs = {m.group(3).rstrip() for line in lines if (m := _DECL.match(line)) and m.group(1) == "reg"}
