@@ -884,7 +884,7 @@ def _sim_speed(configs=("default", "fpga"), compiled=("default", "fpga"), test: 
             per_cpu = sorted(r.harness_cycles / r.cpu_seconds for r in runs)
             best = max(runs, key=lambda r: r.harness_cycles / r.cpu_seconds)
             rows.append({"config": config, "simulator": "verilator", "verilator": v.verilator,
-                         "cycles": v.cycles, "seconds": round(best.seconds, 2),
+                         "trained_on": list(v.trained_on), "cycles": v.cycles, "seconds": round(best.seconds, 2),
                          "cycles_per_s": round(best.harness_cycles / best.seconds),
                          "cycles_per_cpu_s": round(per_cpu[-1]),
                          "median_cycles_per_cpu_s": round(per_cpu[len(per_cpu) // 2]),
@@ -895,7 +895,8 @@ def _sim_speed(configs=("default", "fpga"), compiled=("default", "fpga"), test: 
                     "(HostTop adds the memory model); Verilator only for the presets in 'compiled', once per "
                     "Verilator found (dcu.verilator.toolchains) or the one $DCU_VERILATOR names; Verilator rows: the "
                     "best of 'runs' runs (cycles_per_s, cycles_per_cpu_s) and the median per CPU second; ratio: "
-                    "against Amaranth, per CPU second (best)",
+                    "against Amaranth, per CPU second (best); trained_on: the kernels the build's profile "
+                    "came from (dcu/pgo.py; empty: a build without one)",
             "compiled": list(compiled)}
 
 
@@ -969,7 +970,7 @@ def _sim_instructions(configs=("default", "fpga"), test: str = "divergence_cl", 
             total = int(re.findall(r"^(?:totals|summary): (\d+)", out.read_text(), re.M)[-1])
             rows.append({"config": config, "cycles": v.cycles, "harness_cycles": v.harness_cycles,
                          "instructions": total, "per_harness_cycle": round(total / v.harness_cycles),
-                         "verilator": v.verilator})
+                         "verilator": v.verilator, "trained_on": list(v.trained_on)})
     return {"benchmark": "sim-instructions", "kernel": test, "rows": rows,
             "note": "instructions: valgrind --tool=callgrind on the compiled program (Ir), the whole run; "
                     "per_harness_cycle: over every cycle the program simulates (loading and reading back included)"}

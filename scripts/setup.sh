@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Idempotent set-up for a fresh Debian 12 machine (run as root, or with sudo):
 #   - Debian packages: llvm-19 clang-19 lld-19 (required), python3-venv (if venv is
-#     unusable), iverilog, verilator, g++, make and ccache (optional: RTL simulation,
-#     lint and the verilator backend);
+#     unusable), iverilog, verilator, g++, make, ccache and libclang-rt-19-dev (optional:
+#     RTL simulation, lint and the verilator backend);
 #   - a virtual environment in <repo>/.venv with this project installed editable.
 # A second run does nothing slow: apt is touched only for missing tools, and pip
 # only when pyproject.toml changed (stamp file keyed on its hash).
@@ -98,6 +98,10 @@ command -v verilator >/dev/null 2>&1 || opt+=(verilator)
 command -v g++ >/dev/null 2>&1 || opt+=(g++)
 command -v make >/dev/null 2>&1 || opt+=(make)
 command -v ccache >/dev/null 2>&1 || opt+=(ccache)   # the verilator backend's C++ rebuilds
+# clang's profile runtime: the verilator backend's profile-guided builds (dcu/pgo.py)
+if command -v dpkg >/dev/null 2>&1 && ! dpkg -s libclang-rt-19-dev >/dev/null 2>&1; then
+    opt+=(libclang-rt-19-dev)
+fi
 if [ "${#opt[@]}" -gt 0 ]; then
     apt_install "${opt[@]}" || echo "setup.sh: warning: could not install ${opt[*]} (optional)" >&2
 fi

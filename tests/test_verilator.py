@@ -21,13 +21,13 @@ import numpy as np
 import pytest
 
 import dcu
-from dcu import verilator as vl
+from dcu import pgo, verilator as vl
 from dcu.hostimage import MIN_MEMORY_BYTES
 from dcu.launch import LaunchError
 from dcu.rtl import RtlError
 from firmware_tests.manifest import TESTS, get, path
 from firmware_tests.runner import issue_mismatches, run_firmware
-from hdl.config import ResourceError
+from hdl.config import ResourceError, get_config
 from tests.asmutil import needs_llvm
 from tests.lint import LINT_FLAGS
 from tests.test_dcu import HEADER, TRAILER, _kernel, _store_then
@@ -145,6 +145,18 @@ def test_build_verilog_lints():
     r = subprocess.run(["verilator", *LINT_FLAGS, "-Wno-LATCH", str(b.directory / f"{vl.TOP}.v")],
                        capture_output=True, text=True, env={**os.environ, **vl.toolchain()[1]})
     assert r.returncode == 0, r.stderr[-4000:]
+
+
+def test_build_is_profile_guided_where_clang_can():
+    """With clang and its profile runtime (scripts/setup.sh installs both), the program the
+    firmware set runs on was compiled from a profile of the training kernels this preset
+    holds (dcu/pgo.py), so that set checks a profile-guided program against the model."""
+    if pgo.tools(vl.make_variables().get("CXX")) is None:
+        pytest.skip(f"no profile-guided build here: {pgo.INSTALL_HINT}")
+    b = vl.build(PRESET, MIN_MEMORY_BYTES, 0x1000_0000, latency=MEMORY["latency"], reorder=MEMORY["reorder"])
+    want = tuple(n for n, _ in pgo.training_images(get_config(PRESET), MIN_MEMORY_BYTES, 0x1000_0000))
+    assert want and b.trained_on == want
+    assert (b.binary.parent / "profile.profdata").stat().st_size > 0
 
 
 def test_toolchain_choice(monkeypatch):
