@@ -19,6 +19,7 @@ import os
 import platform
 import shutil
 import subprocess
+from dataclasses import dataclass
 from pathlib import Path
 
 __all__ = ["TRAINING", "ProfileTools", "tools", "training_images"]
@@ -33,14 +34,13 @@ LLVM_PROFDATA = ("llvm-profdata-19", "llvm-profdata")
 INSTALL_HINT = "apt-get install -y libclang-rt-19-dev llvm-19 (clang's profile runtime and llvm-profdata)"
 
 
+@dataclass(frozen=True)
 class ProfileTools:
     """What a profile-guided build needs: clang's profile runtime (linked by hand: Debian's
     clang 19 looks for it under a per-target directory that its package does not use) and
     ``llvm-profdata``."""
-
-    def __init__(self, runtime: Path, profdata: str):
-        self.runtime = runtime
-        self.profdata = profdata
+    runtime: Path
+    profdata: str
 
     def generate(self, opt: str, directory: Path) -> dict:
         """make's variables for the instrumented build, writing its counts into ``directory``."""
@@ -54,6 +54,7 @@ class ProfileTools:
                             "-Wno-profile-instr-out-of-date"}
 
     def merge(self, raw: list[Path], out: Path) -> None:
+        """The counts of the instrumented runs (``raw``) in one profile ``out``."""
         subprocess.run([self.profdata, "merge", "-o", str(out), *map(str, raw)], check=True,
                        capture_output=True, text=True)
 
@@ -80,8 +81,8 @@ def training_images(cfg, mem_bytes: int, mem_base: int) -> list[tuple[str, objec
     generator, seed 0)."""
     import numpy as np
     from firmware_tests.manifest import get, path
-    from .hostimage import host_image, memory_size_for
     from hdl.config import ResourceError
+    from .hostimage import host_image, memory_size_for
     from .launch import load_program, prepare
 
     out = []
