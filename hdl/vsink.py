@@ -15,10 +15,11 @@ multiplexer, which Amaranth writes as a ``case``) whose every reader runs under 
 (C)`` (or in its ``else``: ``!(C)``) runs under that condition itself, unless ``C`` is
 computed from its signal; a reader moved into a process that runs under ``C`` counts as
 read under ``C``. A named signal that nothing reads does not hold its producers back (it
-then shows their last computed value). A wire that only copies another signal of its width (``assign a = b;``,
-the name Amaranth gives a port or a field) is read as the original everywhere: moved into
-a branch it would be a copy made each time the branch runs. Nothing else changes (the moved wires become ``reg`` s of the
-same width); the hardware the Verilog describes is the same.
+then shows their last computed value). A wire that only copies another signal of its
+width (``assign a = b;``, the name Amaranth gives a port or a field) is read as the
+original everywhere: moved into a branch it would be a copy made each time the branch
+runs. Nothing else changes (the moved wires become ``reg`` s of the same width); the
+hardware the Verilog describes is the same.
 
 The RTL helps by computing idle logic under the condition that makes it useful (a unit's
 stage under its ``valid``: ``hdl/vmem.py``, ``hdl/lds.py``, ``hdl/trans.py``; the VALUs'
