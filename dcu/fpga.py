@@ -354,6 +354,7 @@ def synth_block(top: str, config="fpga", out_dir="build/fpga/blocks", generic: b
             if res.get("rc") == 0:
                 return {**res, "reused": True}
         il.write_text(text)
+        del design, text   # gigabytes for the default DCU, not needed while Yosys runs
     convert_s = time.perf_counter() - t0
     rel = out.relative_to(PROJECT)
     if generic:
