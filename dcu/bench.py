@@ -1001,17 +1001,21 @@ def _fpga_budget(config: str = "fpga") -> dict:
                     "and adds memories it maps to flip-flops or LUTs"}
 
 
-def _synth(timeout: float = 4 * 3600) -> dict:
-    """The whole DCU through Yosys (natively, ``dcu-yosys``: the WebAssembly Yosys stops at
-    4 GiB): the ``fpga`` preset with ``synth_ecp5`` to the ECP5's cells, against the 85F; the
-    ``default`` preset with the generic ``synth`` (memories kept as memories). An earlier
-    result is reused when the block's RTLIL is unchanged (``dcu.fpga.synth_block``)."""
+def _synth(config: str | None = None, timeout: float = 4 * 3600) -> dict:
+    """The DCU through Yosys (natively, ``dcu-yosys``: the WebAssembly Yosys stops at 4 GiB):
+    the ``fpga`` preset's SIMD and whole DCU with ``synth_ecp5`` to the ECP5's cells, against
+    the 85F; the ``default`` DCU with the generic ``synth`` (memories kept as memories).
+    ``config`` runs one preset's rows. An earlier result is reused when the block's RTLIL is
+    unchanged (``dcu.fpga.synth_block``)."""
     from . import fpga
     from .budget import ECP5_85F
+    runs = [("fpga", "simd", False), ("fpga", "dcu", False), ("default", "dcu", True)]
     rows = []
-    for config, generic in (("fpga", False), ("default", True)):
-        r = fpga.synth_block("dcu", config, generic=generic, timeout=timeout, quiet=True, reuse_result=True)
-        row = {"config": config, "flow": r["flow"], "rc": r["rc"], "yosys_s": r["synth_s"],
+    for cfg, top, generic in runs:
+        if config and cfg != config:
+            continue
+        r = fpga.synth_block(top, cfg, generic=generic, timeout=timeout, quiet=True, reuse_result=True)
+        row = {"config": cfg, "top": top, "flow": r["flow"], "rc": r["rc"], "yosys_s": r["synth_s"],
                "reused": r.get("reused", False), "cells": r["cells"]}
         if r["rc"] != 0:
             row["error"] = r.get("error")
