@@ -1001,18 +1001,18 @@ def _fpga_budget(config: str = "fpga") -> dict:
                     "and adds memories it maps to flip-flops or LUTs"}
 
 
-def _synth(config: str | None = None, timeout: float = 4 * 3600) -> dict:
+def _synth(config: str | None = None, timeout: float = 4 * 3600, tops: tuple[str, ...] = ("simd", "dcu")) -> dict:
     """The DCU through Yosys (natively, ``dcu-yosys``: the WebAssembly Yosys stops at 4 GiB):
     the ``fpga`` preset's SIMD and whole DCU with ``synth_ecp5`` to the ECP5's cells, against
     the 85F; the ``default`` DCU with the generic ``synth`` (memories kept as memories).
-    ``config`` runs one preset's rows. An earlier result is reused when the block's RTLIL is
-    unchanged (``dcu.fpga.synth_block``)."""
+    ``config`` runs one preset's rows, ``tops`` only those blocks. An earlier result is reused
+    when the block's RTLIL is unchanged (``dcu.fpga.synth_block``)."""
     from . import fpga
     from .budget import ECP5_85F
     runs = [("fpga", "simd", False), ("fpga", "dcu", False), ("default", "dcu", True)]
     rows = []
     for cfg, top, generic in runs:
-        if config and cfg != config:
+        if config and cfg != config or top not in tops:
             continue
         r = fpga.synth_block(top, cfg, generic=generic, timeout=timeout, quiet=True, reuse_result=True)
         row = {"config": cfg, "top": top, "flow": r["flow"], "rc": r["rc"], "yosys_s": r["synth_s"],
