@@ -1027,7 +1027,7 @@ def _synth(config: str | None = None, timeout: float = 4 * 3600, tops: tuple[str
         else:
             e = r["ecp5"]
             row.update({k: e[k] for k in ("lut_equiv", "lut4", "ccu2c", "dpr16x4", "ff", "dp16kd", "mult18x18d")})
-            row["of_85f"] = {"lut": round(e["lut_equiv"] / ECP5_85F["ff"], 2), "ff": round(e["ff"] / ECP5_85F["ff"], 2),
+            row["of_85f"] = {"lut": round(e["lut_equiv"] / ECP5_85F["lut"], 2), "ff": round(e["ff"] / ECP5_85F["ff"], 2),
                              "dp16kd": round(e["dp16kd"] / ECP5_85F["bram"], 2),
                              "mult18x18d": round(e["mult18x18d"] / ECP5_85F["dsp"], 2)}
         rows.append(row)

@@ -26,7 +26,7 @@ from collections import defaultdict
 __all__ = ["rtlil_budget", "budget", "summary", "ECP5_85F"]
 
 #: LFE5U-85F resources (the ULX3S's device).
-ECP5_85F = {"ff": 83_640, "dsp": 156, "bram": 208}
+ECP5_85F = {"lut": 83_640, "ff": 83_640, "dsp": 156, "bram": 208}
 
 _MODULE = re.compile(r"^module \\(\S+)$(.*?)^end$", re.M | re.S)
 _CELL = re.compile(r"^\s*cell (\S+) (\S+)\n(.*?)^\s*end$", re.M | re.S)

@@ -22,7 +22,7 @@ __all__ = ["available", "main"]
 
 
 def available() -> bool:
-    """pyosys is installed (``pip install -e '.[fpga]'``)."""
+    """pyosys is installed (a project dependency: ``pip install -e .``)."""
     try:
         import pyosys  # noqa: F401
     except ImportError:
@@ -49,7 +49,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("scripts", nargs="*", metavar="SCRIPT")
     args = ap.parse_args(argv)
     if not available():
-        print("dcu-yosys: pyosys is not installed; install it with: .venv/bin/pip install -e '.[fpga]'",
+        print("dcu-yosys: pyosys is not installed; install it with: .venv/bin/pip install -e .",
               file=sys.stderr)
         return 1
     log = args.l or tempfile.mkstemp(prefix="dcu-yosys-", suffix=".log")[1]

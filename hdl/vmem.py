@@ -481,7 +481,7 @@ class VecMemUnit(wiring.Component):
 
         # requests to memory, filled from S1
         push = alloc | st | at
-        f = frag("queue_in")
+        f = frag("mem_requests")
         f.d.comb += [self.mem.valid.eq(queue.r_rdy), self.mem.payload.eq(queue.r_data), queue.r_en.eq(self.mem.ready),
                      queue.w_en.eq(push)]
         with f.If(push):
