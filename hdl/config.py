@@ -130,8 +130,9 @@ class DCUConfig:
     shared_int_datapath : bool
         ``True``: the integer VALU computes every operation on one adder, one shifter and one
         bitwise unit per lane (``hdl/valu_int_shared.py``, the ``fpga`` preset's: 37 % fewer
-        LUTs on the ECP5). ``False``: an adder, shift or compare per operation
-        (``hdl/valu_int.py``), which Amaranth's simulator evaluates faster.
+        LUTs on the ECP5), and the scalar ALU on one of each (``hdl/salu_shared.py``).
+        ``False``: an adder, shift or compare per operation (``hdl/valu_int.py``,
+        ``hdl/salu.py``), which Amaranth's simulator evaluates faster.
     decode_memo : bool
         ``True``: each wave slot keeps its decoded instruction and the three dwords it was
         decoded from, and uses its decoder's result only when those dwords change (an issue,

@@ -45,7 +45,7 @@ MW = VW - 1         #: width of |V|
 # V is the top field so that a narrower non-negative V needs no padding.
 R_T, R_ZS, R_FIN, R_NEG, R_V = 0, TW, TW + 1, TW + 2, TW + 3
 REC_W = R_V + VW
-NORM_W = MW + BLW + 1  #: stage 4 record, LSB first: |V|, sign of the result, bit length of |V|
+NORM_W = MW + 1  #: stage 4 record, LSB first: |V|, sign of the result
 
 QUIET = 0x0040_0000
 SIGN = 0x8000_0000
@@ -241,29 +241,19 @@ def fma_lane(m, rec, x: Opnd, y: Opnd, z: Opnd, sp, sub, zsign, P=None):
     # DD = d + 1088 in [795, 1554]: d = ec - ep = Ez - Ex - Ey + 150, written without a
     # subtraction (~E = 255 - E) so that the simulator keeps to unsigned arithmetic.
     dd = (z.E + ~x.E + ~y.E + 728)[:11]
-    ones = (1 << VW) - 1
-
-    def put(a, b, t):
-        """V = +-(a +- b): a +- b in VW-bit two's complement (unsigned arithmetic), neg = sp."""
-        v = Mux(sub, (a + (b ^ ones) + 1)[:VW], a + b)
-        m.d.comb += rec.eq(record(v, t, zsign, sp))
-
-    with m.If(z.is_zero()):                       # addend 0: product alone (exact zero sum if P = 0)
-        put(P << _BIGP_SHIFT, Const(0, 1), tp(_BIGP_SHIFT))
-    with m.Else():
-        with m.If(x.is_zero() | y.is_zero()):    # product 0: addend alone
-            put(Const(0, 1), z.m << _BIGC_SHIFT, tc(_BIGC_SHIFT))
-        with m.Else():
-            with m.Switch(dd):
-                with m.Case("10000------"):       # -64 <= d <= -1: shift the product up by -d
-                    put((P << 1) << ~dd[:6], z.m, tc())
-                with m.Case("10001------"):       # 0 <= d <= 63: shift the addend up by d
-                    put(P, z.m << dd[:6], tp())
-                with m.Case("1001-------", "101--------", "11---------"):  # d >= 64 (disjoint
-                    # patterns: Verilator flags overlapping casez items): the product collapses
-                    put(Const(1, 1), z.m << _BIGC_SHIFT, tc(_BIGC_SHIFT))
-                with m.Default():                 # d <= -65: the addend collapses to one ulp
-                    put(P << _BIGP_SHIFT, Const(1, 1), tp(_BIGP_SHIFT))
+    z_zero, p_zero = z.is_zero(), x.is_zero() | y.is_zero()
+    near_neg = ~z_zero & ~p_zero & (dd[6:] == 0b10000)   # -64 <= d <= -1: the product shifted up by -d
+    near_pos = ~z_zero & ~p_zero & (dd[6:] == 0b10001)   # 0 <= d <= 63: the addend shifted up by d
+    # the addend alone (zero product), or with the product collapsed (d >= 64); otherwise
+    # the product alone (zero addend), or with the addend collapsed (d <= -65)
+    big_c = ~z_zero & (p_zero | (dd[7:] >= 0b1001))
+    # The cases pick the two terms and T; one adder forms V = a +- b in VW-bit two's
+    # complement (unsigned arithmetic) for all of them.
+    a = Mux(near_neg, (P << 1) << ~dd[:6], Mux(near_pos, P, Mux(big_c, ~p_zero, P << _BIGP_SHIFT)))
+    b = Mux(near_neg, z.m, Mux(near_pos, z.m << dd[:6], Mux(big_c, z.m << _BIGC_SHIFT, ~z_zero)))
+    t = Mux(near_neg, tc(), Mux(near_pos, tp(), Mux(big_c, tc(_BIGC_SHIFT), tp(_BIGP_SHIFT))))
+    v = (a + (b ^ Mux(sub, (1 << VW) - 1, 0)) + sub)[:VW]
+    m.d.comb += rec.eq(record(v, t, zsign, sp))
 
 
 # ---------------------------------------------------------------------------------------
@@ -436,17 +426,12 @@ def _bitlen_chunk(m, out, chunk: Value, base: int):
                 m.d.comb += out.eq(base + k)
 
 
-def lzc_lane(m, out, mag: Value, at_least=None):
+def lzc_lane(m, out, mag: Value):
     """Statements: ``out`` = bit length of the non-negative ``mag`` (0 for 0).
 
     A balanced binary search over 16-bit chunks (nested ``If``: only the tests on the taken
-    path are evaluated), then a priority ``Switch`` inside the chunk.  ``at_least(k)`` is a
-    1-bit expression for mag >= 2^k, supplied when it is cheaper than testing ``mag``'s bits
-    (a negative two's-complement V compared with a constant); ``mag`` itself is then used once.
+    path are evaluated), then a priority ``Switch`` inside the chunk.
     """
-    if at_least is None:
-        def at_least(k):
-            return mag[k:] != 0
     chunks = [(base, min(base + 16, len(mag))) for base in range(0, len(mag), 16)]
 
     def search(lo, hi):                 # chunks[lo:hi] hold the leading one (or mag = 0)
@@ -455,7 +440,7 @@ def lzc_lane(m, out, mag: Value, at_least=None):
             _bitlen_chunk(m, out, mag[base:top], base)
             return
         mid = (lo + hi) // 2
-        with m.If(at_least(chunks[mid][0])):
+        with m.If(mag[chunks[mid][0]:] != 0):
             search(mid, hi)
         with m.Else():
             search(lo, mid)
@@ -465,17 +450,18 @@ def lzc_lane(m, out, mag: Value, at_least=None):
 
 # ---------------------------------------------------------------------------------------
 # Stage 5: round to float32
-_RNE_W = 140       # > width of |V| << 24 plus the rounding increment
+_RNE_W = 26        # bits of a rounded result: a 24-bit significand, its carry, a denormal's
 
 
 def _rne_shift(xv: Value, sh: Value, sh_m1: Value) -> Value:
-    """xv / 2^sh rounded to nearest, ties to even (sh >= 1, sh_m1 = sh - 1).
+    """xv / 2^sh rounded to nearest, ties to even (sh >= 1, sh_m1 = sh - 1), as ``_RNE_W`` bits.
 
-    Adds 2^(sh-1) - 1 + lsb before truncating; the -1 is an addition of 2^_RNE_W - 1 modulo
-    2^_RNE_W so that the simulator keeps to unsigned arithmetic.
+    The quotient goes up by one when the first dropped bit (weight 2^(sh-1)) is set and so is
+    a bit below it (sticky) or the quotient's lsb: only the quotient's few bits need an adder.
     """
-    inc = (Const(1, 1) << sh_m1) + ((1 << _RNE_W) - 1) + (xv >> sh)[0]
-    return (xv + inc)[:_RNE_W] >> sh
+    q = (xv >> sh)[:_RNE_W]
+    below = ~(Const((1 << len(xv)) - 1, len(xv)) << sh_m1)[:len(xv)]   # the bits under 2^(sh-1)
+    return q + ((xv >> sh_m1)[0] & (((xv & below) != 0) | q[0]))
 
 
 def round_lane(m, out, mag: Value, bl: Value, neg: Value, tb: Value, zsign: Value):

@@ -20,7 +20,7 @@ from . import lanemul
 from .isa_tables import OpId
 from .valu_int import count_leading_zeros, count_trailing_zeros, fit, low_mask, popcount, select
 
-__all__ = ["SALU", "IMPLEMENTED"]
+__all__ = ["SALU", "IMPLEMENTED", "salu_signature"]
 
 M32, M64 = (1 << 32) - 1, (1 << 64) - 1
 
@@ -196,6 +196,16 @@ def _semantics(a64, b64, scc_in, d_in, k16, exec_in, p):
 _ALL_OPS = {op.name.lower(): op for op in OpId if op is not OpId.NONE}
 
 
+def salu_signature() -> wiring.Signature:
+    """The members of :class:`SALU` (and of ``hdl.salu_shared.SALUShared``)."""
+    return wiring.Signature({
+        "op": In(OpId), "a": In(64), "b": In(64), "scc_in": In(1), "exec_in": In(32),
+        "d_in": In(64), "simm16": In(16),
+        "d": Out(64), "d_we": Out(1), "scc": Out(1), "scc_we": Out(1), "exec": Out(32),
+        "exec_we": Out(1), "illegal": Out(1),
+    })
+
+
 class SALU(wiring.Component):
     """Combinational scalar ALU (docs/simd.md).
 
@@ -230,12 +240,7 @@ class SALU(wiring.Component):
     """
 
     def __init__(self):
-        super().__init__({
-            "op": In(OpId), "a": In(64), "b": In(64), "scc_in": In(1), "exec_in": In(32),
-            "d_in": In(64), "simm16": In(16),
-            "d": Out(64), "d_we": Out(1), "scc": Out(1), "scc_we": Out(1), "exec": Out(32),
-            "exec_we": Out(1), "illegal": Out(1),
-        })
+        super().__init__(salu_signature())
 
     def elaborate(self, platform):
         m = Module()

@@ -31,6 +31,7 @@ from .config import DCUConfig
 from .decoder import Decoder, is_branch_word
 from .isa_tables import Kind, OpId, info_of
 from .salu import SALU
+from .salu_shared import SALUShared
 from .valu_fp import VALUFloat
 from .lanemul import FP_WIDTH as FP_MUL_W, WIDTH as MUL_W, LaneMultiplier
 from .layouts import DecodedInst
@@ -842,7 +843,7 @@ class SIMD(wiring.Component):
         y_codes = [yi.src0, yi.src1, Cat(yi.sdst, Const(0, 2))]
         t32 = [scalar_value(my, f"ssval{k}", y_codes[k], ss[k].data, 32, y_state, yi.literal) for k in range(3)]
         t64 = [scalar_value(my, f"ssval{k}", y_codes[k], ss[k].data, 64, y_state, yi.literal) for k in range(3)]
-        my.submodules.salu = salu = SALU()
+        my.submodules.salu = salu = SALUShared() if cfg.shared_int_datapath else SALU()
         my.d.comb += [
             salu.op.eq(Mux(yi.kind == Kind.SALU, yi.op, OpId.NONE)),
             salu.a.eq(Mux(yi.src0_dw == 2, t64[0], t32[0])), salu.b.eq(Mux(yi.src1_dw == 2, t64[1], t32[1])),

@@ -68,6 +68,12 @@ def _valu_int(cfg):
     return (VALUIntShared if cfg.shared_int_datapath else VALUInt)(cfg.lanes)
 
 
+def _salu(cfg):
+    from .salu import SALU
+    from .salu_shared import SALUShared
+    return SALUShared() if cfg.shared_int_datapath else SALU()
+
+
 def _trans(cfg):
     from .trans import TransUnit
     return TransUnit(cfg)
@@ -90,6 +96,7 @@ TOPS: dict[str, tuple[Callable, str]] = {
     "barrier": (_barrier, "the workgroup barrier unit (hdl/barrier.py)"),
     "valu_fp": (_valu_fp, "the FP32 vector ALU (hdl/valu_fp.py)"),
     "valu_int": (_valu_int, "the integer vector ALU (hdl/valu_int.py)"),
+    "salu": (_salu, "the scalar ALU (hdl/salu.py, hdl/salu_shared.py)"),
     "trans": (_trans, "the transcendental unit (hdl/trans.py)"),
     "trans_shared": (_trans_shared, "the DCU's shared transcendental unit and its arbiter (hdl/transshare.py)"),
 }

@@ -44,7 +44,7 @@ reading only the previous stage's signals:
 3. the per-lane core (``hdl.fp32lane``): the exact fma sum as a signed integer V and exponent
    T, or a final result (min/max, conversions, rounding to integers, specials), the
    compare/class mask;
-4. the bit length of |V| (priority encoder);
+4. |V|, then its bit length (a priority encoder, in a submodule of its own);
 5. rounding to float32 (RNE, gradual underflow, overflow);
 6. ``omod`` (one datapath for its three codes);
 7. ``clamp``.
@@ -326,7 +326,7 @@ class VALUFloat(wiring.Component):
                     ldexp_lane(s3, rec_of(recs, i), lane_word(bits3, i), Opnd(x2, ux, i),
                                Opnd(y2, None, i), fin_rec)
 
-        # ---- stage 4: |V| and its bit length --------------------------------------------
+        # ---- stage 4: |V|, then its bit length ------------------------------------------
         s4 = Module()
         m.submodules.s4_norm = s4
         recs4 = [Signal(len(r), name=f"rec4_{k}") for k, r in enumerate(recs)]
@@ -349,14 +349,23 @@ class VALUFloat(wiring.Component):
                 U = rfield(recs, i, R_V, VW)          # V as VW-bit two's complement
                 vneg = rfield(recs, i, R_NEG, 1)
                 with s4.If(~rfield(recs, i, R_FIN, 1)):
-                    with s4.If(U[-1]):                # V < 0: |V| = ~U + 1, |V| >= 2^k <=> U <= 2^VW - 2^k
-                        mag = (~U + 1)[:MW]
-                        s4.d.comb += nfield(i, 0, MW + 1).eq(Cat(mag, ~vneg))
-                        lzc_lane(s4, nfield(i, MW + 1, BLW), mag,
-                                 lambda k, U=U: U <= (1 << VW) - (1 << k))
+                    with s4.If(U[-1]):                # V < 0: |V| = ~U + 1
+                        s4.d.comb += nfield(i, 0, MW + 1).eq(Cat((~U + 1)[:MW], ~vneg))
                     with s4.Else():
                         s4.d.comb += nfield(i, 0, MW + 1).eq(Cat(U[:MW], vneg))
-                        lzc_lane(s4, nfield(i, MW + 1, BLW), U[:MW], lambda k, U=U: U >= (1 << k))
+        # one priority encoder per lane, on |V| whatever V's sign
+        s4l = Module()
+        m.submodules.s4_len = s4l
+        lens = [Signal(BLW * len(b), name=f"len4_{k}") for k, b in enumerate(banks)]
+
+        def lfield(i):
+            k, j = bank_of(i)
+            return lens[k][BLW * j: BLW * (j + 1)]
+
+        with s4l.If(c4.rnd):
+            for i in range(L):
+                with s4l.If(~rfield(recs4, i, R_FIN, 1)):
+                    lzc_lane(s4l, lfield(i), nfield(i, 0, MW))
 
         # ---- stage 5: round ----------------------------------------------------------------
         s5 = Module()
@@ -370,7 +379,7 @@ class VALUFloat(wiring.Component):
                 with s5.If(rfield(recs4, i, R_FIN, 1)):
                     s5.d.comb += out.eq(lane_word(bits4, i))
                 with s5.Else():
-                    round_lane(s5, out, nfield(i, 0, MW), nfield(i, MW + 1, BLW), nfield(i, MW, 1),
+                    round_lane(s5, out, nfield(i, 0, MW), lfield(i), nfield(i, MW, 1),
                                rfield(recs4, i, R_T, TW), rfield(recs4, i, R_ZS, 1))
         with s5.Else():
             s5.d.comb += r5.eq(bits4)

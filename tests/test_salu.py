@@ -1,4 +1,5 @@
-"""SALU (hdl/salu.py) against the reference model, bit for bit.
+"""SALU (hdl/salu.py) and SALUShared (hdl/salu_shared.py, one shared datapath) against the
+reference model, bit for bit.
 
 Every scalar integer opcode runs ``VECTORS`` random operand sets (edge values 0, 1,
 0x7fffffff, 0x80000000, 0xffffffff, 64-bit edges, shift amounts and bit-field widths past
@@ -31,6 +32,7 @@ from amaranth.sim import Simulator
 from isa import Fmt, Inst, by_name
 from hdl.isa_tables import OpId, info_of, ops_of
 from hdl.salu import IMPLEMENTED, SALU
+from hdl.salu_shared import SALUShared
 from sim import execute as X
 from sim import scalar as S
 from sim.wave import EXEC, Wave
@@ -128,8 +130,8 @@ def _vector(rnd: random.Random):
 class Harness:
     """SALU with every data input driven from one packed signal ``stim``."""
 
-    def __init__(self):
-        self.dut = SALU()
+    def __init__(self, unit):
+        self.dut = unit()
         self.m = Module()
         self.m.submodules.dut = d = self.dut
         self.fields = [d.a, d.b, d.scc_in, d.exec_in, d.d_in, d.simm16]
@@ -147,8 +149,8 @@ class Harness:
 _OUTS = ("d", "d_we", "scc", "scc_we", "exec", "exec_we", "illegal")
 
 
-def _run(jobs):
-    h = Harness()
+def _run(jobs, unit):
+    h = Harness(unit)
     sim = Simulator(h.m)
     out = {}
 
@@ -170,11 +172,19 @@ def test_implemented_set_is_the_models_integer_salu():
     assert set(IMPLEMENTED) == _model_integer_salu()
 
 
+UNITS = {"salu": SALU, "shared": SALUShared}
+
+
+@pytest.fixture(scope="module", params=sorted(UNITS))
+def unit(request):
+    return UNITS[request.param]
+
+
 @pytest.fixture(scope="module")
-def results():
+def results(unit):
     rnd = random.Random(SEED)
     jobs = [(n, [_vector(rnd) for _ in range(VECTORS)]) for n in sorted(IMPLEMENTED)]
-    return dict(jobs), _run(jobs)
+    return dict(jobs), _run(jobs, unit)
 
 
 @pytest.mark.parametrize("name", sorted(IMPLEMENTED))
@@ -206,15 +216,15 @@ def test_op_matches_model(results, name):
             assert exec_ == exec_in and got["exec"] == exec_in, ctx
 
 
-def test_illegal():
+def test_illegal(unit):
     """Every opcode that is not an integer SALU op (floats, s_getpc_b64, branches, VALU...)."""
     rnd = random.Random(SEED + 1)
     others = [op.name.lower() for op in OpId if op is not OpId.NONE and op.name.lower() not in IMPLEMENTED]
     assert "s_add_f32" in others and "s_getpc_b64" in others and "s_cmp_lt_f32" in others
-    out = _run([(n, [_vector(rnd)]) for n in others])
+    out = _run([(n, [_vector(rnd)]) for n in others], unit)
     bad = [n for n in others if out[n][0]["illegal"] != 1]
     assert not bad, bad
 
 
-def test_verilog_lint(tmp_path):
-    convert_and_lint(SALU(), "salu", tmp_path)
+def test_verilog_lint(unit, tmp_path):
+    convert_and_lint(unit(), unit.__name__.lower(), tmp_path)
