@@ -625,6 +625,10 @@ def cmd_fpga(ns: argparse.Namespace) -> int:
               f"(exit {res['rc']})")
         for t, n in sorted(res["by_type"].items(), key=lambda kv: -kv[1]):
             print(f"  {n:8} {t}")
+        if "by_module" in res:
+            print("LUT4 equivalents by module (its own logic, submodules apart):")
+            for mod, e in list(res["by_module"].items())[:30]:
+                print(f"  {e['lut_equiv']:8} {mod}  ({e['ff']} FF)")
         if "by_source" in res:
             src = res["by_source"]
             print("cells by file:")

@@ -134,6 +134,14 @@ def parse_yosys_stat(text: str) -> dict:
     return {"cells": total, "by_type": by_type}
 
 
+def stat_by_module(text: str) -> dict:
+    """Each module's own cell counts (excluding its submodules) from a ``stat`` of a design
+    synthesized with its hierarchy kept (``-noflatten``): ``{module: {type: n}}``."""
+    parts = re.split(r"^=== (.+) ===$", text, flags=re.M)
+    return {name: parse_yosys_stat(body)["by_type"] for name, body in zip(parts[1::2], parts[2::2])
+            if name != "design hierarchy"}
+
+
 def summarize_ecp5(by_type: dict) -> dict:
     """LUTs, flip-flops, block RAMs, DSPs from ``synth_ecp5`` cell types: LUT4 and the
     LUT4s of carry cells (2 per CCU2C) and of distributed RAM (a TRELLIS_DPR16X4 is a slice
@@ -325,7 +333,10 @@ def synth_block(top: str, config="fpga", out_dir="build/fpga/blocks", generic: b
     -------
     dict
         ``{"top", "config", "flow", "convert_s", "synth_s", "rc", "cells", "by_type"}`` and,
-        for ``synth_ecp5``, ``"ecp5"`` (:func:`summarize_ecp5`).
+        for ``synth_ecp5``, ``"ecp5"`` (:func:`summarize_ecp5`); with ``-noflatten`` in
+        ``synth_opts``, ``"by_module"``: each module's own cells summarized likewise, the
+        most LUTs first (where a block's LUTs go; cross-module optimisation is lost, so the
+        sum is a little above the flattened design's).
     """
     from amaranth.back import rtlil
     from hdl.config import get_config
@@ -387,6 +398,9 @@ def synth_block(top: str, config="fpga", out_dir="build/fpga/blocks", generic: b
             res["error"] += " (the 4 GiB address space of the WebAssembly Yosys)"
     if not generic:
         res["ecp5"] = summarize_ecp5(stat["by_type"])
+        if "-noflatten" in synth_opts.split() and rc == 0:
+            mods = {n: summarize_ecp5(t) for n, t in stat_by_module(stat_file.read_text()).items()}
+            res["by_module"] = dict(sorted(mods.items(), key=lambda kv: -kv[1]["lut_equiv"]))
     if attribute and rc == 0:
         res["by_source"] = cells_by_source(json.loads(netlist.read_text()), top)
         netlist.unlink()   # hundreds of MB for a SIMD; the counts are what is kept

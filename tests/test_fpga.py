@@ -437,6 +437,11 @@ def test_native_yosys_is_the_default_and_synthesizes_a_block(monkeypatch):
     assert again["reused"] and again["by_type"] == res["by_type"]      # the same RTLIL: not run again
     other = fpga.synth_block("barrier", "fpga", out_dir=out, quiet=True, reuse_result=True)
     assert "reused" not in other and other["rc"] == 0                  # no earlier run of this one
+    # with its hierarchy kept, each module's own LUTs: they add up to the design's
+    mods = fpga.synth_block("salu", "fpga", out_dir=out, quiet=True, synth_opts="-noflatten")
+    assert mods["rc"] == 0 and len(mods["by_module"]) > 5 and "salu.adder" in mods["by_module"]
+    assert sum(e["lut_equiv"] for e in mods["by_module"].values()) == mods["ecp5"]["lut_equiv"]
+    assert sum(e["mult18x18d"] for e in mods["by_module"].values()) == mods["ecp5"]["mult18x18d"] > 0
 
 
 def test_native_yosys_reports_errors(tmp_path, capfd):
@@ -511,8 +516,44 @@ def test_block_synthesis_takes_synth_options(monkeypatch):
     assert "synth_ecp5 -noflatten -top barrier -run map_ram:" in ys and "\nflatten\n" not in ys
 
 
+YOSYS_STAT_HIER = """\
+=== top ===
+
+        +----------Local Count, excluding submodules.
+        |
+       40 cells
+       30   LUT4
+       10   TRELLIS_FF
+
+=== top.sub ===
+
+        +----------Local Count, excluding submodules.
+        |
+       12 cells
+        5   CCU2C
+        7   LUT4
+
+=== design hierarchy ===
+
+        +----------Count including submodules.
+        |
+       52 top
+       12 top.sub
+
+        +----------Count including submodules.
+        |
+       52 cells
+       37   LUT4
+        5   CCU2C
+       10   TRELLIS_FF
+"""
+
+
 def test_report_parsers():
     import dcu.fpga as fpga
+    mods = fpga.stat_by_module(YOSYS_STAT_HIER)
+    assert mods == {"top": {"LUT4": 30, "TRELLIS_FF": 10}, "top.sub": {"CCU2C": 5, "LUT4": 7}}
+    assert fpga.parse_yosys_stat(YOSYS_STAT_HIER)["by_type"] == {"LUT4": 37, "CCU2C": 5, "TRELLIS_FF": 10}
     r = fpga.parse_nextpnr_log(NEXTPNR_LOG)
     assert r["utilisation"]["TRELLIS_COMB"] == {"used": 61234, "available": 83640}
     assert r["utilisation"]["DP16KD"]["used"] == 73
