@@ -1001,18 +1001,37 @@ def _fpga_budget(config: str = "fpga") -> dict:
                     "and adds memories it maps to flip-flops or LUTs"}
 
 
-def _synth(config: str | None = None, timeout: float = 4 * 3600, tops: tuple[str, ...] = ("simd", "dcu")) -> dict:
+def _dcu_blocks(cfg) -> list[tuple[str, int]]:
+    """The blocks of ``hdl/tops.py`` that make up a DCU, with their number of instances (the
+    DCU's own glue, its memory arbiter and counter select, is not among them)."""
+    blocks = [("simd", cfg.simds), ("lds", 1), ("l0", cfg.cus), ("icache", 1), ("scache", 1),
+              ("dispatcher", 1), ("barrier", 1)]
+    return blocks + ([("trans_shared", 1)] if cfg.trans_shared else [])
+
+
+def _synth(config: str | None = None, timeout: float = 4 * 3600) -> dict:
     """The DCU through Yosys (natively, ``dcu-yosys``: the WebAssembly Yosys stops at 4 GiB):
-    the ``fpga`` preset's SIMD and whole DCU with ``synth_ecp5`` to the ECP5's cells, against
-    the 85F; the ``default`` DCU with the generic ``synth`` (memories kept as memories).
-    ``config`` runs one preset's rows, ``tops`` only those blocks. An earlier result is reused
-    when the block's RTLIL is unchanged (``dcu.fpga.synth_block``)."""
+    each block of the ``fpga`` preset's DCU with ``synth_ecp5`` to the ECP5's cells, their sum
+    over the DCU's instances against the 85F (and with ``DCU_SYNTH_WHOLE=1`` the whole DCU in
+    one run: hours, and ABC9 did not finish in two); the ``default`` DCU with the generic
+    ``synth`` (memories kept as memories). ``config`` runs one preset's rows. An earlier
+    result is reused when the block's RTLIL is unchanged (``dcu.fpga.synth_block``)."""
+    from hdl.config import get_config
     from . import fpga
     from .budget import ECP5_85F
-    runs = [("fpga", "simd", False), ("fpga", "dcu", False), ("default", "dcu", True)]
+    blocks = _dcu_blocks(get_config("fpga"))
+    runs = [("fpga", top, False) for top, _ in blocks]
+    runs += [("fpga", "dcu", False)] if os.environ.get("DCU_SYNTH_WHOLE") == "1" else []
+    runs += [("default", "dcu", True)]
+
+    def share(e):
+        return {"lut": round(e["lut_equiv"] / ECP5_85F["lut"], 2), "ff": round(e["ff"] / ECP5_85F["ff"], 2),
+                "dp16kd": round(e["dp16kd"] / ECP5_85F["bram"], 2),
+                "mult18x18d": round(e["mult18x18d"] / ECP5_85F["dsp"], 2)}
+    keys = ("lut_equiv", "lut4", "ccu2c", "dpr16x4", "ff", "dp16kd", "mult18x18d")
     rows = []
     for cfg, top, generic in runs:
-        if config and cfg != config or top not in tops:
+        if config and cfg != config:
             continue
         r = fpga.synth_block(top, cfg, generic=generic, timeout=timeout, quiet=True, reuse_result=True)
         row = {"config": cfg, "top": top, "flow": r["flow"], "rc": r["rc"], "yosys_s": r["synth_s"],
@@ -1025,16 +1044,20 @@ def _synth(config: str | None = None, timeout: float = 4 * 3600, tops: tuple[str
                         "memories": t.get("$mem_v2", 0),
                         "gates": sum(n for k, n in t.items() if k.startswith("$_") and "DFF" not in k.upper())})
         else:
-            e = r["ecp5"]
-            row.update({k: e[k] for k in ("lut_equiv", "lut4", "ccu2c", "dpr16x4", "ff", "dp16kd", "mult18x18d")})
-            row["of_85f"] = {"lut": round(e["lut_equiv"] / ECP5_85F["lut"], 2), "ff": round(e["ff"] / ECP5_85F["ff"], 2),
-                             "dp16kd": round(e["dp16kd"] / ECP5_85F["bram"], 2),
-                             "mult18x18d": round(e["mult18x18d"] / ECP5_85F["dsp"], 2)}
+            row.update({k: r["ecp5"][k] for k in keys})
+            row["of_85f"] = share(r["ecp5"])
         rows.append(row)
+    done = {r["top"]: r for r in rows if r["config"] == "fpga" and r["rc"] == 0}
+    if all(top in done for top, _ in blocks):
+        total = {k: sum(n * done[top][k] for top, n in blocks) for k in keys}
+        rows.insert(len([r for r in rows if r["config"] == "fpga"]),    # after the fpga rows
+                    {"config": "fpga", "top": "dcu: its blocks summed",
+                     "flow": " + ".join(f"{n} x {top}" for top, n in blocks), **total, "of_85f": share(total)})
     return {"benchmark": "synth", "device": "LFE5U-85F (83,640 LUT4/FF, 208 DP16KD, 156 MULT18X18D)", "rows": rows,
             "note": "lut_equiv = LUT4 + 2 per CCU2C + 4 per TRELLIS_DPR16X4 (before packing: nextpnr may merge a "
-                    "few); of_85f: the share of the device; default: Yosys's generic cells, flip-flops as bits "
-                    "($_DFF_* cells), memories as $mem_v2 cells"}
+                    "few); of_85f: the share of the device; 'its blocks summed': each block's row times its "
+                    "instances in the DCU (without the DCU's memory arbiter and counter select); default: Yosys's "
+                    "generic cells, flip-flops as bits ($_DFF_* cells), memories as $mem_v2 cells"}
 
 
 BENCHMARKS = {"model-speed": _model_speed, "valu-ipc": _valu_ipc, "valu-peak": _valu_peak, "sim-speed-simd": _sim_speed_simd,

@@ -636,3 +636,24 @@ def test_cells_by_source():
     assert r["by_file"]["hdl/simd.py"] == {"$_MUX_": 2, "TRELLIS_FF": 1}
     assert sum(sum(t.values()) for t in r["by_file"].values()) == 6
     assert len(fpga.cells_by_source(netlist, "top", lines=2)["by_line"]) == 2
+
+
+def test_bench_synth_sums_the_dcu_blocks(monkeypatch):
+    """``dcu bench synth``: one row per block of the fpga DCU and their sum over the DCU's
+    instances (four SIMDs, two vector memory units, one of the rest); Yosys is not run."""
+    import dcu.bench as bench
+    import dcu.fpga as fpga
+    luts = {"simd": 1000, "lds": 200, "l0": 30, "icache": 4, "scache": 5, "dispatcher": 6, "barrier": 7,
+            "trans_shared": 8}
+
+    def fake(top, cfg, generic=False, **kw):
+        e = {"lut_equiv": luts.get(top, 0), "lut4": 0, "ccu2c": 0, "dpr16x4": 0, "ff": 1, "dp16kd": 0, "mult18x18d": 0}
+        return {"flow": "synth" if generic else "synth_ecp5", "rc": 0, "synth_s": 0.0, "cells": 1, "ecp5": e,
+                "by_type": {}}
+    monkeypatch.setattr(fpga, "synth_block", fake)
+    monkeypatch.delenv("DCU_SYNTH_WHOLE", raising=False)
+    rows = bench._synth()["rows"]
+    assert [r["top"] for r in rows] == [*luts, "dcu: its blocks summed", "dcu"]
+    total = rows[len(luts)]
+    assert total["lut_equiv"] == 4 * 1000 + 200 + 2 * 30 + 4 + 5 + 6 + 7 + 8 and total["ff"] == 12
+    assert rows[-1]["config"] == "default" and "gates" in rows[-1]
