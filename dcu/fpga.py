@@ -326,8 +326,8 @@ def synth_block(top: str, config="fpga", out_dir="build/fpga/blocks", generic: b
         attributes, Yosys writes the netlist as JSON, and this reads it.
     reuse_result : bool
         Return the earlier run's result (with ``"reused": True``) if its RTLIL is the one
-        converted now and it succeeded: Yosys gives the same netlist for the same input, and
-        the whole DCU takes most of an hour.
+        converted now and it succeeded or Yosys stopped on an error: Yosys gives the same
+        netlist (or the same error) for the same input, and the whole DCU takes hours.
 
     Returns
     -------
@@ -362,7 +362,7 @@ def synth_block(top: str, config="fpga", out_dir="build/fpga/blocks", generic: b
         earlier = out / f"{stem}.json"
         if reuse_result and earlier.exists() and il.exists() and il.read_text() == text:
             res = json.loads(earlier.read_text())
-            if res.get("rc") == 0:
+            if res.get("rc") == 0 or (res.get("error") or "").startswith("ERROR:"):   # not a timeout
                 return {**res, "reused": True}
         il.write_text(text)
         del design, text   # gigabytes for the default DCU, not needed while Yosys runs
