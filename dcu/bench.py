@@ -1036,8 +1036,8 @@ def _synth(config: str | None = None, timeout: float = 4 * 3600) -> dict:
         r = fpga.synth_block(top, cfg, generic=generic, timeout=timeout, quiet=True, reuse_result=True)
         if "count_id(wire->name)" in (r.get("error") or ""):
             # Yosys 0.70's ABC9 gives a mapped wire a name the module has (YosysHQ/yosys#4349,
-            # open; the lds): the older ABC flow maps it
-            r = fpga.synth_block(top, cfg, timeout=timeout, quiet=True, reuse_result=True, synth_opts="-noabc9")
+            # open; the lds): again with every wire split into bits first
+            r = fpga.synth_block(top, cfg, timeout=timeout, quiet=True, reuse_result=True, synth_opts="-splitnets")
         row = {"config": cfg, "top": top, "flow": r["flow"], "rc": r["rc"], "yosys_s": r["synth_s"],
                "reused": r.get("reused", False), "cells": r["cells"]}
         if r["rc"] != 0:

@@ -205,16 +205,25 @@ def ecp5_synth_script(top: str, opts: str = "", share: bool = False) -> tuple[st
     nothing: ``before`` + ``after`` is the whole synthesis; with ``share=False`` the coarse
     step skips ``share`` (:data:`COARSE_NO_SHARE`). ``before`` is what amaranth's template
     runs as ``synth_ecp5 {synth_opts} -top TOP``, so its ``synth_opts`` are ``-run
-    begin:coarse`` and ``after`` goes in ``script_after_synth``."""
+    begin:coarse`` and ``after`` goes in ``script_after_synth``. Besides ``synth_ecp5``'s own
+    options, ``opts`` may hold ``-splitnets`` (below; not with ``share``)."""
     if share:
+        if "-splitnets" in opts.split():
+            raise ValueError("-splitnets needs the script in two halves: not with share")
         return f"synth_ecp5 {opts} -top {top}".replace("  ", " "), ""
     coarse = COARSE_NO_SHARE
     if "-nodsp" in opts.split():
         coarse = "".join(line + "\n" for line in coarse.splitlines() if "dsp" not in line)
     if "-noflatten" in opts.split():   # keep the hierarchy: ``stat`` then counts each module
         coarse = "".join(line + "\n" for line in coarse.splitlines() if line != "flatten")
-    return (f"synth_ecp5 {opts} -top {top} -run begin:coarse".replace("  ", " "),
-            coarse + f"synth_ecp5 {opts} -top {top} -run map_ram:".replace("  ", " ") + "\n")
+    # -splitnets (this project's, not synth_ecp5's): every multi-bit wire split into bits before
+    # ABC9, which otherwise may give a mapped wire a name the module already has and stop on an
+    # assertion (YosysHQ/yosys#4349, open; the workaround its maintainers proposed)
+    split = "-splitnets" in opts.split()
+    opts = " ".join(o for o in opts.split() if o != "-splitnets")
+    head = f"synth_ecp5 {opts} -top {top} -run".replace("  ", " ")
+    tail = f"{head} map_ram:map_luts\nsplitnets\n{head} map_luts:\n" if split else f"{head} map_ram:\n"
+    return f"{head} begin:coarse", coarse + tail
 
 
 def _run(cmd: list[str], cwd: Path, env: dict, timeout: float, log: Path) -> tuple[int, float]:
@@ -319,7 +328,9 @@ def synth_block(top: str, config="fpga", out_dir="build/fpga/blocks", generic: b
     reuse_rtlil : bool
         Use the RTLIL of an earlier run if present.
     synth_opts : str
-        Extra ``synth_ecp5`` options (``-noabc9``, ...), recorded in ``flow``.
+        Extra ``synth_ecp5`` options (``-noflatten``, ``-nodsp``, ...; Yosys 0.70 has no
+        ``-noabc9``), and the project's ``-splitnets`` (:func:`ecp5_synth_script`), recorded in
+        ``flow``.
     attribute : bool
         Also count the synthesized cells by the source line that made them
         (:func:`cells_by_source`, in ``"by_source"``): the RTLIL keeps Amaranth's ``src``
@@ -373,6 +384,8 @@ def synth_block(top: str, config="fpga", out_dir="build/fpga/blocks", generic: b
         if not until:
             synth += GENERIC_FINE_KEEP_MEMORIES + f"synth -top {top} -run check:\n"
     else:
+        if until and "-splitnets" in synth_opts.split():
+            raise ValueError("-splitnets applies before map_luts: it cannot stop before it (until)")
         before, after = ecp5_synth_script(top, synth_opts, share=share)
         if until:
             after = after.replace(" -run map_ram:", f" -run map_ram:{until}")

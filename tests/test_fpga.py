@@ -505,15 +505,20 @@ def test_block_synthesis_takes_synth_options(monkeypatch):
     import dcu.fpga as fpga
     monkeypatch.setattr(fpga, "_require", lambda names: {n: "yosys" for n in names})
     monkeypatch.setattr(fpga, "_run", lambda cmd, cwd, env, timeout, log: (log.write_text("not run\n"), 1, 0.0)[1:])
-    res = fpga.synth_block("barrier", "tiny", out_dir="build/fpga/test", synth_opts="-noabc9", until="map_luts",
+    res = fpga.synth_block("barrier", "tiny", out_dir="build/fpga/test", synth_opts="-nodsp", until="map_luts",
                            quiet=True)
-    assert res["flow"] == "synth_ecp5 -noabc9 (no share) until map_luts" and res["error"] == "not run"
-    ys = (fpga.PROJECT / "build/fpga/test/tiny_barrier_noabc9_until_map_luts.ys").read_text()
-    assert "synth_ecp5 -noabc9 -top barrier -run begin:coarse" in ys
-    assert "synth_ecp5 -noabc9 -top barrier -run map_ram:map_luts" in ys
+    assert res["flow"] == "synth_ecp5 -nodsp (no share) until map_luts" and res["error"] == "not run"
+    ys = (fpga.PROJECT / "build/fpga/test/tiny_barrier_nodsp_until_map_luts.ys").read_text()
+    assert "synth_ecp5 -nodsp -top barrier -run begin:coarse" in ys and "mul2dsp" not in ys
+    assert "synth_ecp5 -nodsp -top barrier -run map_ram:map_luts" in ys
     fpga.synth_block("barrier", "tiny", out_dir="build/fpga/test", synth_opts="-noflatten", quiet=True)
     ys = (fpga.PROJECT / "build/fpga/test/tiny_barrier_noflatten.ys").read_text()
     assert "synth_ecp5 -noflatten -top barrier -run map_ram:" in ys and "\nflatten\n" not in ys
+    # -splitnets is the project's: wires split into bits between map_ram..map_luts and ABC9
+    fpga.synth_block("barrier", "tiny", out_dir="build/fpga/test", synth_opts="-splitnets", quiet=True)
+    ys = (fpga.PROJECT / "build/fpga/test/tiny_barrier_splitnets.ys").read_text()
+    assert ("synth_ecp5 -top barrier -run map_ram:map_luts\nsplitnets\nsynth_ecp5 -top barrier -run map_luts:\n"
+            in ys) and "-splitnets" not in ys
 
 
 YOSYS_STAT_HIER = """\
