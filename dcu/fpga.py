@@ -159,7 +159,8 @@ def summarize_ecp5(by_type: dict) -> dict:
 # synth_ecp5's "coarse" step without `share`: on the SIMD that SAT-based pass examined 19 of
 # 526 candidate cells in ten minutes (each pair of multipliers and shifters is a SAT problem
 # over the datapath), so a whole DCU would not finish. Everything else is synth_lattice's
-# own script for the ECP5 (Yosys 0.70, `help synth_lattice`).
+# own script for the ECP5 (Yosys 0.70, `help synth_lattice`, and its source for what the help
+# elides: `chtype` turns a multiplier mul2dsp left to logic back into a `$mul`).
 COARSE_NO_SHARE = """\
 proc -latches error
 check
@@ -180,6 +181,7 @@ opt_expr
 opt_clean
 techmap -map +/mul2dsp.v -D DSP_A_MAXWIDTH=18 -D DSP_B_MAXWIDTH=18 -D DSP_A_MINWIDTH=2 -D DSP_B_MINWIDTH=2 -D DSP_NAME=$__MUL18X18
 techmap -map +/lattice/dsp_map_18x18.v
+chtype -set $mul t:$__soft_mul
 alumacc
 opt
 memory -nomap
