@@ -1010,19 +1010,20 @@ def _dcu_blocks(cfg) -> list[tuple[str, int]]:
 
 
 def _synth(config: str | None = None, timeout: float = 4 * 3600) -> dict:
-    """The DCU through Yosys (natively, ``dcu-yosys``: the WebAssembly Yosys stops at 4 GiB):
-    each block of the ``fpga`` preset's DCU with ``synth_ecp5`` to the ECP5's cells, their sum
-    over the DCU's instances against the 85F (and with ``DCU_SYNTH_WHOLE=1`` the whole DCU in
-    one run: hours, and ABC9 did not finish in two); the ``default`` DCU with the generic
-    ``synth`` (memories kept as memories). ``config`` runs one preset's rows. An earlier
-    result is reused when the block's RTLIL is unchanged (``dcu.fpga.synth_block``)."""
+    """The DCU through Yosys (natively, ``dcu-yosys``: the WebAssembly Yosys stops at 4 GiB),
+    block by block, and the blocks summed over the DCU's instances: the ``fpga`` preset's with
+    ``synth_ecp5`` to the ECP5's cells, against the 85F; the ``default`` preset's with the
+    generic ``synth`` (memories kept as memories). With ``DCU_SYNTH_WHOLE=1`` also each whole
+    DCU in one run (the ``fpga`` one's ABC9 did not finish in two hours; the ``default`` one's
+    ``techmap`` ran out of 24 GB). ``config`` runs one preset's rows. An earlier result is
+    reused when the block's RTLIL is unchanged (``dcu.fpga.synth_block``)."""
     from hdl.config import get_config
     from . import fpga
     from .budget import ECP5_85F
-    blocks = _dcu_blocks(get_config("fpga"))
-    runs = [("fpga", top, False) for top, _ in blocks]
-    runs += [("fpga", "dcu", False)] if os.environ.get("DCU_SYNTH_WHOLE") == "1" else []
-    runs += [("default", "dcu", True)]
+    whole = os.environ.get("DCU_SYNTH_WHOLE") == "1"
+    blocks = {c: _dcu_blocks(get_config(c)) for c in ("fpga", "default")}
+    runs = [("fpga", top, False) for top, _ in blocks["fpga"]] + ([("fpga", "dcu", False)] if whole else [])
+    runs += [("default", top, True) for top, _ in blocks["default"]] + ([("default", "dcu", True)] if whole else [])
 
     def share(e):
         return {"lut": round(e["lut_equiv"] / ECP5_85F["lut"], 2), "ff": round(e["ff"] / ECP5_85F["ff"], 2),
@@ -1051,12 +1052,16 @@ def _synth(config: str | None = None, timeout: float = 4 * 3600) -> dict:
             row.update({k: r["ecp5"][k] for k in keys})
             row["of_85f"] = share(r["ecp5"])
         rows.append(row)
-    done = {r["top"]: r for r in rows if r["config"] == "fpga" and r["rc"] == 0}
-    if all(top in done for top, _ in blocks):
-        total = {k: sum(n * done[top][k] for top, n in blocks) for k in keys}
-        rows.insert(len([r for r in rows if r["config"] == "fpga"]),    # after the fpga rows
-                    {"config": "fpga", "top": "dcu: its blocks summed",
-                     "flow": " + ".join(f"{n} x {top}" for top, n in blocks), **total, "of_85f": share(total)})
+    for c, generic in (("fpga", False), ("default", True)):
+        done = {r["top"]: r for r in rows if r["config"] == c and r["rc"] == 0}
+        if not all(top in done for top, _ in blocks[c]):
+            continue
+        sums = ("cells", "flip_flops", "memories", "gates") if generic else keys
+        total = {k: sum(n * done[top][k] for top, n in blocks[c]) for k in sums}
+        at = max(i for i, r in enumerate(rows) if r["config"] == c) + 1      # after the preset's rows
+        rows.insert(at, {"config": c, "top": "dcu: its blocks summed",
+                         "flow": " + ".join(f"{n} x {top}" for top, n in blocks[c]), **total,
+                         **({} if generic else {"of_85f": share(total)})})
     return {"benchmark": "synth", "device": "LFE5U-85F (83,640 LUT4/FF, 208 DP16KD, 156 MULT18X18D)", "rows": rows,
             "note": "lut_equiv = LUT4 + 2 per CCU2C + 4 per TRELLIS_DPR16X4 (before packing: nextpnr may merge a "
                     "few); of_85f: the share of the device; 'its blocks summed': each block's row times its "

@@ -644,8 +644,9 @@ def test_cells_by_source():
 
 
 def test_bench_synth_sums_the_dcu_blocks(monkeypatch):
-    """``dcu bench synth``: one row per block of the fpga DCU and their sum over the DCU's
-    instances (four SIMDs, two vector memory units, one of the rest); Yosys is not run."""
+    """``dcu bench synth``: one row per block of each preset's DCU and their sum over the DCU's
+    instances (four SIMDs, two vector memory units, one of the rest; the default DCU has no
+    shared transcendental unit), the default's as generic cells; Yosys is not run."""
     import dcu.bench as bench
     import dcu.fpga as fpga
     luts = {"simd": 1000, "lds": 200, "l0": 30, "icache": 4, "scache": 5, "dispatcher": 6, "barrier": 7,
@@ -654,11 +655,12 @@ def test_bench_synth_sums_the_dcu_blocks(monkeypatch):
     def fake(top, cfg, generic=False, **kw):
         e = {"lut_equiv": luts.get(top, 0), "lut4": 0, "ccu2c": 0, "dpr16x4": 0, "ff": 1, "dp16kd": 0, "mult18x18d": 0}
         return {"flow": "synth" if generic else "synth_ecp5", "rc": 0, "synth_s": 0.0, "cells": 1, "ecp5": e,
-                "by_type": {}}
+                "by_type": {"$_DFF_P_": 1, "$_AND_": 1}}
     monkeypatch.setattr(fpga, "synth_block", fake)
     monkeypatch.delenv("DCU_SYNTH_WHOLE", raising=False)
     rows = bench._synth()["rows"]
-    assert [r["top"] for r in rows] == [*luts, "dcu: its blocks summed", "dcu"]
+    default_blocks = [top for top in luts if top != "trans_shared"]     # default: a unit per SIMD
+    assert [r["top"] for r in rows] == [*luts, "dcu: its blocks summed", *default_blocks, "dcu: its blocks summed"]
     total = rows[len(luts)]
     assert total["lut_equiv"] == 4 * 1000 + 200 + 2 * 30 + 4 + 5 + 6 + 7 + 8 and total["ff"] == 12
-    assert rows[-1]["config"] == "default" and "gates" in rows[-1]
+    assert rows[-1]["config"] == "default" and rows[-1]["cells"] == 4 + 1 + 2 + 4 and "gates" in rows[-1]
