@@ -535,11 +535,11 @@ class VecMemUnit(wiring.Component):
             m.d.sync += s2_aval.eq(s1_data[:32])
 
         # ---- S2: bytes into the result buffer ---------------------------------------------
-        line2 = Signal(LINE_DATA + 8 * 15)                    # the line, then its first 15 bytes again
+        line2 = Signal(LINE_DATA + 8 * 16)                    # the line, then its first 16 bytes again
         full2 = Signal(16)
         f = frag("s2_line")
         line = Mux(s2.replay, fbuf, l0.data)
-        f.d.comb += [line2.eq(Cat(line, line[:8 * 15])), full2.eq(((Const(1, 17) << s2_g.size) - 1)[:16])]
+        f.d.comb += [line2.eq(Cat(line, line[:8 * 16])), full2.eq(((Const(1, 17) << s2_g.size) - 1)[:16])]
         f = frag("s2_gather")
         # per lane of the group: its bytes of the line, and which of them are its access's
         chunks = [Signal(128, name=f"s2_chunk{i}") for i in range(G)]
@@ -549,7 +549,10 @@ class VecMemUnit(wiring.Component):
                 off = s2_g.offs[7 * i:7 * i + 7]
                 # bytes of the lane in this line: the first 128 - off of its access, or the rest
                 low = Mux(off > LINE_BYTES - 16, ((Const(1, 16) << (LINE_BYTES - off)[:4]) - 1)[:16], 0xFFFF)
-                f.d.comb += [chunks[i].eq(line2.bit_select(Cat(Const(0, 3), off), 128)),
+                # bytes [off, off + 16): the 20 bytes from its dword, then 16 of them from its
+                # byte (a 32-way and a 4-way select per bit: a quarter of one 128-way select)
+                window = line2.bit_select(Cat(Const(0, 5), off[2:]), 160)
+                f.d.comb += [chunks[i].eq(window.bit_select(Cat(Const(0, 3), off[:2]), 128)),
                              enables[i].eq(Mux(s2_g.h1[i], full2 & low, Mux(s2_g.h2[i], full2 & ~low, 0)))]
             for j in range(LANES // GROUP):
                 # lane i of the wave takes lane i % G of the group, if it is in the request's group
