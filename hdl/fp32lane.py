@@ -28,7 +28,7 @@ from amaranth.hdl import Cat, Const, Mux, Value, signed
 __all__ = [
     "VW", "TW", "T_BIAS", "BLW", "MW", "REC_W", "NORM_W", "R_T", "R_ZS", "R_FIN", "R_NEG",
     "R_V", "FIN_REC", "record", "fit", "rep", "swar_unpack", "swar_spec",
-    "Opnd", "fma_special", "fma_lane", "minmax_bits", "MINMAX_OPS", "cmp_bit", "class_bit",
+    "Opnd", "fma_special", "fma_lane", "fma_sum", "TERMS_W", "minmax_bits", "MINMAX_OPS", "cmp_bit", "class_bit",
     "f2i_bits", "rint_bits", "RINT_OPS", "fract_lane", "ldexp_lane", "i2f_rec",
     "lzc_lane", "round_lane", "omod_lane", "clamp_lane",
 ]
@@ -45,6 +45,7 @@ MW = VW - 1         #: width of |V|
 # V is the top field so that a narrower non-negative V needs no padding.
 R_T, R_ZS, R_FIN, R_NEG, R_V = 0, TW, TW + 1, TW + 2, TW + 3
 REC_W = R_V + VW
+TERMS_W = 2 * VW + 1  #: fma_lane's terms of V, per lane: a, b, sub
 NORM_W = MW + 1  #: stage 4 record, LSB first: |V|, sign of the result
 
 QUIET = 0x0040_0000
@@ -206,8 +207,9 @@ def fma_special(x: Opnd, y: Opnd, z: Opnd, sp, zneg) -> Value:
            Mux(p_inf, Cat(Const(INF, 31), sp), z.word)))))
 
 
-def fma_lane(m, rec, x: Opnd, y: Opnd, z: Opnd, sp, sub, zsign, P=None):
-    """Statements that fill the pre-rounding record ``rec`` of x*y + z.
+def fma_lane(m, rec, terms, x: Opnd, y: Opnd, z: Opnd, sp, sub, zsign, P=None):
+    """Statements that fill the pre-rounding record ``rec`` of x*y + z, but for its V, and
+    ``terms``, the two terms whose sum (:func:`fma_sum`, a stage later) is V.
 
     Finite operands only (the caller handles inf/NaN).  With M the significands and
     E the exponents (:func:`swar_unpack`), P = Mx*My (48 bits) weighs 2^ep, ep = Ex+Ey-300,
@@ -230,6 +232,10 @@ def fma_lane(m, rec, x: Opnd, y: Opnd, z: Opnd, sp, sub, zsign, P=None):
     ``sp`` is the sign of the product, ``sub`` = sp xor sign(z) (an effective subtraction);
     the record holds V / (-1)^sp = a +- b and neg = sp. ``P``: the product of the
     significands when a multiplier outside the unit computes it (``hdl/lanemul.py``).
+
+    The cases are ``If``/``Elif`` statements, not ``Mux`` chains: Amaranth's simulator then
+    tests each case once and builds only the chosen case's terms; the adder is in the next
+    stage, which reads the terms from signals (``TERMS_W`` bits per lane: a, b, sub).
     """
     P = x.m * y.m if P is None else P
 
@@ -242,18 +248,30 @@ def fma_lane(m, rec, x: Opnd, y: Opnd, z: Opnd, sp, sub, zsign, P=None):
     # subtraction (~E = 255 - E) so that the simulator keeps to unsigned arithmetic.
     dd = (z.E + ~x.E + ~y.E + 728)[:11]
     z_zero, p_zero = z.is_zero(), x.is_zero() | y.is_zero()
-    near_neg = ~z_zero & ~p_zero & (dd[6:] == 0b10000)   # -64 <= d <= -1: the product shifted up by -d
-    near_pos = ~z_zero & ~p_zero & (dd[6:] == 0b10001)   # 0 <= d <= 63: the addend shifted up by d
-    # the addend alone (zero product), or with the product collapsed (d >= 64); otherwise
-    # the product alone (zero addend), or with the addend collapsed (d <= -65)
-    big_c = ~z_zero & (p_zero | (dd[7:] >= 0b1001))
-    # The cases pick the two terms and T; one adder forms V = a +- b in VW-bit two's
-    # complement (unsigned arithmetic) for all of them.
-    a = Mux(near_neg, (P << 1) << ~dd[:6], Mux(near_pos, P, Mux(big_c, ~p_zero, P << _BIGP_SHIFT)))
-    b = Mux(near_neg, z.m, Mux(near_pos, z.m << dd[:6], Mux(big_c, z.m << _BIGC_SHIFT, ~z_zero)))
-    t = Mux(near_neg, tc(), Mux(near_pos, tp(), Mux(big_c, tc(_BIGC_SHIFT), tp(_BIGP_SHIFT))))
-    v = (a + (b ^ Mux(sub, (1 << VW) - 1, 0)) + sub)[:VW]
-    m.d.comb += rec.eq(record(v, t, zsign, sp))
+
+    def case(a, b, t):
+        return [terms.eq(Cat(fit(a, VW), fit(b, VW), sub)), rec.eq(record(Const(0, 1), t, zsign, sp))]
+    with m.If(z_zero | p_zero):
+        # the addend alone (zero product), or the product alone (zero addend)
+        with m.If(~z_zero):
+            m.d.comb += case(Const(0, 1), z.m << _BIGC_SHIFT, tc(_BIGC_SHIFT))
+        with m.Else():
+            m.d.comb += case(P << _BIGP_SHIFT, Const(0, 1), tp(_BIGP_SHIFT))
+    with m.Elif(dd[6:] == 0b10000):     # -64 <= d <= -1: the product shifted up by -d
+        m.d.comb += case((P << 1) << ~dd[:6], z.m, tc())
+    with m.Elif(dd[6:] == 0b10001):     # 0 <= d <= 63: the addend shifted up by d
+        m.d.comb += case(P, z.m << dd[:6], tp())
+    with m.Elif(dd[7:] >= 0b1001):      # d >= 64: the product collapses to one ulp
+        m.d.comb += case(Const(1, 1), z.m << _BIGC_SHIFT, tc(_BIGC_SHIFT))
+    with m.Else():                      # d <= -65: the addend collapses to one ulp
+        m.d.comb += case(P << _BIGP_SHIFT, Const(1, 1), tp(_BIGP_SHIFT))
+
+
+def fma_sum(terms: Value) -> Value:
+    """V = a + b, or a - b when ``sub``, in VW-bit two's complement, from one lane's
+    ``terms`` (:func:`fma_lane`): one adder for every alignment case."""
+    a, b, sub = terms[:VW], terms[VW:2 * VW], terms[2 * VW]
+    return (a + (b ^ Mux(sub, (1 << VW) - 1, 0)) + sub)[:VW]
 
 
 # ---------------------------------------------------------------------------------------

@@ -35,15 +35,17 @@ Structure and simulation speed
 ------------------------------
 The datapath is cut into seven combinational stages, each a submodule of its own (so that
 Amaranth's simulator evaluates each stage's code once per input change, in order), each
-reading only the previous stage's signals:
+reading only the previous submodule's signals (a submodule that reads two others' is
+evaluated after each: the sum and the encoders pass on what the next stage needs):
 
 1. decode ``op`` into an operation class, apply the modifiers and arrange the operands (whole
    vectors at once: add/sub/subrev/mul become fma operands);
 2. unpack significands and exponents and the inf/NaN flags with bitwise SWAR logic over the
    whole vector (no carries cross lanes);
-3. the per-lane core (``hdl.fp32lane``): the exact fma sum as a signed integer V and exponent
-   T, or a final result (min/max, conversions, rounding to integers, specials), the
-   compare/class mask;
+3. the per-lane core (``hdl.fp32lane``): for the fma, the two terms of its exact sum and the
+   exponent T; or a final result (min/max, conversions, rounding to integers, specials), the
+   compare/class mask; then, in a submodule of its own, the fma's one adder: the sum as a
+   signed integer V;
 4. |V|, then its bit length (a priority encoder, in a submodule of its own);
 5. rounding to float32 (RNE, gradual underflow, overflow);
 6. ``omod`` (one datapath for its three codes);
@@ -68,9 +70,9 @@ from amaranth.hdl import Cat, Const, Module, Mux, Signal
 from amaranth.lib import data, enum, wiring
 from amaranth.lib.wiring import In, Out
 
-from .fp32lane import (BLW, FIN_REC, MW, NORM_W, R_FIN, R_NEG, R_T, R_V, R_ZS, REC_W, TW, VW,
+from .fp32lane import (BLW, FIN_REC, MW, NORM_W, R_FIN, R_NEG, R_T, R_V, R_ZS, REC_W, TERMS_W, TW, VW,
                        Opnd, fit, class_bit, clamp_lane, cmp_bit, f2i_bits,
-                       fma_lane, fma_special, fract_lane, i2f_rec, ldexp_lane, lzc_lane,
+                       fma_lane, fma_special, fma_sum, fract_lane, i2f_rec, ldexp_lane, lzc_lane,
                        minmax_bits, MINMAX_OPS, omod_lane, rep, rint_bits, RINT_OPS, round_lane, swar_spec,
                        swar_unpack)
 from .isa_tables import OpId, info_of
@@ -270,6 +272,7 @@ class VALUFloat(wiring.Component):
         s3 = Module()
         m.submodules.s3_core = s3
         recs = [Signal(REC_W * len(b), name=f"rec3_{k}") for k, b in enumerate(banks)]
+        terms = [Signal(TERMS_W * len(b), name=f"terms3_{k}") for k, b in enumerate(banks)]
         bits3 = Signal(W, name="bits3")
         c3 = ctl("ctl3")
         s3.d.comb += c3.eq(c2)
@@ -297,7 +300,9 @@ class VALUFloat(wiring.Component):
                                       lane_word(bits3, i).eq(
                                           fma_special(x, y, z, fl[32 * i + 31], c2.zneg))]
                     with s3.Else():
-                        fma_lane(s3, rec_of(recs, i), x, y, z, fl[32 * i + 31], fl[32 * i + 29],
+                        k, j = bank_of(i)
+                        fma_lane(s3, rec_of(recs, i), terms[k][TERMS_W * j: TERMS_W * (j + 1)],
+                                 x, y, z, fl[32 * i + 31], fl[32 * i + 29],
                                  fl[32 * i + 30], self.mul_p[48 * i:48 * (i + 1)] if self.external_mul else None)
             with s3.Case(Cls.MINMAX):
                 s3.d.comb += bits3.eq(Cat(fit(minmax_bits(c2.sub, *lane_ops(i, False)), 32) for i in range(L)))
@@ -325,6 +330,22 @@ class VALUFloat(wiring.Component):
                 for i in range(L):
                     ldexp_lane(s3, rec_of(recs, i), lane_word(bits3, i), Opnd(x2, ux, i),
                                Opnd(y2, None, i), fin_rec)
+
+        # the fused sum's adder, a stage of its own that reads stage 3's terms (a lane that
+        # fma_lane did not fill has terms 0, and its record's V is 0 or comes from stage 3)
+        s3s = Module()
+        m.submodules.s3_sum = s3s
+        sums = [Signal(len(r), name=f"rec3s_{k}") for k, r in enumerate(recs)]
+        with s3s.If(c3.cls == Cls.FMA):
+            for r, t, sm, b in zip(recs, terms, sums, banks):
+                s3s.d.comb += sm.eq(Cat(*[Cat(r[REC_W * j: REC_W * j + R_V], fma_sum(t[TERMS_W * j: TERMS_W * (j + 1)]))
+                                          for j in range(len(b))]))
+        with s3s.Else():
+            s3s.d.comb += [sm.eq(r) for sm, r in zip(sums, recs)]
+        # stage 4 reads only this stage's signals, so the simulator evaluates it once
+        c3s, bits3s = ctl("ctl3s"), Signal(W, name="bits3s")
+        s3s.d.comb += [c3s.eq(c3), bits3s.eq(bits3)]
+        recs, c3, bits3 = sums, c3s, bits3s
 
         # ---- stage 4: |V|, then its bit length ------------------------------------------
         s4 = Module()
@@ -366,6 +387,12 @@ class VALUFloat(wiring.Component):
             for i in range(L):
                 with s4l.If(~rfield(recs4, i, R_FIN, 1)):
                     lzc_lane(s4l, lfield(i), nfield(i, 0, MW))
+        # stage 5 reads only this stage's signals, so the simulator evaluates it once per input
+        # change rather than once after stage 4 and again after the encoders
+        norms4, recs4l = [Signal.like(x, name=f"{x.name}l") for x in norms], [Signal.like(x, name=f"{x.name}l") for x in recs4]
+        c4l, bits4l = ctl("ctl4l"), Signal(W, name="bits4l")
+        s4l.d.comb += [c4l.eq(c4), bits4l.eq(bits4), *[a.eq(b) for a, b in zip(norms4 + recs4l, norms + recs4)]]
+        norms, recs4, c4, bits4 = norms4, recs4l, c4l, bits4l
 
         # ---- stage 5: round ----------------------------------------------------------------
         s5 = Module()
