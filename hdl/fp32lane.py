@@ -35,10 +35,10 @@ __all__ = [
 
 # ---------------------------------------------------------------------------------------
 # Widths of the pre-rounding record (one per lane, see VALUFloat stage 3).
-VW = 114            #: signed width of V (|V| < 2^113, see fma_lane)
+VW = 76             #: signed width of V (|V| < 2^75, see fma_lane)
 TW = 10             #: width of T + T_BIAS (-512 <= T <= 511)
 T_BIAS = 512
-BLW = 7             #: width of the bit length of |V| (0 .. 113)
+BLW = 7             #: width of the bit length of |V| (0 .. 75)
 MW = VW - 1         #: width of |V|
 # Pre-rounding record (stage 3 -> 5), LSB first: T + T_BIAS, zsign (sign of an exact zero),
 # fin (the lane's result is final, in the bits vector), neg (negate V), V (two's complement).
@@ -56,10 +56,11 @@ ONE = 0x3F80_0000
 ALMOST_ONE = 0x3F7F_FFFF
 
 # fma_lane: d = exponent difference of the addend's lsb over the product's lsb; the exact sum is
-# formed for -64 <= d <= 63; outside, the smaller operand collapses to one ulp below the larger
-# one, placed this many bits up (the minimum that keeps the rounding exact, see fma_lane).
-_BIGC_SHIFT = 3      # addend placed 3 bits up when the product collapses
-_BIGP_SHIFT = 26     # product placed 26 bits up when the addend collapses
+# formed for |d| <= _NEAR; beyond, the smaller operand is shifted down with a sticky bit below
+# the larger one, placed this many bits up (the minimum that keeps the rounding exact, see fma_lane).
+_NEAR = 26
+_BIGC_SHIFT = 3      # addend placed 3 bits up when the product is the smaller operand
+_BIGP_SHIFT = 26     # product placed 26 bits up when the addend is the smaller one
 
 
 def fit(v: Value, width: int) -> Value:
@@ -207,25 +208,42 @@ def fma_special(x: Opnd, y: Opnd, z: Opnd, sp, zneg) -> Value:
            Mux(p_inf, Cat(Const(INF, 31), sp), z.word)))))
 
 
+def _jam_shift(x: Value, s: Value, out_all: Value) -> Value:
+    """``x >> s`` with the bits shifted out ORed into its lsb (sticky); ``x != 0`` when
+    ``out_all`` (``s`` is at least ``x``'s width)."""
+    w = len(x)
+    lost = (x & ~(Const((1 << w) - 1, w) << s)[:w]) != 0
+    return Mux(out_all, x != 0, (x >> s) | lost)
+
+
 def fma_lane(m, rec, terms, x: Opnd, y: Opnd, z: Opnd, sp, sub, zsign, P=None):
     """Statements that fill the pre-rounding record ``rec`` of x*y + z, but for its V, and
     ``terms``, the two terms whose sum (:func:`fma_sum`, a stage later) is V.
 
     Finite operands only (the caller handles inf/NaN).  With M the significands and
     E the exponents (:func:`swar_unpack`), P = Mx*My (48 bits) weighs 2^ep, ep = Ex+Ey-300,
-    and the addend Mz weighs 2^ec, ec = Ez-150; d = ec - ep.
+    and the addend Mz weighs 2^ec, ec = Ez-150; d = ec - ep.  V = a +- b, T:
 
-    * -64 <= d <= 63: V = +-(P << max(-d, 0)) +- (Mz << max(d, 0)), exact, T = min(ep, ec);
-      |V| < 2^113.
-    * d >= 64 (product far below the addend), or a zero product: V = +-(Mz << 3) +- [P != 0],
-      T = ec - 3.  The product is below 2^(ec-16); the result's rounding bit weighs at least
-      2^(ec-2) (a normal addend has its leading bit at 2^(ec+23) and loses at most one bit to
-      cancellation; a denormal addend has ec = -149, the smallest ulp), and Mz << 3 is a
-      multiple of it.  So the exact sum and Mz << 3 +- 1 lie strictly inside the same interval
-      between consecutive rounding boundaries: they round alike (sticky-bit argument).
-    * d <= -65 (addend far below the product), or a zero addend: V = +-(P << 26) +- [Mz != 0],
-      T = ep - 26.  P >= 1 puts the rounding bit at 2^(ep-25) or above, the addend is below
-      2^(ep-41): same argument.
+    * -26 <= d <= 26: exact, a = P << max(-d, 0), b = Mz << max(d, 0), T = min(ep, ec);
+      |V| < 2^75.
+    * d >= 27 (the product below 2^(ec+21)): a = P >> (d - 3) with the bits shifted out
+      ORed into its lsb (a sticky bit), b = Mz << 3, T = ec - 3.
+    * d <= -27 (the addend below 2^(ep-3)): a = P << 26, b = Mz >> (-d - 26) with a
+      sticky bit, T = ep - 26.
+    * a zero product: a = 0, b = Mz << 3, T = ec - 3; a zero addend: a = P << 26, b = 0,
+      T = ep - 26.
+
+    Why the sticky bit rounds alike: let u = 2^T. The small term's lost part f lies in
+    (0, 1) u, so the exact sum lies strictly between two consecutive multiples of u, n u and
+    (n + 1) u; the large term is a multiple of 2u, so the term with its lsb set makes V the
+    odd one of n and n + 1. If the result's rounding bit weighs at least 2u, every rounding
+    boundary (a representable value or a midpoint) is a multiple of 2u, and no multiple of
+    2u lies strictly between (n - 1) u and (n + 1) u for odd n: the exact sum and V round
+    alike. The rounding bit does weigh that much. For d >= 27 a normal addend is at least
+    2^(ec+23), the sum at least 2^(ec+22), its ulp at least 2^(ec-1), the rounding bit
+    2^(ec-2) = 2u; a denormal addend has ec = -149, and no result has an ulp below 2^-149.
+    For d <= -27 a product with its leading bit at 2^(ep+k) (k >= 0) gives a sum of at
+    least 2^(ep+k-1): rounding bit at least 2^(ep+k-25) >= 2^(ep-25) = 2u.
 
     The sign of an exact zero (``zsign``) is that of the IEEE sum of two zeros: negative only
     when the product and the addend are both negative (x - x = +0 in round to nearest).
@@ -257,14 +275,17 @@ def fma_lane(m, rec, terms, x: Opnd, y: Opnd, z: Opnd, sp, sub, zsign, P=None):
             m.d.comb += case(Const(0, 1), z.m << _BIGC_SHIFT, tc(_BIGC_SHIFT))
         with m.Else():
             m.d.comb += case(P << _BIGP_SHIFT, Const(0, 1), tp(_BIGP_SHIFT))
-    with m.Elif(dd[6:] == 0b10000):     # -64 <= d <= -1: the product shifted up by -d
-        m.d.comb += case((P << 1) << ~dd[:6], z.m, tc())
-    with m.Elif(dd[6:] == 0b10001):     # 0 <= d <= 63: the addend shifted up by d
-        m.d.comb += case(P, z.m << dd[:6], tp())
-    with m.Elif(dd[7:] >= 0b1001):      # d >= 64: the product collapses to one ulp
-        m.d.comb += case(Const(1, 1), z.m << _BIGC_SHIFT, tc(_BIGC_SHIFT))
-    with m.Else():                      # d <= -65: the addend collapses to one ulp
-        m.d.comb += case(P << _BIGP_SHIFT, Const(1, 1), tp(_BIGP_SHIFT))
+    with m.Elif(dd >= 1088 + _NEAR + 1):   # d >= 27: the product shifted down by d - 3, sticky
+        m.d.comb += case(_jam_shift(P, (dd + (2048 - 1088 - _BIGC_SHIFT))[:6], dd >= 1088 + _BIGC_SHIFT + 48),
+                         z.m << _BIGC_SHIFT, tc(_BIGC_SHIFT))
+    with m.Elif(dd >= 1088):               # 0 <= d <= 26: the addend shifted up by d
+        m.d.comb += case(P, z.m << dd[:5], tp())
+    with m.Elif(dd >= 1088 - _NEAR):       # -26 <= d <= -1: the product shifted up by -d = 1 + ~dd[:5]
+        m.d.comb += case((P << 1) << ~dd[:5], z.m, tc())
+    with m.Else():                         # d <= -27: the addend shifted down by -d - 26, sticky
+        m.d.comb += case(P << _BIGP_SHIFT,
+                         _jam_shift(z.m, (~dd + (1088 - _BIGP_SHIFT + 1))[:5], dd <= 1088 - _BIGP_SHIFT - 24),
+                         tp(_BIGP_SHIFT))
 
 
 def fma_sum(terms: Value) -> Value:

@@ -334,16 +334,25 @@ def corner_jobs(op):
             (op, a[rows], b[rows], c[rows], absm, negm, clamp, omod)]
 
 
-def sweep_jobs(op, rng, per_d=3):
+def sweep_jobs(op, rng, per_d=3, short=False):
     """fma/add/sub operands swept over the exponent difference d of the addend's and the
     product's least significant bits (fma: d = -90 .. 90; add/sub: exp(b) - exp(a) = -90 .. 90,
-    d = that + 23), across the datapath's alignment windows at -65/-64 and 63/64, with random
-    signs and significands; fma: a denormal addend or a denormal factor in one lane of four."""
+    d = that + 23), across the datapath's alignment windows (exact for |d| <= 26, the smaller
+    operand shifted down with a sticky bit beyond), with random signs and significands; fma: a
+    denormal addend or a denormal factor in one lane of four. ``short``: significands with only
+    their top 0 to 6 bits random, so that products and sums end in zeros and land on rounding
+    ties, where a wrong sticky bit shows."""
     name = op.name.lower()
     ds = np.repeat(np.arange(-90, 91), per_d * LANES)
     n = ds.size
     sign = lambda: rng.integers(0, 2, n).astype(U32) << U32(31)          # noqa: E731
-    mant = lambda: rng.integers(0, 1 << 23, n).astype(U32)              # noqa: E731
+
+    def mant():
+        m = rng.integers(0, 1 << 23, n).astype(U32)
+        if short:
+            k = rng.integers(0, 7, n).astype(U32)
+            m &= U32((1 << 23) - 1) ^ ((U32(1) << (U32(23) - k)) - U32(1))
+        return m
     if name in ("v_add_f32", "v_sub_f32", "v_subrev_f32"):
         ea = rng.integers(1, 255, n)
         eb = np.clip(ea + ds, 0, 254)
@@ -369,6 +378,18 @@ def sweep_jobs(op, rng, per_d=3):
 # Hand-written expectations (independent of the model)
 HAND = [
     # op, a, b, c, d
+    # fma's sticky bits: (1 + 2^-12)^2 = 1 + 2^-11 + 2^-24 is a tie; an addend far below it
+    # (d <= -27: shifted out, sticky) decides the rounding by its sign alone
+    ("V_FMA_F32", 0x3F80_0800, 0x3F80_0800, PZERO, 0x3F80_1000),       # the tie: to even
+    ("V_FMA_F32", 0x3F80_0800, 0x3F80_0800, 0x0D80_0000, 0x3F80_1001),  # + 2^-100: up
+    ("V_FMA_F32", 0x3F80_0800, 0x3F80_0800, 0x8D80_0000, 0x3F80_1000),  # - 2^-100: down
+    ("V_FMA_F32", 0x3F80_0800, 0x3F80_0800, 0x0000_0001, 0x3F80_1001),  # + 2^-149: up
+    ("V_FMA_F32", 0x3F80_0800, 0x3F80_0800, 0x8000_0001, 0x3F80_1000),  # - 2^-149: down
+    # ... and a product far below the addend (d >= 27): 1 +- (2^-24 or 2^-25 plus 2^-47 or
+    # 2^-48) is one sticky bit off a tie
+    ("V_FMA_F32", 0x3F80_0001, 0x3380_0000, ONE, 0x3F80_0001),          # 1 + 2^-24 + 2^-47: up
+    ("V_FMA_F32", 0xBF80_0000, 0x3300_0000, ONE, ONE),                  # 1 - 2^-25, the tie: to even
+    ("V_FMA_F32", 0xBF80_0001, 0x3300_0000, ONE, 0x3F7F_FFFF),          # 1 - 2^-25 - 2^-48: down
     ("V_ADD_F32", 0x3F80_0000, 0xBF80_0000, 0, PZERO),          # x - x = +0
     ("V_ADD_F32", NZERO, NZERO, 0, NZERO),                      # -0 + -0 = -0
     ("V_ADD_F32", PINF, NINF, 0, 0xFFC0_0000),                  # inf - inf = default NaN
@@ -457,6 +478,7 @@ def build_jobs(vectors_per_op, seed=SEED, corners=True):
             jobs += [(("corner", op), j) for j in corner_jobs(op)]
             if op in (OpId.V_FMA_F32, OpId.V_ADD_F32, OpId.V_SUB_F32):
                 jobs += [(("sweep", op), j) for j in sweep_jobs(op, rng)]
+                jobs += [(("sticky", op), j) for j in sweep_jobs(op, rng, per_d=1, short=True)]
     ill = np.zeros(1, int)
     for name in ILLEGAL:
         op = OpId[name] if name in OpId.__members__ else None
@@ -521,10 +543,11 @@ def test_corner_cases(results, op):
 
 
 @pytest.mark.parametrize("op", ["V_FMA_F32", "V_ADD_F32", "V_SUB_F32"])
-def test_alignment_sweep(results, op):
+@pytest.mark.parametrize("kind", ["sweep", "sticky"])
+def test_alignment_sweep(results, op, kind):
     _, _, bad, _, _ = results
-    assert ("sweep", OpId[op]) in bad
-    assert not bad[("sweep", OpId[op])], "\n".join(bad[("sweep", OpId[op])])
+    assert (kind, OpId[op]) in bad
+    assert not bad[(kind, OpId[op])], "\n".join(bad[(kind, OpId[op])])
 
 
 def test_hand_written_expectations(results):
