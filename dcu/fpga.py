@@ -191,13 +191,14 @@ opt_clean
 
 # The generic ``synth``'s "fine" step without ``memory_map``: memories stay ``$mem_v2`` cells
 # (a register file becomes RAM on any target; as flip-flops and read multiplexers the
-# ``default`` DCU's would be millions of cells).
+# ``default`` DCU's would be millions of cells), and ABC with its fast script: the default one
+# had not mapped the ``default`` SIMD's transcendental unit (an 82 MB netlist) after 30 minutes.
 GENERIC_FINE_KEEP_MEMORIES = """\
 opt -fast -full
 opt -full
 techmap
 opt -fast
-abc
+abc -fast
 opt -fast
 """
 
@@ -339,7 +340,8 @@ def synth_block(top: str, config="fpga", out_dir="build/fpga/blocks", generic: b
         attributes, Yosys writes the netlist as JSON, and this reads it.
     reuse_result : bool
         Return the earlier run's result (with ``"reused": True``) if its RTLIL is the one
-        converted now and it succeeded or Yosys stopped on an error: Yosys gives the same
+        converted now, its Yosys commands (``script``) are the ones of this call, and it
+        succeeded or Yosys stopped on an error: Yosys gives the same
         netlist (or the same error) for the same input, and the whole DCU takes hours.
 
     Returns
@@ -363,23 +365,6 @@ def synth_block(top: str, config="fpga", out_dir="build/fpga/blocks", generic: b
     il = out / f"{cfg.name}_{top}{'_src' if attribute else ''}.il"
     if until:
         stem += f"_until_{until}"
-    t0 = time.perf_counter()
-    if not (reuse_rtlil and il.exists()):
-        if top == "fpgatop":
-            from hdl.fpgatop import FPGATop
-            design = FPGATop(cfg)
-        else:
-            design = make_top(top, cfg)
-        text = rtlil.convert(design, name=top, emit_src=attribute)
-        text = src_on_switches(text) if attribute else text
-        earlier = out / f"{stem}.json"
-        if reuse_result and earlier.exists() and il.exists() and il.read_text() == text:
-            res = json.loads(earlier.read_text())
-            if res.get("rc") == 0 or (res.get("error") or "").startswith("ERROR:"):   # not a timeout
-                return {**res, "reused": True}
-        il.write_text(text)
-        del design, text   # gigabytes for the default DCU, not needed while Yosys runs
-    convert_s = time.perf_counter() - t0
     rel = out.relative_to(PROJECT)
     if generic:
         synth = f"synth {'' if share else '-noshare '}-top {top} -run begin:{until or 'fine'}\n"
@@ -392,6 +377,24 @@ def synth_block(top: str, config="fpga", out_dir="build/fpga/blocks", generic: b
         if until:
             after = after.replace(" -run map_ram:", f" -run map_ram:{until}")
         synth = before + "\n" + after
+    t0 = time.perf_counter()
+    if not (reuse_rtlil and il.exists()):
+        if top == "fpgatop":
+            from hdl.fpgatop import FPGATop
+            design = FPGATop(cfg)
+        else:
+            design = make_top(top, cfg)
+        text = rtlil.convert(design, name=top, emit_src=attribute)
+        text = src_on_switches(text) if attribute else text
+        earlier = out / f"{stem}.json"
+        if reuse_result and earlier.exists() and il.exists() and il.read_text() == text:
+            res = json.loads(earlier.read_text())
+            ended = res.get("rc") == 0 or (res.get("error") or "").startswith("ERROR:")   # not a timeout
+            if ended and res.get("script") == synth:     # the same design through the same commands
+                return {**res, "reused": True}
+        il.write_text(text)
+        del design, text   # gigabytes for the default DCU, not needed while Yosys runs
+    convert_s = time.perf_counter() - t0
     netlist = out / f"{stem}.netlist.json"
     dump = f"select {top}\nwrite_json -selected {rel}/{netlist.name}\n" if attribute else ""
     (out / f"{stem}.ys").write_text(f"read_rtlil {rel}/{il.name}\n{synth}tee -o {rel}/{stem}.stat stat\n{dump}")
@@ -403,9 +406,9 @@ def synth_block(top: str, config="fpga", out_dir="build/fpga/blocks", generic: b
     stat_file = out / f"{stem}.stat"
     stat = parse_yosys_stat(stat_file.read_text()) if rc == 0 and stat_file.exists() else {"cells": None, "by_type": {}}
     res = {"top": top, "config": cfg.name,
-           "flow": ("synth" if generic else "synth_ecp5") + (f" {synth_opts}" if synth_opts and not generic else "")
+           "flow": ("synth, memories kept, abc -fast" if generic else "synth_ecp5") + (f" {synth_opts}" if synth_opts and not generic else "")
            + ("" if share else " (no share)") + (f" until {until}" if until else ""),
-           "convert_s": round(convert_s, 1), "synth_s": round(synth_s, 1), "rc": rc, **stat}
+           "convert_s": round(convert_s, 1), "synth_s": round(synth_s, 1), "rc": rc, "script": synth, **stat}
     if rc != 0:
         tail = (out / f"{stem}.out").read_text(errors="replace").strip().splitlines()
         res["error"] = "timeout" if rc == -9 else (tail[-1] if tail else f"exit {rc}")
