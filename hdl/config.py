@@ -100,8 +100,8 @@ class DCUConfig:
         Lanes the vector memory unit's coalescer merges into one line request (a power of
         two, 1 to 32): each group of this many lanes is split into lines on its own, and the
         per-lane store placement and result gather are built this many lanes wide. 32 (one
-        request per line of the wave) except on the ``fpga`` preset, where 8 cuts that logic
-        to a quarter for a request per line of each 8-lane group.
+        request per line of the wave) except on the ``fpga`` preset, where 4, its SIMDs' lane
+        count, cuts that logic to an eighth for a request per line of each 4-lane group.
     scalar_cache_bytes, scalar_cache_line : int
         Scalar data cache shared by the DCU.
     icache_bytes, icache_line : int
@@ -469,7 +469,7 @@ PRESETS: Mapping[str, DCUConfig] = {
     # fetches halve the SIMDs' line buffers and the instruction cache's answer queues (docs/fpga.md)
     "fpga": _DEFAULT.replace(name="fpga", lanes=4, trans_lanes=1, wave_slots=2, vgprs_per_simd=128,
                              lds_bytes_per_half=4 * 1024, lds_banks=4, lds_window_lanes=4,
-                             l0_bytes=2 * 1024, coalesce_lanes=8,
+                             l0_bytes=2 * 1024, coalesce_lanes=4,
                              scalar_cache_bytes=1024, icache_bytes=2 * 1024, fetch_bytes=32, regfile="banked",
                              trans_shared=True, shared_multiplier=True, shared_mem_request=True,
                              coalesce_in_place=True, shared_int_datapath=True, decode_memo=False),

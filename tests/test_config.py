@@ -26,7 +26,7 @@ def test_preset_names_and_sizes():
     assert all(c.l0_ways == 4 and c.l0_line == 128 for c in (d, t, r, f))
     assert [c.lds_banks for c in (d, t, r, f)] == [32, 32, 32, 4]
     assert [c.lds_window_lanes for c in (d, t, r, f)] == [32, 32, 32, 4]
-    assert [c.coalesce_lanes for c in (d, t, r, f)] == [32, 32, 32, 8]
+    assert [c.coalesce_lanes for c in (d, t, r, f)] == [32, 32, 32, 4]
     assert all(c.vgpr_granule == 8 and c.sgprs_per_wave == 106 for c in (d, t, r, f))
     assert all(c.scalar_cache_line == 64 and c.icache_line == 64 for c in (d, t, r, f))
     assert [c.fetch_bytes for c in (d, t, r, f)] == [64, 64, 64, 32]
