@@ -191,14 +191,15 @@ opt_clean
 
 # The generic ``synth``'s "fine" step without ``memory_map``: memories stay ``$mem_v2`` cells
 # (a register file becomes RAM on any target; as flip-flops and read multiplexers the
-# ``default`` DCU's would be millions of cells), and ABC with its fast script: the default one
-# had not mapped the ``default`` SIMD's transcendental unit (an 82 MB netlist) after 30 minutes.
+# ``default`` DCU's would be millions of cells), and ABC with the script its ``-fast`` option
+# ran (Yosys 0.70 has no ``-fast``): the default script had not mapped the ``default`` SIMD's
+# transcendental unit (an 82 MB netlist) after 30 minutes.
 GENERIC_FINE_KEEP_MEMORIES = """\
 opt -fast -full
 opt -full
 techmap
 opt -fast
-abc -fast
+abc -script "+strash;dretime;map"
 opt -fast
 """
 
@@ -406,7 +407,7 @@ def synth_block(top: str, config="fpga", out_dir="build/fpga/blocks", generic: b
     stat_file = out / f"{stem}.stat"
     stat = parse_yosys_stat(stat_file.read_text()) if rc == 0 and stat_file.exists() else {"cells": None, "by_type": {}}
     res = {"top": top, "config": cfg.name,
-           "flow": ("synth, memories kept, abc -fast" if generic else "synth_ecp5") + (f" {synth_opts}" if synth_opts and not generic else "")
+           "flow": ("synth, memories kept, fast abc" if generic else "synth_ecp5") + (f" {synth_opts}" if synth_opts and not generic else "")
            + ("" if share else " (no share)") + (f" until {until}" if until else ""),
            "convert_s": round(convert_s, 1), "synth_s": round(synth_s, 1), "rc": rc, "script": synth, **stat}
     if rc != 0:
