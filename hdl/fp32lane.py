@@ -59,6 +59,7 @@ ALMOST_ONE = 0x3F7F_FFFF
 # formed for |d| <= _NEAR; beyond, the smaller operand is shifted down with a sticky bit below
 # the larger one, placed this many bits up (the minimum that keeps the rounding exact, see fma_lane).
 _NEAR = 26
+_DD = 1088           # fma_lane's dd = d + _DD: unsigned, and a multiple of 64 (d = dd[:6] for 0 <= d < 64)
 _BIGC_SHIFT = 3      # addend placed 3 bits up when the product is the smaller operand
 _BIGP_SHIFT = 26     # product placed 26 bits up when the addend is the smaller one
 
@@ -262,9 +263,10 @@ def fma_lane(m, rec, terms, x: Opnd, y: Opnd, z: Opnd, sp, sub, zsign, P=None):
 
     def tc(k=0):                                    # ec - k + T_BIAS
         return z.E + (T_BIAS - 150 - k)
-    # DD = d + 1088 in [795, 1554]: d = ec - ep = Ez - Ex - Ey + 150, written without a
-    # subtraction (~E = 255 - E) so that the simulator keeps to unsigned arithmetic.
-    dd = (z.E + ~x.E + ~y.E + 728)[:11]
+    # dd = d + _DD in [795, 1554]: d = ec - ep = Ez - Ex - Ey + 150, written without a
+    # subtraction (~E = 255 - E) so that the simulator keeps to unsigned arithmetic. The shift
+    # amounts below are dd's low bits plus a constant, modulo 2^11 (~dd = 2047 - dd).
+    dd = (z.E + ~x.E + ~y.E + (_DD + 150 - 510))[:11]
     z_zero, p_zero = z.is_zero(), x.is_zero() | y.is_zero()
 
     def case(a, b, t):
@@ -275,16 +277,16 @@ def fma_lane(m, rec, terms, x: Opnd, y: Opnd, z: Opnd, sp, sub, zsign, P=None):
             m.d.comb += case(Const(0, 1), z.m << _BIGC_SHIFT, tc(_BIGC_SHIFT))
         with m.Else():
             m.d.comb += case(P << _BIGP_SHIFT, Const(0, 1), tp(_BIGP_SHIFT))
-    with m.Elif(dd >= 1088 + _NEAR + 1):   # d >= 27: the product shifted down by d - 3, sticky
-        m.d.comb += case(_jam_shift(P, (dd + (2048 - 1088 - _BIGC_SHIFT))[:6], dd >= 1088 + _BIGC_SHIFT + 48),
+    with m.Elif(dd >= _DD + _NEAR + 1):    # d >= 27: the product shifted down by d - 3 (< 48 bits: 6 bits)
+        m.d.comb += case(_jam_shift(P, (dd + (2048 - _DD - _BIGC_SHIFT))[:6], dd >= _DD + _BIGC_SHIFT + 48),
                          z.m << _BIGC_SHIFT, tc(_BIGC_SHIFT))
-    with m.Elif(dd >= 1088):               # 0 <= d <= 26: the addend shifted up by d
+    with m.Elif(dd >= _DD):                # 0 <= d <= 26: the addend shifted up by d = dd[:5]
         m.d.comb += case(P, z.m << dd[:5], tp())
-    with m.Elif(dd >= 1088 - _NEAR):       # -26 <= d <= -1: the product shifted up by -d = 1 + ~dd[:5]
+    with m.Elif(dd >= _DD - _NEAR):        # -26 <= d <= -1: the product shifted up by -d = 1 + ~dd[:5]
         m.d.comb += case((P << 1) << ~dd[:5], z.m, tc())
-    with m.Else():                         # d <= -27: the addend shifted down by -d - 26, sticky
+    with m.Else():                         # d <= -27: the addend shifted down by -d - 26 (< 24 bits: 5 bits)
         m.d.comb += case(P << _BIGP_SHIFT,
-                         _jam_shift(z.m, (~dd + (1088 - _BIGP_SHIFT + 1))[:5], dd <= 1088 - _BIGP_SHIFT - 24),
+                         _jam_shift(z.m, (~dd + (_DD - _BIGP_SHIFT + 1))[:5], dd <= _DD - _BIGP_SHIFT - 24),
                          tp(_BIGP_SHIFT))
 
 
