@@ -21,8 +21,11 @@ The program reads one binary input file and writes one output file, both little-
   words), aperture base and size (2 words each), the image (dword index, ``n``, then ``n``
   words);
 * output: magic, status (0: done, 1: the budget ran out), the ``cycles`` register, the
-  cycles the harness simulated in all, the error (``n`` then words), the counters (``n``
-  then words, in :attr:`hdl.hosttop.HostTop.perf_names` order), the image read back.
+  dispatch phase's cycles (from the dispatch offered to the cycle ``done`` is seen in) and
+  the program's CPU time in that phase (nanoseconds, 2 words), the error (``n`` then
+  words), the counters (``n`` then words, in :attr:`hdl.hosttop.HostTop.perf_names`
+  order), the image read back, and the cycles the harness simulated in all (loading,
+  the dispatch, reading back the counters and the image).
 """
 from __future__ import annotations
 
@@ -152,6 +155,7 @@ HARNESS = r"""
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
 #include <type_traits>
 #include <vector>
 #include "verilated.h"
@@ -179,6 +183,12 @@ template <typename T> static std::vector<uint32_t> get(const T& s) {
         for (size_t i = 0; i < sizeof(s.m_storage) / 4; ++i) out.push_back(s[i]);
     }
     return out;
+}
+
+static uint64_t cpu_ns() {   // this process's CPU time
+    timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return uint64_t(ts.tv_sec) * 1000000000u + uint64_t(ts.tv_nsec);
 }
 
 static std::vector<uint32_t> in;
@@ -241,6 +251,8 @@ int main(int argc, char** argv) {
     }
     top->host_we = 0;
 
+    // the dispatch phase, timed on its own: from the dispatch offered to the cycle done is seen
+    const uint64_t t_run = t, cpu_run = cpu_ns();
     put(top->@DISPATCH@payload, payload.data(), payload.size());
     top->@DISPATCH@valid = 1; top->eval();
     while (!top->@DISPATCH@ready) tick();
@@ -253,10 +265,12 @@ int main(int argc, char** argv) {
         tick(); ++run;
     }
     tick();   // the cycle done is seen in is counted by the cycles register
+    const uint64_t run_ticks = t - t_run, run_ns = cpu_ns() - cpu_run;
 
     std::vector<uint32_t> out = {0x@MAGIC_OUT@u, status};
     auto cyc = get(top->cycles); out.push_back(cyc[0]);
-    out.push_back(uint32_t(t)); 
+    out.push_back(uint32_t(run_ticks));
+    out.push_back(uint32_t(run_ns)); out.push_back(uint32_t(run_ns >> 32));
     auto err = get(top->error);
     out.push_back(err.size()); out.insert(out.end(), err.begin(), err.end());
     out.push_back(@NPERF@);
@@ -271,6 +285,7 @@ int main(int argc, char** argv) {
         }
         top->host_re = 0;
     }
+    out.push_back(uint32_t(t));   // every cycle simulated: loading, the dispatch, reading back
 #if VM_TRACE
     if (vcd) vcd->close();
 #endif
@@ -524,6 +539,8 @@ class VerilatorResult:
     seconds: float            # the simulation program's wall time (load, run, read back)
     cpu_seconds: float        # and its CPU time
     harness_cycles: int       # every cycle it simulated, loading and reading back included
+    run_cycles: int           # the cycles of the dispatch phase: from the dispatch offered to done seen
+    run_cpu_seconds: float    # and the program's CPU time in that phase (the harness's own clock)
     verilator: str = ""       # the Verilator that compiled it
     trained_on: tuple[str, ...] = ()   # the kernels its build was profiled on (dcu/pgo.py)
 
@@ -556,16 +573,18 @@ def run_dispatch(prep, kernel, config, wgp: bool, *, seed: int = 0, latency=(8, 
     vals = iter(out.tolist())
     if next(vals) != MAGIC_OUT:
         raise VerilatorError(f"simulation program {b.binary} wrote a malformed result")
-    status, cycles, harness_cycles = next(vals), next(vals), next(vals)
+    status, cycles, run_ticks = next(vals), next(vals), next(vals)
+    run_cpu_seconds = (next(vals) | next(vals) << 32) / 1e9
     err_words = [next(vals) for _ in range(next(vals))]
     perf = [next(vals) for _ in range(next(vals))]
     image = np.array([next(vals) for _ in range(next(vals))], dtype=np.uint32)
+    harness_cycles = next(vals)
     img.store_back(prep, image)
     counters = dict(zip(b.perf_names, perf))
     issued = issued_by_group(counters)
     error_bits = sum(w << (32 * i) for i, w in enumerate(err_words))
     res = VerilatorResult(cycles, counters, issued, error_bits, bool(status), seconds, cpu_seconds, harness_cycles,
-                          b.verilator, b.trained_on)
+                          run_ticks, run_cpu_seconds, b.verilator, b.trained_on)
     if vcd:
         from .waves import gtkw_for_vcd
         gtkw_for_vcd(vcd, cfg.wave_slots, cfg.simds)

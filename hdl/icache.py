@@ -186,8 +186,11 @@ class ICache(wiring.Component):
         # multiplexer per bit and condition): its fill, or the looked-up line's
         looked_up = Signal(8 * fb)
         fill_halves = [Signal(8 * LINE, name=f"fill_half{k}") for k in range(2)]
-        m.d.comb += [looked_up.eq(chunk_of(Mux(hit, line_data, half(L[0])), s1)),
-                     *[h.eq(Mux(misses.fill_fault, 0, half(k))) for k, h in enumerate(fill_halves)]]
+        # each only in the cycles that use it (a compiled simulation skips them otherwise)
+        with m.If(s1.valid):
+            m.d.comb += looked_up.eq(chunk_of(Mux(hit, line_data, half(L[0])), s1))
+        with m.If(misses.fill & ~misses.fill_fault):
+            m.d.comb += [h.eq(half(k)) for k, h in enumerate(fill_halves)]
         for e in range(E):
             with m.If(take[e]):
                 m.d.sync += chunk[e].eq(chunk_of(Mux(info[e].line[0], *fill_halves[::-1]), info[e]))
@@ -204,8 +207,9 @@ class ICache(wiring.Component):
             # is a full case Verilator 5.048 cannot see, and lints as a latch
             h = entry_info(head[p], f"head{p}_info", info[p * Q: (p + 1) * Q])
             m.d.comb += [r.valid.eq((count[p] != 0) & looked.bit_select(e, 1) & ~waiting.bit_select(e, 1)),
-                         r.payload.wave.eq(h.wave), r.payload.epoch.eq(h.epoch), r.payload.target.eq(h.target),
-                         r.payload.data.eq(Array(chunk[p * Q: (p + 1) * Q])[head[p]])]
+                         r.payload.wave.eq(h.wave), r.payload.epoch.eq(h.epoch), r.payload.target.eq(h.target)]
+            with m.If(r.valid):
+                m.d.comb += r.payload.data.eq(Array(chunk[p * Q: (p + 1) * Q])[head[p]])
             pushed = accept & (port == p)
             with m.If(r.valid & r.ready):
                 m.d.comb += popped.bit_select(e, 1).eq(1)

@@ -519,7 +519,9 @@ class _Pipe(Elaboratable):
             self.banks.append(mem)
             wp = mem.write_port(granularity=8)
             rp = mem.read_port(transparent_for=(wp,))
-            rports.d.comb += [rp.addr.eq(ldw[DW * b + bb: DW * b + bb + rb]), rp.en.eq(advance)]
+            # read only for a pass (stage R is valid next): idle cycles skip the 64 reads and
+            # their write-through checks, which a compiled simulation would run every cycle
+            rports.d.comb += [rp.addr.eq(ldw[DW * b + bb: DW * b + bb + rb]), rp.en.eq(advance & p_valid)]
             rdata.d.comb += rd[32 * b: 32 * b + 32].eq(rp.data)
             wports.d.comb += [wp.addr.eq(r_row[rb * b: rb * (b + 1)]),
                               wp.data.eq(Mux(r_atomic, anew[32 * b: 32 * b + 32], r_wd[32 * b: 32 * b + 32])),
@@ -578,9 +580,9 @@ class _Pipe(Elaboratable):
                       self.beat_pair.eq(a_meta.pair)]
         b_data = Signal(len(bp.data), name=f"beat_data{h}")   # a signal of its own: bp stays one process
         with bt.If(a_valid):
-            bt.d.comb += b_data.eq(Mux(a_ctl.narrow != 0, Cat(*[narrow(w, n) for n, w in enumerate(words)]),
-                                       Cat(*words)))
-        bt.d.comb += bp.data.eq(b_data)
+            bt.d.comb += [b_data.eq(Mux(a_ctl.narrow != 0, Cat(*[narrow(w, n) for n, w in enumerate(words)]),
+                                        Cat(*words))),
+                          bp.data.eq(b_data)]
 
         # ---- control --------------------------------------------------------------------------
         a_free = self.ack & bp.last
@@ -764,9 +766,12 @@ class LDS(wiring.Component):
             c1 = show1 & (p1.beat_simd == s)
             use1 = c1 & (~c0 | prefer1[s])
             pair = c0 & p0.beat_pair & ~use1
-            rs.d.comb += [rsp.valid.eq(c0 | c1), rsp.payload.eq(Mux(use1, p1.beat, p0.beat))]
-            with rs.If(pair):
-                rs.d.comb += rsp.payload.data.eq(p0.beat.data | p1.beat.data)
+            # the payload only with a beat: a compiled simulation copies it only then
+            rs.d.comb += rsp.valid.eq(c0 | c1)
+            with rs.If(c0 | c1):
+                rs.d.comb += rsp.payload.eq(Mux(use1, p1.beat, p0.beat))
+                with rs.If(pair):
+                    rs.d.comb += rsp.payload.data.eq(p0.beat.data | p1.beat.data)
             fire = rsp.valid & rsp.ready
             rs.d.comb += [ack0[s].eq(fire & ~use1), ack1[s].eq(fire & (use1 | pair))]
             with rs.If(fire & c0 & c1):

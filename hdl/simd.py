@@ -393,7 +393,8 @@ class SIMD(wiring.Component):
         # in request order, so the arriving line is the oldest in flight
         fill_addr = Signal(ADDR)
         mfill.d.comb += fill_addr.eq(fetch_addr[fr.wave] - (infl[fr.wave] << lb))
-        has_loop, new_loop_addr = self._loop_target(mfill, fr.data, fill_addr, lb)
+        has_loop, new_loop_addr = self._loop_target(mfill, fr.data, fill_addr, lb,
+                                                    self.fetch_resp.valid & ~fr.target)
         for i in range(W):
             with m.If(loop_go[i]):
                 m.d.sync += loop_want[i].eq(0)
@@ -1227,16 +1228,20 @@ class SIMD(wiring.Component):
         return sel, issue
 
     @staticmethod
-    def _loop_target(m, line, line_addr, lb):
+    def _loop_target(m, line, line_addr, lb, valid):
         """Whether the fetch chunk ``line`` (``2 ** lb`` bytes) at ``line_addr`` holds a backward
         branch (a dword with the SOPP branch encoding and a negative offset; the last one wins)
-        and its target's chunk address. A literal or a second dword may look like one: that
-        only costs a fetch."""
+        and its target's chunk address; 0 unless ``valid``. A literal or a second dword may look
+        like one: that only costs a fetch."""
         found, target_line = Signal(name="loop_found"), Signal(ADDR - lb, name="loop_target")
-        for k in range(len(line) // 32):
-            d = line[32 * k: 32 * k + 32]
-            with m.If(is_branch_word(d) & d[15]):
-                m.d.comb += [found.eq(1), target_line.eq((line_addr + 4 * k + 4 + (d[0:16].as_signed() << 2))[lb:])]
+        # the scan under ``valid``: a compiled simulation decodes the chunk's dwords only in
+        # the cycles a line arrives, not on every cycle
+        with m.If(valid):
+            for k in range(len(line) // 32):
+                d = line[32 * k: 32 * k + 32]
+                with m.If(is_branch_word(d) & d[15]):
+                    m.d.comb += [found.eq(1),
+                                 target_line.eq((line_addr + 4 * k + 4 + (d[0:16].as_signed() << 2))[lb:])]
         return found, target_line
 
     @staticmethod

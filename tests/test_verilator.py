@@ -98,6 +98,22 @@ def test_a_wrapper_runs_the_simulation_program(tmp_path):
     assert (wrapped.cycles, wrapped.counters) == (plain.cycles, plain.counters)
 
 
+def test_cycle_accounting():
+    """The program counts every cycle it simulates (``dcu bench sim-speed`` divides them by
+    its CPU time): 4 to reset and set up, one per image dword loaded and one per dword read
+    back, one per counter read, and the dispatch phase, which it also times on its own."""
+    from dcu.launch import load_program, prepare
+    t = get("vector_add_asm")
+    kern = load_program(path(t)).kernel(t.kernel)
+    prep = prepare(kern, t.grid, t.block, t.make_args(np.random.default_rng(0)))
+    dwords = vl.host_image(prep, get_config(PRESET), bool(kern.wgp_mode)).words.size
+    r = vl.run_dispatch(prep, kern, PRESET, bool(kern.wgp_mode), seed=3)
+    # the dispatch phase: the handshake, the cycles the DCU counts, the cycle done is seen in
+    assert r.cycles <= r.run_cycles <= r.cycles + 3
+    assert r.harness_cycles == 4 + 2 * dwords + len(r.counters) + r.run_cycles
+    assert 0 < r.run_cpu_seconds < r.cpu_seconds
+
+
 @pytest.mark.parametrize("vgprs,limit", [(8, "wave_slots"), (72, "vgprs")])
 def test_occupancy_and_queued_workgroups(tmp_path, vgprs, limit):
     """16 one-wave workgroups on the preset's DCU (2 slots, 128 VGPRs per SIMD): the most waves
