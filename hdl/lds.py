@@ -580,9 +580,11 @@ class _Pipe(Elaboratable):
                       self.beat_pair.eq(a_meta.pair)]
         b_data = Signal(len(bp.data), name=f"beat_data{h}")   # a signal of its own: bp stays one process
         with bt.If(a_valid):
-            bt.d.comb += [b_data.eq(Mux(a_ctl.narrow != 0, Cat(*[narrow(w, n) for n, w in enumerate(words)]),
-                                        Cat(*words))),
-                          bp.data.eq(b_data)]
+            bt.d.comb += b_data.eq(Mux(a_ctl.narrow != 0, Cat(*[narrow(w, n) for n, w in enumerate(words)]),
+                                       Cat(*words)))
+        # assigned whole, outside the If: a record assigned under a condition becomes one
+        # process per slice in the Verilog, and its constant fields processes that never run
+        bt.d.comb += bp.data.eq(b_data)
 
         # ---- control --------------------------------------------------------------------------
         a_free = self.ack & bp.last
