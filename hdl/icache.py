@@ -165,9 +165,6 @@ class ICache(wiring.Component):
         misses.alloc(0, go & alloc, blk)
         misses.alloc(1, go & prefetch, blk_next)
 
-        def half(odd):   # the cache line of parity ``odd`` in this cycle's fill
-            return Mux(odd, misses.fill_data[8 * LINE:], misses.fill_data[:8 * LINE])
-
         lookup = Signal(E)
         with m.If(go):
             m.d.comb += lookup.bit_select(s1.entry, 1).eq(1)
@@ -185,15 +182,12 @@ class ICache(wiring.Component):
         # each entry's chunk is written in one place (a write under each condition would cost a
         # multiplexer per bit and condition): its fill, or the looked-up line's
         looked_up = Signal(8 * fb)
-        fill_halves = [Signal(8 * LINE, name=f"fill_half{k}") for k in range(2)]
         # each only in the cycles that use it (a compiled simulation skips them otherwise)
         with m.If(s1.valid):
-            m.d.comb += looked_up.eq(chunk_of(Mux(hit, line_data, half(L[0])), s1))
-        with m.If(misses.fill & ~misses.fill_fault):
-            m.d.comb += [h.eq(half(k)) for k, h in enumerate(fill_halves)]
+            m.d.comb += looked_up.eq(chunk_of(Mux(hit, line_data, misses.half(L[0])), s1))
         for e in range(E):
             with m.If(take[e]):
-                m.d.sync += chunk[e].eq(chunk_of(Mux(info[e].line[0], *fill_halves[::-1]), info[e]))
+                m.d.sync += chunk[e].eq(chunk_of(Mux(info[e].line[0], *misses.fill_lines[::-1]), info[e]))
             with m.Elif(lookup[e]):
                 m.d.sync += chunk[e].eq(looked_up)
         pairs.fill(m, misses.fill_install, misses.fill_block, misses.fill_data, self.flush)

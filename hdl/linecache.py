@@ -174,6 +174,9 @@ class MissTable:
     fill, fill_idx, fill_block, fill_data, fill_fault, fill_install :
         A response this cycle, its entry, the memory line it answers, the 1,024 data bits,
         its fault flag, and whether the cache should keep it.
+    fill_lines : list of Signal
+        ``fill_lines[k]``: the cache line of parity ``k`` in a fill without a fault, 0 in
+        other cycles (so a compiled simulation forms them only in the cycles of a fill).
     """
 
     def __init__(self, m, name: str, entries: int, mem, mem_resp, flush):
@@ -214,6 +217,9 @@ class MissTable:
         self.fill_block = self.block[self.fill_idx]
         self.fill_data, self.fill_fault = p.data, p.fault
         self.fill_install = self.fill & ~p.fault & ~noinstall.bit_select(self.fill_idx, 1)
+        self.fill_lines = [Signal(8 * LINE, name=f"{name}_fill_line{k}") for k in range(2)]
+        with m.If(self.fill & ~p.fault):
+            m.d.comb += [line.eq(self.half(k)) for k, line in enumerate(self.fill_lines)]
         m.d.comb += mem_resp.ready.eq(1)
         done = Signal(M, name=f"{name}_done")
         with m.If(self.fill):
@@ -226,6 +232,10 @@ class MissTable:
                 m.d.sync += self.block[self.entry[k]].eq(self._blk[k])
         m.d.sync += [self.busy.eq((self.busy & ~done) | new), sent.eq((sent | sending) & ~done),
                      noinstall.eq(Mux(flush, noinstall | self.busy, noinstall) & ~new)]
+
+    def half(self, odd):
+        """The cache line of parity ``odd`` in this cycle's response data."""
+        return Mux(odd, self.fill_data[8 * LINE:], self.fill_data[:8 * LINE])
 
     def alloc(self, k: int, en, block):
         """Allocate ``entry[k]`` for a read of memory line ``block`` when ``en``."""

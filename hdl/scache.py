@@ -193,9 +193,6 @@ class ScalarCache(wiring.Component):
         misses.alloc(0, go & alloc0, blk0)
         misses.alloc(1, go & alloc1, blk1)
 
-        def half(odd):   # the cache line of parity ``odd`` in this cycle's fill
-            return Mux(odd, misses.fill_data[8 * LINE:], misses.fill_data[:8 * LINE])
-
         w0 = Mux(alloc0, misses.entry[0], idx0)
         w1 = Mux(same, w0, Mux(alloc1, misses.entry[1], idx1))
         with m.If(go):
@@ -213,19 +210,16 @@ class ScalarCache(wiring.Component):
         # multiplexer per bit and condition): the first line's from its fill or the lookup,
         # the second line's likewise
         looked_up = [Signal(8 * LINE, name=f"looked_up{k}") for k in range(2)]
-        fill_halves = [Signal(8 * LINE, name=f"fill_half{k}") for k in range(2)]
         # (0 when no slot reads them: the same multiplexers, and a compiled simulator skips them)
         with m.If(go & ~s1.bad):
-            m.d.comb += [looked_up[0].eq(Mux(hit0, data0, half(L[0]))),
-                         looked_up[1].eq(Mux(hit1, data1, half(~L[0])))]
-        with m.If(misses.fill & ~misses.fill_fault):
-            m.d.comb += [h.eq(half(k)) for k, h in enumerate(fill_halves)]
+            m.d.comb += [looked_up[0].eq(Mux(hit0, data0, misses.half(L[0]))),
+                         looked_up[1].eq(Mux(hit1, data1, misses.half(~L[0])))]
         for i in range(N):
             odd, looking = info[i].odd, go & (s1.slot == i)
             first = Signal(LINE, name=f"slot{i}_first")     # bytes of the first line
             m.d.comb += first.eq(Const(2 ** LINE - 1, LINE) << info[i].offset)
-            new0 = Mux(take0[i], Mux(odd, *fill_halves[::-1]), looked_up[0])
-            new1 = Mux(take1[i], Mux(odd, *fill_halves), looked_up[1])
+            new0 = Mux(take0[i], Mux(odd, *misses.fill_lines[::-1]), looked_up[0])
+            new1 = Mux(take1[i], Mux(odd, *misses.fill_lines), looked_up[1])
             en0, en1 = take0[i] | looking, take1[i] | looking
             with m.If(en0 | en1):   # (the simulator skips the per-byte tests of a slot not written)
                 for j in range(LINE):   # an enable per byte: flip-flops with a clock enable on the FPGA
