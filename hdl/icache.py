@@ -11,15 +11,15 @@ buffer needs); a miss on one port does not hold up the others.
 
 Pipeline: cycle 0 the round-robin arbiter accepts one line fetch into the tail of its
 port's queue and addresses the line banks; cycle 1 (lookup) the line and its successor are
-compared: a hit copies the chunk into the queue entry, a miss reads the memory line (or
-joins a read in flight), and an absent successor that starts the next memory line is
-prefetched; cycle 2 the queue head answers. A hit therefore answers 2 cycles after it is
-accepted.
+compared: a hit writes the chunk into its port's queue memory, a miss reads the memory
+line (or joins a read in flight) and answers from the read's kept fill, and an absent
+successor that starts the next memory line is prefetched; cycle 2 the queue head answers.
+A hit therefore answers 2 cycles after it is accepted.
 """
 from __future__ import annotations
 
 from amaranth.hdl import Array, Cat, Const, Module, Mux, Signal, Value
-from amaranth.lib import data, stream, wiring
+from amaranth.lib import data, memory, stream, wiring
 from amaranth.lib.wiring import In, Out
 from amaranth.utils import exact_log2
 
@@ -106,9 +106,10 @@ class ICache(wiring.Component):
         EntryInfo = data.StructLayout({"wave": range(cfg.wave_slots), "epoch": 2, "target": 1, "line": LINE_ADDR,
                                        **part})
         info = [Signal(EntryInfo, name=f"entry{e}") for e in range(E)]
-        chunk = [Signal(8 * fb, name=f"entry{e}_data") for e in range(E)]
-        wait = Array(Signal(range(self._mshrs), name=f"entry{e}_wait") for e in range(E))
+        waits = [Signal(range(self._mshrs), name=f"entry{e}_wait") for e in range(E)]
+        wait = Array(waits)
         looked, waiting = Signal(E), Signal(E)    # lookup done; the line is awaited from memory
+        kept = Signal(E)                          # the bytes are the miss entry's kept fill
         head = [Signal(qb, name=f"head{p}") for p in range(P)]
         tail = Array(Signal(qb, name=f"tail{p}") for p in range(P))
         count = [Signal(range(Q + 1), name=f"count{p}") for p in range(P)]
@@ -176,20 +177,23 @@ class ICache(wiring.Component):
             with m.If(prefetch):
                 m.d.sync += self.prefetches.eq(self.prefetches + 1)
 
-        # ---- fills: every entry waiting on the read takes its chunk --------------------------
-        take = Signal(E)
-        m.d.comb += take.eq(Cat(misses.fill & waiting[e] & (wait[e] == misses.fill_idx) for e in range(E)))
-        # each entry's chunk is written in one place (a write under each condition would cost a
-        # multiplexer per bit and condition): its fill, or the looked-up line's
+        # ---- the bytes: a hit's (or a fill's in the lookup cycle) go into the port's queue
+        # memory at lookup; an entry that waits for memory reads its miss entry's kept fill
+        # when it answers, so a fill writes nothing per entry
+        take = Signal(E)                          # entries whose read is answered this cycle
+        m.d.comb += take.eq(Cat(misses.fill & waiting[e] & (waits[e] == misses.fill_idx) for e in range(E)))
+        misses.hold(Cat(*[Cat(kept[e] & (waits[e] == i) for e in range(E)).any() for i in range(self._mshrs)]))
         looked_up = Signal(8 * fb)
-        # each only in the cycles that use it (a compiled simulation skips them otherwise)
+        # only in the cycles that use it (a compiled simulation skips it otherwise)
         with m.If(s1.valid):
             m.d.comb += looked_up.eq(chunk_of(Mux(hit, line_data, misses.half(L[0])), s1))
-        for e in range(E):
-            with m.If(take[e]):
-                m.d.sync += chunk[e].eq(chunk_of(Mux(info[e].line[0], *misses.fill_lines[::-1]), info[e]))
-            with m.Elif(lookup[e]):
-                m.d.sync += chunk[e].eq(looked_up)
+        queue_data = []
+        for p in range(P):
+            mem = memory.Memory(shape=8 * fb, depth=Q, init=[])
+            m.submodules[f"queue{p}_data"] = mem
+            wp = mem.write_port()
+            m.d.comb += [wp.addr.eq(s1.entry[:qb]), wp.en.eq(go & (s1.entry[qb:] == p)), wp.data.eq(looked_up)]
+            queue_data.append(mem.read_port(domain="comb"))
         pairs.fill(m, misses.fill_install, misses.fill_block, misses.fill_data, self.flush)
 
         # ---- answers: the head of each port's queue, in order --------------------------------
@@ -202,8 +206,12 @@ class ICache(wiring.Component):
             h = entry_info(head[p], f"head{p}_info", info[p * Q: (p + 1) * Q])
             m.d.comb += [r.valid.eq((count[p] != 0) & looked.bit_select(e, 1) & ~waiting.bit_select(e, 1)),
                          r.payload.wave.eq(h.wave), r.payload.epoch.eq(h.epoch), r.payload.target.eq(h.target)]
+            from_fill = kept.bit_select(e, 1)
+            fill_line = misses.kept_line(Array(waits[p * Q: (p + 1) * Q])[head[p]], h.line[0],
+                                         r.valid & from_fill, f"head{p}_fill")
+            m.d.comb += queue_data[p].addr.eq(head[p])
             with m.If(r.valid):
-                m.d.comb += r.payload.data.eq(Array(chunk[p * Q: (p + 1) * Q])[head[p]])
+                m.d.comb += r.payload.data.eq(Mux(from_fill, chunk_of(fill_line, h), queue_data[p].data))
             pushed = accept & (port == p)
             with m.If(r.valid & r.ready):
                 m.d.comb += popped.bit_select(e, 1).eq(1)
@@ -211,7 +219,8 @@ class ICache(wiring.Component):
             with m.Else():
                 m.d.sync += count[p].eq(count[p] + pushed)
         m.d.sync += [looked.eq((looked | lookup) & ~popped),
-                     waiting.eq((waiting & ~take) | Mux(~have, lookup, 0))]
+                     waiting.eq((waiting & ~take) | Mux(~have, lookup, 0)),
+                     kept.eq((kept & ~popped) | Mux(~have, lookup, 0))]
 
         # ---- error: the first demand fetch that faulted --------------------------------------
         demand = Signal(E)

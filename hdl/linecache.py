@@ -156,6 +156,13 @@ class MissTable:
     entry, ``alloc(1, ...)`` the next one (the lowest when ``alloc(0, ...)`` is idle). A flush marks the reads in flight as not to be
     installed: their data went out before the flush.
 
+    Each entry keeps its fill in a memory (``kept_line``) until the requesters that waited
+    for it have read it; the cache marks those entries with ``hold``, and a held entry is not
+    allocated again. So a requester keeps only the entry's index, not a copy of the line:
+    any number of them take one fill in the same cycle, and the cache's per-requester data
+    is a memory with one write port (LUT RAM on an FPGA) instead of registers that each
+    take a fill (docs/memory.md).
+
     Parameters
     ----------
     m : Module
@@ -176,7 +183,8 @@ class MissTable:
         its fault flag, and whether the cache should keep it.
     fill_lines : list of Signal
         ``fill_lines[k]``: the cache line of parity ``k`` in a fill without a fault, 0 in
-        other cycles (so a compiled simulation forms them only in the cycles of a fill).
+        other cycles (so a compiled simulation forms them only in the cycles of a fill). A
+        faulting fill is kept as zeros.
     """
 
     def __init__(self, m, name: str, entries: int, mem, mem_resp, flush):
@@ -185,8 +193,9 @@ class MissTable:
         self.busy = Signal(M, name=f"{name}_busy")
         sent = Signal(M, name=f"{name}_sent")
         noinstall = Signal(M, name=f"{name}_noinstall")
+        self._held = Signal(M, name=f"{name}_held")
         self.block = Array(Signal(BLOCK_ADDR, name=f"{name}_block{i}") for i in range(M))
-        idle = ~self.busy
+        idle = ~(self.busy | self._held)
         idle_but_lowest = (idle & (idle - 1))[:M]    # the lowest free bit cleared
         free = [lowest(m, idle, f"{name}_free0"), lowest(m, idle_but_lowest, f"{name}_free1")]
         self.has = [idle.any(), idle_but_lowest.any()]
@@ -221,6 +230,12 @@ class MissTable:
         with m.If(self.fill & ~p.fault):
             m.d.comb += [line.eq(self.half(k)) for k, line in enumerate(self.fill_lines)]
         m.d.comb += mem_resp.ready.eq(1)
+        # LUT RAM on an FPGA even with a read port per requester: Yosys built the instruction
+        # cache's four as flip-flops and multiplexers (4,096 and 13,568)
+        self._kept = memory.Memory(shape=16 * LINE, depth=M, init=[], attrs={"ram_style": "distributed"})
+        m.submodules[f"{name}_kept"] = self._kept
+        kw = self._kept.write_port()
+        m.d.comb += [kw.addr.eq(self.fill_idx), kw.en.eq(self.fill), kw.data.eq(Cat(*self.fill_lines))]
         done = Signal(M, name=f"{name}_done")
         with m.If(self.fill):
             m.d.comb += done.bit_select(self.fill_idx, 1).eq(1)
@@ -236,6 +251,22 @@ class MissTable:
     def half(self, odd):
         """The cache line of parity ``odd`` in this cycle's response data."""
         return Mux(odd, self.fill_data[8 * LINE:], self.fill_data[:8 * LINE])
+
+    def kept_line(self, idx, odd, en, name: str) -> Signal:
+        """The cache line of parity ``odd`` of entry ``idx``'s last fill (zeros if it faulted),
+        through a read port of its own; 0 unless ``en``. A fill is readable from the next
+        cycle on, and stays until the entry is allocated again: ``hold`` it until then."""
+        rp = self._kept.read_port(domain="comb")
+        line = Signal(8 * LINE, name=name)
+        self._m.d.comb += rp.addr.eq(idx)
+        with self._m.If(en):
+            self._m.d.comb += line.eq(Mux(odd, rp.data[8 * LINE:], rp.data[:8 * LINE]))
+        return line
+
+    def hold(self, entries):
+        """Keep the entries of the mask ``entries`` from being allocated: requesters still
+        have their fills to read."""
+        self._m.d.comb += self._held.eq(entries)
 
     def alloc(self, k: int, en, block):
         """Allocate ``entry[k]`` for a read of memory line ``block`` when ``en``."""

@@ -8,18 +8,20 @@ as ``kmcnt`` allows, while the beats of one request leave back to back on its SI
 
 Pipeline: cycle 0 the round-robin arbiter accepts one request into a free slot and
 addresses the line banks; cycle 1 (lookup) the pair of lines around the address is
-compared, present lines are copied into the slot and missing memory lines are read (or
-joined, if already being read); a completed slot moves to its port's beat register, which
-sends one dword per cycle.
+compared, present lines are written into the slot's memory word and missing memory lines
+are read (or joined, if already being read); a completed slot moves to its port's beat
+register, which sends one dword per cycle.
 
 A slot holds the 64 bytes a request can read, not its two lines: byte ``j`` comes from the
 first line when ``j`` is at or above the request's offset in it, else from the second, so
-the request's bytes are the slot rotated by the offset.
+the request's bytes are the slot rotated by the offset. A line that was missing is not
+copied into the slot: the slot reads it from its miss entry's kept fill as it completes
+(:class:`hdl.linecache.MissTable`).
 """
 from __future__ import annotations
 
 from amaranth.hdl import Array, Cat, Const, Module, Mux, Signal, Value
-from amaranth.lib import data, enum, stream, wiring
+from amaranth.lib import data, enum, memory, stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from .config import DCUConfig
@@ -47,6 +49,13 @@ def _slot_layout(cfg: DCUConfig) -> data.StructLayout:
         "odd": 1,           # the first line's address is odd (it is the upper half of a memory line)
         "addr": 64,         # the request's address, for the fault report
     })
+
+
+def _merge(offset, first, second):
+    """A slot's 64 bytes: byte ``j`` of ``first`` (the first line) when ``j >= offset``, else
+    of ``second``."""
+    from_first = (Const(2 ** LINE - 1, LINE) << offset)[:LINE]
+    return Cat(*[Mux(from_first[j], first.word_select(j, 8), second.word_select(j, 8)) for j in range(LINE)])
 
 
 class ScalarCache(wiring.Component):
@@ -117,11 +126,13 @@ class ScalarCache(wiring.Component):
 
         # ---- slots ------------------------------------------------------------------------
         info = [Signal(SlotInfo, name=f"slot{i}") for i in range(N)]
-        slot_data = Array(Signal(8 * LINE, name=f"slot{i}_data") for i in range(N))   # bytes of both lines
-        wait0 = Array(Signal(range(self._mshrs), name=f"slot{i}_wait0") for i in range(N))
-        wait1 = Array(Signal(range(self._mshrs), name=f"slot{i}_wait1") for i in range(N))
+        m.submodules.slot_data = slot_data = memory.Memory(shape=8 * LINE, depth=N, init=[])  # bytes of both lines
+        waits0 = [Signal(range(self._mshrs), name=f"slot{i}_wait0") for i in range(N)]
+        waits1 = [Signal(range(self._mshrs), name=f"slot{i}_wait1") for i in range(N)]
+        wait0, wait1 = Array(waits0), Array(waits1)
         busy, looked = Signal(N), Signal(N)       # allocated; lookup done
         waiting0, waiting1 = Signal(N), Signal(N)  # the line is awaited from memory
+        kept0, kept1 = Signal(N), Signal(N)        # the line is the miss entry's kept fill
         timer = [Signal(range(delay + 1), name=f"slot{i}_timer") for i in range(N)]
 
         def slot_info(idx, name):   # the fields of the slot ``idx`` selects
@@ -156,13 +167,13 @@ class ScalarCache(wiring.Component):
             m.d.comb += self.req[p].ready.eq(accept & (port == p))
 
         # lookup stage register
-        s1 = Signal(data.StructLayout({"valid": 1, "slot": range(N), "line": LINE_ADDR,
+        s1 = Signal(data.StructLayout({"valid": 1, "slot": range(N), "line": LINE_ADDR, "offset": 6,
                                        "straddle": 1, "bad": 1}))
         with m.If(~stall):
             m.d.sync += s1.valid.eq(accept)
         with m.If(accept):
             m.d.sync += [last_port.eq(port),
-                         s1.slot.eq(slot), s1.line.eq(addr[6:ADDR_BITS]),
+                         s1.slot.eq(slot), s1.line.eq(addr[6:ADDR_BITS]), s1.offset.eq(addr[:6]),
                          s1.straddle.eq(addr[:6] + nbytes > LINE), s1.bad.eq(addr[ADDR_BITS:].any())]
             for i in range(N):
                 with m.If(slot == i):
@@ -202,30 +213,21 @@ class ScalarCache(wiring.Component):
             with m.Else():
                 m.d.sync += self.misses.eq(self.misses + 1)
 
-        # ---- fills: every slot waiting on the entry takes its line --------------------------
-        take0, take1 = Signal(N), Signal(N)
-        m.d.comb += [take0.eq(Cat(misses.fill & waiting0[i] & (wait0[i] == misses.fill_idx) for i in range(N))),
-                     take1.eq(Cat(misses.fill & waiting1[i] & (wait1[i] == misses.fill_idx) for i in range(N)))]
-        # each slot's bytes are written in one place (a write under each condition would cost a
-        # multiplexer per bit and condition): the first line's from its fill or the lookup,
-        # the second line's likewise
+        # ---- the slot's bytes: the present lines' at lookup, into the slot memory; a missing
+        # line's stay in its miss entry's kept fill, which the slot reads as it completes
+        take0, take1 = Signal(N), Signal(N)       # slots whose read is answered this cycle
+        m.d.comb += [take0.eq(Cat(misses.fill & waiting0[i] & (waits0[i] == misses.fill_idx) for i in range(N))),
+                     take1.eq(Cat(misses.fill & waiting1[i] & (waits1[i] == misses.fill_idx) for i in range(N)))]
+        misses.hold(Cat(*[Cat(kept0[i] & (waits0[i] == k) | kept1[i] & (waits1[i] == k) for i in range(N)).any()
+                          for k in range(self._mshrs)]))
         looked_up = [Signal(8 * LINE, name=f"looked_up{k}") for k in range(2)]
-        # (0 when no slot reads them: the same multiplexers, and a compiled simulator skips them)
+        # (0 when no slot reads them, as for a bad address: a compiled simulator skips them)
         with m.If(go & ~s1.bad):
             m.d.comb += [looked_up[0].eq(Mux(hit0, data0, misses.half(L[0]))),
                          looked_up[1].eq(Mux(hit1, data1, misses.half(~L[0])))]
-        for i in range(N):
-            odd, looking = info[i].odd, go & (s1.slot == i)
-            first = Signal(LINE, name=f"slot{i}_first")     # bytes of the first line
-            m.d.comb += first.eq(Const(2 ** LINE - 1, LINE) << info[i].offset)
-            new0 = Mux(take0[i], Mux(odd, *misses.fill_lines[::-1]), looked_up[0])
-            new1 = Mux(take1[i], Mux(odd, *misses.fill_lines), looked_up[1])
-            en0, en1 = take0[i] | looking, take1[i] | looking
-            with m.If(en0 | en1):   # (the simulator skips the per-byte tests of a slot not written)
-                for j in range(LINE):   # an enable per byte: flip-flops with a clock enable on the FPGA
-                    with m.If(Mux(first[j], en0, en1)):
-                        m.d.sync += slot_data[i].word_select(j, 8).eq(Mux(first[j], new0.word_select(j, 8),
-                                                                          new1.word_select(j, 8)))
+        sw = slot_data.write_port()
+        m.d.comb += [sw.addr.eq(s1.slot), sw.en.eq(go),
+                     sw.data.eq(_merge(s1.offset, looked_up[0], looked_up[1]))]
         pairs.fill(m, misses.fill_install, misses.fill_block, misses.fill_data, self.flush)
 
         # ---- completion: one finished slot per cycle moves to its port's beat register ------
@@ -256,7 +258,14 @@ class ScalarCache(wiring.Component):
         last_done = Signal(range(N))
         pick = round_robin(m, done, last_done, "done")
         pinfo = slot_info(pick, "done_info")
-        raw = Cat(slot_data[pick], slot_data[pick]).bit_select(Cat(Const(0, 3), pinfo.offset), 16 * 32)
+        sr = slot_data.read_port(domain="comb")
+        m.d.comb += sr.addr.eq(pick)
+        fill0 = misses.kept_line(wait0[pick], pinfo.odd, done.any() & kept0.bit_select(pick, 1), "kept_first")
+        fill1 = misses.kept_line(wait1[pick], ~pinfo.odd, done.any() & kept1.bit_select(pick, 1), "kept_second")
+        bytes_ = Signal(8 * LINE)
+        m.d.comb += bytes_.eq(_merge(pinfo.offset, Mux(kept0.bit_select(pick, 1), fill0, sr.data),
+                                     Mux(kept1.bit_select(pick, 1), fill1, sr.data)))
+        raw = Cat(bytes_, bytes_).bit_select(Cat(Const(0, 3), pinfo.offset), 16 * 32)
         ext = Mux(pinfo.width == Width.BYTE, Cat(raw[:8], Mux(pinfo.signed & raw[7], 0xFFFFFF, 0)),
                   Cat(raw[:16], Mux(pinfo.signed & raw[15], 0xFFFF, 0)))
         window = Mux(pinfo.width == Width.DWORD, raw, ext)
@@ -279,7 +288,9 @@ class ScalarCache(wiring.Component):
             m.d.comb += lookup.bit_select(s1.slot, 1).eq(1)
         m.d.sync += [busy.eq((busy | alloc) & ~freed), looked.eq((looked | lookup) & ~freed),
                      waiting0.eq((waiting0 & ~take0) | Mux(~have0, lookup, 0)),
-                     waiting1.eq((waiting1 & ~take1) | Mux(~have1, lookup, 0))]
+                     waiting1.eq((waiting1 & ~take1) | Mux(~have1, lookup, 0)),
+                     kept0.eq((kept0 & ~freed) | Mux(~have0, lookup, 0)),
+                     kept1.eq((kept1 & ~freed) | Mux(~have1, lookup, 0))]
         if delay:
             for i in range(N):
                 with m.If(~alloc[i] & (timer[i] != 0)):
