@@ -28,6 +28,7 @@ from amaranth.lib.wiring import In, Out
 from amaranth.utils import exact_log2
 
 from .atomic import ATOMIC_OF, AtomicOp, atomic_result
+from .bitops import mux_tree
 from .config import DCUConfig
 from .isa_tables import info_of, ops_of
 from .simd import LANES, VecMemReq, VecMemResp
@@ -550,22 +551,25 @@ class _Pipe(Elaboratable):
         with xbar.If(x_valid):
             xbar.d.comb += xb.eq(Cat(*[x_rd.word_select(x_xsel[xw * i: xw * i + bb], 32) &
                                        wmask.word_select(x_xsel[xw * i + bb: xw * (i + 1)], 32) for i in range(NW)]))
-        if NWIN > 1:    # the window's results at its place among the instruction's accesses
+        r_served, x_served = Signal(NW, name=f"r_served{h}"), Signal(NW, name=f"x_served{h}")   # the pass's accesses
+        if NWIN > 1:
             r_win, x_win = Signal(range(NWIN), name=f"r_win{h}"), Signal(range(NWIN), name=f"x_win{h}")
-            placed = Signal(32 * NACC, name=f"xp{h}")
-            with xbar.If(x_valid):
-                xbar.d.comb += placed.eq(Cat(*[Mux(x_win == k, xb, 0) for k in range(NWIN)]))
         else:
-            placed = xb
+            x_win = Const(0)
 
         # ---- A: the result and its response beats -----------------------------------------------
         a_valid, a_done = Signal(name=f"a_valid{h}"), Signal(name=f"a_done{h}")
         a_ctl, a_meta = Signal(_Ctl, name=f"a_ctl{h}"), Signal(Meta, name=f"a_meta{h}")
+        # the instruction's results: each pass writes the dwords of the accesses it served (a
+        # clock enable per dword on the FPGA, no multiplexers), and ``got`` marks them; the
+        # others read as 0 (unserved lanes, and in a pair the other half's accesses)
         acc = Signal(32 * NACC, name=f"acc{h}")
+        got = Signal(NACC, name=f"got{h}")
         a_beat = Signal(2, name=f"a_beat{h}")
         bt = _sub(m, "beat")
         src = a_meta.src.word_select(a_beat, 2)
-        words = [acc[32 * SLOTS * n: 32 * SLOTS * (n + 1)].word_select(src, 32) for n in range(LANES)]
+        words = [Mux(got[SLOTS * n: SLOTS * (n + 1)].bit_select(src, 1),
+                     acc[32 * SLOTS * n: 32 * SLOTS * (n + 1)].word_select(src, 32), 0) for n in range(LANES)]
 
         def narrow(w, n):       # the lane's byte or half, zero- or sign-extended
             v = (w >> Cat(Const(0, 3), a_meta.y[2 * n: 2 * n + 2]))[:16]
@@ -600,12 +604,12 @@ class _Pipe(Elaboratable):
             m.d.sync += [x_valid.eq(r_valid), r_valid.eq(p_valid)]
             with m.If(r_valid):
                 m.d.sync += [x_first.eq(r_first), x_last.eq(r_last), x_ctl.eq(r_ctl), x_meta.eq(r_meta),
-                             x_xsel.eq(r_xsel), x_rd.eq(rd)]
+                             x_xsel.eq(r_xsel), x_rd.eq(rd), x_served.eq(r_served)]
                 if NWIN > 1:
                     m.d.sync += x_win.eq(r_win)
             with m.If(p_valid):
                 m.d.sync += [r_first.eq(p_first), r_last.eq(last), r_ctl.eq(w_ctl), r_meta.eq(w_meta),
-                             r_xsel.eq(xsel), r_wd.eq(Mux(narrow_st, n_bwd, b_wd)),
+                             r_xsel.eq(xsel), r_served.eq(served), r_wd.eq(Mux(narrow_st, n_bwd, b_wd)),
                              r_be.eq(Mux(narrow_st, n_bbe, b_be)), r_cmp.eq(b_cmp), r_aval.eq(b_aval)]
                 with m.If((w_ctl.cls == _Cls.STORE) | (w_ctl.cls == _Cls.ATOMIC)):   # write addresses
                     m.d.sync += r_row.eq(Cat(*[ldw[DW * b + bb: DW * b + bb + rb] for b in range(BANKS)]))
@@ -621,10 +625,17 @@ class _Pipe(Elaboratable):
                     m.d.sync += p_valid.eq(0)
             with m.If(x_valid):
                 with m.If(x_first):
-                    m.d.sync += [acc.eq(placed), a_valid.eq(1), a_ctl.eq(x_ctl), a_meta.eq(x_meta), a_beat.eq(0)]
-                with m.Else():
-                    m.d.sync += acc.eq(acc | placed)
-                m.d.sync += a_done.eq(x_last)
+                    m.d.sync += [a_valid.eq(1), a_ctl.eq(x_ctl), a_meta.eq(x_meta), a_beat.eq(0)]
+                m.d.sync += [a_done.eq(x_last),
+                             got.eq(Mux(x_first, 0, got) | (x_served << (x_win * NW))[:NACC])]
+        results = _sub(m, "results")     # a process of its own: its 128 enables run only with a pass
+        with results.If(advance & x_valid):
+            for k in range(NWIN):
+                with results.If(x_win == k):
+                    for i in range(NW):
+                        with results.If(x_served[i]):
+                            j = NW * k + i
+                            results.d.sync += acc[32 * j: 32 * j + 32].eq(xb[32 * i: 32 * i + 32])
 
         with m.If(self.take):
             srcmap = Mux(ctl.xchg2, Mux(req.offset0 == req.offset1, 0b0000, 0b1000), 0b11100100)
@@ -750,8 +761,10 @@ class LDS(wiring.Component):
                     arb.d.comb += sel.eq(s)
             arb.d.sync += last_sel.eq(sel)
             arb.d.comb += [pipe.take.eq(mine.any()), pipe.simd.eq(sel)]
+            # a tree of 2:1 multiplexers: Yosys made the ``Array`` lookup an AND-OR term per
+            # SIMD and bit, 62,436 gates for the two halves of the fpga LDS (docs/fpga.md)
             _sub(m, f"request{hh}").d.comb += [
-                pipe.req.eq(Array(self.req[s].payload for s in range(SIMDS))[sel]),
+                pipe.req.eq(mux_tree(sel, [self.req[s].payload.as_value() for s in range(SIMDS)])),
                 pipe.base.eq(Array(base)[sel]), pipe.size.eq(Array(size)[sel]),
                 pipe.pair.eq(Array(need)[sel] == 0b11)]
 
