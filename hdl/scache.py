@@ -226,8 +226,9 @@ class ScalarCache(wiring.Component):
             m.d.comb += [looked_up[0].eq(Mux(hit0, data0, misses.half(L[0]))),
                          looked_up[1].eq(Mux(hit1, data1, misses.half(~L[0])))]
         sw = slot_data.write_port()
-        m.d.comb += [sw.addr.eq(s1.slot), sw.en.eq(go),
-                     sw.data.eq(_merge(s1.offset, looked_up[0], looked_up[1]))]
+        m.d.comb += [sw.addr.eq(s1.slot), sw.en.eq(go)]
+        with m.If(go):    # (the merges only in the cycles that use them: a compiled simulator skips them)
+            m.d.comb += sw.data.eq(_merge(s1.offset, looked_up[0], looked_up[1]))
         pairs.fill(m, misses.fill_install, misses.fill_block, misses.fill_data, self.flush)
 
         # ---- completion: one finished slot per cycle moves to its port's beat register ------
@@ -263,8 +264,9 @@ class ScalarCache(wiring.Component):
         fill0 = misses.kept_line(wait0[pick], pinfo.odd, done.any() & kept0.bit_select(pick, 1), "kept_first")
         fill1 = misses.kept_line(wait1[pick], ~pinfo.odd, done.any() & kept1.bit_select(pick, 1), "kept_second")
         bytes_ = Signal(8 * LINE)
-        m.d.comb += bytes_.eq(_merge(pinfo.offset, Mux(kept0.bit_select(pick, 1), fill0, sr.data),
-                                     Mux(kept1.bit_select(pick, 1), fill1, sr.data)))
+        with m.If(done.any()):
+            m.d.comb += bytes_.eq(_merge(pinfo.offset, Mux(kept0.bit_select(pick, 1), fill0, sr.data),
+                                         Mux(kept1.bit_select(pick, 1), fill1, sr.data)))
         raw = Cat(bytes_, bytes_).bit_select(Cat(Const(0, 3), pinfo.offset), 16 * 32)
         ext = Mux(pinfo.width == Width.BYTE, Cat(raw[:8], Mux(pinfo.signed & raw[7], 0xFFFFFF, 0)),
                   Cat(raw[:16], Mux(pinfo.signed & raw[15], 0xFFFF, 0)))
