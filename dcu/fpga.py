@@ -15,6 +15,7 @@ project (``build/fpga/``, ignored by git) and the tools run with relative paths.
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -387,14 +388,20 @@ def synth_block(top: str, config="fpga", out_dir="build/fpga/blocks", generic: b
             design = make_top(top, cfg)
         text = rtlil.convert(design, name=top, emit_src=attribute)
         text = src_on_switches(text) if attribute else text
+        digest = hashlib.sha256(text.encode()).hexdigest()
         earlier = out / f"{stem}.json"
-        if reuse_result and earlier.exists() and il.exists() and il.read_text() == text:
+        if reuse_result and earlier.exists():
             res = json.loads(earlier.read_text())
             ended = res.get("rc") == 0 or (res.get("error") or "").startswith("ERROR:")   # not a timeout
-            if ended and res.get("script") == synth:     # the same design through the same commands
+            # the same design through the same commands: the earlier result records its RTLIL's
+            # digest, since the file ``il`` is shared with this block's runs under other options
+            # (the -splitnets retry) and may be newer than that result
+            if ended and res.get("script") == synth and res.get("rtlil_sha256") == digest:
                 return {**res, "reused": True}
         il.write_text(text)
         del design, text   # gigabytes for the default DCU, not needed while Yosys runs
+    else:
+        digest = hashlib.sha256(il.read_text().encode()).hexdigest()
     convert_s = time.perf_counter() - t0
     netlist = out / f"{stem}.netlist.json"
     dump = f"select {top}\nwrite_json -selected {rel}/{netlist.name}\n" if attribute else ""
@@ -409,7 +416,8 @@ def synth_block(top: str, config="fpga", out_dir="build/fpga/blocks", generic: b
     res = {"top": top, "config": cfg.name,
            "flow": ("synth, memories kept, fast abc" if generic else "synth_ecp5") + (f" {synth_opts}" if synth_opts and not generic else "")
            + ("" if share else " (no share)") + (f" until {until}" if until else ""),
-           "convert_s": round(convert_s, 1), "synth_s": round(synth_s, 1), "rc": rc, "script": synth, **stat}
+           "convert_s": round(convert_s, 1), "synth_s": round(synth_s, 1), "rc": rc, "script": synth,
+           "rtlil_sha256": digest, **stat}
     if rc != 0:
         tail = (out / f"{stem}.out").read_text(errors="replace").strip().splitlines()
         res["error"] = "timeout" if rc == -9 else (tail[-1] if tail else f"exit {rc}")

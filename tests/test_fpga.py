@@ -436,6 +436,9 @@ def test_native_yosys_is_the_default_and_synthesizes_a_block(monkeypatch):
     again = fpga.synth_block("barrier", "tiny", out_dir=out, quiet=True, reuse_result=True)
     assert again["reused"] and again["by_type"] == res["by_type"]      # the same RTLIL: not run again
     saved = fpga.PROJECT / out / "tiny_barrier.json"
+    saved.write_text(saved.read_text().replace(res["rtlil_sha256"], "0" * 64))
+    stale = fpga.synth_block("barrier", "tiny", out_dir=out, quiet=True, reuse_result=True)
+    assert "reused" not in stale and stale["rc"] == 0                  # a result of other RTLIL: run again
     saved.write_text(saved.read_text().replace('"script": "', '"script": "opt\\n'))
     rerun = fpga.synth_block("barrier", "tiny", out_dir=out, quiet=True, reuse_result=True)
     assert "reused" not in rerun and rerun["rc"] == 0                  # other commands: run again
