@@ -28,7 +28,6 @@ from amaranth.lib.wiring import In, Out
 from amaranth.utils import exact_log2
 
 from .atomic import ATOMIC_OF, AtomicOp, atomic_result
-from .bitops import mux_tree
 from .config import DCUConfig
 from .isa_tables import info_of, ops_of
 from .simd import LANES, VecMemReq, VecMemResp
@@ -761,12 +760,11 @@ class LDS(wiring.Component):
                     arb.d.comb += sel.eq(s)
             arb.d.sync += last_sel.eq(sel)
             arb.d.comb += [pipe.take.eq(mine.any()), pipe.simd.eq(sel)]
-            # a tree of 2:1 multiplexers: Yosys made the ``Array`` lookup an AND-OR term per
-            # SIMD and bit, 62,436 gates for the two halves of the fpga LDS (docs/fpga.md)
-            _sub(m, f"request{hh}").d.comb += [
-                pipe.req.eq(mux_tree(sel, [self.req[s].payload.as_value() for s in range(SIMDS)])),
-                pipe.base.eq(Array(base)[sel]), pipe.size.eq(Array(size)[sel]),
-                pipe.pair.eq(Array(need)[sel] == 0b11)]
+            rq = _sub(m, f"request{hh}")
+            rq.d.comb += [pipe.base.eq(Array(base)[sel]), pipe.size.eq(Array(size)[sel]),
+                          pipe.pair.eq(Array(need)[sel] == 0b11)]
+            with rq.If(pipe.take):   # read only at take: a compiled simulation copies it only then
+                rq.d.comb += pipe.req.eq(Array(self.req[s].payload for s in range(SIMDS))[sel])
 
         # ---- responses -----------------------------------------------------------------------
         p0, p1 = pipes
