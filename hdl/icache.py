@@ -182,11 +182,7 @@ class ICache(wiring.Component):
         # when it answers, so a fill writes nothing per entry
         take = Signal(E)                          # entries whose read is answered this cycle
         m.d.comb += take.eq(Cat(misses.fill & waiting[e] & (waits[e] == misses.fill_idx) for e in range(E)))
-        held = Signal(self._mshrs)
-        with m.If(kept.any()):   # (a compiled simulation skips the compares while no entry waits)
-            m.d.comb += held.eq(Cat(*[Cat(kept[e] & (waits[e] == i) for e in range(E)).any()
-                                      for i in range(self._mshrs)]))
-        misses.hold(held)
+        misses.hold([(kept[e], waits[e]) for e in range(E)])
         looked_up = Signal(8 * fb)
         # only in the cycles that use it (a compiled simulation skips it otherwise)
         with m.If(s1.valid):

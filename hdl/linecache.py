@@ -263,10 +263,16 @@ class MissTable:
             self._m.d.comb += line.eq(Mux(odd, rp.data[8 * LINE:], rp.data[:8 * LINE]))
         return line
 
-    def hold(self, entries):
-        """Keep the entries of the mask ``entries`` from being allocated: requesters still
-        have their fills to read."""
-        self._m.d.comb += self._held.eq(entries)
+    def hold(self, waiters):
+        """Keep entries from being allocated while requesters still have their fills to read:
+        ``waiters`` is a list of ``(kept, idx)``, a requester that reads entry ``idx``'s fill
+        while ``kept``. The compares run only while one is kept (a compiled simulation skips
+        them otherwise)."""
+        m, M = self._m, len(self._held)
+        kept = Cat(*[k for k, _ in waiters])
+        with m.If(kept.any()):
+            m.d.comb += self._held.eq(Cat(*[Cat(*[k & (idx == i) for k, idx in waiters]).any()
+                                            for i in range(M)]))
 
     def alloc(self, k: int, en, block):
         """Allocate ``entry[k]`` for a read of memory line ``block`` when ``en``."""

@@ -218,11 +218,7 @@ class ScalarCache(wiring.Component):
         take0, take1 = Signal(N), Signal(N)       # slots whose read is answered this cycle
         m.d.comb += [take0.eq(Cat(misses.fill & waiting0[i] & (waits0[i] == misses.fill_idx) for i in range(N))),
                      take1.eq(Cat(misses.fill & waiting1[i] & (waits1[i] == misses.fill_idx) for i in range(N)))]
-        held = Signal(self._mshrs)
-        with m.If((kept0 | kept1).any()):   # (a compiled simulation skips the compares while no slot waits)
-            m.d.comb += held.eq(Cat(*[Cat(kept0[i] & (waits0[i] == k) | kept1[i] & (waits1[i] == k)
-                                          for i in range(N)).any() for k in range(self._mshrs)]))
-        misses.hold(held)
+        misses.hold([(kept0[i], waits0[i]) for i in range(N)] + [(kept1[i], waits1[i]) for i in range(N)])
         looked_up = [Signal(8 * LINE, name=f"looked_up{k}") for k in range(2)]
         # (0 when no slot reads them, as for a bad address: a compiled simulator skips them)
         with m.If(go & ~s1.bad):
