@@ -909,10 +909,13 @@ def _sim_speed(configs=("default", "fpga"), compiled=("default", "fpga"), test: 
 def _fpga(board: str = "ulx3s", config: str = "fpga", clock_mhz: float = 50.0) -> dict:
     """The ECP5-85F build (``dcu fpga``, docs/fpga.md): resources and Fmax from nextpnr's
     report, cells from Yosys, stage times. Always the bring-up build (UART link and block-RAM
-    memory); the whole DCU only with ``DCU_FPGA_FULL=1`` (hours, and it does not fit: see the
-    per-block rows); per-block Yosys counts from ``dcu fpga --block`` runs
-    (``build/fpga/blocks/*.json``)."""
+    memory); the whole DCU only with ``DCU_FPGA_FULL=1`` (hours, and it does not fit). Then
+    each block of the DCU that fits the device alone, placed and routed out of context at
+    ``clock_mhz`` (``dcu.fpga.place_block``): its own Fmax; a block that does not fit has its
+    Yosys counts and no Fmax."""
+    from hdl.config import get_config
     from . import fpga
+    from .budget import ECP5_85F
     missing = fpga.missing_tools()
     if missing:
         raise RuntimeError(f"missing FPGA tools: {', '.join(missing)}; install them with: {fpga.INSTALL_HINT}")
@@ -931,23 +934,32 @@ def _fpga(board: str = "ulx3s", config: str = "fpga", clock_mhz: float = 50.0) -
         row.update({k: rep.get(k) for k in ("convert_s", "yosys_s", "nextpnr_s", "ecppack_s")})
         row["bitstream_bytes"] = rep.get("bitstream_bytes")
         rows.append(row)
-    for p in sorted((ROOT / "build" / "fpga" / "blocks").glob("*.json")):
-        b = json.loads(p.read_text())
-        if "by_source" in b:     # an --attribute run: the same synthesis as the plain one
-            continue
-        e = b.get("ecp5") or {}
-        rows.append({"design": f"block {b.get('top')} ({b.get('config')}), {b.get('flow')}", "rc": b.get("rc"),
-                     "luts": e.get("lut_equiv") if b.get("rc") == 0 and "until" not in b.get("flow", "") else None,
-                     "ffs": e.get("ff") if b.get("rc") == 0 else None,
-                     "bram": e.get("dp16kd") if b.get("rc") == 0 else None,
-                     "dsp": e.get("mult18x18d") if b.get("rc") == 0 else None,
-                     "fmax_mhz": None, "target_mhz": None, "yosys_s": b.get("synth_s"),
-                     "note": b.get("error", "")})
+    for top, n in _dcu_blocks(get_config(config)):
+        r = fpga.synth_block(top, config, quiet=True, reuse_result=True)
+        if fpga.needs_splitnets(r):
+            r = fpga.synth_block(top, config, quiet=True, reuse_result=True, synth_opts="-splitnets")
+        e = r.get("ecp5") or {}
+        fits = r["rc"] == 0 and e["lut_equiv"] <= ECP5_85F["lut"]
+        row = {"design": f"block {top} ({n} in the DCU), out of context", "rc": r["rc"], "luts": e.get("lut_equiv"),
+               "ffs": e.get("ff"), "bram": e.get("dp16kd"), "dsp": e.get("mult18x18d"), "fmax_mhz": None,
+               "target_mhz": clock_mhz, "yosys_s": r.get("synth_s")}
+        if fits:
+            p = fpga.place_block(top, config, clock_mhz=clock_mhz, quiet=True)
+            pnr = p.get("nextpnr") or {}
+            util = pnr.get("utilisation", {})
+            row.update({"rc": pnr.get("rc", p["rc"]), "luts": util.get("TRELLIS_COMB", {}).get("used"),
+                        "ffs": util.get("TRELLIS_FF", {}).get("used"), "fmax_mhz": p["fmax_mhz"],
+                        "nextpnr_s": pnr.get("seconds"), "critical_path": pnr.get("critical_path")})
+        else:
+            row["note"] = (f"does not fit alone ({e['lut_equiv'] / ECP5_85F['lut']:.2f} x the LUTs)"
+                           if r["rc"] == 0 else r.get("error"))
+        rows.append(row)
     return {"benchmark": "fpga", "board": board, "device": "LFE5U-85F (83,640 LUT4/FF, 208 DP16KD, 156 MULT18X18D)",
             "config": config, "rows": rows,
             "dcu_built": len(builds) > 1,
-            "note": "luts = TRELLIS_COMB (nextpnr) or LUT4 + 2 per CCU2C + 4 per DPR16X4 (Yosys); "
-                    "blocks synthesized 'until map_luts' have no LUT count (logic still gates)"}
+            "note": "luts = TRELLIS_COMB (nextpnr) or, for a block that was not placed, LUT4 + 2 per CCU2C + 4 per "
+                    "DPR16X4 (Yosys); a block 'out of context': nextpnr-ecp5 --out-of-context, no I/O buffers and "
+                    "its clock on general routing, the block alone on the 85F"}
 
 def _sim_instructions(configs=("default", "fpga"), test: str = "divergence_cl", seed: int = 0) -> dict:
     """Instructions the compiled model (``dcu.verilator``) executes for one kernel, counted by
@@ -1041,9 +1053,7 @@ def _synth(config: str | None = None, timeout: float = 4 * 3600) -> dict:
         if config and cfg != config:
             continue
         r = fpga.synth_block(top, cfg, generic=generic, timeout=timeout, quiet=True, reuse_result=True)
-        if "count_id(wire->name)" in (r.get("error") or ""):
-            # Yosys 0.70's ABC9 gives a mapped wire a name the module has (YosysHQ/yosys#4349,
-            # open; the lds): again with every wire split into bits first
+        if fpga.needs_splitnets(r):
             r = fpga.synth_block(top, cfg, timeout=timeout, quiet=True, reuse_result=True, synth_opts="-splitnets")
         row = {"config": cfg, "top": top, "flow": r["flow"], "rc": r["rc"], "yosys_s": r["synth_s"],
                "reused": r.get("reused", False), "cells": r["cells"]}

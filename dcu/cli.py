@@ -9,7 +9,7 @@
     dcu disasm FILE [--kernel NAME]
     dcu bench NAME [--json FILE] [--config PRESET] [--backend rtl|verilator]
     dcu verilog [--config PRESET] [--top NAME] -o FILE.v [--lint]
-    dcu fpga [--board ulx3s] [--config PRESET] [--clock MHZ] [--baud N] [--block NAME [--generic] [--attribute]] [--budget]
+    dcu fpga [--board ulx3s] [--config PRESET] [--clock MHZ] [--baud N] [--block NAME [--generic] [--attribute] [--place]] [--budget]
 
 Exit status: 0 on success, 2 for a usage error (bad option, argument spec,
 missing file, unknown kernel), 1 when building or running fails.
@@ -290,6 +290,9 @@ def build_parser() -> argparse.ArgumentParser:
     f.add_argument("--until", metavar="LABEL",
                    help="with --block: stop synth_ecp5 before this label (map_luts: FFs, BRAMs, DSPs "
                         "final, logic still gates)")
+    f.add_argument("--place", action="store_true",
+                   help="with --block: also place and route it alone (nextpnr out of context) at "
+                        "--clock and report its Fmax")
     f.add_argument("--attribute", action="store_true",
                    help="with --block: also count the cells by the source line that made them")
     f.add_argument("--reuse-rtlil", action="store_true",
@@ -611,12 +614,29 @@ def cmd_fpga(ns: argparse.Namespace) -> int:
             _write_json(ns.json, res)
             print(f"wrote {ns.json}")
         return 0
-    needed = ("YOSYS",) if ns.block else ("YOSYS", "NEXTPNR_ECP5", "ECPPACK")
+    needed = (("YOSYS", "NEXTPNR_ECP5") if ns.place else ("YOSYS",)) if ns.block else ("YOSYS", "NEXTPNR_ECP5", "ECPPACK")
     missing = fpga.missing_tools(needed)
     if missing:
         print(f"dcu fpga: missing FPGA tools: {', '.join(missing)}\n  install them with: "
               f"{fpga.INSTALL_HINT}", file=sys.stderr)
         return 1
+    if ns.block and ns.place:
+        res = fpga.place_block(ns.block, ns.config, clock_mhz=ns.clock, seed=ns.seed, synth_opts=ns.synth_opts,
+                               timeout=ns.timeout)
+        p = res.get("nextpnr") or {}
+        e = res.get("ecp5") or {}
+        print(f"{ns.block} ({ns.config}): {e.get('lut_equiv')} LUT4 equivalents, {e.get('ff')} FF; nextpnr exit "
+              f"{p.get('rc')} in {p.get('seconds')} s")
+        for clock, f in p.get("fmax", {}).items():
+            print(f"  Fmax {f['mhz']:.2f} MHz for {clock} ({'PASS' if f['pass'] else 'FAIL'} at {f['target_mhz']:g} MHz)")
+        if p.get("critical_path"):
+            c = p["critical_path"]
+            print(f"  critical path {c['ns']} ns through {c['cells']} cells ({c['routing_ns']} ns routing): "
+                  f"{c['from']} -> {c['to']}")
+        if ns.json:
+            _write_json(ns.json, res)
+            print(f"wrote {ns.json}")
+        return 0 if res["rc"] == 0 and p.get("rc") == 0 else 1
     if ns.block:
         res = fpga.synth_block(ns.block, ns.config, generic=ns.generic, timeout=ns.timeout,
                                until=ns.until, reuse_rtlil=ns.reuse_rtlil, synth_opts=ns.synth_opts,

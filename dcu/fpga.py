@@ -308,7 +308,7 @@ def cells_by_source(netlist: dict, top: str, lines: int = 60) -> dict:
 def synth_block(top: str, config="fpga", out_dir="build/fpga/blocks", generic: bool = False,
                 timeout: float = 3600, quiet: bool = False, share: bool = False,
                 until: str | None = None, reuse_rtlil: bool = False, synth_opts: str = "",
-                attribute: bool = False, reuse_result: bool = False) -> dict:
+                attribute: bool = False, reuse_result: bool = False, for_pnr: bool = False) -> dict:
     """Synthesize one ``hdl/tops.py`` block with Yosys and return its cell counts.
 
     Parameters
@@ -345,6 +345,8 @@ def synth_block(top: str, config="fpga", out_dir="build/fpga/blocks", generic: b
         converted now, its Yosys commands (``script``) are the ones of this call, and it
         succeeded or Yosys stopped on an error: Yosys gives the same
         netlist (or the same error) for the same input, and the whole DCU takes hours.
+    for_pnr : bool
+        Also write the mapped design as nextpnr's JSON (``"pnr_netlist"``; :func:`place_block`).
 
     Returns
     -------
@@ -405,6 +407,10 @@ def synth_block(top: str, config="fpga", out_dir="build/fpga/blocks", generic: b
     convert_s = time.perf_counter() - t0
     netlist = out / f"{stem}.netlist.json"
     dump = f"select {top}\nwrite_json -selected {rel}/{netlist.name}\n" if attribute else ""
+    pnr_in = out / f"{stem}.pnr_in.json"
+    if for_pnr:
+        pnr_in.unlink(missing_ok=True)
+        dump += f"write_json {rel}/{pnr_in.name}\n"
     (out / f"{stem}.ys").write_text(f"read_rtlil {rel}/{il.name}\n{synth}tee -o {rel}/{stem}.stat stat\n{dump}")
     if not quiet:
         print(f"dcu fpga: {top} ({cfg.name}) converted in {convert_s:.0f} s; yosys "
@@ -428,10 +434,71 @@ def synth_block(top: str, config="fpga", out_dir="build/fpga/blocks", generic: b
         if "-noflatten" in synth_opts.split() and rc == 0:
             mods = {n: summarize_ecp5(t) for n, t in stat_by_module(stat_file.read_text()).items()}
             res["by_module"] = dict(sorted(mods.items(), key=lambda kv: -kv[1]["lut_equiv"]))
+    if for_pnr and rc == 0:
+        res["pnr_netlist"] = str(pnr_in)
     if attribute and rc == 0:
         res["by_source"] = cells_by_source(json.loads(netlist.read_text()), top)
         netlist.unlink()   # hundreds of MB for a SIMD; the counts are what is kept
     (out / f"{stem}.json").write_text(json.dumps(res, indent=2) + "\n")
+    return res
+
+
+def needs_splitnets(result: dict) -> bool:
+    """Whether :func:`synth_block` stopped on Yosys 0.70's ABC9 assertion that a mapped wire
+    got a name the module has (YosysHQ/yosys#4349, open; the ``lds`` and the ``dispatcher``):
+    the same synthesis with ``-splitnets`` goes through."""
+    return "count_id(wire->name)" in (result.get("error") or "")
+
+
+def place_block(top: str, config="fpga", clock_mhz: float = 50.0, seed: int = 1,
+                out_dir="build/fpga/blocks", synth_opts: str = "", timeout: float = 3600,
+                quiet: bool = False) -> dict:
+    """One ``hdl/tops.py`` block through ``synth_ecp5`` and nextpnr-ecp5 *out of context*
+    (``--out-of-context``: no I/O buffers, so a block with thousands of ports places; its
+    clock on general routing, not a global network) on the 85F: the block's Fmax alone,
+    for a block that fits the device, where the whole DCU does not.
+
+    Returns
+    -------
+    dict
+        :func:`synth_block`'s result with ``"nextpnr"``: ``rc``, ``seconds``, ``utilisation``
+        and ``fmax`` (as :func:`build_board`'s), the ``critical_path`` (from and to, in ns)
+        and ``"fmax_mhz"`` (the slowest clock's, None when nextpnr failed).
+    """
+    tools = _require(("YOSYS", "NEXTPNR_ECP5"))
+    res = synth_block(top, config, out_dir=out_dir, timeout=timeout, quiet=quiet, synth_opts=synth_opts,
+                      for_pnr=True)
+    if needs_splitnets(res) and "-splitnets" not in synth_opts.split():
+        res = synth_block(top, config, out_dir=out_dir, timeout=timeout, quiet=quiet,
+                          synth_opts=f"{synth_opts} -splitnets".strip(), for_pnr=True)
+    if res["rc"] != 0:
+        return {**res, "nextpnr": None, "fmax_mhz": None}
+    out = _rel(PROJECT / out_dir)
+    netlist = Path(res.pop("pnr_netlist"))
+    report = netlist.with_name(netlist.name.replace(".pnr_in.json", ".pnr.json"))
+    report.unlink(missing_ok=True)
+    if not quiet:
+        print(f"dcu fpga: {top} placed and routed out of context at {clock_mhz:g} MHz ...", flush=True)
+    rc, pnr_s = _run([tools["NEXTPNR_ECP5"], "--85k", "--package", "CABGA381", "--json", str(netlist),
+                      "--out-of-context", "--freq", f"{clock_mhz:g}", "--router", "router2",
+                      "--timing-allow-fail", "--seed", str(seed), "--report", str(report)],
+                     PROJECT, dict(os.environ), timeout, netlist.with_name(netlist.name.replace(".pnr_in.json", ".pnr.log")))
+    pnr = {"rc": rc, "seconds": round(pnr_s, 1), "seed": seed, "utilisation": {}, "fmax": {}}
+    if report.exists():
+        rep = json.loads(report.read_text())
+        pnr["utilisation"] = {k: {"used": v["used"], "available": v["available"]}
+                              for k, v in rep.get("utilization", {}).items() if v["used"]}
+        pnr["fmax"] = {k: {"mhz": round(v["achieved"], 2), "target_mhz": round(v["constraint"], 2),
+                           "pass": v["achieved"] >= v["constraint"]} for k, v in rep.get("fmax", {}).items()}
+        steps = ((rep.get("critical_paths") or [{}])[0]).get("path") or []
+        if steps:   # the cells it starts and ends at (their names carry the source signal's)
+            pnr["critical_path"] = {"from": steps[0]["from"].get("cell"), "to": steps[-1]["to"].get("cell"),
+                                    "ns": round(sum(st["delay"] for st in steps), 2),
+                                    "routing_ns": round(sum(st["delay"] for st in steps if st["type"] == "routing"), 2),
+                                    "cells": sum(st["type"] == "logic" and st["delay"] > 0 for st in steps)}
+    netlist.unlink(missing_ok=True)      # hundreds of MB for the larger blocks
+    res = {**res, "nextpnr": pnr, "fmax_mhz": min((f["mhz"] for f in pnr["fmax"].values()), default=None)}
+    (out / f"{res['config']}_{top}.place.json").write_text(json.dumps(res, indent=2) + "\n")
     return res
 
 

@@ -29,7 +29,7 @@ the CU's SIMDs (docs/memory.md, "Vector memory path"):
 """
 from __future__ import annotations
 
-from amaranth.hdl import Array, Cat, Const, Module, Mux, Shape, Signal, Value
+from amaranth.hdl import Array, Cat, Const, Module, Mux, Shape, Signal, Value, signed
 from amaranth.lib import data, enum, fifo, memory, stream, wiring
 from amaranth.lib.wiring import In, Out
 
@@ -283,22 +283,24 @@ class VecMemUnit(wiring.Component):
         s2_g, s2_aval = Signal(Gather), Signal(32)
 
         # ---- per-instruction lane fields (once per instruction) ----------------------------
-        first_all, last_all = Signal(LANES * LINE_BITS), Signal(LANES * LINE_BITS)
+        first_all = Signal(LANES * LINE_BITS)
         straddle, fault, misal, active, offs = Signal(LANES), Signal(LANES), Signal(LANES), Signal(LANES), Signal(7 * LANES)
         f = frag("lanes")
         is_ls = (c_kind == OpKind.LOAD) | (c_kind == OpKind.STORE)
         is_mem = is_ls | (c_kind == OpKind.ATOMIC)
-        limit = self.aperture_base + self.aperture_size
-        first, last, bad, mis = [], [], [], []
+        # a + size > base + aperture_size as a > top: one subtraction for the wave, not an
+        # adder per lane (top < 0, an aperture smaller than the access, faults every lane)
+        top = Signal(signed(ADDR_BITS + 3))
+        f.d.comb += top.eq(self.aperture_base + self.aperture_size - c_size)
+        first, cross, bad, mis = [], [], [], []
         for i in range(LANES):
             a = c_req.addr[64 * i:64 * i + 64]
             first.append(a[7:ADDR_BITS])
-            last.append((a + c_size - 1)[7:ADDR_BITS])
+            cross.append((a[:7] + c_size - 1)[7])       # its last byte (of 1 to 16) in the next line
             mis.append((c_kind == OpKind.ATOMIC) & a[:2].any())
-            bad.append((a < self.aperture_base) | (a + c_size > limit) | mis[-1])
+            bad.append((a < self.aperture_base) | (a > top) | mis[-1])
         with f.If(c_valid):         # idle logic held at 0: a compiled simulator skips it (docs/toolflow.md)
-            f.d.comb += [first_all.eq(Cat(*first)), last_all.eq(Cat(*last)), misal.eq(Cat(*mis)),
-                         straddle.eq(Mux(is_ls, Cat(*[x != y for x, y in zip(first, last)]), 0)),
+            f.d.comb += [first_all.eq(Cat(*first)), misal.eq(Cat(*mis)), straddle.eq(Mux(is_ls, Cat(*cross), 0)),
                          offs.eq(Cat(*[c_req.addr[64 * i:64 * i + 7] for i in range(LANES)])),
                          fault.eq(Mux(is_mem, c_req.exec & Cat(*bad), 0)),
                          active.eq(Mux(is_mem, c_req.exec & ~Cat(*bad), 0))]
@@ -313,25 +315,26 @@ class VecMemUnit(wiring.Component):
                      p_use1.eq((rem1 & lowest_one(rem1 | rem2)).any())]
         f = frag("coal_line")                                  # ... and the line it needs next
         with f.If(c_valid):
-            f.d.comb += p_line.eq(Mux(p_use1, first_all.word_select(p_lane, LINE_BITS),
-                                      last_all.word_select(p_lane, LINE_BITS)))
+            f.d.comb += p_line.eq(first_all.word_select(p_lane, LINE_BITS) + ~p_use1)
         # the group of the lowest lane still to issue: its lanes, data and offsets
         if NG == 1:
-            p_grp, g_mask, g_data, g_offs = Const(0), Const(-1, LANES), c_req.data, offs
+            p_grp, g_data, g_offs, g_first = Const(0), c_req.data, offs, first_all
         else:
-            p_grp, g_mask, g_data, g_offs = Signal(range(NG)), Signal(LANES), Signal(128 * G), Signal(7 * G)
+            p_grp, g_data, g_offs, g_first = Signal(range(NG)), Signal(128 * G), Signal(7 * G), Signal(LINE_BITS * G)
             f = frag("coal_group")
-            f.d.comb += [p_grp.eq(p_lane[GS:]), g_mask.eq(Const((1 << G) - 1, LANES) << (p_grp << GS))]
+            f.d.comb += p_grp.eq(p_lane[GS:])
             with f.If(c_valid):
-                f.d.comb += [g_data.eq(c_req.data.word_select(p_grp, 128 * G)), g_offs.eq(offs.word_select(p_grp, 7 * G))]
-        h1, h2 = Signal(LANES), Signal(LANES)                  # lanes of the group whose first / second line is p_line
+                f.d.comb += [g_data.eq(c_req.data.word_select(p_grp, 128 * G)), g_offs.eq(offs.word_select(p_grp, 7 * G)),
+                             g_first.eq(first_all.word_select(p_grp, LINE_BITS * G))]
+        # lanes of the group whose first / second line is p_line (a second line is the first + 1)
+        h1, h2 = Signal(LANES), Signal(LANES)
         f = frag("coal_hits")
         with f.If(c_valid):
-            f.d.comb += [h1.eq(Mux(c_kind == OpKind.ATOMIC, p_oh,
-                                   Cat(*[first_all[LINE_BITS * i:LINE_BITS * (i + 1)] == p_line for i in range(LANES)])
-                                   & rem1 & g_mask)),
-                         h2.eq(Cat(*[last_all[LINE_BITS * i:LINE_BITS * (i + 1)] == p_line for i in range(LANES)])
-                               & rem2 & g_mask)]
+            g_lines = [g_first[LINE_BITS * i:LINE_BITS * (i + 1)] for i in range(G)]
+            at1 = Cat(*[x == p_line for x in g_lines])
+            at2 = Cat(*[x == (p_line - 1)[:LINE_BITS] for x in g_lines])
+            f.d.comb += [h1.eq(Mux(c_kind == OpKind.ATOMIC, p_oh, (at1 << (p_grp << GS)) & rem1)),
+                         h2.eq((at2 << (p_grp << GS)) & rem2)]
 
         full, bits = Signal(16), Signal(128)                   # the access size as a byte and a bit mask
         f = frag("size_masks")

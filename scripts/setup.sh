@@ -125,9 +125,10 @@ if [ ! -x "$VENV/bin/python" ] || ! "$VENV/bin/python" -m pip --version >/dev/nu
         run "$PY" -m venv "$VENV"
     fi
 fi
-say "installing the project into $VENV (pip install -e .)"
+say "installing the project into $VENV (pip install -e '.[fpga]')"
 run "$VENV/bin/python" -m pip install -q --upgrade pip setuptools wheel
-run "$VENV/bin/python" -m pip install -q -e "$ROOT"
+# [fpga]: nextpnr-ecp5 (YoWASP), which places the blocks in the tests and builds the bitstream
+run "$VENV/bin/python" -m pip install -q -e "$ROOT[fpga]"
 # The editable finder maps only the packages that existed at install time; a .pth
 # with the repository root makes top-level packages added later importable too.
 site="$("$VENV/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')"

@@ -451,6 +451,22 @@ def test_native_yosys_is_the_default_and_synthesizes_a_block(monkeypatch):
     assert sum(e["mult18x18d"] for e in mods["by_module"].values()) == mods["ecp5"]["mult18x18d"] > 0
 
 
+def test_place_block_out_of_context():
+    """``dcu fpga --block NAME --place``: a block through synth_ecp5 and nextpnr-ecp5 out of
+    context (its ports need no I/O pins): nextpnr places the cells Yosys made, and its Fmax is
+    the inverse of the critical path it reports."""
+    import dcu.fpga as fpga
+    res = fpga.place_block("barrier", "fpga", out_dir="build/fpga/test/place", quiet=True)
+    pnr = res["nextpnr"]
+    assert res["rc"] == 0 and pnr["rc"] == 0, res.get("error")
+    assert pnr["utilisation"]["TRELLIS_FF"]["used"] == res["ecp5"]["ff"] > 0
+    assert pnr["utilisation"]["TRELLIS_COMB"]["used"] >= res["ecp5"]["lut4"] > 0
+    path = pnr["critical_path"]
+    assert path["cells"] > 0 and 0 < path["routing_ns"] < path["ns"]
+    assert res["fmax_mhz"] == pnr["fmax"]["clk"]["mhz"] == pytest.approx(1000 / path["ns"], rel=0.02)
+    assert not (fpga.PROJECT / "build/fpga/test/place/fpga_barrier.pnr_in.json").exists()   # removed
+
+
 def test_native_yosys_reports_errors(tmp_path, capfd):
     """A failing command ends Yosys's process: ``dcu-yosys`` exits 1 with Yosys's error on
     stderr, and the log keeps it."""

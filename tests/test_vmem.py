@@ -624,14 +624,15 @@ def test_global_wb_waits_for_write_acks():
 def test_aperture_error_lane_and_address():
     """Lanes outside the aperture (below it, or straddling its end) are dropped: memory is
     untouched for them, they leave the response mask, the error names the first such lane of
-    the first faulting instruction, and every instruction still completes."""
+    the first faulting instruction, and every instruction still completes. Lanes whose last
+    byte is the aperture's last are inside."""
     rng = random.Random(19)
     B = base_of()
     offs = [4 * i for i in range(LANES)]
-    offs[5], offs[9] = BUF - 2, -4                                     # straddles the end; below the base
+    offs[5], offs[7], offs[9] = BUF - 2, BUF - 4, -4                   # straddles the end; ends at it; below
     load = make(rng, B, 1, 2, OpId.GLOBAL_LOAD_B32, offs, exec_mask=M32)
     offs = [8 * i for i in range(LANES)]
-    offs[0] = BUF
+    offs[0], offs[3] = BUF, BUF - 8
     store = make(rng, B, 0, 1, OpId.GLOBAL_STORE_B64, offs, exec_mask=M32)
     after = line_load(rng, B, 1)
     r = Run(CFG, [load, store, after], serial=True, seed=11).run()
