@@ -196,7 +196,7 @@ def test_compiler_choice(monkeypatch):
     monkeypatch.setattr(vl.shutil, "which", lambda name: "/usr/bin/" + name)
     assert vl.make_variables() == {**vl.MAKE_ENV, "CXX": "clang++-19", "LINK": "clang++-19"}
     monkeypatch.setattr(vl.shutil, "which", lambda name: None)
-    assert vl.make_variables() == vl.MAKE_ENV and vl.MAKE_ENV["OPT_FAST"] == "-O2"
+    assert vl.make_variables() == vl.MAKE_ENV and vl.MAKE_ENV["OPT_FAST"] == "-O2 -march=native"
 
 
 def test_missing_verilator_is_a_clear_error(monkeypatch):
