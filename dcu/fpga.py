@@ -479,9 +479,10 @@ def place_block(top: str, config="fpga", clock_mhz: float = 50.0, seed: int = 1,
     report.unlink(missing_ok=True)
     if not quiet:
         print(f"dcu fpga: {top} placed and routed out of context at {clock_mhz:g} MHz ...", flush=True)
-    rc, pnr_s = _run([tools["NEXTPNR_ECP5"], "--85k", "--package", "CABGA381", "--json", str(netlist),
+    rel = lambda p: str(p.relative_to(PROJECT))     # noqa: E731 (the YoWASP tools see only the project's tree)
+    rc, pnr_s = _run([tools["NEXTPNR_ECP5"], "--85k", "--package", "CABGA381", "--json", rel(netlist),
                       "--out-of-context", "--freq", f"{clock_mhz:g}", "--router", "router2",
-                      "--timing-allow-fail", "--seed", str(seed), "--report", str(report)],
+                      "--timing-allow-fail", "--seed", str(seed), "--report", rel(report)],
                      PROJECT, dict(os.environ), timeout, netlist.with_name(netlist.name.replace(".pnr_in.json", ".pnr.log")))
     pnr = {"rc": rc, "seconds": round(pnr_s, 1), "seed": seed, "utilisation": {}, "fmax": {}}
     if report.exists():
