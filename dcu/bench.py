@@ -906,13 +906,16 @@ def _sim_speed(configs=("default", "fpga"), compiled=("default", "fpga"), test: 
             "compiled": list(compiled)}
 
 
+PLACE_SHARE = 0.75   # the largest share of the 85F's LUTs that `dcu bench fpga` places a block alone at
+
+
 def _fpga(board: str = "ulx3s", config: str = "fpga", clock_mhz: float = 50.0) -> dict:
     """The ECP5-85F build (``dcu fpga``, docs/fpga.md): resources and Fmax from nextpnr's
     report, cells from Yosys, stage times. Always the bring-up build (UART link and block-RAM
     memory); the whole DCU only with ``DCU_FPGA_FULL=1`` (hours, and it does not fit). Then
-    each block of the DCU that fits the device alone, placed and routed out of context at
-    ``clock_mhz`` (``dcu.fpga.place_block``): its own Fmax; a block that does not fit has its
-    Yosys counts and no Fmax."""
+    each block of the DCU that needs at most :data:`PLACE_SHARE` of the device, placed and
+    routed alone, out of context, at ``clock_mhz`` (``dcu.fpga.place_block``, reusing a result
+    for the same RTLIL): its own Fmax; a larger block has its Yosys counts and no Fmax."""
     from hdl.config import get_config
     from . import fpga
     from .budget import ECP5_85F
@@ -939,20 +942,24 @@ def _fpga(board: str = "ulx3s", config: str = "fpga", clock_mhz: float = 50.0) -
         if fpga.needs_splitnets(r):
             r = fpga.synth_block(top, config, quiet=True, reuse_result=True, synth_opts="-splitnets")
         e = r.get("ecp5") or {}
-        fits = r["rc"] == 0 and e["lut_equiv"] <= ECP5_85F["lut"]
+        # a block that fills most of the device (the vector memory unit, 0.89 x) would take nextpnr
+        # an hour or more here, if it routes at all: it keeps its Yosys counts only
+        fits = r["rc"] == 0 and e["lut_equiv"] <= PLACE_SHARE * ECP5_85F["lut"]
         row = {"design": f"block {top} ({n} in the DCU), out of context", "rc": r["rc"], "luts": e.get("lut_equiv"),
                "ffs": e.get("ff"), "bram": e.get("dp16kd"), "dsp": e.get("mult18x18d"), "fmax_mhz": None,
                "target_mhz": clock_mhz, "yosys_s": r.get("synth_s")}
         if fits:
-            p = fpga.place_block(top, config, clock_mhz=clock_mhz, quiet=True)
+            p = fpga.place_block(top, config, clock_mhz=clock_mhz, quiet=True, reuse_result=True)
             pnr = p.get("nextpnr") or {}
             util = pnr.get("utilisation", {})
             row.update({"rc": pnr.get("rc", p["rc"]), "luts": util.get("TRELLIS_COMB", {}).get("used"),
                         "ffs": util.get("TRELLIS_FF", {}).get("used"), "fmax_mhz": p["fmax_mhz"],
                         "nextpnr_s": pnr.get("seconds"), "critical_path": pnr.get("critical_path")})
         else:
-            row["note"] = (f"does not fit alone ({e['lut_equiv'] / ECP5_85F['lut']:.2f} x the LUTs)"
-                           if r["rc"] == 0 else r.get("error"))
+            share = e["lut_equiv"] / ECP5_85F["lut"] if r["rc"] == 0 else None
+            row["note"] = (r.get("error") if share is None else
+                           f"not placed: {share:.2f} x the LUTs" + (" (does not fit alone)" if share > 1 else
+                                                                     f" (above {PLACE_SHARE} x, see dcu fpga --place)"))
         rows.append(row)
     return {"benchmark": "fpga", "board": board, "device": "LFE5U-85F (83,640 LUT4/FF, 208 DP16KD, 156 MULT18X18D)",
             "config": config, "rows": rows,

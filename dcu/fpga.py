@@ -305,6 +305,19 @@ def cells_by_source(netlist: dict, top: str, lines: int = 60) -> dict:
 
 
 # ---- one block ---------------------------------------------------------------------------
+def _rtlil(top: str, cfg, attribute: bool = False) -> str:
+    """The RTLIL of block ``top`` (or ``fpgatop``), with ``src`` attributes for ``attribute``."""
+    from amaranth.back import rtlil
+    if top == "fpgatop":
+        from hdl.fpgatop import FPGATop
+        design = FPGATop(cfg)
+    else:
+        from hdl.tops import make_top
+        design = make_top(top, cfg)
+    text = rtlil.convert(design, name=top, emit_src=attribute)
+    return src_on_switches(text) if attribute else text
+
+
 def synth_block(top: str, config="fpga", out_dir="build/fpga/blocks", generic: bool = False,
                 timeout: float = 3600, quiet: bool = False, share: bool = False,
                 until: str | None = None, reuse_rtlil: bool = False, synth_opts: str = "",
@@ -357,9 +370,7 @@ def synth_block(top: str, config="fpga", out_dir="build/fpga/blocks", generic: b
         most LUTs first (where a block's LUTs go; cross-module optimisation is lost, so the
         sum is a little above the flattened design's).
     """
-    from amaranth.back import rtlil
     from hdl.config import get_config
-    from hdl.tops import make_top
     tools = _require(("YOSYS",))
     cfg = get_config(config)
     out = _rel(PROJECT / out_dir)
@@ -383,13 +394,7 @@ def synth_block(top: str, config="fpga", out_dir="build/fpga/blocks", generic: b
         synth = before + "\n" + after
     t0 = time.perf_counter()
     if not (reuse_rtlil and il.exists()):
-        if top == "fpgatop":
-            from hdl.fpgatop import FPGATop
-            design = FPGATop(cfg)
-        else:
-            design = make_top(top, cfg)
-        text = rtlil.convert(design, name=top, emit_src=attribute)
-        text = src_on_switches(text) if attribute else text
+        text = _rtlil(top, cfg, attribute)
         digest = hashlib.sha256(text.encode()).hexdigest()
         earlier = out / f"{stem}.json"
         if reuse_result and earlier.exists():
@@ -401,7 +406,7 @@ def synth_block(top: str, config="fpga", out_dir="build/fpga/blocks", generic: b
             if ended and res.get("script") == synth and res.get("rtlil_sha256") == digest:
                 return {**res, "reused": True}
         il.write_text(text)
-        del design, text   # gigabytes for the default DCU, not needed while Yosys runs
+        del text   # gigabytes for the default DCU, not needed while Yosys runs
     else:
         digest = hashlib.sha256(il.read_text().encode()).hexdigest()
     convert_s = time.perf_counter() - t0
@@ -452,7 +457,7 @@ def needs_splitnets(result: dict) -> bool:
 
 def place_block(top: str, config="fpga", clock_mhz: float = 50.0, seed: int = 1,
                 out_dir="build/fpga/blocks", synth_opts: str = "", timeout: float = 3600,
-                quiet: bool = False) -> dict:
+                quiet: bool = False, reuse_result: bool = False) -> dict:
     """One ``hdl/tops.py`` block through ``synth_ecp5`` and nextpnr-ecp5 *out of context*
     (``--out-of-context``: no I/O buffers, so a block with thousands of ports places; its
     clock on general routing, not a global network) on the 85F: the block's Fmax alone,
@@ -463,9 +468,19 @@ def place_block(top: str, config="fpga", clock_mhz: float = 50.0, seed: int = 1,
     dict
         :func:`synth_block`'s result with ``"nextpnr"``: ``rc``, ``seconds``, ``utilisation``
         and ``fmax`` (as :func:`build_board`'s), the ``critical_path`` (from and to, in ns)
-        and ``"fmax_mhz"`` (the slowest clock's, None when nextpnr failed).
+        and ``"fmax_mhz"`` (the slowest clock's, None when nextpnr failed). With
+        ``reuse_result``, an earlier result for the same RTLIL (its SHA-256), clock and seed.
     """
+    from hdl.config import get_config
     tools = _require(("YOSYS", "NEXTPNR_ECP5"))
+    cfg = get_config(config)
+    saved = _rel(PROJECT / out_dir) / f"{cfg.name}_{top}.place.json"
+    if reuse_result and saved.exists():
+        prev = json.loads(saved.read_text())
+        same = (prev.get("rtlil_sha256") == hashlib.sha256(_rtlil(top, cfg).encode()).hexdigest()
+                and prev.get("clock_mhz") == clock_mhz and (prev.get("nextpnr") or {}).get("seed") == seed)
+        if same:
+            return {**prev, "reused": True}
     res = synth_block(top, config, out_dir=out_dir, timeout=timeout, quiet=quiet, synth_opts=synth_opts,
                       for_pnr=True)
     if needs_splitnets(res) and "-splitnets" not in synth_opts.split():
@@ -498,8 +513,9 @@ def place_block(top: str, config="fpga", clock_mhz: float = 50.0, seed: int = 1,
                                     "routing_ns": round(sum(st["delay"] for st in steps if st["type"] == "routing"), 2),
                                     "cells": sum(st["type"] == "logic" and st["delay"] > 0 for st in steps)}
     netlist.unlink(missing_ok=True)      # hundreds of MB for the larger blocks
-    res = {**res, "nextpnr": pnr, "fmax_mhz": min((f["mhz"] for f in pnr["fmax"].values()), default=None)}
-    (out / f"{res['config']}_{top}.place.json").write_text(json.dumps(res, indent=2) + "\n")
+    res = {**res, "clock_mhz": clock_mhz, "nextpnr": pnr,
+           "fmax_mhz": min((f["mhz"] for f in pnr["fmax"].values()), default=None)}
+    saved.write_text(json.dumps(res, indent=2) + "\n")
     return res
 
 

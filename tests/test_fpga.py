@@ -465,6 +465,11 @@ def test_place_block_out_of_context():
     assert path["cells"] > 0 and 0 < path["routing_ns"] < path["ns"]
     assert res["fmax_mhz"] == pnr["fmax"]["clk"]["mhz"] == pytest.approx(1000 / path["ns"], rel=0.02)
     assert not (fpga.PROJECT / "build/fpga/test/place/fpga_barrier.pnr_in.json").exists()   # removed
+    again = fpga.place_block("barrier", "fpga", out_dir="build/fpga/test/place", quiet=True, reuse_result=True)
+    assert again["reused"] and again["fmax_mhz"] == res["fmax_mhz"]                      # the same RTLIL and clock
+    other = fpga.place_block("barrier", "fpga", clock_mhz=60, out_dir="build/fpga/test/place", quiet=True,
+                             reuse_result=True)
+    assert "reused" not in other and other["nextpnr"]["fmax"]["clk"]["target_mhz"] == 60
 
 
 def test_native_yosys_reports_errors(tmp_path, capfd):
