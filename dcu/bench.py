@@ -972,7 +972,9 @@ def _sim_instructions(configs=("default", "fpga"), test: str = "divergence_cl", 
     """Instructions the compiled model (``dcu.verilator``) executes for one kernel, counted by
     valgrind's callgrind: exact and the same on every run, where CPU seconds on a shared
     machine vary by 30 % (docs/toolflow.md). Per harness cycle (loading and reading back
-    included) and per dispatch cycle. Each preset's build is cached as for ``sim-speed``."""
+    included) and per dispatch cycle. The builds target x86-64-v3 (``DCU_VERILATOR_MARCH``):
+    valgrind cannot decode the AVX-512 that ``-march=native`` may use, so they are not
+    ``sim-speed``'s programs; each is cached likewise."""
     import numpy as np
     from firmware_tests.manifest import get, path
     from hdl.config import get_config
@@ -983,19 +985,27 @@ def _sim_instructions(configs=("default", "fpga"), test: str = "divergence_cl", 
     t = get(test)
     kern = load_program(path(t)).kernel(t.kernel)
     rows = []
-    with tempfile.TemporaryDirectory(prefix="dcu-cg-") as tmp:
-        for config in configs:
-            cfg = get_config(config)
-            out = Path(tmp) / f"{config}.callgrind"
-            prep = prepare(kern, t.grid, t.block, t.make_args(np.random.default_rng(seed)))
-            v = verilator.run_dispatch(prep, kern, cfg, bool(kern.wgp_mode), seed=seed,
-                                       tool=os.environ.get("DCU_VERILATOR") or None,
-                                       wrapper=["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}"])
-            # callgrind's file ends with the run's total: "totals: N" (or "summary: N")
-            total = int(re.findall(r"^(?:totals|summary): (\d+)", out.read_text(), re.M)[-1])
-            rows.append({"config": config, "cycles": v.cycles, "harness_cycles": v.harness_cycles,
-                         "instructions": total, "per_harness_cycle": round(total / v.harness_cycles),
-                         "verilator": v.verilator, "trained_on": list(v.trained_on)})
+    march = os.environ.get("DCU_VERILATOR_MARCH")
+    os.environ["DCU_VERILATOR_MARCH"] = "x86-64-v3"
+    try:
+        with tempfile.TemporaryDirectory(prefix="dcu-cg-") as tmp:
+            for config in configs:
+                cfg = get_config(config)
+                out = Path(tmp) / f"{config}.callgrind"
+                prep = prepare(kern, t.grid, t.block, t.make_args(np.random.default_rng(seed)))
+                v = verilator.run_dispatch(prep, kern, cfg, bool(kern.wgp_mode), seed=seed,
+                                           tool=os.environ.get("DCU_VERILATOR") or None,
+                                           wrapper=["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}"])
+                # callgrind's file ends with the run's total: "totals: N" (or "summary: N")
+                total = int(re.findall(r"^(?:totals|summary): (\d+)", out.read_text(), re.M)[-1])
+                rows.append({"config": config, "cycles": v.cycles, "harness_cycles": v.harness_cycles,
+                             "instructions": total, "per_harness_cycle": round(total / v.harness_cycles),
+                             "verilator": v.verilator, "trained_on": list(v.trained_on), "march": "x86-64-v3"})
+    finally:
+        if march is None:
+            del os.environ["DCU_VERILATOR_MARCH"]
+        else:
+            os.environ["DCU_VERILATOR_MARCH"] = march
     return {"benchmark": "sim-instructions", "kernel": test, "rows": rows,
             "note": "instructions: valgrind --tool=callgrind on the compiled program (Ir), the whole run; "
                     "per_harness_cycle: over every cycle the program simulates (loading and reading back included)"}

@@ -75,11 +75,14 @@ FLAGS = ("-Wno-fatal", "-Wno-WIDTH", "-Wno-CASEINCOMPLETE", "--x-assign", "fast"
 # than -O1, for about 1.7x g++'s compile time (docs/toolflow.md, "2026-11-27, sixth"). The
 # settle and construction code runs once (OPT_SLOW: -O0). These go on make's command line
 # (-MAKEFLAGS): Verilator's makefile sets OPT_FAST=-Os itself, which overrides make's
-# environment, so builds before this ran at -Os whatever MAKE_ENV said. -march=native lets
-# the compiler use the machine's vector instructions on the wide words: the default DCU's
-# plain build ran divergence_cl 1.10x faster (best of 12 alternated runs, docs/toolflow.md
-# "-march=native"). A build runs only where it was compiled (the cache is per machine).
-MAKE_ENV = {"OPT_FAST": "-O2 -march=native", "OPT_SLOW": "-O0", "OPT_GLOBAL": "-O1"}
+# environment, so builds before this ran at -Os whatever MAKE_ENV said.
+MAKE_ENV = {"OPT_FAST": "-O2", "OPT_SLOW": "-O0", "OPT_GLOBAL": "-O1"}
+# The per-cycle code is compiled for this machine's instruction set: vector instructions on the
+# wide words ran the default DCU's plain build 1.10x faster (docs/toolflow.md "-march=native";
+# a build runs where it was compiled, the cache is per machine). $DCU_VERILATOR_MARCH picks
+# another target: valgrind cannot decode AVX-512, so `dcu bench sim-instructions` builds for
+# x86-64-v3 (AVX2).
+MARCH = "native"
 # The C++ compiler: clang++-19 (the project's OpenCL compiler, installed by scripts/setup.sh)
 # when present, g++ otherwise. On the default DCU's C++ it compiled in half g++ 12's time
 # and ran 1.09-1.11x faster, with the same outputs (docs/toolflow.md, "2026-11-27, sixth").
@@ -87,8 +90,11 @@ CLANG = "clang++-19"
 
 
 def make_variables() -> dict:
-    """What a build passes on make's command line: :data:`MAKE_ENV` and the compiler."""
-    return {**MAKE_ENV, **({"CXX": CLANG, "LINK": CLANG} if shutil.which(CLANG) else {})}
+    """What a build passes on make's command line: :data:`MAKE_ENV` with the target
+    (:data:`MARCH`, or ``$DCU_VERILATOR_MARCH``) and the compiler."""
+    march = os.environ.get("DCU_VERILATOR_MARCH") or MARCH
+    return {**MAKE_ENV, "OPT_FAST": f"{MAKE_ENV['OPT_FAST']} -march={march}",
+            **({"CXX": CLANG, "LINK": CLANG} if shutil.which(CLANG) else {})}
 
 
 class VerilatorError(RuntimeError):
