@@ -467,8 +467,9 @@ def place_block(top: str, config="fpga", clock_mhz: float = 50.0, seed: int = 1,
     -------
     dict
         :func:`synth_block`'s result with ``"nextpnr"``: ``rc``, ``seconds``, ``utilisation``
-        and ``fmax`` (as :func:`build_board`'s), the ``critical_path`` (from and to, in ns)
-        and ``"fmax_mhz"`` (the slowest clock's, None when nextpnr failed). With
+        and ``fmax`` (as :func:`build_board`'s), the ``critical_path`` (the cells it starts
+        and ends at, its delay and the routing's in ns, the cells with a delay on it), and
+        ``"fmax_mhz"`` (the slowest clock's, None when nextpnr failed). With
         ``reuse_result``, an earlier result for the same RTLIL (its SHA-256), clock and seed.
     """
     from hdl.config import get_config
@@ -488,7 +489,6 @@ def place_block(top: str, config="fpga", clock_mhz: float = 50.0, seed: int = 1,
                           synth_opts=f"{synth_opts} -splitnets".strip(), for_pnr=True)
     if res["rc"] != 0:
         return {**res, "nextpnr": None, "fmax_mhz": None}
-    out = _rel(PROJECT / out_dir)
     netlist = Path(res.pop("pnr_netlist"))
     report = netlist.with_name(netlist.name.replace(".pnr_in.json", ".pnr.json"))
     report.unlink(missing_ok=True)
