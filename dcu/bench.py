@@ -17,6 +17,7 @@ import tempfile
 import time
 from collections import deque
 from pathlib import Path
+from unittest import mock
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "bench" / "results"
@@ -939,8 +940,6 @@ def _fpga(board: str = "ulx3s", config: str = "fpga", clock_mhz: float = 50.0) -
         rows.append(row)
     for top, n in _dcu_blocks(get_config(config)):
         r = fpga.synth_block(top, config, quiet=True, reuse_result=True)
-        if fpga.needs_splitnets(r):
-            r = fpga.synth_block(top, config, quiet=True, reuse_result=True, synth_opts="-splitnets")
         e = r.get("ecp5") or {}
         # a block that fills most of the device (the vector memory unit, 0.89 x) would take nextpnr
         # an hour or more here, if it routes at all: it keeps its Yosys counts only
@@ -985,27 +984,21 @@ def _sim_instructions(configs=("default", "fpga"), test: str = "divergence_cl", 
     t = get(test)
     kern = load_program(path(t)).kernel(t.kernel)
     rows = []
-    march = os.environ.get("DCU_VERILATOR_MARCH")
-    os.environ["DCU_VERILATOR_MARCH"] = "x86-64-v3"
-    try:
-        with tempfile.TemporaryDirectory(prefix="dcu-cg-") as tmp:
-            for config in configs:
-                cfg = get_config(config)
-                out = Path(tmp) / f"{config}.callgrind"
-                prep = prepare(kern, t.grid, t.block, t.make_args(np.random.default_rng(seed)))
-                v = verilator.run_dispatch(prep, kern, cfg, bool(kern.wgp_mode), seed=seed,
-                                           tool=os.environ.get("DCU_VERILATOR") or None,
-                                           wrapper=["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}"])
-                # callgrind's file ends with the run's total: "totals: N" (or "summary: N")
-                total = int(re.findall(r"^(?:totals|summary): (\d+)", out.read_text(), re.M)[-1])
-                rows.append({"config": config, "cycles": v.cycles, "harness_cycles": v.harness_cycles,
-                             "instructions": total, "per_harness_cycle": round(total / v.harness_cycles),
-                             "verilator": v.verilator, "trained_on": list(v.trained_on), "march": "x86-64-v3"})
-    finally:
-        if march is None:
-            del os.environ["DCU_VERILATOR_MARCH"]
-        else:
-            os.environ["DCU_VERILATOR_MARCH"] = march
+    march = "x86-64-v3"     # valgrind decodes AVX2, not AVX-512
+    with mock.patch.dict(os.environ, {"DCU_VERILATOR_MARCH": march}), \
+            tempfile.TemporaryDirectory(prefix="dcu-cg-") as tmp:
+        for config in configs:
+            cfg = get_config(config)
+            out = Path(tmp) / f"{config}.callgrind"
+            prep = prepare(kern, t.grid, t.block, t.make_args(np.random.default_rng(seed)))
+            v = verilator.run_dispatch(prep, kern, cfg, bool(kern.wgp_mode), seed=seed,
+                                       tool=os.environ.get("DCU_VERILATOR") or None,
+                                       wrapper=["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}"])
+            # callgrind's file ends with the run's total: "totals: N" (or "summary: N")
+            total = int(re.findall(r"^(?:totals|summary): (\d+)", out.read_text(), re.M)[-1])
+            rows.append({"config": config, "cycles": v.cycles, "harness_cycles": v.harness_cycles,
+                         "instructions": total, "per_harness_cycle": round(total / v.harness_cycles),
+                         "verilator": v.verilator, "trained_on": list(v.trained_on), "march": march})
     return {"benchmark": "sim-instructions", "kernel": test, "rows": rows,
             "note": "instructions: valgrind --tool=callgrind on the compiled program (Ir), the whole run; "
                     "per_harness_cycle: over every cycle the program simulates (loading and reading back included)"}
@@ -1070,8 +1063,6 @@ def _synth(config: str | None = None, timeout: float = 4 * 3600) -> dict:
         if config and cfg != config:
             continue
         r = fpga.synth_block(top, cfg, generic=generic, timeout=timeout, quiet=True, reuse_result=True)
-        if fpga.needs_splitnets(r):
-            r = fpga.synth_block(top, cfg, timeout=timeout, quiet=True, reuse_result=True, synth_opts="-splitnets")
         row = {"config": cfg, "top": top, "flow": r["flow"], "rc": r["rc"], "yosys_s": r["synth_s"],
                "reused": r.get("reused", False), "cells": r["cells"]}
         if r["rc"] != 0:

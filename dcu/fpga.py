@@ -322,7 +322,9 @@ def synth_block(top: str, config="fpga", out_dir="build/fpga/blocks", generic: b
                 timeout: float = 3600, quiet: bool = False, share: bool = False,
                 until: str | None = None, reuse_rtlil: bool = False, synth_opts: str = "",
                 attribute: bool = False, reuse_result: bool = False, for_pnr: bool = False) -> dict:
-    """Synthesize one ``hdl/tops.py`` block with Yosys and return its cell counts.
+    """Synthesize one ``hdl/tops.py`` block with Yosys and return its cell counts; a
+    ``synth_ecp5`` that stops on Yosys 0.70's ABC9 assertion (:func:`needs_splitnets`) is run
+    again with ``-splitnets``, whose result is returned.
 
     Parameters
     ----------
@@ -370,6 +372,16 @@ def synth_block(top: str, config="fpga", out_dir="build/fpga/blocks", generic: b
         most LUTs first (where a block's LUTs go; cross-module optimisation is lost, so the
         sum is a little above the flattened design's).
     """
+    options = dict(locals())
+    res = _synth_once(**options)
+    if needs_splitnets(res) and not (generic or until or share) and "-splitnets" not in synth_opts.split():
+        res = _synth_once(**{**options, "synth_opts": f"{synth_opts} -splitnets".strip()})
+    return res
+
+
+def _synth_once(top, config, out_dir, generic, timeout, quiet, share, until, reuse_rtlil, synth_opts,
+                attribute, reuse_result, for_pnr) -> dict:
+    """:func:`synth_block` without the ``-splitnets`` retry."""
     from hdl.config import get_config
     tools = _require(("YOSYS",))
     cfg = get_config(config)
@@ -484,9 +496,6 @@ def place_block(top: str, config="fpga", clock_mhz: float = 50.0, seed: int = 1,
             return {**prev, "reused": True}
     res = synth_block(top, config, out_dir=out_dir, timeout=timeout, quiet=quiet, synth_opts=synth_opts,
                       for_pnr=True)
-    if needs_splitnets(res) and "-splitnets" not in synth_opts.split():
-        res = synth_block(top, config, out_dir=out_dir, timeout=timeout, quiet=quiet,
-                          synth_opts=f"{synth_opts} -splitnets".strip(), for_pnr=True)
     if res["rc"] != 0:
         return {**res, "nextpnr": None, "fmax_mhz": None}
     netlist = Path(res.pop("pnr_netlist"))

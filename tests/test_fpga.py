@@ -547,6 +547,14 @@ def test_block_synthesis_takes_synth_options(monkeypatch):
     ys = (fpga.PROJECT / "build/fpga/test/tiny_barrier_splitnets.ys").read_text()
     assert ("synth_ecp5 -top barrier -run map_ram:map_luts\nsplitnets\nsynth_ecp5 -top barrier -run map_luts:\n"
             in ys) and "-splitnets" not in ys
+    # Yosys 0.70's ABC9 assertion (YosysHQ/yosys#4349): the same synthesis again with -splitnets
+
+    def abc9_assert(cmd, cwd, env, timeout, log):
+        log.write_text("ERROR: Assert `count_id(wire->name) == 0' failed\n" if "splitnets" not in cmd[-1] else "other\n")
+        return 1, 0.0
+    monkeypatch.setattr(fpga, "_run", abc9_assert)
+    res = fpga.synth_block("barrier", "tiny", out_dir="build/fpga/test", quiet=True)
+    assert res["flow"] == "synth_ecp5 -splitnets (no share)" and res["error"] == "other"
 
 
 YOSYS_STAT_HIER = """\
