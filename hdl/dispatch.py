@@ -184,9 +184,11 @@ class Dispatcher(wiring.Component):
         m.d.comb += [self.busy.eq(state != _State.IDLE), self.wgp.eq(d.wgp),
                      self.start.ready.eq(state == _State.IDLE)]
 
+        # registered with the dispatch: its two multipliers would otherwise lead every path that
+        # asks whether a workgroup fits
         threads = Signal(range(MAX_WORKGROUP_SIZE + 1))
         nw = Signal(range(MAX_WAVES + 1))      # waves per workgroup
-        m.d.comb += [threads.eq(d.block.x * d.block.y * d.block.z), nw.eq((threads + WAVE_SIZE - 1) >> 5)]
+        m.d.comb += nw.eq((threads + WAVE_SIZE - 1) >> 5)
 
         # ---- resource state --------------------------------------------------------------
         live = self.slot_live
@@ -204,7 +206,6 @@ class Dispatcher(wiring.Component):
         # ---- the workgroup and wave being launched -----------------------------------------
         wgx, wgy, wgz = Signal(32), Signal(16), Signal(16)
         k = Signal(range(MAX_WAVES))           # wave index within the workgroup
-        k_next = Signal(range(MAX_WAVES))
         rem = Signal(range(MAX_WORKGROUP_SIZE + 1))   # work-items from wave k on
         cur_base = Signal(range(total))
         allowed = Signal(S)
@@ -217,10 +218,14 @@ class Dispatcher(wiring.Component):
 
         # ---- v0 of every wave of a workgroup, computed once per dispatch ---------------------
         m.submodules.v0_table = table = memory.Memory(shape=unsigned(32 * LANES), depth=MAX_WAVES, init=[])
-        gen_done = self._idgen(m, d, table.write_port(), nw, self.start.valid & self.start.ready)
+        gen_done = self._idgen(m, d, self.start.payload.block, table.write_port(), nw,
+                               self.start.valid & self.start.ready)
         v0_rd = table.read_port()
         launching = Signal()
-        m.d.comb += [v0_rd.addr.eq(k_next),    # while launching, the data is wave k's
+        # addressed by the register k, not by the launch decision (a net to every bit of the
+        # table): a launch sets ``lds_alloc.valid`` and the next waits until it is taken, so
+        # wave k + 1's row is read before it is offered
+        m.d.comb += [v0_rd.addr.eq(k),
                      v0_rd.en.eq(launching)]   # (read only then: a compiled simulator skips it)
 
         # ---- placement check -------------------------------------------------------------
@@ -240,8 +245,10 @@ class Dispatcher(wiring.Component):
         m.d.comb += cu_pool.eq(Array(pool)[cu])
         blk = first_set(m, Mux(d.wgp, lds_free, lds_free & cu_pool), "ldsblk")
         wid = first_set(m, ~wg_used, "wgid")
-        base = Signal(range(total))
-        m.d.comb += base.eq(Mux(d.wgp, blk * d.lds_bytes, cu * half + (blk - cu * P) * d.lds_bytes))
+        # the LDS base is formed in QUOTA from the registered block and CU (``last_cu`` in CU
+        # mode), not behind the placement decision: a multiplier after the fit checks
+        placed_blk = Signal(range(G))
+        base = Mux(d.wgp, placed_blk * d.lds_bytes, last_cu * half + (placed_blk - last_cu * P) * d.lds_bytes)
         placing = (state == _State.PLACE) & fit
 
         # ---- launch ----------------------------------------------------------------------
@@ -272,8 +279,8 @@ class Dispatcher(wiring.Component):
                          p.sgpr.eq(d.user_sgpr), p.ttmp7.eq(Cat(wgy, wgz)), p.ttmp9.eq(wgx),
                          p.v0.eq(v0_rd.data)]
         wg_complete = fire & (k + 1 == nw)
-        m.d.comb += k_next.eq(Mux(fire, Mux(wg_complete, 0, k + 1), k))
-        m.d.sync += k.eq(k_next)
+        with m.If(fire):
+            m.d.sync += k.eq(Mux(wg_complete, 0, k + 1))
 
         # ---- resources freed by ended waves and finished workgroups ------------------------
         ended_all = Cat(*self.ended)
@@ -314,7 +321,9 @@ class Dispatcher(wiring.Component):
         with m.Switch(state):
             with m.Case(_State.IDLE):
                 with m.If(self.start.valid):
+                    blk_dims = self.start.payload.block
                     m.d.sync += [d.eq(self.start.payload), state.eq(_State.SETUP), steps.eq(0),
+                                 threads.eq(blk_dims.x * blk_dims.y * blk_dims.z),
                                  acc_v.eq(0), acc_l.eq(0), self.done.eq(0), self.error.eq(0),
                                  cnt.workgroups.eq(0), cnt.waves.eq(0), cnt.max_resident.eq(0),
                                  cnt.blocked_slots.eq(0), cnt.blocked_vgprs.eq(0), cnt.blocked_lds.eq(0)]
@@ -336,7 +345,7 @@ class Dispatcher(wiring.Component):
                 with m.If(fit):
                     g = Mux(d.wgp, C, cu)
                     m.d.sync += [opened.valid.eq(1), opened.wg.eq(wid), wg_lds[wid].eq(blk),
-                                 cur_base.eq(base), last_cu.eq(Mux(d.wgp, last_cu, cu)),
+                                 placed_blk.eq(blk), last_cu.eq(Mux(d.wgp, last_cu, cu)),
                                  allowed.eq(Mux(d.wgp, (1 << S) - 1, Const((1 << SPC) - 1, S) << (cu * SPC))),
                                  grp.eq(g), lp.eq(ptr[g]), left.eq(nw), state.eq(_State.QUOTA)]
                     m.d.sync += [q[s].eq(0) for s in range(S)]
@@ -349,7 +358,7 @@ class Dispatcher(wiring.Component):
                                      self.error.vgprs.eq(short_caps & vgpr_bound),
                                      self.error.lds.eq(short_lds), state.eq(_State.IDLE)]
             with m.Case(_State.QUOTA):
-                m.d.sync += [q[pick].eq(q[pick] + 1), ptr[grp].eq(pick), left.eq(left - 1)]
+                m.d.sync += [q[pick].eq(q[pick] + 1), ptr[grp].eq(pick), left.eq(left - 1), cur_base.eq(base)]
                 with m.If(left == 1):
                     m.d.sync += state.eq(_State.OFFER)
             with m.Case(_State.OFFER):
@@ -377,11 +386,12 @@ class Dispatcher(wiring.Component):
                     m.d.sync += [self.done.eq(1), state.eq(_State.IDLE)]
         return m
 
-    def _idgen(self, m, d, wr, nw, restart):
+    def _idgen(self, m, d, start_block, wr, nw, restart):
         """Fill the v0 table: ``ID_LANES_PER_CYCLE`` lanes per cycle, wave after wave, the
         work-item position carried from lane to lane (x wraps at the block's x size into y, y
         into z; z is not wrapped, as in the model, so the padding lanes of a partial last wave
-        continue the count). Returns the signal that says the table is complete. Its own
+        continue the count). ``start_block`` is the block size of the dispatch that ``restart``
+        accepts. Returns the signal that says the table is complete. Its own
         fragment: its signals change every cycle while it runs, the dispatcher's rarely."""
         PL, steps = ID_LANES_PER_CYCLE, LANES // ID_LANES_PER_CYCLE
         mg = Module()
@@ -396,12 +406,17 @@ class Dispatcher(wiring.Component):
         xs, ys, zs = ([Signal(11, name=f"tid_{a}{p}") for p in range(PL + 1)] for a in "xyz")
         mg.d.comb += [xs[0].eq(tx), ys[0].eq(ty), zs[0].eq(tz)]
         lanes = []
+        # the last x and y of the block, registered with the dispatch: a lane's wrap is then one
+        # compare, and the increments run beside it rather than in the chain of lanes
+        x_end, y_end = Signal(11, name="x_end"), Signal(11, name="y_end")
+        with mg.If(restart):
+            mg.d.sync += [x_end.eq(start_block.x - 1), y_end.eq(start_block.y - 1)]
         for p in range(PL):
             wx, wy = Signal(name=f"wrap_x{p}"), Signal(name=f"wrap_y{p}")
-            mg.d.comb += [wx.eq(xs[p] + 1 == d.block.x), wy.eq(wx & (ys[p] + 1 == d.block.y)),
+            mg.d.comb += [wx.eq(xs[p] == x_end), wy.eq(wx & (ys[p] == y_end)),
                           xs[p + 1].eq(Mux(wx, 0, xs[p] + 1)),
-                          ys[p + 1].eq(Mux(wy, 0, ys[p] + wx)),
-                          zs[p + 1].eq(zs[p] + wy)]
+                          ys[p + 1].eq(Mux(wy, 0, Mux(wx, ys[p] + 1, ys[p]))),
+                          zs[p + 1].eq(Mux(wy, zs[p] + 1, zs[p]))]
             lanes.append(Cat(xs[p][:10], ys[p][:10], zs[p][:12]) & mask)
         shifted = Cat(v0[32 * PL:], *lanes)
         last = cyc == steps - 1
