@@ -465,7 +465,7 @@ PRESETS: Mapping[str, DCUConfig] = {
     # 4 lanes and a one-lane transcendental unit: the DSP blocks the 85F has (dcu bench fpga-budget);
     # 4 LDS banks per half, as many as lanes, scheduling 4 lanes at a time: the LDS's selects grow
     # with its banks and the accesses it schedules together; the coalescer
-    # merges 8 lanes per line request: its per-lane logic grows with them; 32-byte instruction
+    # merges 4 lanes per line request: its per-lane logic grows with them; 32-byte instruction
     # fetches halve the SIMDs' line buffers and the instruction cache's answer queues (docs/fpga.md)
     "fpga": _DEFAULT.replace(name="fpga", lanes=4, trans_lanes=1, wave_slots=2, vgprs_per_simd=128,
                              lds_bytes_per_half=4 * 1024, lds_banks=4, lds_window_lanes=4,

@@ -135,21 +135,24 @@ class ICache(wiring.Component):
         new = Signal(range(E))
         m.d.comb += new.eq(Cat(tail[port], port))
 
-        s1 = Signal(data.StructLayout({"valid": 1, "entry": range(E), "line": LINE_ADDR, **part}))
+        # the fetch's fields are registered whenever the lookup moves on (``~stall``), not only at
+        # ``accept``, and its queue entry is written from them in the lookup cycle (before the
+        # entry can answer): the enables then come from registers rather than from the lookup's
+        # hit compares through ``stall`` and the arbiter
+        s1 = Signal(data.StructLayout({"valid": 1, "entry": range(E), "info": EntryInfo}))
         with m.If(~stall):
-            m.d.sync += s1.valid.eq(accept)
+            m.d.sync += [s1.valid.eq(accept), s1.entry.eq(new),
+                         s1.info.eq(Cat(fetch.wave, fetch.epoch, fetch.target, fetch.addr[6:ADDR_BITS],
+                                        fetch.addr[lb:6]))]
         with m.If(accept):
-            m.d.sync += [last_port.eq(port), tail[port].eq(tail[port] + 1), s1.entry.eq(new),
-                         s1.line.eq(fetch.addr[6:ADDR_BITS])]
-            if part:
-                m.d.sync += s1.part.eq(fetch.addr[lb:6])
+            m.d.sync += [last_port.eq(port), tail[port].eq(tail[port] + 1)]
+        with m.If(s1.valid):
             for e in range(E):
-                with m.If(new == e):
-                    m.d.sync += info[e].eq(Cat(fetch.wave, fetch.epoch, fetch.target, fetch.addr[6:ADDR_BITS],
-                                               fetch.addr[lb:6]))
+                with m.If(s1.entry == e):
+                    m.d.sync += info[e].eq(s1.info)
 
         # ---- cycle 1: lookup of the line and its successor ----------------------------------
-        L = s1.line
+        L = s1.info.line
         hit, hit_next, line_data, _ = pairs.lookup(m, Mux(stall, L, fetch.addr[6:ADDR_BITS]), L)
         blk, blk_next = L[1:], (L + 1)[1:LINE_ADDR]
         fill_now = misses.fill & (misses.fill_block == blk)
@@ -186,7 +189,7 @@ class ICache(wiring.Component):
         looked_up = Signal(8 * fb)
         # only in the cycles that use it (a compiled simulation skips it otherwise)
         with m.If(s1.valid):
-            m.d.comb += looked_up.eq(chunk_of(Mux(hit, line_data, misses.half(L[0])), s1))
+            m.d.comb += looked_up.eq(chunk_of(Mux(hit, line_data, misses.half(L[0])), s1.info))
         queue_data = []
         for p in range(P):
             mem = memory.Memory(shape=8 * fb, depth=Q, init=[])

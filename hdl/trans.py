@@ -19,7 +19,7 @@ reg   contents (written by the step that precedes it)
 ====  =====================================================================================
 S0    the chunk's raw operands
 S1    unpacked operand (denormals normalised by a leading-zero count), ROM index, specials
-S2    the ROM word is read (synchronous port addressed by S1); exp: first Horner step
+S2    the ROM word (read as S1 is written, registered beside S2); exp: first Horner step
 S3    step M1 (rcp ``M R0``, rsq ``Y0^2``, exp ``A2 r``, log ``M C``)
 S4    M2 (rcp ``R0 E0``, rsq ``N Y0sq``, exp ``A1 r``, log ``P3 T``)
 S5    M3 (rcp ``M R1``, rsq ``Y0 Eas``, exp ``T P`` = result significand, log ``A2 T``)
@@ -378,13 +378,18 @@ class TransUnit(wiring.Component):
         stall = o_valid & ~self.o.ready
         run = ~stall
 
-        # ---- ROM: one synchronous read port per lane, addressed by S1's "idx" (bit 0 of every member)
+        # ---- ROM: one synchronous read port per lane, addressed by the index step 0 writes into
+        # S1, so that the word is read while S1 holds the lane and registered for step 2: the
+        # block RAM's clock-to-output then ends at a register instead of leading step 2's multiply
         rom = Memory(shape=ROM_LAYOUT, depth=ROM_DEPTH, init=rom_words())
         ports = [rom.read_port(domain="sync") for _ in range(L)]
         m.submodules.rom = rom
+        self._rom_idx = rom_idx = Signal(data.ArrayLayout(7, L), name="rom_idx")
+        romd = [Signal(ROM_LAYOUT, name=f"rom{l}_word") for l in range(L)]
         for l, port in enumerate(ports):
-            m.d.comb += [port.addr.eq(S[1].lanes[l].as_value()[0:7]), port.en.eq(run)]
-        romd = [port.data for port in ports]
+            m.d.comb += [port.addr.eq(rom_idx[l]), port.en.eq(run)]
+            with m.If(run & S[1].hdr.valid):
+                m.d.sync += romd[l].eq(port.data)
 
         # ---- issue: chunk 0 straight from the payload, chunks 1.. from a shift buffer
         busy = Signal()
@@ -460,6 +465,11 @@ class TransUnit(wiring.Component):
     def _assign(self, m, dst, fields):
         m.d.sync += [getattr(dst, n).eq(v) for n, v in fields.items()]
 
+    def _assign_s1(self, m, l, dst, fields):
+        """Write lane ``l``'s S1 member and address the ROM with its index."""
+        self._assign(m, dst, fields)
+        m.d.comb += self._rom_idx[l].eq(fields["idx"])
+
     def _step0(self, m, cur, nxt):
         """S0 -> S1: specials, unpack, ROM index, exp fixed-point conversion."""
         hdr = nxt.hdr
@@ -481,12 +491,12 @@ class TransUnit(wiring.Component):
                         lane = nxt.lanes[l]
                         sign, M, e = unp[l].sign, unp[l].M, unp[l].e
                         if cls == Cls.RCP:
-                            self._assign(m, lane.rcp, {"idx": M[16:23], "sign": sign, "M": M,
+                            self._assign_s1(m, l, lane.rcp, {"idx": M[16:23], "sign": sign, "M": M,
                                                        "scale": -25 - e})
                         elif cls in (Cls.RSQ, Cls.SQRT):
                             par = e[0]
                             h = e >> 1                     # ep / 2 (ep = e - par is even)
-                            self._assign(m, lane.rsq, {
+                            self._assign_s1(m, l, lane.rsq, {
                                 "idx": Cat(M[17:23], par), "N": M << par,
                                 "scale": h - 24 if cls == Cls.SQRT else -25 - h})
                         elif cls == Cls.EXP:
@@ -496,11 +506,11 @@ class TransUnit(wiring.Component):
                             mag = (Cat(Const(0, 16), a[0:23], Const(1, 1))
                                    >> (134 - ef).as_unsigned()[0:8])
                             X = Mux(sign, -mag, mag)
-                            self._assign(m, lane.exp, {"idx": X[26:32], "r": X[0:26],
+                            self._assign_s1(m, l, lane.exp, {"idx": X[26:32], "r": X[0:26],
                                                        "n": X >> 32})
                         else:
                             idx = M[16:23]
-                            self._assign(m, lane.log, {
+                            self._assign_s1(m, l, lane.log, {
                                 "idx": idx, "M": M, "e": e,
                                 "near1": ((e == 0) & (idx == 0)) | ((e == -1) & (idx == 127))})
                     m.d.sync += [hdr.spec.eq(Cat(*spec)), hdr.sval.eq(Cat(*sval))]
@@ -537,7 +547,7 @@ class TransUnit(wiring.Component):
     _H = 1 << 31                                            # exp Horner rounding constant
 
     def _step1(self, m, cur, nxt, romd):
-        """S1 -> S2 (ROM read in flight): copy; exp ``A2 = C2 + rnd(C3 r)``."""
+        """S1 -> S2 (the ROM word is registered beside S2): copy; exp ``A2 = C2 + rnd(C3 r)``."""
         C2, C3 = EXP2_C[1], EXP2_C[2]
 
         def copy(names):
