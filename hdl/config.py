@@ -139,6 +139,13 @@ class DCUConfig:
         a branch, a fetch arriving). The compiled model (``dcu/verilator.py``) then evaluates
         a slot's decoder only on those cycles instead of on every cycle. ``False`` (the
         ``fpga`` preset's): no such registers (339 flip-flops per wave slot).
+    scalar_cache_stage : bool
+        ``True``: the scalar cache registers the finished request it chooses and forms the
+        answer's bytes (its lines merged, rotated to the address, extended) in the next cycle
+        (the ``fpga`` preset's: the two halves of a path that was 40 ns on the ECP5). A hit
+        keeps its latency when ``scalar_hit_latency`` >= 4; an answer from a fill takes a cycle
+        more, and a second answer for the same SIMD starts a cycle after the first ends.
+        ``False``: one cycle from the choice to the answer's first beat.
     trans_shared : bool
         ``False``: a transcendental unit per SIMD (RDNA). ``True``: one for the whole DCU,
         which its SIMDs take in turn (``hdl/transshare.py``): the ``fpga`` preset's, since
@@ -198,6 +205,7 @@ class DCUConfig:
     coalesce_in_place: bool = False
     shared_int_datapath: bool = False
     decode_memo: bool = True
+    scalar_cache_stage: bool = False
     valu_dep_latency: int = 5
     l0_hit_latency: int = 4
     memory_latency: int = 32
@@ -472,7 +480,8 @@ PRESETS: Mapping[str, DCUConfig] = {
                              l0_bytes=2 * 1024, coalesce_lanes=4,
                              scalar_cache_bytes=1024, icache_bytes=2 * 1024, fetch_bytes=32, regfile="banked",
                              trans_shared=True, shared_multiplier=True, shared_mem_request=True,
-                             coalesce_in_place=True, shared_int_datapath=True, decode_memo=False),
+                             coalesce_in_place=True, shared_int_datapath=True, decode_memo=False,
+                             scalar_cache_stage=True),
 }
 
 

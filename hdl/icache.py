@@ -170,9 +170,13 @@ class ICache(wiring.Component):
         misses.alloc(1, go & prefetch, blk_next)
 
         lookup = Signal(E)
+        # the miss entry an entry reads is written in every lookup cycle, the last (``go``) one
+        # counting: nothing reads it before ``waiting`` or ``kept``, and its enable stays off the
+        # path from the hit compares through ``stall``
+        with m.If(s1.valid):
+            m.d.sync += wait[s1.entry].eq(Mux(alloc, misses.entry[0], found_idx))
         with m.If(go):
             m.d.comb += lookup.bit_select(s1.entry, 1).eq(1)
-            m.d.sync += wait[s1.entry].eq(Mux(alloc, misses.entry[0], found_idx))
             with m.If(hit):
                 m.d.sync += self.hits.eq(self.hits + 1)
             with m.Else():

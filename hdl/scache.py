@@ -72,7 +72,8 @@ class ScalarCache(wiring.Component):
     config : DCUConfig
         Size (``scalar_cache_bytes``, ``scalar_cache_line`` = 64), SIMDs, wave slots and
         ``scalar_hit_latency``: a hit's first beat leaves ``max(3, scalar_hit_latency)``
-        cycles after its request is accepted.
+        cycles after its request is accepted (``max(4, scalar_hit_latency)`` with
+        ``scalar_cache_stage``).
     slots : int, optional
         Requests in the cache at once (waiting out the hit latency, waiting for memory or
         sending); by default ``max(8, scalar_hit_latency + 4)``, enough to accept one
@@ -118,7 +119,8 @@ class ScalarCache(wiring.Component):
     def elaborate(self, platform):
         cfg = self.config
         P, N = cfg.simds, self._slots
-        delay = max(0, cfg.scalar_hit_latency - 2)   # cycles a slot waits after acceptance
+        stage = cfg.scalar_cache_stage
+        delay = max(0, cfg.scalar_hit_latency - (3 if stage else 2))   # cycles a slot waits after acceptance
         m = Module()
         pairs = LinePairs(m, "lines", self._sets)
         misses = MissTable(m, "mshr", self._mshrs, self.mem, self.mem_resp, self.flush)
@@ -250,33 +252,53 @@ class ScalarCache(wiring.Component):
                 with m.If(out_last[p]):
                     m.d.sync += out_valid[p].eq(0)
 
+        # with ``stage``, the finished slot is chosen into ``chosen`` and its bytes formed in the
+        # next cycle; a port is not offered while ``chosen`` holds a slot for it, so the chosen
+        # slot always finds its port free
+        Chosen = data.StructLayout({"valid": 1, "slot": range(N), "info": SlotInfo, "wait0": range(self._mshrs),
+                                    "wait1": range(self._mshrs), "kept0": 1, "kept1": 1})
+        chosen = Signal(Chosen)
+        if stage:
+            offered = port_free & ~Mux(chosen.valid, (Const(1, P) << chosen.info.simd)[:P], 0)
+        else:
+            offered = port_free
         ready_at = Cat(busy[i] & looked[i] & ~waiting0[i] & ~waiting1[i]
                        & ((timer[i] == 0) if delay else 1)
-                       & port_free.bit_select(info[i].simd, 1) for i in range(N))
+                       & offered.bit_select(info[i].simd, 1) for i in range(N))
         done = Signal(N)
         m.d.comb += done.eq(ready_at)
         last_done = Signal(range(N))
         pick = round_robin(m, done, last_done, "done")
-        pinfo = slot_info(pick, "done_info")
+        picked = Signal(Chosen)
+        m.d.comb += [picked.valid.eq(done.any()), picked.slot.eq(pick), picked.wait0.eq(wait0[pick]),
+                     picked.wait1.eq(wait1[pick]), picked.kept0.eq(kept0.bit_select(pick, 1)),
+                     picked.kept1.eq(kept1.bit_select(pick, 1))]
+        m.d.comb += picked.info.eq(slot_info(pick, "done_info"))
+        if stage:
+            m.d.sync += chosen.eq(picked)
+        else:
+            m.d.comb += chosen.eq(picked)
+        cinfo = chosen.info
         sr = slot_data.read_port(domain="comb")
-        m.d.comb += sr.addr.eq(pick)
-        fill0 = misses.kept_line(wait0[pick], pinfo.odd, kept0.bit_select(pick, 1), "kept_first")
-        fill1 = misses.kept_line(wait1[pick], ~pinfo.odd, kept1.bit_select(pick, 1), "kept_second")
+        m.d.comb += sr.addr.eq(chosen.slot)
+        fill0 = misses.kept_line(chosen.wait0, cinfo.odd, chosen.kept0, "kept_first")
+        fill1 = misses.kept_line(chosen.wait1, ~cinfo.odd, chosen.kept1, "kept_second")
         bytes_ = Signal(8 * LINE)
         # gated by a register, not by ``done``: hdl/vsink.py would move ``done`` and ``pick``
         # into a branch on ``done`` (a combinational loop to Verilator)
-        with m.If(busy.any()):
-            m.d.comb += bytes_.eq(_merge(pinfo.offset, Mux(kept0.bit_select(pick, 1), fill0, sr.data),
-                                         Mux(kept1.bit_select(pick, 1), fill1, sr.data)))
-        raw = Cat(bytes_, bytes_).bit_select(Cat(Const(0, 3), pinfo.offset), 16 * 32)
-        ext = Mux(pinfo.width == Width.BYTE, Cat(raw[:8], Mux(pinfo.signed & raw[7], 0xFFFFFF, 0)),
-                  Cat(raw[:16], Mux(pinfo.signed & raw[15], 0xFFFF, 0)))
-        window = Mux(pinfo.width == Width.DWORD, raw, ext)
+        with m.If(chosen.valid if stage else busy.any()):
+            m.d.comb += bytes_.eq(_merge(cinfo.offset, Mux(chosen.kept0, fill0, sr.data),
+                                         Mux(chosen.kept1, fill1, sr.data)))
+        raw = Cat(bytes_, bytes_).bit_select(Cat(Const(0, 3), cinfo.offset), 16 * 32)
+        ext = Mux(cinfo.width == Width.BYTE, Cat(raw[:8], Mux(cinfo.signed & raw[7], 0xFFFFFF, 0)),
+                  Cat(raw[:16], Mux(cinfo.signed & raw[15], 0xFFFF, 0)))
+        window = Mux(cinfo.width == Width.DWORD, raw, ext)
         with m.If(done.any()):
             m.d.sync += last_done.eq(pick)
+        with m.If(chosen.valid):
             for p in range(P):
-                with m.If(pinfo.simd == p):
-                    m.d.sync += [out_valid[p].eq(1), out_info[p].eq(pinfo), out_beat[p].eq(0),
+                with m.If(cinfo.simd == p):
+                    m.d.sync += [out_valid[p].eq(1), out_info[p].eq(cinfo), out_beat[p].eq(0),
                                  out_data[p].eq(window)]
 
         # ---- slot bookkeeping ---------------------------------------------------------------

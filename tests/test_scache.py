@@ -10,9 +10,10 @@
   read in flight at a flush answers its loads but is not kept.
 * Hit under miss: a hit accepted after a miss completes first, across ports and on one port;
   misses on a memory line already being read wait for that read.
-* Hit latency (default and rdna1) and one request accepted per cycle with four ports busy.
+* Hit latency (default, rdna1 and fpga, whose answer stage keeps it) and one request accepted
+  per cycle with four ports busy.
 * A fault (outside memory, or above the 48-bit port) answers zeros and latches ``error``.
-* Verilog conversion and ``verilator --lint-only`` for ``default`` and ``rdna1``.
+* Verilog conversion and ``verilator --lint-only`` for ``default``, ``rdna1`` and ``fpga``.
 """
 from __future__ import annotations
 
@@ -146,6 +147,14 @@ def test_random_loads_all_ports():
     assert hits > 50 and misses > 50
 
 
+def test_random_loads_answer_stage():
+    """The ``fpga`` preset's cache (``scalar_cache_stage``: the answer's bytes a cycle after the
+    choice) under the same random loads and back-pressure, a memory four times the cache."""
+    assert get_config("fpga").scalar_cache_stage
+    hits, misses = random_loads("fpga", 4096, 100, seed=3)
+    assert hits > 50 and misses > 50
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("seed", range(10, 16))
 def test_random_loads_sweep(seed):
@@ -262,7 +271,7 @@ def test_misses_share_reads():
         check_against_model(bench, mem, p)
 
 
-@pytest.mark.parametrize("preset", ["default", "rdna1"])
+@pytest.mark.parametrize("preset", ["default", "rdna1", "fpga"])
 def test_hit_latency_and_throughput(preset):
     """A hit's first beat leaves scalar_hit_latency cycles after acceptance; with all four
     ports loaded, one request is accepted every cycle."""
@@ -281,7 +290,7 @@ def test_hit_latency_and_throughput(preset):
     bench.run(lambda b: b.cycle > 40 and all_answered(b), hook=hook, limit=1000)
     accepts = sorted(c for p in range(4) for c, r in bench.accepted[p] if r["seq"] > 0)
     assert accepts == list(range(accepts[0], accepts[0] + 40)), "one request per cycle"
-    latency = max(3, cfg.scalar_hit_latency)
+    latency = max(4 if cfg.scalar_cache_stage else 3, cfg.scalar_hit_latency)
     for p in range(4):
         first = {b.seq: c for c, b in bench.beats[p]}
         for c, r in bench.accepted[p]:
@@ -321,6 +330,6 @@ def test_bad_geometry():
     config_error(lambda: ScalarCache(get_config("default"), mshrs=100), "100 reads in flight")
 
 
-@pytest.mark.parametrize("preset", ["default", "rdna1"])
+@pytest.mark.parametrize("preset", ["default", "rdna1", "fpga"])
 def test_lint(preset, tmp_path):
     convert_and_lint(ScalarCache(get_config(preset)), f"scache_{preset}", tmp_path)
