@@ -556,6 +556,21 @@ class _Pipe(Elaboratable):
         else:
             x_win = Const(0)
 
+        # a narrow load's byte or half, zero- or sign-extended, as it goes into the result
+        # registers: for the window's lanes, not for the whole wave at every response beat
+        def narrow(w, y):
+            v = (w >> Cat(Const(0, 3), y))[:16]
+            return Mux(x_ctl.narrow == 1, Cat(v[:8], Mux(x_ctl.sgn & v[7], 0xFF_FFFF, 0)),
+                       Cat(v[:16], Mux(x_ctl.sgn & v[15], 0xFFFF, 0)))
+        xn = Signal(32 * NW, name=f"xn{h}")
+        x_y = x_meta.y.word_select(x_win, 2 * WL) if NWIN > 1 else x_meta.y
+        nres = _sub(m, "narrow_result")
+        with nres.If(x_valid):
+            nres.d.comb += xn.eq(Cat(*[
+                Mux(x_ctl.narrow != 0, narrow(xb[32 * i: 32 * i + 32], x_y[2 * (i // SLOTS): 2 * (i // SLOTS) + 2]),
+                    xb[32 * i: 32 * i + 32]) if i % SLOTS == 0 else xb[32 * i: 32 * i + 32]
+                for i in range(NW)]))
+
         # ---- A: the result and its response beats -----------------------------------------------
         a_valid, a_done = Signal(name=f"a_valid{h}"), Signal(name=f"a_done{h}")
         a_ctl, a_meta = Signal(_Ctl, name=f"a_ctl{h}"), Signal(Meta, name=f"a_meta{h}")
@@ -569,11 +584,6 @@ class _Pipe(Elaboratable):
         src = a_meta.src.word_select(a_beat, 2)
         words = [Mux(got[SLOTS * n: SLOTS * (n + 1)].bit_select(src, 1),
                      acc[32 * SLOTS * n: 32 * SLOTS * (n + 1)].word_select(src, 32), 0) for n in range(LANES)]
-
-        def narrow(w, n):       # the lane's byte or half, zero- or sign-extended
-            v = (w >> Cat(Const(0, 3), a_meta.y[2 * n: 2 * n + 2]))[:16]
-            return Mux(a_ctl.narrow == 1, Cat(v[:8], Mux(a_ctl.sgn & v[7], 0xFF_FFFF, 0)),
-                       Cat(v[:16], Mux(a_ctl.sgn & v[15], 0xFFFF, 0)))
         nregs = a_ctl.nregs
         bp = self.beat
         bt.d.comb += [bp.wave.eq(a_meta.wave), bp.seq.eq(a_meta.seq), bp.vdst.eq(a_meta.vdst + a_beat),
@@ -583,8 +593,7 @@ class _Pipe(Elaboratable):
                       self.beat_pair.eq(a_meta.pair)]
         b_data = Signal(len(bp.data), name=f"beat_data{h}")   # a signal of its own: bp stays one process
         with bt.If(a_valid):
-            bt.d.comb += b_data.eq(Mux(a_ctl.narrow != 0, Cat(*[narrow(w, n) for n, w in enumerate(words)]),
-                                       Cat(*words)))
+            bt.d.comb += b_data.eq(Cat(*words))
         # assigned whole, outside the If: a record assigned under a condition becomes one
         # process per slice in the Verilog, and its constant fields processes that never run
         bt.d.comb += bp.data.eq(b_data)
@@ -634,7 +643,7 @@ class _Pipe(Elaboratable):
                     for i in range(NW):
                         with results.If(x_served[i]):
                             j = NW * k + i
-                            results.d.sync += acc[32 * j: 32 * j + 32].eq(xb[32 * i: 32 * i + 32])
+                            results.d.sync += acc[32 * j: 32 * j + 32].eq(xn[32 * i: 32 * i + 32])
 
         with m.If(self.take):
             srcmap = Mux(ctl.xchg2, Mux(req.offset0 == req.offset1, 0b0000, 0b1000), 0b11100100)

@@ -208,8 +208,11 @@ class ScalarCache(wiring.Component):
 
         w0 = Mux(alloc0, misses.entry[0], idx0)
         w1 = Mux(same, w0, Mux(alloc1, misses.entry[1], idx1))
-        with m.If(go):
+        # written in every lookup cycle, the last (``go``) one counting: nothing reads them
+        # before ``waiting`` or ``kept``, and their enables stay off the path through ``stall``
+        with m.If(s1.valid):
             m.d.sync += [wait0[s1.slot].eq(w0), wait1[s1.slot].eq(w1)]
+        with m.If(go):
             with m.If(hit0 & (~s1.straddle | hit1) & ~s1.bad):
                 m.d.sync += self.hits.eq(self.hits + 1)
             with m.Else():
@@ -326,7 +329,8 @@ class ScalarCache(wiring.Component):
         fault_info = slot_info(lowest(m, take0 | take1, "fault_slot"), "fault_info")
         err = self.error
         with m.If(~err.valid):
-            for cond, who in ((go & s1.bad, bad_info), (misses.fill_fault & (take0 | take1).any(), fault_info)):
+            # (a bad address never stalls the lookup: ``s1.valid`` is its ``go``)
+            for cond, who in ((s1.valid & s1.bad, bad_info), (misses.fill_fault & (take0 | take1).any(), fault_info)):
                 with m.If(cond):
                     m.d.sync += [err.valid.eq(1), err.simd.eq(who.simd), err.wave.eq(who.wave),
                                  err.addr.eq(who.addr)]
