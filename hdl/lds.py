@@ -229,12 +229,15 @@ class _Pipe(Elaboratable):
     config : DCUConfig
     half : int
         0 or 1: the half's banks hold physical dwords ``[half * H / 4, (half + 1) * H / 4)``.
+    data_srcs : list of Value
+        Each SIMD's request data, which the half registers at take (``req.data`` is not read).
 
     Members
     -------
     take, req, simd, base, size, pair : in
-        Accept ``req`` from SIMD ``simd``, whose wave's window is ``[base, base + size)``, in
-        this cycle (only when ``can_take``); ``pair``: the other half takes it too.
+        Accept ``req`` (its data from ``data_srcs[simd]``) from SIMD ``simd``, whose wave's
+        window is ``[base, base + size)``, in this cycle (only when ``can_take``); ``pair``:
+        the other half takes it too.
     ack : in
         The beat on ``beat`` was taken.
     can_take, beat_valid, beat, beat_simd, beat_pair : out
@@ -248,9 +251,10 @@ class _Pipe(Elaboratable):
         The bank RAMs (testbenches read and preload them), filled in by ``elaborate``.
     """
 
-    def __init__(self, config: DCUConfig, half: int):
+    def __init__(self, config: DCUConfig, half: int, data_srcs: list):
         cfg = self.config = config
         self.half = half
+        self.data_srcs = data_srcs
         self.nbanks = config.lds_banks
         self.bb = exact_log2(self.nbanks)       # low bits of a dword address: its bank
         self.rows = config.lds_bytes_per_half // (4 * self.nbanks)
@@ -656,8 +660,11 @@ class _Pipe(Elaboratable):
                          w_addr.eq(Cat(*[lane(req.addr, 64, n)[:32] for n in range(LANES)])), w_offs.eq(offs),
                          w_base.eq(self.base), w_size.eq(self.size),
                          pend.eq(Cat(*[req.exec[n] & ctl.smask[s] for n in range(LANES) for s in range(SLOTS)]))]
-            with m.If(writes):
-                m.d.sync += w_data.eq(req.data)
+            with m.If(writes):      # straight from the SIMD's request: a multiplexer, not also a gate
+                with m.Switch(self.simd):
+                    for s, src in enumerate(self.data_srcs):
+                        with m.Case(s):
+                            m.d.sync += w_data.eq(src)
         return m
 
 
@@ -704,7 +711,7 @@ class LDS(wiring.Component):
             "accesses": Out(counters), "bank_cycles": Out(counters), "conflict_cycles": Out(counters),
             "error": Out(LdsError(config)),
         })
-        self.pipes = [_Pipe(config, 0), _Pipe(config, 1)]
+        self.pipes = [_Pipe(config, h, [r.payload.data for r in self.req]) for h in range(2)]
 
     def elaborate(self, platform):
         cfg = self.config
@@ -774,6 +781,7 @@ class LDS(wiring.Component):
                           pipe.pair.eq(Array(need)[sel] == 0b11)]
             with rq.If(pipe.take):   # read only at take: a compiled simulation copies it only then
                 rq.d.comb += pipe.req.eq(Array(self.req[s].payload for s in range(SIMDS))[sel])
+                rq.d.comb += pipe.req.data.eq(0)    # the half registers the data from its source
 
         # ---- responses -----------------------------------------------------------------------
         p0, p1 = pipes
