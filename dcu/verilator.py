@@ -371,9 +371,26 @@ def _params(cfg, mem_bytes, mem_base, latency, reorder, watchdog_cycles) -> dict
             "watchdog": watchdog_cycles}
 
 
+_digest_seen: str | None = None     # the sources' digest at this process's first design
+
+
 def _design_dir(cfg, params: dict) -> Path:
-    """The design's directory: its Verilog, shared by the builds of every Verilator."""
-    key = hashlib.sha256(json.dumps({**params, "src": _source_digest()}, sort_keys=True).encode()).hexdigest()[:16]
+    """The design's directory: its Verilog, shared by the builds of every Verilator.
+
+    Raises
+    ------
+    RuntimeError
+        When the sources changed after this process imported the design: it would convert
+        its stale modules under the new sources' key (a long benchmark while ``hdl/`` is
+        edited)."""
+    global _digest_seen
+    src = _source_digest()
+    if _digest_seen is None:
+        _digest_seen = src
+    elif src != _digest_seen and "hdl.hosttop" in sys.modules:
+        raise RuntimeError("the hdl/ sources changed after this process imported them; its design would "
+                           "not match the cache key: run it again")
+    key = hashlib.sha256(json.dumps({**params, "src": src}, sort_keys=True).encode()).hexdigest()[:16]
     d = BUILD_DIR / f"{cfg.name}-{key}"
     d.mkdir(parents=True, exist_ok=True)
     return d

@@ -203,6 +203,25 @@ def test_compiler_choice(monkeypatch):
     assert vl.make_variables()["OPT_FAST"] == "-O2 -march=x86-64-v3"
 
 
+def test_sources_changed_under_the_process_is_refused(monkeypatch, tmp_path):
+    """A process that imported the design converts its own (stale) modules: once the sources
+    differ from those it started with, it is refused rather than caching its design under
+    the new sources' key."""
+    import sys
+    monkeypatch.setattr(vl, "BUILD_DIR", tmp_path)
+    monkeypatch.setattr(vl, "_digest_seen", None)
+    digest = ["a" * 64]
+    monkeypatch.setattr(vl, "_source_digest", lambda: digest[0])
+    monkeypatch.setitem(sys.modules, "hdl.hosttop", sys.modules.get("hdl.hosttop") or object())
+    cfg = get_config(PRESET)
+    params = vl._params(cfg, MIN_MEMORY_BYTES, 0x1000_0000, (8, 32), True, 50_000)
+    first = vl._design_dir(cfg, params)
+    assert vl._design_dir(cfg, params) == first
+    digest[0] = "b" * 64
+    with pytest.raises(RuntimeError, match="sources changed after this process imported them"):
+        vl._design_dir(cfg, params)
+
+
 def test_missing_verilator_is_a_clear_error(monkeypatch):
     monkeypatch.setattr(vl, "available", lambda: False)
     t = get("vector_add_asm")
