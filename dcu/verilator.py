@@ -380,14 +380,14 @@ def _design_dir(cfg, params: dict) -> Path:
     Raises
     ------
     RuntimeError
-        When the sources changed after this process imported the design: it would convert
-        its stale modules under the new sources' key (a long benchmark while ``hdl/`` is
-        edited)."""
+        When the sources changed after this process's first design and it has imported
+        ``hdl/`` modules: it would convert those stale modules under the new sources' key (a
+        long benchmark while ``hdl/`` is edited)."""
     global _digest_seen
     src = _source_digest()
     if _digest_seen is None:
         _digest_seen = src
-    elif src != _digest_seen and "hdl.hosttop" in sys.modules:
+    elif src != _digest_seen and any(n.startswith("hdl.") for n in sys.modules):
         raise RuntimeError("the hdl/ sources changed after this process imported them; its design would "
                            "not match the cache key: run it again")
     key = hashlib.sha256(json.dumps({**params, "src": src}, sort_keys=True).encode()).hexdigest()[:16]

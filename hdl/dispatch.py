@@ -245,9 +245,9 @@ class Dispatcher(wiring.Component):
         m.d.comb += cu_pool.eq(Array(pool)[cu])
         blk = first_set(m, Mux(d.wgp, lds_free, lds_free & cu_pool), "ldsblk")
         wid = first_set(m, ~wg_used, "wgid")
-        # the LDS base is formed in QUOTA from the registered block and CU (``last_cu`` in CU
-        # mode), not behind the placement decision: a multiplier after the fit checks
-        placed_blk = Signal(range(G))
+        # the LDS base is formed in QUOTA from the placed workgroup's block and CU (``last_cu`` in
+        # CU mode), both registered, not behind the placement decision: a multiplier after the fit checks
+        placed_blk = wg_lds[opened.wg]
         base = Mux(d.wgp, placed_blk * d.lds_bytes, last_cu * half + (placed_blk - last_cu * P) * d.lds_bytes)
         placing = (state == _State.PLACE) & fit
 
@@ -345,7 +345,7 @@ class Dispatcher(wiring.Component):
                 with m.If(fit):
                     g = Mux(d.wgp, C, cu)
                     m.d.sync += [opened.valid.eq(1), opened.wg.eq(wid), wg_lds[wid].eq(blk),
-                                 placed_blk.eq(blk), last_cu.eq(Mux(d.wgp, last_cu, cu)),
+                                 last_cu.eq(Mux(d.wgp, last_cu, cu)),
                                  allowed.eq(Mux(d.wgp, (1 << S) - 1, Const((1 << SPC) - 1, S) << (cu * SPC))),
                                  grp.eq(g), lp.eq(ptr[g]), left.eq(nw), state.eq(_State.QUOTA)]
                     m.d.sync += [q[s].eq(0) for s in range(S)]

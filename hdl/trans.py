@@ -384,7 +384,7 @@ class TransUnit(wiring.Component):
         rom = Memory(shape=ROM_LAYOUT, depth=ROM_DEPTH, init=rom_words())
         ports = [rom.read_port(domain="sync") for _ in range(L)]
         m.submodules.rom = rom
-        self._rom_idx = rom_idx = Signal(data.ArrayLayout(7, L), name="rom_idx")
+        rom_idx = Signal(data.ArrayLayout(7, L), name="rom_idx")
         romd = [Signal(ROM_LAYOUT, name=f"rom{l}_word") for l in range(L)]
         for l, port in enumerate(ports):
             m.d.comb += [port.addr.eq(rom_idx[l]), port.en.eq(run)]
@@ -433,7 +433,7 @@ class TransUnit(wiring.Component):
             # A step runs only for a valid stage: an empty one keeps its lanes (nothing reads
             # them), so a compiled simulation skips the idle unit's arithmetic.
             with m.If(S[0].hdr.valid):
-                self._step0(m, S[0], S[1])
+                self._step0(m, S[0], S[1], rom_idx)
             for k in range(1, _NSTAGES - 1):
                 with m.If(S[k].hdr.valid):
                     getattr(self, f"_step{k}")(m, S[k], S[k + 1], romd)
@@ -465,12 +465,12 @@ class TransUnit(wiring.Component):
     def _assign(self, m, dst, fields):
         m.d.sync += [getattr(dst, n).eq(v) for n, v in fields.items()]
 
-    def _assign_s1(self, m, l, dst, fields):
-        """Write lane ``l``'s S1 member and address the ROM with its index."""
+    def _assign_s1(self, m, rom_addr, dst, fields):
+        """Write a lane's S1 member and address its ROM port (``rom_addr``) with its index."""
         self._assign(m, dst, fields)
-        m.d.comb += self._rom_idx[l].eq(fields["idx"])
+        m.d.comb += rom_addr.eq(fields["idx"])
 
-    def _step0(self, m, cur, nxt):
+    def _step0(self, m, cur, nxt, rom_idx):
         """S0 -> S1: specials, unpack, ROM index, exp fixed-point conversion."""
         hdr = nxt.hdr
         # unpacked operands, computed once per lane (leading-zero count for denormals)
@@ -491,12 +491,12 @@ class TransUnit(wiring.Component):
                         lane = nxt.lanes[l]
                         sign, M, e = unp[l].sign, unp[l].M, unp[l].e
                         if cls == Cls.RCP:
-                            self._assign_s1(m, l, lane.rcp, {"idx": M[16:23], "sign": sign, "M": M,
+                            self._assign_s1(m, rom_idx[l], lane.rcp, {"idx": M[16:23], "sign": sign, "M": M,
                                                        "scale": -25 - e})
                         elif cls in (Cls.RSQ, Cls.SQRT):
                             par = e[0]
                             h = e >> 1                     # ep / 2 (ep = e - par is even)
-                            self._assign_s1(m, l, lane.rsq, {
+                            self._assign_s1(m, rom_idx[l], lane.rsq, {
                                 "idx": Cat(M[17:23], par), "N": M << par,
                                 "scale": h - 24 if cls == Cls.SQRT else -25 - h})
                         elif cls == Cls.EXP:
@@ -506,11 +506,11 @@ class TransUnit(wiring.Component):
                             mag = (Cat(Const(0, 16), a[0:23], Const(1, 1))
                                    >> (134 - ef).as_unsigned()[0:8])
                             X = Mux(sign, -mag, mag)
-                            self._assign_s1(m, l, lane.exp, {"idx": X[26:32], "r": X[0:26],
+                            self._assign_s1(m, rom_idx[l], lane.exp, {"idx": X[26:32], "r": X[0:26],
                                                        "n": X >> 32})
                         else:
                             idx = M[16:23]
-                            self._assign_s1(m, l, lane.log, {
+                            self._assign_s1(m, rom_idx[l], lane.log, {
                                 "idx": idx, "M": M, "e": e,
                                 "near1": ((e == 0) & (idx == 0)) | ((e == -1) & (idx == 127))})
                     m.d.sync += [hdr.spec.eq(Cat(*spec)), hdr.sval.eq(Cat(*sval))]
