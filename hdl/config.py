@@ -150,6 +150,11 @@ class DCUConfig:
         ``False``: a transcendental unit per SIMD (RDNA). ``True``: one for the whole DCU,
         which its SIMDs take in turn (``hdl/transshare.py``): the ``fpga`` preset's, since
         the unit is the largest block of a SIMD on an FPGA.
+    trans_mul_regs : int
+        Registers around each multiply of the transcendental unit's steps (``hdl/trans.py``):
+        0, none (RDNA's latency); 1, its operands registered; 2, its product too (the ``fpga``
+        preset's: a step's operand select, 32 x 32 multiply and adders were 28 ns on the ECP5).
+        Each register adds 9 cycles to the unit's latency; its throughput does not change.
     valu_dep_latency : int
         Cycles from a VALU instruction's issue to the issue of a dependent one.
     l0_hit_latency : int
@@ -200,6 +205,7 @@ class DCUConfig:
     fetch_bytes: int = 64
     trans_lanes: int = 8
     trans_shared: bool = False
+    trans_mul_regs: int = 0
     shared_multiplier: bool = False
     shared_mem_request: bool = False
     coalesce_in_place: bool = False
@@ -240,6 +246,8 @@ class DCUConfig:
             errors.append(f"lanes must divide {WAVE_SIZE}, got {self.lanes}")
         if self.trans_lanes > WAVE_SIZE or WAVE_SIZE % self.trans_lanes:
             errors.append(f"trans_lanes must divide {WAVE_SIZE}, got {self.trans_lanes}")
+        if self.trans_mul_regs not in (0, 1, 2):
+            errors.append(f"trans_mul_regs must be 0, 1 or 2, got {self.trans_mul_regs}")
         if self.vgprs_per_simd % self.vgpr_granule:
             errors.append(f"vgprs_per_simd ({self.vgprs_per_simd}) must be a multiple of "
                           f"vgpr_granule ({self.vgpr_granule})")
@@ -270,7 +278,7 @@ class DCUConfig:
         if self.wave_policy not in WAVE_POLICIES:
             errors.append(f"wave_policy must be one of {WAVE_POLICIES}, got {self.wave_policy!r}")
         flags = ("trans_shared", "shared_multiplier", "shared_mem_request", "coalesce_in_place",
-                 "shared_int_datapath", "decode_memo")
+                 "shared_int_datapath", "decode_memo", "scalar_cache_stage")
         errors += [f"{n} must be a bool, got {getattr(self, n)!r}" for n in flags
                    if not isinstance(getattr(self, n), bool)]
         if self.regfile not in REGFILES:
@@ -481,7 +489,7 @@ PRESETS: Mapping[str, DCUConfig] = {
                              scalar_cache_bytes=1024, icache_bytes=2 * 1024, fetch_bytes=32, regfile="banked",
                              trans_shared=True, shared_multiplier=True, shared_mem_request=True,
                              coalesce_in_place=True, shared_int_datapath=True, decode_memo=False,
-                             scalar_cache_stage=True),
+                             scalar_cache_stage=True, trans_mul_regs=2),
 }
 
 

@@ -199,7 +199,10 @@ class ICache(wiring.Component):
             mem = memory.Memory(shape=8 * fb, depth=Q, init=[])
             m.submodules[f"queue{p}_data"] = mem
             wp = mem.write_port()
-            m.d.comb += [wp.addr.eq(s1.entry[:qb]), wp.en.eq(go & (s1.entry[qb:] == p)), wp.data.eq(looked_up)]
+            # written in every lookup cycle, like ``wait``: the ``go`` one counts (the entry
+            # answers only once looked up), and ``stall`` stays off the write enable
+            m.d.comb += [wp.addr.eq(s1.entry[:qb]), wp.en.eq(s1.valid & (s1.entry[qb:] == p)),
+                         wp.data.eq(looked_up)]
             queue_data.append(mem.read_port(domain="comb"))
         pairs.fill(m, misses.fill_install, misses.fill_block, misses.fill_data, self.flush)
 

@@ -226,12 +226,14 @@ class ScalarCache(wiring.Component):
         misses.hold([(kept0[i], waits0[i]) for i in range(N)] + [(kept1[i], waits1[i]) for i in range(N)])
         looked_up = [Signal(8 * LINE, name=f"looked_up{k}") for k in range(2)]
         # (0 when no slot reads them, as for a bad address: a compiled simulator skips them)
-        with m.If(go & ~s1.bad):
+        with m.If(s1.valid & ~s1.bad):
             m.d.comb += [looked_up[0].eq(Mux(hit0, data0, misses.half(L[0]))),
                          looked_up[1].eq(Mux(hit1, data1, misses.half(~L[0])))]
+        # written in every lookup cycle, like ``wait0``/``wait1``: the ``go`` one counts (the slot
+        # is read only once looked up), and ``stall`` stays off the write enable and data
         sw = slot_data.write_port()
-        m.d.comb += [sw.addr.eq(s1.slot), sw.en.eq(go)]
-        with m.If(go):    # (the merges only in the cycles that use them: a compiled simulator skips them)
+        m.d.comb += [sw.addr.eq(s1.slot), sw.en.eq(s1.valid)]
+        with m.If(s1.valid):    # (the merges only in lookup cycles: a compiled simulator skips them)
             m.d.comb += sw.data.eq(_merge(s1.offset, looked_up[0], looked_up[1]))
         pairs.fill(m, misses.fill_install, misses.fill_block, misses.fill_data, self.flush)
 

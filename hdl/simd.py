@@ -955,7 +955,7 @@ class SIMD(wiring.Component):
             m.submodules.trans = trans = TransUnit(cfg)
             trans_i, trans_o = trans.i, trans.o
         Pending = data.StructLayout({"wave": range(W), "vdst": 8, "exec": 32, "seq": SEQ})
-        in_flight = -(-trans_latency(cfg.trans_lanes) // (LANES // cfg.trans_lanes)) + 1
+        in_flight = -(-trans_latency(cfg.trans_lanes, cfg.trans_mul_regs) // (LANES // cfg.trans_lanes)) + 1
         tq_bits = max(3, (in_flight - 1).bit_length())
         tq = Array(Signal(Pending, name=f"trans_q{k}") for k in range(1 << tq_bits))
         tq_head, tq_tail = Signal(tq_bits), Signal(tq_bits)

@@ -38,7 +38,10 @@ Timing: a wave accepted (``i.valid & i.ready``) in cycle *t* presents its result
 register after 14 cycles, chunk 3 three cycles later). With the output always ready and the
 input always valid the unit accepts a wave every ``32 // trans_lanes`` cycles (4) and
 delivers one every 4 cycles. ``o.valid & ~o.ready`` freezes the whole pipeline (one global
-enable) and drops ``i.ready``.
+enable) and drops ``i.ready``. ``config.trans_mul_regs`` (the ``fpga`` preset's) puts
+registers around each multiply of steps 1-9: its operands (1), and its product too (2), so
+that neither the operand select nor the result's adders share a cycle with the multiply; each
+adds 9 cycles to the latency.
 
 ROM: one word of 128 bits per index (:data:`ROM_LAYOUT`, 128 words = 16 Kibit): the rcp seed,
 the rsq seed, the 2^(j/64) entry and the log2 reciprocal and its logarithm, read through one
@@ -201,20 +204,26 @@ _LANE = [
 ]
 _NSTAGES = len(_LANE)                   # S0 .. S12
 
-def latency(lanes: int) -> int:
+_MUL_STEPS = 9                          # steps 1 .. 9 multiply
+
+
+def latency(lanes: int, mul_regs: int = 0) -> int:
     """Cycles from ``i.valid & i.ready`` to ``o.valid`` of the same wave.
 
     Parameters
     ----------
     lanes : int
         Physical lanes (``config.trans_lanes``).
+    mul_regs : int
+        Registers around each step's multiply (``config.trans_mul_regs``).
 
     Returns
     -------
     int
-        ``_NSTAGES + 1`` cycles for the first chunk plus one per further chunk.
+        ``_NSTAGES + 1`` cycles for the first chunk, ``mul_regs`` more per multiplying step,
+        plus one per further chunk.
     """
-    return _NSTAGES + 1 + WAVE // lanes - 1
+    return _NSTAGES + 1 + mul_regs * _MUL_STEPS + WAVE // lanes - 1
 
 
 LATENCY = latency(8)
@@ -325,7 +334,7 @@ class TransUnit(wiring.Component):
     Parameters
     ----------
     config : hdl.config.DCUConfig
-        Only ``trans_lanes`` is used (a divisor of 32).
+        ``trans_lanes`` (a divisor of 32) and ``trans_mul_regs`` (0 to 2) are used.
 
     Attributes
     ----------
@@ -348,8 +357,9 @@ class TransUnit(wiring.Component):
             raise ValueError(f"trans_lanes must divide {WAVE}, got {lanes}")
         self.lanes = lanes
         self.chunks = WAVE // lanes
+        self.mul_regs = config.trans_mul_regs
         #: Cycles from an accepted wave to its ``o.valid``.
-        self.latency = latency(lanes)
+        self.latency = latency(lanes, self.mul_regs)
         super().__init__({
             "i": In(stream.Signature(TransIn)),
             "o": Out(stream.Signature(TransOut)),
@@ -388,8 +398,6 @@ class TransUnit(wiring.Component):
         romd = [Signal(ROM_LAYOUT, name=f"rom{l}_word") for l in range(L)]
         for l, port in enumerate(ports):
             m.d.comb += [port.addr.eq(rom_idx[l]), port.en.eq(run)]
-            with m.If(run & S[1].hdr.valid):
-                m.d.sync += romd[l].eq(port.data)
 
         # ---- issue: chunk 0 straight from the payload, chunks 1.. from a shift buffer
         busy = Signal()
@@ -428,15 +436,21 @@ class TransUnit(wiring.Component):
         with m.If(run):
             m.d.sync += [getattr(S[1].hdr, n).eq(getattr(h0, n))
                          for n in ("valid", "cls", "oh", "last", "tag")]
-            for k in range(1, _NSTAGES - 1):
-                m.d.sync += S[k + 1].hdr.eq(S[k].hdr)
             # A step runs only for a valid stage: an empty one keeps its lanes (nothing reads
-            # them), so a compiled simulation skips the idle unit's arithmetic.
+            # them), so a compiled simulation skips the idle unit's arithmetic. Steps 1.. pass
+            # the header on themselves (through their multiply's registers, if any).
             with m.If(S[0].hdr.valid):
                 self._step0(m, S[0], S[1], rom_idx)
+            self._mul_steps = 0
             for k in range(1, _NSTAGES - 1):
-                with m.If(S[k].hdr.valid):
-                    getattr(self, f"_step{k}")(m, S[k], S[k + 1], romd)
+                # the ROM words beside the stage: read while S1 holds the lanes, carried through
+                # step 1's multiply registers (if any) and registered beside S2
+                words = {1: [port.data for port in ports], 2: romd}.get(k)
+                src, words = getattr(self, f"_step{k}")(m, S[k], S[k + 1], words)
+                if k == 1:
+                    with m.If(src.hdr.valid):
+                        m.d.sync += [romd[l].eq(words[l]) for l in range(L)]
+            assert self._mul_steps == _MUL_STEPS, "latency() counts the multiplying steps"
 
             # ---- output assembly: chunks shift in from the top
             last = S[-1]
@@ -451,16 +465,14 @@ class TransUnit(wiring.Component):
     # ----------------------------------------------------------------------------------
     # Steps. Each selects the shared multiplier's operands by class, then writes the next
     # register's union member for the active class (only that branch is evaluated).
-    def _mul(self, hdr, choices):
-        """The stage's shared multiplier: ``x * y`` for the operands of the active class.
+    def _operands(self, hdr, choices):
+        """The stage's multiplier operands ``(x, y)`` for the active class.
 
         ``choices`` maps a tuple of classes to an ``(x, y)`` pair.
         """
         oh = hdr.oh
         conds = [(Cat(*[oh[c.value] for c in cls]).any(), xy) for cls, xy in choices.items()]
-        x = _sel([(c, xy[0]) for c, xy in conds])
-        y = _sel([(c, xy[1]) for c, xy in conds])
-        return x * y
+        return _sel([(c, xy[0]) for c, xy in conds]), _sel([(c, xy[1]) for c, xy in conds])
 
     def _assign(self, m, dst, fields):
         m.d.sync += [getattr(dst, n).eq(v) for n, v in fields.items()]
@@ -517,28 +529,84 @@ class TransUnit(wiring.Component):
             with m.Default():
                 m.d.sync += [hdr.spec.eq(-1), hdr.sval.eq(0)]
 
-    def _steps(self, m, cur, nxt, mul, cases):
+    def _steps(self, m, cur, nxt, mul, cases, rom=None):
         """Generic step: ``mul(lane) -> {classes: (x, y)}``; ``cases`` maps a tuple of classes
-        to ``(src_member, dst_member, fn(src, p, lane_index) -> fields)``."""
-        prods = [None] * self.lanes
+        to ``(src_member, dst_member, fn(src, p, lane_index) -> fields)``.
+
+        With ``config.trans_mul_regs`` a multiplying step takes that many more cycles: its
+        operands are registered (1), and its product too (2), each register with a copy of the
+        stage (and of ``rom``, the lanes' ROM words, if given; ``cases`` is then a function of
+        the copy the results are computed from).
+        """
+        src, prods = cur, [None] * self.lanes
         if mul is not None:
-            # one product per lane, held in one signal so that every use shares the multiplier
-            exprs = [self._mul(cur.hdr, mul(cur.lanes[l], l)) for l in range(self.lanes)]
-            shape = exprs[0].shape()
-            psig = Signal(data.ArrayLayout(shape, self.lanes), name=f"{cur.as_value().name}_prod")
-            m.d.comb += psig.eq(Cat(*[p.as_unsigned()[:shape.width] for p in exprs]))
-            prods = [psig[l] for l in range(self.lanes)]
-        with m.Switch(cur.hdr.cls):
-            for classes, (src, dst, fn) in cases.items():
-                with m.Case(*classes):
-                    for l in range(self.lanes):
-                        s = cur.lanes[l] if src is None else getattr(cur.lanes[l], src)
-                        d = nxt.lanes[l] if dst is None else getattr(nxt.lanes[l], dst)
-                        fields = fn(s, prods[l], l)
-                        if fields is None:
-                            m.d.sync += d.eq(s)
-                        else:
-                            self._assign(m, d, fields)
+            self._mul_steps += 1
+            ops = [self._operands(cur.hdr, mul(cur.lanes[l], l)) for l in range(self.lanes)]
+            if self.mul_regs:
+                src, prods = self._mul_registers(m, cur, ops, rom)
+                rom = None if rom is None else src.rom
+            else:
+                # one product per lane, held in one signal so that every use shares the multiplier
+                prods = self._products(m, cur, [x * y for x, y in ops])
+        if callable(cases):
+            cases = cases(rom)
+        m.d.sync += nxt.hdr.eq(src.hdr)
+        with m.If(src.hdr.valid):
+            with m.Switch(src.hdr.cls):
+                for classes, (member, dst, fn) in cases.items():
+                    with m.Case(*classes):
+                        for l in range(self.lanes):
+                            s = src.lanes[l] if member is None else getattr(src.lanes[l], member)
+                            d = nxt.lanes[l] if dst is None else getattr(nxt.lanes[l], dst)
+                            fields = fn(s, prods[l], l)
+                            if fields is None:
+                                m.d.sync += d.eq(s)
+                            else:
+                                self._assign(m, d, fields)
+        return src, rom
+
+    def _products(self, m, reg, exprs):
+        """The lanes' products in one signal (named after ``reg``), one multiplier per lane."""
+        shape = exprs[0].shape()
+        psig = Signal(data.ArrayLayout(shape, self.lanes), name=f"{reg.as_value().name}_prod")
+        m.d.comb += psig.eq(Cat(*[p.as_unsigned()[:shape.width] for p in exprs]))
+        return [psig[l] for l in range(self.lanes)]
+
+    def _mul_registers(self, m, cur, ops, rom):
+        """Register the operands (and, with 2 ``trans_mul_regs``, the product) of a step.
+
+        Returns the last register (``hdr``, ``lanes`` and ``rom`` as in the stage) and the
+        lanes' products.
+        """
+        name = cur.as_value().name
+        keep = {"hdr": cur.hdr.shape(), "lanes": cur.lanes.shape()}
+        if rom is not None:
+            keep["rom"] = data.ArrayLayout(ROM_LAYOUT, self.lanes)
+
+        def copy(dst, src):
+            m.d.sync += dst.hdr.eq(src.hdr)
+            with m.If(src.hdr.valid):
+                m.d.sync += dst.lanes.eq(src.lanes)
+                if rom is not None:
+                    m.d.sync += dst.rom.eq(Cat(*rom) if src is cur else src.rom)
+
+        x0, y0 = ops[0]
+        opr = Signal(data.StructLayout({**keep, "x": data.ArrayLayout(x0.shape(), self.lanes),
+                                        "y": data.ArrayLayout(y0.shape(), self.lanes)}),
+                     name=f"{name}_operands")
+        copy(opr, cur)
+        with m.If(cur.hdr.valid):
+            m.d.sync += [opr.x.eq(Cat(*[x for x, _ in ops])), opr.y.eq(Cat(*[y for _, y in ops]))]
+        prods = self._products(m, opr, [opr.x[l] * opr.y[l] for l in range(self.lanes)])
+        if self.mul_regs == 1:
+            return opr, prods
+        shape = prods[0].shape()
+        pr = Signal(data.StructLayout({**keep, "p": data.ArrayLayout(shape, self.lanes)}),
+                    name=f"{name}_product")
+        copy(pr, opr)
+        with m.If(opr.hdr.valid):
+            m.d.sync += pr.p.eq(Cat(*prods))
+        return pr, [pr.p[l] for l in range(self.lanes)]
 
     _RCP = (Cls.RCP,)
     _RSQ = (Cls.RSQ, Cls.SQRT)
@@ -546,41 +614,41 @@ class TransUnit(wiring.Component):
     _LOG = (Cls.LOG,)
     _H = 1 << 31                                            # exp Horner rounding constant
 
-    def _step1(self, m, cur, nxt, romd):
+    def _step1(self, m, cur, nxt, rom):
         """S1 -> S2 (the ROM word is registered beside S2): copy; exp ``A2 = C2 + rnd(C3 r)``."""
         C2, C3 = EXP2_C[1], EXP2_C[2]
 
         def copy(names):
             return lambda s, p, l: {n: getattr(s, n) for n in names.split()}
-        self._steps(m, cur, nxt, lambda v, l: {self._EXP: (C3, v.exp.r)}, {
+        return self._steps(m, cur, nxt, lambda v, l: {self._EXP: (C3, v.exp.r)}, {
             self._RCP: ("rcp", "rcp", copy("sign M scale")),
             self._RSQ: ("rsq", "rsq", copy("N scale")),
             self._EXP: ("exp", "exp", lambda s, p, l: {"r": s.r, "n": s.n,
                                                        "A2": C2 + ((p + self._H) >> 32)}),
             self._LOG: ("log", "log", copy("M e near1")),
-        })
+        }, rom=rom)
 
-    def _step2(self, m, cur, nxt, romd):
+    def _step2(self, m, cur, nxt, rom):
         """S2 -> S3 (M1): ``E0 = 2^39 - M R0``; ``Y0sq = Y0^2``; exp ``A1``; ``T = M C - 2^33``."""
         C1 = EXP2_C[0]
-        self._steps(m, cur, nxt, lambda v, l: {
-            self._RCP: (v.rcp.M, romd[l].rcp), self._RSQ: (romd[l].rsq, romd[l].rsq),
-            self._EXP: (v.exp.A2, v.exp.r), self._LOG: (v.log.M, romd[l].logc)}, {
+        return self._steps(m, cur, nxt, lambda v, l: {
+            self._RCP: (v.rcp.M, rom[l].rcp), self._RSQ: (rom[l].rsq, rom[l].rsq),
+            self._EXP: (v.exp.A2, v.exp.r), self._LOG: (v.log.M, rom[l].logc)}, lambda words: {
             self._RCP: ("rcp", "rcp", lambda s, p, l: {
-                "sign": s.sign, "M": s.M, "scale": s.scale, "R0": romd[l].rcp,
+                "sign": s.sign, "M": s.M, "scale": s.scale, "R0": words[l].rcp,
                 "E0": (1 << 39) - p}),
             self._RSQ: ("rsq", "rsq", lambda s, p, l: {
-                "N": s.N, "scale": s.scale, "Y0": romd[l].rsq, "Y0sq": p}),
+                "N": s.N, "scale": s.scale, "Y0": words[l].rsq, "Y0sq": p}),
             self._EXP: ("exp", "exp", lambda s, p, l: {
-                "r": s.r, "n": s.n, "T": romd[l].exp, "A1": C1 + ((p + self._H) >> 32)}),
+                "r": s.r, "n": s.n, "T": words[l].exp, "A1": C1 + ((p + self._H) >> 32)}),
             self._LOG: ("log", "log", lambda s, p, l: {
-                "e": s.e, "near1": s.near1, "L": romd[l].logl, "T": p - (1 << 33)}),
-        })
+                "e": s.e, "near1": s.near1, "L": words[l].logl, "T": p - (1 << 33)}),
+        }, rom=rom)
 
-    def _step3(self, m, cur, nxt, romd):
+    def _step3(self, m, cur, nxt, rom):
         """S3 -> S4 (M2): ``R1``; ``Eas``; exp ``P``; log ``A2``."""
         P3, P2 = LOG2_P[3], LOG2_P[2]
-        self._steps(m, cur, nxt, lambda v, l: {
+        return self._steps(m, cur, nxt, lambda v, l: {
             self._RCP: (v.rcp.R0, v.rcp.E0), self._RSQ: (v.rsq.N, v.rsq.Y0sq),
             self._EXP: (v.exp.A1, v.exp.r), self._LOG: (Const(P3, signed(32)), v.log.T)}, {
             self._RCP: ("rcp", "rcp", lambda s, p, l: {
@@ -593,10 +661,10 @@ class TransUnit(wiring.Component):
                 "e": s.e, "near1": s.near1, "L": s.L, "T": s.T, "A2": P2 + (p >> 33)}),
         })
 
-    def _step4(self, m, cur, nxt, romd):
+    def _step4(self, m, cur, nxt, rom):
         """S4 -> S5 (M3): ``E1s``; ``Y1``; exp significand ``T P``; log ``A1``."""
         P1 = LOG2_P[1]
-        self._steps(m, cur, nxt, lambda v, l: {
+        return self._steps(m, cur, nxt, lambda v, l: {
             self._RCP: (v.rcp.M, v.rcp.R1), self._RSQ: (v.rsq.Y0, v.rsq.Eas),
             self._EXP: (v.exp.T, v.exp.P), self._LOG: (v.log.A2, v.log.T)}, {
             self._RCP: ("rcp", "rcp", lambda s, p, l: {
@@ -610,10 +678,10 @@ class TransUnit(wiring.Component):
                 "e": s.e, "near1": s.near1, "L": s.L, "T": s.T, "A1": P1 + (p >> 33)}),
         })
 
-    def _step5(self, m, cur, nxt, romd):
+    def _step5(self, m, cur, nxt, rom):
         """S5 -> S6 (M4): ``Q = (R1 + R1 E1s / 2^32) / 2^7``; ``Y1sq``; log ``P``."""
         P0 = LOG2_P[0]
-        self._steps(m, cur, nxt, lambda v, l: {
+        return self._steps(m, cur, nxt, lambda v, l: {
             self._RCP: (v.rcp.R1, v.rcp.E1s), self._RSQ: (v.rsq.Y1, v.rsq.Y1),
             self._LOG: (v.log.A1, v.log.T)}, {
             self._RCP: ("rcp", "rcp", lambda s, p, l: {
@@ -625,9 +693,9 @@ class TransUnit(wiring.Component):
                 "e": s.e, "near1": s.near1, "L": s.L, "T": s.T, "P": P0 + (p >> 33)}),
         })
 
-    def _step6(self, m, cur, nxt, romd):
+    def _step6(self, m, cur, nxt, rom):
         """S6 -> S7 (M5): ``M Q``; ``Ebs``; log ``V = T P``."""
-        self._steps(m, cur, nxt, lambda v, l: {
+        return self._steps(m, cur, nxt, lambda v, l: {
             self._RCP: (v.rcp.M, v.rcp.Q), self._RSQ: (v.rsq.N, v.rsq.Y1sq),
             self._LOG: (v.log.T, v.log.P)}, {
             self._RCP: ("rcp", "rcp", lambda s, p, l: {
@@ -639,7 +707,7 @@ class TransUnit(wiring.Component):
                 "e": s.e, "near1": s.near1, "L": s.L, "V": p}),
         })
 
-    def _step7(self, m, cur, nxt, romd):
+    def _step7(self, m, cur, nxt, rom):
         """S7 -> S8: rcp remainder correction; log result; rsq M6 ``Y2``."""
         def rcp_fix(s, p, l):
             rem = (1 << 48) - s.MQ                         # exact remainder of 2^48 / M
@@ -654,7 +722,7 @@ class TransUnit(wiring.Component):
             return {"sign": neg, "sig": Mux(neg, -val, val), "scale": Mux(s.near1, -65, -52),
                     "sticky": 0}
 
-        self._steps(m, cur, nxt, lambda v, l: {self._RSQ: (v.rsq.Y1, v.rsq.Ebs)}, {
+        return self._steps(m, cur, nxt, lambda v, l: {self._RSQ: (v.rsq.Y1, v.rsq.Ebs)}, {
             self._RCP: ("rcp", "rcp", rcp_fix),
             self._RSQ: ("rsq", "rsq", lambda s, p, l: {
                 "N": s.N, "scale": s.scale, "Y2": s.Y1 + (p >> 33)}),
@@ -662,9 +730,9 @@ class TransUnit(wiring.Component):
             self._LOG: ("log", "log", log_fix),
         })
 
-    def _step8(self, m, cur, nxt, romd):
+    def _step8(self, m, cur, nxt, rom):
         """S8 -> S9 (M7): sqrt ``S = N Y2 / 2^29``; rsq ``Q = Y2 / 2^5``, ``Q N``."""
-        self._steps(m, cur, nxt, lambda v, l: {
+        return self._steps(m, cur, nxt, lambda v, l: {
             (Cls.SQRT,): (v.rsq.N, v.rsq.Y2), (Cls.RSQ,): (v.rsq.N, v.rsq.Y2 >> 5)}, {
             self._RCP: ("rcp", "rp", lambda s, p, l: None),
             self._EXP: ("exp", "rp", lambda s, p, l: None),
@@ -675,9 +743,9 @@ class TransUnit(wiring.Component):
                 "N": s.N, "scale": s.scale, "Q": s.Y2 >> 5, "QN": p}),
         })
 
-    def _step9(self, m, cur, nxt, romd):
+    def _step9(self, m, cur, nxt, rom):
         """S9 -> S10 (M8): sqrt ``S^2``; rsq ``Q^2 N``."""
-        self._steps(m, cur, nxt, lambda v, l: {
+        return self._steps(m, cur, nxt, lambda v, l: {
             (Cls.SQRT,): (v.sqrt.S, v.sqrt.S), (Cls.RSQ,): (v.rsq.Q, v.rsq.QN)}, {
             (Cls.RCP, Cls.EXP, Cls.LOG): ("rp", "rp", lambda s, p, l: None),
             (Cls.SQRT,): ("sqrt", "sqrt", lambda s, p, l: {
@@ -686,7 +754,7 @@ class TransUnit(wiring.Component):
                 "N": s.N, "scale": s.scale, "Q": s.Q, "QN": s.QN, "Q2N": p}),
         })
 
-    def _step10(self, m, cur, nxt, romd):
+    def _step10(self, m, cur, nxt, rom):
         """S10 -> S11: exact floor and sticky bit of sqrt and rsq."""
         def sqrt_fix(s, p, l):
             rem = (s.N << 25) - s.SS                       # N 2^25 - S^2
@@ -704,13 +772,16 @@ class TransUnit(wiring.Component):
             sticky = Mux(gt, D - two_qn + s.N != 0, Mux(inc, D + two_qn + s.N != 0, D != 0))
             return {"sign": 0, "sig": s.Q + inc - gt, "scale": s.scale, "sticky": sticky}
 
-        self._steps(m, cur, nxt, None, {
+        return self._steps(m, cur, nxt, None, {
             (Cls.RCP, Cls.EXP, Cls.LOG): ("rp", None, lambda s, p, l: None),
             (Cls.SQRT,): ("sqrt", None, sqrt_fix),
             (Cls.RSQ,): ("rsq", None, rsq_fix),
         })
 
-    def _step11(self, m, cur, nxt, romd):
+    def _step11(self, m, cur, nxt, rom):
         """S11 -> S12: ``round_pack`` normalisation (all classes)."""
-        for l in range(self.lanes):
-            self._assign(m, nxt.lanes[l], _round_pack_norm(cur.lanes[l]))
+        m.d.sync += nxt.hdr.eq(cur.hdr)
+        with m.If(cur.hdr.valid):
+            for l in range(self.lanes):
+                self._assign(m, nxt.lanes[l], _round_pack_norm(cur.lanes[l]))
+        return cur, None

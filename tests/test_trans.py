@@ -335,19 +335,36 @@ def test_backpressure_gaps_and_unsupported_op():
     assert [t for t, _ in res["out"]] == [t for _, _, t in waves]
 
 
-@pytest.mark.parametrize("lanes", [4, 32])
-def test_other_lane_counts(lanes):
-    """``trans_lanes`` 4 and 32: bit-exact, one wave every 32 / lanes cycles."""
+@pytest.mark.parametrize("lanes, mul_regs", [(4, 0), (32, 0), (4, 1), (1, 2)])
+def test_other_lane_counts(lanes, mul_regs):
+    """``trans_lanes`` 4, 32 and 1 (the ``fpga`` preset's, with its 2 ``trans_mul_regs``),
+    and 4 with the operands registered: bit-exact, one wave every 32 / lanes cycles, and each
+    register around the 9 multiplying steps' multiplies 9 cycles more latency."""
     per_op = {op: np.concatenate([random_inputs(op, 96, SEED + 30 + k), special_inputs(op)[::97]])
               for k, op in enumerate(OPS)}
     waves, expected = make_waves(per_op)
-    dut = TransUnit(DCUConfig(trans_lanes=lanes))
+    dut = TransUnit(DCUConfig(trans_lanes=lanes, trans_mul_regs=mul_regs))
     res = run_waves(dut, waves)
     res.update(waves=waves, expected=expected)
     for op in OPS:
         _check(res, op)
     assert set(np.diff(res["in_cycles"])) == {32 // lanes}
+    assert dut.latency == 13 + 1 + 9 * mul_regs + 32 // lanes - 1
     assert set(np.array(res["out_cycles"]) - np.array(res["in_cycles"])) == {dut.latency}
+
+
+def test_mul_regs_backpressure():
+    """Operand and product registers under random input gaps and output stalls: the stall
+    freezes them with the stages (same results, tags in order)."""
+    per_op = {op: random_inputs(op, 32 * 6, SEED + 40 + k) for k, op in enumerate(OPS)}
+    waves, expected = make_waves(per_op)
+    res = run_waves(TransUnit(DCUConfig(trans_lanes=8, trans_mul_regs=2)), waves,
+                    valid_p=0.7, ready_p=0.5, seed=SEED + 3)
+    res.update(waves=waves, expected=expected)
+    assert res["held"] > 10, "back-pressure was not exercised"
+    for op in OPS:
+        _check(res, op)
+    assert [t for t, _ in res["out"]] == [t for _, _, t in waves]
 
 
 def test_rejects_bad_lane_count():
