@@ -191,9 +191,13 @@ class ICache(wiring.Component):
         m.d.comb += take.eq(Cat(misses.fill & waiting[e] & (waits[e] == misses.fill_idx) for e in range(E)))
         misses.hold([(kept[e], waits[e]) for e in range(E)])
         looked_up = Signal(8 * fb)
-        # only in the cycles that use it (a compiled simulation skips it otherwise)
+        # only in the cycles that use it (a compiled simulation skips it otherwise). The fill's
+        # bytes when it brings the line this cycle, else the cache's: a line is never both
+        # present and being read (its memory line's two lines are installed and flushed
+        # together, and a read is sent only for an absent one), and ``fill_now`` is a compare
+        # with the fill's block, shorter than ``hit`` (the tag memory and its compare)
         with m.If(s1.valid):
-            m.d.comb += looked_up.eq(chunk_of(Mux(hit, line_data, misses.half(L[0])), s1.info))
+            m.d.comb += looked_up.eq(chunk_of(Mux(fill_now, misses.half(L[0]), line_data), s1.info))
         queue_data = []
         for p in range(P):
             mem = memory.Memory(shape=8 * fb, depth=Q, init=[])

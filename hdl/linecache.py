@@ -244,7 +244,14 @@ class MissTable:
         for k in range(2):
             with m.If(self._en[k]):
                 m.d.comb += new.bit_select(self.entry[k], 1).eq(1)
-                m.d.sync += self.block[self.entry[k]].eq(self._blk[k])
+        # the free entries' blocks are written in every cycle, allocated or not (nothing reads
+        # an idle entry's block): their enables come from registers, not from the cache's
+        # lookup through ``alloc``. The lowest free entry takes the first allocation's block,
+        # or the second's when it is the only one; the next free entry the second's.
+        with m.If(self.has[0]):
+            m.d.sync += self.block[free[0]].eq(Mux(self._en[0], self._blk[0], self._blk[1]))
+        with m.If(self.has[1]):
+            m.d.sync += self.block[free[1]].eq(self._blk[1])
         m.d.sync += [self.busy.eq((self.busy & ~done) | new), sent.eq((sent | sending) & ~done),
                      noinstall.eq(Mux(flush, noinstall | self.busy, noinstall) & ~new)]
 

@@ -177,6 +177,9 @@ class ScalarCache(wiring.Component):
             m.d.sync += [last_port.eq(port),
                          s1.slot.eq(slot), s1.line.eq(addr[6:ADDR_BITS]), s1.offset.eq(addr[:6]),
                          s1.straddle.eq(addr[:6] + nbytes > LINE), s1.bad.eq(addr[ADDR_BITS:].any())]
+        # the free slot's fields are written whenever a request is offered, accepted or not
+        # (``busy`` marks them taken only at ``accept``): their enables stay off ``stall``
+        with m.If(valid.any() & (~busy).any()):
             for i in range(N):
                 with m.If(slot == i):
                     m.d.sync += [info[i].simd.eq(port), info[i].wave.eq(head.wave),
@@ -225,10 +228,13 @@ class ScalarCache(wiring.Component):
                      take1.eq(Cat(misses.fill & waiting1[i] & (waits1[i] == misses.fill_idx) for i in range(N)))]
         misses.hold([(kept0[i], waits0[i]) for i in range(N)] + [(kept1[i], waits1[i]) for i in range(N)])
         looked_up = [Signal(8 * LINE, name=f"looked_up{k}") for k in range(2)]
-        # (0 when no slot reads them, as for a bad address: a compiled simulator skips them)
+        # (0 when no slot reads them, as for a bad address: a compiled simulator skips them).
+        # A fill's bytes when it brings the line this cycle, else the cache's: a line is never
+        # both present and being read (as in hdl/icache.py), and ``fill_now`` is a shorter
+        # path than ``hit`` (the tag memory and its compare), which reaches 512 bits here
         with m.If(s1.valid & ~s1.bad):
-            m.d.comb += [looked_up[0].eq(Mux(hit0, data0, misses.half(L[0]))),
-                         looked_up[1].eq(Mux(hit1, data1, misses.half(~L[0])))]
+            m.d.comb += [looked_up[0].eq(Mux(fill_now0, misses.half(L[0]), data0)),
+                         looked_up[1].eq(Mux(fill_now1, misses.half(~L[0]), data1))]
         # written in every lookup cycle, like ``wait0``/``wait1``: the ``go`` one counts (the slot
         # is read only once looked up), and ``stall`` stays off the write enable and data
         sw = slot_data.write_port()
@@ -242,6 +248,7 @@ class ScalarCache(wiring.Component):
         out_info = [Signal(SlotInfo, name=f"out{p}") for p in range(P)]
         out_beat = [Signal(range(16), name=f"out{p}_beat") for p in range(P)]
         out_data = [Signal(16 * 32, name=f"out{p}_data") for p in range(P)]
+        out_word = [Signal(4, name=f"out{p}_word") for p in range(P)]   # out_data's dword of the beat
         out_last = Signal(P)
         port_free = Signal(P)
         for p in range(P):
@@ -250,10 +257,10 @@ class ScalarCache(wiring.Component):
                          port_free[p].eq(~out_valid[p] | (r.ready & out_last[p])),
                          r.valid.eq(out_valid[p]), r.payload.wave.eq(out_info[p].wave),
                          r.payload.seq.eq(out_info[p].seq), r.payload.sdst.eq(out_info[p].sdst + out_beat[p]),
-                         r.payload.data.eq(out_data[p].word_select(out_beat[p], 32)),
+                         r.payload.data.eq(out_data[p].word_select(out_word[p], 32)),
                          r.payload.last.eq(out_last[p])]
             with m.If(r.valid & r.ready):
-                m.d.sync += out_beat[p].eq(out_beat[p] + 1)
+                m.d.sync += [out_beat[p].eq(out_beat[p] + 1), out_word[p].eq(out_word[p] + 1)]
                 with m.If(out_last[p]):
                     m.d.sync += out_valid[p].eq(0)
 
@@ -272,13 +279,27 @@ class ScalarCache(wiring.Component):
                        & offered.bit_select(info[i].simd, 1) for i in range(N))
         done = Signal(N)
         m.d.comb += done.eq(ready_at)
+        # round robin as a one-hot grant (the lowest done slot above the last one, else the
+        # lowest), and the chosen slot's fields through AND-OR selects of it rather than
+        # through an encoded index: the choice is on the path from ``chosen`` back to itself
         last_done = Signal(range(N))
-        pick = round_robin(m, done, last_done, "done")
+        after, grant = Signal(N, name="done_after"), Signal(N, name="done_grant")
+        first = Mux(after.any(), after, done)
+        m.d.comb += [after.eq(done & ~((Const(2, N + 1) << last_done) - 1)[:N]),
+                     grant.eq(first & (~first + 1)[:N])]
+        pick = Signal(range(N), name="done_pick")
+        m.d.comb += pick.eq(Cat(*[Cat(*[grant[i] for i in range(N) if i >> b & 1]).any()
+                                  for b in range(len(pick))]))
+
+        def granted(values):
+            out = Const(0)
+            for i, v in enumerate(values):
+                out = out | Mux(grant[i], Value.cast(v), 0)
+            return out
         picked = Signal(Chosen)
-        m.d.comb += [picked.valid.eq(done.any()), picked.slot.eq(pick), picked.wait0.eq(wait0[pick]),
-                     picked.wait1.eq(wait1[pick]), picked.kept0.eq(kept0.bit_select(pick, 1)),
-                     picked.kept1.eq(kept1.bit_select(pick, 1))]
-        m.d.comb += picked.info.eq(slot_info(pick, "done_info"))
+        m.d.comb += [picked.valid.eq(done.any()), picked.slot.eq(pick), picked.wait0.eq(granted(waits0)),
+                     picked.wait1.eq(granted(waits1)), picked.kept0.eq((kept0 & grant).any()),
+                     picked.kept1.eq((kept1 & grant).any()), picked.info.eq(granted(info))]
         if stage:
             m.d.sync += chosen.eq(picked)
         else:
@@ -294,25 +315,28 @@ class ScalarCache(wiring.Component):
         with m.If(chosen.valid if stage else busy.any()):
             m.d.comb += bytes_.eq(_merge(cinfo.offset, Mux(chosen.kept0, fill0, sr.data),
                                          Mux(chosen.kept1, fill1, sr.data)))
-        raw = Cat(bytes_, bytes_).bit_select(Cat(Const(0, 3), cinfo.offset), 16 * 32)
-        ext = Mux(cinfo.width == Width.BYTE, Cat(raw[:8], Mux(cinfo.signed & raw[7], 0xFFFFFF, 0)),
-                  Cat(raw[:16], Mux(cinfo.signed & raw[15], 0xFFFF, 0)))
-        window = Mux(cinfo.width == Width.DWORD, raw, ext)
+        # a dword load's bytes go to the beat register as they are, its beats reading dwords
+        # from the one at ``offset`` on (wrapping: the merge put the second line's bytes below
+        # ``offset``); a byte or halfword (never straddling) is extended into dword 0
+        dword = cinfo.width == Width.DWORD
+        byte, half = bytes_.word_select(cinfo.offset, 8), bytes_.word_select(cinfo.offset[1:], 16)
+        ext = Mux(cinfo.width == Width.BYTE, Cat(byte, Mux(cinfo.signed & byte[7], 0xFFFFFF, 0)),
+                  Cat(half, Mux(cinfo.signed & half[15], 0xFFFF, 0)))
         with m.If(done.any()):
             m.d.sync += last_done.eq(pick)
         with m.If(chosen.valid):
             for p in range(P):
                 with m.If(cinfo.simd == p):
                     m.d.sync += [out_valid[p].eq(1), out_info[p].eq(cinfo), out_beat[p].eq(0),
-                                 out_data[p].eq(window)]
+                                 out_word[p].eq(Mux(dword, cinfo.offset[2:], 0)),
+                                 out_data[p].eq(Mux(dword, bytes_, ext))]
 
         # ---- slot bookkeeping ---------------------------------------------------------------
         alloc = Signal(N)
         freed = Signal(N)
         with m.If(accept):
             m.d.comb += alloc.bit_select(slot, 1).eq(1)
-        with m.If(done.any()):
-            m.d.comb += freed.bit_select(pick, 1).eq(1)
+        m.d.comb += freed.eq(grant)
         lookup = Signal(N)
         with m.If(go):
             m.d.comb += lookup.bit_select(s1.slot, 1).eq(1)
