@@ -535,8 +535,14 @@ class TransUnit(wiring.Component):
 
         With ``config.trans_mul_regs`` a multiplying step takes that many more cycles: its
         operands are registered (1), and its product too (2), each register with a copy of the
-        stage (and of ``rom``, the lanes' ROM words, if given; ``cases`` is then a function of
-        the copy the results are computed from).
+        stage and of ``rom`` (the lanes' ROM words beside the stage, if given). ``cases`` may
+        instead be a function of the ROM words beside the register the results are computed
+        from (step 2's results keep words of the ROM).
+
+        Returns
+        -------
+        (src, rom)
+            That register (``cur`` without multiply registers) and the ROM words beside it.
         """
         src, prods = cur, [None] * self.lanes
         if mul is not None:
