@@ -139,9 +139,11 @@ class ICache(wiring.Component):
         # ``accept``, and its queue entry is written from them in the lookup cycle (before the
         # entry can answer): the enables then come from registers rather than from the lookup's
         # hit compares through ``stall`` and the arbiter
-        s1 = Signal(data.StructLayout({"valid": 1, "entry": range(E), "info": EntryInfo}))
+        s1 = Signal(data.StructLayout({"valid": 1, "entry": range(E), "info": EntryInfo, "succ": LINE_ADDR}))
+        succ = Signal(LINE_ADDR)                  # the fetch's line + 1, registered with it
+        m.d.comb += succ.eq(fetch.addr[6:ADDR_BITS] + 1)
         with m.If(~stall):
-            m.d.sync += [s1.valid.eq(accept), s1.entry.eq(new),
+            m.d.sync += [s1.valid.eq(accept), s1.entry.eq(new), s1.succ.eq(succ),
                          s1.info.eq(Cat(fetch.wave, fetch.epoch, fetch.target, fetch.addr[6:ADDR_BITS],
                                         fetch.addr[lb:6]))]
         with m.If(accept):
@@ -153,8 +155,9 @@ class ICache(wiring.Component):
 
         # ---- cycle 1: lookup of the line and its successor ----------------------------------
         L = s1.info.line
-        hit, hit_next, line_data, _ = pairs.lookup(m, Mux(stall, L, fetch.addr[6:ADDR_BITS]), L)
-        blk, blk_next = L[1:], (L + 1)[1:LINE_ADDR]
+        hit, hit_next, line_data, _ = pairs.lookup(m, Mux(stall, L, fetch.addr[6:ADDR_BITS]),
+                                                   Mux(stall, s1.succ, succ), L, s1.succ)
+        blk, blk_next = L[1:], s1.succ[1:]
         fill_now = misses.fill & (misses.fill_block == blk)
         fill_now_next = misses.fill & (misses.fill_block == blk_next)
         found, found_idx = misses.find(blk, "find")

@@ -111,11 +111,14 @@ class LinePairs:
             # transparent: a fill in the cycle a line is addressed is seen by the lookup
             self._read.append(mem.read_port(transparent_for=(wp,)))
 
-    def lookup(self, m, line_next, line):
+    def lookup(self, m, line_next, succ_next, line, succ):
         """Look up the pair ``(line, line + 1)``; the banks are addressed with ``line_next``.
 
         The memories answer one cycle after they are addressed: ``line`` must be the value
-        ``line_next`` had in the previous cycle (the caller's stage register).
+        ``line_next`` had in the previous cycle (the caller's stage register). ``succ`` and
+        ``succ_next`` are ``line + 1`` and ``line_next + 1`` (``LINE_ADDR`` bits), which the
+        caller registers beside ``line``: no adder then lies between its register and the
+        hit compares.
 
         Returns
         -------
@@ -123,9 +126,9 @@ class LinePairs:
             Presence and 512-bit data of ``line`` and ``line + 1``.
         """
         s, ib = self._s, self._ib
-        m.d.comb += [self._read[0].addr.eq((line_next + line_next[0])[1:1 + ib]),
+        m.d.comb += [self._read[0].addr.eq(Mux(line_next[0], succ_next, line_next)[1:1 + ib]),
                      self._read[1].addr.eq(line_next[1:1 + ib])]
-        even_line, odd_line = line + line[0], line | 1
+        even_line, odd_line = Mux(line[0], succ, line), line | 1
         hits = []
         for port, ln in zip(self._read, (even_line, odd_line)):
             hits.append(self.valid.bit_select(ln[:s], 1) & (port.data[8 * LINE:] == ln[s:LINE_ADDR]))

@@ -169,13 +169,15 @@ class ScalarCache(wiring.Component):
             m.d.comb += self.req[p].ready.eq(accept & (port == p))
 
         # lookup stage register
-        s1 = Signal(data.StructLayout({"valid": 1, "slot": range(N), "line": LINE_ADDR, "offset": 6,
-                                       "straddle": 1, "bad": 1}))
+        s1 = Signal(data.StructLayout({"valid": 1, "slot": range(N), "line": LINE_ADDR, "succ": LINE_ADDR,
+                                       "offset": 6, "straddle": 1, "bad": 1}))
+        succ = Signal(LINE_ADDR)                  # the request's line + 1, registered with it
+        m.d.comb += succ.eq(addr[6:ADDR_BITS] + 1)
         with m.If(~stall):
             m.d.sync += s1.valid.eq(accept)
         with m.If(accept):
             m.d.sync += [last_port.eq(port),
-                         s1.slot.eq(slot), s1.line.eq(addr[6:ADDR_BITS]), s1.offset.eq(addr[:6]),
+                         s1.slot.eq(slot), s1.line.eq(addr[6:ADDR_BITS]), s1.succ.eq(succ), s1.offset.eq(addr[:6]),
                          s1.straddle.eq(addr[:6] + nbytes > LINE), s1.bad.eq(addr[ADDR_BITS:].any())]
         # the free slot's fields are written whenever a request is offered, accepted or not
         # (``busy`` marks them taken only at ``accept``): their enables stay off ``stall``
@@ -193,8 +195,9 @@ class ScalarCache(wiring.Component):
 
         # ---- cycle 1: lookup ----------------------------------------------------------------
         L = s1.line
-        hit0, hit1, data0, data1 = pairs.lookup(m, Mux(stall, L, addr[6:ADDR_BITS]), L)
-        blk0, blk1 = L[1:], (L + 1)[1:LINE_ADDR]
+        hit0, hit1, data0, data1 = pairs.lookup(m, Mux(stall, L, addr[6:ADDR_BITS]),
+                                                Mux(stall, s1.succ, succ), L, s1.succ)
+        blk0, blk1 = L[1:], s1.succ[1:]
         same = ~L[0]                      # both lines in one memory line
         fill_now0 = misses.fill & (misses.fill_block == blk0)
         fill_now1 = misses.fill & (misses.fill_block == blk1)
