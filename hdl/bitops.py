@@ -1,4 +1,5 @@
-"""Small bit-vector building blocks shared by the dispatcher, the barrier unit and the SIMD.
+"""Small bit-vector building blocks shared by the dispatcher, the barrier unit, the SIMD and
+the scalar cache.
 
 Each is a handful of wide operations, so Amaranth's simulator evaluates it cheaply: a
 priority encoder isolates the lowest set bit with ``x & -x`` and encodes it with one mask
@@ -8,20 +9,39 @@ from __future__ import annotations
 
 from amaranth.hdl import Cat, Const, Module, Mux, Signal, Value
 
-__all__ = ["first_set", "rr_pick", "popcount", "tree_or", "tree_max", "onehot_or", "mux_tree"]
+__all__ = ["first_set", "rr_pick", "rr_grant", "popcount", "tree_or", "tree_max", "onehot_or",
+           "mux_tree"]
 
 
-def first_set(m: Module, x: Value, name: str) -> Signal:
-    """The index of the lowest set bit of ``x`` (0 when ``x`` is 0: test ``x.any()``)."""
-    n = len(x)
-    low = Signal(n, name=f"{name}_low")
-    m.d.comb += low.eq(x & (~x + 1))
+def _encode(m: Module, low: Value, name: str) -> Signal:
+    """The index of the one set bit of ``low`` (0 when none): one mask per index bit."""
+    n = len(low)
     idx = Signal(range(n), name=f"{name}_idx")
     bits = [(low & Const(sum(1 << i for i in range(n) if i >> j & 1), n)).any()
             for j in range(len(idx))]
     if bits:
         m.d.comb += idx.eq(Cat(*bits))
     return idx
+
+
+def first_set(m: Module, x: Value, name: str) -> Signal:
+    """The index of the lowest set bit of ``x`` (0 when ``x`` is 0: test ``x.any()``)."""
+    low = Signal(len(x), name=f"{name}_low")
+    m.d.comb += low.eq(x & (~x + 1))
+    return _encode(m, low, name)
+
+
+def rr_grant(m: Module, mask: Value, last: Value, name: str) -> tuple[Signal, Signal]:
+    """Round robin as a one-hot grant: the lowest set bit of ``mask`` above position
+    ``last``, else its lowest set bit (0 when ``mask`` is 0), and that bit's index. The grant
+    selects values with AND-OR terms (``tree_or``) without waiting for the index."""
+    n = len(mask)
+    after = Signal(n, name=f"{name}_after")
+    m.d.comb += after.eq(mask & ~((Const(2, n + 1) << last) - 1)[:n])
+    first = Mux(after.any(), after, mask)
+    grant = Signal(n, name=f"{name}_grant")
+    m.d.comb += grant.eq(first & (~first + 1)[:n])
+    return grant, _encode(m, grant, name)
 
 
 def rr_pick(m: Module, mask: Value, last: Value, name: str) -> Signal:

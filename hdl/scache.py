@@ -24,6 +24,7 @@ from amaranth.hdl import Array, Cat, Const, Module, Mux, Signal, Value
 from amaranth.lib import data, enum, memory, stream, wiring
 from amaranth.lib.wiring import In, Out
 
+from .bitops import rr_grant, tree_or
 from .config import DCUConfig
 from .isa_tables import OpId
 from .linecache import (LINE, LINE_ADDR, ErrorLayout, LinePairs, MissTable, check_geometry, check_reads,
@@ -282,23 +283,14 @@ class ScalarCache(wiring.Component):
                        & offered.bit_select(info[i].simd, 1) for i in range(N))
         done = Signal(N)
         m.d.comb += done.eq(ready_at)
-        # round robin as a one-hot grant (the lowest done slot above the last one, else the
-        # lowest), and the chosen slot's fields through AND-OR selects of it rather than
-        # through an encoded index: the choice is on the path from ``chosen`` back to itself
+        # the chosen slot's fields through AND-OR selects of the round robin's one-hot grant
+        # rather than through its encoded index: the choice is on the path from ``chosen``
+        # back to itself
         last_done = Signal(range(N))
-        after, grant = Signal(N, name="done_after"), Signal(N, name="done_grant")
-        first = Mux(after.any(), after, done)
-        m.d.comb += [after.eq(done & ~((Const(2, N + 1) << last_done) - 1)[:N]),
-                     grant.eq(first & (~first + 1)[:N])]
-        pick = Signal(range(N), name="done_pick")
-        m.d.comb += pick.eq(Cat(*[Cat(*[grant[i] for i in range(N) if i >> b & 1]).any()
-                                  for b in range(len(pick))]))
+        grant, pick = rr_grant(m, done, last_done, "done")
 
         def granted(values):
-            out = Const(0)
-            for i, v in enumerate(values):
-                out = out | Mux(grant[i], Value.cast(v), 0)
-            return out
+            return tree_or([Mux(grant[i], Value.cast(v), 0) for i, v in enumerate(values)])
         picked = Signal(Chosen)
         m.d.comb += [picked.valid.eq(done.any()), picked.slot.eq(pick), picked.wait0.eq(granted(waits0)),
                      picked.wait1.eq(granted(waits1)), picked.kept0.eq((kept0 & grant).any()),

@@ -64,6 +64,10 @@ def test_config_is_frozen_and_replace_validates():
         d.replace(regfile="bram")
     with pytest.raises(ConfigError, match="trans_shared must be a bool"):
         d.replace(trans_shared=1)
+    with pytest.raises(ConfigError, match="scalar_cache_stage must be a bool"):
+        d.replace(scalar_cache_stage=1)
+    with pytest.raises(ConfigError, match="trans_mul_regs must be 0, 1 or 2"):
+        d.replace(trans_mul_regs=3)
     with pytest.raises(ConfigError, match="unknown DCUConfig field"):
         d.replace(lane=16)
     with pytest.raises(ConfigError, match="multiple of vgpr_granule"):
