@@ -1,5 +1,5 @@
-"""Small bit-vector building blocks shared by the dispatcher, the barrier unit, the SIMD and
-the scalar cache.
+"""Small bit-vector building blocks shared by the dispatcher, the barrier unit, the SIMD, the
+LDS and the scalar cache.
 
 Each is a handful of wide operations, so Amaranth's simulator evaluates it cheaply: a
 priority encoder isolates the lowest set bit with ``x & -x`` and encodes it with one mask
@@ -9,25 +9,33 @@ from __future__ import annotations
 
 from amaranth.hdl import Cat, Const, Module, Mux, Signal, Value
 
-__all__ = ["first_set", "rr_pick", "rr_grant", "popcount", "tree_or", "tree_max", "onehot_or",
+__all__ = ["encode_onehot", "lowest_bit", "first_set", "rr_pick", "rr_grant", "popcount", "tree_or", "tree_max", "onehot_or",
            "mux_tree"]
 
 
+def encode_onehot(onehot: Value) -> Value:
+    """The index of the one set bit of ``onehot`` (0 when none): one mask per index bit."""
+    n = len(onehot)
+    return Cat(*[(onehot & Const(sum(1 << i for i in range(n) if i >> j & 1), n)).any()
+                 for j in range((n - 1).bit_length())])
+
+
+def lowest_bit(x: Value) -> Value:
+    """The lowest set bit of ``x`` alone (``x & -x``)."""
+    return (x & (~x + 1))[:len(x)]
+
+
 def _encode(m: Module, low: Value, name: str) -> Signal:
-    """The index of the one set bit of ``low`` (0 when none): one mask per index bit."""
-    n = len(low)
-    idx = Signal(range(n), name=f"{name}_idx")
-    bits = [(low & Const(sum(1 << i for i in range(n) if i >> j & 1), n)).any()
-            for j in range(len(idx))]
-    if bits:
-        m.d.comb += idx.eq(Cat(*bits))
+    idx = Signal(range(len(low)), name=f"{name}_idx")
+    if len(idx):
+        m.d.comb += idx.eq(encode_onehot(low))
     return idx
 
 
 def first_set(m: Module, x: Value, name: str) -> Signal:
     """The index of the lowest set bit of ``x`` (0 when ``x`` is 0: test ``x.any()``)."""
     low = Signal(len(x), name=f"{name}_low")
-    m.d.comb += low.eq(x & (~x + 1))
+    m.d.comb += low.eq(lowest_bit(x))
     return _encode(m, low, name)
 
 
@@ -38,9 +46,13 @@ def rr_grant(m: Module, mask: Value, last: Value, name: str) -> tuple[Signal, Si
     n = len(mask)
     after = Signal(n, name=f"{name}_after")
     m.d.comb += after.eq(mask & ~((Const(2, n + 1) << last) - 1)[:n])
-    first = Mux(after.any(), after, mask)
+    # one isolation of the lowest bit of ``after`` and ``mask`` side by side (one carry chain
+    # on an FPGA), rather than a choice between them by ``after.any()`` ahead of it
+    both = Signal(2 * n, name=f"{name}_both")
+    m.d.comb += both.eq(Cat(after, mask))
+    low = lowest_bit(both)
     grant = Signal(n, name=f"{name}_grant")
-    m.d.comb += grant.eq(first & (~first + 1)[:n])
+    m.d.comb += grant.eq(low[:n] | low[n:])
     return grant, _encode(m, grant, name)
 
 

@@ -28,6 +28,7 @@ from amaranth.lib.wiring import In, Out
 from amaranth.utils import exact_log2
 
 from .atomic import ATOMIC_OF, AtomicOp, atomic_result
+from .bitops import encode_onehot, lowest_bit, tree_or
 from .config import DCUConfig
 from .isa_tables import info_of, ops_of
 from .simd import LANES, VecMemReq, VecMemResp
@@ -148,24 +149,6 @@ def _ctl_groups() -> list:
 # -- small wide-signal helpers ------------------------------------------------------------------
 def _mask(n: int, pred) -> int:
     return sum(1 << i for i in range(n) if pred(i))
-
-
-def _encode(onehot):
-    """Binary index of a one-hot value (0 for 0): one mask per index bit."""
-    n = len(onehot)
-    return Cat(*[(onehot & _mask(n, lambda i, k=k: i >> k & 1)).any() for k in range((n - 1).bit_length())])
-
-
-def _lowest(x):
-    """The lowest set bit of ``x`` (``x & -x``)."""
-    return (x & (~x + 1))[:len(x)]
-
-
-def _tree_or(values: list):
-    while len(values) > 1:
-        values = [values[i] | values[i + 1] if i + 1 < len(values) else values[i]
-                  for i in range(0, len(values), 2)]
-    return values[0]
 
 
 def _words(value, width: int, order: list):
@@ -417,7 +400,7 @@ class _Pipe(Elaboratable):
         los = Signal(BANKS * NW, name=f"los{h}")
         ld1 = _sub(m, "lead")
         with ld1.If(p_valid):
-            ld1.d.comb += los.eq(Cat(*[_lowest(w_cm[NW * b: NW * (b + 1)] & v_pend) for b in range(BANKS)]))
+            ld1.d.comb += los.eq(Cat(*[lowest_bit(w_cm[NW * b: NW * (b + 1)] & v_pend) for b in range(BANKS)]))
         pend1, dp1, inr1, ctl1 = _pass(ld1, v_pend, v_dp, v_inr, w_ctl)
         idx = Signal(IB * BANKS, name=f"idx{h}")       # leader of each bank
         anyb = Signal(BANKS, name=f"anyb{h}")
@@ -425,8 +408,8 @@ class _Pipe(Elaboratable):
         ld2 = _sub(m, "leader")
         lo = [los[NW * b: NW * (b + 1)] for b in range(BANKS)]
         with ld2.If(p_valid):
-            ld2.d.comb += [idx.eq(Cat(*[_encode(x) for x in lo])), anyb.eq(Cat(*[x.any() for x in lo])),
-                           lead.eq(_tree_or(lo))]
+            ld2.d.comb += [idx.eq(Cat(*[encode_onehot(x) for x in lo])), anyb.eq(Cat(*[x.any() for x in lo])),
+                           lead.eq(tree_or(lo))]
         pend2, dp2, inr2, ctl2 = _pass(ld2, pend1, dp1, inr1, ctl1)
         ldw = Signal(DW * BANKS, name=f"ld{h}")         # leader's dword
         widx, wany = Signal(IB * BANKS, name=f"widx{h}"), Signal(BANKS, name=f"wany{h}")
@@ -490,14 +473,14 @@ class _Pipe(Elaboratable):
         n_win = Signal(4 * BANKS * WL, name=f"n_win{h}")   # (bank, byte): the winning lane, one-hot
         nw = _sub(m, "narrow_win")
         with nw.If(p_valid):
-            nw.d.comb += n_win.eq(Cat(*[_lowest(n_cm[WL * b: WL * (b + 1)] & nserved &
+            nw.d.comb += n_win.eq(Cat(*[lowest_bit(n_cm[WL * b: WL * (b + 1)] & nserved &
                                                 n_bep[WL * y: WL * (y + 1)])
                                         for b in range(BANKS) for y in range(4)]))
         n_idx, n_bbe = Signal(LB * 4 * BANKS, name=f"n_idx{h}"), Signal(4 * BANKS, name=f"n_bbe{h}")
         ni = _sub(m, "narrow_index")
         wins = [n_win[WL * k: WL * (k + 1)] for k in range(4 * BANKS)]
         with ni.If(p_valid):
-            ni.d.comb += [n_idx.eq(Cat(*[_encode(w) for w in wins])), n_bbe.eq(Cat(*[w.any() for w in wins]))]
+            ni.d.comb += [n_idx.eq(Cat(*[encode_onehot(w) for w in wins])), n_bbe.eq(Cat(*[w.any() for w in wins]))]
         n_bwd = Signal(32 * BANKS, name=f"n_bwd{h}")
         nd = _sub(m, "narrow_data")
         with nd.If(p_valid):

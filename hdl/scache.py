@@ -253,18 +253,24 @@ class ScalarCache(wiring.Component):
         out_beat = [Signal(range(16), name=f"out{p}_beat") for p in range(P)]
         out_data = [Signal(16 * 32, name=f"out{p}_data") for p in range(P)]
         out_word = [Signal(4, name=f"out{p}_word") for p in range(P)]   # out_data's dword of the beat
-        out_last = Signal(P)
-        port_free = Signal(P)
+        out_last = Signal(P)    # the beat register's beat is its last: a register, as it decides
+        port_free = Signal(P)   # which ports are offered to the choice of the next answer
         for p in range(P):
-            r = self.resp[p]
-            m.d.comb += [out_last[p].eq(out_beat[p] == out_info[p].beats - 1),
-                         port_free[p].eq(~out_valid[p] | (r.ready & out_last[p])),
-                         r.valid.eq(out_valid[p]), r.payload.wave.eq(out_info[p].wave),
-                         r.payload.seq.eq(out_info[p].seq), r.payload.sdst.eq(out_info[p].sdst + out_beat[p]),
-                         r.payload.data.eq(out_data[p].word_select(out_word[p], 32)),
+            r, o = self.resp[p], out_info[p]
+            # the beat's dword; a byte or halfword (one beat, never straddling) is picked from
+            # its dword and extended here, after the register rather than ahead of it
+            word = out_data[p].word_select(out_word[p], 32)
+            byte, half = word.word_select(o.offset[:2], 8), word.word_select(o.offset[1], 16)
+            ext = Mux(o.width == Width.BYTE, Cat(byte, Mux(o.signed & byte[7], 0xFFFFFF, 0)),
+                      Cat(half, Mux(o.signed & half[15], 0xFFFF, 0)))
+            m.d.comb += [port_free[p].eq(~out_valid[p] | (r.ready & out_last[p])),
+                         r.valid.eq(out_valid[p]), r.payload.wave.eq(o.wave),
+                         r.payload.seq.eq(o.seq), r.payload.sdst.eq(o.sdst + out_beat[p]),
+                         r.payload.data.eq(Mux(o.width == Width.DWORD, word, ext)),
                          r.payload.last.eq(out_last[p])]
             with m.If(r.valid & r.ready):
-                m.d.sync += [out_beat[p].eq(out_beat[p] + 1), out_word[p].eq(out_word[p] + 1)]
+                m.d.sync += [out_beat[p].eq(out_beat[p] + 1), out_word[p].eq(out_word[p] + 1),
+                             out_last[p].eq(out_beat[p] + 2 == out_info[p].beats)]
                 with m.If(out_last[p]):
                     m.d.sync += out_valid[p].eq(0)
 
@@ -274,8 +280,9 @@ class ScalarCache(wiring.Component):
         Chosen = data.StructLayout({"valid": 1, "slot": range(N), "info": SlotInfo, "wait0": range(self._mshrs),
                                     "wait1": range(self._mshrs), "kept0": 1, "kept1": 1})
         chosen = Signal(Chosen)
+        chosen_port = Signal(P)    # ``chosen``'s SIMD one-hot, 0 when it is empty (with ``stage``)
         if stage:
-            offered = port_free & ~Mux(chosen.valid, (Const(1, P) << chosen.info.simd)[:P], 0)
+            offered = port_free & ~chosen_port
         else:
             offered = port_free
         ready_at = Cat(busy[i] & looked[i] & ~waiting0[i] & ~waiting1[i]
@@ -296,7 +303,8 @@ class ScalarCache(wiring.Component):
                      picked.wait1.eq(granted(waits1)), picked.kept0.eq((kept0 & grant).any()),
                      picked.kept1.eq((kept1 & grant).any()), picked.info.eq(granted(info))]
         if stage:
-            m.d.sync += chosen.eq(picked)
+            m.d.sync += [chosen.eq(picked),
+                         chosen_port.eq(granted([(Const(1, P) << x.simd)[:P] for x in info]))]
         else:
             m.d.comb += chosen.eq(picked)
         cinfo = chosen.info
@@ -310,21 +318,16 @@ class ScalarCache(wiring.Component):
         with m.If(chosen.valid if stage else busy.any()):
             m.d.comb += bytes_.eq(_merge(cinfo.offset, Mux(chosen.kept0, fill0, sr.data),
                                          Mux(chosen.kept1, fill1, sr.data)))
-        # a dword load's bytes go to the beat register as they are, its beats reading dwords
-        # from the one at ``offset`` on (wrapping: the merge put the second line's bytes below
-        # ``offset``); a byte or halfword (never straddling) is extended into dword 0
-        dword = cinfo.width == Width.DWORD
-        byte, half = bytes_.word_select(cinfo.offset, 8), bytes_.word_select(cinfo.offset[1:], 16)
-        ext = Mux(cinfo.width == Width.BYTE, Cat(byte, Mux(cinfo.signed & byte[7], 0xFFFFFF, 0)),
-                  Cat(half, Mux(cinfo.signed & half[15], 0xFFFF, 0)))
+        # the bytes go to the beat register as they are, its beats reading dwords from the one
+        # at ``offset`` on (wrapping: the merge put the second line's bytes below ``offset``)
         with m.If(done.any()):
             m.d.sync += last_done.eq(pick)
         with m.If(chosen.valid):
             for p in range(P):
                 with m.If(cinfo.simd == p):
                     m.d.sync += [out_valid[p].eq(1), out_info[p].eq(cinfo), out_beat[p].eq(0),
-                                 out_word[p].eq(Mux(dword, cinfo.offset[2:], 0)),
-                                 out_data[p].eq(Mux(dword, bytes_, ext))]
+                                 out_last[p].eq(cinfo.beats == 1),
+                                 out_word[p].eq(cinfo.offset[2:]), out_data[p].eq(bytes_)]
 
         # ---- slot bookkeeping ---------------------------------------------------------------
         alloc = Signal(N)
