@@ -127,6 +127,12 @@ class DCUConfig:
         instead of copying it into a register of its own (a whole wave's addresses and data:
         6,200 flip-flops per CU; the ``fpga`` preset's). ``False``: the copy frees the SIMD's
         register as soon as the unit accepts.
+    lds_in_place : bool
+        ``True``: each LDS half reads the windows of an instruction straight from the SIMD's
+        request register, which stays taken until the last window's pass, instead of copying
+        the wave's addresses and data into a register of its own at take (5,120 flip-flops
+        per half; the ``fpga`` preset's). ``False``: the copy frees the SIMD's register as
+        soon as a half takes the instruction.
     shared_int_datapath : bool
         ``True``: the integer VALU computes every operation on one adder, one shifter and one
         bitwise unit per lane (``hdl/valu_int_shared.py``, the ``fpga`` preset's: 37 % fewer
@@ -209,6 +215,7 @@ class DCUConfig:
     shared_multiplier: bool = False
     shared_mem_request: bool = False
     coalesce_in_place: bool = False
+    lds_in_place: bool = False
     shared_int_datapath: bool = False
     decode_memo: bool = True
     scalar_cache_stage: bool = False
@@ -278,7 +285,7 @@ class DCUConfig:
         if self.wave_policy not in WAVE_POLICIES:
             errors.append(f"wave_policy must be one of {WAVE_POLICIES}, got {self.wave_policy!r}")
         flags = ("trans_shared", "shared_multiplier", "shared_mem_request", "coalesce_in_place",
-                 "shared_int_datapath", "decode_memo", "scalar_cache_stage")
+                 "lds_in_place", "shared_int_datapath", "decode_memo", "scalar_cache_stage")
         errors += [f"{n} must be a bool, got {getattr(self, n)!r}" for n in flags
                    if not isinstance(getattr(self, n), bool)]
         if self.regfile not in REGFILES:
@@ -488,7 +495,7 @@ PRESETS: Mapping[str, DCUConfig] = {
                              l0_bytes=2 * 1024, coalesce_lanes=4,
                              scalar_cache_bytes=1024, icache_bytes=2 * 1024, fetch_bytes=32, regfile="banked",
                              trans_shared=True, shared_multiplier=True, shared_mem_request=True,
-                             coalesce_in_place=True, shared_int_datapath=True, decode_memo=False,
+                             coalesce_in_place=True, lds_in_place=True, shared_int_datapath=True, decode_memo=False,
                              scalar_cache_stage=True, trans_mul_regs=2),
 }
 

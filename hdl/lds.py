@@ -15,10 +15,11 @@ Atomics serve one lane per bank and pass, in lane order, so lanes that hit the s
 see each other's results as the ISA's lane-serial semantics say.
 
 Pipe stages (one cycle each, stalled together when the result register is still busy):
-P, the bank pass (the window's accesses built from the registered lanes, leader selection,
-RAM read addresses); R, the RAM outputs (stores and atomics write here, atomics through the
-ALU beside each bank); X, the RAM outputs registered ahead of the bank to 128-access
-crossbar; A, the result registers that send one response beat per destination register.
+P, the bank pass (the window's accesses built from the registered lanes, or in place from
+the SIMD's request; leader selection, RAM read addresses); R, the RAM outputs (stores and
+atomics write here, atomics through the ALU beside each bank); X, the RAM outputs registered
+ahead of the bank to 128-access crossbar; A, the result registers that send one response
+beat per destination register.
 """
 from __future__ import annotations
 
@@ -212,8 +213,10 @@ class _Pipe(Elaboratable):
     config : DCUConfig
     half : int
         0 or 1: the half's banks hold physical dwords ``[half * H / 4, (half + 1) * H / 4)``.
-    data_srcs : list of Value
-        Each SIMD's request data, which the half registers at take (``req.data`` is not read).
+    data_srcs, addr_srcs : list of Value
+        Each SIMD's request data and addresses. The half registers them at take (``req.data``
+        is not read), or with ``config.lds_in_place`` reads each window from them in its
+        pass: the SIMD holds its request until ``finish``.
 
     Members
     -------
@@ -230,14 +233,17 @@ class _Pipe(Elaboratable):
         load, store or atomic.
     passed, conflict : out
         A bank pass happens in this cycle; it is not its instruction's first.
+    finish, serving : out
+        The instruction's last pass happens in this cycle (the request is not read after
+        it); the SIMD whose instruction the pipe holds.
     banks : list of Memory
         The bank RAMs (testbenches read and preload them), filled in by ``elaborate``.
     """
 
-    def __init__(self, config: DCUConfig, half: int, data_srcs: list):
+    def __init__(self, config: DCUConfig, half: int, data_srcs: list, addr_srcs: list):
         cfg = self.config = config
         self.half = half
-        self.data_srcs = data_srcs
+        self.data_srcs, self.addr_srcs = data_srcs, addr_srcs
         self.nbanks = config.lds_banks
         self.bb = exact_log2(self.nbanks)       # low bits of a dword address: its bank
         self.rows = config.lds_bytes_per_half // (4 * self.nbanks)
@@ -257,6 +263,8 @@ class _Pipe(Elaboratable):
         self.bad_op = Signal(name=f"bad_op{half}")
         self.passed = Signal(name=f"passed{half}")
         self.conflict = Signal(name=f"conflict{half}")
+        self.finish = Signal(name=f"finish{half}")
+        self.serving = Signal(range(SIMDS), name=f"serving{half}")
         self.banks: list = []
 
     def elaborate(self, platform):
@@ -319,28 +327,49 @@ class _Pipe(Elaboratable):
         p_valid, p_first = Signal(name=f"p_valid{h}"), Signal(name=f"p_first{h}")
         p_passed = Signal(name=f"p_passed{h}")          # a pass of the instruction has run
         w_ctl, w_meta = Signal(_Ctl, name=f"w_ctl{h}"), Signal(Meta, name=f"w_meta{h}")
-        w_addr = Signal(32 * LANES, name=f"w_addr{h}")
-        w_data = Signal(128 * LANES, name=f"w_data{h}")   # store data and atomic operands (stores, atomics)
+        in_place = cfg.lds_in_place
+        if in_place:
+            w_simd = Signal(SIMDS, name=f"w_simd{h}")     # the SIMD served, one-hot
+        else:
+            w_addr = Signal(32 * LANES, name=f"w_addr{h}")
+            w_data = Signal(128 * LANES, name=f"w_data{h}")   # store data and atomic operands (stores, atomics)
         w_offs = Signal(data.ArrayLayout(18, SLOTS), name=f"w_offs{h}")
         w_base = Signal(range(cfg.lds_bytes_total), name=f"w_base{h}")
         w_size = Signal(range(cfg.lds_bytes_total + 1), name=f"w_size{h}")
         pend = Signal(NACC, name=f"pend{h}")            # access 4 * lane + slot not served yet
 
         # the window of lanes the passes serve: the first with pending accesses
+        wsel = _sub(m, "window_select")
         if NWIN > 1:
             wpend, win = Signal(NWIN, name=f"wpend{h}"), Signal(range(NWIN), name=f"win{h}")
-            c_addr, c_data = Signal(32 * WL, name=f"c_addr{h}"), Signal(128 * WL, name=f"c_data{h}")
             c_pend, c_y = Signal(NW, name=f"c_pend{h}"), Signal(2 * WL, name=f"c_y{h}")
-            wsel = _sub(m, "window_select")
             wsel.d.comb += wpend.eq(Cat(*[pend[NW * k: NW * (k + 1)].any() for k in range(NWIN)]))
             for k in reversed(range(NWIN)):     # the last assignment wins: the lowest
                 with wsel.If(wpend[k]):
                     wsel.d.comb += win.eq(k)
             with wsel.If(p_valid):
-                wsel.d.comb += [c_addr.eq(w_addr.word_select(win, 32 * WL)), c_data.eq(w_data.word_select(win, 128 * WL)),
-                                c_pend.eq(pend.word_select(win, NW)), c_y.eq(w_meta.y.word_select(win, 2 * WL))]
+                wsel.d.comb += [c_pend.eq(pend.word_select(win, NW)), c_y.eq(w_meta.y.word_select(win, 2 * WL))]
         else:
-            c_addr, c_data, c_pend, c_y = w_addr, w_data, pend, w_meta.y
+            win, c_pend, c_y = Const(0), pend, w_meta.y
+        # its lanes' addresses (the low 32 bits) and data: from the registers, or in place from
+        # the request of the SIMD served, which it holds until the last pass
+        c_addr, c_data = Signal(32 * WL, name=f"c_addr{h}"), Signal(128 * WL, name=f"c_data{h}")
+        if in_place:
+            # one AND-OR select over the SIMDs' windows, by a one-hot of (SIMD, window): on the
+            # ECP5 about 21 LUTs per bit for 32 of them, where a tree of 2:1 multiplexers by a
+            # binary index took 37 (docs/fpga.md, "The LDS in place")
+            pick = Signal(SIMDS * NWIN, name=f"pick{h}")
+            win_oh = lowest_bit(wpend) if NWIN > 1 else Const(1, 1)
+            wsel.d.comb += pick.eq(Cat(*[w_simd[s_] & win_oh[k] for s_ in range(SIMDS) for k in range(NWIN)]))
+        with wsel.If(p_valid):
+            if in_place:
+                wsel.d.comb += [
+                    c_addr.eq(tree_or([Mux(pick[NWIN * s_ + k], Cat(*[lane(a, 64, WL * k + n)[:32] for n in range(WL)]), 0)
+                                       for s_, a in enumerate(self.addr_srcs) for k in range(NWIN)])),
+                    c_data.eq(tree_or([Mux(pick[NWIN * s_ + k], lane(d, 128 * WL, k), 0)
+                                       for s_, d in enumerate(self.data_srcs) for k in range(NWIN)]))]
+            else:
+                wsel.d.comb += [c_addr.eq(w_addr.word_select(win, 32 * WL)), c_data.eq(w_data.word_select(win, 128 * WL))]
 
         # the window's accesses, in canonical order (access 4 * lane + slot of the window)
         c_dp, c_inr = Signal(DW * NW, name=f"c_dp{h}"), Signal(2 * NW, name=f"c_inr{h}")
@@ -590,6 +619,7 @@ class _Pipe(Elaboratable):
         m.d.comb += [advance.eq(~(x_valid & x_first & a_valid & ~a_free)),
                      self.can_take.eq(~p_valid | (advance & last)),
                      self.passed.eq(advance & p_valid & served.any()),
+                     self.finish.eq(advance & p_valid & last), self.serving.eq(w_meta.simd),
                      self.conflict.eq(advance & p_valid & served.any() & p_passed)]
         with m.If(self.ack):
             m.d.sync += a_beat.eq(a_beat + 1)
@@ -640,14 +670,17 @@ class _Pipe(Elaboratable):
                          w_meta.simd.eq(self.simd), w_meta.wave.eq(req.wave), w_meta.seq.eq(req.seq),
                          w_meta.vdst.eq(req.vdst), w_meta.exec.eq(req.exec), w_meta.em.eq(edge_mask),
                          w_meta.y.eq(y), w_meta.src.eq(srcmap), w_meta.pair.eq(self.pair),
-                         w_addr.eq(Cat(*[lane(req.addr, 64, n)[:32] for n in range(LANES)])), w_offs.eq(offs),
-                         w_base.eq(self.base), w_size.eq(self.size),
+                         w_offs.eq(offs), w_base.eq(self.base), w_size.eq(self.size),
                          pend.eq(Cat(*[req.exec[n] & ctl.smask[s] for n in range(LANES) for s in range(SLOTS)]))]
-            with m.If(writes):      # straight from the SIMD's request: a multiplexer, not also a gate
-                with m.Switch(self.simd):
-                    for s, src in enumerate(self.data_srcs):
-                        with m.Case(s):
-                            m.d.sync += w_data.eq(src)
+            if in_place:
+                m.d.sync += w_simd.eq(Const(1, SIMDS) << self.simd)
+            else:
+                m.d.sync += w_addr.eq(Cat(*[lane(req.addr, 64, n)[:32] for n in range(LANES)]))
+                with m.If(writes):      # straight from the SIMD's request: a multiplexer, not also a gate
+                    with m.Switch(self.simd):
+                        for s, src in enumerate(self.data_srcs):
+                            with m.Case(s):
+                                m.d.sync += w_data.eq(src)
         return m
 
 
@@ -664,6 +697,8 @@ class LDS(wiring.Component):
     -------
     req : In(stream of VecMemReq), array of 4
         One per SIMD (SIMD ``s`` is on CU ``s // 2``), as ``hdl.simd.SIMD.lds_req`` sends them.
+        With ``config.lds_in_place`` a request is taken (``ready``) in the cycle of its last
+        bank pass: the halves read it from the SIMD's port until then.
     resp : Out(stream of VecMemResp), array of 4
         One beat per destination register (``write``, ``vdst``, ``data``, ``mask`` = exec),
         ``last`` on the final one; an instruction without destination answers one beat with
@@ -694,7 +729,8 @@ class LDS(wiring.Component):
             "accesses": Out(counters), "bank_cycles": Out(counters), "conflict_cycles": Out(counters),
             "error": Out(LdsError(config)),
         })
-        self.pipes = [_Pipe(config, h, [r.payload.data for r in self.req]) for h in range(2)]
+        self.pipes = [_Pipe(config, h, [r.payload.data for r in self.req], [r.payload.addr for r in self.req])
+                      for h in range(2)]
 
     def elaborate(self, platform):
         cfg = self.config
@@ -729,24 +765,35 @@ class LDS(wiring.Component):
 
         # Round robin from ``ptr``; a request that cannot have all the halves it needs reserves
         # them, so requests for both halves are not starved and both pipes take them together.
+        # In place, a request taken is handed back (``ready``) when the last half serving it
+        # makes its last pass; until then it is not offered again.
         ptr = Signal(range(SIMDS))
         grant = Signal(SIMDS)
         can = Cat(pipes[0].can_take, pipes[1].can_take)
         arb = _sub(m, "arbiter")
+        if cfg.lds_in_place:
+            serving = [Signal(2, name=f"serving_s{s}") for s in range(SIMDS)]   # halves still serving it
+            offered = [self.req[s].valid & ~serving[s].any() for s in range(SIMDS)]
+            for s in range(SIMDS):
+                left = serving[s] & ~Cat(*[p.finish & (p.serving == s) for p in pipes])
+                arb.d.comb += self.req[s].ready.eq(serving[s].any() & ~left.any())
+                arb.d.sync += serving[s].eq(Mux(grant[s], need[s], left))
+        else:
+            offered = [self.req[s].valid for s in range(SIMDS)]
+            for s in range(SIMDS):
+                arb.d.comb += self.req[s].ready.eq(grant[s])
         with arb.Switch(ptr):
             for p in range(SIMDS):
                 with arb.Case(p):
                     free, earlier = can, Const(0, 1)
                     for k in range(SIMDS):
                         s = (p + k) % SIMDS
-                        v = self.req[s].valid
+                        v = offered[s]
                         arb.d.comb += grant[s].eq(v & ((need[s] & ~free) == 0))
                         free = free & ~Mux(v, need[s], 0)
                         with arb.If(v & ~earlier & grant[s]):     # the first requester moves the pointer on
                             arb.d.sync += ptr.eq((s + 1) % SIMDS)
                         earlier = earlier | v
-        for s in range(SIMDS):
-            arb.d.comb += self.req[s].ready.eq(grant[s])
         for hh, pipe in enumerate(pipes):
             mine = Cat(*[grant[s] & need[s][hh] for s in range(SIMDS)])
             # with no grant the half keeps the last SIMD it served selected: its setup logic is

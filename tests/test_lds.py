@@ -174,7 +174,8 @@ class Bench:
         self.image = image if image is not None else \
             np.frombuffer(self.rng.randbytes(cfg.lds_bytes_total), np.uint8).copy()
         self.windows = {}            # (simd, wave) -> (base, size)
-        self.accepted = []           # (cycle, request)
+        self.accepted = []           # (cycle, request): the cycle a half took it
+        self.handed = []             # the cycles the requests were handed back (``ready``)
         self.beats = defaultdict(list)   # simd -> beats in arrival order
         self.costs = {}              # id(request) -> bank passes seen (sequential runs)
         self.counters = None
@@ -213,6 +214,7 @@ class Bench:
             current = {s: None for s in range(4)}
             inflight = {s: deque() for s in range(4)}
             last_count = [0, 0]
+            taken = {}                # simd -> the cycle a half took its current request
             total = sum(len(q) for q in pending.values())
             cycle = 0
             while len(self.accepted) < total or any(inflight.values()):
@@ -230,6 +232,9 @@ class Bench:
                         ctx.set(port.valid, 1)
                     ctx.set(dut.resp[s].ready, int(self.rng.random() < ready))
                 fired = [s for s in range(4) if current[s] is not None and ctx.get(dut.req[s].ready)]
+                for pipe in dut.pipes:    # the model replays requests in the order the halves take them
+                    if ctx.get(pipe.take):    # (in place, a request is handed back after its passes)
+                        taken.setdefault(ctx.get(pipe.simd), cycle + 1)
                 for s in range(4):
                     rp = dut.resp[s]
                     if ctx.get(rp.valid) and ctx.get(rp.ready):
@@ -248,7 +253,8 @@ class Bench:
                 await ctx.tick()
                 cycle += 1
                 for s in fired:
-                    self.accepted.append((cycle, current[s]))
+                    self.accepted.append((taken.pop(s), current[s]))
+                    self.handed.append(cycle)
                     inflight[s].append(current[s])
                     current[s] = None
                     ctx.set(dut.req[s].valid, 0)
@@ -617,11 +623,14 @@ def test_window_rules_and_cu_isolation():
     assert partial == 0x2222                               # bytes 1022, 1023 are outside
 
 
-def test_wgp_mode():
+@pytest.mark.parametrize("in_place", [False, True])
+def test_wgp_mode(in_place):
     """WGP mode: a window across both halves used by all four SIMDs (served by both halves,
-    results merged), another that lies in CU 1's half for SIMD 0."""
+    results merged), another that lies in CU 1's half for SIMD 0. In place, a request served
+    by both halves is handed back when the later one is done with it."""
     rng = random.Random(SEED + 8)
-    b = Bench(seed=SEED + 8, wgp=True)
+    cfg = CFG.replace(name="default_in_place", lds_in_place=True) if in_place else CFG
+    b = Bench(cfg, seed=SEED + 8, wgp=True)
     for s in range(4):
         b.window(s, 0, H - 2048, 4096)
     b.window(0, 1, H + 4096, 4096)
@@ -636,6 +645,26 @@ def test_wgp_mode():
     single = [r for _, r in b.accepted if r.wave == 1]
     pair = [r for _, r in b.accepted if r.wave == 0]
     assert b.counters["accesses"] == [len(pair), len(pair) + len(single)]
+
+
+@pytest.mark.parametrize("in_place", [False, True])
+def test_request_is_handed_back_after_its_passes(in_place):
+    """With ``lds_in_place`` a half reads each window of a request from the SIMD's register,
+    so the SIMD has it back (``ready``) only in the cycle of the last pass, and its next request
+    is taken after that; with the copy the register is free at take, and the next request
+    waits in it for the half's last pass."""
+    cfg = get_config("fpga").replace(name=f"fpga_in_place_{in_place}", lds_in_place=in_place)
+    b = Bench(cfg, seed=SEED + 15)
+    b.window(0, 0, 0, 2048)
+    reqs = [Req("ds_load_b32", 0, 0, [4 * n for n in range(LANES)], [[0] * 4] * LANES, vdst=1 + k, seq=k)
+            for k in range(2)]
+    b.run(_queues(reqs), max_cycles=500).check()
+    passes = LANES // cfg.lds_window_lanes          # a conflict-free pass per window
+    (t0, _), (t1, _) = b.accepted
+    if in_place:
+        assert b.handed == [t0 + passes, t1 + passes] and t1 == t0 + passes + 1, (b.accepted, b.handed)
+    else:
+        assert b.handed == [t0, t1] and t1 == t0 + passes, (b.accepted, b.handed)
 
 
 def test_in_order_under_back_pressure():
