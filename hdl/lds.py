@@ -339,7 +339,8 @@ class _Pipe(Elaboratable):
         pend = Signal(NACC, name=f"pend{h}")            # access 4 * lane + slot not served yet
 
         # the window of lanes the passes serve: the first with pending accesses
-        wsel = _sub(m, "window_select")
+        if NWIN > 1 or in_place:
+            wsel = _sub(m, "window_select")
         if NWIN > 1:
             wpend, win = Signal(NWIN, name=f"wpend{h}"), Signal(range(NWIN), name=f"win{h}")
             c_pend, c_y = Signal(NW, name=f"c_pend{h}"), Signal(2 * WL, name=f"c_y{h}")
@@ -350,26 +351,29 @@ class _Pipe(Elaboratable):
             with wsel.If(p_valid):
                 wsel.d.comb += [c_pend.eq(pend.word_select(win, NW)), c_y.eq(w_meta.y.word_select(win, 2 * WL))]
         else:
-            win, c_pend, c_y = Const(0), pend, w_meta.y
+            c_pend, c_y = pend, w_meta.y
         # its lanes' addresses (the low 32 bits) and data: from the registers, or in place from
         # the request of the SIMD served, which it holds until the last pass
-        c_addr, c_data = Signal(32 * WL, name=f"c_addr{h}"), Signal(128 * WL, name=f"c_data{h}")
         if in_place:
             # one AND-OR select over the SIMDs' windows, by a one-hot of (SIMD, window): on the
             # ECP5 about 21 LUTs per bit for 32 of them, where a tree of 2:1 multiplexers by a
             # binary index took 37 (docs/fpga.md, "The LDS in place")
+            c_addr, c_data = Signal(32 * WL, name=f"c_addr{h}"), Signal(128 * WL, name=f"c_data{h}")
             pick = Signal(SIMDS * NWIN, name=f"pick{h}")
             win_oh = lowest_bit(wpend) if NWIN > 1 else Const(1, 1)
             wsel.d.comb += pick.eq(Cat(*[w_simd[s_] & win_oh[k] for s_ in range(SIMDS) for k in range(NWIN)]))
-        with wsel.If(p_valid):
-            if in_place:
+            with wsel.If(p_valid):
                 wsel.d.comb += [
                     c_addr.eq(tree_or([Mux(pick[NWIN * s_ + k], Cat(*[lane(a, 64, WL * k + n)[:32] for n in range(WL)]), 0)
                                        for s_, a in enumerate(self.addr_srcs) for k in range(NWIN)])),
                     c_data.eq(tree_or([Mux(pick[NWIN * s_ + k], lane(d, 128 * WL, k), 0)
                                        for s_, d in enumerate(self.data_srcs) for k in range(NWIN)]))]
-            else:
+        elif NWIN > 1:
+            c_addr, c_data = Signal(32 * WL, name=f"c_addr{h}"), Signal(128 * WL, name=f"c_data{h}")
+            with wsel.If(p_valid):
                 wsel.d.comb += [c_addr.eq(w_addr.word_select(win, 32 * WL)), c_data.eq(w_data.word_select(win, 128 * WL))]
+        else:
+            c_addr, c_data = w_addr, w_data
 
         # the window's accesses, in canonical order (access 4 * lane + slot of the window)
         c_dp, c_inr = Signal(DW * NW, name=f"c_dp{h}"), Signal(2 * NW, name=f"c_inr{h}")
