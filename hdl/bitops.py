@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from amaranth.hdl import Cat, Const, Module, Mux, Signal, Value
 
-__all__ = ["encode_onehot", "lowest_bit", "first_set", "rr_pick", "rr_grant", "popcount", "tree_or", "tree_max", "onehot_or",
-           "mux_tree"]
+__all__ = ["encode_onehot", "lowest_bit", "first_set", "rr_pick", "rr_grant", "popcount", "tree_or",
+           "tree_max", "onehot_or", "mux_tree"]
 
 
 def encode_onehot(onehot: Value) -> Value:

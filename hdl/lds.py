@@ -776,12 +776,14 @@ class LDS(wiring.Component):
         can = Cat(pipes[0].can_take, pipes[1].can_take)
         arb = _sub(m, "arbiter")
         if cfg.lds_in_place:
-            serving = [Signal(2, name=f"serving_s{s}") for s in range(SIMDS)]   # halves still serving it
-            offered = [self.req[s].valid & ~serving[s].any() for s in range(SIMDS)]
+            # the halves yet to make their last pass of SIMD s's request (a pipe's ``serving``
+            # is the SIMD it serves)
+            halves_left = [Signal(2, name=f"halves_left{s}") for s in range(SIMDS)]
+            offered = [self.req[s].valid & ~halves_left[s].any() for s in range(SIMDS)]
             for s in range(SIMDS):
-                left = serving[s] & ~Cat(*[p.finish & (p.serving == s) for p in pipes])
-                arb.d.comb += self.req[s].ready.eq(serving[s].any() & ~left.any())
-                arb.d.sync += serving[s].eq(Mux(grant[s], need[s], left))
+                remaining = halves_left[s] & ~Cat(*[p.finish & (p.serving == s) for p in pipes])
+                arb.d.comb += self.req[s].ready.eq(halves_left[s].any() & ~remaining.any())
+                arb.d.sync += halves_left[s].eq(Mux(grant[s], need[s], remaining))
         else:
             offered = [self.req[s].valid for s in range(SIMDS)]
             for s in range(SIMDS):

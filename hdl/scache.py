@@ -270,7 +270,7 @@ class ScalarCache(wiring.Component):
                          r.payload.last.eq(out_last[p])]
             with m.If(r.valid & r.ready):
                 m.d.sync += [out_beat[p].eq(out_beat[p] + 1), out_word[p].eq(out_word[p] + 1),
-                             out_last[p].eq(out_beat[p] + 2 == out_info[p].beats)]
+                             out_last[p].eq(out_beat[p] + 2 == o.beats)]
                 with m.If(out_last[p]):
                     m.d.sync += out_valid[p].eq(0)
 
@@ -280,8 +280,8 @@ class ScalarCache(wiring.Component):
         Chosen = data.StructLayout({"valid": 1, "slot": range(N), "info": SlotInfo, "wait0": range(self._mshrs),
                                     "wait1": range(self._mshrs), "kept0": 1, "kept1": 1})
         chosen = Signal(Chosen)
-        chosen_port = Signal(P)    # ``chosen``'s SIMD one-hot, 0 when it is empty (with ``stage``)
         if stage:
+            chosen_port = Signal(P)    # ``chosen``'s SIMD one-hot, 0 when it is empty
             offered = port_free & ~chosen_port
         else:
             offered = port_free

@@ -1,6 +1,6 @@
 """The LDS (hdl/lds.py) driven directly, against the reference model's DS semantics.
 
-Every request the RTL accepts is replayed, in the order the halves accepted them, through
+Every request the RTL accepts is replayed, in the order the halves took them, through
 the model's own DS handlers (``sim.memory_ops.build_ds``) on a numpy image of the physical
 LDS, with the model's window rule (``sim.model._Workgroup.lds_read`` and friends: reads past
 the window give 0, writes there are dropped). The response beats (destination, data of the
