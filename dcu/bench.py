@@ -1015,7 +1015,7 @@ def _fpga_budget(config: str = "fpga") -> dict:
     variants = {config: base,
                 "without sharing": base.replace(trans_shared=False, shared_multiplier=False, shared_mem_request=False),
                 "lanes 8, trans_lanes 8": base.replace(lanes=8, trans_lanes=8),
-                "lanes 2, trans_lanes 1": base.replace(lanes=2, trans_lanes=1)}
+                "lanes 2, trans_lanes 1, coalesce_lanes 2": base.replace(lanes=2, trans_lanes=1, coalesce_lanes=2)}
     rows, blocks = [], {}
     for label, cfg in variants.items():
         t0 = time.perf_counter()

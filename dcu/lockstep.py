@@ -528,11 +528,16 @@ class SimdRun:
             writes = False
         store = kind in ("vmem_store", "vmem_atomic") and not writes or inst.name == "global_wb"
         if not writes:
-            return [dict(wave=slot, seq=seq, vdst=0, data=0, mask=0, write=0, last=1, store=int(store))]
+            return [dict(wave=slot, seq=seq, vdst=0, grp=0, data=0, mask=0, write=0, last=1, store=int(store))]
         d = inst.f["vdst"]
         n = max(1, vdst_n) if kind != "vmem_atomic" else 1
-        return [dict(wave=slot, seq=seq, vdst=d + j, data=_pack(fake.v[16 + j]), mask=req["exec"], write=1,
-                     last=int(j == n - 1), store=0) for j in range(n)]
+        # a beat per lane group of each register (config.resp_lanes), registers in order
+        R = self.config.resp_lanes
+        groups = LANES // R
+        return [dict(wave=slot, seq=seq, vdst=d + j, grp=g, data=_pack(fake.v[16 + j][R * g:R * (g + 1)]),
+                     mask=(req["exec"] >> (R * g)) & ((1 << R) - 1), write=1,
+                     last=int(j == n - 1 and g == groups - 1), store=0)
+                for j in range(n) for g in range(groups)]
 
     def _event(self, slot, seq, key=None):
         evs = self.events[key if key is not None else self.slot_id[slot]]
@@ -578,7 +583,9 @@ class SimdRun:
         ev = self._event(slot, beat["seq"])
         if ev is None or ev["inst"].info.kind in ("vmem_atomic", "ds_atomic"):
             return   # atomics return values that depend on the order waves reach memory
-        self._compare_vgpr(slot, ev, beat["vdst"], beat["data"], beat["mask"], "returns data to")
+        R = self.config.resp_lanes    # the beat's lane group, in place in the register
+        self._compare_vgpr(slot, ev, beat["vdst"], beat["data"] << (32 * R * beat["grp"]),
+                           beat["mask"] << (R * beat["grp"]), "returns data to")
 
     def _check_sgpr_return(self, slot, beat):
         if not self.lockstep or self.order_dependent:

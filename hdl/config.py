@@ -290,6 +290,10 @@ class DCUConfig:
                    if not isinstance(getattr(self, n), bool)]
         if self.regfile not in REGFILES:
             errors.append(f"regfile must be one of {REGFILES}, got {self.regfile!r}")
+        elif self.coalesce_lanes > self.resp_lanes:
+            # a line request's lanes go into one result row of the vector memory unit
+            errors.append(f"coalesce_lanes ({self.coalesce_lanes}) must be at most the lanes of a "
+                          f"response beat ({self.resp_lanes}: lanes with regfile='banked', else 32)")
         if errors:
             raise ConfigError("; ".join(errors))
 
@@ -298,6 +302,12 @@ class DCUConfig:
     def simds(self) -> int:
         """SIMDs in the DCU."""
         return self.cus * self.simds_per_cu
+
+    @property
+    def resp_lanes(self) -> int:
+        """Lanes of one vector memory or LDS response beat: a lane group (``lanes``) with the
+        ``"banked"`` register file, which writes a group per cycle, else the whole wave."""
+        return self.lanes if self.regfile == "banked" else WAVE_SIZE
 
     @property
     def valu_cycles(self) -> int:

@@ -18,8 +18,9 @@ Pipe stages (one cycle each, stalled together when the result register is still 
 P, the bank pass (the window's accesses built from the registered lanes, or in place from
 the SIMD's request; leader selection, RAM read addresses); R, the RAM outputs (stores and
 atomics write here, atomics through the ALU beside each bank); X, the RAM outputs registered
-ahead of the bank to 128-access crossbar; A, the result registers that send one response
-beat per destination register.
+ahead of the bank to 128-access crossbar; A, the result registers, which send a response
+beat per lane group (``config.resp_lanes`` lanes: 4 on ``fpga``, else the whole wave) of each
+destination register.
 """
 from __future__ import annotations
 
@@ -89,7 +90,7 @@ _Ctl = data.StructLayout({
     "sg": 4,       # address (offset0 / offset1) of each slot
     "sk": 8,       # dword offset of each slot from its address, 2 bits per slot
     "aop": AtomicOp,
-    "nregs": 3,    # destination registers (response beats with data)
+    "nregs": 3,    # destination registers (response beats with data, a lane group each)
     "order": _Order,
     "xchg2": 1,    # ds_storexchg_2addr: the second old value comes from slot 2
 })
@@ -199,7 +200,7 @@ def _meta_layout(cfg: DCUConfig) -> data.StructLayout:
         "simd": range(SIMDS), "wave": range(cfg.wave_slots), "seq": 16, "vdst": 8, "exec": 32,
         "y": 2 * LANES,       # byte offset of each lane's narrow load
         "em": 4,              # bytes of the window's last, partial dword
-        "src": 8,             # slot holding each response beat's dword, 2 bits per beat
+        "src": 8,             # slot holding each destination register's dword, 2 bits per register
         "pair": 1,            # served by both halves (WGP mode, window across them)
     })
 
@@ -599,16 +600,27 @@ class _Pipe(Elaboratable):
         # others read as 0 (unserved lanes, and in a pair the other half's accesses)
         acc = Signal(32 * NACC, name=f"acc{h}")
         got = Signal(NACC, name=f"got{h}")
-        a_beat = Signal(2, name=f"a_beat{h}")
+        # the beat: lane group a_grp (``resp_lanes`` lanes) of destination register a_reg. The
+        # select's indices are registers, the slot too (``a_src``): decoded from the register
+        # count beside the select, it was merged into the select by ABC (the whole-wave beat
+        # alone through synth_ecp5: 14,471 LUT4 so, 3,328 with the slot registered)
+        RL = cfg.resp_lanes
+        NG = LANES // RL                                # beats per destination register
+        a_reg = Signal(2, name=f"a_reg{h}")
+        a_grp = Signal(range(NG), name=f"a_grp{h}") if NG > 1 else Const(0)
+        a_src = Signal(8, name=f"a_src{h}")            # the slot of register a_reg, then of the next ones
         bt = _sub(m, "beat")
-        src = a_meta.src.word_select(a_beat, 2)
-        words = [Mux(got[SLOTS * n: SLOTS * (n + 1)].bit_select(src, 1),
-                     acc[32 * SLOTS * n: 32 * SLOTS * (n + 1)].word_select(src, 32), 0) for n in range(LANES)]
+        slot = a_src[:2]
+        g_acc = acc.word_select(a_grp, 32 * SLOTS * RL)  # the group's lanes first: RL lanes wide from here
+        g_got = got.word_select(a_grp, SLOTS * RL)
+        words = [Mux(g_got[SLOTS * n: SLOTS * (n + 1)].bit_select(slot, 1),
+                     g_acc[32 * SLOTS * n: 32 * SLOTS * (n + 1)].word_select(slot, 32), 0) for n in range(RL)]
         nregs = a_ctl.nregs
         bp = self.beat
-        bt.d.comb += [bp.wave.eq(a_meta.wave), bp.seq.eq(a_meta.seq), bp.vdst.eq(a_meta.vdst + a_beat),
-                      bp.mask.eq(a_meta.exec), bp.write.eq(nregs != 0), bp.store.eq(0),
-                      bp.last.eq((nregs == 0) | (a_beat == nregs - 1)),
+        bt.d.comb += [bp.wave.eq(a_meta.wave), bp.seq.eq(a_meta.seq), bp.vdst.eq(a_meta.vdst + a_reg),
+                      bp.grp.eq(a_grp), bp.mask.eq(a_meta.exec.word_select(a_grp, RL)),
+                      bp.write.eq(nregs != 0), bp.store.eq(0),
+                      bp.last.eq((nregs == 0) | ((a_reg == nregs - 1) & (a_grp == NG - 1))),
                       self.beat_valid.eq(a_valid & a_done), self.beat_simd.eq(a_meta.simd),
                       self.beat_pair.eq(a_meta.pair)]
         b_data = Signal(len(bp.data), name=f"beat_data{h}")   # a signal of its own: bp stays one process
@@ -626,7 +638,10 @@ class _Pipe(Elaboratable):
                      self.finish.eq(advance & p_valid & last), self.serving.eq(w_meta.simd),
                      self.conflict.eq(advance & p_valid & served.any() & p_passed)]
         with m.If(self.ack):
-            m.d.sync += a_beat.eq(a_beat + 1)
+            if NG > 1:
+                m.d.sync += a_grp.eq(a_grp + 1)       # 0 again after the register's last (NG divides 32)
+            with m.If(a_grp == NG - 1):
+                m.d.sync += [a_reg.eq(a_reg + 1), a_src.eq(a_src >> 2)]
             with m.If(bp.last):
                 m.d.sync += a_valid.eq(0)
         with m.If(advance):
@@ -654,7 +669,10 @@ class _Pipe(Elaboratable):
                     m.d.sync += p_valid.eq(0)
             with m.If(x_valid):
                 with m.If(x_first):
-                    m.d.sync += [a_valid.eq(1), a_ctl.eq(x_ctl), a_meta.eq(x_meta), a_beat.eq(0)]
+                    m.d.sync += [a_valid.eq(1), a_ctl.eq(x_ctl), a_meta.eq(x_meta),
+                                 a_reg.eq(0), a_src.eq(x_meta.src)]
+                    if NG > 1:
+                        m.d.sync += a_grp.eq(0)
                 m.d.sync += [a_done.eq(x_last),
                              got.eq(Mux(x_first, 0, got) | (x_served << (x_win * NW))[:NACC])]
         results = _sub(m, "results")     # a process of its own: its 128 enables run only with a pass
@@ -704,9 +722,11 @@ class LDS(wiring.Component):
         With ``config.lds_in_place`` a request is taken (``ready``) in the cycle of its last
         bank pass: the halves read it from the SIMD's port until then.
     resp : Out(stream of VecMemResp), array of 4
-        One beat per destination register (``write``, ``vdst``, ``data``, ``mask`` = exec),
-        ``last`` on the final one; an instruction without destination answers one beat with
-        ``write`` = 0. ``store`` is 0. In order per SIMD port.
+        One beat per lane group (``grp``, ``config.resp_lanes`` lanes) of each destination
+        register (``write``, ``vdst``; ``data`` and ``mask``, the group's exec bits, the
+        group's lanes), registers in order, each one's groups in order, every group even with
+        no lane enabled; ``last`` on the final beat. An instruction without destination
+        answers one beat with ``write`` = 0 (``grp`` 0). ``store`` is 0. In order per SIMD port.
     alloc : In(stream of LdsAlloc)
         A wave's window, written when the dispatcher launches it: lane address ``a`` maps to
         physical byte ``base + a``; accesses at or beyond ``size`` read 0 and do not write.
@@ -820,6 +840,8 @@ class LDS(wiring.Component):
                 rq.d.comb += pipe.req.data.eq(0)    # the half registers the data from its source
 
         # ---- responses -----------------------------------------------------------------------
+        # a pair (a request both halves serve) goes out as one stream, each beat the two halves'
+        # ORed: both step through the same (register, group) beats, acknowledged together
         p0, p1 = pipes
         show0 = p0.beat_valid & (~p0.beat_pair | (p1.beat_valid & p1.beat_pair))
         show1 = p1.beat_valid & ~p1.beat_pair

@@ -8,9 +8,10 @@ an FPGA (docs/fpga.md).
 ``"banked"``: ``32 // lanes`` rows of ``lanes x 32`` bits per register (register ``r``'s lane
 group ``g`` in row ``r * groups + g``), a single write port, and one copy of the file per read
 port: every copy is a memory with one write and one read port, which is what a block RAM is.
-A read returns one lane group; the VALU already works on one group per cycle. Whole-register
-writes (wave launch, transcendental results, memory returns) are buffered and written a group
-at a time in cycles in which the VALU writes nothing.
+A read returns one lane group; the VALU already works on one group per cycle. Memory returns
+arrive a lane group per beat and are written as they come (``wr_side``); whole-register
+writes (wave launch, transcendental results) are buffered and written a group at a time.
+Both take the cycles in which the VALU writes nothing, the buffer first.
 
 The SGPR file (:class:`SgprFile`) is small (64 pairs of 32-bit registers per wave slot);
 ``"banked"`` gives it one write port, which the SIMD's writers share (it arbitrates), and a
@@ -72,6 +73,9 @@ class VgprFile(wiring.Component):
         ``"banked"``: ready while nothing is buffered, or in the cycle the buffer's last group
         is written; the buffer writes one group (with enabled lanes) per cycle in which
         ``wr_group.en`` is 0.
+    wr_side : In(write)
+        ``"banked"`` only: one lane group, as ``wr_group``, written in its cycle when ``ready``:
+        when ``wr_group.en`` is 0 and nothing is buffered.
     busy : Out(1)
         A taken ``wr_reg`` write has groups not written yet (``"wide"``: always 0). A read of
         its register addressed while ``busy`` may return the old value.
@@ -88,11 +92,13 @@ class VgprFile(wiring.Component):
         self.read_lanes = G if self.banked else LANES
         read = wiring.Signature({"addr": Out(range(V)), "grp": Out(range(C)), "en": Out(1, init=1),
                                  "data": In(32 * self.read_lanes)})
-        group = wiring.Signature({"addr": Out(range(V)), "grp": Out(range(C)), "data": Out(32 * G), "en": Out(G)})
+        group_members = {"addr": Out(range(V)), "grp": Out(range(C)), "data": Out(32 * G), "en": Out(G)}
+        group = wiring.Signature(group_members)
         whole = wiring.Signature({"addr": Out(range(V)), "data": Out(32 * LANES), "en": Out(LANES),
                                   "ready": In(1)})
-        super().__init__({"rd": In(read).array(reads), "wr_group": In(group), "wr_reg": In(whole), "busy": Out(1),
-                          "done": Out(1)})
+        side = {"wr_side": In(wiring.Signature({**group_members, "ready": In(1)}))} if self.banked else {}
+        super().__init__({"rd": In(read).array(reads), "wr_group": In(group), "wr_reg": In(whole), **side,
+                          "busy": Out(1), "done": Out(1)})
         # the memories and their ports exist before elaboration, so that a testbench can
         # reach the storage (``cells``)
         if self.banked:
@@ -179,12 +185,16 @@ class VgprFile(wiring.Component):
         addr, data, en = Signal(range(V * C)), Signal(32 * G), Signal(G)
         drain = Signal()
         m.d.comb += [self.busy.eq(pending.any()), drain.eq(pending.any() & ~g.en.any())]
+        side = self.wr_side
+        m.d.comb += side.ready.eq(~pending.any() & ~g.en.any())
         with m.If(drain):
             m.d.comb += [addr.eq(Cat(first, b_addr)), data.eq(b_data.word_select(first, 32 * G)),
                          en.eq(b_en.word_select(first, G))]
             m.d.sync += pending.bit_select(first, 1).eq(0)
-        with m.Else():
+        with m.Elif(g.en.any()):
             m.d.comb += [addr.eq(Cat(g.grp, g.addr)), data.eq(g.data), en.eq(g.en)]
+        with m.Else():
+            m.d.comb += [addr.eq(Cat(side.grp, side.addr)), data.eq(side.data), en.eq(side.en)]
         for port in self._wports:
             m.d.comb += [port.addr.eq(addr), port.data.eq(data), port.en.eq(en)]
         w = self.wr_reg

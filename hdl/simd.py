@@ -94,10 +94,17 @@ def VecMemReq(cfg):
 
 
 def VecMemResp(cfg):
-    """One beat per destination register (``write``); ``last`` retires the instruction and
-    decrements loadcnt, or storecnt when ``store`` (stores, non-returning atomics, global_wb)."""
-    return data.StructLayout({"wave": range(cfg.wave_slots), "seq": SEQ, "vdst": 8, "data": 32 * LANES,
-                              "mask": 32, "write": 1, "last": 1, "store": 1})
+    """One beat per lane group (``cfg.resp_lanes`` lanes: ``grp``) of each destination register
+    (``write``): register ``vdst`` is ``data`` for the group's lanes enabled in ``mask``.
+    Registers in order, each one's groups in order, so its last group is its last beat. An
+    instruction without a destination register answers one beat (``write`` 0, ``grp`` 0).
+    ``last`` retires the instruction and decrements loadcnt, or storecnt when ``store``
+    (stores, non-returning atomics, global_wb)."""
+    R = cfg.resp_lanes
+    # ``grp`` has a bit even when a beat is the whole wave (always 0 then): a 0-bit port
+    # becomes ``[-1:0]`` in the Verilog, which Verilator rejects
+    return data.StructLayout({"wave": range(cfg.wave_slots), "seq": SEQ, "vdst": 8, "grp": range(max(2, LANES // R)),
+                              "data": 32 * R, "mask": R, "write": 1, "last": 1, "store": 1})
 
 
 class ErrorCause(enum.Enum, shape=unsigned(2)):
@@ -186,16 +193,18 @@ class SIMD(wiring.Component):
         The slot the next launch takes.
     fetch_req, fetch_resp : instruction fetch, lines of ``config.fetch_bytes``, in order per wave.
     smem_req, smem_resp : scalar memory; one response beat per dword, ``last`` retires.
-    vmem_req, vmem_resp : global memory; one response beat per destination register.
+    vmem_req, vmem_resp : global memory; one response beat per lane group
+        (``config.resp_lanes`` lanes) of each destination register.
     trans_req : Out(stream of hdl.trans.TransIn); trans_resp : In(stream of hdl.trans.TransOut)
         With ``external_trans`` only: transcendental waves, held until taken (``trans_req``'s
         ``ready`` must not depend on its ``valid``: issue reads it), and their results, in
         the order sent.
-    lds_req, lds_resp : LDS, the same layouts as ``vmem``. The response ports are not ready
+    lds_req, lds_resp : LDS, the same layouts as ``vmem``. ``lds_resp`` is not ready while
+        ``vmem_resp`` is valid. ``"wide"`` register file: the response ports are not ready
         during a launch or while a transcendental result is being written (they share a VGPR
-        write port), and ``lds_resp`` not while ``vmem_resp`` is valid. With
-        ``config.regfile == "banked"`` they are also not ready while the VGPR file's write
-        buffer is full, and ``smem_resp`` not while a SALU or VALU result goes to the SGPR file.
+        write port). ``"banked"``: they are ready in the cycles in which the VGPR file's
+        write port is free (no VALU result, nothing buffered: ``VgprFile.wr_side``), and
+        ``smem_resp`` not while a SALU or VALU result goes to the SGPR file.
     idle : Out(1)
         No wave is resident.
     ended : Out(wave_slots)
@@ -269,7 +278,8 @@ class SIMD(wiring.Component):
         # ---- register files ------------------------------------------------------------
         # VGPRs (hdl/regfile.py): VALU results go through ``vw_alu`` a lane group at a time,
         # the rest through ``vw_mem`` a whole register at a time in priority order (the wave
-        # launch's v0, transcendental results, memory returns). Six reads per instruction:
+        # launch's v0, transcendental results, memory returns; ``banked``: memory returns a
+        # lane group at a time through ``vgprs.wr_side``). Six reads per instruction:
         # 0/1 src0 low/high, 2/3 src1, 4/5 src2 (or the old destination); memory: 0/1 vaddr,
         # 2-5 the data dwords. ``banked`` (config.regfile): three read ports, each returning one
         # lane group: reads 0, 2, 4 (memory: 0, 1, 2) then, if needed, 1, 3, 5 (3, 4, 5);
@@ -1129,8 +1139,9 @@ class SIMD(wiring.Component):
             if banked:
                 mr.d.comb += [vw_who.wave.eq(trans_wb.wave), vw_who.vdst.eq(trans_wb.vdst)]
         vresp, lresp = self.vmem_resp, self.lds_resp
-        if banked:
-            vw_free = ~launch_fire & ~trans_o.valid & vw_mem.ready
+        if banked:   # a lane group per beat, written as it comes (config.resp_lanes)
+            vw_side = vgprs.wr_side
+            vw_free = vw_side.ready
         else:
             vw_free = ~launching & ~trans_o.valid
         mr.d.comb += [vresp.ready.eq(vw_free), lresp.ready.eq(vw_free & ~vresp.valid)]
@@ -1138,13 +1149,14 @@ class SIMD(wiring.Component):
             with mr.If(resp.valid & resp.ready):
                 rp = resp.payload
                 with mr.If(rp.write):
-                    mr.d.comb += [vw_mem.addr.eq(base[rp.wave] + rp.vdst), vw_mem.data.eq(rp.data), vw_mem.en.eq(rp.mask)]
                     if banked:
-                        mr.d.comb += [vw_who.wave.eq(rp.wave), vw_who.vdst.eq(rp.vdst)]
-                        with mr.If(rp.mask == 0):   # nothing to write
+                        mr.d.comb += [vw_side.addr.eq(base[rp.wave] + rp.vdst), vw_side.grp.eq(rp.grp),
+                                      vw_side.data.eq(rp.data), vw_side.en.eq(rp.mask)]
+                        with mr.If(rp.grp == cfg.valu_cycles - 1):   # the register's last group
                             mr.d.comb += vclr[rp.wave].eq(Const(1, V) << rp.vdst)
                     else:
-                        mr.d.comb += vclr[rp.wave].eq(Const(1, V) << rp.vdst)
+                        mr.d.comb += [vw_mem.addr.eq(base[rp.wave] + rp.vdst), vw_mem.data.eq(rp.data),
+                                      vw_mem.en.eq(rp.mask), vclr[rp.wave].eq(Const(1, V) << rp.vdst)]
                 with mr.If(rp.last):
                     if is_lds:
                         mr.d.comb += dec_["ds"].bit_select(rp.wave, 1).eq(1)

@@ -25,7 +25,11 @@ the CU's SIMDs (docs/memory.md, "Vector memory path"):
 * **Return queues.** An instruction retires when all its requests are answered (stores and
   atomics when memory acknowledges them), in issue order per wave and counter (loads with
   loads, stores with stores; ``config.return_order == "per_wave"``) or in the CU's issue order
-  (``"in_order"``), one response beat per destination register per cycle on each SIMD's port.
+  (``"in_order"``), one response beat per cycle on each SIMD's port: per destination register
+  in order, its lane groups of ``config.resp_lanes`` lanes in order (32, the whole wave; with
+  the banked register file a SIMD's lane group, 4 lanes on ``fpga``: a beat reads one row of the
+  result buffer and extends narrow loads for its lanes only, and the SIMDs share the buffer's
+  one read port, taking turns); one beat for an instruction without a destination register.
 """
 from __future__ import annotations
 
@@ -34,6 +38,7 @@ from amaranth.lib import data, enum, fifo, memory, stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from .atomic import ATOMIC_OF, AtomicOp
+from .bitops import rr_grant
 from .config import DCUConfig
 from .isa_tables import OpId, info_of, ops_of
 from .l0 import LINE_BITS, L0Array, lowest_one, onehot_index, or_tree
@@ -44,7 +49,7 @@ __all__ = ["VecMemUnit", "OpKind", "Ext", "ErrorCause", "ErrorLayout", "COUNTERS
 
 LANES = 32
 LINE_DATA = 8 * LINE_BYTES
-GROUP = 8                      # lanes per result-buffer memory (8 lanes x 16 bytes = one 1,024-bit word)
+GROUP = 8                      # most lanes per result-buffer memory (8 lanes x 16 bytes = one 1,024-bit word)
 
 
 class OpKind(enum.Enum, shape=3):
@@ -148,9 +153,11 @@ class VecMemUnit(wiring.Component):
     req : In(stream.Signature(VecMemReq)).array(simds_per_cu)
         Requests of each SIMD of the CU (index = SIMD within the CU).
     resp : Out(stream.Signature(VecMemResp)).array(simds_per_cu)
-        Responses: one beat per destination register (``last`` on the final one); stores,
-        non-returning atomics and ``global_wb`` answer one beat with ``store``; ``global_inv``
-        one beat without data.
+        Responses: per destination register in order, one beat per lane group
+        (``config.resp_lanes`` lanes, ``grp`` 0 .. 32 / resp_lanes - 1 in order; ``mask`` the
+        group's lanes of EXEC less the faulting ones), ``last`` on the final one; every group is
+        sent, also with an empty ``mask``. Stores, non-returning atomics and ``global_wb`` answer
+        one beat (group 0) with ``store``; ``global_inv`` one beat without data.
     mem : Out(stream.Signature(MemReq()))
         This CU's requests to the memory (128-byte line READs, masked line WRITEs, ATOMICs).
     mem_resp : In(stream.Signature(MemResp()))
@@ -193,6 +200,10 @@ class VecMemUnit(wiring.Component):
         S, W = cfg.simds_per_cu, cfg.wave_slots
         G, NG = cfg.coalesce_lanes, LANES // cfg.coalesce_lanes   # lanes per group, groups
         GS = (G - 1).bit_length()                                  # lane = group << GS | lane in group
+        R, NR = cfg.resp_lanes, LANES // cfg.resp_lanes            # lanes per response beat, beats per register
+        RB, GB = (R - 1).bit_length(), (NR - 1).bit_length()       # lane = response group << RB | lane in it
+        RL, NM = min(GROUP, R), max(1, R // GROUP)                 # a result row: NM memories of RL lanes
+        RLB = (RL - 1).bit_length()
         E, M, P, WS, Q = self.entries, self.mshrs, self.waits, self.write_slots, self.mem_queue
         m = Module()
 
@@ -223,11 +234,13 @@ class VecMemUnit(wiring.Component):
         m.submodules.meta = meta_mem = memory.Memory(shape=Meta, depth=E, init=[])
         meta_w = meta_mem.write_port()
         meta_r = [meta_mem.read_port() for _ in range(S)]
-        rbuf_w, rbuf_r = [], []                     # result buffers: lanes 8j..8j+7, 16 bytes each
-        for j in range(LANES // GROUP):
-            m.submodules[f"rbuf{j}"] = rb = memory.Memory(shape=16 * 8 * GROUP, depth=E, init=[])
+        # result buffers: row Cat(response group, entry) holds the group's lanes, 16 bytes each,
+        # lanes RL j .. RL j + RL - 1 of it in memory j, so that a response beat reads one row
+        rbuf_w, rbuf_r = [], []
+        for j in range(NM):
+            m.submodules[f"rbuf{j}"] = rb = memory.Memory(shape=16 * 8 * RL, depth=E * NR, init=[])
             rbuf_w.append(rb.write_port(granularity=8))
-            rbuf_r.append([rb.read_port() for _ in range(S)])
+            rbuf_r.append([rb.read_port() for _ in range(S if NR == 1 else 1)])   # see "retire"
         m.submodules.waitq = wait_mem = memory.Memory(shape=Gather, depth=P, init=[])
         wait_w, wait_r = wait_mem.write_port(), wait_mem.read_port()
         m.submodules.wslots = slot_mem = memory.Memory(shape=Slot, depth=WS, init=[])
@@ -557,13 +570,17 @@ class VecMemUnit(wiring.Component):
                 window = line2.bit_select(Cat(Const(0, 5), off[2:]), 160)
                 f.d.comb += [chunks[i].eq(window.bit_select(Cat(Const(0, 3), off[:2]), 128)),
                              enables[i].eq(Mux(s2_g.h1[i], full2 & low, Mux(s2_g.h2[i], full2 & ~low, 0)))]
-            for j in range(LANES // GROUP):
-                # lane i of the wave takes lane i % G of the group, if it is in the request's group
-                lanes = range(GROUP * j, GROUP * (j + 1))
-                aen = Mux(s2.lane[3:] == j, Const(0xF, 128) << Cat(Const(0, 4), s2.lane[:3]), 0)
-                en = Cat(*[Mux(s2_g.grp == i // G, enables[i % G], 0) if NG > 1 else enables[i] for i in lanes])
-                f.d.comb += [rbuf_w[j].addr.eq(s2.entry),
-                             rbuf_w[j].data.eq(Mux(s2.aret, _rep(Cat(s2_aval, Const(0, 96)), GROUP),
+            # the row of the response group holding the request's lanes (one: coalesce_lanes <=
+            # resp_lanes), or the atomic's lane
+            RGB = (R // G - 1).bit_length()                   # log2 of request groups per response group
+            wrow = s2.entry if NR == 1 else Cat(Mux(s2.aret, s2.lane[RB:], s2_g.grp[RGB:]), s2.entry)
+            for j in range(NM):
+                # lane i of the row takes lane i % G of the request's group, if it is in that group
+                lanes = range(RL * j, RL * (j + 1))
+                aen = Mux(s2.lane[RLB:RB] == j, Const(0xF, 16 * RL) << Cat(Const(0, 4), s2.lane[:RLB]), 0)
+                en = Cat(*[Mux(s2_g.grp[:RGB] == i // G, enables[i % G], 0) if RGB else enables[i] for i in lanes])
+                f.d.comb += [rbuf_w[j].addr.eq(wrow),
+                             rbuf_w[j].data.eq(Mux(s2.aret, _rep(Cat(s2_aval, Const(0, 96)), RL),
                                                    Cat(*[chunks[i % G] for i in lanes]))),
                              rbuf_w[j].en.eq(Mux(s2.aret, aen, en))]
 
@@ -666,54 +683,99 @@ class VecMemUnit(wiring.Component):
         f.d.comb += retirable.eq(valid & ripe & ~issuing & Cat(*[(field(pending, e, PB) == 0) &
                                                                   ((field(older, e, E) & ~freeing) == 0)
                                                                   for e in range(E)]))
-        frees = []
+        # A lane-group beat (resp_lanes < 32) reads a narrow row: the CU's SIMDs then share one
+        # read port of the result buffer, taking turns when both have beats to send, so that the
+        # buffer is one block-RAM copy (16 DP16KD on ``fpga``), not one per SIMD.
+        shared = NR > 1
+        frees, wants, rows_at, ks, exts, busys = [], [], [], [], [], []
+        if shared:
+            rd_valid, rd_for = Signal(name="rt_rd_valid"), Signal(range(S), name="rt_rd_for")   # last cycle's read
+            beats = [Signal(32 * R, name="rt_beat")] * S
+        else:
+            beats = [Signal(32 * R, name=f"rt_beat{s}") for s in range(S)]
         for s in range(S):
-            busy, cur, k = Signal(name=f"rt_busy{s}"), Signal(range(E), name=f"rt_cur{s}"), Signal(2, name=f"rt_k{s}")
+            busy, cur = Signal(name=f"rt_busy{s}"), Signal(range(E), name=f"rt_cur{s}")
+            kg = Signal(2 + GB, name=f"rt_kg{s}")        # the beat: register k, its lane group g
+            k, g = kg[GB:], kg[:GB]
             port = self.resp[s]
             md = data.View(Meta, meta_r[s].data)
             pick, take, done = Signal(range(E), name=f"rt_pick{s}"), Signal(name=f"rt_take{s}"), Signal(name=f"rt_done{s}")
             f = frag(f"retire{s}")
             elig = retirable & Cat(*[field(ent_simd, e, SB) == s for e in range(E)]) & ~Mux(busy, bit(E, cur), 0)
             is_last = k + 1 >= md.beats
-            f.d.comb += [pick.eq(onehot_index(lowest_one(elig))), done.eq(port.valid & port.ready & is_last),
+            if NR > 1:     # a register's last group; an instruction without one answers one beat
+                is_last &= (g == NR - 1) | ~md.write
+            sent = port.valid & port.ready
+            f.d.comb += [pick.eq(onehot_index(lowest_one(elig))), done.eq(sent & is_last),
                          take.eq(elig.any() & (~busy | done))]
-            # the ports read only for a beat to come: the beat reads nothing when not busy
-            reads = [meta_r[s]] + [rbuf_r[j][s] for j in range(LANES // GROUP)]
-            f.d.comb += [x for r in reads for x in (r.addr.eq(Mux(take, pick, cur)), r.en.eq(take | busy))]
+            # the ports read only for a beat to come: the beat reads nothing when not busy; the
+            # result row is the next beat's group when a beat is taken
+            entry = Mux(take, pick, cur)
+            row = entry if NR == 1 else Cat(Mux(take, 0, (kg + sent)[:GB]), entry)
+            f.d.comb += [meta_r[s].addr.eq(entry), meta_r[s].en.eq(take | busy)]
+            if shared:
+                wants.append(take | busy & ~done)
+                rows_at.append(row)
+            else:
+                f.d.comb += [x for j in range(NM) for x in (rbuf_r[j][s].addr.eq(row), rbuf_r[j][s].en.eq(take | busy))]
             with m.If(take):
-                m.d.sync += [busy.eq(1), cur.eq(pick), k.eq(0)]
+                m.d.sync += [busy.eq(1), cur.eq(pick), kg.eq(0)]
             with m.Elif(done):
                 m.d.sync += busy.eq(0)
-            with m.Elif(port.valid & port.ready):
-                m.d.sync += k.eq(k + 1)
+            with m.Elif(sent):
+                m.d.sync += kg.eq(kg + 1)
             frees.append(Mux(done, bit(E, cur), 0))
-            # the beat: dword k of every lane, the first one extended for narrow loads
-            rows = Signal(32 * LANES, name=f"rt_rows{s}")
-            f = frag(f"rows{s}")
-            with f.If(busy):
-                f.d.comb += rows.eq(Cat(*[rbuf_r[j][s].data.word_select(Cat(k, Const(i, 3)), 32)
-                                          for j in range(LANES // GROUP) for i in range(GROUP)]))
-            beat = Signal(32 * LANES, name=f"rt_beat{s}")
-            f = frag(f"beat{s}")
+            ks.append(k)
+            exts.append(md.ext)
+            busys.append(busy)
+            p = port.payload
+            f = frag(f"resp{s}")
+            # shared: a beat only in the cycle after the port read its row for this SIMD
+            f.d.comb += [port.valid.eq(busy & (rd_valid & (rd_for == s) if shared else 1)), p.wave.eq(md.wave),
+                         p.seq.eq(md.seq), p.vdst.eq(md.vdst + k), p.data.eq(beats[s]),
+                         p.mask.eq(md.mask.word_select(g, R) if NR > 1 else md.mask),
+                         p.write.eq(md.write), p.last.eq(is_last), p.store.eq(md.store)]
+            if NR > 1:
+                f.d.comb += p.grp.eq(g)
+        if shared:
+            f = frag("rt_read")
+            # a beat offered and not taken stays offered (stream rules): its SIMD keeps the port
+            # and reads the same row again; otherwise the SIMDs with beats to come take turns
+            held = Cat(*[r.valid & ~r.ready for r in self.resp]).any()
+            grant, gi = rr_grant(f, Mux(held, 0, Cat(*wants)), rd_for, "rt_grant")
+            who = Mux(held, rd_for, gi)
+            f.d.comb += [x for j in range(NM) for x in (rbuf_r[j][0].addr.eq(Array(rows_at)[who]),
+                                                         rbuf_r[j][0].en.eq(held | grant.any()))]
+            m.d.sync += [rd_valid.eq(held | grant.any()), rd_for.eq(who)]
+
+        def beat_of(beat, rdata, k, ext, reading, name):
+            """``beat``: dword k of the group's lanes, the first one extended for narrow loads
+            (0 while nothing is being read: a compiled simulation skips it then)."""
+            rows = Signal(32 * R, name=f"rt_rows{name}")
+            f = frag(f"rows{name}")
+            with f.If(reading):
+                f.d.comb += rows.eq(Cat(*[rdata[j].word_select(Cat(k, Const(i, RLB)), 32) for j in range(NM) for i in range(RL)]))
+            f = frag(f"beat{name}")
+
             def extend(n):
                 return Cat(*[Mux(rows[32 * i + n - 1], Cat(rows[32 * i:32 * i + n], Const(-1, 32 - n)), rows[32 * i:32 * i + n])
-                             for i in range(LANES)])
-            with f.Switch(Mux(k == 0, md.ext, Ext.RAW)):
+                             for i in range(R)])
+            with f.Switch(Mux(k == 0, ext, Ext.RAW)):
                 with f.Case(Ext.U8):
-                    f.d.comb += beat.eq(rows & _rep(Const(0xFF, 32), LANES))
+                    f.d.comb += beat.eq(rows & _rep(Const(0xFF, 32), R))
                 with f.Case(Ext.I8):
                     f.d.comb += beat.eq(extend(8))
                 with f.Case(Ext.U16):
-                    f.d.comb += beat.eq(rows & _rep(Const(0xFFFF, 32), LANES))
+                    f.d.comb += beat.eq(rows & _rep(Const(0xFFFF, 32), R))
                 with f.Case(Ext.I16):
                     f.d.comb += beat.eq(extend(16))
                 with f.Default():
                     f.d.comb += beat.eq(rows)
-            p = port.payload
-            f = frag(f"resp{s}")
-            f.d.comb += [port.valid.eq(busy), p.wave.eq(md.wave), p.seq.eq(md.seq), p.vdst.eq(md.vdst + k),
-                         p.data.eq(beat), p.mask.eq(md.mask), p.write.eq(md.write), p.last.eq(is_last),
-                         p.store.eq(md.store)]
+        if shared:
+            beat_of(beats[0], [rbuf_r[j][0].data for j in range(NM)], Array(ks)[rd_for], Array(exts)[rd_for], rd_valid, "")
+        else:
+            for s in range(S):
+                beat_of(beats[s], [rbuf_r[j][s].data for j in range(NM)], ks[s], exts[s], busys[s], s)
         f = frag("freeing")
         f.d.comb += freeing.eq(or_tree(frees))
 

@@ -62,6 +62,10 @@ def test_config_is_frozen_and_replace_validates():
         d.replace(return_order="random")
     with pytest.raises(ConfigError, match="regfile must be one of"):
         d.replace(regfile="bram")
+    # a banked SIMD takes memory returns a lane group at a time: a line request's lanes fit one
+    with pytest.raises(ConfigError, match=r"coalesce_lanes \(32\) must be at most the lanes of a response beat \(8"):
+        d.replace(regfile="banked", lanes=8)
+    assert d.replace(regfile="banked", lanes=8, coalesce_lanes=8).resp_lanes == 8 and d.resp_lanes == 32
     with pytest.raises(ConfigError, match="trans_shared must be a bool"):
         d.replace(trans_shared=1)
     with pytest.raises(ConfigError, match="scalar_cache_stage must be a bool"):

@@ -3,13 +3,15 @@
 Every request the RTL accepts is replayed, in the order the halves took them, through
 the model's own DS handlers (``sim.memory_ops.build_ds``) on a numpy image of the physical
 LDS, with the model's window rule (``sim.model._Workgroup.lds_read`` and friends: reads past
-the window give 0, writes there are dropped). The response beats (destination, data of the
-active lanes, ``write``/``last``), the per-wave response order and the final contents of all
-64 bank RAMs must match; so must the bank-pass counters: a non-atomic instruction costs
-``lds_conflict_cycles`` of the dwords it touches (the cost the model records), an atomic
-one pass per access in its busiest bank (the LDS serialises lanes that hit one bank, so
-that each sees the previous lane's result); both summed over the configuration's windows of
-``lds_window_lanes`` lanes, and counting only dwords with a byte inside the wave's window.
+the window give 0, writes there are dropped). The response beats (a beat per lane group of
+``resp_lanes`` lanes of each destination register, in order: destination, group, the group's
+exec bits, data of its active lanes, ``write``/``last``), the per-wave response order and the
+final contents of all the bank RAMs must match; so must the bank-pass counters: a
+non-atomic instruction costs ``lds_conflict_cycles`` of the dwords it touches (the cost the
+model records), an atomic one pass per access in its busiest bank (the LDS serialises lanes
+that hit one bank, so that each sees the previous lane's result); both summed over the
+configuration's windows of ``lds_window_lanes`` lanes, and counting only dwords with a byte
+inside the wave's window.
 ``ds_storexchg_2addr`` (not in the model) is checked against the ISA pseudocode.
 """
 from __future__ import annotations
@@ -239,7 +241,7 @@ class Bench:
                     rp = dut.resp[s]
                     if ctx.get(rp.valid) and ctx.get(rp.ready):
                         b = ctx.get(rp.payload)
-                        beat = dict(wave=b.wave, seq=b.seq, vdst=b.vdst, data=b.data, mask=b.mask,
+                        beat = dict(wave=b.wave, seq=b.seq, vdst=b.vdst, grp=b.grp, data=b.data, mask=b.mask,
                                     write=b.write, last=b.last, store=b.store, cycle=cycle)
                         self.beats[s].append(beat)
                         if b.last:
@@ -298,6 +300,8 @@ class Bench:
             if id(r) in self.costs:
                 assert self.costs[id(r)] == cost, (f"{r.op} simd {r.simd}: {self.costs[id(r)]} bank passes, "
                                                    f"model {cost} (addresses {r.addr}, exec {r.exec:#x})")
+        R = self.cfg.resp_lanes
+        G = LANES // R                   # beats per destination register
         for s, beats in self.beats.items():
             order = defaultdict(list)
             k = 0
@@ -305,17 +309,25 @@ class Bench:
                 b = beats[k]
                 r, regs, _ = expect[(s, b["wave"], b["seq"])]
                 order[b["wave"]].append(b["seq"])
-                n = max(len(regs), 1)
+                # each register's groups in order, registers in order; without one, one beat (group 0)
+                want = [(vdst, vals, g) for vdst, vals in regs for g in range(G)] or [(None, None, 0)]
+                n = len(want)
                 group = beats[k: k + n]
-                assert [g["last"] for g in group] == [0] * (n - 1) + [1], f"{r.op}: beats {group}"
-                for g in group:
+                assert len(group) == n and [g["last"] for g in group] == [0] * (n - 1) + [1], \
+                    f"{r.op}: {len(group)} beats {group}, expected {n}"
+                for g, (vdst, vals, grp) in zip(group, want):
                     assert (g["wave"], g["seq"], g["store"]) == (b["wave"], b["seq"], 0)
                     assert g["write"] == int(bool(regs)), f"{r.op}: write flag"
-                for g, (vdst, vals) in zip(group, regs):
-                    assert g["vdst"] == vdst and g["mask"] == r.exec, f"{r.op}: beat {g['vdst']}, mask {g['mask']:#x}"
-                    for n_ in range(LANES):
+                    emask = r.exec >> (R * grp) & ((1 << R) - 1)
+                    assert g["grp"] == grp and g["mask"] == emask, \
+                        f"{r.op}: beat group {g['grp']}, mask {g['mask']:#x}; expected {grp}, {emask:#x}"
+                    if vals is None:
+                        continue
+                    assert g["vdst"] == vdst, f"{r.op}: beat v{g['vdst']}, expected v{vdst}"
+                    for i in range(R):
+                        n_ = R * grp + i
                         if r.exec >> n_ & 1:
-                            got = (g["data"] >> (32 * n_)) & M32
+                            got = (g["data"] >> (32 * i)) & M32
                             assert got == int(vals[n_]), (
                                 f"{r.op} simd {s} wave {r.wave} seq {r.seq} v{vdst} lane {n_}: {got:#010x}, "
                                 f"model {int(vals[n_]):#010x} (address {r.addr[n_]:#x}, offsets {r.offset0}/{r.offset1})")
@@ -333,6 +345,19 @@ class Bench:
         assert sum(self.counters["accesses"]) >= len(self.accepted)
         assert not self.error.valid, f"unexpected error {self.error}"
         return self
+
+    def registers(self, simd):
+        """The registers SIMD ``simd`` was sent, reassembled from their group beats (which
+        :meth:`check` checks), in arrival order: ``[(vdst, 32 lane values)]``."""
+        R = self.cfg.resp_lanes
+        regs = []
+        for b in self.beats[simd]:
+            if b["write"]:
+                if b["grp"] == 0:
+                    regs.append((b["vdst"], [0] * LANES))
+                for i in range(R):
+                    regs[-1][1][R * b["grp"] + i] = b["data"] >> (32 * i) & M32
+        return regs
 
 
 # ---- request generators -----------------------------------------------------------------------
@@ -577,9 +602,11 @@ def test_windowed_random_accesses(name):
     _atomics(SEED + 14, 50, hot=[0, 4, 128, 132, 256, 1020], cfg=cfg)
 
 
-def test_atomic_lane_order_and_returns():
-    """32 lanes on one dword: each lane sees the previous lane's result (the model's lane order)."""
-    b = Bench(seed=SEED + 6)
+@pytest.mark.parametrize("preset", ["default", "fpga"])
+def test_atomic_lane_order_and_returns(preset):
+    """32 lanes on one dword: each lane sees the previous lane's result (the model's lane order);
+    on ``fpga`` across the 4-lane windows, the results in 4-lane group beats."""
+    b = Bench(get_config(preset), seed=SEED + 6)
     b.window(0, 0, 0, 1024)
     b.image[0:4] = np.array([10], "<u4").view(np.uint8)
     reqs = [Req("ds_add_rtn_u32", 0, 0, [0] * LANES, [[n + 1, 0, 0, 0] for n in range(LANES)], vdst=3),
@@ -590,11 +617,10 @@ def test_atomic_lane_order_and_returns():
             Req("ds_storexchg_2addr_rtn_b32", 0, 0, [0] * LANES, [[n, 0, 100 + n, 0] for n in range(LANES)],
                 offset0=3, offset1=3, vdst=7, seq=3)]
     b.run(_queues(reqs), max_cycles=2000).check()
-    got = b.beats[0][0]["data"]
-    assert [(got >> (32 * n)) & M32 for n in range(4)] == [10, 11, 13, 16]   # running sums
+    regs = b.registers(0)
+    assert regs[0][1][:4] == [10, 11, 13, 16]   # running sums
     # cmpstore: lane 0 finds 538 (10 + 1 + ... + 32), each later lane the previous lane's store
-    got = b.beats[0][1]["data"]
-    assert [(got >> (32 * n)) & M32 for n in range(LANES)] == [538] + [1000 + n - 1 for n in range(1, LANES)]
+    assert regs[1][1] == [538] + [1000 + n - 1 for n in range(1, LANES)]
 
 
 def test_window_rules_and_cu_isolation():
@@ -616,24 +642,25 @@ def test_window_rules_and_cu_isolation():
     b.run(_queues(reqs), max_cycles=2000).check()
     img = b.final
     assert (img[:256] == 0x5A).all() and (img[256 + 1022: H] == 0x5A).all() and (img[H + 256 + 1024:] == 0x5A).all()
-    beats0 = [x for x in b.beats[0] if x["write"]]
-    lane31 = (beats0[0]["data"] >> (32 * 31)) & M32
-    assert lane31 == 0                                     # past the window
-    partial = beats0[1]["data"] & M32
-    assert partial == 0x2222                               # bytes 1022, 1023 are outside
+    regs0 = b.registers(0)
+    assert regs0[0][1][31] == 0                            # lane 31: past the window
+    assert regs0[1][1][0] == 0x2222                        # bytes 1022, 1023 are outside
 
 
-@pytest.mark.parametrize("in_place", [False, True])
-def test_wgp_mode(in_place):
+@pytest.mark.parametrize("name", ["default", "default_in_place", "fpga"])
+def test_wgp_mode(name):
     """WGP mode: a window across both halves used by all four SIMDs (served by both halves,
     results merged), another that lies in CU 1's half for SIMD 0. In place, a request served
-    by both halves is handed back when the later one is done with it."""
+    by both halves is handed back when the later one is done with it; on ``fpga`` (in place)
+    the halves' group beats are merged."""
     rng = random.Random(SEED + 8)
-    cfg = CFG.replace(name="default_in_place", lds_in_place=True) if in_place else CFG
+    cfg = {"default": CFG, "default_in_place": CFG.replace(name="default_in_place", lds_in_place=True),
+           "fpga": get_config("fpga")}[name]
+    h = cfg.lds_bytes_per_half
     b = Bench(cfg, seed=SEED + 8, wgp=True)
     for s in range(4):
-        b.window(s, 0, H - 2048, 4096)
-    b.window(0, 1, H + 4096, 4096)
+        b.window(s, 0, h - 2048, 4096)
+    b.window(0, 1, h + h // 4, h // 4)
     reqs, seq = [], defaultdict(int)
     keys = list(b.windows)
     for _ in range(90):
@@ -641,7 +668,7 @@ def test_wgp_mode(in_place):
         op = rng.choice(LOADS + STORES + ATOMICS)
         reqs.append(rand_req(rng, op, simd, wave, b.windows[(simd, wave)][1], seq[(simd, wave)]))
         seq[(simd, wave)] += 1
-    b.run(_queues(reqs), ready=0.7, max_cycles=6000).check(check_costs=False)
+    b.run(_queues(reqs), ready=0.7, max_cycles=8000).check(check_costs=False)
     single = [r for _, r in b.accepted if r.wave == 1]
     pair = [r for _, r in b.accepted if r.wave == 0]
     assert b.counters["accesses"] == [len(pair), len(pair) + len(single)]
@@ -652,12 +679,14 @@ def test_request_is_handed_back_after_its_passes(in_place):
     """With ``lds_in_place`` a half reads each window of a request from the SIMD's register,
     so the SIMD has it back (``ready``) only in the cycle of the last pass, and its next request
     is taken after that; with the copy the register is free at take, and the next request
-    waits in it for the half's last pass."""
+    waits in it for the half's last pass. The load's register goes out in a beat per 4-lane
+    group, one per cycle after its last pass (the store's single beat holds nothing up)."""
     cfg = get_config("fpga").replace(name=f"fpga_in_place_{in_place}", lds_in_place=in_place)
     b = Bench(cfg, seed=SEED + 15)
     b.window(0, 0, 0, 2048)
-    reqs = [Req("ds_load_b32", 0, 0, [4 * n for n in range(LANES)], [[0] * 4] * LANES, vdst=1 + k, seq=k)
-            for k in range(2)]
+    data = [[n + 1, 0, 0, 0] for n in range(LANES)]
+    reqs = [Req("ds_store_b32", 0, 0, [4 * n for n in range(LANES)], data),
+            Req("ds_load_b32", 0, 0, [4 * n for n in range(LANES)], data, vdst=1, seq=1)]
     b.run(_queues(reqs), max_cycles=500).check()
     passes = LANES // cfg.lds_window_lanes          # a conflict-free pass per window
     (t0, _), (t1, _) = b.accepted
@@ -665,6 +694,9 @@ def test_request_is_handed_back_after_its_passes(in_place):
         assert b.handed == [t0 + passes, t1 + passes] and t1 == t0 + passes + 1, (b.accepted, b.handed)
     else:
         assert b.handed == [t0, t1] and t1 == t0 + passes, (b.accepted, b.handed)
+    groups = LANES // cfg.resp_lanes
+    first = t1 + passes - 2 + cfg.lds_latency       # lds_latency - 1 cycles after its last pass, t1 + passes - 1
+    assert [x["cycle"] for x in b.beats[0][1:]] == [first + g for g in range(groups)], b.beats[0]
 
 
 def test_in_order_under_back_pressure():

@@ -28,7 +28,9 @@ M32 = 0xFFFF_FFFF
 
 
 def _config(regfile, lanes, vgprs=16):
-    return get_config("tiny").replace(regfile=regfile, lanes=lanes, vgprs_per_simd=vgprs)
+    # a banked file's SIMD answers memory a lane group at a time, so it coalesces no more lanes
+    return get_config("tiny").replace(regfile=regfile, lanes=lanes, vgprs_per_simd=vgprs,
+                                      coalesce_lanes=lanes if regfile == "banked" else 32)
 
 
 def _run(dut, bench):
@@ -177,6 +179,55 @@ def test_banked_buffer_timing_and_collisions():
         ctx.set(dut.wr_reg.en, 0)
         await ctx.tick()
         assert not ctx.get(dut.busy)
+
+    _run(dut, bench)
+
+
+def test_banked_side_port_takes_the_free_cycles():
+    """``wr_side`` (memory returns, a lane group per beat) writes in its cycle when neither the
+    VALU's port nor the buffer does, and is not ready otherwise."""
+    cfg = _config("banked", 8)
+    G, C = cfg.lanes, cfg.valu_cycles
+    dut = VgprFile(cfg, reads=1)
+    full = (1 << G) - 1
+
+    def group_value(reg, g):
+        return sum((reg << 16 | g << 8 | n) << (32 * n) for n in range(G))
+
+    async def bench(ctx):
+        side = dut.wr_side
+        # alone: a group per cycle, each in its cycle
+        for g in range(C):
+            ctx.set(side.addr, 2)
+            ctx.set(side.grp, g)
+            ctx.set(side.data, group_value(2, g))
+            ctx.set(side.en, full if g != 1 else 0b1)   # group 1: lane 0 only
+            assert ctx.get(side.ready)
+            await ctx.tick()
+        ctx.set(side.en, 0)
+        await ctx.tick()
+        rows = [ctx.get(cell) for cell in dut.cells(2)]
+        assert rows[0] == group_value(2, 0) and rows[2] == group_value(2, 2)
+        assert rows[1] & M32 == group_value(2, 1) & M32 and rows[1] >> 32 == 0   # lanes 1.. not written
+        # the VALU's port first, then the buffer, then the side port
+        ctx.set(dut.wr_group.addr, 1)
+        ctx.set(dut.wr_group.en, full)
+        ctx.set(side.addr, 3)
+        ctx.set(side.en, full)
+        assert not ctx.get(side.ready)
+        await ctx.tick()
+        ctx.set(dut.wr_group.en, 0)
+        ctx.set(dut.wr_reg.addr, 4)
+        ctx.set(dut.wr_reg.en, M32)
+        assert ctx.get(dut.wr_reg.ready) and ctx.get(side.ready)   # taken into the buffer; side writes
+        await ctx.tick()
+        ctx.set(dut.wr_reg.en, 0)
+        waited = 0
+        while not ctx.get(side.ready):
+            assert ctx.get(dut.busy)
+            await ctx.tick()
+            waited += 1
+        assert waited == C and not ctx.get(dut.busy)
 
     _run(dut, bench)
 

@@ -546,7 +546,8 @@ def test_illegal_instruction_stops_the_wave_with_its_cause():
                                            pytest.param(4, "banked", marks=pytest.mark.slow)])
 def test_simd_converts_to_verilog_and_lints(tmp_path, lanes, regfile):
     from hdl.simd import SIMD
-    cfg = dataclasses.replace(get_config("tiny"), lanes=lanes, regfile=regfile)
+    cfg = dataclasses.replace(get_config("tiny"), lanes=lanes, regfile=regfile,
+                              coalesce_lanes=lanes if regfile == "banked" else 32)
     convert_and_lint(SIMD(cfg), "simd", tmp_path, extra_flags=("-Wno-UNOPTFLAT",))
 
 

@@ -40,6 +40,7 @@ LOADS = sorted(ops_of("vmem_load"), key=lambda o: o.name)
 STORES = sorted(ops_of("vmem_store"), key=lambda o: o.name)
 ATOMICS = sorted(ops_of("vmem_atomic"), key=lambda o: o.name)
 CFG = PRESETS["default"]
+BEATS4 = CFG.replace(lanes=4, regfile="banked", coalesce_lanes=4)   # 4-lane response beats, as on fpga
 
 
 # --------------------------------------------------------------------------------------
@@ -92,14 +93,23 @@ def model_exec(mem: GlobalMemory, ins: VInst, exec_mask: int, group: int = LANES
     return w.v[16:20].copy(), ctx.lines
 
 
-def expected_beats(ins: VInst, result, mask):
+def expected_beats(ins: VInst, result, group: int = LANES):
+    """(vdst, grp, register's 32 dwords or None, write, store) per beat: each destination
+    register's lane groups of ``group`` lanes in order, or one beat without a register."""
     kind, _, _, beats, _ = TABLE[ins.op]
-    if kind == OpKind.LOAD:
-        return [(ins.vdst + k, result[k], 1, 0) for k in range(beats)]
-    if kind == OpKind.ATOMIC and ins.returns:
-        return [(ins.vdst, result[0], 1, 0)]
+    regs = beats if kind == OpKind.LOAD else int(kind == OpKind.ATOMIC and ins.returns)
+    if regs:
+        return [(ins.vdst + k, g, result[k], 1, 0) for k in range(regs) for g in range(LANES // group)]
     store = kind in (OpKind.STORE, OpKind.ATOMIC, OpKind.WB)
-    return [(ins.vdst, None, 0, int(store))]
+    return [(ins.vdst, 0, None, 0, int(store))]
+
+
+def register(ins: VInst, group: int, k: int = 0):
+    """Register ``vdst + k`` of an answer, 32 lanes reassembled from its beats of ``group``
+    lanes, which must have come in lane-group order."""
+    beats = [p for _, p in ins.beats if p.vdst == ins.vdst + k]
+    assert [p.grp for p in beats] == list(range(LANES // group)), f"{ins.name}: groups {[p.grp for p in beats]}"
+    return np.array([(p.data >> (32 * i)) & M32 for p in beats for i in range(group)], dtype=U32)
 
 
 # --------------------------------------------------------------------------------------
@@ -282,26 +292,32 @@ class Run:
 
     # -- checks ----------------------------------------------------------------------------
     def check(self, faults=None):
-        """Compare every instruction's beats and the final memory with the model, replaying the
-        instructions in acceptance order; per-wave retirement order; returns the model's lines
-        touched per instruction. ``faults``: {instruction index: lanes the unit must drop}."""
+        """Compare every instruction's beats (per destination register, its lane groups of
+        ``resp_lanes`` lanes in order, each with its group's mask and lanes) and the final memory
+        with the model, replaying the instructions in acceptance order; per-wave retirement order;
+        returns the model's lines touched per instruction. ``faults``: {instruction index: lanes
+        the unit must drop}."""
         faults = faults or {}
+        R = self.cfg.resp_lanes
         order = sorted(range(len(self.instrs)), key=lambda k: self.instrs[k].accepted)
         lines = {}
         for k in order:
             ins = self.instrs[k]
             mask = ins.exec & ~faults.get(k, 0)
             result, lines[k] = model_exec(self.gm, ins, mask, self.cfg.coalesce_lanes)
-            want = expected_beats(ins, result, mask)
+            want = expected_beats(ins, result, R)
             where = f"instruction {k} ({ins.name}, SIMD {ins.simd} wave {ins.wave} seq {ins.seq})"
             assert len(ins.beats) == len(want), f"{where}: {len(ins.beats)} beats, expected {len(want)}"
-            for n, ((_, got), (vdst, value, write, store)) in enumerate(zip(ins.beats, want)):
-                assert (got.vdst, got.write, got.store, got.last, got.mask) == \
-                    (vdst, write, store, int(n == len(want) - 1), mask), f"{where} beat {n}: {got}"
+            # the beats in order (registers, each one's lane groups), each with its group's lanes
+            for n, ((_, got), (vdst, grp, value, write, store)) in enumerate(zip(ins.beats, want)):
+                gmask = mask >> (R * grp) & ((1 << R) - 1)
+                assert (got.vdst, got.grp, got.write, got.store, got.last, got.mask) == \
+                    (vdst, grp, write, store, int(n == len(want) - 1), gmask), f"{where} beat {n}: {got}"
                 if value is not None:
-                    for lane in range(LANES):
-                        if mask >> lane & 1:
-                            g = (got.data >> (32 * lane)) & M32
+                    for i in range(R):
+                        lane = R * grp + i
+                        if gmask >> i & 1:
+                            g = (got.data >> (32 * i)) & M32
                             assert g == int(value[lane]), (f"{where} beat {n} lane {lane} (address "
                                                            f"{ins.addrs[lane]:#x}): {g:#010x}, model {int(value[lane]):#010x}")
         got = self.image
@@ -408,17 +424,22 @@ def random_program(rng, base, n, span=4096, simds=2, waves=4, ops=None):
     return prog
 
 
-@pytest.mark.parametrize("order, group, in_place", [("per_wave", 32, False), ("in_order", 32, False),
-                                                    ("per_wave", 8, True), ("in_order", 4, False)])
-def test_random_against_model(order, group, in_place):
+@pytest.mark.parametrize("order, group, in_place, beat", [
+    ("per_wave", 32, False, 32), ("in_order", 32, False, 32), ("per_wave", 8, True, 32), ("in_order", 4, False, 32),
+    ("per_wave", 4, True, 4), ("in_order", 8, False, 8), ("per_wave", 4, False, 16)])
+def test_random_against_model(order, group, in_place, beat):
     """Every load/store width, all atomics, global_inv/wb; random, strided, unaligned and
     line-straddling addresses with partial EXEC from 2 SIMDs x 4 waves; memory latency 1-40
     cycles with responses out of order; random back-pressure on ``mem`` and ``resp``; the
     coalescer merging the whole wave or groups of 8 or 4 lanes, from a copy of the request
-    or (as on the ``fpga`` preset) from the SIMD's request in place."""
+    or (as on the ``fpga`` preset) from the SIMD's request in place; response beats of the
+    whole wave or (banked register files) of 4 lanes as on ``fpga``, 8 (one result-buffer
+    memory) or 16 (two side by side, each written by two 4-lane request groups)."""
     rng = random.Random(11)
     prog = random_program(rng, base_of(), 60)
     cfg = CFG.replace(return_order=order, coalesce_lanes=group, coalesce_in_place=in_place)
+    if beat < LANES:
+        cfg = cfg.replace(lanes=beat, regfile="banked")
     r = Run(cfg, prog, seed=3, lat=(1, 40)).run()
     lines = r.check()
     assert not r.error.valid
@@ -432,15 +453,26 @@ def test_random_against_model(order, group, in_place):
     assert answered != sorted(answered)
 
 
-@pytest.mark.parametrize("in_place", [False, True])
-def test_small_tables_and_heavy_backpressure(in_place):
+def test_random_on_fpga_preset():
+    """The ``fpga`` preset itself: 4-lane beats and request groups split in place, its small
+    L0 and two wave slots."""
+    cfg = PRESETS["fpga"]
+    rng = random.Random(28)
+    prog = random_program(rng, base_of(), 60, waves=cfg.wave_slots)
+    r = Run(cfg, prog, seed=5, lat=(1, 40)).run()
+    r.check()
+    assert not r.error.valid and r.counters["instructions"] == len(prog)
+
+
+@pytest.mark.parametrize("cfg, in_place", [(CFG, False), (CFG, True), (BEATS4, True)], ids=["32", "32-in-place", "4-in-place"])
+def test_small_tables_and_heavy_backpressure(cfg, in_place):
     """Two entries, miss registers, parked lines and write slots, and a two-deep memory
     queue: every resource runs out and the unit waits for it; ``mem`` ready 30% of the
-    time, ``resp`` 40%."""
+    time, ``resp`` 40% (4-lane beats: a stalled beat keeps its row)."""
     rng = random.Random(12)
     prog = random_program(rng, base_of(), 30)
     unit = dict(entries=2, mshrs=2, waits=2, write_slots=2, mem_queue=2)
-    r = Run(CFG.replace(coalesce_in_place=in_place), prog, seed=4, lat=(1, 30), mem_ready=0.3, resp_ready=0.4,
+    r = Run(cfg.replace(coalesce_in_place=in_place), prog, seed=4, lat=(1, 30), mem_ready=0.3, resp_ready=0.4,
             unit=unit).run()
     r.check()
     assert r.counters["rq_max"] == 2
@@ -538,10 +570,11 @@ def test_hits_misses_and_lru():
 
 # --------------------------------------------------------------------------------------
 # Atomics
-def test_atomics_every_op():
+@pytest.mark.parametrize("cfg", [CFG, BEATS4], ids=["32", "4"])
+def test_atomics_every_op(cfg):
     """Every global atomic, returning and not, with all 32 lanes on one address (performed in
     lane order), on distinct addresses and with partial EXEC; old values and memory equal the
-    model's."""
+    model's (each old value in its lane's row of the result buffer with 4-lane beats)."""
     rng = random.Random(15)
     B = base_of()
     prog = []
@@ -555,7 +588,7 @@ def test_atomics_every_op():
     for ins in prog:
         if ins.op in (OpId.GLOBAL_ATOMIC_INC_U32, OpId.GLOBAL_ATOMIC_DEC_U32):
             ins.data[:, 0] &= 7                             # wrap limits that are reached
-    r = Run(CFG, prog, seed=7).run()
+    r = Run(cfg, prog, seed=7).run()
     r.check()
     assert r.counters["atomics"] == sum(bin(i.exec).count("1") for i in prog)
     assert sum(e[2] == MemKind.ATOMIC for e in r.mem_log) == r.counters["atomics"]
@@ -576,7 +609,8 @@ def test_atomic_invalidates_line():
 
 # --------------------------------------------------------------------------------------
 # global_inv, global_wb
-def test_global_inv_sees_other_writers():
+@pytest.mark.parametrize("cfg", [CFG, BEATS4], ids=["32", "4"])
+def test_global_inv_sees_other_writers(cfg):
     """Memory changed behind the unit's back (another CU) is not seen by hits until
     global_inv, which answers once the L0 is empty; the next load misses and gets the new
     bytes."""
@@ -588,15 +622,16 @@ def test_global_inv_sees_other_writers():
 
     def other_cu(run):
         run.image[5 * LINE:6 * LINE] ^= 0xFF
-    r = Run(CFG, prog, serial=True, seed=9, lat=(5, 10), poke={200: other_cu}).run()
-    stale = np.array([(prog[1].beats[0][1].data >> (32 * i)) & M32 for i in range(LANES)], dtype=U32)
+    r = Run(cfg, prog, serial=True, seed=9, lat=(5, 10), poke={200: other_cu}).run()
+    stale = register(prog[1], cfg.resp_lanes)
     old = r.gm.read_bytes(B + 5 * LINE, LINE).view("<u4")
     assert (stale == old[(np.arange(LANES) + 7) % LANES]).all(), "the hit must return the L0's copy"
     other_cu_model = old ^ U32(M32)
     r.gm.write_bytes(B + 5 * LINE, other_cu_model.view(np.uint8))
-    new = np.array([(prog[3].beats[0][1].data >> (32 * i)) & M32 for i in range(LANES)], dtype=U32)
+    new = register(prog[3], cfg.resp_lanes)
     assert (new == other_cu_model[(np.arange(LANES) + 9) % LANES]).all()
-    assert [i.counters["misses"] for i in prog] == [1, 1, 1, 2]
+    n = LANES // cfg.coalesce_lanes                                   # line requests per load
+    assert [i.counters["misses"] for i in prog] == [n, n, n, 2 * n]
     assert (prog[2].beats[0][1].write, prog[2].beats[0][1].store) == (0, 0)
 
 
@@ -743,9 +778,32 @@ def test_hit_latency_and_one_line_per_cycle(latency):
         assert acc[16] - acc[0] >= latency and r.counters["rq_max"] == 16
 
 
+@pytest.mark.parametrize("op", [OpId.GLOBAL_LOAD_B32, OpId.GLOBAL_LOAD_I8, OpId.GLOBAL_LOAD_B128])
+def test_group_beats_stream(op):
+    """With 4-lane response beats a load answers 8 beats per register, the first one
+    max(5, l0_hit_latency) cycles after its last line request as with whole-wave beats, and a
+    SIMD's port streams one beat per cycle: within an instruction (the next group's row is read
+    as a beat is taken) and from one instruction to the next (hits of four waves, whose 8 line
+    requests, one per 4-lane group, take as long as a register's 8 beats)."""
+    rng = random.Random(27)
+    B = base_of()
+    warm = [line_load(rng, B, k) for k in range(9)]
+    hits = [line_load(rng, B, k % 8, wave=k % 4, op=op, shift=k) for k in range(12)]
+    for h in hits:
+        h.at = 200
+    prog = warm + hits
+    r = Run(BEATS4, prog, lat=(3, 6), gap=0, mem_ready=1, resp_ready=1).run()
+    lines = r.check()
+    assert all(len(h.beats) == 8 * TABLE[op][3] for h in hits)
+    k = len(warm)          # the coalescer issues a line request per cycle
+    assert prog[k].beats[0][0] - prog[k].accepted == max(5, BEATS4.l0_hit_latency) + lines[k] - 1
+    cycles = sorted(c for h in hits for c, _ in h.beats)
+    assert cycles == list(range(cycles[0], cycles[0] + len(cycles))), "a cycle without a beat"
+
+
 # --------------------------------------------------------------------------------------
 # Verilog
-@pytest.mark.parametrize("preset", ["default", "rdna1", "fpga"])   # fpga: 8-lane groups, split in place
+@pytest.mark.parametrize("preset", ["default", "rdna1", "fpga"])   # fpga: 4-lane groups and beats, split in place
 def test_verilog_lint(preset, tmp_path):
     text = convert_and_lint(VecMemUnit(PRESETS[preset]), f"vmem_{preset}", tmp_path)
     assert "module vmem_" in text
