@@ -18,9 +18,10 @@ Pipe stages (one cycle each, stalled together when the result register is still 
 P, the bank pass (the window's accesses built from the registered lanes, or in place from
 the SIMD's request; leader selection, RAM read addresses); R, the RAM outputs (stores and
 atomics write here, atomics through the ALU beside each bank); X, the RAM outputs registered
-ahead of the bank to 128-access crossbar; A, the result registers, which send a response
+ahead of the bank to 128-access crossbar; A, the instruction's results, which send a response
 beat per lane group (``config.resp_lanes`` lanes: 4 on ``fpga``, else the whole wave) of each
-destination register.
+destination register. The results are registers, or, when a window is a response group (on
+``fpga``), a memory of a row per group (LUT RAM), which each pass writes at its window's row.
 """
 from __future__ import annotations
 
@@ -595,10 +596,9 @@ class _Pipe(Elaboratable):
         # ---- A: the result and its response beats -----------------------------------------------
         a_valid, a_done = Signal(name=f"a_valid{h}"), Signal(name=f"a_done{h}")
         a_ctl, a_meta = Signal(_Ctl, name=f"a_ctl{h}"), Signal(Meta, name=f"a_meta{h}")
-        # the instruction's results: each pass writes the dwords of the accesses it served (a
-        # clock enable per dword on the FPGA, no multiplexers), and ``got`` marks them; the
-        # others read as 0 (unserved lanes, and in a pair the other half's accesses)
-        acc = Signal(32 * NACC, name=f"acc{h}")
+        # the instruction's results: each pass writes the dwords of the accesses it served, and
+        # ``got`` marks them; the others read as 0 (unserved lanes, in a pair the other half's
+        # accesses, and what an earlier instruction left in the rows)
         got = Signal(NACC, name=f"got{h}")
         # the beat: lane group a_grp (``resp_lanes`` lanes) of destination register a_reg. The
         # select's indices are registers, the slot too (``a_src``): decoded from the register
@@ -611,7 +611,30 @@ class _Pipe(Elaboratable):
         a_src = Signal(8, name=f"a_src{h}")            # the slot of register a_reg, then of the next ones
         bt = _sub(m, "beat")
         slot = a_src[:2]
-        g_acc = acc.word_select(a_grp, 32 * SLOTS * RL)  # the group's lanes first: RL lanes wide from here
+        results = _sub(m, "results")     # a process of its own: its 128 enables run only with a pass
+        write = advance & x_valid
+        if NG > 1 and WL == RL:
+            # a window is a beat's lane group: a LUT RAM row per group, a write enable per dword
+            # (as flip-flops, 4,096 of them and 4,200 LUT4 of select per half on fpga). Only the
+            # instruction in A writes (X holds the next one's first pass until A's last beat
+            # goes), and the beat reads combinationally, so a beat not taken stays unchanged.
+            rows = memory.Memory(shape=32 * NW, depth=NWIN, init=[], attrs={"ram_style": "distributed"})
+            m.submodules["rows"] = rows
+            rw, rr = rows.write_port(granularity=32), rows.read_port(domain="comb")
+            results.d.comb += [rw.addr.eq(x_win), rw.data.eq(xn), rw.en.eq(Mux(write, x_served, 0))]
+            bt.d.comb += rr.addr.eq(a_grp)
+            g_acc = rr.data
+        else:
+            # a clock enable per dword on the FPGA, no multiplexers
+            acc = Signal(32 * NACC, name=f"acc{h}")
+            with results.If(write):
+                for k in range(NWIN):
+                    with results.If(x_win == k):
+                        for i in range(NW):
+                            with results.If(x_served[i]):
+                                j = NW * k + i
+                                results.d.sync += acc[32 * j: 32 * j + 32].eq(xn[32 * i: 32 * i + 32])
+            g_acc = acc.word_select(a_grp, 32 * SLOTS * RL)  # the group's lanes first: RL lanes wide from here
         g_got = got.word_select(a_grp, SLOTS * RL)
         words = [Mux(g_got[SLOTS * n: SLOTS * (n + 1)].bit_select(slot, 1),
                      g_acc[32 * SLOTS * n: 32 * SLOTS * (n + 1)].word_select(slot, 32), 0) for n in range(RL)]
@@ -675,14 +698,6 @@ class _Pipe(Elaboratable):
                         m.d.sync += a_grp.eq(0)
                 m.d.sync += [a_done.eq(x_last),
                              got.eq(Mux(x_first, 0, got) | (x_served << (x_win * NW))[:NACC])]
-        results = _sub(m, "results")     # a process of its own: its 128 enables run only with a pass
-        with results.If(advance & x_valid):
-            for k in range(NWIN):
-                with results.If(x_win == k):
-                    for i in range(NW):
-                        with results.If(x_served[i]):
-                            j = NW * k + i
-                            results.d.sync += acc[32 * j: 32 * j + 32].eq(xn[32 * i: 32 * i + 32])
 
         with m.If(self.take):
             srcmap = Mux(ctl.xchg2, Mux(req.offset0 == req.offset1, 0b0000, 0b1000), 0b11100100)
