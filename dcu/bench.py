@@ -938,7 +938,7 @@ def _fpga(board: str = "ulx3s", config: str = "fpga", clock_mhz: float = 50.0) -
         row.update({k: rep.get(k) for k in ("convert_s", "yosys_s", "nextpnr_s", "ecppack_s")})
         row["bitstream_bytes"] = rep.get("bitstream_bytes")
         rows.append(row)
-    for top, n in _dcu_blocks(get_config(config)):
+    for top, n in fpga.dcu_blocks(get_config(config)):
         r = fpga.synth_block(top, config, quiet=True, reuse_result=True)
         e = r.get("ecp5") or {}
         # a block that fills most of the device (the LDS, 0.93 x; the vector memory unit, 0.73 x,
@@ -1030,14 +1030,6 @@ def _fpga_budget(config: str = "fpga") -> dict:
                     "and adds memories it maps to flip-flops or LUTs"}
 
 
-def _dcu_blocks(cfg) -> list[tuple[str, int]]:
-    """The blocks of ``hdl/tops.py`` that make up a DCU, with their number of instances (the
-    DCU's own glue, its memory arbiter and counter select, is not among them)."""
-    blocks = [("simd", cfg.simds), ("lds", 1), ("l0", cfg.cus), ("icache", 1), ("scache", 1),
-              ("dispatcher", 1), ("barrier", 1)]
-    return blocks + ([("trans_shared", 1)] if cfg.trans_shared else [])
-
-
 def _synth(config: str | None = None, timeout: float = 4 * 3600) -> dict:
     """The DCU through Yosys (natively, ``dcu-yosys``: the WebAssembly Yosys stops at 4 GiB),
     block by block, and the blocks summed over the DCU's instances: the ``fpga`` preset's with
@@ -1050,7 +1042,7 @@ def _synth(config: str | None = None, timeout: float = 4 * 3600) -> dict:
     from . import fpga
     from .budget import ECP5_85F
     whole = os.environ.get("DCU_SYNTH_WHOLE") == "1"
-    blocks = {c: _dcu_blocks(get_config(c)) for c in ("fpga", "default")}
+    blocks = {c: fpga.dcu_blocks(get_config(c)) for c in ("fpga", "default")}
     runs = [("fpga", top, False) for top, _ in blocks["fpga"]] + ([("fpga", "dcu", False)] if whole else [])
     runs += [("default", top, True) for top, _ in blocks["default"]] + ([("default", "dcu", True)] if whole else [])
 
@@ -1076,6 +1068,7 @@ def _synth(config: str | None = None, timeout: float = 4 * 3600) -> dict:
         else:
             row.update({k: r["ecp5"][k] for k in keys})
             row["of_85f"] = share(r["ecp5"])
+        row["rtlil_sha256"] = r.get("rtlil_sha256")     # what dcu.fpga.fit_check matches a block by
         rows.append(row)
     for c, generic in (("fpga", False), ("default", True)):
         done = {r["top"]: r for r in rows if r["config"] == c and r["rc"] == 0}

