@@ -593,10 +593,12 @@ def fit_check(config="fpga", results: Path | None = None, digest=None) -> dict:
 
 
 def fit_summary(fit: dict) -> str:
-    """:func:`fit_check`'s answer in a few lines."""
+    """:func:`fit_check`'s answer in a line."""
     if fit["fits"] is None:
-        return (f"the fit of the {fit['config']} DCU is not known: {', '.join(fit['stale'])} changed since "
-                f"{fit['results']} (dcu bench synth --config {fit['config']} measures the blocks)")
+        how = ("dcu bench synth --config fpga measures them again" if fit["config"] == "fpga" else
+               "dcu bench synth measures only the fpga preset's blocks for the ECP5")
+        return (f"the fit of the {fit['config']} DCU is not known: no ECP5 synthesis of its blocks "
+                f"{', '.join(fit['stale'])} as they are now in {fit['results']} ({how})")
     t, dev = fit["total"], fit["device"]
     parts = ", ".join(f"{t[k]:,} {name} of {dev[k]:,} ({t[k] / dev[k]:.2f} x)"
                       for k, (_, name) in FIT_RESOURCES.items())
