@@ -460,11 +460,17 @@ def _synth_once(top, config, out_dir, generic, timeout, quiet, share, until, reu
     return res
 
 
+#: Yosys 0.70's assertions in ABC9's reintegration of a mapped module that ``-splitnets``
+#: avoids: a mapped wire got a name the module has (YosysHQ/yosys#4349, open; the ``lds`` and
+#: the ``dispatcher``), and a connection of two sides of different widths (the ``simd`` with
+#: ``-noflatten``).
+ABC9_REINTEGRATE_ASSERTS = ("count_id(wire->name)", "GetSize(conn.first) == GetSize(conn.second)")
+
+
 def needs_splitnets(result: dict) -> bool:
-    """Whether :func:`synth_block` stopped on Yosys 0.70's ABC9 assertion that a mapped wire
-    got a name the module has (YosysHQ/yosys#4349, open; the ``lds`` and the ``dispatcher``):
-    the same synthesis with ``-splitnets`` goes through."""
-    return "count_id(wire->name)" in (result.get("error") or "")
+    """Whether :func:`synth_block` stopped on one of :data:`ABC9_REINTEGRATE_ASSERTS`: the same
+    synthesis with ``-splitnets`` goes through."""
+    return any(a in (result.get("error") or "") for a in ABC9_REINTEGRATE_ASSERTS)
 
 
 def place_block(top: str, config="fpga", clock_mhz: float = 50.0, seed: int = 1,

@@ -556,6 +556,15 @@ def test_block_synthesis_takes_synth_options(monkeypatch):
     monkeypatch.setattr(fpga, "_run", abc9_assert)
     res = fpga.synth_block("barrier", "tiny", out_dir="build/fpga/test", quiet=True)
     assert res["flow"] == "synth_ecp5 -splitnets (no share)" and res["error"] == "other"
+    # ... and the other reintegration assertion (the fpga SIMD with -noflatten)
+
+    def width_assert(cmd, cwd, env, timeout, log):
+        log.write_text("ERROR: Assert `GetSize(conn.first) == GetSize(conn.second)' failed in kernel/rtlil.cc:3091.\n"
+                       if "splitnets" not in cmd[-1] else "other\n")
+        return 1, 0.0
+    monkeypatch.setattr(fpga, "_run", width_assert)
+    res = fpga.synth_block("barrier", "tiny", out_dir="build/fpga/test", synth_opts="-noflatten", quiet=True)
+    assert res["flow"] == "synth_ecp5 -noflatten -splitnets (no share)" and res["error"] == "other"
 
 
 YOSYS_STAT_HIER = """\
