@@ -1152,7 +1152,7 @@ class SIMD(wiring.Component):
                     if banked:
                         mr.d.comb += [vw_side.addr.eq(base[rp.wave] + rp.vdst), vw_side.grp.eq(rp.grp),
                                       vw_side.data.eq(rp.data), vw_side.en.eq(rp.mask)]
-                        with mr.If(rp.grp == cfg.valu_cycles - 1):   # the register's last group
+                        with mr.If(rp.grp == LANES // cfg.resp_lanes - 1):   # the register's last group
                             mr.d.comb += vclr[rp.wave].eq(Const(1, V) << rp.vdst)
                     else:
                         mr.d.comb += [vw_mem.addr.eq(base[rp.wave] + rp.vdst), vw_mem.data.eq(rp.data),
