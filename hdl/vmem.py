@@ -288,16 +288,27 @@ class VecMemUnit(wiring.Component):
             m.d.comb += c_req.eq(Array(r.payload for r in self.req)[c_simd])
         # otherwise a copy: the SIMD's register is free once the unit accepts
         c_kind, c_size, c_ext, c_beats, c_aop = Signal(OpKind), Signal(range(17)), Signal(Ext), Signal(range(5)), Signal(AtomicOp)
-        done1, done2 = Signal(LANES), Signal(LANES)             # lanes whose first / second line is issued
+        done1, done2 = Signal(G), Signal(G)                     # the group's lanes whose first / second line is issued
 
         s1 = Signal(S1Ctl)
         s1_g, s1_data, s1_mask, s1_aaddr = Signal(Gather), Signal(LINE_DATA), Signal(LINE_BYTES), Signal(ADDR_BITS)
         s2 = Signal(S2Ctl)
         s2_g, s2_aval = Signal(Gather), Signal(32)
 
-        # ---- per-instruction lane fields (once per instruction) ----------------------------
-        first_all = Signal(LANES * LINE_BITS)
-        straddle, fault, misal, active, offs = Signal(LANES), Signal(LANES), Signal(LANES), Signal(LANES), Signal(7 * LANES)
+        # ---- the group being split: its lane fields ------------------------------------------
+        # The coalescer works on one group of G lanes at a time, the groups with EXEC lanes in
+        # order; it reads only that group's addresses and data. Its lanes' lines, straddles and
+        # faults are computed for the group alone (4 aperture compares on ``fpga``, not 32), so
+        # a fault is found when its group is reached: the instruction's lowest faulting lane is
+        # in the first group with one, and the response mask is written when the split ends.
+        c_grp = Signal(range(NG)) if NG > 1 else Const(0, 1)   # the group being split
+        c_fault = Signal(LANES)                                 # faulting lanes of the groups before it (NG > 1)
+        g_fresh = Signal()                                      # the group's first cycle
+        g_addr = c_req.addr.word_select(c_grp, 64 * G) if NG > 1 else c_req.addr
+        g_data = c_req.data.word_select(c_grp, 128 * G) if NG > 1 else c_req.data
+        g_exec = c_req.exec.word_select(c_grp, G) if NG > 1 else c_req.exec
+        g_first = Signal(G * LINE_BITS)
+        straddle, fault, misal, active, g_offs = Signal(G), Signal(G), Signal(G), Signal(G), Signal(7 * G)
         f = frag("lanes")
         is_ls = (c_kind == OpKind.LOAD) | (c_kind == OpKind.STORE)
         is_mem = is_ls | (c_kind == OpKind.ATOMIC)
@@ -306,48 +317,47 @@ class VecMemUnit(wiring.Component):
         top = Signal(signed(ADDR_BITS + 3))
         f.d.comb += top.eq(self.aperture_base + self.aperture_size - c_size)
         first, cross, bad, mis = [], [], [], []
-        for i in range(LANES):
-            a = c_req.addr[64 * i:64 * i + 64]
+        for i in range(G):
+            a = g_addr[64 * i:64 * i + 64]
             first.append(a[7:ADDR_BITS])
             cross.append((a[:7] + c_size - 1)[7])       # its last byte (of 1 to 16) in the next line
             mis.append((c_kind == OpKind.ATOMIC) & a[:2].any())
             bad.append((a < self.aperture_base) | (a > top) | mis[-1])
         with f.If(c_valid):         # idle logic held at 0: a compiled simulator skips it (docs/toolflow.md)
-            f.d.comb += [first_all.eq(Cat(*first)), misal.eq(Cat(*mis)), straddle.eq(Mux(is_ls, Cat(*cross), 0)),
-                         offs.eq(Cat(*[c_req.addr[64 * i:64 * i + 7] for i in range(LANES)])),
-                         fault.eq(Mux(is_mem, c_req.exec & Cat(*bad), 0)),
-                         active.eq(Mux(is_mem, c_req.exec & ~Cat(*bad), 0))]
+            f.d.comb += [g_first.eq(Cat(*first)), misal.eq(Cat(*mis)), straddle.eq(Mux(is_ls, Cat(*cross), 0)),
+                         g_offs.eq(Cat(*[g_addr[64 * i:64 * i + 7] for i in range(G)])),
+                         fault.eq(Mux(is_mem, g_exec & Cat(*bad), 0)),
+                         active.eq(Mux(is_mem, g_exec & ~Cat(*bad), 0))]
+        # the next group with EXEC lanes, if any (one after another: global_inv, global_wb and
+        # bad opcodes have no lanes to split)
+        has_nxt = Const(0)
+        if NG > 1:
+            nxt, has_nxt = Signal(range(NG)), Signal()
+            f = frag("coal_next")
+            ex_grp = Cat(*[c_req.exec[G * k:G * (k + 1)].any() for k in range(NG)])
+            later = ex_grp & ~((Const(2, NG + 1) << c_grp) - 1)[:NG]
+            f.d.comb += [nxt.eq(onehot_index(lowest_one(later))), has_nxt.eq(is_mem & later.any())]
 
         # ---- coalescer: the next request ---------------------------------------------------
-        rem1, rem2 = Signal(LANES), Signal(LANES)              # lanes whose first / second line is not issued
+        rem1, rem2 = Signal(G), Signal(G)                      # lanes whose first / second line is not issued
         f = frag("coal_rem")
         f.d.comb += [rem1.eq(active & ~done1), rem2.eq(active & straddle & ~done2)]
-        p_oh, p_lane, p_use1, p_line = Signal(LANES), Signal(5), Signal(), Signal(LINE_BITS)
+        p_oh, p_lig, p_use1, p_line = Signal(G), Signal(max(1, GS)), Signal(), Signal(LINE_BITS)
         f = frag("coal_lane")                                  # the lowest lane still to issue
-        f.d.comb += [p_oh.eq(lowest_one(rem1 | rem2)), p_lane.eq(onehot_index(lowest_one(rem1 | rem2))),
+        f.d.comb += [p_oh.eq(lowest_one(rem1 | rem2)), p_lig.eq(onehot_index(lowest_one(rem1 | rem2))),
                      p_use1.eq((rem1 & lowest_one(rem1 | rem2)).any())]
+        p_lane = Cat(p_lig[:GS], c_grp) if NG > 1 else p_lig   # ... as a lane of the wave
         f = frag("coal_line")                                  # ... and the line it needs next
         with f.If(c_valid):
-            f.d.comb += p_line.eq(first_all.word_select(p_lane, LINE_BITS) + ~p_use1)
-        # the group of the lowest lane still to issue: its lanes, data and offsets
-        if NG == 1:
-            p_grp, g_data, g_offs, g_first = Const(0), c_req.data, offs, first_all
-        else:
-            p_grp, g_data, g_offs, g_first = Signal(range(NG)), Signal(128 * G), Signal(7 * G), Signal(LINE_BITS * G)
-            f = frag("coal_group")
-            f.d.comb += p_grp.eq(p_lane[GS:])
-            with f.If(c_valid):
-                f.d.comb += [g_data.eq(c_req.data.word_select(p_grp, 128 * G)), g_offs.eq(offs.word_select(p_grp, 7 * G)),
-                             g_first.eq(first_all.word_select(p_grp, LINE_BITS * G))]
+            f.d.comb += p_line.eq(g_first.word_select(p_lig[:GS], LINE_BITS) + ~p_use1 if G > 1 else g_first + ~p_use1)
         # lanes of the group whose first / second line is p_line (a second line is the first + 1)
-        h1, h2 = Signal(LANES), Signal(LANES)
+        h1, h2 = Signal(G), Signal(G)
         f = frag("coal_hits")
         with f.If(c_valid):
             g_lines = [g_first[LINE_BITS * i:LINE_BITS * (i + 1)] for i in range(G)]
             at1 = Cat(*[x == p_line for x in g_lines])
             at2 = Cat(*[x == (p_line - 1)[:LINE_BITS] for x in g_lines])
-            f.d.comb += [h1.eq(Mux(c_kind == OpKind.ATOMIC, p_oh, (at1 << (p_grp << GS)) & rem1)),
-                         h2.eq((at2 << (p_grp << GS)) & rem2)]
+            f.d.comb += [h1.eq(Mux(c_kind == OpKind.ATOMIC, p_oh, at1 & rem1)), h2.eq(at2 & rem2)]
 
         full, bits = Signal(16), Signal(128)                   # the access size as a byte and a bit mask
         f = frag("size_masks")
@@ -364,23 +374,17 @@ class VecMemUnit(wiring.Component):
             """Byte mask (within the line) of the group's lane ``i`` when it is in ``b1`` / ``b2``."""
             return Mux(b1[i], spans[SPAN * i:SPAN * i + LINE_BYTES], Mux(b2[i], spans[SPAN * i + LINE_BYTES:SPAN * (i + 1)], 0))
 
-        def in_group(lanes):
-            """The group's bits of a 32-lane mask."""
-            return lanes if NG == 1 else lanes.word_select(p_grp, G)
-
         # Two lanes of one store that write the same byte: the later lane must win, so such a
         # line is written one lane at a time (the bytes of disjoint lanes sum without carries).
         overlap = Signal()
         f = frag("coal_overlap")
-        bmb = [lane_bytes(i, in_group(h1), in_group(h2)) for i in range(G)]
+        bmb = [lane_bytes(i, h1, h2) for i in range(G)]
         with f.If(c_valid & (c_kind == OpKind.STORE)):
             f.d.comb += overlap.eq(_sum_tree(bmb) != or_tree(bmb))
-        fh1, fh2, co_last = Signal(LANES), Signal(LANES), Signal()
+        gh1, gh2, co_last = Signal(G), Signal(G), Signal()   # the request's lanes of the group
         f = frag("coal_final")
-        f.d.comb += [fh1.eq(Mux(overlap, Mux(p_use1, p_oh, 0), h1)), fh2.eq(Mux(overlap, Mux(p_use1, 0, p_oh), h2))]
-        gh1, gh2 = in_group(fh1), in_group(fh2)                # the request's lanes, within the group
-        f.d.comb += co_last.eq(((rem1 & ~Mux(overlap, Mux(p_use1, p_oh, 0), h1)) |
-                                (rem2 & ~Mux(overlap, Mux(p_use1, 0, p_oh), h2))) == 0)
+        f.d.comb += [gh1.eq(Mux(overlap, Mux(p_use1, p_oh, 0), h1)), gh2.eq(Mux(overlap, Mux(p_use1, 0, p_oh), h2)),
+                     co_last.eq(((rem1 & ~gh1) | (rem2 & ~gh2)) == 0)]
         sdata, smask = Signal(LINE_DATA), Signal(LINE_BYTES)   # a store's line: lane data at its offset
         # each lane's data shifted by its byte offset within 16 bytes (once per instruction) ...
         near = [Signal(256, name=f"near{i}") for i in range(G)]
@@ -431,6 +435,7 @@ class VecMemUnit(wiring.Component):
                 f.d.comb += res_ok.eq((ws_valid == 0) & ~s1_write)
         single_op = (c_kind == OpKind.INV) | (c_kind == OpKind.WB)
         co_valid = c_valid & (single_op | (rem1 | rem2).any())
+        g_done = Signal()                                      # the group's last request leaves, or it has none
         # A READ response (fill) or a returning atomic's old value takes the pipeline; a WRITE or
         # non-returning ATOMIC acknowledgement only retires its request, beside it.
         is_fill = self.mem_resp.payload.tag < M
@@ -440,7 +445,8 @@ class VecMemUnit(wiring.Component):
                      take_wack.eq(self.mem_resp.valid & ~f_busy & ~is_fill & ~is_aret),
                      take_replay.eq(~resp_v & ready_w.any()),
                      take_coal.eq(~resp_v & ~ready_w.any() & co_valid & res_ok),
-                     c_finish.eq(c_valid & (~co_valid | take_coal & (single_op | co_last)))]
+                     g_done.eq(c_valid & (~co_valid | take_coal & (single_op | co_last))),
+                     c_finish.eq(g_done & ~has_nxt)]
 
         rsp = self.mem_resp.payload
         f = frag("s0_ports")
@@ -457,18 +463,21 @@ class VecMemUnit(wiring.Component):
         with m.Elif(take_coal):
             m.d.sync += [s1.src.eq(Src.COAL), s1.kind.eq(c_kind), s1.entry.eq(c_entry), s1.lane.eq(p_lane),
                          s1.line.eq(p_line), s1.mshr.eq(res_m), s1.wait.eq(res_w), s1.wslot.eq(res_s),
-                         s1.returns.eq(c_req.returns), s1.aop.eq(c_aop), done1.eq(done1 | fh1), done2.eq(done2 | fh2)]
+                         s1.returns.eq(c_req.returns), s1.aop.eq(c_aop), done1.eq(done1 | gh1), done2.eq(done2 | gh2)]
             with m.Switch(c_kind):
                 with m.Case(OpKind.LOAD):
                     m.d.sync += [s1_g.entry.eq(c_entry), s1_g.offs.eq(g_offs), s1_g.h1.eq(gh1), s1_g.h2.eq(gh2),
                                  s1_g.size.eq(c_size)]
                     if NG > 1:
-                        m.d.sync += s1_g.grp.eq(p_grp)
+                        m.d.sync += s1_g.grp.eq(c_grp)
                 with m.Case(OpKind.STORE):
                     m.d.sync += [s1_data.eq(sdata), s1_mask.eq(smask)]
                 with m.Case(OpKind.ATOMIC):
-                    m.d.sync += [s1_data.eq(c_req.data.word_select(Cat(Const(0, 1), p_lane), 64)),
-                                 s1_aaddr.eq(c_req.addr.word_select(p_lane, 64)[:ADDR_BITS])]
+                    m.d.sync += [s1_data.eq(g_data.word_select(Cat(Const(0, 1), p_lig[:GS]), 64)),
+                                 s1_aaddr.eq(g_addr.word_select(p_lig[:GS], 64)[:ADDR_BITS])]
+        if NG > 1:   # the next group: its lanes start with nothing issued
+            with m.If(g_done & has_nxt):
+                m.d.sync += [c_grp.eq(nxt), done1.eq(0), done2.eq(0), c_fault.eq(c_fault | (fault << (c_grp * G)))]
 
         # ---- S1: act on the lookup ----------------------------------------------------------
         wq, slot = wait_r.data, slot_r.data
@@ -602,8 +611,8 @@ class VecMemUnit(wiring.Component):
             f.d.comb += r.ready.eq(c_finish & (c_simd == i) if cfg.coalesce_in_place else acc_ok & (sel == i))
         # the selected request's fields that steer acceptance; the whole request (6,228 bits
         # on `default`) is copied only when one is accepted, not multiplexed every cycle
-        g_op, g_wave, g_returns = (Array(Value.cast(getattr(r.payload, name)) for r in self.req)[sel]
-                                   for name in ("op", "wave", "returns"))
+        g_op, g_wave, g_returns, a_exec = (Array(Value.cast(getattr(r.payload, name)) for r in self.req)[sel]
+                                           for name in ("op", "wave", "returns", "exec"))
         d_kind, d_size, d_ext, d_beats, d_aop = Signal(OpKind), Signal(range(17)), Signal(Ext), Signal(range(5)), Signal(AtomicOp)
         f = frag("decode")
         with f.Switch(g_op):
@@ -613,7 +622,7 @@ class VecMemUnit(wiring.Component):
                     if aop is not None:
                         f.d.comb += d_aop.eq(aop)
         new = onehot_index(free_oh)
-        m.d.sync += [c_fresh.eq(fire), c_valid.eq(fire | c_valid & ~c_finish)]
+        m.d.sync += [c_fresh.eq(fire), g_fresh.eq(fire | g_done & has_nxt), c_valid.eq(fire | c_valid & ~c_finish)]
         with m.If(fire | c_finish | freeing.any()):
             m.d.sync += [valid.eq((valid | Mux(fire, free_oh, 0)) & ~freeing),
                          issuing.eq((issuing | Mux(fire, free_oh, 0)) & ~Mux(c_finish, bit(E, c_entry), 0))]
@@ -636,21 +645,27 @@ class VecMemUnit(wiring.Component):
                          done1.eq(0), done2.eq(0), field(ent_simd, new, SB).eq(sel),
                          field(ent_wave, new, WB).eq(g_wave), ent_store.bit_select(new, 1).eq(d_store),
                          field(older, new, E).eq(valid & ~freeing & same)]
+            if NG > 1:   # the first group with EXEC lanes (0 if none)
+                m.d.sync += c_fault.eq(0)
+                m.d.sync += c_grp.eq(onehot_index(lowest_one(Cat(*[a_exec[G * k:G * (k + 1)].any() for k in range(NG)]))))
 
-        # first cycle of an instruction: its response metadata, and any error
+        # the response metadata, written when the split ends (the mask then knows every fault);
+        # an error, latched in the first cycle of the instruction (bad opcode) or of a group
         writes = (c_kind == OpKind.LOAD) | (c_kind == OpKind.ATOMIC) & c_req.returns
         stores = (c_kind == OpKind.STORE) | (c_kind == OpKind.ATOMIC) & ~c_req.returns | (c_kind == OpKind.WB)
         mw = meta_w.data
         f = frag("meta_w")
-        f.d.comb += [meta_w.addr.eq(c_entry), meta_w.en.eq(c_fresh), mw.wave.eq(c_req.wave), mw.seq.eq(c_req.seq),
+        faults = c_fault | (fault << (c_grp * G)) if NG > 1 else fault
+        f.d.comb += [meta_w.addr.eq(c_entry), meta_w.en.eq(c_finish), mw.wave.eq(c_req.wave), mw.seq.eq(c_req.seq),
                      mw.vdst.eq(c_req.vdst), mw.beats.eq(Mux(c_kind == OpKind.LOAD, c_beats, 1)), mw.write.eq(writes),
-                     mw.store.eq(stores), mw.ext.eq(c_ext), mw.mask.eq(c_req.exec & ~fault)]
-        with m.If(c_fresh & ~err.valid & (fault.any() | (c_kind == OpKind.NONE))):
-            f_lane = onehot_index(lowest_one(fault))
+                     mw.store.eq(stores), mw.ext.eq(c_ext), mw.mask.eq(c_req.exec & ~faults)]
+        with m.If(g_fresh & ~err.valid & (fault.any() | c_fresh & (c_kind == OpKind.NONE))):
+            f_lig = onehot_index(lowest_one(fault))[:GS]        # the group's lowest faulting lane
             m.d.sync += [err.valid.eq(1), err.simd.eq(c_simd), err.wave.eq(c_req.wave), err.seq.eq(c_req.seq),
                          err.cause.eq(Mux(c_kind == OpKind.NONE, ErrorCause.OPCODE,
-                                          Mux(misal.bit_select(f_lane, 1), ErrorCause.MISALIGNED, ErrorCause.APERTURE))),
-                         err.lane.eq(f_lane), err.addr.eq(Mux(c_kind == OpKind.NONE, 0, c_req.addr.word_select(f_lane, 64)))]
+                                          Mux(misal.bit_select(f_lig, 1), ErrorCause.MISALIGNED, ErrorCause.APERTURE))),
+                         err.lane.eq(Mux(c_kind == OpKind.NONE, 0, Cat(f_lig, c_grp) if NG > 1 else f_lig)),
+                         err.addr.eq(Mux(c_kind == OpKind.NONE, 0, g_addr.word_select(f_lig, 64)))]
         with m.Elif((fill | ack | a1_valid) & Mux(a1_valid, a1_fault, s1.fault) & ~err.valid):
             e = Mux(fill, field(m_entry, s1.mshr, EB), slot.entry)
             m.d.sync += [err.valid.eq(1), err.cause.eq(ErrorCause.MEMORY), err.simd.eq(field(ent_simd, e, SB)),

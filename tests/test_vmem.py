@@ -656,22 +656,26 @@ def test_global_wb_waits_for_write_acks():
 
 # --------------------------------------------------------------------------------------
 # Errors
-def test_aperture_error_lane_and_address():
+@pytest.mark.parametrize("group", [32, 4, 1])
+def test_aperture_error_lane_and_address(group):
     """Lanes outside the aperture (below it, or straddling its end) are dropped: memory is
     untouched for them, they leave the response mask, the error names the first such lane of
     the first faulting instruction, and every instruction still completes. Lanes whose last
-    byte is the aperture's last are inside."""
+    byte is the aperture's last are inside. Split a group at a time (4 or 1 lanes), faults are
+    found group by group: a group whose every lane faults is passed over, and the error still
+    names the lowest faulting lane."""
     rng = random.Random(19)
     B = base_of()
     offs = [4 * i for i in range(LANES)]
     offs[5], offs[7], offs[9] = BUF - 2, BUF - 4, -4                   # straddles the end; ends at it; below
+    offs[12:16] = [BUF + 4 * i for i in range(4)]                      # a whole 4-lane group outside
     load = make(rng, B, 1, 2, OpId.GLOBAL_LOAD_B32, offs, exec_mask=M32)
     offs = [8 * i for i in range(LANES)]
     offs[0], offs[3] = BUF, BUF - 8
     store = make(rng, B, 0, 1, OpId.GLOBAL_STORE_B64, offs, exec_mask=M32)
     after = line_load(rng, B, 1)
-    r = Run(CFG, [load, store, after], serial=True, seed=11).run()
-    r.check(faults={0: (1 << 5) | (1 << 9), 1: 1})
+    r = Run(CFG.replace(coalesce_lanes=group), [load, store, after], serial=True, seed=11).run()
+    r.check(faults={0: (1 << 5) | (1 << 9) | (0xF << 12), 1: 1})
     e = r.error
     assert (e.valid, e.cause, e.simd, e.wave, e.seq, e.lane, e.addr) == \
         (1, ErrorCause.APERTURE, 1, 2, 0, 5, B + BUF - 2)
