@@ -199,7 +199,6 @@ def _meta_layout(cfg: DCUConfig) -> data.StructLayout:
     """What the result stage needs of an instruction, carried down the pipe."""
     return data.StructLayout({
         "simd": range(SIMDS), "wave": range(cfg.wave_slots), "seq": 16, "vdst": 8, "exec": 32,
-        "y": 2 * LANES,       # byte offset of each lane's narrow load
         "em": 4,              # bytes of the window's last, partial dword
         "src": 8,             # slot holding each destination register's dword, 2 bits per register
         "pair": 1,            # served by both halves (WGP mode, window across them)
@@ -230,9 +229,11 @@ class _Pipe(Elaboratable):
         The beat on ``beat`` was taken.
     can_take, beat_valid, beat, beat_simd, beat_pair : out
         The result stage's current beat and the SIMD it is for.
-    misaligned, bad_op : out
-        For ``req`` at ``take`` (0 otherwise): the lanes with a misaligned address; not a DS
-        load, store or atomic.
+    bad_op : out
+        For ``req`` at ``take`` (0 otherwise): not a DS load, store or atomic.
+    misaligned, mis_lane, mis_addr, mis_wave : out
+        The window being served has a lane with a misaligned address: the lowest such lane,
+        its address, the wave (0 while nothing is served).
     passed, conflict : out
         A bank pass happens in this cycle; it is not its instruction's first.
     finish, serving : out
@@ -261,7 +262,10 @@ class _Pipe(Elaboratable):
         self.beat = Signal(VecMemResp(cfg), name=f"beat{half}")
         self.beat_simd = Signal(range(SIMDS), name=f"beat_simd{half}")
         self.beat_pair = Signal(name=f"beat_pair{half}")
-        self.misaligned = Signal(LANES, name=f"misaligned{half}")
+        self.misaligned = Signal(name=f"misaligned{half}")
+        self.mis_lane = Signal(range(LANES), name=f"mis_lane{half}")
+        self.mis_addr = Signal(32, name=f"mis_addr{half}")
+        self.mis_wave = Signal(range(cfg.wave_slots), name=f"mis_wave{half}")
         self.bad_op = Signal(name=f"bad_op{half}")
         self.passed = Signal(name=f"passed{half}")
         self.conflict = Signal(name=f"conflict{half}")
@@ -286,9 +290,9 @@ class _Pipe(Elaboratable):
         req = self.req
         lane = lambda v, w, n: v[w * n: w * n + w]   # noqa: E731
 
-        # ---- setup, at take: the control word and offsets, the errors and each lane's byte
-        # offset (which need every lane at once); the lanes' addresses and data are registered
-        # as they come, and the passes build each window's accesses from them. Each stage reads
+        # ---- setup, at take: the control word and offsets; the lanes' addresses and data are
+        # registered as they come (or read in place), and the passes build each window's
+        # accesses, byte offsets and misaligned lanes from them. Each stage reads
         # only signals the previous stage drives (``_pass`` copies the rest), so the simulator
         # evaluates it once.
         ctl = Signal(_Ctl, name=f"ctl{h}")
@@ -310,20 +314,11 @@ class _Pipe(Elaboratable):
                                        for k in range(SLOTS)]
                 with dec.Default():
                     dec.d.comb += ctl.eq(_Ctl.const({"cls": _Cls.NONE, "smask": 0}))
-        q1, = _pass(dec, req)
 
-        y = Signal(2 * LANES, name=f"y{h}")              # byte offset of each lane's (first) address
-        ln = _sub(m, "lanes")
-        addr = [lane(q1.addr, 64, n)[:32] for n in range(LANES)]
-        amask = Mux(ctl.narrow == 0, 3, Mux(ctl.narrow == 2, 1, 0))
         # the front and the P stage compute only while they hold an instruction (0 otherwise):
         # a compiled simulator then skips them when idle (docs/toolflow.md)
-        with ln.If(self.take):
-            ln.d.comb += y.eq(Cat(*[(addr[n][:2] + offs[0][:2])[:2] for n in range(LANES)]))
-            ln.d.comb += self.misaligned.eq(Cat(*[
-                q1.exec[n] & ((((addr[n] + offs[0]) | Mux(ctl.two, addr[n] + off1, 0)) & amask) != 0)
-                for n in range(LANES)]))
-            ln.d.comb += self.bad_op.eq(ctl.cls == _Cls.NONE)
+        with dec.If(self.take):
+            dec.d.comb += self.bad_op.eq(ctl.cls == _Cls.NONE)
 
         # ---- P: the instruction's lanes and the bank passes --------------------------------------
         p_valid, p_first = Signal(name=f"p_valid{h}"), Signal(name=f"p_first{h}")
@@ -336,6 +331,7 @@ class _Pipe(Elaboratable):
             w_addr = Signal(32 * LANES, name=f"w_addr{h}")
             w_data = Signal(128 * LANES, name=f"w_data{h}")   # store data and atomic operands (stores, atomics)
         w_offs = Signal(data.ArrayLayout(18, SLOTS), name=f"w_offs{h}")
+        w_off1 = Signal(18, name=f"w_off1_{h}")
         w_base = Signal(range(cfg.lds_bytes_total), name=f"w_base{h}")
         w_size = Signal(range(cfg.lds_bytes_total + 1), name=f"w_size{h}")
         pend = Signal(NACC, name=f"pend{h}")            # access 4 * lane + slot not served yet
@@ -345,15 +341,15 @@ class _Pipe(Elaboratable):
             wsel = _sub(m, "window_select")
         if NWIN > 1:
             wpend, win = Signal(NWIN, name=f"wpend{h}"), Signal(range(NWIN), name=f"win{h}")
-            c_pend, c_y = Signal(NW, name=f"c_pend{h}"), Signal(2 * WL, name=f"c_y{h}")
+            c_pend, c_exec = Signal(NW, name=f"c_pend{h}"), Signal(WL, name=f"c_exec{h}")
             wsel.d.comb += wpend.eq(Cat(*[pend[NW * k: NW * (k + 1)].any() for k in range(NWIN)]))
             for k in reversed(range(NWIN)):     # the last assignment wins: the lowest
                 with wsel.If(wpend[k]):
                     wsel.d.comb += win.eq(k)
             with wsel.If(p_valid):
-                wsel.d.comb += [c_pend.eq(pend.word_select(win, NW)), c_y.eq(w_meta.y.word_select(win, 2 * WL))]
+                wsel.d.comb += [c_pend.eq(pend.word_select(win, NW)), c_exec.eq(w_meta.exec.word_select(win, WL))]
         else:
-            c_pend, c_y = pend, w_meta.y
+            c_pend, c_exec = pend, w_meta.exec
         # its lanes' addresses (the low 32 bits) and data: from the registers, or in place from
         # the request of the SIMD served, which it holds until the last pass
         if in_place:
@@ -376,6 +372,21 @@ class _Pipe(Elaboratable):
                 wsel.d.comb += [c_addr.eq(w_addr.word_select(win, 32 * WL)), c_data.eq(w_data.word_select(win, 128 * WL))]
         else:
             c_addr, c_data = w_addr, w_data
+
+        # the window's byte offsets (of each lane's first address: narrow accesses) and its
+        # misaligned lanes, found a window at a time as the passes read its addresses: the
+        # lowest misaligned lane is in the first window that has one
+        c_y, mis = Signal(2 * WL, name=f"c_y{h}"), Signal(WL, name=f"mis{h}")
+        ln = _sub(m, "lanes")
+        amask = Mux(w_ctl.narrow == 0, 3, Mux(w_ctl.narrow == 2, 1, 0))
+        with ln.If(p_valid):
+            ln.d.comb += c_y.eq(Cat(*[(lane(c_addr, 32, n)[:2] + w_offs[0][:2])[:2] for n in range(WL)]))
+            ln.d.comb += mis.eq(Cat(*[
+                c_exec[n] & (((lane(c_y, 2, n) | Mux(w_ctl.two, (lane(c_addr, 32, n)[:2] + w_off1[:2])[:2], 0)) & amask) != 0)
+                for n in range(WL)]))
+        mis_n = encode_onehot(lowest_bit(mis))
+        ln.d.comb += [self.misaligned.eq(mis.any()), self.mis_lane.eq(Cat(mis_n, win) if NWIN > 1 else mis_n),
+                      self.mis_addr.eq(c_addr.word_select(mis_n, 32)), self.mis_wave.eq(w_meta.wave)]
 
         # the window's accesses, in canonical order (access 4 * lane + slot of the window)
         c_dp, c_inr = Signal(DW * NW, name=f"c_dp{h}"), Signal(2 * NW, name=f"c_inr{h}")
@@ -526,6 +537,7 @@ class _Pipe(Elaboratable):
         advance = Signal(name=f"advance{h}")
         r_valid, r_first, r_last = Signal(name=f"r_valid{h}"), Signal(name=f"r_first{h}"), Signal(name=f"r_last{h}")
         r_ctl, r_meta = Signal(_Ctl, name=f"r_ctl{h}"), Signal(Meta, name=f"r_meta{h}")
+        r_y, x_y = Signal(2 * WL, name=f"r_y{h}"), Signal(2 * WL, name=f"x_y{h}")   # the pass's window's c_y
         r_xsel, r_row = Signal(xw * NW, name=f"r_xsel{h}"), Signal(rb * BANKS, name=f"r_row{h}")
         r_wd, r_be = Signal(32 * BANKS, name=f"r_wd{h}"), Signal(4 * BANKS, name=f"r_be{h}")
         r_cmp, r_aval = Signal(32 * BANKS, name=f"r_cmp{h}"), Signal(BANKS, name=f"r_aval{h}")
@@ -585,7 +597,6 @@ class _Pipe(Elaboratable):
             return Mux(x_ctl.narrow == 1, Cat(v[:8], Mux(x_ctl.sgn & v[7], 0xFF_FFFF, 0)),
                        Cat(v[:16], Mux(x_ctl.sgn & v[15], 0xFFFF, 0)))
         xn = Signal(32 * NW, name=f"xn{h}")
-        x_y = x_meta.y.word_select(x_win, 2 * WL) if NWIN > 1 else x_meta.y
         nres = _sub(m, "narrow_result")
         with nres.If(x_valid):
             nres.d.comb += xn.eq(Cat(*[
@@ -670,12 +681,12 @@ class _Pipe(Elaboratable):
         with m.If(advance):
             m.d.sync += [x_valid.eq(r_valid), r_valid.eq(p_valid)]
             with m.If(r_valid):
-                m.d.sync += [x_first.eq(r_first), x_last.eq(r_last), x_ctl.eq(r_ctl), x_meta.eq(r_meta),
+                m.d.sync += [x_first.eq(r_first), x_last.eq(r_last), x_ctl.eq(r_ctl), x_meta.eq(r_meta), x_y.eq(r_y),
                              x_xsel.eq(r_xsel), x_rd.eq(rd), x_served.eq(r_served)]
                 if NWIN > 1:
                     m.d.sync += x_win.eq(r_win)
             with m.If(p_valid):
-                m.d.sync += [r_first.eq(p_first), r_last.eq(last), r_ctl.eq(w_ctl), r_meta.eq(w_meta),
+                m.d.sync += [r_first.eq(p_first), r_last.eq(last), r_ctl.eq(w_ctl), r_meta.eq(w_meta), r_y.eq(c_y),
                              r_xsel.eq(xsel), r_served.eq(served), r_wd.eq(Mux(narrow_st, n_bwd, b_wd)),
                              r_be.eq(Mux(narrow_st, n_bbe, b_be)), r_cmp.eq(b_cmp), r_aval.eq(b_aval)]
                 with m.If((w_ctl.cls == _Cls.STORE) | (w_ctl.cls == _Cls.ATOMIC)):   # write addresses
@@ -706,8 +717,8 @@ class _Pipe(Elaboratable):
             m.d.sync += [p_valid.eq(1), p_first.eq(1), p_passed.eq(0), w_ctl.eq(ctl),
                          w_meta.simd.eq(self.simd), w_meta.wave.eq(req.wave), w_meta.seq.eq(req.seq),
                          w_meta.vdst.eq(req.vdst), w_meta.exec.eq(req.exec), w_meta.em.eq(edge_mask),
-                         w_meta.y.eq(y), w_meta.src.eq(srcmap), w_meta.pair.eq(self.pair),
-                         w_offs.eq(offs), w_base.eq(self.base), w_size.eq(self.size),
+                         w_meta.src.eq(srcmap), w_meta.pair.eq(self.pair),
+                         w_offs.eq(offs), w_off1.eq(off1), w_base.eq(self.base), w_size.eq(self.size),
                          pend.eq(Cat(*[req.exec[n] & ctl.smask[s] for n in range(LANES) for s in range(SLOTS)]))]
             if in_place:
                 m.d.sync += w_simd.eq(Const(1, SIMDS) << self.simd)
@@ -887,20 +898,17 @@ class LDS(wiring.Component):
                          self.bank_cycles[hh].eq(self.bank_cycles[hh] + pipe.passed),
                          self.conflict_cycles[hh].eq(self.conflict_cycles[hh] + pipe.conflict)]
         err = self.error
+        # a bad window or opcode is found at take, a misaligned lane when its window is served
+        # (the instruction then in P is older than one taken in the same cycle)
         for hh, pipe in reversed(list(enumerate(pipes))):
-            with m.If(pipe.take):      # (the request is read only at take: docs/toolflow.md)
-                with m.If(~err.valid):
-                    r = pipe.req
-                    bad_lane = Signal(range(LANES), name=f"bad_lane{hh}")
-                    for n in reversed(range(LANES)):
-                        with m.If(pipe.misaligned[n]):
-                            m.d.comb += bad_lane.eq(n)
-                    found = [err.valid.eq(1), err.simd.eq(pipe.simd), err.wave.eq(r.wave)]
-                    with m.If(Array(bad_win)[pipe.simd]):
-                        m.d.sync += found + [err.cause.eq(LdsErrorCause.BAD_ALLOC), err.lane.eq(0), err.addr.eq(pipe.base)]
-                    with m.Elif(pipe.bad_op):
-                        m.d.sync += found + [err.cause.eq(LdsErrorCause.BAD_OP), err.lane.eq(0), err.addr.eq(0)]
-                    with m.Elif(pipe.misaligned.any()):
-                        m.d.sync += found + [err.cause.eq(LdsErrorCause.MISALIGNED), err.lane.eq(bad_lane),
-                                             err.addr.eq(r.addr.word_select(bad_lane, 64)[:32])]
+            with m.If(~err.valid):
+                found = [err.valid.eq(1), err.simd.eq(pipe.simd), err.wave.eq(pipe.req.wave)]
+                with m.If(pipe.misaligned):
+                    m.d.sync += [err.valid.eq(1), err.simd.eq(pipe.serving), err.wave.eq(pipe.mis_wave),
+                                 err.cause.eq(LdsErrorCause.MISALIGNED), err.lane.eq(pipe.mis_lane),
+                                 err.addr.eq(pipe.mis_addr)]
+                with m.Elif(pipe.take & Array(bad_win)[pipe.simd]):   # (req is read only at take: docs/toolflow.md)
+                    m.d.sync += found + [err.cause.eq(LdsErrorCause.BAD_ALLOC), err.lane.eq(0), err.addr.eq(pipe.base)]
+                with m.Elif(pipe.take & pipe.bad_op):
+                    m.d.sync += found + [err.cause.eq(LdsErrorCause.BAD_OP), err.lane.eq(0), err.addr.eq(0)]
         return m
