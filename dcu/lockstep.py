@@ -84,6 +84,9 @@ class _Io:
         self.outputs = {name: (getattr(dut, name).payload.as_value(), _fields(getattr(dut, name).payload.shape()))
                         for name in self.OUTPUTS}
         self.outputs["error"] = (dut.error.as_value(), _fields(dut.error.shape()))
+        # a request's lanes come a row at a time (config.request_lanes): the row each port carries
+        self.rows = dut.config.request_rows
+        self.row_inputs = {"vmem_req": dut.vmem_req_row, "lds_req": dut.lds_req_row}
         self.perf_value = dut.perf.as_value()
         tr = dut.trace
         # what the bench looks at every cycle, read in one go: before the inputs are set
@@ -107,9 +110,20 @@ class _Io:
                      for s in range(len(tr["pc"]))]
 
     def get(self, ctx, name) -> dict:
+        """An output's fields; a request's ``addr`` and ``data`` for the whole wave, its rows
+        read one after the other."""
         value, fields = self.outputs[name]
         v = ctx.get(value)
-        return {k: (v >> o) & ((1 << w) - 1) for k, (o, w) in fields.items()}
+        out = {k: (v >> o) & ((1 << w) - 1) for k, (o, w) in fields.items()}
+        if name in self.row_inputs and self.rows > 1:
+            for r in range(1, self.rows):
+                ctx.set(self.row_inputs[name], r)
+                v = ctx.get(value)
+                for k in ("addr", "data"):
+                    o, w = fields[k]
+                    out[k] |= ((v >> o) & ((1 << w) - 1)) << (w * r)
+            ctx.set(self.row_inputs[name], 0)
+        return out
 
     def set(self, ctx, drive: dict):
         """``drive``: input port name -> payload fields (valid = present), and ``bar_release``."""

@@ -127,6 +127,15 @@ class DCUConfig:
         instead of copying it into a register of its own (a whole wave's addresses and data:
         6,200 flip-flops per CU; the ``fpga`` preset's). ``False``: the copy frees the SIMD's
         register as soon as the unit accepts.
+    request_lanes : int
+        Lanes in a row of a SIMD's vector memory and LDS request (a power of two): the SIMD
+        keeps a request's addresses and data in ``32 / request_lanes`` rows, and the vector
+        memory unit and the LDS read it a row at a time (``VecMemReq`` carries the row their
+        ``req_row`` names). 32, one row, a register (every preset but ``fpga``); fewer needs
+        ``shared_mem_request``, both ``*_in_place``, the banked register file with
+        ``lanes == request_lanes`` (the SIMD writes a row per cycle) and coalescer groups and
+        LDS windows of at most that many lanes. On ``fpga``, 4: the rows are a LUT RAM, not
+        6,144 flip-flops, and its readers select among rows, not among whole waves.
     lds_in_place : bool
         ``True``: each LDS half reads the windows of an instruction straight from the SIMD's
         request register, which stays taken until the last window's pass, instead of copying
@@ -216,6 +225,7 @@ class DCUConfig:
     shared_mem_request: bool = False
     coalesce_in_place: bool = False
     lds_in_place: bool = False
+    request_lanes: int = 32
     shared_int_datapath: bool = False
     decode_memo: bool = True
     scalar_cache_stage: bool = False
@@ -294,6 +304,16 @@ class DCUConfig:
             # a line request's lanes go into one result row of the vector memory unit
             errors.append(f"coalesce_lanes ({self.coalesce_lanes}) must be at most the lanes of a "
                           f"response beat ({self.resp_lanes}: lanes with regfile='banked', else 32)")
+        if not _pow2(self.request_lanes) or self.request_lanes > WAVE_SIZE:
+            errors.append(f"request_lanes must be a power of two up to {WAVE_SIZE}, got {self.request_lanes}")
+        elif self.request_lanes < WAVE_SIZE:
+            need = [n for n in ("shared_mem_request", "coalesce_in_place", "lds_in_place") if not getattr(self, n)]
+            if need or self.regfile != "banked" or self.lanes != self.request_lanes:
+                errors.append(f"request_lanes ({self.request_lanes}) below {WAVE_SIZE} needs shared_mem_request, "
+                              "coalesce_in_place, lds_in_place and regfile='banked' with lanes == request_lanes")
+            for n in ("coalesce_lanes", "lds_window_lanes"):
+                if getattr(self, n) > self.request_lanes:
+                    errors.append(f"{n} ({getattr(self, n)}) must be at most request_lanes ({self.request_lanes})")
         if errors:
             raise ConfigError("; ".join(errors))
 
@@ -308,6 +328,11 @@ class DCUConfig:
         """Lanes of one vector memory or LDS response beat: a lane group (``lanes``) with the
         ``"banked"`` register file, which writes a group per cycle, else the whole wave."""
         return self.lanes if self.regfile == "banked" else WAVE_SIZE
+
+    @property
+    def request_rows(self) -> int:
+        """Rows of a SIMD's vector memory and LDS request (``32 // request_lanes``)."""
+        return WAVE_SIZE // self.request_lanes
 
     @property
     def valu_cycles(self) -> int:
@@ -505,7 +530,7 @@ PRESETS: Mapping[str, DCUConfig] = {
                              l0_bytes=2 * 1024, coalesce_lanes=4,
                              scalar_cache_bytes=1024, icache_bytes=2 * 1024, fetch_bytes=32, regfile="banked",
                              trans_shared=True, shared_multiplier=True, shared_mem_request=True,
-                             coalesce_in_place=True, lds_in_place=True, shared_int_datapath=True, decode_memo=False,
+                             coalesce_in_place=True, lds_in_place=True, request_lanes=4, shared_int_datapath=True, decode_memo=False,
                              scalar_cache_stage=True, trans_mul_regs=2),
 }
 

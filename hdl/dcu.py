@@ -199,6 +199,7 @@ class DCU(wiring.Component):
             connect(m, simd.vmem_req, self.vmem[cu].req[k])
             connect(m, self.vmem[cu].resp[k], simd.vmem_resp)
             connect(m, simd.lds_req, lds.req[s])
+            m.d.comb += [simd.vmem_req_row.eq(self.vmem[cu].req_row[k]), simd.lds_req_row.eq(lds.req_row[s])]
             connect(m, lds.resp[s], simd.lds_resp)
             if self.trans is not None:
                 connect(m, simd.trans_req, self.trans.req[s])

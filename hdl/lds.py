@@ -34,7 +34,7 @@ from .atomic import ATOMIC_OF, AtomicOp, atomic_result
 from .bitops import encode_onehot, lowest_bit, tree_or
 from .config import DCUConfig
 from .isa_tables import info_of, ops_of
-from .simd import LANES, VecMemReq, VecMemResp
+from .simd import LANES, ReqRow, VecMemReq, VecMemResp
 
 __all__ = ["LDS", "LdsAlloc", "LdsError", "LdsErrorCause", "IMPLEMENTED"]
 
@@ -239,6 +239,11 @@ class _Pipe(Elaboratable):
     finish, serving : out
         The instruction's last pass happens in this cycle (the request is not read after
         it); the SIMD whose instruction the pipe holds.
+    row : out
+        In place, the row of the served SIMD's request that the pass reads (0 when idle).
+    pair_wpend : out; other_wpend : in
+        The windows with pending accesses of a pair instruction (one both halves serve), and
+        the other half's: the two serve the lowest window pending in either, together.
     banks : list of Memory
         The bank RAMs (testbenches read and preload them), filled in by ``elaborate``.
     """
@@ -271,6 +276,10 @@ class _Pipe(Elaboratable):
         self.conflict = Signal(name=f"conflict{half}")
         self.finish = Signal(name=f"finish{half}")
         self.serving = Signal(range(SIMDS), name=f"serving{half}")
+        nwin = LANES // config.lds_window_lanes
+        self.row = Signal(ReqRow(config), name=f"row{half}")
+        self.pair_wpend = Signal(nwin, name=f"pair_wpend{half}")
+        self.other_wpend = Signal(nwin, name=f"other_wpend{half}")
         self.banks: list = []
 
     def elaborate(self, platform):
@@ -343,8 +352,13 @@ class _Pipe(Elaboratable):
             wpend, win = Signal(NWIN, name=f"wpend{h}"), Signal(range(NWIN), name=f"win{h}")
             c_pend, c_exec = Signal(NW, name=f"c_pend{h}"), Signal(WL, name=f"c_exec{h}")
             wsel.d.comb += wpend.eq(Cat(*[pend[NW * k: NW * (k + 1)].any() for k in range(NWIN)]))
+            # the two halves of a pair serve a window together (the lowest pending in either):
+            # they read the SIMD's request at one row (a half with nothing there passes empty)
+            both = Signal(NWIN, name=f"both{h}")
+            wsel.d.comb += [self.pair_wpend.eq(Mux(p_valid & w_meta.pair, wpend, 0)),
+                            both.eq(wpend | Mux(w_meta.pair, self.other_wpend, 0))]
             for k in reversed(range(NWIN)):     # the last assignment wins: the lowest
-                with wsel.If(wpend[k]):
+                with wsel.If(both[k]):
                     wsel.d.comb += win.eq(k)
             with wsel.If(p_valid):
                 wsel.d.comb += [c_pend.eq(pend.word_select(win, NW)), c_exec.eq(w_meta.exec.word_select(win, WL))]
@@ -356,16 +370,22 @@ class _Pipe(Elaboratable):
             # one AND-OR select over the SIMDs' windows, by a one-hot of (SIMD, window): on the
             # ECP5 about 21 LUTs per bit for 32 of them, where a tree of 2:1 multiplexers by a
             # binary index took 37 (docs/fpga.md, "The LDS in place")
+            # Each SIMD's request carries one row of ``request_lanes`` lanes (the row this half
+            # names, ``row``): the window is at position win % SUBS of it.
             c_addr, c_data = Signal(32 * WL, name=f"c_addr{h}"), Signal(128 * WL, name=f"c_data{h}")
-            pick = Signal(SIMDS * NWIN, name=f"pick{h}")
-            win_oh = lowest_bit(wpend) if NWIN > 1 else Const(1, 1)
-            wsel.d.comb += pick.eq(Cat(*[w_simd[s_] & win_oh[k] for s_ in range(SIMDS) for k in range(NWIN)]))
+            SUBS = cfg.request_lanes // WL
+            pick = Signal(SIMDS * SUBS, name=f"pick{h}")
+            win_oh = lowest_bit(both) if NWIN > 1 else Const(1, 1)
+            sub_oh = [Cat(*[win_oh[k] for k in range(j, NWIN, SUBS)]).any() for j in range(SUBS)]
+            wsel.d.comb += pick.eq(Cat(*[w_simd[s_] & sub_oh[j] for s_ in range(SIMDS) for j in range(SUBS)]))
             with wsel.If(p_valid):
+                if cfg.request_rows > 1:
+                    wsel.d.comb += self.row.eq(win[exact_log2(SUBS):])
                 wsel.d.comb += [
-                    c_addr.eq(tree_or([Mux(pick[NWIN * s_ + k], Cat(*[lane(a, 64, WL * k + n)[:32] for n in range(WL)]), 0)
-                                       for s_, a in enumerate(self.addr_srcs) for k in range(NWIN)])),
-                    c_data.eq(tree_or([Mux(pick[NWIN * s_ + k], lane(d, 128 * WL, k), 0)
-                                       for s_, d in enumerate(self.data_srcs) for k in range(NWIN)]))]
+                    c_addr.eq(tree_or([Mux(pick[SUBS * s_ + j], Cat(*[lane(a, 64, WL * j + n)[:32] for n in range(WL)]), 0)
+                                       for s_, a in enumerate(self.addr_srcs) for j in range(SUBS)])),
+                    c_data.eq(tree_or([Mux(pick[SUBS * s_ + j], lane(d, 128 * WL, j), 0)
+                                       for s_, d in enumerate(self.data_srcs) for j in range(SUBS)]))]
         elif NWIN > 1:
             c_addr, c_data = Signal(32 * WL, name=f"c_addr{h}"), Signal(128 * WL, name=f"c_data{h}")
             with wsel.If(p_valid):
@@ -747,6 +767,9 @@ class LDS(wiring.Component):
         One per SIMD (SIMD ``s`` is on CU ``s // 2``), as ``hdl.simd.SIMD.lds_req`` sends them.
         With ``config.lds_in_place`` a request is taken (``ready``) in the cycle of its last
         bank pass: the halves read it from the SIMD's port until then.
+    req_row : Out(ReqRow), array of 4
+        The row of each SIMD's request whose lanes ``req`` is to carry
+        (``config.request_lanes`` < 32): the row of the window being served.
     resp : Out(stream of VecMemResp), array of 4
         One beat per lane group (``grp``, ``config.resp_lanes`` lanes) of each destination
         register (``write``, ``vdst``; ``data`` and ``mask``, the group's exec bits, the
@@ -773,6 +796,7 @@ class LDS(wiring.Component):
         counters = data.ArrayLayout(32, 2)
         super().__init__({
             "req": In(stream.Signature(VecMemReq(config))).array(SIMDS),
+            "req_row": Out(ReqRow(config)).array(SIMDS),
             "resp": Out(stream.Signature(VecMemResp(config))).array(SIMDS),
             "alloc": In(stream.Signature(LdsAlloc(config))),
             "wgp": In(1),
@@ -789,6 +813,11 @@ class LDS(wiring.Component):
         m = Module()
         pipes = self.pipes
         m.submodules.half0, m.submodules.half1 = pipes
+        p0, p1 = pipes
+        m.d.comb += [p0.other_wpend.eq(p1.pair_wpend), p1.other_wpend.eq(p0.pair_wpend)]
+        if cfg.request_rows > 1:   # the row of each SIMD's request that the half serving it reads
+            m.d.comb += [self.req_row[s].eq(Mux(p0.serving == s, p0.row, 0) | Mux(p1.serving == s, p1.row, 0))
+                         for s in range(SIMDS)]
 
         # ---- windows -----------------------------------------------------------------------
         win_base = Array(Signal(range(cfg.lds_bytes_total), name=f"win_base{k}") for k in range(SIMDS * W))
@@ -868,7 +897,6 @@ class LDS(wiring.Component):
         # ---- responses -----------------------------------------------------------------------
         # a pair (a request both halves serve) goes out as one stream, each beat the two halves'
         # ORed: both step through the same (register, group) beats, acknowledged together
-        p0, p1 = pipes
         show0 = p0.beat_valid & (~p0.beat_pair | (p1.beat_valid & p1.beat_pair))
         show1 = p1.beat_valid & ~p1.beat_pair
         prefer1 = Signal(SIMDS)     # port s: pipe 1 goes first when both have a beat for it

@@ -21,7 +21,7 @@ per-wave sequence tag, and retire through the matching responses in per-wave ord
 from __future__ import annotations
 
 from amaranth.hdl import Array, Cat, Const, Module, Mux, Signal, unsigned
-from amaranth.lib import data, enum, stream, wiring
+from amaranth.lib import data, enum, memory, stream, wiring
 from amaranth.lib.wiring import In, Out
 from amaranth.utils import exact_log2
 
@@ -40,7 +40,7 @@ from .trans import TransIn, TransOut, TransUnit, latency as trans_latency
 from .valu_int import VALUInt, popcount
 from .valu_int_shared import VALUIntShared
 
-__all__ = ["SIMD", "IMPLEMENTED", "LaunchLayout", "FetchReq", "FetchResp", "SmemReq", "SmemResp", "VecMemReq",
+__all__ = ["SIMD", "IMPLEMENTED", "LaunchLayout", "FetchReq", "FetchResp", "SmemReq", "SmemResp", "VecMemReq", "ReqRow",
            "VecMemResp", "ErrorCause", "ErrorLayout", "StallReason", "SimdPerf", "ISSUE_GROUPS", "issue_group",
            "SCALAR_PIPE_KINDS"]
 
@@ -84,13 +84,23 @@ def SmemResp(cfg):
 
 
 def VecMemReq(cfg):
-    """Vector memory and LDS requests: the operands the instruction read, per lane."""
+    """Vector memory and LDS requests: the operands the instruction read, per lane. ``addr``
+    and ``data`` are the ``cfg.request_lanes`` lanes of the row the reader names
+    (:func:`ReqRow`): the whole wave when there is one row."""
+    RQ = cfg.request_lanes
     return data.StructLayout({
         "wave": range(cfg.wave_slots), "seq": SEQ, "op": OpId, "exec": 32,
-        "addr": 64 * LANES,          # per-lane byte address (LDS: the 32-bit vaddr, offsets separate)
-        "data": 128 * LANES,         # per lane: up to four data dwords (data0, then data1 for DS 2-operand forms)
+        "addr": 64 * RQ,             # per-lane byte address (LDS: the 32-bit vaddr, offsets separate)
+        "data": 128 * RQ,            # per lane: up to four data dwords (data0, then data1 for DS 2-operand forms)
         "offset0": 8, "offset1": 8, "vdst": 8, "returns": 1,
     })
+
+
+def ReqRow(cfg):
+    """The row of a request (``cfg.request_lanes`` lanes) its reader names: lanes
+    ``row * request_lanes`` and up. One bit, unused, when there is one row (a 0-bit port
+    becomes ``[-1:0]`` in the Verilog, which Verilator rejects)."""
+    return unsigned(max(1, exact_log2(cfg.request_rows)))
 
 
 def VecMemResp(cfg):
@@ -199,6 +209,9 @@ class SIMD(wiring.Component):
         With ``external_trans`` only: transcendental waves, held until taken (``trans_req``'s
         ``ready`` must not depend on its ``valid``: issue reads it), and their results, in
         the order sent.
+    vmem_req_row, lds_req_row : In(ReqRow)
+        The row of the request whose lanes ``vmem_req`` and ``lds_req`` carry
+        (``config.request_lanes`` < 32: the rows are a memory, read combinationally).
     lds_req, lds_resp : LDS, the same layouts as ``vmem``. ``lds_resp`` is not ready while
         ``vmem_resp`` is valid. ``"wide"`` register file: the response ports are not ready
         during a launch or while a transcendental result is being written (they share a VGPR
@@ -244,8 +257,10 @@ class SIMD(wiring.Component):
             "smem_req": Out(stream.Signature(SmemReq(config))),
             "smem_resp": In(stream.Signature(SmemResp(config))),
             "vmem_req": Out(stream.Signature(VecMemReq(config))),
+            "vmem_req_row": In(ReqRow(config)),
             "vmem_resp": In(stream.Signature(VecMemResp(config))),
             "lds_req": Out(stream.Signature(VecMemReq(config))),
+            "lds_req_row": In(ReqRow(config)),
             "lds_resp": In(stream.Signature(VecMemResp(config))),
             "idle": Out(1),
             "ended": Out(W),
@@ -503,6 +518,16 @@ class SIMD(wiring.Component):
             m.d.comb += [self.vmem_req.payload.eq(mreq), self.lds_req.payload.eq(mreq),
                          self.vmem_req.valid.eq(mreq_valid & ~mreq_lds), self.lds_req.valid.eq(mreq_valid & mreq_lds)]
             req_held = {"vmem": mreq_valid, "lds": mreq_valid}
+            if cfg.request_rows > 1:
+                # the lanes in a memory of a row per lane group (LUT RAM: 6,144 flip-flops on
+                # fpga otherwise), written a group per EX cycle, read at the row the reader names
+                RQ = cfg.request_lanes
+                m.submodules.mreq_rows = rows_mem = memory.Memory(shape=192 * RQ, depth=cfg.request_rows, init=[],
+                                                                  attrs={"ram_style": "distributed"})
+                mreq_w, mreq_r = rows_mem.write_port(), rows_mem.read_port(domain="comb")
+                m.d.comb += mreq_r.addr.eq(Mux(mreq_lds, self.lds_req_row, self.vmem_req_row))
+                for port in (self.vmem_req, self.lds_req):
+                    m.d.comb += [port.payload.addr.eq(mreq_r.data[:64 * RQ]), port.payload.data.eq(mreq_r.data[64 * RQ:])]
             kinds_of = {"vmem": vmem_kinds + ds_kinds, "lds": vmem_kinds + ds_kinds}
         else:
             req_held = {"vmem": self.vmem_req.valid, "lds": self.lds_req.valid}
@@ -1079,7 +1104,10 @@ class SIMD(wiring.Component):
                         (self.lds_req.payload, self.lds_req.valid, ds_kinds, ds_lanes, (xi.offset0, xi.offset1))]
         for p, valid, kinds, lanes_addr, offsets in requests:
             with m.If(x_valid & _is_kind(xk, *kinds)):
-                m.d.sync += [per_lane(p.addr, lanes_addr, 64), per_lane(p.data, data_lanes, 128)]
+                if cfg.request_rows > 1:   # a row per EX cycle (request_lanes == lanes)
+                    m.d.comb += [mreq_w.addr.eq(grp), mreq_w.data.eq(Cat(lanes_addr, data_lanes)), mreq_w.en.eq(1)]
+                else:
+                    m.d.sync += [per_lane(p.addr, lanes_addr, 64), per_lane(p.data, data_lanes, 128)]
             with m.If(x_req & _is_kind(xk, *kinds)):
                 m.d.sync += [valid.eq(1), p.wave.eq(xw), p.seq.eq(ex.seq), p.op.eq(xi.op), p.exec.eq(x_exec),
                              p.vdst.eq(xi.vdst), p.returns.eq(xi.vdst_dw != 0),

@@ -36,6 +36,7 @@ from __future__ import annotations
 from amaranth.hdl import Array, Cat, Const, Module, Mux, Shape, Signal, Value, signed
 from amaranth.lib import data, enum, fifo, memory, stream, wiring
 from amaranth.lib.wiring import In, Out
+from amaranth.utils import exact_log2
 
 from .atomic import ATOMIC_OF, AtomicOp
 from .bitops import rr_grant
@@ -43,7 +44,7 @@ from .config import DCUConfig
 from .isa_tables import OpId, info_of, ops_of
 from .l0 import LINE_BITS, L0Array, lowest_one, onehot_index, or_tree
 from .memport import ADDR_BITS, CLIENT_TAG_BITS, LINE_BYTES, MemKind, MemReq, MemResp
-from .simd import SEQ, VecMemReq, VecMemResp
+from .simd import SEQ, ReqRow, VecMemReq, VecMemResp
 
 __all__ = ["VecMemUnit", "OpKind", "Ext", "ErrorCause", "ErrorLayout", "COUNTERS", "CountersLayout", "op_table"]
 
@@ -152,6 +153,9 @@ class VecMemUnit(wiring.Component):
     -------
     req : In(stream.Signature(VecMemReq)).array(simds_per_cu)
         Requests of each SIMD of the CU (index = SIMD within the CU).
+    req_row : Out(ReqRow).array(simds_per_cu)
+        The row of the request whose lanes ``req`` is to carry (``config.request_lanes`` <
+        32): the row of the group being split, combinationally from registers.
     resp : Out(stream.Signature(VecMemResp)).array(simds_per_cu)
         Responses: per destination register in order, one beat per lane group
         (``config.resp_lanes`` lanes, ``grp`` 0 .. 32 / resp_lanes - 1 in order; ``mask`` the
@@ -185,6 +189,7 @@ class VecMemUnit(wiring.Component):
         S = config.simds_per_cu
         super().__init__({
             "req": In(stream.Signature(VecMemReq(config))).array(S),
+            "req_row": Out(ReqRow(config)).array(S),
             "resp": Out(stream.Signature(VecMemResp(config))).array(S),
             "mem": Out(stream.Signature(MemReq())),
             "mem_resp": In(stream.Signature(MemResp())),
@@ -304,8 +309,13 @@ class VecMemUnit(wiring.Component):
         c_grp = Signal(range(NG)) if NG > 1 else Const(0, 1)   # the group being split
         c_fault = Signal(LANES)                                 # faulting lanes of the groups before it (NG > 1)
         g_fresh = Signal()                                      # the group's first cycle
-        g_addr = c_req.addr.word_select(c_grp, 64 * G) if NG > 1 else c_req.addr
-        g_data = c_req.data.word_select(c_grp, 128 * G) if NG > 1 else c_req.data
+        # the group is in row c_grp / SUBS of the request, at position c_grp % SUBS
+        SUBS = cfg.request_lanes // G
+        sub = c_grp[:exact_log2(SUBS)]
+        g_addr = c_req.addr.word_select(sub, 64 * G) if SUBS > 1 else c_req.addr
+        g_data = c_req.data.word_select(sub, 128 * G) if SUBS > 1 else c_req.data
+        if cfg.request_rows > 1:
+            m.d.comb += [r.eq(c_grp[exact_log2(SUBS):]) for r in self.req_row]
         g_exec = c_req.exec.word_select(c_grp, G) if NG > 1 else c_req.exec
         g_first = Signal(G * LINE_BITS)
         straddle, fault, misal, active, g_offs = Signal(G), Signal(G), Signal(G), Signal(G), Signal(7 * G)

@@ -27,6 +27,7 @@ def test_preset_names_and_sizes():
     assert [c.lds_banks for c in (d, t, r, f)] == [32, 32, 32, 4]
     assert [c.lds_window_lanes for c in (d, t, r, f)] == [32, 32, 32, 4]
     assert [c.coalesce_lanes for c in (d, t, r, f)] == [32, 32, 32, 4]
+    assert [c.request_rows for c in (d, t, r, f)] == [1, 1, 1, 8]
     assert all(c.vgpr_granule == 8 and c.sgprs_per_wave == 106 for c in (d, t, r, f))
     assert all(c.scalar_cache_line == 64 and c.icache_line == 64 for c in (d, t, r, f))
     assert [c.fetch_bytes for c in (d, t, r, f)] == [64, 64, 64, 32]
@@ -39,6 +40,20 @@ def test_preset_names_and_sizes():
                  "lds_in_place", "shared_int_datapath"):   # the FPGA's economies
         assert [getattr(c, flag) for c in (d, t, r, f)] == [False, False, False, True], flag
     assert all(c.name == n for n, c in PRESETS.items())
+
+
+def test_request_rows_need_a_reader_in_place_and_a_row_per_ex_cycle():
+    f = get_config("fpga")
+    assert f.replace(request_lanes=32).request_rows == 1        # one row: any combination
+    with pytest.raises(ConfigError, match="request_lanes must be a power of two"):
+        f.replace(request_lanes=6)
+    for change in (dict(lds_in_place=False), dict(coalesce_in_place=False), dict(shared_mem_request=False),
+                   dict(request_lanes=8), dict(regfile="wide", lanes=4)):
+        with pytest.raises(ConfigError, match="needs shared_mem_request"):
+            f.replace(**change)
+    with pytest.raises(ConfigError, match=r"lds_window_lanes \(8\) must be at most request_lanes \(4\)"):
+        f.replace(lds_window_lanes=8)
+    assert f.replace(lanes=8, request_lanes=8, coalesce_lanes=8, lds_window_lanes=4).request_rows == 4
 
 
 def test_get_config_errors_list_presets():

@@ -33,6 +33,7 @@ from sim.memory_ops import build_ds, lds_conflict_cycles
 from sim.model import _Workgroup
 from sim.wave import EXEC, Wave
 from tests.lint import convert_and_lint
+from tests.reqrows import RequestRows
 
 CFG = get_config("default")
 H = CFG.lds_bytes_per_half
@@ -160,9 +161,10 @@ def _simulator(cfg):
     takes longer than most tests run. Each run resets it and installs its own testbench."""
     if cfg not in _SIMS:
         dut = LDS(cfg)
-        sim = Simulator(dut)
+        top = RequestRows(cfg, dut)     # the SIMDs' requests, served a row at a time
+        sim = Simulator(top)
         sim.add_clock(1e-6)
-        _SIMS[cfg] = (dut, sim, {})
+        _SIMS[cfg] = (dut, top, sim, {})
     return _SIMS[cfg]
 
 
@@ -172,7 +174,7 @@ class Bench:
     def __init__(self, cfg=CFG, wgp=False, seed=SEED, image=None):
         self.cfg, self.wgp = cfg, wgp
         self.rng = random.Random(seed)
-        self.dut, self.sim, self.job = _simulator(cfg)
+        self.dut, self.top, self.sim, self.job = _simulator(cfg)
         self.image = image if image is not None else \
             np.frombuffer(self.rng.randbytes(cfg.lds_bytes_total), np.uint8).copy()
         self.windows = {}            # (simd, wave) -> (base, size)
@@ -224,7 +226,7 @@ class Bench:
                     port = dut.req[s]
                     if current[s] is None and pending[s] and not (sequential and inflight[s]):
                         r = current[s] = pending[s].popleft()
-                        p = port.payload
+                        p = self.top.whole[s]
                         ctx.set(p.op, OpId[r.op.upper()])
                         for k in ("wave", "seq", "exec", "offset0", "offset1", "vdst"):
                             ctx.set(getattr(p, k), getattr(r, k))
@@ -564,9 +566,12 @@ def test_atomics_long():
     _atomics(SEED + 5, 1000, hot=[0, 4, 8, 128, 132, 256, 1020, 2044])
 
 
-# windowed scheduling (DCUConfig.lds_window_lanes): the fpga preset's 4 lanes with 4 banks, 8
-# lanes with 4 banks, and 4 lanes with 32 banks (the generic bank decode)
-WINDOWED = {"fpga": get_config("fpga"), "fpga_w8": get_config("fpga").replace(name="fpga_w8", lds_window_lanes=8),
+# windowed scheduling (DCUConfig.lds_window_lanes): the fpga preset's 4 lanes with 4 banks,
+# read from request rows of 4 lanes; 8 lanes with 4 banks from rows of 8; 4 lanes from rows
+# of 8 (two windows a row); 4 lanes with 32 banks (the generic bank decode) from one row
+_FPGA8 = get_config("fpga").replace(lanes=8, request_lanes=8, coalesce_lanes=8)
+WINDOWED = {"fpga": get_config("fpga"), "fpga_w8": _FPGA8.replace(name="fpga_w8", lds_window_lanes=8),
+            "fpga_w4_r8": _FPGA8.replace(name="fpga_w4_r8", lds_window_lanes=4),
             "default_w4": CFG.replace(name="default_w4", lds_window_lanes=4)}
 
 

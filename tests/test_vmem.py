@@ -22,13 +22,13 @@ from hdl.config import PRESETS
 from hdl.isa_tables import OpId, info_of, ops_of
 from hdl.l0 import L0Array
 from hdl.memport import MemKind
-from hdl.simd import VecMemReq
 from hdl.vmem import COUNTERS, ErrorCause, Ext, OpKind, VecMemUnit, op_table
 from isa import Fmt, Inst, by_name
 from sim.memory import GlobalMemory
 from sim.memory_ops import ATOMIC_OPS, build_global, lines_touched
 from sim.wave import NULL, Wave
 from tests.lint import convert_and_lint
+from tests.reqrows import RequestRows, whole_layout
 
 U32 = np.uint32
 M32 = 0xFFFF_FFFF
@@ -128,6 +128,7 @@ class Run:
         self.lat, self.mem_ready, self.resp_ready, self.gap = lat, mem_ready, resp_ready, gap
         self.max_cycles = max_cycles
         self.dut = VecMemUnit(cfg, **(unit or {}))
+        self.top = RequestRows(cfg, self.dut)      # the SIMDs' requests, served a row at a time
         self.gm = GlobalMemory()
         self.alloc = self.gm.allocate(BUF, "buf")
         self.base = self.alloc.base
@@ -147,7 +148,7 @@ class Run:
 
     # -- processes ----------------------------------------------------------------------
     def _payload(self, ins):
-        return VecMemReq(self.cfg).const({
+        return whole_layout(self.cfg).const({
             "wave": ins.wave, "seq": ins.seq, "op": ins.op, "exec": ins.exec,
             "addr": sum((a & (2 ** 64 - 1)) << (64 * i) for i, a in enumerate(ins.addrs)),
             "data": sum(int(ins.data[i, j]) << (128 * i + 32 * j) for i in range(LANES) for j in range(4)),
@@ -159,7 +160,7 @@ class Run:
             while edge < ins.at or self.gap and self.rng.random() < self.gap:
                 await ctx.tick()
                 edge += 1
-            ctx.set(port.payload, self._payload(ins))
+            ctx.set(self.top.whole[s], self._payload(ins))
             ctx.set(port.valid, 1)
             while True:
                 _, _, ready = await ctx.tick().sample(port.ready)
@@ -269,7 +270,7 @@ class Run:
         return process
 
     def run(self):
-        sim = Simulator(self.dut)
+        sim = Simulator(self.top)
         sim.add_clock(1e-8)
         sim.add_testbench(self._main)
         sim.add_testbench(self._memory, background=True)
