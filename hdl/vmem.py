@@ -385,12 +385,19 @@ class VecMemUnit(wiring.Component):
             return Mux(b1[i], spans[SPAN * i:SPAN * i + LINE_BYTES], Mux(b2[i], spans[SPAN * i + LINE_BYTES:SPAN * (i + 1)], 0))
 
         # Two lanes of one store that write the same byte: the later lane must win, so such a
-        # line is written one lane at a time (the bytes of disjoint lanes sum without carries).
+        # line is written one lane at a time. Found as a byte of a lane that an earlier lane
+        # writes too: ANDs and ORs (the masks' sum, 128-bit carry chains, was on the unit's
+        # critical path on the ECP5).
         overlap = Signal()
         f = frag("coal_overlap")
         bmb = [lane_bytes(i, h1, h2) for i in range(G)]
-        with f.If(c_valid & (c_kind == OpKind.STORE)):
-            f.d.comb += overlap.eq(_sum_tree(bmb) != or_tree(bmb))
+        shared, seen = [], bmb[0]
+        for b in bmb[1:]:
+            shared.append(b & seen)
+            seen = seen | b
+        if shared:
+            with f.If(c_valid & (c_kind == OpKind.STORE)):
+                f.d.comb += overlap.eq(or_tree(shared).any())
         gh1, gh2, co_last = Signal(G), Signal(G), Signal()   # the request's lanes of the group
         f = frag("coal_final")
         f.d.comb += [gh1.eq(Mux(overlap, Mux(p_use1, p_oh, 0), h1)), gh2.eq(Mux(overlap, Mux(p_use1, 0, p_oh), h2)),
