@@ -1009,14 +1009,18 @@ def _fpga_budget(config: str = "fpga") -> dict:
     """The whole DCU's register bits, DSP blocks and memory bits counted in its RTLIL
     (``dcu/budget.py``; no FPGA tools, minutes instead of a synthesis that does not finish)
     against the ECP5-85F: the preset, the preset without its three sharing options
-    (``trans_shared``, ``shared_multiplier``, ``shared_mem_request``), and other lane counts."""
+    (``trans_shared``, ``shared_multiplier``, ``shared_mem_request``, and with it ``request_in_rows``),
+    and other lane counts."""
     from hdl.config import get_config
     from .budget import budget
     base = get_config(config)
     variants = {config: base,
-                "without sharing": base.replace(trans_shared=False, shared_multiplier=False, shared_mem_request=False),
+                "without sharing": base.replace(trans_shared=False, shared_multiplier=False, shared_mem_request=False,
+                                                request_in_rows=False),
                 "lanes 8, trans_lanes 8": base.replace(lanes=8, trans_lanes=8),
-                "lanes 2, trans_lanes 1, coalesce_lanes 2": base.replace(lanes=2, trans_lanes=1, coalesce_lanes=2)}
+                # LDS windows are at least 4 lanes: wider than a 2-lane request row
+                "lanes 2, trans_lanes 1, coalesce_lanes 2": base.replace(lanes=2, trans_lanes=1, coalesce_lanes=2,
+                                                                         request_in_rows=False)}
     rows, blocks = [], {}
     for label, cfg in variants.items():
         t0 = time.perf_counter()

@@ -127,15 +127,15 @@ class DCUConfig:
         instead of copying it into a register of its own (a whole wave's addresses and data:
         6,200 flip-flops per CU; the ``fpga`` preset's). ``False``: the copy frees the SIMD's
         register as soon as the unit accepts.
-    request_lanes : int
-        Lanes in a row of a SIMD's vector memory and LDS request (a power of two): the SIMD
-        keeps a request's addresses and data in ``32 / request_lanes`` rows, and the vector
-        memory unit and the LDS read it a row at a time (``VecMemReq`` carries the row their
-        ``req_row`` names). 32, one row, a register (every preset but ``fpga``); fewer needs
-        ``shared_mem_request``, both ``*_in_place``, the banked register file with
-        ``lanes == request_lanes`` (the SIMD writes a row per cycle) and coalescer groups and
-        LDS windows of at most that many lanes. On ``fpga``, 4: the rows are a LUT RAM, not
-        6,144 flip-flops, and its readers select among rows, not among whole waves.
+    request_in_rows : bool
+        ``True``: a SIMD keeps its vector memory and LDS request's addresses and data in rows
+        of a lane group (:attr:`request_lanes` = ``lanes``, the lanes it writes per EX cycle),
+        and the vector memory unit and the LDS read it a row at a time (``VecMemReq`` carries
+        the row their ``req_row`` names). On ``fpga`` the rows are a LUT RAM, not 6,144
+        flip-flops, and its readers select among rows, not among whole waves. Needs
+        ``shared_mem_request``, both ``*_in_place``, the banked register file, and coalescer
+        groups and LDS windows of at most ``lanes`` lanes. ``False``: one row, the whole wave,
+        a register.
     lds_in_place : bool
         ``True``: each LDS half reads the windows of an instruction straight from the SIMD's
         request register, which stays taken until the last window's pass, instead of copying
@@ -225,7 +225,7 @@ class DCUConfig:
     shared_mem_request: bool = False
     coalesce_in_place: bool = False
     lds_in_place: bool = False
-    request_lanes: int = 32
+    request_in_rows: bool = False
     shared_int_datapath: bool = False
     decode_memo: bool = True
     scalar_cache_stage: bool = False
@@ -295,7 +295,7 @@ class DCUConfig:
         if self.wave_policy not in WAVE_POLICIES:
             errors.append(f"wave_policy must be one of {WAVE_POLICIES}, got {self.wave_policy!r}")
         flags = ("trans_shared", "shared_multiplier", "shared_mem_request", "coalesce_in_place",
-                 "lds_in_place", "shared_int_datapath", "decode_memo", "scalar_cache_stage")
+                 "lds_in_place", "request_in_rows", "shared_int_datapath", "decode_memo", "scalar_cache_stage")
         errors += [f"{n} must be a bool, got {getattr(self, n)!r}" for n in flags
                    if not isinstance(getattr(self, n), bool)]
         if self.regfile not in REGFILES:
@@ -304,16 +304,15 @@ class DCUConfig:
             # a line request's lanes go into one result row of the vector memory unit
             errors.append(f"coalesce_lanes ({self.coalesce_lanes}) must be at most the lanes of a "
                           f"response beat ({self.resp_lanes}: lanes with regfile='banked', else 32)")
-        if not _pow2(self.request_lanes) or self.request_lanes > WAVE_SIZE:
-            errors.append(f"request_lanes must be a power of two up to {WAVE_SIZE}, got {self.request_lanes}")
-        elif self.request_lanes < WAVE_SIZE:
+        if self.request_in_rows is True:
             need = [n for n in ("shared_mem_request", "coalesce_in_place", "lds_in_place") if not getattr(self, n)]
-            if need or self.regfile != "banked" or self.lanes != self.request_lanes:
-                errors.append(f"request_lanes ({self.request_lanes}) below {WAVE_SIZE} needs shared_mem_request, "
-                              "coalesce_in_place, lds_in_place and regfile='banked' with lanes == request_lanes")
+            if need or self.regfile != "banked":
+                errors.append("request_in_rows needs shared_mem_request, coalesce_in_place, lds_in_place and "
+                              f"regfile='banked' (missing: {', '.join(need + (['banked'] if self.regfile != 'banked' else []))})")
             for n in ("coalesce_lanes", "lds_window_lanes"):
-                if getattr(self, n) > self.request_lanes:
-                    errors.append(f"{n} ({getattr(self, n)}) must be at most request_lanes ({self.request_lanes})")
+                if getattr(self, n) > self.lanes:
+                    errors.append(f"{n} ({getattr(self, n)}) must be at most lanes ({self.lanes}), a request row, "
+                                  "with request_in_rows")
         if errors:
             raise ConfigError("; ".join(errors))
 
@@ -328,6 +327,12 @@ class DCUConfig:
         """Lanes of one vector memory or LDS response beat: a lane group (``lanes``) with the
         ``"banked"`` register file, which writes a group per cycle, else the whole wave."""
         return self.lanes if self.regfile == "banked" else WAVE_SIZE
+
+    @property
+    def request_lanes(self) -> int:
+        """Lanes in a row of a SIMD's vector memory and LDS request: ``lanes`` with
+        :attr:`request_in_rows`, else the whole wave."""
+        return self.lanes if self.request_in_rows else WAVE_SIZE
 
     @property
     def request_rows(self) -> int:
@@ -530,7 +535,7 @@ PRESETS: Mapping[str, DCUConfig] = {
                              l0_bytes=2 * 1024, coalesce_lanes=4,
                              scalar_cache_bytes=1024, icache_bytes=2 * 1024, fetch_bytes=32, regfile="banked",
                              trans_shared=True, shared_multiplier=True, shared_mem_request=True,
-                             coalesce_in_place=True, lds_in_place=True, request_lanes=4, shared_int_datapath=True, decode_memo=False,
+                             coalesce_in_place=True, lds_in_place=True, request_in_rows=True, shared_int_datapath=True, decode_memo=False,
                              scalar_cache_stage=True, trans_mul_regs=2),
 }
 

@@ -769,7 +769,7 @@ class LDS(wiring.Component):
         bank pass: the halves read it from the SIMD's port until then.
     req_row : Out(ReqRow), array of 4
         The row of each SIMD's request whose lanes ``req`` is to carry
-        (``config.request_lanes`` < 32): the row of the window being served.
+        (``config.request_in_rows``): the row of the window being served.
     resp : Out(stream of VecMemResp), array of 4
         One beat per lane group (``grp``, ``config.resp_lanes`` lanes) of each destination
         register (``write``, ``vdst``; ``data`` and ``mask``, the group's exec bits, the

@@ -211,7 +211,7 @@ class SIMD(wiring.Component):
         the order sent.
     vmem_req_row, lds_req_row : In(ReqRow)
         The row of the request whose lanes ``vmem_req`` and ``lds_req`` carry
-        (``config.request_lanes`` < 32: the rows are a memory, read combinationally).
+        (``config.request_in_rows``: the rows are a memory, read combinationally).
     lds_req, lds_resp : LDS, the same layouts as ``vmem``. ``lds_resp`` is not ready while
         ``vmem_resp`` is valid. ``"wide"`` register file: the response ports are not ready
         during a launch or while a transcendental result is being written (they share a VGPR

@@ -154,8 +154,8 @@ class VecMemUnit(wiring.Component):
     req : In(stream.Signature(VecMemReq)).array(simds_per_cu)
         Requests of each SIMD of the CU (index = SIMD within the CU).
     req_row : Out(ReqRow).array(simds_per_cu)
-        The row of the request whose lanes ``req`` is to carry (``config.request_lanes`` <
-        32): the row of the group being split, combinationally from registers.
+        The row of the request whose lanes ``req`` is to carry (``config.request_in_rows``):
+        the row of the group being split, combinationally from registers.
     resp : Out(stream.Signature(VecMemResp)).array(simds_per_cu)
         Responses: per destination register in order, one beat per lane group
         (``config.resp_lanes`` lanes, ``grp`` 0 .. 32 / resp_lanes - 1 in order; ``mask`` the

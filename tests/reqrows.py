@@ -1,6 +1,6 @@
 """A SIMD's vector memory and LDS requests as their readers see them, for unit testbenches.
 
-With ``config.request_lanes`` < 32 a reader (the vector memory unit, the LDS) names a row of
+With ``config.request_in_rows`` a reader (the vector memory unit, the LDS) names a row of
 the request (``req_row``) and the request port carries that row's lanes, combinationally, as
 the SIMD's request memory does. :class:`RequestRows` wraps a reader so that a testbench can
 set each port's whole request (``whole[port]``, the 32-lane layout) and have the rows served;
@@ -18,7 +18,7 @@ __all__ = ["RequestRows", "whole_layout"]
 
 def whole_layout(cfg) -> data.StructLayout:
     """``VecMemReq`` with the whole wave's lanes (one row)."""
-    return VecMemReq(cfg.replace(request_lanes=32))
+    return VecMemReq(cfg.replace(request_in_rows=False))
 
 
 class RequestRows(Elaboratable):

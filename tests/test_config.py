@@ -44,16 +44,14 @@ def test_preset_names_and_sizes():
 
 def test_request_rows_need_a_reader_in_place_and_a_row_per_ex_cycle():
     f = get_config("fpga")
-    assert f.replace(request_lanes=32).request_rows == 1        # one row: any combination
-    with pytest.raises(ConfigError, match="request_lanes must be a power of two"):
-        f.replace(request_lanes=6)
+    assert f.request_lanes == 4 and f.replace(request_in_rows=False).request_rows == 1
+    assert f.replace(lanes=8, coalesce_lanes=8).request_rows == 4     # rows follow the lanes
     for change in (dict(lds_in_place=False), dict(coalesce_in_place=False), dict(shared_mem_request=False),
-                   dict(request_lanes=8), dict(regfile="wide", lanes=4)):
-        with pytest.raises(ConfigError, match="needs shared_mem_request"):
+                   dict(regfile="wide")):
+        with pytest.raises(ConfigError, match="request_in_rows needs shared_mem_request"):
             f.replace(**change)
-    with pytest.raises(ConfigError, match=r"lds_window_lanes \(8\) must be at most request_lanes \(4\)"):
+    with pytest.raises(ConfigError, match=r"lds_window_lanes \(8\) must be at most lanes \(4\)"):
         f.replace(lds_window_lanes=8)
-    assert f.replace(lanes=8, request_lanes=8, coalesce_lanes=8, lds_window_lanes=4).request_rows == 4
 
 
 def test_get_config_errors_list_presets():

@@ -569,7 +569,7 @@ def test_atomics_long():
 # windowed scheduling (DCUConfig.lds_window_lanes): the fpga preset's 4 lanes with 4 banks,
 # read from request rows of 4 lanes; 8 lanes with 4 banks from rows of 8; 4 lanes from rows
 # of 8 (two windows a row); 4 lanes with 32 banks (the generic bank decode) from one row
-_FPGA8 = get_config("fpga").replace(lanes=8, request_lanes=8, coalesce_lanes=8)
+_FPGA8 = get_config("fpga").replace(lanes=8, coalesce_lanes=8)
 WINDOWED = {"fpga": get_config("fpga"), "fpga_w8": _FPGA8.replace(name="fpga_w8", lds_window_lanes=8),
             "fpga_w4_r8": _FPGA8.replace(name="fpga_w4_r8", lds_window_lanes=4),
             "default_w4": CFG.replace(name="default_w4", lds_window_lanes=4)}
