@@ -686,7 +686,8 @@ def test_request_is_handed_back_after_its_passes(in_place):
     is taken after that; with the copy the register is free at take, and the next request
     waits in it for the half's last pass. The load's register goes out in a beat per 4-lane
     group, one per cycle after its last pass (the store's single beat holds nothing up)."""
-    cfg = get_config("fpga").replace(name=f"fpga_in_place_{in_place}", lds_in_place=in_place)
+    # the copy takes the whole request at once: one row
+    cfg = get_config("fpga").replace(name=f"fpga_in_place_{in_place}", lds_in_place=in_place, request_in_rows=in_place)
     b = Bench(cfg, seed=SEED + 15)
     b.window(0, 0, 0, 2048)
     data = [[n + 1, 0, 0, 0] for n in range(LANES)]

@@ -465,11 +465,17 @@ def test_random_on_fpga_preset():
     assert not r.error.valid and r.counters["instructions"] == len(prog)
 
 
-@pytest.mark.parametrize("cfg, in_place", [(CFG, False), (CFG, True), (BEATS4, True)], ids=["32", "32-in-place", "4-in-place"])
+ROWS4 = BEATS4.replace(shared_mem_request=True, lds_in_place=True, lds_window_lanes=4, coalesce_in_place=True,
+                       request_in_rows=True)
+
+
+@pytest.mark.parametrize("cfg, in_place", [(CFG, False), (CFG, True), (BEATS4, True), (ROWS4, True)],
+                         ids=["32", "32-in-place", "4-in-place", "4-rows"])
 def test_small_tables_and_heavy_backpressure(cfg, in_place):
     """Two entries, miss registers, parked lines and write slots, and a two-deep memory
     queue: every resource runs out and the unit waits for it; ``mem`` ready 30% of the
-    time, ``resp`` 40% (4-lane beats: a stalled beat keeps its row)."""
+    time, ``resp`` 40% (4-lane beats: a stalled beat keeps its row; the request read a
+    4-lane row at a time)."""
     rng = random.Random(12)
     prog = random_program(rng, base_of(), 30)
     unit = dict(entries=2, mshrs=2, waits=2, write_slots=2, mem_queue=2)
