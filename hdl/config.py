@@ -127,6 +127,12 @@ class DCUConfig:
         instead of copying it into a register of its own (a whole wave's addresses and data:
         6,200 flip-flops per CU; the ``fpga`` preset's). ``False``: the copy frees the SIMD's
         register as soon as the unit accepts.
+    lds_in_place : bool
+        ``True``: each LDS half reads the windows of an instruction straight from the SIMD's
+        request register, which stays taken until the last window's pass, instead of copying
+        the wave's addresses and data into a register of its own at take (5,120 flip-flops
+        per half; the ``fpga`` preset's). ``False``: the copy frees the SIMD's register as
+        soon as a half takes the instruction.
     request_in_rows : bool
         ``True``: a SIMD keeps its vector memory and LDS request's addresses and data in rows
         of a lane group (:attr:`request_lanes` = ``lanes``, the lanes it writes per EX cycle),
@@ -136,12 +142,6 @@ class DCUConfig:
         ``shared_mem_request``, both ``*_in_place``, the banked register file, and coalescer
         groups and LDS windows of at most ``lanes`` lanes. ``False``: one row, the whole wave,
         a register.
-    lds_in_place : bool
-        ``True``: each LDS half reads the windows of an instruction straight from the SIMD's
-        request register, which stays taken until the last window's pass, instead of copying
-        the wave's addresses and data into a register of its own at take (5,120 flip-flops
-        per half; the ``fpga`` preset's). ``False``: the copy frees the SIMD's register as
-        soon as a half takes the instruction.
     shared_int_datapath : bool
         ``True``: the integer VALU computes every operation on one adder, one shifter and one
         bitwise unit per lane (``hdl/valu_int_shared.py``, the ``fpga`` preset's: 37 % fewer
@@ -535,8 +535,8 @@ PRESETS: Mapping[str, DCUConfig] = {
                              l0_bytes=2 * 1024, coalesce_lanes=4,
                              scalar_cache_bytes=1024, icache_bytes=2 * 1024, fetch_bytes=32, regfile="banked",
                              trans_shared=True, shared_multiplier=True, shared_mem_request=True,
-                             coalesce_in_place=True, lds_in_place=True, request_in_rows=True, shared_int_datapath=True, decode_memo=False,
-                             scalar_cache_stage=True, trans_mul_regs=2),
+                             coalesce_in_place=True, lds_in_place=True, request_in_rows=True, shared_int_datapath=True,
+                             decode_memo=False, scalar_cache_stage=True, trans_mul_regs=2),
 }
 
 
