@@ -338,8 +338,8 @@ class VecMemUnit(wiring.Component):
                          g_offs.eq(Cat(*[g_addr[64 * i:64 * i + 7] for i in range(G)])),
                          fault.eq(Mux(is_mem, g_exec & Cat(*bad), 0)),
                          active.eq(Mux(is_mem, g_exec & ~Cat(*bad), 0))]
-        # the next group with EXEC lanes, if any (one after another: global_inv, global_wb and
-        # bad opcodes have no lanes to split)
+        # the next group with EXEC lanes, if any (none for global_inv, global_wb and bad
+        # opcodes: they have no lanes to split)
         has_nxt = Const(0)
         if NG > 1:
             nxt, has_nxt = Signal(range(NG)), Signal()
