@@ -367,11 +367,11 @@ class _Pipe(Elaboratable):
         # its lanes' addresses (the low 32 bits) and data: from the registers, or in place from
         # the request of the SIMD served, which it holds until the last pass
         if in_place:
-            # one AND-OR select over the SIMDs' windows, by a one-hot of (SIMD, window): on the
-            # ECP5 about 21 LUTs per bit for 32 of them, where a tree of 2:1 multiplexers by a
-            # binary index took 37 (docs/fpga.md, "The LDS in place")
             # Each SIMD's request carries one row of ``request_lanes`` lanes (the row this half
-            # names, ``row``): the window is at position win % SUBS of it.
+            # names, ``row``): the window is at position win % SUBS of it. One AND-OR select over
+            # the SIMDs' rows and those positions, by a one-hot of (SIMD, position): on the ECP5
+            # it took about 21 LUTs per bit for 32 sources, where a tree of 2:1 multiplexers by a
+            # binary index took 37 (docs/fpga.md, "The LDS in place").
             c_addr, c_data = Signal(32 * WL, name=f"c_addr{h}"), Signal(128 * WL, name=f"c_data{h}")
             SUBS = cfg.request_lanes // WL
             pick = Signal(SIMDS * SUBS, name=f"pick{h}")

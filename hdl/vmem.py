@@ -307,6 +307,11 @@ class VecMemUnit(wiring.Component):
         # a fault is found when its group is reached: the instruction's lowest faulting lane is
         # in the first group with one, and the response mask is written when the split ends.
         c_grp = Signal(range(NG)) if NG > 1 else Const(0, 1)   # the group being split
+
+        def exec_groups(exec_mask):
+            """The groups with EXEC lanes, a bit each."""
+            return Cat(*[exec_mask[G * k:G * (k + 1)].any() for k in range(NG)])
+
         c_fault = Signal(LANES)                                 # faulting lanes of the groups before it (NG > 1)
         g_fresh = Signal()                                      # the group's first cycle
         # the group is in row c_grp / SUBS of the request, at position c_grp % SUBS
@@ -344,8 +349,7 @@ class VecMemUnit(wiring.Component):
         if NG > 1:
             nxt, has_nxt = Signal(range(NG)), Signal()
             f = frag("coal_next")
-            ex_grp = Cat(*[c_req.exec[G * k:G * (k + 1)].any() for k in range(NG)])
-            later = ex_grp & ~((Const(2, NG + 1) << c_grp) - 1)[:NG]
+            later = exec_groups(c_req.exec) & ~((Const(2, NG + 1) << c_grp) - 1)[:NG]
             f.d.comb += [nxt.eq(onehot_index(lowest_one(later))), has_nxt.eq(is_mem & later.any())]
 
         # ---- coalescer: the next request ---------------------------------------------------
@@ -356,10 +360,11 @@ class VecMemUnit(wiring.Component):
         f = frag("coal_lane")                                  # the lowest lane still to issue
         f.d.comb += [p_oh.eq(lowest_one(rem1 | rem2)), p_lig.eq(onehot_index(lowest_one(rem1 | rem2))),
                      p_use1.eq((rem1 & lowest_one(rem1 | rem2)).any())]
-        p_lane = Cat(p_lig[:GS], c_grp) if NG > 1 else p_lig   # ... as a lane of the wave
+        lig = p_lig[:GS]                                       # ... as a lane of the group (no bits if G is 1)
+        p_lane = Cat(lig, c_grp) if NG > 1 else p_lig          # ... as a lane of the wave
         f = frag("coal_line")                                  # ... and the line it needs next
         with f.If(c_valid):
-            f.d.comb += p_line.eq(g_first.word_select(p_lig[:GS], LINE_BITS) + ~p_use1 if G > 1 else g_first + ~p_use1)
+            f.d.comb += p_line.eq(g_first.word_select(lig, LINE_BITS) + ~p_use1)
         # lanes of the group whose first / second line is p_line (a second line is the first + 1)
         h1, h2 = Signal(G), Signal(G)
         f = frag("coal_hits")
@@ -490,8 +495,8 @@ class VecMemUnit(wiring.Component):
                 with m.Case(OpKind.STORE):
                     m.d.sync += [s1_data.eq(sdata), s1_mask.eq(smask)]
                 with m.Case(OpKind.ATOMIC):
-                    m.d.sync += [s1_data.eq(g_data.word_select(Cat(Const(0, 1), p_lig[:GS]), 64)),
-                                 s1_aaddr.eq(g_addr.word_select(p_lig[:GS], 64)[:ADDR_BITS])]
+                    m.d.sync += [s1_data.eq(g_data.word_select(Cat(Const(0, 1), lig), 64)),
+                                 s1_aaddr.eq(g_addr.word_select(lig, 64)[:ADDR_BITS])]
         if NG > 1:   # the next group: its lanes start with nothing issued
             with m.If(g_done & has_nxt):
                 m.d.sync += [c_grp.eq(nxt), done1.eq(0), done2.eq(0), c_fault.eq(c_fault | (fault << (c_grp * G)))]
@@ -664,7 +669,7 @@ class VecMemUnit(wiring.Component):
                          field(older, new, E).eq(valid & ~freeing & same)]
             if NG > 1:   # the first group with EXEC lanes (0 if none)
                 m.d.sync += c_fault.eq(0)
-                m.d.sync += c_grp.eq(onehot_index(lowest_one(Cat(*[a_exec[G * k:G * (k + 1)].any() for k in range(NG)]))))
+                m.d.sync += c_grp.eq(onehot_index(lowest_one(exec_groups(a_exec))))
 
         # the response metadata, written when the split ends (the mask then knows every fault);
         # an error, latched in the first cycle of the instruction (bad opcode) or of a group
