@@ -161,6 +161,15 @@ class DCUConfig:
         keeps its latency when ``scalar_hit_latency`` >= 4; an answer from a fill takes a cycle
         more, and a second answer for the same SIMD starts a cycle after the first ends.
         ``False``: one cycle from the choice to the answer's first beat.
+    coalesce_stage : bool
+        ``True``: the vector memory unit registers the lane fields of the group it splits
+        (lines, straddles, faults, offsets, addresses and data), computed from the request a
+        cycle earlier: the next group's while the current one is split, the first group's in
+        a cycle of its own after an instruction is accepted (the ``fpga`` preset's: the
+        aperture compares and the request's row read fed the coalescer's decisions, on the
+        unit's critical path). An instruction takes a cycle more to split, and a hit answers
+        ``max(6, l0_hit_latency)`` cycles after acceptance, not ``max(5, ...)``. ``False``:
+        the coalescer reads the group's lanes in the cycle it splits them.
     trans_shared : bool
         ``False``: a transcendental unit per SIMD (RDNA). ``True``: one for the whole DCU,
         which its SIMDs take in turn (``hdl/transshare.py``): the ``fpga`` preset's, since
@@ -229,6 +238,7 @@ class DCUConfig:
     shared_int_datapath: bool = False
     decode_memo: bool = True
     scalar_cache_stage: bool = False
+    coalesce_stage: bool = False
     valu_dep_latency: int = 5
     l0_hit_latency: int = 4
     memory_latency: int = 32
@@ -295,7 +305,8 @@ class DCUConfig:
         if self.wave_policy not in WAVE_POLICIES:
             errors.append(f"wave_policy must be one of {WAVE_POLICIES}, got {self.wave_policy!r}")
         flags = ("trans_shared", "shared_multiplier", "shared_mem_request", "coalesce_in_place",
-                 "lds_in_place", "request_in_rows", "shared_int_datapath", "decode_memo", "scalar_cache_stage")
+                 "lds_in_place", "request_in_rows", "shared_int_datapath", "decode_memo", "scalar_cache_stage",
+                 "coalesce_stage")
         errors += [f"{n} must be a bool, got {getattr(self, n)!r}" for n in flags
                    if not isinstance(getattr(self, n), bool)]
         if self.regfile not in REGFILES:
@@ -536,7 +547,8 @@ PRESETS: Mapping[str, DCUConfig] = {
                              scalar_cache_bytes=1024, icache_bytes=2 * 1024, fetch_bytes=32, regfile="banked",
                              trans_shared=True, shared_multiplier=True, shared_mem_request=True,
                              coalesce_in_place=True, lds_in_place=True, request_in_rows=True, shared_int_datapath=True,
-                             decode_memo=False, scalar_cache_stage=True, trans_mul_regs=2),
+                             decode_memo=False, scalar_cache_stage=True, coalesce_stage=True,
+                             trans_mul_regs=2),
 }
 
 

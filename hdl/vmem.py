@@ -267,7 +267,7 @@ class VecMemUnit(wiring.Component):
         ent_store = Signal(E)                                  # retires on storecnt (else loadcnt)
         pending = Signal(E * PB)                               # per entry: requests issued and not answered
         older = Signal(E * E)                                  # per entry: the entries that must retire first
-        gate = cfg.l0_hit_latency > 5                          # the pipeline alone answers in 5 cycles
+        gate = cfg.l0_hit_latency > 5 + cfg.coalesce_stage    # the pipeline alone answers in 5 cycles (6 staged)
         ripe = Signal(E, init=0 if gate else (1 << E) - 1)
         m_alloc, m_stale = Signal(M), Signal(M)                # miss registers
         m_line, m_entry, m_lane = Signal(M * LINE_BITS), Signal(M * EB), Signal(M * 5)
@@ -314,35 +314,9 @@ class VecMemUnit(wiring.Component):
 
         c_fault = Signal(LANES)                                 # faulting lanes of the groups before it (NG > 1)
         g_fresh = Signal()                                      # the group's first cycle
-        # the group is in row c_grp / SUBS of the request, at position c_grp % SUBS
-        SUBS = cfg.request_lanes // G
-        sub = c_grp[:exact_log2(SUBS)]
-        g_addr = c_req.addr.word_select(sub, 64 * G) if SUBS > 1 else c_req.addr
-        g_data = c_req.data.word_select(sub, 128 * G) if SUBS > 1 else c_req.data
-        if cfg.request_rows > 1:
-            m.d.comb += [r.eq(c_grp[exact_log2(SUBS):]) for r in self.req_row]
-        g_exec = c_req.exec.word_select(c_grp, G) if NG > 1 else c_req.exec
-        g_first = Signal(G * LINE_BITS)
-        straddle, fault, misal, active, g_offs = Signal(G), Signal(G), Signal(G), Signal(G), Signal(7 * G)
-        f = frag("lanes")
+        g_done = Signal()                                      # the group's last request leaves, or it has none
         is_ls = (c_kind == OpKind.LOAD) | (c_kind == OpKind.STORE)
         is_mem = is_ls | (c_kind == OpKind.ATOMIC)
-        # a + size > base + aperture_size as a > top: one subtraction for the wave, not an
-        # adder per lane (top < 0, an aperture smaller than the access, faults every lane)
-        top = Signal(signed(ADDR_BITS + 3))
-        f.d.comb += top.eq(self.aperture_base + self.aperture_size - c_size)
-        first, cross, bad, mis = [], [], [], []
-        for i in range(G):
-            a = g_addr[64 * i:64 * i + 64]
-            first.append(a[7:ADDR_BITS])
-            cross.append((a[:7] + c_size - 1)[7])       # its last byte (of 1 to 16) in the next line
-            mis.append((c_kind == OpKind.ATOMIC) & a[:2].any())
-            bad.append((a < self.aperture_base) | (a > top) | mis[-1])
-        with f.If(c_valid):         # idle logic held at 0: a compiled simulator skips it (docs/toolflow.md)
-            f.d.comb += [g_first.eq(Cat(*first)), misal.eq(Cat(*mis)), straddle.eq(Mux(is_ls, Cat(*cross), 0)),
-                         g_offs.eq(Cat(*[g_addr[64 * i:64 * i + 7] for i in range(G)])),
-                         fault.eq(Mux(is_mem, g_exec & Cat(*bad), 0)),
-                         active.eq(Mux(is_mem, g_exec & ~Cat(*bad), 0))]
         # the next group with EXEC lanes, if any (none for global_inv, global_wb and bad
         # opcodes: they have no lanes to split)
         has_nxt = Const(0)
@@ -351,6 +325,57 @@ class VecMemUnit(wiring.Component):
             f = frag("coal_next")
             later = exec_groups(c_req.exec) & ~((Const(2, NG + 1) << c_grp) - 1)[:NG]
             f.d.comb += [nxt.eq(onehot_index(lowest_one(later))), has_nxt.eq(is_mem & later.any())]
+        # With ``coalesce_stage`` the lane fields are computed a cycle ahead into registers: the
+        # first group's in the cycle after acceptance (``loading``, no request then), the next
+        # group's while the current one is split; otherwise in the cycle the group is split.
+        staged = cfg.coalesce_stage
+        loading = c_fresh if staged else Const(0)
+        l_grp = Mux(c_fresh, c_grp, nxt) if staged and NG > 1 else c_grp   # the group read
+        # the group is in row l_grp / SUBS of the request, at position l_grp % SUBS
+        SUBS = cfg.request_lanes // G
+        sub = l_grp[:exact_log2(SUBS)]
+        l_addr = c_req.addr.word_select(sub, 64 * G) if SUBS > 1 else c_req.addr
+        l_data = c_req.data.word_select(sub, 128 * G) if SUBS > 1 else c_req.data
+        if cfg.request_rows > 1:
+            m.d.comb += [r.eq(l_grp[exact_log2(SUBS):]) for r in self.req_row]
+        l_exec = c_req.exec.word_select(l_grp, G) if NG > 1 else c_req.exec
+        fields = dict(first=G * LINE_BITS, straddle=G, fault=G, misal=G, active=G, offs=7 * G)
+        if staged:   # a lane's second line too: no adder between the registers and the line compares
+            fields.update(second=G * LINE_BITS, addr=64 * G, data=128 * G)
+        lf = {k: Signal(w, name=f"l_{k}") for k, w in fields.items()}
+        f = frag("lanes")
+        # a + size > base + aperture_size as a > top: one subtraction for the wave, not an
+        # adder per lane (top < 0, an aperture smaller than the access, faults every lane)
+        top = Signal(signed(ADDR_BITS + 3))
+        f.d.comb += top.eq(self.aperture_base + self.aperture_size - c_size)
+        first, cross, bad, mis = [], [], [], []
+        for i in range(G):
+            a = l_addr[64 * i:64 * i + 64]
+            first.append(a[7:ADDR_BITS])
+            cross.append((a[:7] + c_size - 1)[7])       # its last byte (of 1 to 16) in the next line
+            mis.append((c_kind == OpKind.ATOMIC) & a[:2].any())
+            bad.append((a < self.aperture_base) | (a > top) | mis[-1])
+        with f.If(c_valid):         # idle logic held at 0: a compiled simulator skips it (docs/toolflow.md)
+            f.d.comb += [lf["first"].eq(Cat(*first)), lf["misal"].eq(Cat(*mis)),
+                         lf["straddle"].eq(Mux(is_ls, Cat(*cross), 0)),
+                         lf["offs"].eq(Cat(*[l_addr[64 * i:64 * i + 7] for i in range(G)])),
+                         lf["fault"].eq(Mux(is_mem, l_exec & Cat(*bad), 0)),
+                         lf["active"].eq(Mux(is_mem, l_exec & ~Cat(*bad), 0))]
+            if staged:
+                f.d.comb += [lf["second"].eq(Cat(*[(x + 1)[:LINE_BITS] for x in first])), lf["addr"].eq(l_addr),
+                             lf["data"].eq(l_data)]
+        if staged:
+            gf = {k: Signal(w, name=f"g_{k}") for k, w in fields.items()}
+            g_load = Signal()                                   # the registers take the group read
+            m.d.comb += g_load.eq(c_fresh | g_done & has_nxt)
+            with m.If(g_load):
+                m.d.sync += [gf[k].eq(lf[k]) for k in fields]
+            g_addr, g_data = gf["addr"], gf["data"]
+        else:
+            gf = lf
+            g_addr, g_data = l_addr, l_data
+        g_first, straddle, fault, misal, active, g_offs = (gf[k] for k in ("first", "straddle", "fault", "misal",
+                                                                           "active", "offs"))
 
         # ---- coalescer: the next request ---------------------------------------------------
         rem1, rem2 = Signal(G), Signal(G)                      # lanes whose first / second line is not issued
@@ -364,14 +389,20 @@ class VecMemUnit(wiring.Component):
         p_lane = Cat(lig, c_grp) if NG > 1 else p_lig          # ... as a lane of the wave
         f = frag("coal_line")                                  # ... and the line it needs next
         with f.If(c_valid):
-            f.d.comb += p_line.eq(g_first.word_select(lig, LINE_BITS) + ~p_use1)
+            if staged:
+                f.d.comb += p_line.eq(Mux(p_use1, g_first, gf["second"]).word_select(lig, LINE_BITS))
+            else:
+                f.d.comb += p_line.eq(g_first.word_select(lig, LINE_BITS) + ~p_use1)
         # lanes of the group whose first / second line is p_line (a second line is the first + 1)
         h1, h2 = Signal(G), Signal(G)
         f = frag("coal_hits")
         with f.If(c_valid):
             g_lines = [g_first[LINE_BITS * i:LINE_BITS * (i + 1)] for i in range(G)]
             at1 = Cat(*[x == p_line for x in g_lines])
-            at2 = Cat(*[x == (p_line - 1)[:LINE_BITS] for x in g_lines])
+            if staged:
+                at2 = Cat(*[gf["second"][LINE_BITS * i:LINE_BITS * (i + 1)] == p_line for i in range(G)])
+            else:
+                at2 = Cat(*[x == (p_line - 1)[:LINE_BITS] for x in g_lines])
             f.d.comb += [h1.eq(Mux(c_kind == OpKind.ATOMIC, p_oh, at1 & rem1)), h2.eq(at2 & rem2)]
 
         full, bits = Signal(16), Signal(128)                   # the access size as a byte and a bit mask
@@ -456,8 +487,7 @@ class VecMemUnit(wiring.Component):
             with f.Case(OpKind.WB):   # every earlier write acknowledged
                 f.d.comb += res_ok.eq((ws_valid == 0) & ~s1_write)
         single_op = (c_kind == OpKind.INV) | (c_kind == OpKind.WB)
-        co_valid = c_valid & (single_op | (rem1 | rem2).any())
-        g_done = Signal()                                      # the group's last request leaves, or it has none
+        co_valid = c_valid & ~loading & (single_op | (rem1 | rem2).any())
         # A READ response (fill) or a returning atomic's old value takes the pipeline; a WRITE or
         # non-returning ATOMIC acknowledgement only retires its request, beside it.
         is_fill = self.mem_resp.payload.tag < M
@@ -467,7 +497,7 @@ class VecMemUnit(wiring.Component):
                      take_wack.eq(self.mem_resp.valid & ~f_busy & ~is_fill & ~is_aret),
                      take_replay.eq(~resp_v & ready_w.any()),
                      take_coal.eq(~resp_v & ~ready_w.any() & co_valid & res_ok),
-                     g_done.eq(c_valid & (~co_valid | take_coal & (single_op | co_last))),
+                     g_done.eq(c_valid & ~loading & (~co_valid | take_coal & (single_op | co_last))),
                      c_finish.eq(g_done & ~has_nxt)]
 
         rsp = self.mem_resp.payload
@@ -644,7 +674,7 @@ class VecMemUnit(wiring.Component):
                     if aop is not None:
                         f.d.comb += d_aop.eq(aop)
         new = onehot_index(free_oh)
-        m.d.sync += [c_fresh.eq(fire), g_fresh.eq(fire | g_done & has_nxt), c_valid.eq(fire | c_valid & ~c_finish)]
+        m.d.sync += [c_fresh.eq(fire), g_fresh.eq((c_fresh if staged else fire) | g_done & has_nxt), c_valid.eq(fire | c_valid & ~c_finish)]
         with m.If(fire | c_finish | freeing.any()):
             m.d.sync += [valid.eq((valid | Mux(fire, free_oh, 0)) & ~freeing),
                          issuing.eq((issuing | Mux(fire, free_oh, 0)) & ~Mux(c_finish, bit(E, c_entry), 0))]
@@ -681,7 +711,7 @@ class VecMemUnit(wiring.Component):
         f.d.comb += [meta_w.addr.eq(c_entry), meta_w.en.eq(c_finish), mw.wave.eq(c_req.wave), mw.seq.eq(c_req.seq),
                      mw.vdst.eq(c_req.vdst), mw.beats.eq(Mux(c_kind == OpKind.LOAD, c_beats, 1)), mw.write.eq(writes),
                      mw.store.eq(stores), mw.ext.eq(c_ext), mw.mask.eq(c_req.exec & ~faults)]
-        with m.If(g_fresh & ~err.valid & (fault.any() | c_fresh & (c_kind == OpKind.NONE))):
+        with m.If(~err.valid & (g_fresh & fault.any() | c_fresh & (c_kind == OpKind.NONE))):
             f_lig = onehot_index(lowest_one(fault))[:GS]        # the group's lowest faulting lane
             m.d.sync += [err.valid.eq(1), err.simd.eq(c_simd), err.wave.eq(c_req.wave), err.seq.eq(c_req.seq),
                          err.cause.eq(Mux(c_kind == OpKind.NONE, ErrorCause.OPCODE,

@@ -37,7 +37,7 @@ def test_preset_names_and_sizes():
     assert r.return_order == "in_order" and d.return_order == "per_wave"
     assert [c.regfile for c in (d, t, r, f)] == ["wide", "wide", "wide", "banked"]
     for flag in ("trans_shared", "shared_multiplier", "shared_mem_request", "coalesce_in_place",
-                 "lds_in_place", "shared_int_datapath"):   # the FPGA's economies
+                 "lds_in_place", "shared_int_datapath", "scalar_cache_stage", "coalesce_stage"):   # the FPGA's economies and stages
         assert [getattr(c, flag) for c in (d, t, r, f)] == [False, False, False, True], flag
     assert all(c.name == n for n, c in PRESETS.items())
 
