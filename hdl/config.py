@@ -161,6 +161,14 @@ class DCUConfig:
         keeps its latency when ``scalar_hit_latency`` >= 4; an answer from a fill takes a cycle
         more, and a second answer for the same SIMD starts a cycle after the first ends.
         ``False``: one cycle from the choice to the answer's first beat.
+    lds_pass_stage : bool
+        ``True``: each LDS half computes a window's accesses (the request's row read, the
+        dword adders, the bank decode, which accesses share a dword) into registers, and its
+        bank passes serve the window from there while the next window is computed (the
+        ``fpga`` preset's: the passes' leader loop and the take of the next instruction were
+        one path of 77 ns on the ECP5). An instruction takes a cycle more, and the next one
+        is taken once the last window is loaded. Needs ``lds_window_lanes`` of at most 8. ``False``: a pass computes its window's
+        accesses in its own cycle, and the next instruction is taken with the last pass.
     coalesce_stage : bool
         ``True``: the vector memory unit registers the lane fields of the group it splits
         (lines, straddles, faults, offsets, addresses and data), computed from the request a
@@ -239,6 +247,7 @@ class DCUConfig:
     decode_memo: bool = True
     scalar_cache_stage: bool = False
     coalesce_stage: bool = False
+    lds_pass_stage: bool = False
     valu_dep_latency: int = 5
     l0_hit_latency: int = 4
     memory_latency: int = 32
@@ -306,7 +315,7 @@ class DCUConfig:
             errors.append(f"wave_policy must be one of {WAVE_POLICIES}, got {self.wave_policy!r}")
         flags = ("trans_shared", "shared_multiplier", "shared_mem_request", "coalesce_in_place",
                  "lds_in_place", "request_in_rows", "shared_int_datapath", "decode_memo", "scalar_cache_stage",
-                 "coalesce_stage")
+                 "coalesce_stage", "lds_pass_stage")
         errors += [f"{n} must be a bool, got {getattr(self, n)!r}" for n in flags
                    if not isinstance(getattr(self, n), bool)]
         if self.regfile not in REGFILES:
@@ -315,6 +324,10 @@ class DCUConfig:
             # a line request's lanes go into one result row of the vector memory unit
             errors.append(f"coalesce_lanes ({self.coalesce_lanes}) must be at most the lanes of a "
                           f"response beat ({self.resp_lanes}: lanes with regfile='banked', else 32)")
+        if self.lds_pass_stage is True and self.lds_window_lanes > 8:
+            # the pass registers keep which of a window's accesses share a dword: a matrix
+            # that grows with the square of the window (32 lanes: 16,384 bits)
+            errors.append(f"lds_pass_stage needs lds_window_lanes of at most 8, got {self.lds_window_lanes}")
         if self.request_in_rows is True:
             need = [n for n in ("shared_mem_request", "coalesce_in_place", "lds_in_place") if not getattr(self, n)]
             if need or self.regfile != "banked":
@@ -548,7 +561,7 @@ PRESETS: Mapping[str, DCUConfig] = {
                              trans_shared=True, shared_multiplier=True, shared_mem_request=True,
                              coalesce_in_place=True, lds_in_place=True, request_in_rows=True, shared_int_datapath=True,
                              decode_memo=False, scalar_cache_stage=True, coalesce_stage=True,
-                             trans_mul_regs=2),
+                             lds_pass_stage=True, trans_mul_regs=2),
 }
 
 

@@ -244,6 +244,9 @@ class _Pipe(Elaboratable):
     pair_wpend : out; other_wpend : in
         The windows with pending accesses of a pair instruction (one both halves serve), and
         the other half's: the two serve the lowest window pending in either, together.
+    pair_free : out; other_free : in
+        With ``config.lds_pass_stage``: a pair instruction's next window can be loaded into
+        this half's pass registers, and into the other's; the two load it together.
     banks : list of Memory
         The bank RAMs (testbenches read and preload them), filled in by ``elaborate``.
     """
@@ -280,6 +283,8 @@ class _Pipe(Elaboratable):
         self.row = Signal(ReqRow(config), name=f"row{half}")
         self.pair_wpend = Signal(nwin, name=f"pair_wpend{half}")
         self.other_wpend = Signal(nwin, name=f"other_wpend{half}")
+        self.pair_free = Signal(name=f"pair_free{half}")
+        self.other_free = Signal(name=f"other_free{half}")
         self.banks: list = []
 
     def elaborate(self, platform):
@@ -330,8 +335,7 @@ class _Pipe(Elaboratable):
             dec.d.comb += self.bad_op.eq(ctl.cls == _Cls.NONE)
 
         # ---- P: the instruction's lanes and the bank passes --------------------------------------
-        p_valid, p_first = Signal(name=f"p_valid{h}"), Signal(name=f"p_first{h}")
-        p_passed = Signal(name=f"p_passed{h}")          # a pass of the instruction has run
+        p_valid = Signal(name=f"p_valid{h}")            # the instruction's registers hold one
         w_ctl, w_meta = Signal(_Ctl, name=f"w_ctl{h}"), Signal(Meta, name=f"w_meta{h}")
         in_place = cfg.lds_in_place
         if in_place:
@@ -343,7 +347,23 @@ class _Pipe(Elaboratable):
         w_off1 = Signal(18, name=f"w_off1_{h}")
         w_base = Signal(range(cfg.lds_bytes_total), name=f"w_base{h}")
         w_size = Signal(range(cfg.lds_bytes_total + 1), name=f"w_size{h}")
-        pend = Signal(NACC, name=f"pend{h}")            # access 4 * lane + slot not served yet
+        # With ``lds_pass_stage`` a window's accesses are computed into registers (the pass
+        # registers, ``q_*``) and the passes serve them from there: the row read, the address
+        # adders and the bank decode are a stage before the leader loop, and the next window is
+        # loaded while the passes serve the one before. The instruction's registers (``w_*``)
+        # are free once its last window is loaded, so the next instruction is taken while the
+        # passes finish it.
+        staged = cfg.lds_pass_stage
+        if staged:
+            wtodo = Signal(NWIN, name=f"wtodo{h}")      # windows still to load
+            w_fresh = Signal(name=f"w_fresh{h}")        # ... the instruction's first still to load
+            load = Signal(name=f"load{h}")              # window ``win`` goes into the pass registers
+        else:
+            pend = Signal(NACC, name=f"pend{h}")        # access 4 * lane + slot not served yet
+
+        def lanes_pend(exec_bits):
+            """The accesses of the lanes ``exec_bits``: their EXEC bits and the op's slots."""
+            return Cat(*[exec_bits[n] & w_ctl.smask[s_] for n in range(len(exec_bits)) for s_ in range(SLOTS)])
 
         # the window of lanes the passes serve: the first with pending accesses
         if NWIN > 1 or in_place:
@@ -351,7 +371,10 @@ class _Pipe(Elaboratable):
         if NWIN > 1:
             wpend, win = Signal(NWIN, name=f"wpend{h}"), Signal(range(NWIN), name=f"win{h}")
             c_pend, c_exec = Signal(NW, name=f"c_pend{h}"), Signal(WL, name=f"c_exec{h}")
-            wsel.d.comb += wpend.eq(Cat(*[pend[NW * k: NW * (k + 1)].any() for k in range(NWIN)]))
+            if staged:
+                wsel.d.comb += wpend.eq(wtodo)
+            else:
+                wsel.d.comb += wpend.eq(Cat(*[pend[NW * k: NW * (k + 1)].any() for k in range(NWIN)]))
             # the two halves of a pair serve a window together (the lowest pending in either):
             # they read the SIMD's request at one row (a half with nothing there passes empty)
             both = Signal(NWIN, name=f"both{h}")
@@ -361,7 +384,8 @@ class _Pipe(Elaboratable):
                 with wsel.If(both[k]):
                     wsel.d.comb += win.eq(k)
             with wsel.If(p_valid):
-                wsel.d.comb += [c_pend.eq(pend.word_select(win, NW)), c_exec.eq(w_meta.exec.word_select(win, WL))]
+                wsel.d.comb += c_exec.eq(w_meta.exec.word_select(win, WL))
+                wsel.d.comb += c_pend.eq(lanes_pend(c_exec) if staged else pend.word_select(win, NW))
         else:
             c_pend, c_exec = pend, w_meta.exec
         # its lanes' addresses (the low 32 bits) and data: from the registers, or in place from
@@ -405,7 +429,7 @@ class _Pipe(Elaboratable):
                 c_exec[n] & (((lane(c_y, 2, n) | Mux(w_ctl.two, (lane(c_addr, 32, n)[:2] + w_off1[:2])[:2], 0)) & amask) != 0)
                 for n in range(WL)]))
         mis_n = encode_onehot(lowest_bit(mis))
-        ln.d.comb += [self.misaligned.eq(mis.any()), self.mis_lane.eq(Cat(mis_n, win) if NWIN > 1 else mis_n),
+        ln.d.comb += [self.misaligned.eq(mis.any() & load if staged else mis.any()), self.mis_lane.eq(Cat(mis_n, win) if NWIN > 1 else mis_n),
                       self.mis_addr.eq(c_addr.word_select(mis_n, 32)), self.mis_wave.eq(w_meta.wave)]
 
         # the window's accesses, in canonical order (access 4 * lane + slot of the window)
@@ -456,24 +480,57 @@ class _Pipe(Elaboratable):
         bd = _sub(m, "bank_decode")
         with bd.If(p_valid):
             bd.d.comb += rows.eq(Cat(*[Const(1, 1) << v_dp[DW * j: DW * j + bb] for j in range(NW)]))
+
+        # what the passes read: the pass registers (staged), or the window as computed above
+        if staged:
+            q_valid, q_first = Signal(name=f"q_valid{h}"), Signal(name=f"q_first{h}")
+            q_passed, q_last = Signal(name=f"q_passed{h}"), Signal(name=f"q_last{h}")   # a pass has run; the last window
+            q_ctl, q_meta, q_y = Signal(_Ctl, name=f"q_ctl{h}"), Signal(Meta, name=f"q_meta{h}"), Signal(2 * WL, name=f"q_y{h}")
+            q_win = Signal(range(NWIN), name=f"q_win{h}")   # (config: staged windows are at most 8 lanes)
+            q_dp, q_inr, q_pend = Signal(DW * NW, name=f"q_dp{h}"), Signal(2 * NW, name=f"q_inr{h}"), Signal(NW, name=f"q_pend{h}")
+            q_wd, q_be, q_rows = Signal(32 * NW, name=f"q_wd{h}"), Signal(4 * NW, name=f"q_be{h}"), Signal(BANKS * NW, name=f"q_rows{h}")
+            # accesses i and j to one dword (row i): the passes serve a bank leader's dword
+            # from this, not by comparing dwords in the loop
+            q_same, same_w = Signal(NW * NW, name=f"q_same{h}"), Signal(NW * NW, name=f"same_w{h}")
+            sm = _sub(m, "same_dword")
+            eq = {}
+            with sm.If(p_valid):
+                for i in range(NW):
+                    for j in range(NW):
+                        if i != j:
+                            a, b = min(i, j), max(i, j)
+                            if (a, b) not in eq:
+                                eq[a, b] = v_dp[DW * a: DW * (a + 1)] == v_dp[DW * b: DW * (b + 1)]
+                            sm.d.comb += same_w[NW * i + j].eq(eq[a, b])
+                        else:
+                            sm.d.comb += same_w[NW * i + j].eq(1)
+            p_run, first_s, passed_s, ctl_s, meta_s, y_s = q_valid, q_first, q_passed, q_ctl, q_meta, q_y
+            bank_rows = rows
+            rows_s, pend_s, dp_s, inr_s, wd_s, be_s, win_s = q_rows, q_pend, q_dp, q_inr, q_wd, q_be, q_win
+        else:
+            p_first = Signal(name=f"p_first{h}")        # the next pass is the instruction's first
+            p_passed = Signal(name=f"p_passed{h}")      # a pass of the instruction has run
+            p_run, first_s, passed_s, ctl_s, meta_s, y_s = p_valid, p_first, p_passed, w_ctl, w_meta, c_y
+            rows_s, pend_s, dp_s, inr_s, wd_s, be_s = rows, v_pend, v_dp, v_inr, v_wd, v_be
+            win_s = win if NWIN > 1 else None
         if BANKS == 32 and NW % 32 == 0:   # the simulator's fast transpose: block q, row b: accesses 32q.. in bank b
-            cm = _transpose32(m, rows, NW // 32, f"cm{h}", p_valid)
+            cm = _transpose32(m, rows_s, NW // 32, f"cm{h}", p_run)
             w_cm = _words(cm, BANKS, [BANKS * q + b for b in range(BANKS) for q in range(NW // 32)])
         else:             # bank b, bit j: access j
-            w_cm = Cat(*[rows[BANKS * j + b] for b in range(BANKS) for j in range(NW)])
+            w_cm = Cat(*[rows_s[BANKS * j + b] for b in range(BANKS) for j in range(NW)])
 
         # leaders: the first pending access of each bank
         los = Signal(BANKS * NW, name=f"los{h}")
         ld1 = _sub(m, "lead")
-        with ld1.If(p_valid):
-            ld1.d.comb += los.eq(Cat(*[lowest_bit(w_cm[NW * b: NW * (b + 1)] & v_pend) for b in range(BANKS)]))
-        pend1, dp1, inr1, ctl1 = _pass(ld1, v_pend, v_dp, v_inr, w_ctl)
+        with ld1.If(p_run):
+            ld1.d.comb += los.eq(Cat(*[lowest_bit(w_cm[NW * b: NW * (b + 1)] & pend_s) for b in range(BANKS)]))
+        pend1, dp1, inr1, ctl1 = _pass(ld1, pend_s, dp_s, inr_s, ctl_s)
         idx = Signal(IB * BANKS, name=f"idx{h}")       # leader of each bank
         anyb = Signal(BANKS, name=f"anyb{h}")
         lead = Signal(NW, name=f"lead{h}")              # the leaders (an atomic pass serves only them)
         ld2 = _sub(m, "leader")
         lo = [los[NW * b: NW * (b + 1)] for b in range(BANKS)]
-        with ld2.If(p_valid):
+        with ld2.If(p_run):
             ld2.d.comb += [idx.eq(Cat(*[encode_onehot(x) for x in lo])), anyb.eq(Cat(*[x.any() for x in lo])),
                            lead.eq(tree_or(lo))]
         pend2, dp2, inr2, ctl2 = _pass(ld2, pend1, dp1, inr1, ctl1)
@@ -481,7 +538,7 @@ class _Pipe(Elaboratable):
         widx, wany = Signal(IB * BANKS, name=f"widx{h}"), Signal(BANKS, name=f"wany{h}")
         is_wr = (ctl2.cls == _Cls.STORE) | (ctl2.cls == _Cls.ATOMIC)
         ldx = _sub(m, "leader_addr")
-        with ldx.If(p_valid):
+        with ldx.If(p_run):
             ldx.d.comb += [ldw.eq(Cat(*[dp2.word_select(idx[IB * b: IB * (b + 1)], DW) for b in range(BANKS)])),
                            widx.eq(Mux(is_wr, idx, 0)), wany.eq(Mux(is_wr, anyb, 0))]
         pend3, dp3, inr3, ctl3, lead3 = _pass(ldx, pend2, dp2, inr2, ctl2, lead)
@@ -489,23 +546,32 @@ class _Pipe(Elaboratable):
         # served: every pending access to its bank leader's dword (atomics: the leaders only)
         served = Signal(NW, name=f"served{h}")
         sv = _sub(m, "serve")
-        same = Cat(*[dp3[DW * i: DW * (i + 1)] == ldw.word_select(dp3[DW * i: DW * i + bb], DW) for i in range(NW)])
-        with sv.If(p_valid):
+        if staged:
+            same = Cat(*[(lead3 & q_same[NW * i: NW * (i + 1)]).any() for i in range(NW)])
+        else:
+            same = Cat(*[dp3[DW * i: DW * (i + 1)] == ldw.word_select(dp3[DW * i: DW * i + bb], DW) for i in range(NW)])
+        with sv.If(p_run):
             sv.d.comb += served.eq(Mux(ctl3.cls == _Cls.ATOMIC, lead3, same & pend3))
         pend4, dp4, inr4, ctl4 = _pass(sv, pend3, dp3, inr3, ctl3)
-        kept = Signal(NW, name=f"kept{h}")              # the window's accesses still pending after the pass
-        kp = _sub(m, "kept")
-        with kp.If(p_valid):
-            kp.d.comb += kept.eq(c_pend & c_val & ~ordered(served, 1))
+        if not staged:
+            kept = Signal(NW, name=f"kept{h}")          # the window's accesses still pending after the pass
+            kp = _sub(m, "kept")
+            with kp.If(p_valid):
+                kp.d.comb += kept.eq(c_pend & c_val & ~ordered(served, 1))
         xsel = Signal(xw * NW, name=f"xsel{h}")         # crossbar select: bank, window (0 data, 1/3 zero, 2 partial)
         last = Signal(name=f"last{h}")
         nserved = Signal(WL, name=f"nserved{h}")        # served, for narrow stores only (see below)
         xs = _sub(m, "xsel")
         # the instruction's last pass: nothing left in this window, nor in another
-        done = (pend4 & ~served) == 0
-        if NWIN > 1:
-            done &= ~Cat(*[wpend[k] & (win != k) for k in range(NWIN)]).any()
-        with xs.If(p_valid):
+        win_done = Signal(name=f"win_done{h}")
+        m.d.comb += win_done.eq((pend4 & ~served) == 0)
+        if staged:
+            done = q_last & win_done
+        else:
+            done = win_done
+            if NWIN > 1:
+                done &= ~Cat(*[wpend[k] & (win != k) for k in range(NWIN)]).any()
+        with xs.If(p_run):
             xs.d.comb += [xsel.eq(Cat(*[Cat(dp4[DW * i: DW * i + bb], inr4[2 * i] | ~served[i], inr4[2 * i + 1])
                                         for i in range(NW)])),
                           last.eq(done),
@@ -517,39 +583,39 @@ class _Pipe(Elaboratable):
         b_cmp, b_aval = Signal(32 * BANKS, name=f"b_cmp{h}"), Signal(BANKS, name=f"b_aval{h}")
         ws = _sub(m, "write_select")
         wi = [widx[IB * b: IB * (b + 1)] for b in range(BANKS)]
-        with ws.If(p_valid):
-            ws.d.comb += [b_wd.eq(Cat(*[v_wd.word_select(i, 32) for i in wi])),
-                          b_be.eq(Cat(*[Mux(wany[b], v_be.word_select(wi[b], 4), 0) for b in range(BANKS)])),
-                          b_cmp.eq(Cat(*[v_wd.word_select(Cat(Const(2, 2), i[2:]), 32) for i in wi])),
-                          b_aval.eq(Cat(*[wany[b] & (v_inr.word_select(wi[b], 2) == 0) for b in range(BANKS)]))]
+        with ws.If(p_run):
+            ws.d.comb += [b_wd.eq(Cat(*[wd_s.word_select(i, 32) for i in wi])),
+                          b_be.eq(Cat(*[Mux(wany[b], be_s.word_select(wi[b], 4), 0) for b in range(BANKS)])),
+                          b_cmp.eq(Cat(*[wd_s.word_select(Cat(Const(2, 2), i[2:]), 32) for i in wi])),
+                          b_aval.eq(Cat(*[wany[b] & (inr_s.word_select(wi[b], 2) == 0) for b in range(BANKS)]))]
 
         # narrow stores: bytes of one dword may come from several lanes; per byte, the last
         # writer among the served lanes of the bank. Only slot 0 is in use: in REV order, the
         # window's lane WL - 1 - q sits at its access 4 q + 3, so these vectors hold bit q for it.
-        narrow_st = (w_ctl.cls == _Cls.STORE) & (w_ctl.narrow != 0)
+        narrow_st = (ctl_s.cls == _Cls.STORE) & (ctl_s.narrow != 0)
         slot0 = [4 * q + 3 for q in range(WL)]
         n_cm, n_bep = Signal(BANKS * WL, name=f"n_cm{h}"), Signal(4 * WL, name=f"n_bep{h}")
         n_wd = Signal(32 * WL, name=f"n_wd{h}")       # byte y of every lane, then byte y + 1, ...
         ng = _sub(m, "narrow_gate")
-        with ng.If(p_valid):
+        with ng.If(p_run):
             ng.d.comb += [n_cm.eq(Mux(narrow_st, Cat(*[w_cm[NW * b + j] for b in range(BANKS) for j in slot0]), 0)),
-                          n_bep.eq(Mux(narrow_st, Cat(*[v_be[4 * j + y] for y in range(4) for j in slot0]), 0)),
-                          n_wd.eq(Mux(narrow_st, Cat(*[v_wd[32 * j + 8 * y: 32 * j + 8 * y + 8]
+                          n_bep.eq(Mux(narrow_st, Cat(*[be_s[4 * j + y] for y in range(4) for j in slot0]), 0)),
+                          n_wd.eq(Mux(narrow_st, Cat(*[wd_s[32 * j + 8 * y: 32 * j + 8 * y + 8]
                                                        for y in range(4) for j in slot0]), 0))]
         n_win = Signal(4 * BANKS * WL, name=f"n_win{h}")   # (bank, byte): the winning lane, one-hot
         nw = _sub(m, "narrow_win")
-        with nw.If(p_valid):
+        with nw.If(p_run):
             nw.d.comb += n_win.eq(Cat(*[lowest_bit(n_cm[WL * b: WL * (b + 1)] & nserved &
                                                 n_bep[WL * y: WL * (y + 1)])
                                         for b in range(BANKS) for y in range(4)]))
         n_idx, n_bbe = Signal(LB * 4 * BANKS, name=f"n_idx{h}"), Signal(4 * BANKS, name=f"n_bbe{h}")
         ni = _sub(m, "narrow_index")
         wins = [n_win[WL * k: WL * (k + 1)] for k in range(4 * BANKS)]
-        with ni.If(p_valid):
+        with ni.If(p_run):
             ni.d.comb += [n_idx.eq(Cat(*[encode_onehot(w) for w in wins])), n_bbe.eq(Cat(*[w.any() for w in wins]))]
         n_bwd = Signal(32 * BANKS, name=f"n_bwd{h}")
         nd = _sub(m, "narrow_data")
-        with nd.If(p_valid):
+        with nd.If(p_run):
             nd.d.comb += n_bwd.eq(Cat(*[n_wd[8 * WL * (k % 4): 8 * WL * (k % 4 + 1)]
                                         .word_select(n_idx[LB * k: LB * (k + 1)], 8) for k in range(4 * BANKS)]))
 
@@ -575,7 +641,7 @@ class _Pipe(Elaboratable):
             rp = mem.read_port(transparent_for=(wp,))
             # read only for a pass (stage R is valid next): idle cycles skip the 64 reads and
             # their write-through checks, which a compiled simulation would run every cycle
-            rports.d.comb += [rp.addr.eq(ldw[DW * b + bb: DW * b + bb + rb]), rp.en.eq(advance & p_valid)]
+            rports.d.comb += [rp.addr.eq(ldw[DW * b + bb: DW * b + bb + rb]), rp.en.eq(advance & p_run)]
             rdata.d.comb += rd[32 * b: 32 * b + 32].eq(rp.data)
             wports.d.comb += [wp.addr.eq(r_row[rb * b: rb * (b + 1)]),
                               wp.data.eq(Mux(r_atomic, anew[32 * b: 32 * b + 32], r_wd[32 * b: 32 * b + 32])),
@@ -687,10 +753,19 @@ class _Pipe(Elaboratable):
         # ---- control --------------------------------------------------------------------------
         a_free = self.ack & bp.last
         m.d.comb += [advance.eq(~(x_valid & x_first & a_valid & ~a_free)),
-                     self.can_take.eq(~p_valid | (advance & last)),
-                     self.passed.eq(advance & p_valid & served.any()),
-                     self.finish.eq(advance & p_valid & last), self.serving.eq(w_meta.simd),
-                     self.conflict.eq(advance & p_valid & served.any() & p_passed)]
+                     self.passed.eq(advance & p_run & served.any()), self.serving.eq(w_meta.simd),
+                     self.conflict.eq(advance & p_run & served.any() & passed_s)]
+        if staged:
+            # a window is loaded when the passes are free (in a pair, both halves' together: they
+            # read one row); the instruction's registers are free after its last window's load
+            p2_free, w_last = Signal(name=f"p2_free{h}"), Signal(name=f"w_last{h}")
+            win_bit = Const(1, NWIN) << win
+            m.d.comb += [p2_free.eq(~q_valid | (advance & win_done)), w_last.eq((both & ~win_bit) == 0),
+                         self.pair_free.eq(p_valid & w_meta.pair & p2_free),
+                         load.eq(p_valid & p2_free & (~w_meta.pair | self.other_free)),
+                         self.can_take.eq(~p_valid), self.finish.eq(load & w_last)]
+        else:
+            m.d.comb += [self.can_take.eq(~p_valid | (advance & last)), self.finish.eq(advance & p_valid & last)]
         with m.If(self.ack):
             if NG > 1:
                 m.d.sync += a_grp.eq(a_grp + 1)       # 0 again after the register's last (NG divides 32)
@@ -699,28 +774,34 @@ class _Pipe(Elaboratable):
             with m.If(bp.last):
                 m.d.sync += a_valid.eq(0)
         with m.If(advance):
-            m.d.sync += [x_valid.eq(r_valid), r_valid.eq(p_valid)]
+            m.d.sync += [x_valid.eq(r_valid), r_valid.eq(p_run)]
             with m.If(r_valid):
                 m.d.sync += [x_first.eq(r_first), x_last.eq(r_last), x_ctl.eq(r_ctl), x_meta.eq(r_meta), x_y.eq(r_y),
                              x_xsel.eq(r_xsel), x_rd.eq(rd), x_served.eq(r_served)]
                 if NWIN > 1:
                     m.d.sync += x_win.eq(r_win)
-            with m.If(p_valid):
-                m.d.sync += [r_first.eq(p_first), r_last.eq(last), r_ctl.eq(w_ctl), r_meta.eq(w_meta), r_y.eq(c_y),
+            with m.If(p_run):
+                m.d.sync += [r_first.eq(first_s), r_last.eq(last), r_ctl.eq(ctl_s), r_meta.eq(meta_s), r_y.eq(y_s),
                              r_xsel.eq(xsel), r_served.eq(served), r_wd.eq(Mux(narrow_st, n_bwd, b_wd)),
                              r_be.eq(Mux(narrow_st, n_bbe, b_be)), r_cmp.eq(b_cmp), r_aval.eq(b_aval)]
-                with m.If((w_ctl.cls == _Cls.STORE) | (w_ctl.cls == _Cls.ATOMIC)):   # write addresses
+                with m.If((ctl_s.cls == _Cls.STORE) | (ctl_s.cls == _Cls.ATOMIC)):   # write addresses
                     m.d.sync += r_row.eq(Cat(*[ldw[DW * b + bb: DW * b + bb + rb] for b in range(BANKS)]))
                 if NWIN > 1:
-                    m.d.sync += [pend.eq(Cat(*[Mux(win == k, kept, pend[NW * k: NW * (k + 1)]) for k in range(NWIN)])),
-                                 r_win.eq(win)]
+                    m.d.sync += r_win.eq(win_s)
+                if staged:
+                    m.d.sync += q_pend.eq(q_pend & ~served)
+                    with m.If(win_done):
+                        m.d.sync += q_valid.eq(0)
+                elif NWIN > 1:
+                    m.d.sync += pend.eq(Cat(*[Mux(win == k, kept, pend[NW * k: NW * (k + 1)]) for k in range(NWIN)]))
                 else:
                     m.d.sync += pend.eq(kept)
-                m.d.sync += p_first.eq(0)
+                m.d.sync += first_s.eq(0)
                 with m.If(served.any()):
-                    m.d.sync += p_passed.eq(1)
-                with m.If(last):
-                    m.d.sync += p_valid.eq(0)
+                    m.d.sync += passed_s.eq(1)
+                if not staged:
+                    with m.If(last):
+                        m.d.sync += p_valid.eq(0)
             with m.If(x_valid):
                 with m.If(x_first):
                     m.d.sync += [a_valid.eq(1), a_ctl.eq(x_ctl), a_meta.eq(x_meta),
@@ -729,17 +810,32 @@ class _Pipe(Elaboratable):
                         m.d.sync += a_grp.eq(0)
                 m.d.sync += [a_done.eq(x_last),
                              got.eq(Mux(x_first, 0, got) | (x_served << (x_win * NW))[:NACC])]
+        if staged:   # after the passes' updates: a window loaded replaces the one they finish
+            with m.If(load):
+                m.d.sync += [q_valid.eq(1), q_first.eq(w_fresh), q_last.eq(w_last), q_ctl.eq(w_ctl), q_meta.eq(w_meta),
+                             q_y.eq(c_y), q_dp.eq(v_dp), q_inr.eq(v_inr), q_pend.eq(v_pend), q_wd.eq(v_wd),
+                             q_be.eq(v_be), q_rows.eq(bank_rows), q_same.eq(same_w), w_fresh.eq(0),
+                             wtodo.eq(wtodo & ~win_bit), q_win.eq(win)]
+                with m.If(w_fresh):
+                    m.d.sync += q_passed.eq(0)
+                with m.If(w_last):
+                    m.d.sync += p_valid.eq(0)
 
         with m.If(self.take):
             srcmap = Mux(ctl.xchg2, Mux(req.offset0 == req.offset1, 0b0000, 0b1000), 0b11100100)
             writes = (ctl.cls == _Cls.STORE) | (ctl.cls == _Cls.ATOMIC)
             edge_mask = ((Const(1, 5) << self.size[:2]) - 1)[:4]    # the window's last dword, if partial
-            m.d.sync += [p_valid.eq(1), p_first.eq(1), p_passed.eq(0), w_ctl.eq(ctl),
+            m.d.sync += [p_valid.eq(1), w_ctl.eq(ctl),
                          w_meta.simd.eq(self.simd), w_meta.wave.eq(req.wave), w_meta.seq.eq(req.seq),
                          w_meta.vdst.eq(req.vdst), w_meta.exec.eq(req.exec), w_meta.em.eq(edge_mask),
                          w_meta.src.eq(srcmap), w_meta.pair.eq(self.pair),
-                         w_offs.eq(offs), w_off1.eq(off1), w_base.eq(self.base), w_size.eq(self.size),
-                         pend.eq(Cat(*[req.exec[n] & ctl.smask[s] for n in range(LANES) for s in range(SLOTS)]))]
+                         w_offs.eq(offs), w_off1.eq(off1), w_base.eq(self.base), w_size.eq(self.size)]
+            if staged:   # the windows with EXEC lanes (window 0 if none: the instruction still answers)
+                wins = Cat(*[req.exec[WL * k: WL * (k + 1)].any() for k in range(NWIN)])
+                m.d.sync += [w_fresh.eq(1), wtodo.eq(Mux(wins.any(), wins, 1))]
+            else:
+                m.d.sync += [p_first.eq(1), p_passed.eq(0),
+                             pend.eq(Cat(*[req.exec[n] & ctl.smask[s] for n in range(LANES) for s in range(SLOTS)]))]
             if in_place:
                 m.d.sync += w_simd.eq(Const(1, SIMDS) << self.simd)
             else:
@@ -814,7 +910,8 @@ class LDS(wiring.Component):
         pipes = self.pipes
         m.submodules.half0, m.submodules.half1 = pipes
         p0, p1 = pipes
-        m.d.comb += [p0.other_wpend.eq(p1.pair_wpend), p1.other_wpend.eq(p0.pair_wpend)]
+        m.d.comb += [p0.other_wpend.eq(p1.pair_wpend), p1.other_wpend.eq(p0.pair_wpend),
+                     p0.other_free.eq(p1.pair_free), p1.other_free.eq(p0.pair_free)]
         if cfg.request_rows > 1:   # the row of each SIMD's request that the half serving it reads
             m.d.comb += [self.req_row[s].eq(Mux(p0.serving == s, p0.row, 0) | Mux(p1.serving == s, p1.row, 0))
                          for s in range(SIMDS)]

@@ -37,7 +37,7 @@ def test_preset_names_and_sizes():
     assert r.return_order == "in_order" and d.return_order == "per_wave"
     assert [c.regfile for c in (d, t, r, f)] == ["wide", "wide", "wide", "banked"]
     for flag in ("trans_shared", "shared_multiplier", "shared_mem_request", "coalesce_in_place",
-                 "lds_in_place", "shared_int_datapath", "scalar_cache_stage", "coalesce_stage"):   # the FPGA's economies and stages
+                 "lds_in_place", "shared_int_datapath", "scalar_cache_stage", "coalesce_stage", "lds_pass_stage"):   # the FPGA's economies and stages
         assert [getattr(c, flag) for c in (d, t, r, f)] == [False, False, False, True], flag
     assert all(c.name == n for n, c in PRESETS.items())
 
@@ -52,6 +52,12 @@ def test_request_rows_need_a_reader_in_place_and_a_row_per_ex_cycle():
             f.replace(**change)
     with pytest.raises(ConfigError, match=r"lds_window_lanes \(8\) must be at most lanes \(4\)"):
         f.replace(lds_window_lanes=8)
+
+
+def test_lds_pass_stage_needs_small_windows():
+    assert get_config("default").replace(lds_window_lanes=8, lds_pass_stage=True).lds_pass_stage
+    with pytest.raises(ConfigError, match=r"lds_pass_stage needs lds_window_lanes of at most 8, got 32"):
+        get_config("default").replace(lds_pass_stage=True)
 
 
 def test_get_config_errors_list_presets():

@@ -36,6 +36,14 @@ from tests.lint import convert_and_lint
 from tests.reqrows import RequestRows
 
 CFG = get_config("default")
+# the pass stage (config.lds_pass_stage) is the fpga preset's; these variants run each way on
+# the other: windows of 8 lanes with 32 banks staged, the fpga preset unstaged
+VARIANTS = {"default_staged": CFG.replace(name="default_staged", lds_window_lanes=8, lds_pass_stage=True),
+            "fpga_unstaged": get_config("fpga").replace(name="fpga_unstaged", lds_pass_stage=False)}
+
+
+def _config(name):
+    return VARIANTS[name] if name in VARIANTS else get_config(name)
 H = CFG.lds_bytes_per_half
 LANES, M32 = 32, 0xFFFF_FFFF
 ALL = M32
@@ -467,11 +475,11 @@ def _run_conflicts(n_random, seed, cfg=CFG):
             assert b.costs[id(r)] == LANES // wl
 
 
-@pytest.mark.parametrize("preset", ["default", "fpga"])
+@pytest.mark.parametrize("preset", ["default", "fpga", *VARIANTS])
 def test_conflict_cycles_match_model(preset):
     """Strides 0..64 and 300 random patterns: bank passes = lds_conflict_cycles, data right;
     on ``fpga``, with 4 banks per half."""
-    _run_conflicts(300, SEED, get_config(preset))
+    _run_conflicts(300, SEED, _config(preset))
 
 
 @pytest.mark.slow
@@ -501,12 +509,12 @@ def _mixed(seed, n, ops, ready, cfg=CFG):
     return b.check()
 
 
-@pytest.mark.parametrize("preset", ["default", "fpga"])
+@pytest.mark.parametrize("preset", ["default", "fpga", *VARIANTS])
 def test_loads_and_stores_of_every_width(preset):
     """Every load and store width, the 2addr forms, narrow sign/zero extension, windows with a
     partial last dword, lanes past the window, four SIMDs at once, random back-pressure; on
     ``fpga`` with 4 banks of 256 rows per half."""
-    b = _mixed(SEED + 2, 160, LOADS + STORES, ready=0.7, cfg=get_config(preset))
+    b = _mixed(SEED + 2, 160, LOADS + STORES, ready=0.7, cfg=_config(preset))
     assert b.counters["conflict_cycles"][0] + b.counters["conflict_cycles"][1] > 0
 
 
@@ -556,9 +564,9 @@ def _atomics(seed, n, hot, cfg=CFG):
     return b.check()
 
 
-@pytest.mark.parametrize("preset", ["default", "fpga"])
+@pytest.mark.parametrize("preset", ["default", "fpga", *VARIANTS])
 def test_atomics_from_many_lanes_waves_and_simds(preset):
-    _atomics(SEED + 4, 120, hot=[0, 4, 128, 132, 256, 1020], cfg=get_config(preset))
+    _atomics(SEED + 4, 120, hot=[0, 4, 128, 132, 256, 1020], cfg=_config(preset))
 
 
 @pytest.mark.slow
@@ -572,7 +580,7 @@ def test_atomics_long():
 _FPGA8 = get_config("fpga").replace(lanes=8, coalesce_lanes=8)
 WINDOWED = {"fpga": get_config("fpga"), "fpga_w8": _FPGA8.replace(name="fpga_w8", lds_window_lanes=8),
             "fpga_w4_r8": _FPGA8.replace(name="fpga_w4_r8", lds_window_lanes=4),
-            "default_w4": CFG.replace(name="default_w4", lds_window_lanes=4)}
+            "default_w4": CFG.replace(name="default_w4", lds_window_lanes=4), "fpga_unstaged": VARIANTS["fpga_unstaged"]}
 
 
 @pytest.mark.parametrize("name", list(WINDOWED))
@@ -611,7 +619,7 @@ def test_windowed_random_accesses(name):
 def test_atomic_lane_order_and_returns(preset):
     """32 lanes on one dword: each lane sees the previous lane's result (the model's lane order);
     on ``fpga`` across the 4-lane windows, the results in 4-lane group beats."""
-    b = Bench(get_config(preset), seed=SEED + 6)
+    b = Bench(_config(preset), seed=SEED + 6)
     b.window(0, 0, 0, 1024)
     b.image[0:4] = np.array([10], "<u4").view(np.uint8)
     reqs = [Req("ds_add_rtn_u32", 0, 0, [0] * LANES, [[n + 1, 0, 0, 0] for n in range(LANES)], vdst=3),
@@ -652,7 +660,7 @@ def test_window_rules_and_cu_isolation():
     assert regs0[1][1][0] == 0x2222                        # bytes 1022, 1023 are outside
 
 
-@pytest.mark.parametrize("name", ["default", "default_in_place", "fpga"])
+@pytest.mark.parametrize("name", ["default", "default_in_place", "fpga", *VARIANTS])
 def test_wgp_mode(name):
     """WGP mode: a window across both halves used by all four SIMDs (served by both halves,
     results merged), another that lies in CU 1's half for SIMD 0. In place, a request served
@@ -660,7 +668,7 @@ def test_wgp_mode(name):
     the halves' group beats are merged."""
     rng = random.Random(SEED + 8)
     cfg = {"default": CFG, "default_in_place": CFG.replace(name="default_in_place", lds_in_place=True),
-           "fpga": get_config("fpga")}[name]
+           "fpga": get_config("fpga"), **VARIANTS}[name]
     h = cfg.lds_bytes_per_half
     b = Bench(cfg, seed=SEED + 8, wgp=True)
     for s in range(4):
@@ -679,15 +687,18 @@ def test_wgp_mode(name):
     assert b.counters["accesses"] == [len(pair), len(pair) + len(single)]
 
 
-@pytest.mark.parametrize("in_place", [False, True])
-def test_request_is_handed_back_after_its_passes(in_place):
+@pytest.mark.parametrize("in_place, stage", [(False, False), (True, False), (False, True), (True, True)])
+def test_request_is_handed_back_after_its_passes(in_place, stage):
     """With ``lds_in_place`` a half reads each window of a request from the SIMD's register,
     so the SIMD has it back (``ready``) only in the cycle of the last pass, and its next request
     is taken after that; with the copy the register is free at take, and the next request
     waits in it for the half's last pass. The load's register goes out in a beat per 4-lane
-    group, one per cycle after its last pass (the store's single beat holds nothing up)."""
+    group, one per cycle after its last pass (the store's single beat holds nothing up). With
+    ``lds_pass_stage`` the last pass is a cycle after the last window's load: in place the
+    request is handed back at that load, and the copy's next request is taken after it."""
     # the copy takes the whole request at once: one row
-    cfg = get_config("fpga").replace(name=f"fpga_in_place_{in_place}", lds_in_place=in_place, request_in_rows=in_place)
+    cfg = get_config("fpga").replace(name=f"fpga_in_place_{in_place}_{stage}", lds_in_place=in_place,
+                                     request_in_rows=in_place, lds_pass_stage=stage)
     b = Bench(cfg, seed=SEED + 15)
     b.window(0, 0, 0, 2048)
     data = [[n + 1, 0, 0, 0] for n in range(LANES)]
@@ -699,9 +710,9 @@ def test_request_is_handed_back_after_its_passes(in_place):
     if in_place:
         assert b.handed == [t0 + passes, t1 + passes] and t1 == t0 + passes + 1, (b.accepted, b.handed)
     else:
-        assert b.handed == [t0, t1] and t1 == t0 + passes, (b.accepted, b.handed)
+        assert b.handed == [t0, t1] and t1 == t0 + passes + stage, (b.accepted, b.handed)
     groups = LANES // cfg.resp_lanes
-    first = t1 + passes - 2 + cfg.lds_latency       # lds_latency - 1 cycles after its last pass, t1 + passes - 1
+    first = t1 + passes - 2 + stage + cfg.lds_latency   # lds_latency - 1 cycles after its last pass, t1 + passes - 1 + stage
     assert [x["cycle"] for x in b.beats[0][1:]] == [first + g for g in range(groups)], b.beats[0]
 
 
@@ -732,11 +743,11 @@ def test_latency_and_throughput():
         assert [x["cycle"] for x in b.beats[s]] == [k + CFG.lds_latency for k in range(n)]
 
 
-@pytest.mark.parametrize("preset", ["default", "fpga"])
+@pytest.mark.parametrize("preset", ["default", "fpga", *VARIANTS])
 def test_errors_are_reported(preset):
     """The lowest misaligned lane is named, also when the passes find it a window of 4 lanes
     at a time (fpga) and a later window has one too."""
-    cfg = get_config(preset)
+    cfg = _config(preset)
     b = Bench(cfg, seed=SEED + 11)
     b.window(0, 0, 0, 1024)
     addr = [4 * n for n in range(LANES)]
@@ -754,4 +765,4 @@ def test_errors_are_reported(preset):
 @pytest.mark.parametrize("preset", ["default", "fpga", pytest.param("rdna1", marks=pytest.mark.slow)])
 def test_verilog_lint(preset, tmp_path):
     """Conversion to Verilog and Verilator lint (about 45 s: the 128-access selections are wide)."""
-    convert_and_lint(LDS(get_config(preset)), f"lds_{preset}", tmp_path)
+    convert_and_lint(LDS(_config(preset)), f"lds_{preset}", tmp_path)
