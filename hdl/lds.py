@@ -380,9 +380,13 @@ class _Pipe(Elaboratable):
             both = Signal(NWIN, name=f"both{h}")
             wsel.d.comb += [self.pair_wpend.eq(Mux(p_valid & w_meta.pair, wpend, 0)),
                             both.eq(wpend | Mux(w_meta.pair, self.other_wpend, 0))]
-            for k in reversed(range(NWIN)):     # the last assignment wins: the lowest
-                with wsel.If(both[k]):
-                    wsel.d.comb += win.eq(k)
+            if staged:   # registers: the next window is chosen as one is loaded, off the load's path
+                win_oh = Signal(NWIN, name=f"win_oh{h}")
+            else:
+                win_oh = lowest_bit(both)
+                for k in reversed(range(NWIN)):     # the last assignment wins: the lowest
+                    with wsel.If(both[k]):
+                        wsel.d.comb += win.eq(k)
             with wsel.If(p_valid):
                 wsel.d.comb += c_exec.eq(w_meta.exec.word_select(win, WL))
                 wsel.d.comb += c_pend.eq(lanes_pend(c_exec) if staged else pend.word_select(win, NW))
@@ -399,7 +403,8 @@ class _Pipe(Elaboratable):
             c_addr, c_data = Signal(32 * WL, name=f"c_addr{h}"), Signal(128 * WL, name=f"c_data{h}")
             SUBS = cfg.request_lanes // WL
             pick = Signal(SIMDS * SUBS, name=f"pick{h}")
-            win_oh = lowest_bit(both) if NWIN > 1 else Const(1, 1)
+            if NWIN == 1:
+                win_oh = Const(1, 1)
             sub_oh = [Cat(*[win_oh[k] for k in range(j, NWIN, SUBS)]).any() for j in range(SUBS)]
             wsel.d.comb += pick.eq(Cat(*[w_simd[s_] & sub_oh[j] for s_ in range(SIMDS) for j in range(SUBS)]))
             with wsel.If(p_valid):
@@ -759,7 +764,7 @@ class _Pipe(Elaboratable):
             # a window is loaded when the passes are free (in a pair, both halves' together: they
             # read one row); the instruction's registers are free after its last window's load
             p2_free, w_last = Signal(name=f"p2_free{h}"), Signal(name=f"w_last{h}")
-            win_bit = Const(1, NWIN) << win
+            win_bit = win_oh
             m.d.comb += [p2_free.eq(~q_valid | (advance & win_done)), w_last.eq((both & ~win_bit) == 0),
                          self.pair_free.eq(p_valid & w_meta.pair & p2_free),
                          load.eq(p_valid & p2_free & (~w_meta.pair | self.other_free)),
@@ -816,6 +821,8 @@ class _Pipe(Elaboratable):
                              q_y.eq(c_y), q_dp.eq(v_dp), q_inr.eq(v_inr), q_pend.eq(v_pend), q_wd.eq(v_wd),
                              q_be.eq(v_be), q_rows.eq(bank_rows), q_same.eq(same_w), w_fresh.eq(0),
                              wtodo.eq(wtodo & ~win_bit), q_win.eq(win)]
+                nxt = lowest_bit(both & ~win_bit)
+                m.d.sync += [win_oh.eq(nxt), win.eq(encode_onehot(nxt))]
                 with m.If(w_fresh):
                     m.d.sync += q_passed.eq(0)
                 with m.If(w_last):
@@ -832,7 +839,9 @@ class _Pipe(Elaboratable):
                          w_offs.eq(offs), w_off1.eq(off1), w_base.eq(self.base), w_size.eq(self.size)]
             if staged:   # the windows with EXEC lanes (window 0 if none: the instruction still answers)
                 wins = Cat(*[req.exec[WL * k: WL * (k + 1)].any() for k in range(NWIN)])
-                m.d.sync += [w_fresh.eq(1), wtodo.eq(Mux(wins.any(), wins, 1))]
+                first = lowest_bit(Mux(wins.any(), wins, 1))
+                m.d.sync += [w_fresh.eq(1), wtodo.eq(Mux(wins.any(), wins, 1)), win_oh.eq(first),
+                             win.eq(encode_onehot(first))]
             else:
                 m.d.sync += [p_first.eq(1), p_passed.eq(0),
                              pend.eq(Cat(*[req.exec[n] & ctl.smask[s] for n in range(LANES) for s in range(SLOTS)]))]
