@@ -354,16 +354,12 @@ class _Pipe(Elaboratable):
         # are free once its last window is loaded, so the next instruction is taken while the
         # passes finish it.
         staged = cfg.lds_pass_stage
-        if staged:
+        if staged:   # (the config keeps staged windows to at most 8 lanes: NWIN > 1)
             wtodo = Signal(NWIN, name=f"wtodo{h}")      # windows still to load
             w_fresh = Signal(name=f"w_fresh{h}")        # ... the instruction's first still to load
             load = Signal(name=f"load{h}")              # window ``win`` goes into the pass registers
         else:
             pend = Signal(NACC, name=f"pend{h}")        # access 4 * lane + slot not served yet
-
-        def lanes_pend(exec_bits):
-            """The accesses of the lanes ``exec_bits``: their EXEC bits and the op's slots."""
-            return Cat(*[exec_bits[n] & w_ctl.smask[s_] for n in range(len(exec_bits)) for s_ in range(SLOTS)])
 
         # the window of lanes the passes serve: the first with pending accesses
         if NWIN > 1 or in_place:
@@ -389,7 +385,10 @@ class _Pipe(Elaboratable):
                         wsel.d.comb += win.eq(k)
             with wsel.If(p_valid):
                 wsel.d.comb += c_exec.eq(w_meta.exec.word_select(win, WL))
-                wsel.d.comb += c_pend.eq(lanes_pend(c_exec) if staged else pend.word_select(win, NW))
+                if staged:   # the window's accesses: its lanes' EXEC bits and the op's slots
+                    wsel.d.comb += c_pend.eq(Cat(*[c_exec[n] & w_ctl.smask[s_] for n in range(WL) for s_ in range(SLOTS)]))
+                else:
+                    wsel.d.comb += c_pend.eq(pend.word_select(win, NW))
         else:
             c_pend, c_exec = pend, w_meta.exec
         # its lanes' addresses (the low 32 bits) and data: from the registers, or in place from
@@ -434,8 +433,8 @@ class _Pipe(Elaboratable):
                 c_exec[n] & (((lane(c_y, 2, n) | Mux(w_ctl.two, (lane(c_addr, 32, n)[:2] + w_off1[:2])[:2], 0)) & amask) != 0)
                 for n in range(WL)]))
         mis_n = encode_onehot(lowest_bit(mis))
-        ln.d.comb += [self.misaligned.eq(mis.any() & load if staged else mis.any()), self.mis_lane.eq(Cat(mis_n, win) if NWIN > 1 else mis_n),
-                      self.mis_addr.eq(c_addr.word_select(mis_n, 32)), self.mis_wave.eq(w_meta.wave)]
+        ln.d.comb += [self.misaligned.eq(mis.any() & load if staged else mis.any()),     # staged: as it is loaded
+                      self.mis_lane.eq(Cat(mis_n, win) if NWIN > 1 else mis_n), self.mis_addr.eq(c_addr.word_select(mis_n, 32)), self.mis_wave.eq(w_meta.wave)]
 
         # the window's accesses, in canonical order (access 4 * lane + slot of the window)
         c_dp, c_inr = Signal(DW * NW, name=f"c_dp{h}"), Signal(2 * NW, name=f"c_inr{h}")
@@ -491,7 +490,7 @@ class _Pipe(Elaboratable):
             q_valid, q_first = Signal(name=f"q_valid{h}"), Signal(name=f"q_first{h}")
             q_passed, q_last = Signal(name=f"q_passed{h}"), Signal(name=f"q_last{h}")   # a pass has run; the last window
             q_ctl, q_meta, q_y = Signal(_Ctl, name=f"q_ctl{h}"), Signal(Meta, name=f"q_meta{h}"), Signal(2 * WL, name=f"q_y{h}")
-            q_win = Signal(range(NWIN), name=f"q_win{h}")   # (config: staged windows are at most 8 lanes)
+            q_win = Signal(range(NWIN), name=f"q_win{h}")
             q_dp, q_inr, q_pend = Signal(DW * NW, name=f"q_dp{h}"), Signal(2 * NW, name=f"q_inr{h}"), Signal(NW, name=f"q_pend{h}")
             q_wd, q_be, q_rows = Signal(32 * NW, name=f"q_wd{h}"), Signal(4 * NW, name=f"q_be{h}"), Signal(BANKS * NW, name=f"q_rows{h}")
             # accesses i and j to one dword (row i): the passes serve a bank leader's dword
