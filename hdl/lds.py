@@ -244,9 +244,9 @@ class _Pipe(Elaboratable):
     pair_wpend : out; other_wpend : in
         The windows with pending accesses of a pair instruction (one both halves serve), and
         the other half's: the two serve the lowest window pending in either, together.
-    pair_free : out; other_free : in
-        With ``config.lds_pass_stage``: a pair instruction's next window can be loaded into
-        this half's pass registers, and into the other's; the two load it together.
+    pair_next : out; other_next : in
+        With ``config.lds_pass_stage``: the next window (one-hot) of a pair instruction that
+        this half is to load, and the other half's; a half ahead of the other waits for it.
     banks : list of Memory
         The bank RAMs (testbenches read and preload them), filled in by ``elaborate``.
     """
@@ -283,8 +283,8 @@ class _Pipe(Elaboratable):
         self.row = Signal(ReqRow(config), name=f"row{half}")
         self.pair_wpend = Signal(nwin, name=f"pair_wpend{half}")
         self.other_wpend = Signal(nwin, name=f"other_wpend{half}")
-        self.pair_free = Signal(name=f"pair_free{half}")
-        self.other_free = Signal(name=f"other_free{half}")
+        self.pair_next = Signal(nwin, name=f"pair_next{half}")
+        self.other_next = Signal(nwin, name=f"other_next{half}")
         self.banks: list = []
 
     def elaborate(self, platform):
@@ -365,20 +365,22 @@ class _Pipe(Elaboratable):
         if NWIN > 1 or in_place:
             wsel = _sub(m, "window_select")
         if NWIN > 1:
-            wpend, win = Signal(NWIN, name=f"wpend{h}"), Signal(range(NWIN), name=f"win{h}")
+            win = Signal(range(NWIN), name=f"win{h}")
             c_pend, c_exec = Signal(NW, name=f"c_pend{h}"), Signal(WL, name=f"c_exec{h}")
             if staged:
-                wsel.d.comb += wpend.eq(wtodo)
+                # registers: the next window is chosen as one is loaded, off the load's path. The
+                # halves of a pair load the same windows in the same order, each as its passes
+                # free; they read one row, so a half that is ahead of the other waits for it
+                win_oh, ahead = Signal(NWIN, name=f"win_oh{h}"), Signal(name=f"ahead{h}")
+                wsel.d.comb += [self.pair_next.eq(Mux(p_valid & w_meta.pair, win_oh, 0)),
+                                ahead.eq(w_meta.pair & (self.other_next & (win_oh - 1)[:NWIN]).any())]
             else:
-                wsel.d.comb += wpend.eq(Cat(*[pend[NW * k: NW * (k + 1)].any() for k in range(NWIN)]))
-            # the two halves of a pair serve a window together (the lowest pending in either):
-            # they read the SIMD's request at one row (a half with nothing there passes empty)
-            both = Signal(NWIN, name=f"both{h}")
-            wsel.d.comb += [self.pair_wpend.eq(Mux(p_valid & w_meta.pair, wpend, 0)),
-                            both.eq(wpend | Mux(w_meta.pair, self.other_wpend, 0))]
-            if staged:   # registers: the next window is chosen as one is loaded, off the load's path
-                win_oh = Signal(NWIN, name=f"win_oh{h}")
-            else:
+                # the two halves of a pair serve a window together (the lowest pending in either):
+                # they read the SIMD's request at one row (a half with nothing there passes empty)
+                wpend, both = Signal(NWIN, name=f"wpend{h}"), Signal(NWIN, name=f"both{h}")
+                wsel.d.comb += [wpend.eq(Cat(*[pend[NW * k: NW * (k + 1)].any() for k in range(NWIN)])),
+                                self.pair_wpend.eq(Mux(p_valid & w_meta.pair, wpend, 0)),
+                                both.eq(wpend | Mux(w_meta.pair, self.other_wpend, 0))]
                 win_oh = lowest_bit(both)
                 for k in reversed(range(NWIN)):     # the last assignment wins: the lowest
                     with wsel.If(both[k]):
@@ -406,7 +408,7 @@ class _Pipe(Elaboratable):
                 win_oh = Const(1, 1)
             sub_oh = [Cat(*[win_oh[k] for k in range(j, NWIN, SUBS)]).any() for j in range(SUBS)]
             wsel.d.comb += pick.eq(Cat(*[w_simd[s_] & sub_oh[j] for s_ in range(SIMDS) for j in range(SUBS)]))
-            with wsel.If(p_valid):
+            with wsel.If(p_valid & ~ahead if staged else p_valid):
                 if cfg.request_rows > 1:
                     wsel.d.comb += self.row.eq(win[exact_log2(SUBS):])
                 wsel.d.comb += [
@@ -760,14 +762,13 @@ class _Pipe(Elaboratable):
                      self.passed.eq(advance & p_run & served.any()), self.serving.eq(w_meta.simd),
                      self.conflict.eq(advance & p_run & served.any() & passed_s)]
         if staged:
-            # a window is loaded when the passes are free (in a pair, both halves' together: they
-            # read one row); the instruction's registers are free after its last window's load
+            # a window is loaded when the passes are free (in a pair, when not ahead of the other
+            # half); the instruction's registers are free after its last window's load
             p2_free, w_last = Signal(name=f"p2_free{h}"), Signal(name=f"w_last{h}")
             win_bit = win_oh
-            m.d.comb += [p2_free.eq(~q_valid | (advance & win_done)), w_last.eq((both & ~win_bit) == 0),
-                         self.pair_free.eq(p_valid & w_meta.pair & p2_free),
-                         load.eq(p_valid & p2_free & (~w_meta.pair | self.other_free)),
-                         self.can_take.eq(~p_valid), self.finish.eq(load & w_last)]
+            m.d.comb += [p2_free.eq(~q_valid | (advance & win_done)), w_last.eq((wtodo & ~win_bit) == 0),
+                         load.eq(p_valid & p2_free & ~ahead), self.can_take.eq(~p_valid),
+                         self.finish.eq(load & w_last)]
         else:
             m.d.comb += [self.can_take.eq(~p_valid | (advance & last)), self.finish.eq(advance & p_valid & last)]
         with m.If(self.ack):
@@ -820,7 +821,7 @@ class _Pipe(Elaboratable):
                              q_y.eq(c_y), q_dp.eq(v_dp), q_inr.eq(v_inr), q_pend.eq(v_pend), q_wd.eq(v_wd),
                              q_be.eq(v_be), q_rows.eq(bank_rows), q_same.eq(same_w), w_fresh.eq(0),
                              wtodo.eq(wtodo & ~win_bit), q_win.eq(win)]
-                nxt = lowest_bit(both & ~win_bit)
+                nxt = lowest_bit(wtodo & ~win_bit)
                 m.d.sync += [win_oh.eq(nxt), win.eq(encode_onehot(nxt))]
                 with m.If(w_fresh):
                     m.d.sync += q_passed.eq(0)
@@ -919,7 +920,7 @@ class LDS(wiring.Component):
         m.submodules.half0, m.submodules.half1 = pipes
         p0, p1 = pipes
         m.d.comb += [p0.other_wpend.eq(p1.pair_wpend), p1.other_wpend.eq(p0.pair_wpend),
-                     p0.other_free.eq(p1.pair_free), p1.other_free.eq(p0.pair_free)]
+                     p0.other_next.eq(p1.pair_next), p1.other_next.eq(p0.pair_next)]
         if cfg.request_rows > 1:   # the row of each SIMD's request that the half serving it reads
             m.d.comb += [self.req_row[s].eq(Mux(p0.serving == s, p0.row, 0) | Mux(p1.serving == s, p1.row, 0))
                          for s in range(SIMDS)]
