@@ -170,17 +170,14 @@ class DCUConfig:
         is taken once the last window is loaded. Needs ``lds_window_lanes`` of at most 8. ``False``: a pass computes its window's
         accesses in its own cycle, and the next instruction is taken with the last pass.
     coalesce_stage : bool
-        ``True`` (the ``fpga`` preset's): the vector memory unit's coalescer in two more
-        stages. It registers the lane fields of the group it splits (lines, straddles, faults,
-        offsets, addresses and data), computed from the request a cycle earlier: the next
-        group's while the current one is split, the first group's in a cycle of its own after
-        an instruction is accepted. And its line requests go through a two-entry queue to the
-        pipeline's first stage, which chooses among them, memory responses and replays. On the
-        ECP5 the request's row read, the aperture compares and that choice were one path
-        with the coalescer's decisions. An instruction takes a cycle more to split, and a hit
-        answers ``max(7, l0_hit_latency)`` cycles after acceptance, not ``max(5, ...)``.
-        ``False``: the coalescer reads the group's lanes in the cycle it splits them, and the
-        pipeline takes its request in that cycle.
+        ``True``: the vector memory unit registers the lane fields of the group it splits
+        (lines, straddles, faults, offsets, addresses and data), computed from the request a
+        cycle earlier: the next group's while the current one is split, the first group's in
+        a cycle of its own after an instruction is accepted (the ``fpga`` preset's: the
+        aperture compares and the request's row read fed the coalescer's decisions, on the
+        unit's critical path). An instruction takes a cycle more to split, and a hit answers
+        ``max(6, l0_hit_latency)`` cycles after acceptance, not ``max(5, ...)``. ``False``:
+        the coalescer reads the group's lanes in the cycle it splits them.
     trans_shared : bool
         ``False``: a transcendental unit per SIMD (RDNA). ``True``: one for the whole DCU,
         which its SIMDs take in turn (``hdl/transshare.py``): the ``fpga`` preset's, since

@@ -233,11 +233,6 @@ class VecMemUnit(wiring.Component):
                                    "line": LINE_BITS, "mshr": range(M), "wait": range(P), "wslot": range(WS),
                                    "fault": 1, "returns": 1, "aop": AtomicOp})
         S2Ctl = data.StructLayout({"valid": 1, "write": 1, "aret": 1, "entry": range(E), "lane": 5, "replay": 1})
-        # a line request of the coalescer (a lane for an atomic, the instruction for inv/wb):
-        # a store's line and bytes, or an atomic's operands (data) and byte address (aaddr)
-        CoalReq = data.StructLayout({"kind": OpKind, "entry": range(E), "lane": 5, "line": LINE_BITS, "returns": 1,
-                                     "aop": AtomicOp, "g": Gather, "data": LINE_DATA, "mask": LINE_BYTES,
-                                     "aaddr": ADDR_BITS})
 
         # ---- storage ----------------------------------------------------------------------
         m.submodules.l0 = l0 = L0Array(cfg)
@@ -272,7 +267,7 @@ class VecMemUnit(wiring.Component):
         ent_store = Signal(E)                                  # retires on storecnt (else loadcnt)
         pending = Signal(E * PB)                               # per entry: requests issued and not answered
         older = Signal(E * E)                                  # per entry: the entries that must retire first
-        gate = cfg.l0_hit_latency > 5 + 2 * cfg.coalesce_stage   # the pipeline alone answers in 5 cycles (7 staged)
+        gate = cfg.l0_hit_latency > 5 + cfg.coalesce_stage    # the pipeline alone answers in 5 cycles (6 staged)
         ripe = Signal(E, init=0 if gate else (1 << E) - 1)
         m_alloc, m_stale = Signal(M), Signal(M)                # miss registers
         m_line, m_entry, m_lane = Signal(M * LINE_BITS), Signal(M * EB), Signal(M * 5)
@@ -480,19 +475,9 @@ class VecMemUnit(wiring.Component):
                      have_s.eq(free_s.any()), room.eq(q_n + (s1_load | s1_write) < Q)]
         take_fill, take_ack, take_wack, take_replay, take_coal, c_finish = (Signal(), Signal(), Signal(), Signal(),
                                                                             Signal(), Signal())
-        # the request the coalescer makes this cycle (``co``), and the one S0 offers (``hd``):
-        # the same, or with ``coalesce_stage`` the head of a two-entry queue, so that S0's
-        # choice (responses first, then replays, then a request its resources allow) and the
-        # coalescer's next request are not one path
-        co, co_take = Signal(CoalReq), Signal()
-        if staged:
-            m.submodules.coal_queue = cq = fifo.SyncFIFO(width=CoalReq.size, depth=2)
-            hd, hd_valid = data.View(CoalReq, cq.r_data), cq.r_rdy
-        else:
-            hd, hd_valid = co, Signal()
         f = frag("s0")
         res_ok = Signal()
-        with f.Switch(hd.kind):
+        with f.Switch(c_kind):
             with f.Case(OpKind.LOAD):
                 f.d.comb += res_ok.eq(have_m & have_w & room)
             with f.Case(OpKind.STORE, OpKind.ATOMIC):
@@ -503,11 +488,6 @@ class VecMemUnit(wiring.Component):
                 f.d.comb += res_ok.eq((ws_valid == 0) & ~s1_write)
         single_op = (c_kind == OpKind.INV) | (c_kind == OpKind.WB)
         co_valid = c_valid & ~loading & (single_op | (rem1 | rem2).any())
-        if staged:
-            m.d.comb += [co_take.eq(co_valid & cq.w_rdy), cq.w_en.eq(co_take), cq.w_data.eq(co),
-                         cq.r_en.eq(take_coal)]
-        else:
-            m.d.comb += [hd_valid.eq(co_valid), co_take.eq(take_coal)]
         # A READ response (fill) or a returning atomic's old value takes the pipeline; a WRITE or
         # non-returning ATOMIC acknowledgement only retires its request, beside it.
         is_fill = self.mem_resp.payload.tag < M
@@ -516,14 +496,14 @@ class VecMemUnit(wiring.Component):
         f.d.comb += [take_fill.eq(resp_v & is_fill), take_ack.eq(resp_v & ~is_fill),
                      take_wack.eq(self.mem_resp.valid & ~f_busy & ~is_fill & ~is_aret),
                      take_replay.eq(~resp_v & ready_w.any()),
-                     take_coal.eq(~resp_v & ~ready_w.any() & hd_valid & res_ok),
-                     g_done.eq(c_valid & ~loading & (~co_valid | co_take & (single_op | co_last))),
+                     take_coal.eq(~resp_v & ~ready_w.any() & co_valid & res_ok),
+                     g_done.eq(c_valid & ~loading & (~co_valid | take_coal & (single_op | co_last))),
                      c_finish.eq(g_done & ~has_nxt)]
 
         rsp = self.mem_resp.payload
         f = frag("s0_ports")
         f.d.comb += [self.mem_resp.ready.eq(~f_busy), slot_r.addr.eq(rsp.tag - M), wait_r.addr.eq(rp),
-                     l0.lookup.eq(hd.line)]
+                     l0.lookup.eq(p_line)]
         m.d.sync += [s1.valid.eq(take_fill | take_ack | take_replay | take_coal), a1_valid.eq(take_wack),
                      a1_fault.eq(rsp.fault), a1_slot.eq(rsp.tag - M)]
         with m.If(take_fill | take_ack):
@@ -533,33 +513,20 @@ class VecMemUnit(wiring.Component):
         with m.Elif(take_replay):
             m.d.sync += [s1.src.eq(Src.REPLAY), s1.wait.eq(rp), s1.mshr.eq(field(w_mshr, rp, MB))]
         with m.Elif(take_coal):
-            m.d.sync += [s1.src.eq(Src.COAL), s1.kind.eq(hd.kind), s1.entry.eq(hd.entry), s1.lane.eq(hd.lane),
-                         s1.line.eq(hd.line), s1.mshr.eq(res_m), s1.wait.eq(res_w), s1.wslot.eq(res_s),
-                         s1.returns.eq(hd.returns), s1.aop.eq(hd.aop)]
-            with m.Switch(hd.kind):
+            m.d.sync += [s1.src.eq(Src.COAL), s1.kind.eq(c_kind), s1.entry.eq(c_entry), s1.lane.eq(p_lane),
+                         s1.line.eq(p_line), s1.mshr.eq(res_m), s1.wait.eq(res_w), s1.wslot.eq(res_s),
+                         s1.returns.eq(c_req.returns), s1.aop.eq(c_aop), done1.eq(done1 | gh1), done2.eq(done2 | gh2)]
+            with m.Switch(c_kind):
                 with m.Case(OpKind.LOAD):
-                    m.d.sync += s1_g.eq(hd.g)
+                    m.d.sync += [s1_g.entry.eq(c_entry), s1_g.offs.eq(g_offs), s1_g.h1.eq(gh1), s1_g.h2.eq(gh2),
+                                 s1_g.size.eq(c_size)]
+                    if NG > 1:
+                        m.d.sync += s1_g.grp.eq(c_grp)
                 with m.Case(OpKind.STORE):
-                    m.d.sync += [s1_data.eq(hd.data), s1_mask.eq(hd.mask)]
+                    m.d.sync += [s1_data.eq(sdata), s1_mask.eq(smask)]
                 with m.Case(OpKind.ATOMIC):
-                    m.d.sync += [s1_data.eq(hd.data[:64]), s1_aaddr.eq(hd.aaddr)]
-        with m.If(co_take):
-            m.d.sync += [done1.eq(done1 | gh1), done2.eq(done2 | gh2)]
-        # the request made: its fields (a load's gather, a store's line, an atomic's lane) by kind
-        f = frag("coal_request")
-        f.d.comb += [co.kind.eq(c_kind), co.entry.eq(c_entry), co.lane.eq(p_lane), co.line.eq(p_line),
-                     co.returns.eq(c_req.returns), co.aop.eq(c_aop)]
-        with f.Switch(c_kind):
-            with f.Case(OpKind.LOAD):
-                f.d.comb += [co.g.entry.eq(c_entry), co.g.offs.eq(g_offs), co.g.h1.eq(gh1), co.g.h2.eq(gh2),
-                             co.g.size.eq(c_size)]
-                if NG > 1:
-                    f.d.comb += co.g.grp.eq(c_grp)
-            with f.Case(OpKind.STORE):
-                f.d.comb += [co.data.eq(sdata), co.mask.eq(smask)]
-            with f.Case(OpKind.ATOMIC):
-                f.d.comb += [co.data.eq(g_data.word_select(Cat(Const(0, 1), lig), 64)),
-                             co.aaddr.eq(g_addr.word_select(lig, 64)[:ADDR_BITS])]
+                    m.d.sync += [s1_data.eq(g_data.word_select(Cat(Const(0, 1), lig), 64)),
+                                 s1_aaddr.eq(g_addr.word_select(lig, 64)[:ADDR_BITS])]
         if NG > 1:   # the next group: its lanes start with nothing issued
             with m.If(g_done & has_nxt):
                 m.d.sync += [c_grp.eq(nxt), done1.eq(0), done2.eq(0), c_fault.eq(c_fault | (fault << (c_grp * G)))]
@@ -759,9 +726,9 @@ class VecMemUnit(wiring.Component):
 
         # ---- requests outstanding per entry: +1 per request issued, -1 per S2 operation and
         # per write acknowledgement ---------------------------------------------------------
-        with m.If(co_take | s2.valid | a1_valid):
+        with m.If(take_coal | s2.valid | a1_valid):
             for e in range(E):
-                inc_e = co_take & (c_entry == e)
+                inc_e = take_coal & (c_entry == e)
                 dec_e = Cat(s2.valid & (s2.entry == e), a1_valid & (slot.entry == e))
                 with m.If(inc_e | dec_e.any()):
                     c = field(pending, e, PB)
@@ -892,7 +859,7 @@ class VecMemUnit(wiring.Component):
                 m.d.sync += cnt.rq_max.eq(occ)
         with m.If(fire | take_coal | ld):
             m.d.sync += [cnt.instructions.eq(cnt.instructions + fire),
-                         cnt.lines.eq(cnt.lines + (take_coal & ((hd.kind == OpKind.LOAD) | (hd.kind == OpKind.STORE)))),
-                         cnt.atomics.eq(cnt.atomics + (take_coal & (hd.kind == OpKind.ATOMIC))),
+                         cnt.lines.eq(cnt.lines + (take_coal & ((c_kind == OpKind.LOAD) | (c_kind == OpKind.STORE)))),
+                         cnt.atomics.eq(cnt.atomics + (take_coal & (c_kind == OpKind.ATOMIC))),
                          cnt.hits.eq(cnt.hits + hit_ld), cnt.misses.eq(cnt.misses + miss)]
         return m

@@ -774,9 +774,8 @@ def test_hit_latency_and_one_line_per_cycle(latency, stage):
     """A single-line load that hits answers max(5, l0_hit_latency) cycles after it is
     accepted; hits from both SIMDs stream at one line (one instruction) per cycle while the
     table's 16 entries cover the latency (with 73 cycles, 16 instructions are in flight).
-    With ``coalesce_stage``: max(7, l0_hit_latency) (a cycle to read its lanes, one in the
-    request queue), and an instruction every two cycles (a cycle to read its lanes, one to
-    split them)."""
+    With ``coalesce_stage``: max(6, l0_hit_latency), and an instruction every two cycles
+    (a cycle to read its lanes, one to split them)."""
     rng = random.Random(23)
     B = base_of()
     warm = [line_load(rng, B, k) for k in range(8)]
@@ -788,7 +787,7 @@ def test_hit_latency_and_one_line_per_cycle(latency, stage):
     r.check()
     assert r.counters["hits"] == 32
     lat = [h.beats[0][0] - h.accepted for h in hits]
-    assert set(lat) == {max(5 + 2 * stage, latency)}, lat
+    assert set(lat) == {max(5 + stage, latency)}, lat
     acc = sorted(h.accepted for h in hits)
     if latency < 16:
         assert acc[-1] - acc[0] == (len(hits) - 1) * (1 + stage), "one instruction accepted per cycle (two staged)"
@@ -822,7 +821,7 @@ def test_group_beats_stream(op, stage):
     lines = r.check()
     assert all(len(h.beats) == 8 * TABLE[op][3] for h in hits)
     k = len(warm)          # the coalescer issues a line request per cycle
-    assert prog[k].beats[0][0] - prog[k].accepted == max(5 + 2 * stage, cfg.l0_hit_latency) + lines[k] - 1
+    assert prog[k].beats[0][0] - prog[k].accepted == max(5 + stage, cfg.l0_hit_latency) + lines[k] - 1
     cycles = sorted(c for h in hits for c, _ in h.beats)
     gaps = sum(b - a - 1 for a, b in zip(cycles, cycles[1:]))
     if stage and TABLE[op][3] == 1:    # 9 cycles of requests per 8 beats
