@@ -312,6 +312,10 @@ class VecMemUnit(wiring.Component):
             """The groups with EXEC lanes, a bit each."""
             return Cat(*[exec_mask[G * k:G * (k + 1)].any() for k in range(NG)])
 
+        # the instruction's EXEC mask: in place, a copy taken at acceptance, since the SIMD's
+        # request (one signal in the Verilog) carries the row that the next group names
+        # (Verilator would see a combinational loop through it)
+        c_exec = Signal(LANES) if cfg.coalesce_in_place else c_req.exec
         c_fault = Signal(LANES)                                 # faulting lanes of the groups before it (NG > 1)
         g_fresh = Signal()                                      # the group's first cycle
         g_done = Signal()                                      # the group's last request leaves, or it has none
@@ -323,7 +327,7 @@ class VecMemUnit(wiring.Component):
         if NG > 1:
             nxt, has_nxt = Signal(range(NG)), Signal()
             f = frag("coal_next")
-            later = exec_groups(c_req.exec) & ~((Const(2, NG + 1) << c_grp) - 1)[:NG]
+            later = exec_groups(c_exec) & ~((Const(2, NG + 1) << c_grp) - 1)[:NG]
             f.d.comb += [nxt.eq(onehot_index(lowest_one(later))), has_nxt.eq(is_mem & later.any())]
         # With ``coalesce_stage`` the lane fields are computed a cycle ahead into registers: the
         # first group's in the cycle after acceptance (``loading``, no request then), the next
@@ -338,7 +342,7 @@ class VecMemUnit(wiring.Component):
         l_data = c_req.data.word_select(sub, 128 * G) if SUBS > 1 else c_req.data
         if cfg.request_rows > 1:
             m.d.comb += [r.eq(l_grp[exact_log2(SUBS):]) for r in self.req_row]
-        l_exec = c_req.exec.word_select(l_grp, G) if NG > 1 else c_req.exec
+        l_exec = c_exec.word_select(l_grp, G) if NG > 1 else c_exec
         fields = dict(first=G * LINE_BITS, straddle=G, fault=G, misal=G, active=G, offs=7 * G)
         if staged:   # a lane's second line too: no adder between the registers and the line compares
             fields.update(second=G * LINE_BITS, addr=64 * G, data=128 * G)
@@ -697,6 +701,8 @@ class VecMemUnit(wiring.Component):
                          done1.eq(0), done2.eq(0), field(ent_simd, new, SB).eq(sel),
                          field(ent_wave, new, WB).eq(g_wave), ent_store.bit_select(new, 1).eq(d_store),
                          field(older, new, E).eq(valid & ~freeing & same)]
+            if cfg.coalesce_in_place:
+                m.d.sync += c_exec.eq(a_exec)
             if NG > 1:   # the first group with EXEC lanes (0 if none)
                 m.d.sync += c_fault.eq(0)
                 m.d.sync += c_grp.eq(onehot_index(lowest_one(exec_groups(a_exec))))
@@ -710,7 +716,7 @@ class VecMemUnit(wiring.Component):
         faults = c_fault | (fault << (c_grp * G)) if NG > 1 else fault
         f.d.comb += [meta_w.addr.eq(c_entry), meta_w.en.eq(c_finish), mw.wave.eq(c_req.wave), mw.seq.eq(c_req.seq),
                      mw.vdst.eq(c_req.vdst), mw.beats.eq(Mux(c_kind == OpKind.LOAD, c_beats, 1)), mw.write.eq(writes),
-                     mw.store.eq(stores), mw.ext.eq(c_ext), mw.mask.eq(c_req.exec & ~faults)]
+                     mw.store.eq(stores), mw.ext.eq(c_ext), mw.mask.eq(c_exec & ~faults)]
         with m.If(~err.valid & (g_fresh & fault.any() | c_fresh & (c_kind == OpKind.NONE))):
             f_lig = onehot_index(lowest_one(fault))[:GS]        # the group's lowest faulting lane
             m.d.sync += [err.valid.eq(1), err.simd.eq(c_simd), err.wave.eq(c_req.wave), err.seq.eq(c_req.seq),
