@@ -436,7 +436,8 @@ class _Pipe(Elaboratable):
                 for n in range(WL)]))
         mis_n = encode_onehot(lowest_bit(mis))
         ln.d.comb += [self.misaligned.eq(mis.any() & load if staged else mis.any()),     # staged: as it is loaded
-                      self.mis_lane.eq(Cat(mis_n, win) if NWIN > 1 else mis_n), self.mis_addr.eq(c_addr.word_select(mis_n, 32)), self.mis_wave.eq(w_meta.wave)]
+                      self.mis_lane.eq(Cat(mis_n, win) if NWIN > 1 else mis_n),
+                      self.mis_addr.eq(c_addr.word_select(mis_n, 32)), self.mis_wave.eq(w_meta.wave)]
 
         # the window's accesses, in canonical order (access 4 * lane + slot of the window)
         c_dp, c_inr = Signal(DW * NW, name=f"c_dp{h}"), Signal(2 * NW, name=f"c_inr{h}")
@@ -511,7 +512,6 @@ class _Pipe(Elaboratable):
                         else:
                             sm.d.comb += same_w[NW * i + j].eq(1)
             p_run, first_s, passed_s, ctl_s, meta_s, y_s = q_valid, q_first, q_passed, q_ctl, q_meta, q_y
-            bank_rows = rows
             rows_s, pend_s, dp_s, inr_s, wd_s, be_s, win_s = q_rows, q_pend, q_dp, q_inr, q_wd, q_be, q_win
         else:
             p_first = Signal(name=f"p_first{h}")        # the next pass is the instruction's first
@@ -721,9 +721,9 @@ class _Pipe(Elaboratable):
             # (as flip-flops, 4,096 of them and 4,200 LUT4 of select per half on fpga). Only the
             # instruction in A writes (X holds the next one's first pass until A's last beat
             # goes), and the beat reads combinationally, so a beat not taken stays unchanged.
-            rows = memory.Memory(shape=32 * NW, depth=NWIN, init=[], attrs={"ram_style": "distributed"})
-            m.submodules["rows"] = rows
-            rw, rr = rows.write_port(granularity=32), rows.read_port(domain="comb")
+            res_rows = memory.Memory(shape=32 * NW, depth=NWIN, init=[], attrs={"ram_style": "distributed"})
+            m.submodules["rows"] = res_rows
+            rw, rr = res_rows.write_port(granularity=32), res_rows.read_port(domain="comb")
             results.d.comb += [rw.addr.eq(x_win), rw.data.eq(xn), rw.en.eq(Mux(write, x_served, 0))]
             bt.d.comb += rr.addr.eq(a_grp)
             g_acc = rr.data
@@ -819,7 +819,7 @@ class _Pipe(Elaboratable):
             with m.If(load):
                 m.d.sync += [q_valid.eq(1), q_first.eq(w_fresh), q_last.eq(w_last), q_ctl.eq(w_ctl), q_meta.eq(w_meta),
                              q_y.eq(c_y), q_dp.eq(v_dp), q_inr.eq(v_inr), q_pend.eq(v_pend), q_wd.eq(v_wd),
-                             q_be.eq(v_be), q_rows.eq(bank_rows), q_same.eq(same_w), w_fresh.eq(0),
+                             q_be.eq(v_be), q_rows.eq(rows), q_same.eq(same_w), w_fresh.eq(0),
                              wtodo.eq(wtodo & ~win_bit), q_win.eq(win)]
                 nxt = lowest_bit(wtodo & ~win_bit)
                 m.d.sync += [win_oh.eq(nxt), win.eq(encode_onehot(nxt))]
