@@ -175,7 +175,9 @@ class DCUConfig:
         cycle earlier: the next group's while the current one is split, the first group's in
         a cycle of its own after an instruction is accepted (the ``fpga`` preset's: the
         aperture compares and the request's row read fed the coalescer's decisions, on the
-        unit's critical path). An instruction takes a cycle more to split, and a hit answers
+        unit's critical path). The next instruction is accepted in the cycle after the split
+        ends, not in its last cycle (the end fed the acceptance and its enables). An
+        instruction takes two cycles more to split, and a hit answers
         ``max(6, l0_hit_latency)`` cycles after acceptance, not ``max(5, ...)``. ``False``:
         the coalescer reads the group's lanes in the cycle it splits them.
     trans_shared : bool

@@ -661,7 +661,9 @@ class VecMemUnit(wiring.Component):
             idx = (last_sel + 1 + k) % S if S > 1 else Const(0)
             with f.If(want.bit_select(idx, 1)):
                 f.d.comb += sel.eq(idx)
-        acc_ok = (~c_valid | c_finish) & (~valid).any()
+        # staged, the next instruction is taken in the cycle after the split ends: the end
+        # (the last group's request leaving) is not on the path to acceptance and its enables
+        acc_ok = (~c_valid | (Const(0) if staged else c_finish)) & (~valid).any()
         f.d.comb += [free_oh.eq(lowest_one(~valid)), fire.eq(acc_ok & want.any())]
         for i, r in enumerate(self.req):
             f.d.comb += r.ready.eq(c_finish & (c_simd == i) if cfg.coalesce_in_place else acc_ok & (sel == i))
