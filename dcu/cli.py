@@ -278,6 +278,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="board (ulx3s: the LFE5U-85F ULX3S through amaranth-boards)")
     f.add_argument("--config", choices=presets, default="fpga", metavar="PRESET",
                    help=f"DCU preset: {', '.join(presets)} (default: fpga)")
+    f.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE",
+                   help="with --block or --budget: change a field of the preset (repeatable), e.g. "
+                        "--set lanes=1; results are named after the variant (fpga+lanes=1)")
     f.add_argument("--clock", type=float, default=50.0, metavar="MHZ",
                    help="design clock from the board's 25 MHz by a PLL (default 50; 25: no PLL)")
     f.add_argument("--baud", type=int, default=115_200, help="UART rate (default 115200)")
@@ -607,11 +610,22 @@ def cmd_verilog(ns: argparse.Namespace) -> int:
 def cmd_fpga(ns: argparse.Namespace) -> int:
     """``dcu fpga``: the ECP5 build (``dcu/fpga.py``); exit 1 with the install command when a
     YoWASP tool is missing."""
+    from hdl.config import ConfigError, get_config
     from . import fpga
 
+    config = ns.config
+    if ns.set:
+        if not (ns.block or ns.budget):
+            print("dcu fpga: --set applies to --block and --budget (the board builds a preset)", file=sys.stderr)
+            return 2
+        try:
+            config = get_config(ns.config).with_settings(ns.set)
+        except ConfigError as e:
+            print(f"dcu fpga: {e}", file=sys.stderr)
+            return 2
     if ns.budget:
         from . import budget
-        res = budget.budget(ns.config, ns.block or "dcu")
+        res = budget.budget(config, ns.block or "dcu")
         print(budget.summary(res))
         if ns.json:
             _write_json(ns.json, res)
@@ -624,11 +638,11 @@ def cmd_fpga(ns: argparse.Namespace) -> int:
               f"{fpga.INSTALL_HINT}", file=sys.stderr)
         return 1
     if ns.block and ns.place:
-        res = fpga.place_block(ns.block, ns.config, clock_mhz=ns.clock, seed=ns.seed, synth_opts=ns.synth_opts,
+        res = fpga.place_block(ns.block, config, clock_mhz=ns.clock, seed=ns.seed, synth_opts=ns.synth_opts,
                                timeout=ns.timeout)
         p = res.get("nextpnr") or {}
         e = res.get("ecp5") or {}
-        print(f"{ns.block} ({ns.config}): {e.get('lut_equiv')} LUT4 equivalents, {e.get('ff')} FF; nextpnr exit "
+        print(f"{ns.block} ({get_config(config).name}): {e.get('lut_equiv')} LUT4 equivalents, {e.get('ff')} FF; nextpnr exit "
               f"{p.get('rc')} in {p.get('seconds')} s")
         for clock, f in p.get("fmax", {}).items():
             print(f"  Fmax {f['mhz']:.2f} MHz for {clock} ({'PASS' if f['pass'] else 'FAIL'} at {f['target_mhz']:g} MHz)")
@@ -641,10 +655,10 @@ def cmd_fpga(ns: argparse.Namespace) -> int:
             print(f"wrote {ns.json}")
         return 0 if res["rc"] == 0 and p.get("rc") == 0 else 1
     if ns.block:
-        res = fpga.synth_block(ns.block, ns.config, generic=ns.generic, timeout=ns.timeout,
+        res = fpga.synth_block(ns.block, config, generic=ns.generic, timeout=ns.timeout,
                                until=ns.until, reuse_rtlil=ns.reuse_rtlil, synth_opts=ns.synth_opts,
                                attribute=ns.attribute)
-        print(f"{ns.block} ({ns.config}, {res['flow']}): {res['cells']} cells in {res['synth_s']:.0f} s "
+        print(f"{ns.block} ({get_config(config).name}, {res['flow']}): {res['cells']} cells in {res['synth_s']:.0f} s "
               f"(exit {res['rc']})")
         for t, n in sorted(res["by_type"].items(), key=lambda kv: -kv[1]):
             print(f"  {n:8} {t}")

@@ -23,7 +23,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 __all__ = [
     "DCUConfig",
@@ -524,6 +524,40 @@ class DCUConfig:
         if unknown:
             raise ConfigError(f"unknown DCUConfig field(s): {', '.join(sorted(unknown))}")
         return dataclasses.replace(self, **changes)
+
+    def with_settings(self, settings: Sequence[str]) -> "DCUConfig":
+        """Return a copy with fields set from ``FIELD=VALUE`` strings (the command line's
+        ``--set``), each value read as its field's type (``true``/``false`` or ``1``/``0``
+        for a flag), named after this one and the settings (``fpga+lanes=1``).
+
+        Raises
+        ------
+        ConfigError
+            For a malformed setting, an unknown field, a value of the wrong type, or a
+            combination the rules refuse.
+        """
+        if not settings:
+            return self
+        types = {f.name: f.type for f in dataclasses.fields(self)}
+        changes: dict[str, Any] = {}
+        for item in settings:
+            key, eq, text = item.partition("=")
+            if not eq or key not in types or key == "name":
+                raise ConfigError(f"bad setting {item!r}: expected FIELD=VALUE with FIELD one of "
+                                  f"{', '.join(k for k in types if k != 'name')}")
+            kind = types[key]
+            try:
+                if kind == "bool":
+                    flag = {"true": True, "1": True, "false": False, "0": False}.get(text.lower())
+                    if flag is None:
+                        raise ValueError(text)
+                    changes[key] = flag
+                else:
+                    changes[key] = int(text, 0) if kind == "int" else text
+            except ValueError:
+                raise ConfigError(f"bad setting {item!r}: {key} takes "
+                                  f"{'an integer' if kind == 'int' else 'true or false'}") from None
+        return self.replace(name="+".join([self.name, *settings]), **changes)
 
     def to_dict(self) -> dict[str, Any]:
         """All fields as a plain dict (for JSON reports)."""

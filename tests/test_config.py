@@ -114,6 +114,21 @@ def test_config_is_frozen_and_replace_validates():
     assert d.to_dict()["lds_bytes_per_half"] == 16384
 
 
+def test_settings_from_the_command_line():
+    """``FIELD=VALUE`` strings (``dcu fpga --set``) read by the field's type, validated like
+    ``replace``, the variant named after them; a malformed one names what is expected."""
+    f = get_config("fpga")
+    v = f.with_settings(["wave_slots=4", "request_in_rows=false", "lds_pass_stage=0", "wave_policy=round_robin"])
+    assert (v.wave_slots, v.request_in_rows, v.lds_pass_stage, v.wave_policy) == (4, False, False, "round_robin")
+    assert v.name == "fpga+wave_slots=4+request_in_rows=false+lds_pass_stage=0+wave_policy=round_robin"
+    assert v.lanes == f.lanes and f.with_settings([]) is f
+    for bad, needle in ((["lanes"], "expected FIELD=VALUE"), (["lane=2"], "expected FIELD=VALUE"),
+                        (["name=x"], "expected FIELD=VALUE"), (["lanes=two"], "lanes takes an integer"),
+                        (["coalesce_stage=yes"], "takes true or false"), (["lanes=3"], "lanes must divide 32")):
+        with pytest.raises(ConfigError, match=needle):
+            f.with_settings(bad)
+
+
 def test_lds_per_workgroup_cu_and_wgp_mode():
     d = get_config("default")
     assert d.lds_bytes_per_workgroup() == d.lds_bytes_per_workgroup(False) == 16384

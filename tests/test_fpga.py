@@ -412,6 +412,19 @@ def test_dcu_fpga_without_tools_prints_the_install_command(monkeypatch, capsys):
         fpga.build_board()
 
 
+def test_dcu_fpga_set_makes_a_variant_of_the_preset(capsys):
+    """``--set FIELD=VALUE`` changes the preset for a block or a budget, named after the change;
+    a bad setting and a board build with one are refused before any tool runs."""
+    from dcu.cli import main
+    assert main(["fpga", "--budget", "--block", "barrier", "--set", "wave_slots=4"]) == 0
+    out = capsys.readouterr().out
+    assert "barrier (fpga+wave_slots=4)" in out
+    assert main(["fpga", "--block", "barrier", "--set", "lanes=two"]) == 2
+    assert "lanes takes an integer" in capsys.readouterr().err
+    assert main(["fpga", "--set", "lanes=2"]) == 2
+    assert "--set applies to --block and --budget" in capsys.readouterr().err
+
+
 def test_tool_environment_overrides(monkeypatch):
     import dcu.fpga as fpga
     monkeypatch.setenv("NEXTPNR_ECP5", "/opt/my-nextpnr")
