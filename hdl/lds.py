@@ -588,7 +588,7 @@ class _Pipe(Elaboratable):
         # the instruction's last pass: nothing left in this window, nor in another
         win_done = Signal(name=f"win_done{h}")
         if staged:
-            next_last = Signal(name=f"next_last{h}")    # after this pass, the window's next is its last
+            next_last = Signal(name=f"next_last{h}")    # this pass leaves a window that one more pass ends
             m.d.comb += win_done.eq(q_lastpass)
             done = q_last & win_done
         else:
@@ -602,7 +602,6 @@ class _Pipe(Elaboratable):
                           last.eq(done),
                           nserved.eq(Mux((ctl4.cls == _Cls.STORE) & (ctl4.narrow != 0),
                                          Cat(*[served[4 * q + 3] for q in range(WL)]), 0))]
-
             if staged:
                 xs.d.comb += next_last.eq(one_pass(pend4 & ~served, q_conf))
 
