@@ -345,7 +345,7 @@ class VecMemUnit(wiring.Component):
         l_exec = c_exec.word_select(l_grp, G) if NG > 1 else c_exec
         fields = dict(first=G * LINE_BITS, straddle=G, fault=G, misal=G, active=G, offs=7 * G)
         if staged:   # a lane's second line too: no adder between the registers and the line compares
-            fields.update(second=G * LINE_BITS, addr=64 * G, data=128 * G)
+            fields.update(second=G * LINE_BITS, addr=64 * G, data=128 * G, one=1)
         lf = {k: Signal(w, name=f"l_{k}") for k, w in fields.items()}
         f = frag("lanes")
         # a + size > base + aperture_size as a > top: one subtraction for the wave, not an
@@ -369,6 +369,18 @@ class VecMemUnit(wiring.Component):
                 f.d.comb += [lf["second"].eq(Cat(*[(x + 1)[:LINE_BITS] for x in first])), lf["addr"].eq(l_addr),
                              lf["data"].eq(l_data)]
         if staged:
+            # whether the group goes out in one request: its active lanes are in one line, none
+            # straddles, a store's lanes write no byte twice, an atomic has one lane. Known a
+            # cycle ahead, it tells the coalescer that a group's first request is its last
+            # before the request's lanes are found (below, ``co_end``)
+            act, lo = lf["active"], [lf["offs"][7 * i:7 * i + 7] for i in range(G)]
+            lane_lines = [lf["first"][LINE_BITS * i:LINE_BITS * (i + 1)] for i in range(G)]
+            apart = [act[i] & act[j] & ((c_kind == OpKind.ATOMIC) | (lane_lines[i] != lane_lines[j]) |
+                                        (c_kind == OpKind.STORE) & (lo[i] < lo[j] + c_size) & (lo[j] < lo[i] + c_size))
+                     for i in range(G) for j in range(i + 1, G)]
+            f = frag("lanes_one")
+            with f.If(c_valid):
+                f.d.comb += lf["one"].eq(~(act & lf["straddle"]).any() & ~Cat(0, *apart).any())
             gf = {k: Signal(w, name=f"g_{k}") for k, w in fields.items()}
             g_load = Signal()                                   # the registers take the group read
             m.d.comb += g_load.eq(c_fresh | g_done & has_nxt)
@@ -442,6 +454,16 @@ class VecMemUnit(wiring.Component):
         f = frag("coal_final")
         f.d.comb += [gh1.eq(Mux(overlap, Mux(p_use1, p_oh, 0), h1)), gh2.eq(Mux(overlap, Mux(p_use1, 0, p_oh), h2)),
                      co_last.eq(((rem1 & ~gh1) | (rem2 & ~gh2)) == 0)]
+        if staged:
+            # the request is the group's last, known from registers: the group's first of a group
+            # that goes out in one, or its only lane left. A group that ends otherwise (lanes in
+            # two lines) ends a cycle later, when nothing is left: the load of the next group's
+            # lanes does not wait for this request's lanes and overlaps (the unit's critical path)
+            left = Cat(rem1, rem2)
+            co_end = Signal()
+            f.d.comb += co_end.eq(((done1 | done2) == 0) & gf["one"] | (left == lowest_one(left)))
+        else:
+            co_end = co_last
         sdata, smask = Signal(LINE_DATA), Signal(LINE_BYTES)   # a store's line: lane data at its offset
         # each lane's data shifted by its byte offset within 16 bytes (once per instruction) ...
         near = [Signal(256, name=f"near{i}") for i in range(G)]
@@ -501,7 +523,7 @@ class VecMemUnit(wiring.Component):
                      take_wack.eq(self.mem_resp.valid & ~f_busy & ~is_fill & ~is_aret),
                      take_replay.eq(~resp_v & ready_w.any()),
                      take_coal.eq(~resp_v & ~ready_w.any() & co_valid & res_ok),
-                     g_done.eq(c_valid & ~loading & (~co_valid | take_coal & (single_op | co_last))),
+                     g_done.eq(c_valid & ~loading & (~co_valid | take_coal & (single_op | co_end))),
                      c_finish.eq(g_done & ~has_nxt)]
 
         rsp = self.mem_resp.payload
