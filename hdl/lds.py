@@ -511,23 +511,18 @@ class _Pipe(Elaboratable):
                             sm.d.comb += same_w[NW * i + j].eq(eq[a, b])
                         else:
                             sm.d.comb += same_w[NW * i + j].eq(1)
-            # pairs of accesses that one pass cannot both serve: in one bank at two dwords, or in
-            # one bank at all for an atomic (its passes serve the leaders only). A window whose
-            # pending accesses hold no such pair is done in the pass that serves it, and
-            # ``q_lastpass`` says so before that pass: the next window's load does not wait for
-            # the pass's outcome (the leaders, the accesses served, the window's end: that path
-            # enabled the 2,000 pass registers, the LDS's critical path)
+            # pairs of pending accesses that one pass cannot both serve: in one bank at two
+            # dwords, or in one bank at all for an atomic (its passes serve the leaders only). A
+            # pass serves the whole window when no pair is left, which the registers say before
+            # the pass runs: the next window's load does not wait for the pass's leaders and the
+            # accesses served (that path enabled the 2,000 pass registers, the LDS's critical
+            # path). A pass clears the pairs with an access it served.
             pairs = list(eq)
-            q_conf, conf_w = Signal(len(pairs), name=f"q_conf{h}"), Signal(len(pairs), name=f"conf_w{h}")
-            q_lastpass, last_w = Signal(name=f"q_lastpass{h}"), Signal(name=f"last_w{h}")
-
-            def one_pass(pending, conf):
-                return ~Cat(*[pending[a] & pending[b] & conf[k] for k, (a, b) in enumerate(pairs)]).any()
+            q_pairs, pairs_w = Signal(len(pairs), name=f"q_pairs{h}"), Signal(len(pairs), name=f"pairs_w{h}")
             with sm.If(p_valid):
                 atomic = w_ctl.cls == _Cls.ATOMIC
-                sm.d.comb += conf_w.eq(Cat(*[(v_dp[DW * a: DW * a + bb] == v_dp[DW * b: DW * b + bb]) & (atomic | ~eq[a, b])
-                                             for a, b in pairs]))
-                sm.d.comb += last_w.eq(one_pass(v_pend, conf_w))
+                sm.d.comb += pairs_w.eq(Cat(*[v_pend[a] & v_pend[b] & (atomic | ~eq[a, b]) &
+                                              (v_dp[DW * a: DW * a + bb] == v_dp[DW * b: DW * b + bb]) for a, b in pairs]))
             p_run, first_s, passed_s, ctl_s, meta_s, y_s = q_valid, q_first, q_passed, q_ctl, q_meta, q_y
             rows_s, pend_s, dp_s, inr_s, wd_s, be_s, win_s = q_rows, q_pend, q_dp, q_inr, q_wd, q_be, q_win
         else:
@@ -588,8 +583,7 @@ class _Pipe(Elaboratable):
         # the instruction's last pass: nothing left in this window, nor in another
         win_done = Signal(name=f"win_done{h}")
         if staged:
-            next_last = Signal(name=f"next_last{h}")    # this pass leaves a window that one more pass ends
-            m.d.comb += win_done.eq(q_lastpass)
+            m.d.comb += win_done.eq(~q_pairs.any())
             done = q_last & win_done
         else:
             m.d.comb += win_done.eq((pend4 & ~served) == 0)
@@ -602,8 +596,6 @@ class _Pipe(Elaboratable):
                           last.eq(done),
                           nserved.eq(Mux((ctl4.cls == _Cls.STORE) & (ctl4.narrow != 0),
                                          Cat(*[served[4 * q + 3] for q in range(WL)]), 0))]
-            if staged:
-                xs.d.comb += next_last.eq(one_pass(pend4 & ~served, q_conf))
 
         # store data and atomic operands of each bank's leader
         b_wd, b_be = Signal(32 * BANKS, name=f"b_wd{h}"), Signal(4 * BANKS, name=f"b_be{h}")
@@ -815,7 +807,8 @@ class _Pipe(Elaboratable):
                 if NWIN > 1:
                     m.d.sync += r_win.eq(win_s)
                 if staged:
-                    m.d.sync += [q_pend.eq(q_pend & ~served), q_lastpass.eq(next_last)]
+                    m.d.sync += [q_pend.eq(q_pend & ~served),
+                                 q_pairs.eq(q_pairs & ~Cat(*[served[a] | served[b] for a, b in pairs]))]
                     with m.If(win_done):
                         m.d.sync += q_valid.eq(0)
                 elif NWIN > 1:
@@ -840,7 +833,7 @@ class _Pipe(Elaboratable):
             with m.If(load):
                 m.d.sync += [q_valid.eq(1), q_first.eq(w_fresh), q_last.eq(w_last), q_ctl.eq(w_ctl), q_meta.eq(w_meta),
                              q_y.eq(c_y), q_dp.eq(v_dp), q_inr.eq(v_inr), q_pend.eq(v_pend), q_wd.eq(v_wd),
-                             q_be.eq(v_be), q_rows.eq(rows), q_same.eq(same_w), q_conf.eq(conf_w), q_lastpass.eq(last_w), w_fresh.eq(0),
+                             q_be.eq(v_be), q_rows.eq(rows), q_same.eq(same_w), q_pairs.eq(pairs_w), w_fresh.eq(0),
                              wtodo.eq(wtodo & ~win_bit), q_win.eq(win)]
                 nxt = lowest_bit(wtodo & ~win_bit)
                 m.d.sync += [win_oh.eq(nxt), win.eq(encode_onehot(nxt))]

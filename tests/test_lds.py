@@ -716,6 +716,28 @@ def test_request_is_handed_back_after_its_passes(in_place, stage):
     assert [x["cycle"] for x in b.beats[0][1:]] == [first + g for g in range(groups)], b.beats[0]
 
 
+@pytest.mark.parametrize("op, stride, per_window", [("ds_load_b32", 4, 1), ("ds_load_b32", 0, 1),
+                                                     ("ds_store_b32", 0, 1), ("ds_load_b32", 8, 2),
+                                                     ("ds_load_b32", 16, 4), ("ds_add_u32", 0, 4)],
+                         ids=["free", "broadcast", "store-same-dword", "2-way", "4-way", "atomic-same-dword"])
+def test_pass_stage_knows_each_windows_last_pass(op, stride, per_window):
+    """With ``lds_pass_stage`` the next window is loaded in the cycle of a window's last pass,
+    decided from registers (the pairs of accesses one pass cannot serve together): a window
+    costs exactly its passes, with no cycle between windows, whether its lanes are in
+    different banks, on one dword (a broadcast, one pass), or in conflict (on fpga's 4 banks a
+    stride of 8 bytes is a 2-way conflict, 16 a 4-way one; an atomic serves a lane per pass).
+    In place, the request is handed back at its last window's load: one cycle after take plus
+    the passes of the windows before it."""
+    cfg = get_config("fpga")
+    b = Bench(cfg, seed=SEED + 16)
+    b.window(0, 0, 0, 2048)
+    data = [[n + 1, 0, 0, 0] for n in range(LANES)]
+    b.run({0: [Req(op, 0, 0, [stride * n for n in range(LANES)], data)]}, max_cycles=500).check()
+    windows = LANES // cfg.lds_window_lanes
+    (t0, _), = b.accepted
+    assert b.handed == [t0 + 1 + (windows - 1) * per_window], (b.accepted, b.handed)
+
+
 def test_in_order_under_back_pressure():
     """One SIMD, four waves, multi-beat and conflicting requests, a SIMD that takes a beat only
     one cycle in four: responses stay in issue order per wave (and correct)."""
