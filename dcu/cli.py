@@ -296,6 +296,9 @@ def build_parser() -> argparse.ArgumentParser:
     f.add_argument("--place", action="store_true",
                    help="with --block: also place and route it alone (nextpnr out of context) at "
                         "--clock and report its Fmax")
+    f.add_argument("--no-route", action="store_true",
+                   help="with --place: place only; the timing estimates the nets from the placement "
+                        "(a block whose routing does not converge)")
     f.add_argument("--attribute", action="store_true",
                    help="with --block: also count the cells by the source line that made them")
     f.add_argument("--reuse-rtlil", action="store_true",
@@ -639,13 +642,14 @@ def cmd_fpga(ns: argparse.Namespace) -> int:
         return 1
     if ns.block and ns.place:
         res = fpga.place_block(ns.block, config, clock_mhz=ns.clock, seed=ns.seed, synth_opts=ns.synth_opts,
-                               timeout=ns.timeout)
+                               timeout=ns.timeout, route=not ns.no_route)
         p = res.get("nextpnr") or {}
         e = res.get("ecp5") or {}
         print(f"{ns.block} ({get_config(config).name}): {e.get('lut_equiv')} LUT4 equivalents, {e.get('ff')} FF; nextpnr exit "
               f"{p.get('rc')} in {p.get('seconds')} s")
         for clock, f in p.get("fmax", {}).items():
-            print(f"  Fmax {f['mhz']:.2f} MHz for {clock} ({'PASS' if f['pass'] else 'FAIL'} at {f['target_mhz']:g} MHz)")
+            print(f"  Fmax {f['mhz']:.2f} MHz for {clock} ({'PASS' if f['pass'] else 'FAIL'} at {f['target_mhz']:g} MHz)"
+                  + ("" if res.get("routed", True) else ", estimated from the placement (not routed)"))
         if p.get("critical_path"):
             c = p["critical_path"]
             print(f"  critical path {c['ns']} ns through {c['cells']} cells ({c['routing_ns']} ns routing): "

@@ -475,7 +475,7 @@ def needs_splitnets(result: dict) -> bool:
 
 def place_block(top: str, config="fpga", clock_mhz: float = 50.0, seed: int = 1,
                 out_dir="build/fpga/blocks", synth_opts: str = "", timeout: float = 3600,
-                quiet: bool = False, reuse_result: bool = False) -> dict:
+                quiet: bool = False, reuse_result: bool = False, route: bool = True) -> dict:
     """One ``hdl/tops.py`` block through ``synth_ecp5`` and nextpnr-ecp5 *out of context*
     (``--out-of-context``: no I/O buffers, so a block with thousands of ports places; its
     clock on general routing, not a global network) on the 85F: the block's Fmax alone,
@@ -489,11 +489,14 @@ def place_block(top: str, config="fpga", clock_mhz: float = 50.0, seed: int = 1,
         and ends at, its delay and the routing's in ns, the cells with a delay on it), and
         ``"fmax_mhz"`` (the slowest clock's, None when nextpnr failed). With
         ``reuse_result``, an earlier result for the same RTLIL (its SHA-256), clock and seed.
+        With ``route=False`` nextpnr places only (``--no-route``): its timing then estimates
+        each net's delay from the placement, for a block whose routing does not converge
+        (``"routed": False`` in the result, saved apart).
     """
     from hdl.config import get_config
     tools = _require(("YOSYS", "NEXTPNR_ECP5"))
     cfg = get_config(config)
-    saved = _rel(PROJECT / out_dir) / f"{cfg.name}_{top}.place.json"
+    saved = _rel(PROJECT / out_dir) / f"{cfg.name}_{top}{'' if route else '.unrouted'}.place.json"
     if reuse_result and saved.exists():
         prev = json.loads(saved.read_text())
         same = (prev.get("rtlil_sha256") == hashlib.sha256(_rtlil(top, cfg).encode()).hexdigest()
@@ -505,15 +508,18 @@ def place_block(top: str, config="fpga", clock_mhz: float = 50.0, seed: int = 1,
     if res["rc"] != 0:
         return {**res, "nextpnr": None, "fmax_mhz": None}
     netlist = Path(res.pop("pnr_netlist"))
-    report = netlist.with_name(netlist.name.replace(".pnr_in.json", ".pnr.json"))
+    stem = netlist.name.replace(".pnr_in.json", ".pnr" if route else ".unrouted.pnr")
+    report, log = netlist.with_name(f"{stem}.json"), netlist.with_name(f"{stem}.log")
     report.unlink(missing_ok=True)
     if not quiet:
-        print(f"dcu fpga: {top} placed and routed out of context at {clock_mhz:g} MHz ...", flush=True)
+        print(f"dcu fpga: {top} placed {'and routed ' if route else ''}out of context at {clock_mhz:g} MHz ...",
+              flush=True)
     rel = lambda p: str(p.relative_to(PROJECT))     # noqa: E731 (the YoWASP tools see only the project's tree)
     rc, pnr_s = _run([tools["NEXTPNR_ECP5"], "--85k", "--package", "CABGA381", "--json", rel(netlist),
                       "--out-of-context", "--freq", f"{clock_mhz:g}", "--router", "router2",
-                      "--timing-allow-fail", "--seed", str(seed), "--report", rel(report)],
-                     PROJECT, dict(os.environ), timeout, netlist.with_name(netlist.name.replace(".pnr_in.json", ".pnr.log")))
+                      "--timing-allow-fail", "--seed", str(seed), "--report", rel(report)]
+                     + ([] if route else ["--no-route"]),
+                     PROJECT, dict(os.environ), timeout, log)
     pnr = {"rc": rc, "seconds": round(pnr_s, 1), "seed": seed, "utilisation": {}, "fmax": {}}
     if report.exists():
         rep = json.loads(report.read_text())
@@ -527,8 +533,10 @@ def place_block(top: str, config="fpga", clock_mhz: float = 50.0, seed: int = 1,
                                     "ns": round(sum(st["delay"] for st in steps), 2),
                                     "routing_ns": round(sum(st["delay"] for st in steps if st["type"] == "routing"), 2),
                                     "cells": sum(st["type"] == "logic" and st["delay"] > 0 for st in steps)}
+    if not pnr["fmax"] and log.exists():   # unrouted: the report has no timing; the log has the placer's
+        pnr["fmax"] = parse_nextpnr_log(log.read_text(errors="replace"))["fmax"]
     netlist.unlink(missing_ok=True)      # hundreds of MB for the larger blocks
-    res = {**res, "clock_mhz": clock_mhz, "nextpnr": pnr,
+    res = {**res, "clock_mhz": clock_mhz, "routed": route, "nextpnr": pnr,
            "fmax_mhz": min((f["mhz"] for f in pnr["fmax"].values()), default=None)}
     saved.write_text(json.dumps(res, indent=2) + "\n")
     return res

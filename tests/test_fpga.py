@@ -468,7 +468,7 @@ def test_native_yosys_is_the_default_and_synthesizes_a_block(monkeypatch):
 def test_place_block_out_of_context():
     """``dcu fpga --block NAME --place``: a block through synth_ecp5 and nextpnr-ecp5 out of
     context (its ports need no I/O pins): nextpnr places the cells Yosys made, and its Fmax is
-    the inverse of the critical path it reports."""
+    the inverse of the critical path it reports; with ``--no-route``, the placer's estimate."""
     import dcu.fpga as fpga
     res = fpga.place_block("barrier", "fpga", out_dir="build/fpga/test/place", quiet=True)
     pnr = res["nextpnr"]
@@ -484,6 +484,13 @@ def test_place_block_out_of_context():
     other = fpga.place_block("barrier", "fpga", clock_mhz=60, out_dir="build/fpga/test/place", quiet=True,
                              reuse_result=True)
     assert "reused" not in other and other["nextpnr"]["fmax"]["clk"]["target_mhz"] == 60
+    # placed only (``--no-route``): the placer's estimate, from its log, saved apart
+    est = fpga.place_block("barrier", "fpga", out_dir="build/fpga/test/place", quiet=True, route=False)
+    assert res["routed"] is True and est["routed"] is False and est["nextpnr"]["rc"] == 0
+    assert est["fmax_mhz"] == est["nextpnr"]["fmax"]["clk"]["mhz"] > 0 and "critical_path" not in est["nextpnr"]
+    assert (fpga.PROJECT / "build/fpga/test/place/fpga_barrier.unrouted.place.json").exists()
+    assert fpga.place_block("barrier", "fpga", out_dir="build/fpga/test/place", quiet=True,
+                            reuse_result=True)["fmax_mhz"] == res["fmax_mhz"]          # the routed one kept
 
 
 def test_native_yosys_reports_errors(tmp_path, capfd):
