@@ -908,6 +908,9 @@ def _sim_speed(configs=("default", "fpga"), compiled=("default", "fpga"), test: 
 
 
 PLACE_SHARE = 0.75   # the largest share of the 85F's LUTs that `dcu bench fpga` places a block alone at
+# a block that does not fit alone is placed (not routed: its routing did not converge) as a
+# variant with one lane, for the placer's estimate of its control paths
+ONE_LANE = {"simd": ("lanes=1", "trans_lanes=1", "coalesce_lanes=1", "request_in_rows=false")}
 
 
 def _fpga(board: str = "ulx3s", config: str = "fpga", clock_mhz: float = 50.0) -> dict:
@@ -916,7 +919,8 @@ def _fpga(board: str = "ulx3s", config: str = "fpga", clock_mhz: float = 50.0) -
     memory); the whole DCU only with ``DCU_FPGA_FULL=1`` (hours, and it does not fit). Then
     each block of the DCU that needs at most :data:`PLACE_SHARE` of the device, placed and
     routed alone, out of context, at ``clock_mhz`` (``dcu.fpga.place_block``, reusing a result
-    for the same RTLIL): its own Fmax; a larger block has its Yosys counts and no Fmax."""
+    for the same RTLIL): its own Fmax; a larger block has its Yosys counts and no Fmax, and
+    one in :data:`ONE_LANE` is also placed (not routed) with one lane: the placer's estimate."""
     from hdl.config import get_config
     from . import fpga
     from .budget import ECP5_85F
@@ -961,6 +965,15 @@ def _fpga(board: str = "ulx3s", config: str = "fpga", clock_mhz: float = 50.0) -
                            f"not placed: {share:.2f} x the LUTs" + (" (does not fit alone)" if share > 1 else
                                                                      f" (above {PLACE_SHARE} x, see dcu fpga --place)"))
         rows.append(row)
+        if not fits and top in ONE_LANE:
+            variant = get_config(config).with_settings(ONE_LANE[top])
+            p = fpga.place_block(top, variant, clock_mhz=clock_mhz, quiet=True, reuse_result=True, route=False)
+            pnr, e = p.get("nextpnr") or {}, p.get("ecp5") or {}
+            rows.append({"design": f"block {top}, one lane ({variant.name}), out of context, placed only", "rc": pnr.get("rc", p["rc"]),
+                         "luts": e.get("lut_equiv"), "ffs": e.get("ff"), "bram": e.get("dp16kd"), "dsp": e.get("mult18x18d"),
+                         "fmax_mhz": p["fmax_mhz"], "target_mhz": clock_mhz, "yosys_s": p.get("synth_s"),
+                         "nextpnr_s": pnr.get("seconds"),
+                         "note": "not routed (router2 did not converge): fmax_mhz is the placer's estimate"})
     return {"benchmark": "fpga", "board": board, "device": "LFE5U-85F (83,640 LUT4/FF, 208 DP16KD, 156 MULT18X18D)",
             "config": config, "rows": rows,
             "dcu_built": len(builds) > 1,
