@@ -969,10 +969,10 @@ def _fpga(board: str = "ulx3s", config: str = "fpga", clock_mhz: float = 50.0) -
             variant = get_config(config).with_settings(ONE_LANE[top])
             p = fpga.place_block(top, variant, clock_mhz=clock_mhz, quiet=True, reuse_result=True, route=False)
             pnr, e = p.get("nextpnr") or {}, p.get("ecp5") or {}
-            rows.append({"design": f"block {top}, one lane ({variant.name}), out of context, placed only", "rc": pnr.get("rc", p["rc"]),
-                         "luts": e.get("lut_equiv"), "ffs": e.get("ff"), "bram": e.get("dp16kd"), "dsp": e.get("mult18x18d"),
-                         "fmax_mhz": p["fmax_mhz"], "target_mhz": clock_mhz, "yosys_s": p.get("synth_s"),
-                         "nextpnr_s": pnr.get("seconds"),
+            rows.append({"design": f"block {top}, one lane ({variant.name}), out of context, placed only",
+                         "rc": pnr.get("rc", p["rc"]), "luts": e.get("lut_equiv"), "ffs": e.get("ff"),
+                         "bram": e.get("dp16kd"), "dsp": e.get("mult18x18d"), "fmax_mhz": p["fmax_mhz"],
+                         "target_mhz": clock_mhz, "yosys_s": p.get("synth_s"), "nextpnr_s": pnr.get("seconds"),
                          "note": "not routed (router2 did not converge): fmax_mhz is the placer's estimate"})
     return {"benchmark": "fpga", "board": board, "device": "LFE5U-85F (83,640 LUT4/FF, 208 DP16KD, 156 MULT18X18D)",
             "config": config, "rows": rows,

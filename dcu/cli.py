@@ -645,7 +645,8 @@ def cmd_fpga(ns: argparse.Namespace) -> int:
                                timeout=ns.timeout, route=not ns.no_route)
         p = res.get("nextpnr") or {}
         e = res.get("ecp5") or {}
-        print(f"{ns.block} ({get_config(config).name}): {e.get('lut_equiv')} LUT4 equivalents, {e.get('ff')} FF; nextpnr exit "
+        print(f"{ns.block} ({get_config(config).name}): {e.get('lut_equiv')} LUT4 equivalents, {e.get('ff')} FF; "
+              f"nextpnr exit "
               f"{p.get('rc')} in {p.get('seconds')} s")
         for clock, f in p.get("fmax", {}).items():
             print(f"  Fmax {f['mhz']:.2f} MHz for {clock} ({'PASS' if f['pass'] else 'FAIL'} at {f['target_mhz']:g} MHz)"

@@ -176,8 +176,10 @@ class DCUConfig:
         a cycle of its own after an instruction is accepted (the ``fpga`` preset's: the
         aperture compares and the request's row read fed the coalescer's decisions, on the
         unit's critical path). The next instruction is accepted in the cycle after the split
-        ends, not in its last cycle (the end fed the acceptance and its enables). An
-        instruction takes two cycles more to split, and a hit answers
+        ends, not in its last cycle (the end fed the acceptance and its enables), and a group
+        whose lanes are in two lines ends a cycle after its last request (a group's last
+        request is known from registers). An instruction takes two cycles more to split, and a
+        hit answers
         ``max(6, l0_hit_latency)`` cycles after acceptance, not ``max(5, ...)``. ``False``:
         the coalescer reads the group's lanes in the cycle it splits them.
     trans_shared : bool

@@ -521,8 +521,9 @@ class _Pipe(Elaboratable):
             q_pairs, pairs_w = Signal(len(pairs), name=f"q_pairs{h}"), Signal(len(pairs), name=f"pairs_w{h}")
             with sm.If(p_valid):
                 atomic = w_ctl.cls == _Cls.ATOMIC
-                sm.d.comb += pairs_w.eq(Cat(*[v_pend[a] & v_pend[b] & (atomic | ~eq[a, b]) &
-                                              (v_dp[DW * a: DW * a + bb] == v_dp[DW * b: DW * b + bb]) for a, b in pairs]))
+                bank = [v_dp[DW * j: DW * j + bb] for j in range(NW)]
+                sm.d.comb += pairs_w.eq(Cat(*[v_pend[a] & v_pend[b] & (atomic | ~eq[a, b]) & (bank[a] == bank[b])
+                                              for a, b in pairs]))
             p_run, first_s, passed_s, ctl_s, meta_s, y_s = q_valid, q_first, q_passed, q_ctl, q_meta, q_y
             rows_s, pend_s, dp_s, inr_s, wd_s, be_s, win_s = q_rows, q_pend, q_dp, q_inr, q_wd, q_be, q_win
         else:
