@@ -455,10 +455,11 @@ class VecMemUnit(wiring.Component):
         f.d.comb += [gh1.eq(Mux(overlap, Mux(p_use1, p_oh, 0), h1)), gh2.eq(Mux(overlap, Mux(p_use1, 0, p_oh), h2)),
                      co_last.eq(((rem1 & ~gh1) | (rem2 & ~gh2)) == 0)]
         if staged:
-            # the request is the group's last, known from registers: the group's first of a group
-            # that goes out in one, or its only lane left. A group that ends otherwise (lanes in
-            # two lines) ends a cycle later, when nothing is left: the load of the next group's
-            # lanes does not wait for this request's lanes and overlaps (the unit's critical path)
+            # the request is the group's last, known from registers: the first request of a group
+            # that goes out in one, or a request with one lane left. A group that ends otherwise
+            # (lanes in two lines) ends a cycle later, when nothing is left. So the load of the
+            # next group's lanes does not wait for this request's lanes and overlaps (that was
+            # the unit's critical path)
             left = Cat(rem1, rem2)
             co_end = Signal()
             f.d.comb += co_end.eq(((done1 | done2) == 0) & gf["one"] | (left == lowest_one(left)))
