@@ -9,7 +9,7 @@
     dcu disasm FILE [--kernel NAME]
     dcu bench NAME [--json FILE] [--config PRESET] [--backend rtl|verilator]
     dcu verilog [--config PRESET] [--top NAME] -o FILE.v [--lint]
-    dcu fpga [--board ulx3s] [--config PRESET] [--clock MHZ] [--baud N] [--block NAME [--generic] [--attribute] [--place]] [--budget]
+    dcu fpga [--board ulx3s] [--config PRESET] [--clock MHZ] [--baud N] [--block NAME [--generic] [--attribute] [--place] [--depth [N]]] [--budget]
 
 Exit status: 0 on success, 2 for a usage error (bad option, argument spec,
 missing file, unknown kernel), 1 when building or running fails.
@@ -299,6 +299,9 @@ def build_parser() -> argparse.ArgumentParser:
     f.add_argument("--no-route", action="store_true",
                    help="with --place: place only; the timing estimates the nets from the placement "
                         "(a block whose routing does not converge)")
+    f.add_argument("--depth", type=int, nargs="?", const=10, metavar="N",
+                   help="with --block: its N (10) deepest register-to-register paths in cells, from "
+                        "the synthesized netlist, without placing it (dcu/depth.py)")
     f.add_argument("--attribute", action="store_true",
                    help="with --block: also count the cells by the source line that made them")
     f.add_argument("--reuse-rtlil", action="store_true",
@@ -659,6 +662,24 @@ def cmd_fpga(ns: argparse.Namespace) -> int:
             _write_json(ns.json, res)
             print(f"wrote {ns.json}")
         return 0 if res["rc"] == 0 and p.get("rc") == 0 else 1
+    if ns.block and ns.depth:
+        res = fpga.depth_block(ns.block, config, paths=ns.depth, timeout=ns.timeout, reuse_result=True)
+        d = res.get("depth")
+        if d is None:
+            print(f"dcu fpga: {ns.block}: synthesis failed: {res.get('error')}", file=sys.stderr)
+            return 1
+        print(f"{ns.block} ({get_config(config).name}): {d['cells']} cells; the deepest paths "
+              f"(levels: LUTs and routed cell inputs, dcu/depth.py):")
+        for p in d["paths"]:
+            print(f"  {p['levels']:3}  {p['from']} -> {p['to']}")
+        if d["paths"]:
+            print("the deepest, cell by cell:")
+            for sig, t, lv in d["paths"][0]["through"]:
+                print(f"  {lv:3}  {t:16} {sig}")
+        if ns.json:
+            _write_json(ns.json, res)
+            print(f"wrote {ns.json}")
+        return 0
     if ns.block:
         res = fpga.synth_block(ns.block, config, generic=ns.generic, timeout=ns.timeout,
                                until=ns.until, reuse_rtlil=ns.reuse_rtlil, synth_opts=ns.synth_opts,

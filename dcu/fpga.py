@@ -542,6 +542,38 @@ def place_block(top: str, config="fpga", clock_mhz: float = 50.0, seed: int = 1,
     return res
 
 
+def depth_block(top: str, config="fpga", out_dir="build/fpga/blocks", paths: int = 10,
+                timeout: float = 3600, quiet: bool = False, reuse_result: bool = False) -> dict:
+    """One ``hdl/tops.py`` block through ``synth_ecp5`` and its deepest paths in cells
+    (:func:`dcu.depth.logic_depth`), with no placement: where the clock goes in a block that
+    does not route alone.
+
+    Returns
+    -------
+    dict
+        :func:`synth_block`'s result with ``"depth"``; saved as ``<preset>_<top>.depth.json``
+        and, with ``reuse_result``, returned again for the same RTLIL (its SHA-256).
+    """
+    from hdl.config import get_config
+    from .depth import logic_depth
+    cfg = get_config(config)
+    saved = _rel(PROJECT / out_dir) / f"{cfg.name}_{top}.depth.json"
+    if reuse_result and saved.exists():
+        prev = json.loads(saved.read_text())
+        if (prev.get("rtlil_sha256") == hashlib.sha256(_rtlil(top, cfg).encode()).hexdigest()
+                and prev.get("paths_asked", 0) >= paths):
+            return {**prev, "reused": True}
+    res = synth_block(top, config, out_dir=out_dir, timeout=timeout, quiet=quiet, for_pnr=True)
+    if res["rc"] != 0:
+        return {**res, "depth": None}
+    netlist = Path(res.pop("pnr_netlist"))
+    res["depth"] = logic_depth(json.loads(netlist.read_text()), top, paths=paths)
+    res["paths_asked"] = paths
+    netlist.unlink(missing_ok=True)      # hundreds of MB for the larger blocks
+    saved.write_text(json.dumps(res, indent=2) + "\n")
+    return res
+
+
 # ---- the board ---------------------------------------------------------------------------
 def dcu_blocks(cfg) -> list[tuple[str, int]]:
     """The blocks of ``hdl/tops.py`` that make up a DCU, with their number of instances (the
