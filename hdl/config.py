@@ -182,14 +182,6 @@ class DCUConfig:
         hit answers
         ``max(6, l0_hit_latency)`` cycles after acceptance, not ``max(5, ...)``. ``False``:
         the coalescer reads the group's lanes in the cycle it splits them.
-    valu_wb_stage : bool
-        ``True``: a SIMD registers its VALU results (the lane group's VGPR write, the scalar
-        result, lane masks) and writes them in the cycle after EX (the ``fpga`` preset's: a
-        lane group's operand select, multiplier, adders and write-back select were one path
-        of 73 cells on the ECP5, ``dcu fpga --depth``). A VALU instruction's scalar result
-        (a compare's lane mask, ``v_readlane``) is read by a dependent instruction a cycle
-        later; its VGPR results are not (``valu_dep_latency`` and the lane groups cover the
-        stage). ``False``: EX writes its results in its own cycle.
     trans_shared : bool
         ``False``: a transcendental unit per SIMD (RDNA). ``True``: one for the whole DCU,
         which its SIMDs take in turn (``hdl/transshare.py``): the ``fpga`` preset's, since
@@ -260,7 +252,6 @@ class DCUConfig:
     scalar_cache_stage: bool = False
     coalesce_stage: bool = False
     lds_pass_stage: bool = False
-    valu_wb_stage: bool = False
     valu_dep_latency: int = 5
     l0_hit_latency: int = 4
     memory_latency: int = 32
@@ -608,7 +599,7 @@ PRESETS: Mapping[str, DCUConfig] = {
                              trans_shared=True, shared_multiplier=True, shared_mem_request=True,
                              coalesce_in_place=True, lds_in_place=True, request_in_rows=True, shared_int_datapath=True,
                              decode_memo=False, scalar_cache_stage=True, coalesce_stage=True,
-                             lds_pass_stage=True, valu_wb_stage=True, trans_mul_regs=2),
+                             lds_pass_stage=True, trans_mul_regs=2),
 }
 
 

@@ -11,11 +11,9 @@ instruction, branch, wait or hint, the main pipe one with anything else; each ad
 register-file ports, and the next cycle (its EX) the operands arrive, the ALUs compute
 combinationally and the results are written back. A VALU instruction stays in EX for ``config.valu_cycles`` (32 // lanes)
 cycles, one lane group of ``config.lanes`` lanes per cycle, and twice that when it writes a
-64-bit VGPR result (low, then high register); with ``config.valu_wb_stage`` each cycle's
-results are registered and written in the next. The scoreboard keeps VALU destinations busy
-for ``max(config.valu_dep_latency, config.valu_cycles)`` cycles (a scalar destination a cycle
-more behind the stage) and memory destinations until their data returns, so results never
-depend on ``s_delay_alu`` or ``s_nop``. Memory
+64-bit VGPR result (low, then high register). The scoreboard keeps VALU destinations busy
+for ``max(config.valu_dep_latency, config.valu_cycles)`` cycles and memory destinations until
+their data returns, so results never depend on ``s_delay_alu`` or ``s_nop``. Memory
 instructions leave through ``smem_req``, ``vmem_req`` and ``lds_req`` with the wave and a
 per-wave sequence tag, and retire through the matching responses in per-wave order
 (``kmcnt`` in any order).
@@ -281,11 +279,7 @@ class SIMD(wiring.Component):
         cfg = self.config
         W, V = cfg.wave_slots, cfg.vgprs_per_simd
         G, C = cfg.lanes, cfg.valu_cycles         # physical lanes; EX cycles of a VALU instruction
-        stage = cfg.valu_wb_stage                 # VALU results written the cycle after EX
-        # VALU issue to dependent issue: a VGPR read two cycles after the staged write of its group
-        lat = max(cfg.valu_dep_latency, C, 3 if stage else 1)
-        # ... and to an instruction that reads its scalar result: written a cycle after the last group
-        lat_s = max(lat, C + 1) if stage else lat
+        lat = max(cfg.valu_dep_latency, C)        # VALU issue to dependent issue
         m = Module()
 
         def fragment(name):
@@ -580,12 +574,9 @@ class SIMD(wiring.Component):
                     mqs.d.comb += [si.eq(ib[i]), sel_pc.eq(pc[i]), sel_base.eq(base[i]), sel_seq.eq(seq[i])]
         sk = si.kind
         if banked:
-            if stage:   # written in the cycle after its last EX cycle, with a SALU result issued then
-                valu_sw = ex.valid & (xk == Kind.VALU) & (xi.sdst_dw != 0) & ~ex_hold
-            else:
-                valu_sw = ex.valid & (xk == Kind.VALU) & (xi.sdst_dw != 0) & ex_hold
-                if C == 1:   # a VALU instruction issuing now writes its scalar result next cycle
-                    valu_sw = valu_sw | issue & (sk == Kind.VALU) & (si.sdst_dw != 0)
+            valu_sw = ex.valid & (xk == Kind.VALU) & (xi.sdst_dw != 0) & ex_hold
+            if C == 1:   # a VALU instruction issuing now writes its scalar result next cycle
+                valu_sw = valu_sw | issue & (sk == Kind.VALU) & (si.sdst_dw != 0)
             mq.d.comb += s_block.eq(Cat(*[(ib[i].kind == Kind.SALU) & (ib[i].sdst_dw != 0) for i in range(W)]) &
                                     valu_sw.replicate(W))
         mss = fragment("issue_select_s")
@@ -898,19 +889,18 @@ class SIMD(wiring.Component):
 
         # ---- write-back (its own fragment: it follows the units' results) ------------------
         # VALU results: the integer unit's 64-bit lanes split into the low and high registers;
-        # lane-mask results (compares, carries) collect over the lane groups in ``mask_acc``.
-        # What an EX cycle writes (``wx``) is written in that cycle, or (``valu_wb_stage``) from
-        # a register in the next (``wb``): a lane group of a VGPR and the group's lane mask,
-        # and with the last group the scalar destination.
+        # lane-mask results (compares, carries) collect over the lane groups in ``mask_acc``
         mw = fragment("writeback")
         res_lo, res_hi = Signal(32 * G), Signal(32 * G)
-        unit_illegal = Signal()
-        ValuWrite = data.StructLayout({
-            "valu": 1, "last": 1, "wave": range(W), "grp": range(max(C, 2)),
-            "v_addr": range(V), "v_data": 32 * G, "v_en": G,
-            "mask": G, "special": 1, "value": 32, "s_we": 1, "sdst": 7})
-        wx = Signal(ValuWrite, name="valu_wx")
+        lane_mask, scalar_result, unit_illegal = Signal(G), Signal(32), Signal()
         lanes_special = _is_op(xi.op, OpId.V_READFIRSTLANE_B32, OpId.V_READLANE_B32, OpId.V_WRITELANE_B32)
+        if C == 1:
+            mask_all = lane_mask
+        else:
+            mask_acc = Signal(32)
+            mask_all = mask_acc | (lane_mask << (grp * G))[:32]
+            with m.If((x_valid & (xk == Kind.VALU) & ~lo) if banked else (x_valid & (xk == Kind.VALU))):
+                m.d.sync += mask_acc.eq(Mux(valu_hold, mask_all, 0))
         with mw.If(xk == Kind.VALU):
             first = Signal(range(LANES))
             for n in reversed(range(LANES)):
@@ -920,24 +910,11 @@ class SIMD(wiring.Component):
             mw.d.comb += [
                 res_lo.eq(Mux(x_is_fp, vfp.d, Cat(*[vint.d[64 * n: 64 * n + 32] for n in range(G)]))),
                 res_hi.eq(Cat(*[vint.d[64 * n + 32: 64 * n + 64] for n in range(G)])),
-                wx.mask.eq(Mux(x_is_fp, vfp.mask_out, vint.mask_out) & group(x_exec, 1)),
+                lane_mask.eq(Mux(x_is_fp, vfp.mask_out, vint.mask_out) & group(x_exec, 1)),
                 unit_illegal.eq(Mux(x_is_fp, vfp.illegal, vint.illegal) & ~lanes_special),
-                wx.special.eq(lanes_special),
-                wx.value.eq(Mux(xi.src0[8], src0_all.word_select(lane_sel, 32), s32[0])),
             ]
-        if stage:
-            wb = Signal(ValuWrite, name="valu_wb")
-            m.d.sync += wb.eq(wx)
-        else:
-            wb = wx
-        if C == 1:
-            mask_all = wb.mask
-        else:
-            mask_acc = Signal(32)
-            mask_all = mask_acc | (wb.mask << (wb.grp * G))[:32]
-            with m.If(wb.valu):
-                m.d.sync += mask_acc.eq(Mux(wb.last, 0, mask_all))
-        scalar_result = Mux(wb.special, wb.value, mask_all)
+            mw.d.comb += scalar_result.eq(Mux(lanes_special, Mux(xi.src0[8], src0_all.word_select(lane_sel, 32), s32[0]),
+                                              mask_all))
 
         def fault(cond, wave=xw, at=ex.pc):
             with m.If(cond):
@@ -992,19 +969,16 @@ class SIMD(wiring.Component):
         with m.If(x_valu):
             m.d.sync += perf.valu_busy.eq(perf.valu_busy + 1)
             fault(unit_illegal)
-        mw.d.comb += [wx.valu.eq(x_valu), wx.last.eq(ex_last), wx.wave.eq(xw), wx.grp.eq(grp), wx.sdst.eq(xi.sdst),
-                      wx.s_we.eq(x_valu & (xi.sdst_dw != 0) & ex_last)]
+        write_scalar(xi.sdst, scalar_result, 1, x_valu & (xi.sdst_dw != 0) & ex_last)
+        if C > 1:
+            mw.d.comb += vw_alu.grp.eq(grp)
         with mw.If(x_valu):
             with mw.If(xi.op == OpId.V_WRITELANE_B32):
-                mw.d.comb += [wx.v_addr.eq(vdst_addr), wx.v_data.eq(Cat(*[s32[0]] * G)),
-                              wx.v_en.eq(group(Const(1, 32) << s32[1][:5], 1))]
+                mw.d.comb += [vw_alu.addr.eq(vdst_addr), vw_alu.data.eq(Cat(*[s32[0]] * G)),
+                              vw_alu.en.eq(group(Const(1, 32) << s32[1][:5], 1))]
             with mw.Elif(xi.vdst_dw != 0):
-                mw.d.comb += [wx.v_addr.eq(vdst_addr + half), wx.v_data.eq(Mux(half, res_hi, res_lo)),
-                              wx.v_en.eq(group(x_exec, 1))]
-        write_scalar(wb.sdst, scalar_result, 1, wb.s_we, wb.wave)
-        mw.d.comb += [vw_alu.addr.eq(wb.v_addr), vw_alu.data.eq(wb.v_data), vw_alu.en.eq(wb.v_en)]
-        if C > 1:
-            mw.d.comb += vw_alu.grp.eq(wb.grp)
+                mw.d.comb += [vw_alu.addr.eq(vdst_addr + half), vw_alu.data.eq(Mux(half, res_hi, res_lo)),
+                              vw_alu.en.eq(group(x_exec, 1))]
         # transcendental unit: one wave every 32 / trans_lanes cycles; results return in order,
         # so a FIFO keeps each instruction's wave, destination, EXEC and sequence number, deep
         # enough for every wave the unit can hold plus its stalled output. A result waits
@@ -1236,15 +1210,10 @@ class SIMD(wiring.Component):
         sclr_valu = Array(Signal(128, name=f"sclr_valu{i}") for i in range(W))
         if flight:
             done = flight[-1]   # issued lat - 1 cycles ago: its dependants may issue next cycle
-            done_s = done
-            if lat_s > lat:     # the scalar destination: lat_s - 1 cycles ago
-                done_s = Signal(Flight, name="flight_s")
-                m.d.sync += done_s.eq(done)
             mdone = fragment("valu_done")
             with mdone.If(done.valid):
-                mdone.d.comb += vclr_valu[done.wave].eq(((Const(1, 3) << done.vn) - 1) << done.vdst)
-            with mdone.If(done_s.valid):
-                mdone.d.comb += sclr_valu[done_s.wave].eq(((Const(1, 3) << done_s.sn) - 1) << done_s.sdst)
+                mdone.d.comb += [vclr_valu[done.wave].eq(((Const(1, 3) << done.vn) - 1) << done.vdst),
+                                 sclr_valu[done.wave].eq(((Const(1, 3) << done.sn) - 1) << done.sdst)]
         for i in range(W):
             v_done = vclr[i] | vclr_trans[i] | vclr_valu[i]
             if banked:
