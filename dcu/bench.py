@@ -981,6 +981,40 @@ def _fpga(board: str = "ulx3s", config: str = "fpga", clock_mhz: float = 50.0) -
                     "DPR16X4 (Yosys); a block 'out of context': nextpnr-ecp5 --out-of-context, no I/O buffers and "
                     "its clock on general routing, the block alone on the 85F"}
 
+def _depth(config: str = "fpga", paths: int = 3) -> dict:
+    """Each block of the DCU through ``synth_ecp5`` and its deepest register-to-register paths
+    in cells (``dcu fpga --block NAME --depth``, ``dcu/depth.py``), beside the Fmax and
+    critical path nextpnr found for the same RTLIL placed alone (``dcu bench fpga``), where
+    there is one; then the SIMD's combinational units from their inputs to their outputs:
+    where in the SIMD its depth is."""
+    from hdl.config import get_config
+    from . import fpga
+    from .depth import HARD_LEVELS
+    cfg = get_config(config)
+    runs = [(top, n, False) for top, n in fpga.dcu_blocks(cfg)]
+    runs += [("valu_int", 0, True), ("valu_fp", 0, True), ("salu", 0, True)]
+    rows = []
+    for top, n, ports in runs:
+        r = fpga.depth_block(top, cfg, paths=paths, ports=ports, quiet=True, reuse_result=True)
+        d = r.get("depth") or {}
+        row = {"block": top if n else f"{top} (in each SIMD's EX, inputs to outputs)", "rc": r["rc"],
+               "lut_equiv": (r.get("ecp5") or {}).get("lut_equiv"), "levels": d.get("levels"),
+               "deepest": [f"{p['levels']}: {p['from']} -> {p['to']}" for p in d.get("paths", [])]}
+        placed = fpga.PROJECT / "build/fpga/blocks" / f"{cfg.name}_{top}.place.json"
+        if n and placed.exists():
+            pl = json.loads(placed.read_text())
+            if pl.get("rtlil_sha256") == r.get("rtlil_sha256") and pl.get("routed", True):
+                cp = (pl.get("nextpnr") or {}).get("critical_path") or {}
+                row.update({"fmax_mhz": pl.get("fmax_mhz"), "critical_path_cells": cp.get("cells"),
+                            "critical_path": f"{cp.get('from')} -> {cp.get('to')}" if cp else None})
+        rows.append(row)
+    return {"benchmark": "depth", "config": config, "rows": rows,
+            "note": "levels: LUT4s, carry cells entered through their logic inputs, wide multiplexers "
+                    "through their selects, LUT RAM reads; an unregistered multiplier and a block RAM's read "
+                    f"data count {HARD_LEVELS} (dcu/depth.py); fmax_mhz and critical_path: nextpnr's, the block "
+                    "placed and routed alone at 50 MHz from the same RTLIL (dcu bench fpga), where it was"}
+
+
 def _sim_instructions(configs=("default", "fpga"), test: str = "divergence_cl", seed: int = 0) -> dict:
     """Instructions the compiled model (``dcu.verilator``) executes for one kernel, counted by
     valgrind's callgrind: exact and the same on every run, where CPU seconds on a shared
@@ -1107,7 +1141,7 @@ def _synth(config: str | None = None, timeout: float = 4 * 3600) -> dict:
 BENCHMARKS = {"model-speed": _model_speed, "valu-ipc": _valu_ipc, "valu-peak": _valu_peak, "sim-speed-simd": _sim_speed_simd,
               "lds-stride": _lds_stride, "coalescing": _coalescing, "latency": _latency,
               "ooo": _ooo, "kernels": _kernels, "sim-speed": _sim_speed, "sim-instructions": _sim_instructions,
-              "fpga": _fpga, "fpga-budget": _fpga_budget, "synth": _synth}
+              "fpga": _fpga, "fpga-budget": _fpga_budget, "synth": _synth, "depth": _depth}
 
 
 def _markdown(result: dict) -> str:

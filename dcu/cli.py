@@ -302,6 +302,9 @@ def build_parser() -> argparse.ArgumentParser:
     f.add_argument("--depth", type=int, nargs="?", const=10, metavar="N",
                    help="with --block: its N (10) deepest register-to-register paths in cells, from "
                         "the synthesized netlist, without placing it (dcu/depth.py)")
+    f.add_argument("--ports", action="store_true",
+                   help="with --depth: also the paths from the block's inputs and to its outputs (the "
+                        "depth of a combinational unit such as valu_int)")
     f.add_argument("--attribute", action="store_true",
                    help="with --block: also count the cells by the source line that made them")
     f.add_argument("--reuse-rtlil", action="store_true",
@@ -663,7 +666,8 @@ def cmd_fpga(ns: argparse.Namespace) -> int:
             print(f"wrote {ns.json}")
         return 0 if res["rc"] == 0 and p.get("rc") == 0 else 1
     if ns.block and ns.depth:
-        res = fpga.depth_block(ns.block, config, paths=ns.depth, timeout=ns.timeout, reuse_result=True)
+        res = fpga.depth_block(ns.block, config, paths=ns.depth, ports=ns.ports, timeout=ns.timeout,
+                               reuse_result=True)
         d = res.get("depth")
         if d is None:
             print(f"dcu fpga: {ns.block}: synthesis failed: {res.get('error')}", file=sys.stderr)

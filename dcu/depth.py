@@ -16,7 +16,8 @@ paths in cells are where the clock goes. What counts as a level:
   starts a path): :data:`HARD_LEVELS` each, their delay being several LUTs' and a route.
 
 Paths start at flip-flop and block RAM outputs and end at flip-flop and RAM inputs; as in
-nextpnr's out-of-context timing, the block's ports start and end none.
+nextpnr's out-of-context timing, the block's ports start and end none (unless asked: a
+combinational unit's depth from its inputs to its outputs).
 """
 from __future__ import annotations
 
@@ -67,8 +68,11 @@ def _arcs(cell: dict) -> dict:
     return _ARCS.get(t, {})
 
 
-def logic_depth(netlist: dict, top: str, paths: int = 10) -> dict:
+def logic_depth(netlist: dict, top: str, paths: int = 10, ports: bool = False) -> dict:
     """The deepest paths of module ``top`` of a Yosys JSON netlist of ECP5 cells.
+
+    With ``ports``, the block's inputs start paths and its outputs end them too: the depth of
+    a combinational unit (an ALU) that another block registers around.
 
     Returns
     -------
@@ -86,11 +90,11 @@ def logic_depth(netlist: dict, top: str, paths: int = 10) -> dict:
     start = {}       # bit -> levels at a path's start
     unknown = {}
     # the block's ports are timed by nothing (nextpnr out of context does not time them either):
-    # a path from an input does not count, and outputs end none
+    # a path from an input does not count, and outputs end none -- unless ``ports``
     for pname, port in mod.get("ports", {}).items():
         if port["direction"] in ("input", "inout"):
             for b in port["bits"]:
-                start[b] = _UNTIMED
+                start[b] = 0 if ports else _UNTIMED
     for cname, c in cells.items():
         t = c["type"]
         if t in _IGNORED:
@@ -164,6 +168,10 @@ def logic_depth(netlist: dict, top: str, paths: int = 10) -> dict:
             for b in c["connections"].get(p, []):
                 if not isinstance(b, str):
                     ends.append((arrival(b), b, cname, p))
+    if ports:
+        for pname, port in mod.get("ports", {}).items():
+            if port["direction"] == "output":
+                ends += [(arrival(b), b, None, pname) for b in port["bits"] if not isinstance(b, str)]
     ends = [e for e in ends if e[0] >= 0]
     ends.sort(key=lambda e: -e[0])
 
@@ -198,13 +206,14 @@ def logic_depth(netlist: dict, top: str, paths: int = 10) -> dict:
 
     out, seen = [], set()
     for lv, b, cname, p in ends:
-        end_sig = re.sub(r"\d+", "#", signal_of(cname))   # a bus's bits, a replicated unit's copies
+        end = f"<output {p}>" if cname is None else signal_of(cname)
+        end_sig = re.sub(r"\d+", "#", end)   # a bus's bits, a replicated unit's copies
         if end_sig in seen:
             continue
         seen.add(end_sig)
         steps, first = trace(b)
         out.append({"levels": lv, "from": sources.get(first, "(undriven)"),
-                    "to": f"{signal_of(cname)} ({cells[cname]['type']} {p})",
+                    "to": end if cname is None else f"{end} ({cells[cname]['type']} {p})",
                     "through": steps})
         if len(out) == paths:
             break

@@ -542,11 +542,11 @@ def place_block(top: str, config="fpga", clock_mhz: float = 50.0, seed: int = 1,
     return res
 
 
-def depth_block(top: str, config="fpga", out_dir="build/fpga/blocks", paths: int = 10,
+def depth_block(top: str, config="fpga", out_dir="build/fpga/blocks", paths: int = 10, ports: bool = False,
                 timeout: float = 3600, quiet: bool = False, reuse_result: bool = False) -> dict:
     """One ``hdl/tops.py`` block through ``synth_ecp5`` and its deepest paths in cells
-    (:func:`dcu.depth.logic_depth`), with no placement: where the clock goes in a block that
-    does not route alone.
+    (:func:`dcu.depth.logic_depth`; ``ports``: from its inputs and to its outputs too), with no
+    placement: where the clock goes in a block that does not route alone.
 
     Returns
     -------
@@ -561,14 +561,14 @@ def depth_block(top: str, config="fpga", out_dir="build/fpga/blocks", paths: int
     if reuse_result and saved.exists():
         prev = json.loads(saved.read_text())
         if (prev.get("rtlil_sha256") == hashlib.sha256(_rtlil(top, cfg).encode()).hexdigest()
-                and prev.get("paths_asked", 0) >= paths):
+                and prev.get("paths_asked", 0) >= paths and prev.get("ports", False) == ports):
             return {**prev, "reused": True}
     res = synth_block(top, config, out_dir=out_dir, timeout=timeout, quiet=quiet, for_pnr=True)
     if res["rc"] != 0:
         return {**res, "depth": None}
     netlist = Path(res.pop("pnr_netlist"))
-    res["depth"] = logic_depth(json.loads(netlist.read_text()), top, paths=paths)
-    res["paths_asked"] = paths
+    res["depth"] = logic_depth(json.loads(netlist.read_text()), top, paths=paths, ports=ports)
+    res["paths_asked"], res["ports"] = paths, ports
     netlist.unlink(missing_ok=True)      # hundreds of MB for the larger blocks
     saved.write_text(json.dumps(res, indent=2) + "\n")
     return res

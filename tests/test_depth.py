@@ -58,6 +58,10 @@ def test_levels_by_cell_and_paths_by_end():
     assert not [p for p in r["paths"] if "input" in p["from"] or "output" in p["to"]]
     assert [p["levels"] for p in r["paths"]] == sorted((p["levels"] for p in r["paths"]), reverse=True)
     assert len(logic_depth(_netlist(cells, ports), "top", paths=2)["paths"]) == 2
+    # a combinational unit's depth: its inputs start paths and its outputs end them
+    timed = {p["to"]: p for p in logic_depth(_netlist(cells, ports), "top", paths=20, ports=True)["paths"]}
+    assert timed["<output o>"]["levels"] == 1 and timed["<output o>"]["from"] == "<input i>"
+    assert timed["p (TRELLIS_FF DI)"]["levels"] == 1
 
 
 def test_a_combinational_loop_is_an_error():
