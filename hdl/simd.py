@@ -37,7 +37,7 @@ from .lanemul import FP_WIDTH as FP_MUL_W, WIDTH as MUL_W, LaneMultiplier
 from .layouts import DecodedInst
 from .regfile import SgprFile, VgprFile
 from .trans import TransIn, TransOut, TransUnit, latency as trans_latency
-from .valu_int import VALUInt, popcount
+from .valu_int import VALUInt
 from .valu_int_shared import VALUIntShared
 
 __all__ = ["SIMD", "IMPLEMENTED", "LaunchLayout", "FetchReq", "FetchResp", "SmemReq", "SmemResp", "VecMemReq", "ReqRow",
@@ -857,21 +857,10 @@ class SIMD(wiring.Component):
             vfp.c.eq(vgroup(Mux(x_is_mac, old_dst, Mux(xi.op == OpId.V_FMAMK_F32, op32[1],
                                                         Mux(xi.op == OpId.V_FMAAK_F32, k_lanes, op32[2]))), 32)),
         ]
-        a_g, b_g = vgroup(op64[0], 64), vgroup(op64[1], 64)
-        if C == 1:
-            mx.d.comb += [vint.a.eq(a_g), vint.b.eq(b_g)]
-        else:
-            # v_mbcnt_lo counts the bits of S0 below the lane's own index, which the unit knows
-            # only within the group: shift the group's bits down and add the count below it
-            below = Array(Const((1 << (g * G)) - 1, 32) for g in range(C))[grp]
-            with mx.If(xi.op == OpId.V_MBCNT_LO_U32_B32):
-                mx.d.comb += [
-                    vint.a.eq(Cat(*[Cat(a_g[64 * n: 64 * n + 32] >> (grp * G), Const(0, 32)) for n in range(G)])),
-                    vint.b.eq(Cat(*[Cat((b_g[64 * n: 64 * n + 32] + popcount(a_g[64 * n: 64 * n + 32] & below))[:32],
-                                        Const(0, 32)) for n in range(G)])),
-                ]
-            with mx.Else():
-                mx.d.comb += [vint.a.eq(a_g), vint.b.eq(b_g)]
+        # v_mbcnt_lo counts S0's bits below each lane's index in the wave: the unit adds the
+        # group's first lane to its own (not a count and an adder in front of its operands,
+        # which were on every operation's path into the multiplier and the adder)
+        mx.d.comb += [vint.a.eq(vgroup(op64[0], 64)), vint.b.eq(vgroup(op64[1], 64)), vint.lane_base.eq(grp * G)]
 
         # the scalar pipe's operands (src0, src1 and the old destination) and its SALU
         my = fragment("ex_s_operands")

@@ -497,7 +497,7 @@ def int_valu_signature(lanes: int, external_mul: bool) -> wiring.Signature:
     mul = {"mul_x": Out(w * lanes), "mul_y": Out(w * lanes), "mul_p": In(2 * w * lanes)} if external_mul else {}
     return wiring.Signature({
         "op": In(OpId), "a": In(64 * lanes), "b": In(64 * lanes), "c": In(64 * lanes),
-        "mask_in": In(lanes), "opsel": In(4), "clamp": In(1), "d_old": In(32 * lanes),
+        "mask_in": In(lanes), "lane_base": In(5), "opsel": In(4), "clamp": In(1), "d_old": In(32 * lanes),
         "d": Out(64 * lanes), "mask_out": Out(lanes), "illegal": Out(1), **mul,
     })
 
@@ -524,6 +524,10 @@ class VALUInt(wiring.Component):
         ``v_mad_co_*`` and both sources of the 64-bit compares.
     mask_in : In(unsigned(lanes))
         Carry-in of ``_co_ci_`` ops, select of ``v_cndmask_b32`` (S1 where set).
+    lane_base : In(5)
+        The wave lane of the unit's lane 0 (a SIMD with fewer lanes than the wave: the lane
+        group's first): ``v_mbcnt_lo_u32_b32`` in lane ``i`` counts S0's bits below
+        ``lane_base + i``.
     opsel : In(4)
         VOP3 ``op_sel``: bits 0-2 pick the high half of 16-bit sources 0-2, bit 3 the
         destination half of 16-bit results.
@@ -627,8 +631,8 @@ class VALUInt(wiring.Component):
             with m.Case(OpId.V_CNDMASK_B32):
                 put(lambda L: select(L.mask, L.b, L.a))
             with m.Case(OpId.V_MBCNT_LO_U32_B32):
-                # lane i counts the set bits of S0 below bit i (the lanes before it)
-                put(lambda L: popcount(self.a, 64 * L.i, L.i) + L.b)
+                # lane i counts the set bits of S0 below its wave lane (the lanes before it)
+                put(lambda L: popcount(L.a & ((Const(1, 33) << (self.lane_base + L.i)) - 1)[:32]) + L.b)
             with m.Case(OpId.V_MBCNT_HI_U32_B32):
                 put(lambda L: L.b)      # wave32: no lane below has an index >= 32
             with m.Case(OpId.V_NOP):

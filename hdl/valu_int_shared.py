@@ -376,8 +376,8 @@ class VALUIntShared(wiring.Component):
             return _balanced(terms, operator.or_)
         LOG = wide(st, "logic", 32, logic)
 
-        def pop(i):
-            below = Const((1 << i) - 1, 32)
+        def pop(i):   # v_mbcnt_lo: S0's bits below the lane's index in the wave
+            below = ((Const(1, 33) << (self.lane_base + i)) - 1)[:32]
             return popcount(A(i)[:32] & Mux(ctl.pop_below, below, Const(0xFFFF_FFFF, 32)))
         POP = wide(st, "pop", 6, pop)
 
