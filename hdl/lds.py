@@ -943,16 +943,18 @@ class LDS(wiring.Component):
         # ---- windows -----------------------------------------------------------------------
         win_base = Array(Signal(range(cfg.lds_bytes_total), name=f"win_base{k}") for k in range(SIMDS * W))
         win_size = Array(Signal(range(cfg.lds_bytes_total + 1), name=f"win_size{k}") for k in range(SIMDS * W))
-        # which halves each window spans, found as it is allocated rather than from the base and
-        # size on every request (an adder on the path from a request through the arbiter to the
-        # take); a window of no bytes spans half 0
+        # which halves each window spans and whether its base is misaligned, found as it is
+        # allocated rather than from the base and size on every request (an adder on the path
+        # from a request through the arbiter to the take); a window of no bytes spans half 0
         win_spans = Array(Signal(2, name=f"win_spans{k}", init=0b01) for k in range(SIMDS * W))
+        win_mis = Array(Signal(name=f"win_mis{k}") for k in range(SIMDS * W))
         al = self.alloc
         m.d.comb += al.ready.eq(1)
         with m.If(al.valid):
             k, a_base, a_size = al.payload.simd * W + al.payload.wave, al.payload.base, al.payload.size
             m.d.sync += [win_base[k].eq(a_base), win_size[k].eq(a_size),
-                         win_spans[k].eq(Cat(a_base[hb] == 0, ((a_base + a_size - (a_size != 0)) >> hb) != 0))]
+                         win_spans[k].eq(Cat(a_base[hb] == 0, ((a_base + a_size - (a_size != 0)) >> hb) != 0)),
+                         win_mis[k].eq(a_base[:2] != 0)]
 
         # ---- which halves each request needs; arbitration --------------------------------------
         base = [Signal(range(cfg.lds_bytes_total), name=f"base_s{s}") for s in range(SIMDS)]
@@ -965,7 +967,7 @@ class LDS(wiring.Component):
             spans = win_spans[k]
             home = Const(1 << (s // 2), 2)
             m.d.comb += [need[s].eq(Mux(self.wgp, spans, home)),
-                         bad_win[s].eq((win_base[k][:2] != 0) | (~self.wgp & (spans != home)))]
+                         bad_win[s].eq(win_mis[k] | (~self.wgp & (spans != home)))]
 
         # Round robin from ``ptr``; a request that cannot have all the halves it needs reserves
         # them, so requests for both halves are not starved and both pipes take them together.

@@ -716,6 +716,16 @@ class SIMD(wiring.Component):
             m.d.sync += ex.valid.eq(issue)
         with m.If(issue):   # (EX keeps the last instruction otherwise: fewer changes to simulate)
             m.d.sync += [ex.wave.eq(sel), ex.pc.eq(sel_pc), ex.seq.eq(sel_seq), ex.inst.eq(si)]
+        # which vector ALU takes EX's instruction, and the op each sees (NONE: idle), decided
+        # at issue: in EX the units' own decode starts from registers, not from EX's op
+        # through this decode (on the SIMD's deepest path, into the multiplier)
+        s_is_fp = _in_set(mqs, si.op, _ops(_is_float_op), "s_is_fp")
+        x_is_fp, int_op, fp_op = Signal(name="x_is_fp"), Signal(OpId, name="int_op"), Signal(OpId, name="fp_op")
+        with m.If(issue):
+            m.d.sync += x_is_fp.eq(s_is_fp)
+        with m.If(~ex_hold):
+            m.d.sync += [int_op.eq(Mux(issue & (sk == Kind.VALU) & ~s_is_fp, si.op, OpId.NONE)),
+                         fp_op.eq(Mux(issue & (sk == Kind.VALU) & s_is_fp, si.op, OpId.NONE))]
         # the scalar pipe's EX: one cycle per instruction
         exs = Signal(ex.shape(), name="ex_s")
         ys, yi = exs.wave, exs.inst
@@ -781,7 +791,6 @@ class SIMD(wiring.Component):
 
         mx = fragment("ex_operands")
         codes = [xi.src0, xi.src1, xi.src2]
-        x_is_fp = _in_set(mx, xi.op, _ops(_is_float_op), "x_is_fp")
         x_state = (x_vcc, x_exec64, x_m0, x_scc)
         s32 = [scalar_value(mx, f"sval{k}", codes[k], sr[k].data, 32, x_state, xi.literal) for k in range(3)]
         s64 = [scalar_value(mx, f"sval{k}", codes[k], sr[k].data, 64, x_state, xi.literal) for k in range(3)]
@@ -846,11 +855,11 @@ class SIMD(wiring.Component):
                           vfp.mul_p.eq(Cat(*[lmul.p[2 * MUL_W * n:2 * MUL_W * n + 2 * FP_MUL_W] for n in range(G)]))]
         mx.d.comb += [
             # a unit with no instruction of its kind in EX sees OpId.NONE, which is cheap to simulate
-            vint.op.eq(Mux(ex.valid & (xk == Kind.VALU) & ~x_is_fp, xi.op, OpId.NONE)),
+            vint.op.eq(int_op),
             vint.c.eq(vgroup(op64[2], 64)),
             vint.mask_in.eq(group(s32[2], 1)), vint.opsel.eq(xi.opsel), vint.clamp.eq(xi.clamp),
             vint.d_old.eq(vgroup(old_dst, 32)),
-            vfp.op.eq(Mux(ex.valid & (xk == Kind.VALU) & x_is_fp, xi.op, OpId.NONE)),
+            vfp.op.eq(fp_op),
             vfp.abs.eq(xi.abs), vfp.neg.eq(xi.neg), vfp.clamp.eq(xi.clamp), vfp.omod.eq(xi.omod),
             vfp.a.eq(vgroup(op32[0], 32)),
             vfp.b.eq(vgroup(Mux(xi.op == OpId.V_FMAMK_F32, k_lanes, op32[1]), 32)),
