@@ -5,7 +5,8 @@ depth").
 nextpnr names a block's critical path only once it has routed it, and a block that does not
 route (the SIMD: router2 did not converge) has none. Routing is three quarters of every path
 measured on this device, and it grows with the cells a path goes through, so the deepest
-paths in cells are where the clock goes. What counts as a level:
+paths in cells are where to look (their order is not the routed one: placement and fan-out
+decide the rest). What counts as a level:
 
 - a LUT4, a LUT RAM read (``TRELLIS_DPR16X4``, read address to data), a carry cell entered
   through its logic inputs (``CCU2C``), a wide multiplexer entered through its select
@@ -29,9 +30,8 @@ __all__ = ["HARD_LEVELS", "logic_depth", "signal_of"]
 HARD_LEVELS = 3
 
 # (cell type) -> {output port: [(input port, levels)]}; ports not listed are path ends
-_LUT = {"Z": [("A", 1), ("B", 1), ("C", 1), ("D", 1)]}
 _ARCS = {
-    "LUT4": _LUT,
+    "LUT4": {"Z": [("A", 1), ("B", 1), ("C", 1), ("D", 1)]},
     "PFUMX": {"Z": [("ALUT", 0), ("BLUT", 0), ("C0", 1)]},
     "L6MUX21": {"Z": [("D0", 0), ("D1", 0), ("SD", 1)]},
     "CCU2C": {"S0": [("A0", 1), ("B0", 1), ("C0", 1), ("D0", 1), ("CIN", 0)],
@@ -62,9 +62,7 @@ def _arcs(cell: dict) -> dict:
             outs = [p for p in cell["connections"] if p.startswith("P")]
             ins = [p for p, d in cell["port_directions"].items() if d == "input" and p[0] in "AB"]
             return {o: [(i, HARD_LEVELS) for i in ins] for o in outs}
-        return {}
-    if t == "TRELLIS_DPR16X4":   # ports are buses here: RAD -> DO
-        return _ARCS[t]
+        return {}   # registered: an unknown cell, its outputs start paths
     return _ARCS.get(t, {})
 
 
@@ -77,7 +75,7 @@ def logic_depth(netlist: dict, top: str, paths: int = 10, ports: bool = False) -
     Returns
     -------
     dict
-        ``levels`` (the deepest path's), ``cells`` (the netlist's, of the types above),
+        ``levels`` (the deepest path's), ``cells`` (the netlist's),
         ``unknown`` (cell types treated as path ends, with counts) and ``paths``: the
         ``paths`` deepest, at most one per end signal (a bus's bits, and the copies of a
         replicated unit -- names that differ in their numbers only -- are one path), each with
