@@ -652,8 +652,7 @@ def cmd_fpga(ns: argparse.Namespace) -> int:
         p = res.get("nextpnr") or {}
         e = res.get("ecp5") or {}
         print(f"{ns.block} ({get_config(config).name}): {e.get('lut_equiv')} LUT4 equivalents, {e.get('ff')} FF; "
-              f"nextpnr exit "
-              f"{p.get('rc')} in {p.get('seconds')} s")
+              f"nextpnr exit {p.get('rc')} in {p.get('seconds')} s")
         for clock, f in p.get("fmax", {}).items():
             print(f"  Fmax {f['mhz']:.2f} MHz for {clock} ({'PASS' if f['pass'] else 'FAIL'} at {f['target_mhz']:g} MHz)"
                   + ("" if res.get("routed", True) else ", estimated from the placement (not routed)"))

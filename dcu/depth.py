@@ -111,10 +111,11 @@ def logic_depth(netlist: dict, top: str, paths: int = 10, ports: bool = False) -
                         start[b] = 0
             continue
         for p in arcs:
-            for k, b in enumerate(c["connections"].get(p, [])):
-                driver[b] = (cname, p, k)
+            for b in c["connections"].get(p, []):
+                driver[b] = (cname, p)
 
     level, pred = {}, {}
+    expanding = set()   # bits whose inputs are being evaluated: one met again is a loop
 
     def arrival(bit):
         if isinstance(bit, str):          # a constant
@@ -131,7 +132,7 @@ def logic_depth(netlist: dict, top: str, paths: int = 10, ports: bool = False) -
                 level[b] = start.get(b, 0)
                 stack.pop()
                 continue
-            cname, p, k = driver[b]
+            cname, p = driver[b]
             c = cells[cname]
             ins = []
             for ip, w in _arcs(c)[p]:
@@ -140,10 +141,12 @@ def logic_depth(netlist: dict, top: str, paths: int = 10, ports: bool = False) -
                 ins += [(ib, w) for ib in conn if not isinstance(ib, str)]
             todo = [ib for ib, _ in ins if ib not in level]
             if todo:
-                if len(stack) > 10 * len(driver) + 10:
+                if any(ib in expanding for ib in todo):
                     raise ValueError(f"combinational loop through {cname}")
+                expanding.add(b)
                 stack += todo
                 continue
+            expanding.discard(b)
             best, via = 0, None
             for ib, w in ins:
                 if level[ib] + w > best or via is None:
@@ -187,7 +190,7 @@ def logic_depth(netlist: dict, top: str, paths: int = 10, ports: bool = False) -
     def trace(bit):
         steps = []
         while bit in driver:
-            cname, _, _ = driver[bit]
+            cname, _ = driver[bit]
             steps.append([net_name.get(bit, signal_of(cname)), cells[cname]["type"], level[bit]])
             bit = pred[bit]
         return steps[::-1], bit

@@ -318,6 +318,11 @@ def _rtlil(top: str, cfg, attribute: bool = False) -> str:
     return src_on_switches(text) if attribute else text
 
 
+def _rtlil_digest(top: str, cfg) -> str:
+    """The SHA-256 of block ``top``'s RTLIL: an earlier result is reused only for the same."""
+    return hashlib.sha256(_rtlil(top, cfg).encode()).hexdigest()
+
+
 def synth_block(top: str, config="fpga", out_dir="build/fpga/blocks", generic: bool = False,
                 timeout: float = 3600, quiet: bool = False, share: bool = False,
                 until: str | None = None, reuse_rtlil: bool = False, synth_opts: str = "",
@@ -499,7 +504,7 @@ def place_block(top: str, config="fpga", clock_mhz: float = 50.0, seed: int = 1,
     saved = _rel(PROJECT / out_dir) / f"{cfg.name}_{top}{'' if route else '.unrouted'}.place.json"
     if reuse_result and saved.exists():
         prev = json.loads(saved.read_text())
-        same = (prev.get("rtlil_sha256") == hashlib.sha256(_rtlil(top, cfg).encode()).hexdigest()
+        same = (prev.get("rtlil_sha256") == _rtlil_digest(top, cfg)
                 and prev.get("clock_mhz") == clock_mhz and (prev.get("nextpnr") or {}).get("seed") == seed)
         if same:
             return {**prev, "reused": True}
@@ -560,7 +565,7 @@ def depth_block(top: str, config="fpga", out_dir="build/fpga/blocks", paths: int
     saved = _rel(PROJECT / out_dir) / f"{cfg.name}_{top}.depth.json"
     if reuse_result and saved.exists():
         prev = json.loads(saved.read_text())
-        if (prev.get("rtlil_sha256") == hashlib.sha256(_rtlil(top, cfg).encode()).hexdigest()
+        if (prev.get("rtlil_sha256") == _rtlil_digest(top, cfg)
                 and prev.get("paths_asked", 0) >= paths and prev.get("ports", False) == ports):
             return {**prev, "reused": True}
     res = synth_block(top, config, out_dir=out_dir, timeout=timeout, quiet=quiet, for_pnr=True)
@@ -621,7 +626,7 @@ def fit_check(config="fpga", results: Path | None = None, digest=None) -> dict:
     results = results or PROJECT / "bench" / "results" / f"synth-{cfg.name}.json"
     if digest is None:
         def digest(top):
-            return hashlib.sha256(_rtlil(top, cfg).encode()).hexdigest()
+            return _rtlil_digest(top, cfg)
     rows = json.loads(results.read_text())["rows"] if results.exists() else []
     by_top = {r["top"]: r for r in rows if r.get("rc") == 0 and "lut_equiv" in r and r.get("rtlil_sha256")}
     blocks, stale = [], []

@@ -69,6 +69,11 @@ def test_a_combinational_loop_is_an_error():
              "f_TRELLIS_FF_Q": _cell("TRELLIS_FF", DI=[3], Q=[4])}
     with pytest.raises(ValueError, match="combinational loop"):
         logic_depth(_netlist(cells), "top")
+    # paths that split and meet again are no loop: the longer branch counts
+    diamond = {"a_TRELLIS_FF_Q": _cell("TRELLIS_FF", DI=[9], Q=[1]), "x_LUT4_Z": _cell("LUT4", A=[1], Z=[2]),
+               "y_LUT4_Z": _cell("LUT4", A=[2], Z=[3]), "z_LUT4_Z": _cell("LUT4", A=[2], B=[3], Z=[4]),
+               "e_TRELLIS_FF_Q": _cell("TRELLIS_FF", DI=[4], Q=[5])}
+    assert logic_depth(_netlist(diamond), "top")["levels"] == 3
 
 
 def test_signal_of_a_yosys_cell_name():
