@@ -304,6 +304,8 @@ class SimdRun:
         release_at = {}         # slot -> cycle its barrier release strobe is due (external barrier)
         perf0 = io.perf(ctx)
         ex_wave, ex_seq = io.ex_fields["wave"], io.ex_fields["seq"]
+        # config.valu_stages: the main pipe's register writes are those of the EX D cycles before
+        stages = deque([None] * (cfg.valu_stages - 1))
         t0, c0 = time.perf_counter(), time.process_time()
         while True:
             cyc = self.cycles
@@ -423,11 +425,21 @@ class SimdRun:
             # ---- lock step: register writes in EX -----------------------------------
             ex_now = []
             for name, writes in (("ex", io.ex_writes), ("ex_s", io.ex_s_writes)):
+                ex = None
                 if st[name] & 1:
                     slot = (st[name] >> ex_wave[0]) & ((1 << ex_wave[1]) - 1)
                     sq = (st[name] >> ex_seq[0]) & ((1 << ex_seq[1]) - 1)
-                    if st["ex_last"] or name == "ex_s":
-                        ex_now.append((slot, sq, issued_key.get((slot, sq))))
+                    ex = (slot, sq, bool(st["ex_last"]) or name == "ex_s")
+                if name == "ex" and stages:
+                    stages.append(ex)
+                    ex = stages.popleft()
+                if ex is not None:
+                    slot, sq, last = ex
+                    # an instruction's flip-flop state is checked whole unless writes of the
+                    # wave are still staged (or it is one): then only what it changed
+                    partial = name == "ex" and bool(stages) or any(e is not None and e[0] == slot for e in stages)
+                    if last:
+                        ex_now.append((slot, sq, issued_key.get((slot, sq)), partial))
                     if self.lockstep and not self.order_dependent:
                         self._check_ex_writes(ctx, io, writes, slot, sq, issued_key.get((slot, sq)))
 
@@ -609,7 +621,10 @@ class SimdRun:
             self._fail(slot, f"PC {ev['pc']:#x} {disassemble(ev['inst'])}: s{beat['sdst']} loaded {beat['data']:#010x}, "
                              f"model {ev['sgprs'][beat['sdst']]:#010x}")
 
-    def _check_ffs(self, ctx, io, slot, seq, key):
+    def _check_ffs(self, ctx, io, slot, seq, key, changed_only=False):
+        """The wave's flip-flop state after instruction ``seq``; ``changed_only``: only what that
+        instruction changed (with the VALU in stages, the instructions of a wave complete out
+        of order, but never two that write the same state: a write-after-write waits)."""
         if key is None or self.slot_id.get(slot) != key:
             return   # the wave ended and its slot may already hold the next one
         ev = self._event(slot, seq, key)
@@ -618,8 +633,14 @@ class SimdRun:
         w = io.wave[slot].get(ctx)
         got = {"exec_lo": w["exec"] & M32, "vcc_lo": w["vcc"] & M32, "vcc_hi": w["vcc"] >> 32, "scc": w["scc"],
                "m0": w["m0"]}
-        want = {"exec_lo": ev["sgprs"][126], "vcc_lo": ev["sgprs"][106], "vcc_hi": ev["sgprs"][107],
-                "scc": ev["scc"], "m0": ev["sgprs"][125]}
-        for k in got:
+
+        def state(e):
+            return {"exec_lo": e["sgprs"][126], "vcc_lo": e["sgprs"][106], "vcc_hi": e["sgprs"][107],
+                    "scc": e["scc"], "m0": e["sgprs"][125]}
+        want = state(ev)
+        if changed_only and seq > 0:
+            before = state(self._event(slot, seq - 1, key))
+            want = {k: v for k, v in want.items() if v != before[k]}
+        for k in want:
             if got[k] != want[k]:
                 self._fail(slot, f"after PC {ev['pc']:#x} {disassemble(ev['inst'])}: {k} = {got[k]:#x}, model {want[k]:#x}")

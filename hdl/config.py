@@ -191,6 +191,18 @@ class DCUConfig:
         0, none (RDNA's latency); 1, its operands registered; 2, its product too (the ``fpga``
         preset's: a step's operand select, 32 x 32 multiply and adders were 28 ns on the ECP5).
         Each register adds 9 cycles to the unit's latency; its throughput does not change.
+    valu_stages : int
+        Pipeline stages of the VALU units: 1, each lane group's result is computed and
+        written in its EX cycle; 3 (the ``fpga`` preset's), the integer and FP32 units
+        register their work twice (the integer unit after its operand extension and after its
+        result select, the FP32 unit after its unpack and after the fused sum) and a lane
+        group's result is written two cycles after its EX cycle (one path of 61 cells from
+        EX's operands to the VGPR write data on the ECP5, ``dcu fpga --depth``). A dependent
+        instruction reads a VGPR result no sooner than ``valu_stages + 1`` cycles after its
+        producer issues, and a scalar result (a compare's lane mask, ``v_readlane``) is read
+        ``valu_stages - 1`` cycles after the last lane group. Needs ``shared_int_datapath`` and
+        lanes of at most 8 (so that a lane group is written before a dependent instruction,
+        issued after the last group's EX cycle, reads it).
     valu_dep_latency : int
         Cycles from a VALU instruction's issue to the issue of a dependent one.
     l0_hit_latency : int
@@ -252,6 +264,7 @@ class DCUConfig:
     scalar_cache_stage: bool = False
     coalesce_stage: bool = False
     lds_pass_stage: bool = False
+    valu_stages: int = 1
     valu_dep_latency: int = 5
     l0_hit_latency: int = 4
     memory_latency: int = 32
@@ -286,6 +299,16 @@ class DCUConfig:
             errors.append(f"lanes must divide {WAVE_SIZE}, got {self.lanes}")
         if self.trans_lanes > WAVE_SIZE or WAVE_SIZE % self.trans_lanes:
             errors.append(f"trans_lanes must divide {WAVE_SIZE}, got {self.trans_lanes}")
+        if self.valu_stages not in (1, 3):
+            errors.append(f"valu_stages must be 1 or 3, got {self.valu_stages}")
+        elif self.valu_stages == 3:
+            if self.shared_int_datapath is not True:
+                errors.append("valu_stages=3 needs shared_int_datapath (the integer unit in stages is "
+                              "hdl/valu_int_shared.py)")
+            if self.lanes > 8:
+                # a dependent instruction reads a lane group as early as the cycles after the
+                # last group's EX: the staged writes must land first (``valu_cycles`` >= 4)
+                errors.append(f"valu_stages=3 needs lanes of at most 8, got {self.lanes}")
         if self.trans_mul_regs not in (0, 1, 2):
             errors.append(f"trans_mul_regs must be 0, 1 or 2, got {self.trans_mul_regs}")
         if self.vgprs_per_simd % self.vgpr_granule:
@@ -599,7 +622,7 @@ PRESETS: Mapping[str, DCUConfig] = {
                              trans_shared=True, shared_multiplier=True, shared_mem_request=True,
                              coalesce_in_place=True, lds_in_place=True, request_in_rows=True, shared_int_datapath=True,
                              decode_memo=False, scalar_cache_stage=True, coalesce_stage=True,
-                             lds_pass_stage=True, trans_mul_regs=2),
+                             lds_pass_stage=True, trans_mul_regs=2, valu_stages=3),
 }
 
 

@@ -279,7 +279,9 @@ class SIMD(wiring.Component):
         cfg = self.config
         W, V = cfg.wave_slots, cfg.vgprs_per_simd
         G, C = cfg.lanes, cfg.valu_cycles         # physical lanes; EX cycles of a VALU instruction
-        lat = max(cfg.valu_dep_latency, C)        # VALU issue to dependent issue
+        D = cfg.valu_stages - 1                   # cycles from a VALU EX cycle to its writes
+        # VALU issue to dependent issue (a VGPR read follows the staged write of its group)
+        lat = max(cfg.valu_dep_latency, C, D + 2 if D else 1)
         m = Module()
 
         def fragment(name):
@@ -459,8 +461,24 @@ class SIMD(wiring.Component):
             ib_valid.append(v)
             ib_words.append(window)
 
+        # ---- what a VALU EX cycle writes (``wx``): written in that cycle or, with the units
+        # in stages, D cycles later from ``valu_w[-1]`` (``wb``), when the units' results for
+        # it arrive: a lane group of a VGPR and the group's lane mask, and with the last group
+        # the scalar destination
+        ValuWrite = data.StructLayout({
+            "valu": 1, "last": 1, "wave": range(W), "grp": range(max(C, 2)), "fp": 1, "half": 1,
+            "v_addr": range(V), "v_en": G, "writelane": 1, "exec": G,
+            "special": 1, "value": 32, "s_we": 1, "sdst": 7, "sn": range(3)})
+        wx = Signal(ValuWrite, name="valu_wx")
+        valu_w = [wx]
+        for k in range(D):
+            valu_w.append(Signal(ValuWrite, name=f"valu_w{k + 1}"))
+            m.d.sync += valu_w[-1].eq(valu_w[-2])
+        wb = valu_w[-1]
+
         # ---- VALU results in flight: their destinations stay busy (vbusy/sbusy) for ``lat``
-        # cycles; the entry leaving the end of this pipe clears them.
+        # cycles; the entry leaving the end of this pipe clears them (a scalar destination,
+        # with the units in stages, its write: ``valu_w``).
         Flight = data.StructLayout({"valid": 1, "wave": range(W), "vdst": 8, "vn": range(3),
                                     "sdst": 7, "sn": range(3)})
         flight = [Signal(Flight, name=f"flight{k}") for k in range(lat - 1)]
@@ -540,9 +558,11 @@ class SIMD(wiring.Component):
         self._port_busy = port_busy
         ready_w, reason_w = [], []
         for i in range(W):
+            # a staged VALU write of the wave still to come (its destinations may no longer be busy)
+            writing = Cat(*[w.valu & (w.wave == i) for w in valu_w[:-1]]).any() if D else Const(0)
             r, why = self._ready(fragment(f"hazard{i}"), i, ib[i], vbusy[i], sbusy[i], loadcnt[i], storecnt[i],
                                  dscnt[i], kmcnt[i], bar_pass[i], resident[i] & ~halted[i] & ~held[i] & ~launching,
-                                 ib_valid[i], trans_free)
+                                 ib_valid[i], trans_free, writing)
             ready_w.append(r)
             reason_w.append(why)
         # Two pipes, each picking one wave a cycle: the scalar pipe (SCALAR_PIPE_KINDS) and the
@@ -574,9 +594,12 @@ class SIMD(wiring.Component):
                     mqs.d.comb += [si.eq(ib[i]), sel_pc.eq(pc[i]), sel_base.eq(base[i]), sel_seq.eq(seq[i])]
         sk = si.kind
         if banked:
-            valu_sw = ex.valid & (xk == Kind.VALU) & (xi.sdst_dw != 0) & ex_hold
-            if C == 1:   # a VALU instruction issuing now writes its scalar result next cycle
-                valu_sw = valu_sw | issue & (sk == Kind.VALU) & (si.sdst_dw != 0)
+            if D:   # the staged scalar write due next cycle
+                valu_sw = valu_w[-2].s_we
+            else:
+                valu_sw = ex.valid & (xk == Kind.VALU) & (xi.sdst_dw != 0) & ex_hold
+                if C == 1:   # a VALU instruction issuing now writes its scalar result next cycle
+                    valu_sw = valu_sw | issue & (sk == Kind.VALU) & (si.sdst_dw != 0)
             mq.d.comb += s_block.eq(Cat(*[(ib[i].kind == Kind.SALU) & (ib[i].sdst_dw != 0) for i in range(W)]) &
                                     valu_sw.replicate(W))
         mss = fragment("issue_select_s")
@@ -845,13 +868,18 @@ class SIMD(wiring.Component):
                 m.d.sync += src0_seen.word_select(grp, 32 * RL).eq(op32[0])
             src0_all = Cat(src0_seen, op32[0])
 
+        stages = {"stages": cfg.valu_stages} if D else {}
         int_unit = VALUIntShared if cfg.shared_int_datapath else VALUInt
-        mx.submodules.valu_int = vint = int_unit(G, external_mul=cfg.shared_multiplier)
-        mx.submodules.valu_fp = vfp = VALUFloat(G, external_mul=cfg.shared_multiplier)
+        mx.submodules.valu_int = vint = int_unit(G, external_mul=cfg.shared_multiplier, **stages)
+        mx.submodules.valu_fp = vfp = VALUFloat(G, external_mul=cfg.shared_multiplier, **stages)
         if cfg.shared_multiplier:   # one multiplier per lane for both units (hdl/lanemul.py)
             mx.submodules.lane_mul = lmul = LaneMultiplier(G)
+            mul_fp = x_is_fp
+            if D:   # the units use it in their second stage
+                mul_fp = Signal(name="mul_fp")
+                m.d.sync += mul_fp.eq(x_is_fp)
             mx.d.comb += [lmul.int_x.eq(vint.mul_x), lmul.int_y.eq(vint.mul_y), lmul.fp_x.eq(vfp.mul_x),
-                          lmul.fp_y.eq(vfp.mul_y), lmul.fp.eq(x_is_fp), vint.mul_p.eq(lmul.p),
+                          lmul.fp_y.eq(vfp.mul_y), lmul.fp.eq(mul_fp), vint.mul_p.eq(lmul.p),
                           vfp.mul_p.eq(Cat(*[lmul.p[2 * MUL_W * n:2 * MUL_W * n + 2 * FP_MUL_W] for n in range(G)]))]
         mx.d.comb += [
             # a unit with no instruction of its kind in EX sees OpId.NONE, which is cheap to simulate
@@ -886,8 +914,9 @@ class SIMD(wiring.Component):
         ]
 
         # ---- write-back (its own fragment: it follows the units' results) ------------------
-        # VALU results: the integer unit's 64-bit lanes split into the low and high registers;
-        # lane-mask results (compares, carries) collect over the lane groups in ``mask_acc``
+        # What EX writes is ``wx`` (above), written from ``wb``: VALU results, the integer
+        # unit's 64-bit lanes split into the low and high registers; lane-mask results
+        # (compares, carries) collect over the lane groups in ``mask_acc``
         mw = fragment("writeback")
         res_lo, res_hi = Signal(32 * G), Signal(32 * G)
         lane_mask, scalar_result, unit_illegal = Signal(G), Signal(32), Signal()
@@ -896,9 +925,9 @@ class SIMD(wiring.Component):
             mask_all = lane_mask
         else:
             mask_acc = Signal(32)
-            mask_all = mask_acc | (lane_mask << (grp * G))[:32]
-            with m.If((x_valid & (xk == Kind.VALU) & ~lo) if banked else (x_valid & (xk == Kind.VALU))):
-                m.d.sync += mask_acc.eq(Mux(valu_hold, mask_all, 0))
+            mask_all = mask_acc | (lane_mask << (wb.grp * G))[:32]
+            with m.If(wb.valu):
+                m.d.sync += mask_acc.eq(Mux(wb.last, 0, mask_all))
         with mw.If(xk == Kind.VALU):
             first = Signal(range(LANES))
             for n in reversed(range(LANES)):
@@ -906,13 +935,17 @@ class SIMD(wiring.Component):
                     mw.d.comb += first.eq(n)
             lane_sel = Mux(xi.op == OpId.V_READLANE_B32, s32[1][:5], first)
             mw.d.comb += [
-                res_lo.eq(Mux(x_is_fp, vfp.d, Cat(*[vint.d[64 * n: 64 * n + 32] for n in range(G)]))),
-                res_hi.eq(Cat(*[vint.d[64 * n + 32: 64 * n + 64] for n in range(G)])),
-                lane_mask.eq(Mux(x_is_fp, vfp.mask_out, vint.mask_out) & group(x_exec, 1)),
                 unit_illegal.eq(Mux(x_is_fp, vfp.illegal, vint.illegal) & ~lanes_special),
+                wx.special.eq(lanes_special), wx.fp.eq(x_is_fp), wx.half.eq(half), wx.exec.eq(group(x_exec, 1)),
+                wx.value.eq(Mux(xi.src0[8], src0_all.word_select(lane_sel, 32), s32[0])),
             ]
-            mw.d.comb += scalar_result.eq(Mux(lanes_special, Mux(xi.src0[8], src0_all.word_select(lane_sel, 32), s32[0]),
-                                              mask_all))
+        with mw.If(wb.valu):
+            mw.d.comb += [
+                res_lo.eq(Mux(wb.fp, vfp.d, Cat(*[vint.d[64 * n: 64 * n + 32] for n in range(G)]))),
+                res_hi.eq(Cat(*[vint.d[64 * n + 32: 64 * n + 64] for n in range(G)])),
+                lane_mask.eq(Mux(wb.fp, vfp.mask_out, vint.mask_out) & wb.exec),
+                scalar_result.eq(Mux(wb.special, wb.value, mask_all)),
+            ]
 
         def fault(cond, wave=xw, at=ex.pc):
             with m.If(cond):
@@ -967,16 +1000,20 @@ class SIMD(wiring.Component):
         with m.If(x_valu):
             m.d.sync += perf.valu_busy.eq(perf.valu_busy + 1)
             fault(unit_illegal)
-        write_scalar(xi.sdst, scalar_result, 1, x_valu & (xi.sdst_dw != 0) & ex_last)
-        if C > 1:
-            mw.d.comb += vw_alu.grp.eq(grp)
+        mw.d.comb += [wx.valu.eq(x_valu), wx.last.eq(ex_last), wx.wave.eq(xw), wx.grp.eq(grp),
+                      wx.sdst.eq(xi.sdst), wx.sn.eq(xi.sdst_dw[:2]), wx.s_we.eq(x_valu & (xi.sdst_dw != 0) & ex_last)]
         with mw.If(x_valu):
             with mw.If(xi.op == OpId.V_WRITELANE_B32):
-                mw.d.comb += [vw_alu.addr.eq(vdst_addr), vw_alu.data.eq(Cat(*[s32[0]] * G)),
-                              vw_alu.en.eq(group(Const(1, 32) << s32[1][:5], 1))]
+                mw.d.comb += [wx.writelane.eq(1), wx.v_addr.eq(vdst_addr),
+                              wx.v_en.eq(group(Const(1, 32) << s32[1][:5], 1))]
             with mw.Elif(xi.vdst_dw != 0):
-                mw.d.comb += [vw_alu.addr.eq(vdst_addr + half), vw_alu.data.eq(Mux(half, res_hi, res_lo)),
-                              vw_alu.en.eq(group(x_exec, 1))]
+                mw.d.comb += [wx.v_addr.eq(vdst_addr + half), wx.v_en.eq(group(x_exec, 1))]
+        write_scalar(wb.sdst, scalar_result, 1, wb.s_we, wb.wave)
+        if C > 1:
+            mw.d.comb += vw_alu.grp.eq(wb.grp)
+        with mw.If(wb.valu):
+            mw.d.comb += [vw_alu.addr.eq(wb.v_addr), vw_alu.en.eq(wb.v_en),
+                          vw_alu.data.eq(Mux(wb.writelane, Cat(*[wb.value] * G), Mux(wb.half, res_hi, res_lo)))]
         # transcendental unit: one wave every 32 / trans_lanes cycles; results return in order,
         # so a FIFO keeps each instruction's wave, destination, EXEC and sequence number, deep
         # enough for every wave the unit can hold plus its stalled output. A result waits
@@ -1210,8 +1247,13 @@ class SIMD(wiring.Component):
             done = flight[-1]   # issued lat - 1 cycles ago: its dependants may issue next cycle
             mdone = fragment("valu_done")
             with mdone.If(done.valid):
-                mdone.d.comb += [vclr_valu[done.wave].eq(((Const(1, 3) << done.vn) - 1) << done.vdst),
-                                 sclr_valu[done.wave].eq(((Const(1, 3) << done.sn) - 1) << done.sdst)]
+                mdone.d.comb += vclr_valu[done.wave].eq(((Const(1, 3) << done.vn) - 1) << done.vdst)
+                if not D:
+                    mdone.d.comb += sclr_valu[done.wave].eq(((Const(1, 3) << done.sn) - 1) << done.sdst)
+            if D:   # a staged scalar destination: its readers may issue in the cycle it is written
+                s_done = valu_w[-2]
+                with mdone.If(s_done.s_we):
+                    mdone.d.comb += sclr_valu[s_done.wave].eq(((Const(1, 3) << s_done.sn) - 1) << s_done.sdst)
         for i in range(W):
             v_done = vclr[i] | vclr_trans[i] | vclr_valu[i]
             if banked:
@@ -1294,9 +1336,10 @@ class SIMD(wiring.Component):
                 m.d.comb += [pick.eq(Mux(idx >= W, idx - W, idx)), any_.eq(1)]
 
     def _ready(self, m, i, inst, vbusy, sbusy, loadcnt, storecnt, dscnt, kmcnt, bar_pass, started, ib_valid,
-               trans_free):
+               trans_free, writing):
         """Wave i's buffered instruction has no hazard and its unit can take it: a ``ready``
-        signal, and the :class:`StallReason` when it is not."""
+        signal, and the :class:`StallReason` when it is not. ``writing``: a VALU write of
+        the wave is still in the units' stages (s_endpgm waits for it)."""
         k = inst.kind
         vregs = [(inst.src0[:8], Mux(inst.src0[8], inst.src0_dw, 0)),
                  (inst.src1[:8], Mux(inst.src1[8], inst.src1_dw, 0)),
@@ -1356,7 +1399,7 @@ class SIMD(wiring.Component):
                                  wait_why.eq(Mux(store_ok, StallReason.DSCNT, StallReason.STORECNT))]
                 with m.Case(OpId.S_ENDPGM):   # a wave ends once its memory traffic and register writes have retired
                     m.d.comb += [wait_ok.eq((loadcnt == 0) & (storecnt == 0) & (dscnt == 0) & (kmcnt == 0) &
-                                            (vbusy == 0) & (sbusy == 0)),
+                                            (vbusy == 0) & (sbusy == 0) & ~writing),
                                  wait_why.eq(Mux(loadcnt != 0, StallReason.LOADCNT,
                                              Mux(storecnt != 0, StallReason.STORECNT,
                                              Mux(dscnt != 0, StallReason.DSCNT,

@@ -51,6 +51,11 @@ evaluated after each: the sum and the encoders pass on what the next stage needs
 6. ``omod`` (one datapath for its three codes);
 7. ``clamp``.
 
+With ``stages=3`` (``config.valu_stages``) the unit is a pipeline: stage 2's outputs are
+registered, then stage 3's sum (and the compare/class mask), so ``d`` and ``mask_out``
+answer the inputs of two cycles before; ``illegal`` answers the current ones, and the
+multiplier's operands leave and its product returns in the middle stage.
+
 Operations of one family share their datapath, selected at run time: the seven min/max
 selections three compares, the four roundings to integers one adder, the two float -> int
 conversions one shifter, normal and denormal rounding one shifter, the three ``omod`` codes
@@ -66,7 +71,7 @@ ldexp and fract, 6,000-9,000 for min/max, compares, rounding to integers and flo
 """
 from __future__ import annotations
 
-from amaranth.hdl import Cat, Const, Module, Mux, Signal
+from amaranth.hdl import Cat, Const, Module, Mux, Signal, Value
 from amaranth.lib import data, enum, wiring
 from amaranth.lib.wiring import In, Out
 
@@ -184,9 +189,12 @@ class VALUFloat(wiring.Component):
         ``[24 i + 23 : 24 i]``, and their products.
     """
 
-    def __init__(self, lanes: int = 32, external_mul: bool = False):
+    def __init__(self, lanes: int = 32, external_mul: bool = False, stages: int = 1):
+        if stages not in (1, 3):
+            raise ValueError(f"stages must be 1 or 3, got {stages}")
         self.lanes = lanes
         self.external_mul = external_mul
+        self.stages = stages
         w = 32 * lanes
         mul = {"mul_x": Out(24 * lanes), "mul_y": Out(24 * lanes), "mul_p": In(48 * lanes)} if external_mul else {}
         super().__init__({
@@ -207,6 +215,14 @@ class VALUFloat(wiring.Component):
 
         def ctl(name):
             return Signal(_Ctl, name=name)
+
+        def cut(*values):
+            """``values`` as the next stage sees them: registered when the unit is in stages."""
+            if self.stages == 1:
+                return values
+            regs = tuple(Signal.like(v, name=f"{Value.cast(v).name}r") for v in values)
+            m.d.sync += [r.eq(v) for r, v in zip(regs, values)]
+            return regs
 
         # ---- stage 1: decode, modifiers, operand arrangement --------------------------
         s1 = Module()
@@ -268,12 +284,16 @@ class VALUFloat(wiring.Component):
             with s2.Case(Cls.FRACT, Cls.LDEXP):
                 s2.d.comb += ux.eq(swar_unpack(x1, L))
 
+        # the first register of ``stages=3``: stage 3 reads only these
+        x2, y2, z2, ux, uy, uz, fl, c2 = cut(x2, y2, z2, ux, uy, uz, fl, c2)
+
         # ---- stage 3: per-lane core ------------------------------------------------------
         s3 = Module()
         m.submodules.s3_core = s3
         recs = [Signal(REC_W * len(b), name=f"rec3_{k}") for k, b in enumerate(banks)]
         terms = [Signal(TERMS_W * len(b), name=f"terms3_{k}") for k, b in enumerate(banks)]
         bits3 = Signal(W, name="bits3")
+        mask3 = Signal(L, name="mask3")
         c3 = ctl("ctl3")
         s3.d.comb += c3.eq(c2)
         fin_rec = Const(FIN_REC, REC_W)
@@ -307,10 +327,10 @@ class VALUFloat(wiring.Component):
             with s3.Case(Cls.MINMAX):
                 s3.d.comb += bits3.eq(Cat(fit(minmax_bits(c2.sub, *lane_ops(i, False)), 32) for i in range(L)))
             with s3.Case(Cls.CMP):
-                s3.d.comb += self.mask_out.eq(Cat(cmp_bit(c2.sub, *lane_ops(i, False)[:2])
+                s3.d.comb += mask3.eq(Cat(cmp_bit(c2.sub, *lane_ops(i, False)[:2])
                                                   for i in range(L)))
             with s3.Case(Cls.CLASS):
-                s3.d.comb += self.mask_out.eq(Cat(class_bit(*lane_ops(i, False)[:2])
+                s3.d.comb += mask3.eq(Cat(class_bit(*lane_ops(i, False)[:2])
                                                   for i in range(L)))
             with s3.Case(Cls.I2F):
                 with s3.If(c2.sub[0]):
@@ -346,6 +366,9 @@ class VALUFloat(wiring.Component):
         c3s, bits3s = ctl("ctl3s"), Signal(W, name="bits3s")
         s3s.d.comb += [c3s.eq(c3), bits3s.eq(bits3)]
         recs, c3, bits3 = sums, c3s, bits3s
+        # the second register of ``stages=3``: stage 4 reads only these; the mask is the output
+        *recs, c3, bits3, mask3 = cut(*recs, c3, bits3, mask3)
+        m.d.comb += self.mask_out.eq(mask3)
 
         # ---- stage 4: |V|, then its bit length ------------------------------------------
         s4 = Module()

@@ -26,7 +26,11 @@ one datapath per lane that a decoded control word steers:
   3-operand min/max stage and ``v_perm``'s byte selects, as in ``VALUInt``;
 - a finishing stage: saturation (``clamp``) of the exact result, the 16-bit half merge.
 
-The interface is ``VALUInt``'s, so the SIMD takes either.
+The interface is ``VALUInt``'s, so the SIMD takes either. With ``stages=3`` the unit is a
+pipeline (``config.valu_stages``): the control word and the extended operands are
+registered, then the selected result and the lane mask, so ``d`` and ``mask_out`` answer
+the inputs of two cycles before; ``illegal`` answers the current ones, and the multiplier's
+operands leave (``mul_x``/``mul_y``) and its product returns in the middle stage.
 """
 from __future__ import annotations
 
@@ -286,7 +290,7 @@ class _Lane:
 
 
 class VALUIntShared(wiring.Component):
-    """Combinational vector integer ALU for one wave, one datapath per lane (module docstring).
+    """Vector integer ALU for one wave, one datapath per lane (module docstring).
 
     Parameters
     ----------
@@ -294,6 +298,9 @@ class VALUIntShared(wiring.Component):
         Lanes per wave.
     external_mul : bool
         Leave the multiplier out (``hdl/lanemul.py``), as :class:`hdl.valu_int.VALUInt`.
+    stages : int
+        1: combinational. 3: registered after the operand extension and after the result
+        select; ``d`` and ``mask_out`` two cycles after their inputs.
 
     Members
     -------
@@ -302,9 +309,12 @@ class VALUIntShared(wiring.Component):
     ``mul_y``, ``mul_p`` with ``external_mul``.
     """
 
-    def __init__(self, lanes: int = 32, external_mul: bool = False):
+    def __init__(self, lanes: int = 32, external_mul: bool = False, stages: int = 1):
+        if stages not in (1, 3):
+            raise ValueError(f"stages must be 1 or 3, got {stages}")
         self.lanes = lanes
         self.external_mul = external_mul
+        self.stages = stages
         super().__init__(int_valu_signature(lanes, external_mul))
 
     def elaborate(self, platform):
@@ -338,16 +348,33 @@ class VALUIntShared(wiring.Component):
             st.d.comb += s.eq(v)
             return s
 
+        def cut(value, name):
+            """``value`` as the next stage sees it: registered when the unit is in stages."""
+            if self.stages == 1:
+                return value
+            r = Signal.like(value, name=name)
+            m.d.sync += r.eq(value)
+            return r
+
         def raw(port, i):
             return port[64 * i:64 * i + 64]
 
         # an idle unit (op NONE: the SIMD's other instructions) keeps its operands at 0, so
         # the simulator has nothing downstream to re-evaluate when the register reads change
         st = stage("operands")
+        ext = {}
         with st.If(ctl.legal):
-            A, B, C = (wide(st, f"{k}_ext", WIDE, lambda i, port=port, k=k: _extend(
-                       raw(port, i), ctl[f"w{k}"], self.opsel[j], ctl.sgn))
-                       for j, (k, port) in enumerate((("a", self.a), ("b", self.b), ("c", self.c))))
+            for j, (k, port) in enumerate((("a", self.a), ("b", self.b), ("c", self.c))):
+                ext[k] = Signal(WIDE * n, name=f"{k}_ext")
+                st.d.comb += ext[k].eq(Cat(*[_extend(raw(port, i), ctl[f"w{k}"], self.opsel[j], ctl.sgn)
+                                             for i in range(n)]))
+
+        # stage 2 (``stages=3``) from here to the result select: it reads only these
+        ctl = cut(ctl, "ctl2")
+        A, B, C = ((lambda i, s=cut(ext[k], f"{k}_ext2"): s[WIDE * i:WIDE * (i + 1)]) for k in "abc")
+        mask_in, lane_base = cut(self.mask_in, "mask_in2"), cut(self.lane_base, "lane_base2")
+        finish_in = Cat(self.clamp, self.opsel[3], self.d_old)   # for the last stage
+        finish_in = cut(finish_in, "finish_in2")
 
         # the multiplier: operands, product P
         st, w = stage("multiplier_in"), lanemul.WIDTH
@@ -370,14 +397,14 @@ class VALUIntShared(wiring.Component):
 
         def logic(i):
             a, b = A(i)[:32], B(i)[:32]
-            c = sig(st, f"logic_c{i}", Mux(ctl.tt_mask, _rep(self.mask_in[i], 32), C(i)[:32]))
+            c = sig(st, f"logic_c{i}", Mux(ctl.tt_mask, _rep(mask_in[i], 32), C(i)[:32]))
             terms = [_rep(ctl.tt[k], 32) & (a if k & 4 else ~a) & (b if k & 2 else ~b) & (c if k & 1 else ~c)
                      for k in range(8)]
             return _balanced(terms, operator.or_)
         LOG = wide(st, "logic", 32, logic)
 
         def pop(i):   # v_mbcnt_lo: S0's bits below the lane's index in the wave
-            below = ((Const(1, 33) << (self.lane_base + i)) - 1)[:32]
+            below = ((Const(1, 33) << (lane_base + i)) - 1)[:32]
             return popcount(A(i)[:32] & Mux(ctl.pop_below, below, Const(0xFFFF_FFFF, 32)))
         POP = wide(st, "pop", 6, pop)
 
@@ -401,7 +428,7 @@ class VALUIntShared(wiring.Component):
                     with st.Case(src):
                         st.d.comb += y.eq(v)
             code = ctl.cin.as_value()     # ZERO, ONE, MASK, NMASK: bit 1 takes the mask, bit 0 inverts
-            cin = Mux(code[1], self.mask_in[i] ^ code[0], code[0])
+            cin = Mux(code[1], mask_in[i] ^ code[0], code[0])
             return (x + (y ^ _rep(ctl.inv, WIDE)) + cin)[:WIDE]
         SUM = wide(st, "sum", WIDE, add)
 
@@ -470,11 +497,25 @@ class VALUIntShared(wiring.Component):
                 for src, v in ((Result.SUM, SUM(i)[:64]), (Result.SHIFT, SH(i)), (Result.LOGIC, LOG(i)),
                                (Result.P_HI, P(i)[32:64]), (Result.MINMAX, MM(i)), (Result.MINMAX3, MM3(i)),
                                (Result.COUNT, CNT(i)),
-                               (Result.PERM, Cat(*_perm(_Lane(*(raw(p, i)[:32] for p in (self.a, self.b, self.c))))))):
+                               (Result.PERM, Cat(*_perm(_Lane(A(i)[:32], B(i)[:32], C(i)[:32]))))):
                     with st.Case(src):
                         st.d.comb += r.eq(v)
             return r
         PRE = wide(st, "pre", 64, pre)
+
+        def mask_out(i):
+            s = SUM(i)
+            cond = ctl.cond.bit_select(Cat(s == 0, lt(i)), 1)
+            return Mux(ctl.mo == MaskOut.COMPARE, cond, Mux(ctl.mo == MaskOut.CARRY32, s[32],
+                       Mux(ctl.mo == MaskOut.CARRY64, s[64], 0)))
+        lane_mask = sig(st, "lane_mask", Cat(*[mask_out(i) for i in range(n)]))
+
+        # stage 3 (``stages=3``): the selected result, the lane mask and the finishing inputs
+        PRE = (lambda i, s=cut(Cat(*[PRE(i) for i in range(n)]), "pre3"): s[64 * i:64 * (i + 1)])
+        st = stage("finish_out")
+        st.d.comb += self.mask_out.eq(cut(lane_mask, "lane_mask3"))
+        ctl = cut(ctl, "ctl3")
+        clamp, opsel3, d_old = (lambda v: (v[0], v[1], v[2:]))(cut(finish_in, "finish_in3"))
 
         # finish: clamp saturates the exact result (36 bits hold every saturating op's);
         # a 16-bit result goes into the op_sel[3] half, the other half keeps d_old
@@ -482,8 +523,8 @@ class VALUIntShared(wiring.Component):
         lo_lim = sig(st, "sat_lo", Mux(ctl.sat32, Mux(ctl.sgn, -(1 << 31), 0), Mux(ctl.sgn, -(1 << 15), 0)))
         hi_lim = sig(st, "sat_hi", Mux(ctl.sat32, Mux(ctl.sgn, (1 << 31) - 1, (1 << 32) - 1),
                                    Mux(ctl.sgn, (1 << 15) - 1, (1 << 16) - 1)))
-        saturate = ctl.sat & self.clamp
-        shift16 = Cat(Const(0, 4), self.opsel[3])
+        saturate = ctl.sat & clamp
+        shift16 = Cat(Const(0, 4), opsel3)
         keep = ~(Const(0xFFFF, 32) << shift16)[:32]
 
         def finish(i):
@@ -491,15 +532,8 @@ class VALUIntShared(wiring.Component):
             e = r[:36].as_signed()
             clamped = Mux(e < lo_lim, lo_lim, Mux(e > hi_lim, hi_lim, e))[:32]
             v = sig(st, f"fin{i}", Mux(saturate, clamped, r))
-            old = self.d_old[32 * i:32 * i + 32]
+            old = d_old[32 * i:32 * i + 32]
             v = Mux(ctl.half, (old & keep) | (v[:16] << shift16)[:32], v)
             return Cat(v[:32], Mux(ctl.dst64, v[32:64], 0))
         st.d.comb += self.d.eq(Cat(*[finish(i) for i in range(n)]))
-
-        def mask_out(i):
-            s = SUM(i)
-            cond = ctl.cond.bit_select(Cat(s == 0, lt(i)), 1)
-            return Mux(ctl.mo == MaskOut.COMPARE, cond, Mux(ctl.mo == MaskOut.CARRY32, s[32],
-                       Mux(ctl.mo == MaskOut.CARRY64, s[64], 0)))
-        st.d.comb += self.mask_out.eq(Cat(*[mask_out(i) for i in range(n)]))
         return m

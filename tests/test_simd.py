@@ -347,13 +347,14 @@ INDEPENDENT = 10  # independent VALU instructions
 
 def _chain(tmp_path, cfg):
     """Each VALU instruction that reads the previous one's result issues max(valu_dep_latency,
-    valu_cycles) cycles after it, and s_endpgm max(valu_dep_latency, valu_cycles + 1) cycles
-    after the last one (the cycle after its last EX cycle; the two differ only when
-    valu_cycles >= valu_dep_latency, as with 4 lanes): the cycles between count as dependency
-    stalls. A launch holds the wave for four cycles."""
+    valu_cycles) cycles after it (and at least valu_stages + 1), and s_endpgm
+    max(valu_dep_latency, valu_cycles + valu_stages) cycles after the last one (the cycle
+    after its last write; with 4 lanes the cycles after EX differ): the cycles between
+    count as dependency stalls. A launch holds the wave for four cycles."""
     run = _one_wave(tmp_path, "chain", "\n".join(["v_mov_b32 v1, v0"] + ["v_add_nc_u32 v1, v1, v0"] * CHAIN), cfg)
-    lat = max(cfg.valu_dep_latency, cfg.valu_cycles)
-    end = max(cfg.valu_dep_latency, cfg.valu_cycles + 1)
+    staged = cfg.valu_stages - 1    # cycles from EX to the writes
+    lat = max(cfg.valu_dep_latency, cfg.valu_cycles, staged + 2 if staged else 1)
+    end = max(cfg.valu_dep_latency, cfg.valu_cycles + 1 + staged)
 
     def check():
         p = run.perf
@@ -377,7 +378,7 @@ def _independent(tmp_path, cfg):
         issues = run.valu_cycles
         assert [b - a for a, b in zip(issues, issues[1:])] == [cfg.valu_cycles] * (INDEPENDENT - 1)
         assert p["stall"]["structural"] == (INDEPENDENT - 1) * (cfg.valu_cycles - 1)
-        assert p["stall"]["dependency"] == max(cfg.valu_dep_latency, cfg.valu_cycles + 1) - 1   # s_endpgm
+        assert p["stall"]["dependency"] == max(cfg.valu_dep_latency, cfg.valu_cycles + cfg.valu_stages) - 1   # s_endpgm
     return run, check
 
 

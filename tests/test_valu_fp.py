@@ -119,14 +119,16 @@ def _pack(rows: np.ndarray) -> list[int]:
     return [int.from_bytes(r.tobytes(), "little") for r in np.ascontiguousarray(rows, U32)]
 
 
-def run_rtl(jobs, lanes=LANES, shared_mul=False):
+def run_rtl(jobs, lanes=LANES, shared_mul=False, stages=1):
     """Simulate VALUFloat on every job; returns per job (d, mask, illegal, CPU seconds).
 
     A job is ``(op, a, b, c, abs, neg, clamp, omod)`` with operand arrays of shape
     (n, lanes) and per-vector modifier arrays of shape (n,). ``shared_mul``: the unit's
     significand products come from a ``hdl.lanemul.LaneMultiplier`` (the fpga preset's).
+    ``stages=3``: the unit in stages takes a vector every cycle; its ``d`` and ``mask_out``
+    are read two cycles later, ``illegal`` in the same cycle.
     """
-    dut = VALUFloat(lanes, external_mul=shared_mul)
+    dut = VALUFloat(lanes, external_mul=shared_mul, stages=stages)
     w = 32 * lanes
     port = Cat(dut.op, dut.a, dut.b, dut.c, dut.abs, dut.neg, dut.clamp, dut.omod)
     outp = Cat(dut.d, dut.mask_out, dut.illegal)
@@ -150,6 +152,19 @@ def run_rtl(jobs, lanes=LANES, shared_mul=False):
                      for pa, pb, pc, md in zip(_pack(a), _pack(b), _pack(c), mods)])
     results = []
 
+    async def staged_bench(ctx):
+        flat = [v for vectors in stim for v in vectors]
+        resp = []
+        for v in flat + [0, 0]:     # two idle cycles (op NONE) bring out the last results
+            ctx.set(stim_sig, v)
+            resp.append(ctx.get(resp_sig))
+            await ctx.tick()
+        late = (1 << (w + lanes)) - 1   # d and mask_out, two cycles late; illegal on time
+        outs = [(resp[k + 2] & late) | (resp[k] & ~late) for k in range(len(flat))]
+        for vectors in stim:
+            results.append((outs[:len(vectors)], 0.0))
+            outs = outs[len(vectors):]
+
     async def bench(ctx):
         for vectors in stim:
             outs = []
@@ -160,7 +175,11 @@ def run_rtl(jobs, lanes=LANES, shared_mul=False):
             results.append((outs, time.process_time() - t))
 
     sim = Simulator(top)
-    sim.add_testbench(bench)
+    if stages == 1:
+        sim.add_testbench(bench)
+    else:
+        sim.add_clock(1e-6)
+        sim.add_testbench(staged_bench)
     sim.run()
     decoded = []
     dmask = (1 << w) - 1
@@ -608,6 +627,27 @@ def test_shared_multiplier():
     jobs = [(label, j) for label, j in build_jobs(RANDOM_VECTORS // 4, seed=SEED + 7) if j[0] in FUSED_OPS]
     assert len({j[0] for _, j in jobs}) == len(FUSED_OPS) >= 8
     bad, _ = check(jobs, run_rtl([j for _, j in jobs], shared_mul=True))
+    errors = [e for errs in bad.values() for e in errs]
+    assert not errors, "\n".join(errors[:8])
+
+
+def test_in_stages():
+    """``stages=3`` (``config.valu_stages``, the fpga preset's) with the shared multiplier: a
+    different operation every cycle (every op's random vectors and corner cases, one vector a
+    job, shuffled), each result and mask two cycles later; bit-exact."""
+    rng = np.random.default_rng(SEED + 11)
+    lanes = 4
+    jobs = []
+    for label, (op, a, b, c, absm, negm, clamp, omod) in build_jobs(6, seed=SEED + 11):
+        for v in range(a.shape[0]):
+            for lo in range(0, LANES, lanes):   # a corner grid's 32 lanes as 4-lane vectors
+                jobs.append((label, (op, a[v:v + 1, lo:lo + lanes], b[v:v + 1, lo:lo + lanes],
+                                     c[v:v + 1, lo:lo + lanes], absm[v:v + 1], negm[v:v + 1], clamp[v:v + 1],
+                                     omod[v:v + 1])))
+    order = rng.permutation(len(jobs))
+    jobs = [jobs[k] for k in order]
+    assert set(_ops()) <= {j[0] for _, j in jobs}
+    bad, _ = check(jobs, run_rtl([j for _, j in jobs], lanes=lanes, shared_mul=True, stages=3))
     errors = [e for errs in bad.values() for e in errs]
     assert not errors, "\n".join(errors[:8])
 
