@@ -9,10 +9,13 @@ branch refills the buffer at once instead of waiting for the instruction cache. 
 pick one ready wave (oldest first or round robin): the scalar pipe one with a SALU
 instruction, branch, wait or hint, the main pipe one with anything else; each addresses its
 register-file ports, and the next cycle (its EX) the operands arrive, the ALUs compute
-combinationally and the results are written back. A VALU instruction stays in EX for ``config.valu_cycles`` (32 // lanes)
+combinationally and the results are written back (with ``config.valu_stages`` 3 the VALU
+units are pipelined and a lane group's results are written two cycles after its EX cycle).
+A VALU instruction stays in EX for ``config.valu_cycles`` (32 // lanes)
 cycles, one lane group of ``config.lanes`` lanes per cycle, and twice that when it writes a
 64-bit VGPR result (low, then high register). The scoreboard keeps VALU destinations busy
-for ``max(config.valu_dep_latency, config.valu_cycles)`` cycles and memory destinations until
+for ``max(config.valu_dep_latency, config.valu_cycles)`` cycles (staged: a VGPR at least
+``valu_stages + 1``, a scalar destination until its write) and memory destinations until
 their data returns, so results never depend on ``s_delay_alu`` or ``s_nop``. Memory
 instructions leave through ``smem_req``, ``vmem_req`` and ``lds_req`` with the wave and a
 per-wave sequence tag, and retire through the matching responses in per-wave order
