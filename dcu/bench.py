@@ -951,7 +951,7 @@ def _fpga(board: str = "ulx3s", config: str = "fpga", clock_mhz: float = 50.0) -
         fits = r["rc"] == 0 and e["lut_equiv"] <= PLACE_SHARE * ECP5_85F["lut"]
         row = {"design": f"block {top} ({n} in the DCU), out of context", "rc": r["rc"], "luts": e.get("lut_equiv"),
                "ffs": e.get("ff"), "bram": e.get("dp16kd"), "dsp": e.get("mult18x18d"), "fmax_mhz": None,
-               "target_mhz": clock_mhz, "yosys_s": r.get("synth_s")}
+               "target_mhz": clock_mhz, "yosys_s": r.get("synth_s"), "rtlil_sha256": r.get("rtlil_sha256")}
         if fits:
             p = fpga.place_block(top, config, clock_mhz=clock_mhz, quiet=True, reuse_result=True)
             pnr = p.get("nextpnr") or {}
@@ -973,6 +973,7 @@ def _fpga(board: str = "ulx3s", config: str = "fpga", clock_mhz: float = 50.0) -
                          "rc": pnr.get("rc", p["rc"]), "luts": e.get("lut_equiv"), "ffs": e.get("ff"),
                          "bram": e.get("dp16kd"), "dsp": e.get("mult18x18d"), "fmax_mhz": p["fmax_mhz"],
                          "target_mhz": clock_mhz, "yosys_s": p.get("synth_s"), "nextpnr_s": pnr.get("seconds"),
+                         "rtlil_sha256": p.get("rtlil_sha256"),
                          "note": "not routed (router2 did not converge): fmax_mhz is the placer's estimate"})
     return {"benchmark": "fpga", "board": board, "device": "LFE5U-85F (83,640 LUT4/FF, 208 DP16KD, 156 MULT18X18D)",
             "config": config, "rows": rows,
