@@ -982,6 +982,7 @@ def _fpga(board: str = "ulx3s", config: str = "fpga", clock_mhz: float = 50.0) -
                     "DPR16X4 (Yosys); a block 'out of context': nextpnr-ecp5 --out-of-context, no I/O buffers and "
                     "its clock on general routing, the block alone on the 85F"}
 
+
 def _depth(config: str = "fpga", paths: int = 3) -> dict:
     """Each block of the DCU through ``synth_ecp5`` and its deepest register-to-register paths
     in cells (``dcu fpga --block NAME --depth``, ``dcu/depth.py``), beside the Fmax and
@@ -998,7 +999,9 @@ def _depth(config: str = "fpga", paths: int = 3) -> dict:
     for top, n, ports in runs:
         r = fpga.depth_block(top, cfg, paths=paths, ports=ports, quiet=True, reuse_result=True)
         d = r.get("depth") or {}
-        row = {"block": top if n else f"{top} (in each SIMD's EX, inputs to outputs)", "rc": r["rc"],
+        unit = f"{top} (in each SIMD's EX, inputs to outputs" + (
+            ", and its stages)" if top != "salu" and cfg.valu_stages > 1 else ")")
+        row = {"block": top if n else unit, "rc": r["rc"],
                "lut_equiv": (r.get("ecp5") or {}).get("lut_equiv"), "levels": d.get("levels"),
                "deepest": [f"{p['levels']}: {p['from']} -> {p['to']}" for p in d.get("paths", [])]}
         placed = fpga.PROJECT / "build/fpga/blocks" / f"{cfg.name}_{top}.place.json"

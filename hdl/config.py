@@ -171,8 +171,10 @@ class DCUConfig:
         accesses in its own cycle, and the next instruction is taken with the last pass.
     coalesce_stage : bool
         ``True``: the vector memory unit registers the lane fields of the group it splits
-        (lines, straddles, faults, offsets, addresses and data), computed from the request a
-        cycle earlier: the next group's while the current one is split, the first group's in
+        (lines, straddles, faults, offsets, addresses and data, and for each pair of its
+        lanes whether their lines match and their bytes overlap, so that a request's lanes
+        are the leader's row of those bits, not compares after the leader is picked),
+        computed from the request a cycle earlier: the next group's while the current one is split, the first group's in
         a cycle of its own after an instruction is accepted (the ``fpga`` preset's: the
         aperture compares and the request's row read fed the coalescer's decisions, on the
         unit's critical path). The next instruction is accepted in the cycle after the split

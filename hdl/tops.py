@@ -59,13 +59,13 @@ def _barrier(cfg):
 
 def _valu_fp(cfg):
     from .valu_fp import VALUFloat
-    return VALUFloat(cfg.lanes)
+    return VALUFloat(cfg.lanes, stages=cfg.valu_stages)
 
 
 def _valu_int(cfg):
     from .valu_int import VALUInt
     from .valu_int_shared import VALUIntShared
-    return (VALUIntShared if cfg.shared_int_datapath else VALUInt)(cfg.lanes)
+    return VALUIntShared(cfg.lanes, stages=cfg.valu_stages) if cfg.shared_int_datapath else VALUInt(cfg.lanes)
 
 
 def _salu(cfg):

@@ -346,6 +346,11 @@ class VecMemUnit(wiring.Component):
         fields = dict(first=G * LINE_BITS, straddle=G, fault=G, misal=G, active=G, offs=7 * G)
         if staged:   # a lane's second line too: no adder between the registers and the line compares
             fields.update(second=G * LINE_BITS, addr=64 * G, data=128 * G, one=1)
+            # and, for each pair of the group's lanes (i, j), whether lane i's first or second
+            # line is lane j's first or second (``same``: four G x G matrices, row i), and whether
+            # their bytes there overlap (``over``, for stores): so the coalescer finds the
+            # request's lanes by the leader's row, not by comparing lines after picking it
+            fields.update(same=4 * G * G, over=4 * G * G)
         lf = {k: Signal(w, name=f"l_{k}") for k, w in fields.items()}
         f = frag("lanes")
         # a + size > base + aperture_size as a > top: one subtraction for the wave, not an
@@ -381,6 +386,29 @@ class VecMemUnit(wiring.Component):
             f = frag("lanes_one")
             with f.If(c_valid):
                 f.d.comb += lf["one"].eq(~(act & lf["straddle"]).any() & ~Cat(0, *apart).any())
+            f = frag("lanes_pairs")
+            # lines: a second line is the first + 1, so two lanes' second lines are equal when
+            # their first are; ``after[i][j]``: lane i's first line is lane j's second
+            first_l, second_l = ([lf[k][LINE_BITS * i:LINE_BITS * (i + 1)] for i in range(G)]
+                                 for k in ("first", "second"))
+            eq = {(i, j): first_l[i] == first_l[j] for i in range(G) for j in range(i + 1, G)}
+            after = {(i, j): first_l[i] == second_l[j] for i in range(G) for j in range(G) if i != j}
+            same = (lambda i, j: Const(1) if i == j else eq[min(i, j), max(i, j)],       # first, first
+                    lambda i, j: Const(0) if i == j else after[i, j],                    # first, second
+                    lambda i, j: Const(0) if i == j else after[j, i],                    # second, first
+                    lambda i, j: Const(1) if i == j else eq[min(i, j), max(i, j)])       # second, second
+            # a lane's bytes in its first line are [o, o + size), in its second [0, o + size - 128)
+            end = [lo[i] + c_size for i in range(G)]
+            part_over = (lambda i, j: (lo[i] < end[j]) & (lo[j] < end[i]),          # first, first
+                         lambda i, j: lo[i] + LINE_BYTES < end[j],                   # first, second
+                         lambda i, j: lo[j] + LINE_BYTES < end[i],                   # second, first
+                         lambda i, j: Const(1))                                      # second, second
+            with f.If(c_valid):
+                for k in range(4):
+                    f.d.comb += [lf["same"][G * G * k:G * G * (k + 1)].eq(Cat(*[
+                                    same[k](i, j) for i in range(G) for j in range(G)])),
+                                 lf["over"][G * G * k:G * G * (k + 1)].eq(Cat(*[
+                                    part_over[k](i, j) for i in range(G) for j in range(G)]))]
             gf = {k: Signal(w, name=f"g_{k}") for k, w in fields.items()}
             g_load = Signal()                                   # the registers take the group read
             m.d.comb += g_load.eq(c_fresh | g_done & has_nxt)
@@ -412,12 +440,20 @@ class VecMemUnit(wiring.Component):
         # lanes of the group whose first / second line is p_line (a second line is the first + 1)
         h1, h2 = Signal(G), Signal(G)
         f = frag("coal_hits")
+
+        def pair_row(matrix, x, y):
+            """Row of the leader (``p_oh``) of pair matrix ``(x, y)`` (x: 0 its first line, 1
+            its second; y the same for the other lane): one bit per lane of the group."""
+            k = 2 * x + y
+            rows = [matrix[G * G * k + G * i:G * G * k + G * (i + 1)] for i in range(G)]
+            return or_tree([Mux(p_oh[i], r, 0) for i, r in enumerate(rows)])
         with f.If(c_valid):
-            g_lines = [g_first[LINE_BITS * i:LINE_BITS * (i + 1)] for i in range(G)]
-            at1 = Cat(*[x == p_line for x in g_lines])
-            if staged:
-                at2 = Cat(*[gf["second"][LINE_BITS * i:LINE_BITS * (i + 1)] == p_line for i in range(G)])
+            if staged:   # the leader's row of the registered line matrices: its line is p_line
+                at1 = Mux(p_use1, pair_row(gf["same"], 0, 0), pair_row(gf["same"], 1, 0))
+                at2 = Mux(p_use1, pair_row(gf["same"], 0, 1), pair_row(gf["same"], 1, 1))
             else:
+                g_lines = [g_first[LINE_BITS * i:LINE_BITS * (i + 1)] for i in range(G)]
+                at1 = Cat(*[x == p_line for x in g_lines])
                 at2 = Cat(*[x == (p_line - 1)[:LINE_BITS] for x in g_lines])
             f.d.comb += [h1.eq(Mux(c_kind == OpKind.ATOMIC, p_oh, at1 & rem1)), h2.eq(at2 & rem2)]
 
@@ -442,12 +478,19 @@ class VecMemUnit(wiring.Component):
         # critical path on the ECP5).
         overlap = Signal()
         f = frag("coal_overlap")
-        bmb = [lane_bytes(i, h1, h2) for i in range(G)]
-        shared, seen = [], bmb[0]
-        for b in bmb[1:]:
-            shared.append(b & seen)
-            seen = seen | b
-        if shared:
+        if staged and G > 1:   # from the registered pair bits: two of the request's lanes overlap
+            ov = gf["over"]
+            hs = (h1, h2)
+            pairs = [hs[x][i] & hs[y][j] & ov[G * G * (2 * x + y) + G * i + j]
+                     for i in range(G) for j in range(i + 1, G) for x in range(2) for y in range(2)]
+            with f.If(c_valid & (c_kind == OpKind.STORE)):
+                f.d.comb += overlap.eq(Cat(*pairs).any())
+        elif G > 1:
+            bmb = [lane_bytes(i, h1, h2) for i in range(G)]
+            shared, seen = [], bmb[0]
+            for b in bmb[1:]:
+                shared.append(b & seen)
+                seen = seen | b
             with f.If(c_valid & (c_kind == OpKind.STORE)):
                 f.d.comb += overlap.eq(or_tree(shared).any())
         gh1, gh2, co_last = Signal(G), Signal(G), Signal()   # the request's lanes of the group
