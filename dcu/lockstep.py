@@ -437,7 +437,7 @@ class SimdRun:
                     slot, sq, last = ex
                     # an instruction's flip-flop state is checked whole unless writes of the
                     # wave are still staged (or it is one): then only what it changed
-                    partial = name == "ex" and bool(stages) or any(e is not None and e[0] == slot for e in stages)
+                    partial = (name == "ex" and bool(stages)) or any(e is not None and e[0] == slot for e in stages)
                     if last:
                         ex_now.append((slot, sq, issued_key.get((slot, sq)), partial))
                     if self.lockstep and not self.order_dependent:

@@ -174,10 +174,10 @@ class DCUConfig:
         (lines, straddles, faults, offsets, addresses and data, and for each pair of its
         lanes whether their lines match and their bytes overlap, so that a request's lanes
         are the leader's row of those bits, not compares after the leader is picked),
-        computed from the request a cycle earlier: the next group's while the current one is split, the first group's in
-        a cycle of its own after an instruction is accepted (the ``fpga`` preset's: the
-        aperture compares and the request's row read fed the coalescer's decisions, on the
-        unit's critical path). The next instruction is accepted in the cycle after the split
+        computed from the request a cycle earlier: the next group's while the current one is
+        split, the first group's in a cycle of its own after an instruction is accepted (the
+        ``fpga`` preset's: the aperture compares and the request's row read fed the
+        coalescer's decisions, on the unit's critical path). The next instruction is accepted in the cycle after the split
         ends, not in its last cycle (the end fed the acceptance and its enables), and a group
         whose lanes are in two lines ends a cycle after its last request (a group's last
         request is known from registers). An instruction takes two cycles more to split, and a
