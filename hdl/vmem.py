@@ -34,7 +34,7 @@ the CU's SIMDs (docs/memory.md, "Vector memory path"):
 from __future__ import annotations
 
 from amaranth.hdl import Array, Cat, Const, Module, Mux, Shape, Signal, Value, signed
-from amaranth.lib import data, enum, memory, stream, wiring
+from amaranth.lib import data, enum, fifo, memory, stream, wiring
 from amaranth.lib.wiring import In, Out
 from amaranth.utils import exact_log2
 
@@ -279,16 +279,9 @@ class VecMemUnit(wiring.Component):
         ws_valid, ws_ret = Signal(WS), Signal(WS)              # write slots; those of returning atomics
         a1_valid, a1_fault, a1_slot = Signal(), Signal(), Signal(range(WS))   # an acknowledgement beside the pipeline
         # requests to memory: a FIFO in a memory (LUT RAM on an FPGA; as registers it was Q x 1,212
-        # flip-flops and a multiplexer per bit and entry), deeper than it ever fills (S0 leaves
-        # room for Q, ``room``): the entry at its tail is free, so it is written in every cycle
-        # and a push only moves the tail. The write enable and data, which reach every cell of
-        # the LUT RAM, then come from S1's registers and not through its hit and miss decisions
-        # (the unit's critical path on the ECP5: 31 ns, 27 of it routing)
-        QD = 1 << Q.bit_length()
-        m.submodules.mem_queue = q_mem = memory.Memory(shape=MemReq(), depth=QD, init=[])
-        q_w, q_r = q_mem.write_port(), q_mem.read_port(domain="comb")
-        q_head, q_tail, q_n = Signal(range(QD)), Signal(range(QD)), Signal(range(Q + 1))
-        q_in = q_w.data
+        # flip-flops and a multiplexer per bit and entry)
+        m.submodules.mem_queue = queue = fifo.SyncFIFO(width=MemReq().size, depth=Q)
+        q_n, q_in = queue.level, data.View(MemReq(), queue.w_data)
         err = Signal(ErrorLayout(cfg))
 
         c_valid, c_fresh = Signal(), Signal()                   # coalescer: the instruction being split
@@ -636,15 +629,13 @@ class VecMemUnit(wiring.Component):
         # requests to memory, filled from S1
         push = alloc | st | at
         f = frag("mem_requests")
-        pop = self.mem.valid & self.mem.ready
-        f.d.comb += [self.mem.valid.eq(q_n != 0), self.mem.payload.eq(q_r.data), q_r.addr.eq(q_head),
-                     q_w.addr.eq(q_tail), q_w.en.eq(1)]
-        # the request S1 pushes, if it does (a load pushes its miss's READ)
-        f.d.comb += [q_in.kind.eq(Mux(st, MemKind.WRITE, Mux(at, MemKind.ATOMIC, MemKind.READ))),
-                     q_in.atomic.eq(s1.aop), q_in.addr.eq(Mux(at, s1_aaddr, Cat(Const(0, 7), s1.line))),
-                     q_in.data.eq(Mux(ld, 0, s1_data)), q_in.mask.eq(Mux(st, s1_mask, 0)),
-                     q_in.tag.eq(Mux(ld, s1.mshr, M + s1.wslot))]
-        m.d.sync += [q_tail.eq(q_tail + push), q_head.eq(q_head + pop), q_n.eq(q_n + push - pop)]
+        f.d.comb += [self.mem.valid.eq(queue.r_rdy), self.mem.payload.eq(queue.r_data), queue.r_en.eq(self.mem.ready),
+                     queue.w_en.eq(push)]
+        with f.If(push):
+            f.d.comb += [q_in.kind.eq(Mux(st, MemKind.WRITE, Mux(at, MemKind.ATOMIC, MemKind.READ))),
+                         q_in.atomic.eq(s1.aop), q_in.addr.eq(Mux(at, s1_aaddr, Cat(Const(0, 7), s1.line))),
+                         q_in.data.eq(Mux(alloc, 0, s1_data)), q_in.mask.eq(Mux(st, s1_mask, 0)),
+                         q_in.tag.eq(Mux(alloc, s1.mshr, M + s1.wslot))]
 
         # miss registers, parked lines, write slots
         m_free = Signal(M)
