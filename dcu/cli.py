@@ -23,6 +23,7 @@ import argparse
 import json
 import math
 import os
+import statistics
 import struct
 import sys
 from dataclasses import dataclass
@@ -284,7 +285,10 @@ def build_parser() -> argparse.ArgumentParser:
     f.add_argument("--clock", type=float, default=50.0, metavar="MHZ",
                    help="design clock from the board's 25 MHz by a PLL (default 50; 25: no PLL)")
     f.add_argument("--baud", type=int, default=115_200, help="UART rate (default 115200)")
-    f.add_argument("--seed", type=int, default=1, help="nextpnr placement seed")
+    f.add_argument("--seed", type=_seeds, default=[1], metavar="SEED[,SEED...]",
+                   help="nextpnr placement seed (default 1); with --block --place, several (1,2,3) place "
+                        "the block once per seed and report each Fmax and their median: one placement's "
+                        "Fmax varies by a few MHz from seed to seed")
     f.add_argument("--synth-opts", default="", metavar="OPTS", help="extra synth_ecp5 options")
     f.add_argument("--block", metavar="NAME",
                    help="only synthesize this block of `dcu verilog --top` (or fpgatop) with Yosys "
@@ -382,6 +386,17 @@ def _json_default(o: Any):
     if hasattr(o, "to_dict"):
         return o.to_dict()
     raise TypeError(f"{type(o).__name__} is not JSON serialisable")
+
+
+def _seeds(text: str) -> list[int]:
+    """``--seed``: one placement seed or several, comma-separated and distinct."""
+    try:
+        seeds = [int(x) for x in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"seeds are integers separated by commas, got {text!r}") from None
+    if len(set(seeds)) != len(seeds):
+        raise argparse.ArgumentTypeError(f"a seed is repeated in {text!r}")
+    return seeds
 
 
 def _write_json(path: str, data: Any) -> None:
@@ -647,23 +662,35 @@ def cmd_fpga(ns: argparse.Namespace) -> int:
               f"{fpga.INSTALL_HINT}", file=sys.stderr)
         return 1
     if ns.block and ns.place:
-        res = fpga.place_block(ns.block, config, clock_mhz=ns.clock, seed=ns.seed, synth_opts=ns.synth_opts,
-                               timeout=ns.timeout, route=not ns.no_route)
-        p = res.get("nextpnr") or {}
-        e = res.get("ecp5") or {}
-        print(f"{ns.block} ({get_config(config).name}): {e.get('lut_equiv')} LUT4 equivalents, {e.get('ff')} FF; "
-              f"nextpnr exit {p.get('rc')} in {p.get('seconds')} s")
-        for clock, f in p.get("fmax", {}).items():
-            print(f"  Fmax {f['mhz']:.2f} MHz for {clock} ({'PASS' if f['pass'] else 'FAIL'} at {f['target_mhz']:g} MHz)"
-                  + ("" if res.get("routed", True) else ", estimated from the placement (not routed)"))
-        if p.get("critical_path"):
-            c = p["critical_path"]
-            print(f"  critical path {c['ns']} ns through {c['cells']} cells ({c['routing_ns']} ns routing): "
-                  f"{c['from']} -> {c['to']}")
+        by_seed = {}
+        for seed in ns.seed:
+            res = by_seed[seed] = fpga.place_block(ns.block, config, clock_mhz=ns.clock, seed=seed,
+                                                   synth_opts=ns.synth_opts, timeout=ns.timeout,
+                                                   route=not ns.no_route)
+            p = res.get("nextpnr") or {}
+            e = res.get("ecp5") or {}
+            print(f"{ns.block} ({get_config(config).name}), seed {seed}: {e.get('lut_equiv')} LUT4 equivalents, "
+                  f"{e.get('ff')} FF; nextpnr exit {p.get('rc')} in {p.get('seconds')} s")
+            for clock, f in p.get("fmax", {}).items():
+                print(f"  Fmax {f['mhz']:.2f} MHz for {clock} ({'PASS' if f['pass'] else 'FAIL'} at {f['target_mhz']:g} MHz)"
+                      + ("" if res.get("routed", True) else ", estimated from the placement (not routed)"))
+            if p.get("critical_path"):
+                c = p["critical_path"]
+                print(f"  critical path {c['ns']} ns through {c['cells']} cells ({c['routing_ns']} ns routing): "
+                      f"{c['from']} -> {c['to']}")
+        ok = all(r["rc"] == 0 and (r.get("nextpnr") or {}).get("rc") == 0 for r in by_seed.values())
+        if len(by_seed) > 1:
+            fmax = {seed: r.get("fmax_mhz") for seed, r in by_seed.items()}
+            got = sorted(f for f in fmax.values() if f is not None)
+            if got:
+                print(f"{ns.block}: Fmax over seeds {', '.join(map(str, by_seed))}: min {got[0]:.2f}, "
+                      f"median {statistics.median(got):.2f}, max {got[-1]:.2f} MHz")
+            res = {"seeds": {str(seed): r for seed, r in by_seed.items()}, "fmax_mhz": fmax,
+                   "fmax_median_mhz": statistics.median(got) if got else None}
         if ns.json:
             _write_json(ns.json, res)
             print(f"wrote {ns.json}")
-        return 0 if res["rc"] == 0 and p.get("rc") == 0 else 1
+        return 0 if ok else 1
     if ns.block and ns.depth:
         res = fpga.depth_block(ns.block, config, paths=ns.depth, ports=ns.ports, timeout=ns.timeout,
                                reuse_result=True)
@@ -705,6 +732,9 @@ def cmd_fpga(ns: argparse.Namespace) -> int:
                 kinds = ", ".join(f"{t} {k}" for t, k in list(types.items())[:3])
                 print(f"  {n:8} {where}  ({kinds})")
     else:
+        if len(ns.seed) > 1:
+            print("dcu fpga: a board build takes one --seed", file=sys.stderr)
+            return 2
         if not ns.no_dcu:
             # a DCU over the device would fail in nextpnr's placement, after hours of Yosys
             fit = fpga.fit_check(ns.config)
@@ -713,7 +743,7 @@ def cmd_fpga(ns: argparse.Namespace) -> int:
                 print("dcu fpga: not building (--force builds anyway; --no-dcu builds the link and memory alone)",
                       file=sys.stderr)
                 return 1
-        res = fpga.build_board(ns.board, ns.config, clock_mhz=ns.clock, baud=ns.baud, seed=ns.seed,
+        res = fpga.build_board(ns.board, ns.config, clock_mhz=ns.clock, baud=ns.baud, seed=ns.seed[0],
                                synth_opts=ns.synth_opts, timeout=ns.timeout, with_dcu=not ns.no_dcu)
         print(fpga.summary(res))
     if ns.json:

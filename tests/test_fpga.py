@@ -425,6 +425,40 @@ def test_dcu_fpga_set_makes_a_variant_of_the_preset(capsys):
     assert "--set applies to --block and --budget" in capsys.readouterr().err
 
 
+def test_place_with_several_seeds_reports_each_and_the_median(monkeypatch, capsys, tmp_path):
+    """``--seed 1,2,3`` with ``--block --place``: one placement per seed (a placement's Fmax
+    varies by a few MHz with the seed), each reported, then their median; a repeated seed and
+    a board build with several are refused before any tool runs."""
+    import dcu.fpga as fpga
+    from dcu.cli import main
+    placed = []
+
+    def place(block, config, seed, **_):
+        placed.append((block, seed))
+        mhz = {1: 29.5, 2: 33.0, 3: 31.25}[seed]
+        return {"rc": 0, "ecp5": {"lut_equiv": 100, "ff": 10}, "fmax_mhz": mhz, "routed": True,
+                "nextpnr": {"rc": 0, "seconds": 1.0, "fmax": {"clk": {"mhz": mhz, "target_mhz": 50, "pass": False}}}}
+    monkeypatch.setattr(fpga, "missing_tools", lambda needed=None: [])
+    monkeypatch.setattr(fpga, "place_block", place)
+    out_json = tmp_path / "seeds.json"
+    assert main(["fpga", "--block", "barrier", "--place", "--seed", "1,2,3", "--json", str(out_json)]) == 0
+    out = capsys.readouterr().out
+    assert placed == [("barrier", 1), ("barrier", 2), ("barrier", 3)]
+    assert "seed 2:" in out and "Fmax 33.00 MHz" in out
+    assert "Fmax over seeds 1, 2, 3: min 29.50, median 31.25, max 33.00 MHz" in out
+    res = json.loads(out_json.read_text())
+    assert res["fmax_mhz"] == {"1": 29.5, "2": 33.0, "3": 31.25} and res["fmax_median_mhz"] == 31.25
+    assert set(res["seeds"]) == {"1", "2", "3"}
+    placed.clear()
+    assert main(["fpga", "--block", "barrier", "--place"]) == 0      # one seed, 1, as before
+    assert placed == [("barrier", 1)] and "median" not in capsys.readouterr().out
+    with pytest.raises(SystemExit):
+        main(["fpga", "--block", "barrier", "--place", "--seed", "2,2"])
+    assert "a seed is repeated" in capsys.readouterr().err
+    assert main(["fpga", "--board", "ulx3s", "--no-dcu", "--seed", "1,2"]) == 2
+    assert "a board build takes one --seed" in capsys.readouterr().err
+
+
 def test_tool_environment_overrides(monkeypatch):
     import dcu.fpga as fpga
     monkeypatch.setenv("NEXTPNR_ECP5", "/opt/my-nextpnr")
