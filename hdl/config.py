@@ -167,8 +167,9 @@ class DCUConfig:
         bank passes serve the window from there while the next window is computed (the
         ``fpga`` preset's: the passes' leader loop and the take of the next instruction were
         one path of 77 ns on the ECP5). An instruction takes a cycle more, and the next one
-        is taken once the last window is loaded. Needs ``lds_window_lanes`` of at most 8. ``False``: a pass computes its window's
-        accesses in its own cycle, and the next instruction is taken with the last pass.
+        is taken once the last window is loaded. Needs ``lds_window_lanes`` of at most 8.
+        ``False``: a pass computes its window's accesses in its own cycle, and the next
+        instruction is taken with the last pass.
     coalesce_stage : bool
         ``True``: the vector memory unit registers the lane fields of the group it splits
         (lines, straddles, faults, offsets, addresses and data, and for each pair of its
@@ -177,13 +178,13 @@ class DCUConfig:
         computed from the request a cycle earlier: the next group's while the current one is
         split, the first group's in a cycle of its own after an instruction is accepted (the
         ``fpga`` preset's: the aperture compares and the request's row read fed the
-        coalescer's decisions, on the unit's critical path). The next instruction is accepted in the cycle after the split
-        ends, not in its last cycle (the end fed the acceptance and its enables), and a group
-        whose lanes are in two lines ends a cycle after its last request (a group's last
-        request is known from registers). An instruction takes two cycles more to split, and a
-        hit answers
-        ``max(6, l0_hit_latency)`` cycles after acceptance, not ``max(5, ...)``. ``False``:
-        the coalescer reads the group's lanes in the cycle it splits them.
+        coalescer's decisions, on the unit's critical path). The next instruction is
+        accepted in the cycle after the split ends, not in its last cycle (the end fed the
+        acceptance and its enables), and a group whose lanes are in two lines ends a cycle
+        after its last request (a group's last request is known from registers). An
+        instruction takes two cycles more to split, and a hit answers ``max(6,
+        l0_hit_latency)`` cycles after acceptance, not ``max(5, ...)``. ``False``: the
+        coalescer reads the group's lanes in the cycle it splits them.
     trans_shared : bool
         ``False``: a transcendental unit per SIMD (RDNA). ``True``: one for the whole DCU,
         which its SIMDs take in turn (``hdl/transshare.py``): the ``fpga`` preset's, since
