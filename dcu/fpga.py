@@ -205,17 +205,30 @@ opt -fast
 """
 
 
+#: ABC9's delay target when it maps to LUTs (``abc9 -D``, set through Yosys's scratchpad so
+#: that ``synth_ecp5``'s own ``map_luts`` step takes it): the 50 MHz goal's period, in ps.
+#: Without a target ABC9 maps for the least delay of its own model (6.6 ns for the vector
+#: memory unit, 15.4 ns for the SIMD) and recovers area only where that delay holds; the model
+#: leaves out most of the routing, which is three quarters of a placed path here, so its
+#: least delay buys no clock and costs LUTs. With the target it recovers area wherever its
+#: model meets the clock (docs/fpga.md, "ABC9 mapping for area").
+ABC9_DELAY_PS = 20_000
+
+
 def ecp5_synth_script(top: str, opts: str = "", share: bool = False) -> tuple[str, str]:
-    """The Yosys commands of ``synth_ecp5 -top TOP`` as ``(before, after)`` halves around
-    nothing: ``before`` + ``after`` is the whole synthesis; with ``share=False`` the coarse
-    step skips ``share`` (:data:`COARSE_NO_SHARE`). ``before`` is what amaranth's template
-    runs as ``synth_ecp5 {synth_opts} -top TOP``, so its ``synth_opts`` are ``-run
-    begin:coarse`` and ``after`` goes in ``script_after_synth``. Besides ``synth_ecp5``'s own
-    options, ``opts`` may hold ``-splitnets`` (below; not with ``share``)."""
+    """The Yosys commands of ``synth_ecp5 -top TOP`` as ``(before, after)`` halves:
+    ``before`` + ``after`` is the whole synthesis. ``before`` is one ``synth_ecp5 ... -run
+    begin:LABEL`` command, which amaranth's template runs as ``synth_ecp5 {synth_opts} -top
+    TOP``; ``after`` goes in ``script_after_synth``: it sets ABC9's delay target
+    (:data:`ABC9_DELAY_PS`) and runs the rest. With ``share=False`` the coarse step skips
+    ``share`` (:data:`COARSE_NO_SHARE`). Besides ``synth_ecp5``'s own options, ``opts`` may
+    hold ``-splitnets`` (below; not with ``share``)."""
+    delay = f"scratchpad -set abc9.D {ABC9_DELAY_PS}\n"
     if share:
         if "-splitnets" in opts.split():
             raise ValueError("-splitnets needs the script in two halves: not with share")
-        return f"synth_ecp5 {opts} -top {top}".replace("  ", " "), ""
+        head = f"synth_ecp5 {opts} -top {top} -run".replace("  ", " ")
+        return f"{head} begin:map_luts", f"{delay}{head} map_luts:\n"
     coarse = COARSE_NO_SHARE
     if "-nodsp" in opts.split():
         coarse = "".join(line + "\n" for line in coarse.splitlines() if "dsp" not in line)
@@ -228,7 +241,13 @@ def ecp5_synth_script(top: str, opts: str = "", share: bool = False) -> tuple[st
     opts = " ".join(o for o in opts.split() if o != "-splitnets")
     head = f"synth_ecp5 {opts} -top {top} -run".replace("  ", " ")
     tail = f"{head} map_ram:map_luts\nsplitnets\n{head} map_luts:\n" if split else f"{head} map_ram:\n"
-    return f"{head} begin:coarse", coarse + tail
+    return f"{head} begin:coarse", delay + coarse + tail
+
+
+def _scripts(top: str, synth_opts: str = "") -> tuple[str, str]:
+    """The scripts :func:`synth_block` may have run for ``top``: as asked, or retried with
+    ``-splitnets``; an earlier placement or depth is reused only after the same synthesis."""
+    return tuple("\n".join(ecp5_synth_script(top, o)) for o in (synth_opts, f"{synth_opts} -splitnets".strip()))
 
 
 def _run(cmd: list[str], cwd: Path, env: dict, timeout: float, log: Path) -> tuple[int, float]:
@@ -504,7 +523,7 @@ def place_block(top: str, config="fpga", clock_mhz: float = 50.0, seed: int = 1,
     saved = _rel(PROJECT / out_dir) / f"{cfg.name}_{top}{'' if route else '.unrouted'}.place.json"
     if reuse_result and saved.exists():
         prev = json.loads(saved.read_text())
-        same = (prev.get("rtlil_sha256") == _rtlil_digest(top, cfg)
+        same = (prev.get("rtlil_sha256") == _rtlil_digest(top, cfg) and prev.get("script") in _scripts(top, synth_opts)
                 and prev.get("clock_mhz") == clock_mhz and (prev.get("nextpnr") or {}).get("seed") == seed)
         if same:
             return {**prev, "reused": True}
@@ -565,7 +584,7 @@ def depth_block(top: str, config="fpga", out_dir="build/fpga/blocks", paths: int
     saved = _rel(PROJECT / out_dir) / f"{cfg.name}_{top}.depth.json"
     if reuse_result and saved.exists():
         prev = json.loads(saved.read_text())
-        if (prev.get("rtlil_sha256") == _rtlil_digest(top, cfg)
+        if (prev.get("rtlil_sha256") == _rtlil_digest(top, cfg) and prev.get("script") in _scripts(top)
                 and prev.get("paths_asked", 0) >= paths and prev.get("ports", False) == ports):
             return {**prev, "reused": True}
     res = synth_block(top, config, out_dir=out_dir, timeout=timeout, quiet=quiet, for_pnr=True)
@@ -713,8 +732,7 @@ def build_board(board: str = "ulx3s", config="fpga", clock_mhz: float = 50.0, ba
     before, after = ecp5_synth_script(name, synth_opts, share=share)
     plan = ULX3S_85F_Platform().build(
         top, name=name, do_build=False,
-        synth_opts=before.split(f"-top {name}")[0].replace("synth_ecp5", "", 1).strip()
-        + ("" if share else " -run begin:coarse"),
+        synth_opts=before.replace("synth_ecp5", "", 1).replace(f"-top {name} ", "").strip(),
         script_after_synth=after,
         nextpnr_opts=f"--router router2 --timing-allow-fail --seed {seed} --report {name}.pnr.json")
     plan.extract(str(out))

@@ -481,6 +481,10 @@ def test_native_yosys_is_the_default_and_synthesizes_a_block(monkeypatch):
     res = fpga.synth_block("barrier", "tiny", out_dir=out, quiet=True)
     assert res["rc"] == 0, res.get("error")
     assert res["ecp5"]["lut4"] > 0 and res["ecp5"]["ff"] == budget("tiny", "barrier")["total"]["ff"]
+    # ABC9 maps with the clock's period as its delay target (fpga.ABC9_DELAY_PS), set through
+    # Yosys's scratchpad so that synth_ecp5's own map_luts takes it
+    log = (fpga.PROJECT / out / "tiny_barrier.log").read_text()
+    assert f"&if -W 300 -D {fpga.ABC9_DELAY_PS} " in log and f"Del = {fpga.ABC9_DELAY_PS}.00" in log
     again = fpga.synth_block("barrier", "tiny", out_dir=out, quiet=True, reuse_result=True)
     assert again["reused"] and again["by_type"] == res["by_type"]      # the same RTLIL: not run again
     saved = fpga.PROJECT / out / "tiny_barrier.json"
@@ -515,6 +519,10 @@ def test_place_block_out_of_context():
     assert not (fpga.PROJECT / "build/fpga/test/place/fpga_barrier.pnr_in.json").exists()   # removed
     again = fpga.place_block("barrier", "fpga", out_dir="build/fpga/test/place", quiet=True, reuse_result=True)
     assert again["reused"] and again["fmax_mhz"] == res["fmax_mhz"]                      # the same RTLIL and clock
+    saved = fpga.PROJECT / "build/fpga/test/place/fpga_barrier.place.json"
+    saved.write_text(saved.read_text().replace("abc9.D", "abc9.W"))
+    assert "reused" not in fpga.place_block("barrier", "fpga", out_dir="build/fpga/test/place", quiet=True,
+                                            reuse_result=True)   # placed after other synthesis commands: again
     other = fpga.place_block("barrier", "fpga", clock_mhz=60, out_dir="build/fpga/test/place", quiet=True,
                              reuse_result=True)
     assert "reused" not in other and other["nextpnr"]["fmax"]["clk"]["target_mhz"] == 60
@@ -602,6 +610,11 @@ def test_block_synthesis_takes_synth_options(monkeypatch):
     ys = (fpga.PROJECT / "build/fpga/test/tiny_barrier_splitnets.ys").read_text()
     assert ("synth_ecp5 -top barrier -run map_ram:map_luts\nsplitnets\nsynth_ecp5 -top barrier -run map_luts:\n"
             in ys) and "-splitnets" not in ys
+    # with share, synth_ecp5's own coarse step; either way ABC9's delay target before map_luts
+    before, after = fpga.ecp5_synth_script("x", "-nodsp", share=True)
+    assert (before, after) == ("synth_ecp5 -nodsp -top x -run begin:map_luts",
+                               f"scratchpad -set abc9.D {fpga.ABC9_DELAY_PS}\nsynth_ecp5 -nodsp -top x -run map_luts:\n")
+    assert ys.index("scratchpad -set abc9.D") < ys.index("-run map_ram:map_luts")
     # Yosys 0.70's ABC9 assertion (YosysHQ/yosys#4349): the same synthesis again with -splitnets
 
     def abc9_assert(cmd, cwd, env, timeout, log):
