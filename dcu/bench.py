@@ -1007,7 +1007,8 @@ def _depth(config: str = "fpga", paths: int = 3) -> dict:
         placed = fpga.PROJECT / "build/fpga/blocks" / f"{cfg.name}_{top}.place.json"
         if n and placed.exists():
             pl = json.loads(placed.read_text())
-            if pl.get("rtlil_sha256") == r.get("rtlil_sha256") and pl.get("routed", True):
+            if (pl.get("rtlil_sha256") == r.get("rtlil_sha256") and pl.get("script") == r.get("script")
+                    and pl.get("routed", True)):
                 cp = (pl.get("nextpnr") or {}).get("critical_path") or {}
                 row.update({"fmax_mhz": pl.get("fmax_mhz"), "critical_path_cells": cp.get("cells"),
                             "critical_path": f"{cp.get('from')} -> {cp.get('to')}" if cp else None})
@@ -1016,7 +1017,7 @@ def _depth(config: str = "fpga", paths: int = 3) -> dict:
             "note": "levels: LUT4s, carry cells entered through their logic inputs, wide multiplexers "
                     "through their selects, LUT RAM reads; an unregistered multiplier and a block RAM's read "
                     f"data count {HARD_LEVELS} (dcu/depth.py); fmax_mhz and critical_path: nextpnr's, the block "
-                    "placed and routed alone at 50 MHz from the same RTLIL (dcu bench fpga), where it was"}
+                    "placed and routed alone at 50 MHz from the same RTLIL and synthesis (dcu bench fpga), where it was"}
 
 
 def _sim_instructions(configs=("default", "fpga"), test: str = "divergence_cl", seed: int = 0) -> dict:

@@ -205,13 +205,12 @@ opt -fast
 """
 
 
-#: ABC9's delay target when it maps to LUTs (``abc9 -D``, set through Yosys's scratchpad so
-#: that ``synth_ecp5``'s own ``map_luts`` step takes it): the 50 MHz goal's period, in ps.
-#: Without a target ABC9 maps for the least delay of its own model (6.6 ns for the vector
-#: memory unit, 15.4 ns for the SIMD) and recovers area only where that delay holds; the model
-#: leaves out most of the routing, which is three quarters of a placed path here, so its
-#: least delay buys no clock and costs LUTs. With the target it recovers area wherever its
-#: model meets the clock (docs/fpga.md, "ABC9 mapping for area").
+#: ABC9's delay target with the project's ``-area`` option (``abc9 -D``, set through Yosys's
+#: scratchpad so that ``synth_ecp5``'s own ``map_luts`` step takes it): the 50 MHz goal's
+#: period, in ps. Without it ABC9 maps for the least delay of its own model and recovers
+#: area only where that delay holds. Measured on the ``fpga`` DCU (docs/fpga.md, "ABC9
+#: mapping for area"): 8.5 % fewer LUTs, and most blocks placed slower, so it is an option
+#: for measuring the fit, not the default.
 ABC9_DELAY_PS = 20_000
 
 
@@ -219,11 +218,12 @@ def ecp5_synth_script(top: str, opts: str = "", share: bool = False) -> tuple[st
     """The Yosys commands of ``synth_ecp5 -top TOP`` as ``(before, after)`` halves:
     ``before`` + ``after`` is the whole synthesis. ``before`` is one ``synth_ecp5 ... -run
     begin:LABEL`` command, which amaranth's template runs as ``synth_ecp5 {synth_opts} -top
-    TOP``; ``after`` goes in ``script_after_synth``: it sets ABC9's delay target
-    (:data:`ABC9_DELAY_PS`) and runs the rest. With ``share=False`` the coarse step skips
-    ``share`` (:data:`COARSE_NO_SHARE`). Besides ``synth_ecp5``'s own options, ``opts`` may
-    hold ``-splitnets`` (below; not with ``share``)."""
-    delay = f"scratchpad -set abc9.D {ABC9_DELAY_PS}\n"
+    TOP``; ``after`` goes in ``script_after_synth``. With ``share=False`` the coarse step
+    skips ``share`` (:data:`COARSE_NO_SHARE`). Besides ``synth_ecp5``'s own options, ``opts``
+    may hold two of the project's: ``-splitnets`` (below; not with ``share``) and ``-area``
+    (ABC9 maps with :data:`ABC9_DELAY_PS` as its delay target)."""
+    delay = f"scratchpad -set abc9.D {ABC9_DELAY_PS}\n" if "-area" in opts.split() else ""
+    opts = " ".join(o for o in opts.split() if o != "-area")
     if share:
         if "-splitnets" in opts.split():
             raise ValueError("-splitnets needs the script in two halves: not with share")
@@ -373,8 +373,8 @@ def synth_block(top: str, config="fpga", out_dir="build/fpga/blocks", generic: b
         Use the RTLIL of an earlier run if present.
     synth_opts : str
         Extra ``synth_ecp5`` options (``-noflatten``, ``-nodsp``, ...; Yosys 0.70 has no
-        ``-noabc9``), and the project's ``-splitnets`` (:func:`ecp5_synth_script`), recorded in
-        ``flow``.
+        ``-noabc9``), and the project's ``-splitnets`` and ``-area`` (:func:`ecp5_synth_script`),
+        recorded in ``flow``.
     attribute : bool
         Also count the synthesized cells by the source line that made them
         (:func:`cells_by_source`, in ``"by_source"``): the RTLIL keeps Amaranth's ``src``

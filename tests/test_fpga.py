@@ -481,10 +481,14 @@ def test_native_yosys_is_the_default_and_synthesizes_a_block(monkeypatch):
     res = fpga.synth_block("barrier", "tiny", out_dir=out, quiet=True)
     assert res["rc"] == 0, res.get("error")
     assert res["ecp5"]["lut4"] > 0 and res["ecp5"]["ff"] == budget("tiny", "barrier")["total"]["ff"]
-    # ABC9 maps with the clock's period as its delay target (fpga.ABC9_DELAY_PS), set through
-    # Yosys's scratchpad so that synth_ecp5's own map_luts takes it
-    log = (fpga.PROJECT / out / "tiny_barrier.log").read_text()
-    assert f"&if -W 300 -D {fpga.ABC9_DELAY_PS} " in log and f"Del = {fpga.ABC9_DELAY_PS}.00" in log
+    # ABC9 maps for the least delay of its model; with the project's -area, with the clock's
+    # period as its delay target (fpga.ABC9_DELAY_PS), through Yosys's scratchpad so that
+    # synth_ecp5's own map_luts takes it
+    assert "&if -W 300 -v" in (fpga.PROJECT / out / "tiny_barrier.log").read_text()
+    area = fpga.synth_block("barrier", "tiny", out_dir=out, quiet=True, synth_opts="-area")
+    log = (fpga.PROJECT / out / "tiny_barrier_area.log").read_text()
+    assert area["rc"] == 0 and area["flow"] == "synth_ecp5 -area (no share)"
+    assert f"&if -W 300 -D {fpga.ABC9_DELAY_PS} -v" in log and f"Del = {fpga.ABC9_DELAY_PS}.00" in log
     again = fpga.synth_block("barrier", "tiny", out_dir=out, quiet=True, reuse_result=True)
     assert again["reused"] and again["by_type"] == res["by_type"]      # the same RTLIL: not run again
     saved = fpga.PROJECT / out / "tiny_barrier.json"
@@ -520,7 +524,7 @@ def test_place_block_out_of_context():
     again = fpga.place_block("barrier", "fpga", out_dir="build/fpga/test/place", quiet=True, reuse_result=True)
     assert again["reused"] and again["fmax_mhz"] == res["fmax_mhz"]                      # the same RTLIL and clock
     saved = fpga.PROJECT / "build/fpga/test/place/fpga_barrier.place.json"
-    saved.write_text(saved.read_text().replace("abc9.D", "abc9.W"))
+    saved.write_text(saved.read_text().replace('"script": "', '"script": "opt\\n'))
     assert "reused" not in fpga.place_block("barrier", "fpga", out_dir="build/fpga/test/place", quiet=True,
                                             reuse_result=True)   # placed after other synthesis commands: again
     other = fpga.place_block("barrier", "fpga", clock_mhz=60, out_dir="build/fpga/test/place", quiet=True,
@@ -610,11 +614,14 @@ def test_block_synthesis_takes_synth_options(monkeypatch):
     ys = (fpga.PROJECT / "build/fpga/test/tiny_barrier_splitnets.ys").read_text()
     assert ("synth_ecp5 -top barrier -run map_ram:map_luts\nsplitnets\nsynth_ecp5 -top barrier -run map_luts:\n"
             in ys) and "-splitnets" not in ys
-    # with share, synth_ecp5's own coarse step; either way ABC9's delay target before map_luts
-    before, after = fpga.ecp5_synth_script("x", "-nodsp", share=True)
+    # -area: ABC9's delay target set before map_luts, with or without share
+    before, after = fpga.ecp5_synth_script("x", "-nodsp -area", share=True)
     assert (before, after) == ("synth_ecp5 -nodsp -top x -run begin:map_luts",
                                f"scratchpad -set abc9.D {fpga.ABC9_DELAY_PS}\nsynth_ecp5 -nodsp -top x -run map_luts:\n")
-    assert ys.index("scratchpad -set abc9.D") < ys.index("-run map_ram:map_luts")
+    assert "abc9.D" not in ys and "abc9.D" not in "".join(fpga.ecp5_synth_script("x", share=True))
+    before, after = fpga.ecp5_synth_script("x", "-splitnets -area")
+    assert before == "synth_ecp5 -top x -run begin:coarse" and after.startswith("scratchpad -set abc9.D ")
+    assert after.endswith("synth_ecp5 -top x -run map_ram:map_luts\nsplitnets\nsynth_ecp5 -top x -run map_luts:\n")
     # Yosys 0.70's ABC9 assertion (YosysHQ/yosys#4349): the same synthesis again with -splitnets
 
     def abc9_assert(cmd, cwd, env, timeout, log):
