@@ -289,8 +289,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="nextpnr placement seed (default 1); with --block --place, several (1,2,3) place "
                         "the block once per seed and report each Fmax and their median: one placement's "
                         "Fmax varies by a few MHz from seed to seed")
-    f.add_argument("--synth-opts", default="", metavar="OPTS", help="extra synth_ecp5 options, and the project's -area: ABC9 maps to LUTs with the 50 MHz "
-                        "period as its delay target, for area (docs/fpga.md)")
+    f.add_argument("--synth-opts", default="", metavar="OPTS",
+                   help="extra synth_ecp5 options, and the project's -area: ABC9 maps to LUTs with the "
+                        "50 MHz period as its delay target, for area (docs/fpga.md)")
     f.add_argument("--block", metavar="NAME",
                    help="only synthesize this block of `dcu verilog --top` (or fpgatop) with Yosys "
                         "and print its cells")
