@@ -541,7 +541,7 @@ class DCUConfig:
             raise ResourceError(
                 f"{where}: a workgroup of {threads} work-items is {waves} waves; the "
                 f"{'DCU' if wgp else 'CU'} holds {sharing * per_simd_cap} waves of this kernel "
-                f"({sharing} SIMDs x {per_simd_cap}: {self.wave_slots} slots, "
+                f"({sharing} SIMDs x {per_simd_cap}: {self.wave_slots} slot{'s' * (self.wave_slots != 1)}, "
                 f"{self.vgprs_per_simd} VGPRs / {alloc})")
         return occ
 

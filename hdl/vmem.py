@@ -258,6 +258,8 @@ class VecMemUnit(wiring.Component):
             return Shape.cast(shape).width
 
         def field(packed, i, w):
+            if w == 0:   # a field of one value (one wave slot): nothing to select
+                return packed[:0]
             return packed[i * w:(i + 1) * w] if isinstance(i, int) else packed.word_select(i, w)
 
         SB, WB, PB, EB, MB, CB, WSB = (width(range(S)), width(range(W)), width(range(2 * LANES + 1)), width(range(E)),

@@ -84,6 +84,18 @@ def test_one_transcendental_unit_shared_by_the_simds(config):
     assert all(report.counters[f"simd{s}.issued.trans"] > 0 for s in range(4)), report.counters
 
 
+def test_one_wave_slot_per_simd():
+    """``wave_slots=1``, the least wave state a SIMD can have: the dispatcher and the vector
+    memory unit then hold no wave index (zero-width fields). Two-wave workgroups spread over a
+    CU's two SIMDs give the golden results and the model's counts on every SIMD; a workgroup
+    of more waves than the CU's two slots is refused before launch."""
+    config = get_config("tiny").replace(name="tiny-1slot", wave_slots=1)
+    report = _check("divergence_cl", config)
+    assert all(report.counters[f"simd{s}.issued.valu"] > 0 for s in range(4)), report.counters
+    with pytest.raises(ResourceError, match=r"2 SIMDs x 1: 1 slot,"):
+        run_firmware(get("lds_reduce_asm"), backend="rtl", config=config)
+
+
 def test_session_reset_leaves_nothing_of_the_previous_dispatch():
     """A reused simulator (``RtlSession``) gives a dispatch exactly what a new one would: a
     kernel run before and after another one counts the same cycles and counters and
