@@ -364,9 +364,8 @@ class Dispatcher(wiring.Component):
             with m.Case(_State.OFFER):
                 with m.If(fire):
                     idx = sel * W + slot
-                    if W > 1:   # one slot per SIMD: its VGPR block is always 0
-                        m.d.sync += slot_vblk[idx].eq(vb)
-                    m.d.sync += [self.slot_wg[idx].eq(opened.wg),
+                    vblk = [slot_vblk[idx].eq(vb)] if W > 1 else []   # one slot: its VGPR block is 0
+                    m.d.sync += [self.slot_wg[idx].eq(opened.wg), *vblk,
                                  q[sel].eq(q[sel] - 1), lp.eq(sel), rem.eq(rem - WAVE_SIZE),
                                  cnt.waves.eq(cnt.waves + 1),
                                  self.lds_alloc.valid.eq(1), self.lds_alloc.payload.simd.eq(sel),
