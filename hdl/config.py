@@ -538,10 +538,11 @@ class DCUConfig:
         sharing = self.simds if wgp else self.simds_per_cu
         per_simd_cap = min(self.wave_slots, self.vgprs_per_simd // alloc)
         if math.ceil(waves / sharing) > per_simd_cap:
+            slots = f"{self.wave_slots} slot" + "s" * (self.wave_slots != 1)
             raise ResourceError(
                 f"{where}: a workgroup of {threads} work-items is {waves} waves; the "
                 f"{'DCU' if wgp else 'CU'} holds {sharing * per_simd_cap} waves of this kernel "
-                f"({sharing} SIMDs x {per_simd_cap}: {self.wave_slots} slot{'s' * (self.wave_slots != 1)}, "
+                f"({sharing} SIMDs x {per_simd_cap}: {slots}, "
                 f"{self.vgprs_per_simd} VGPRs / {alloc})")
         return occ
 
