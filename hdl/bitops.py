@@ -26,8 +26,9 @@ def lowest_bit(x: Value) -> Value:
 
 
 def _encode(m: Module, low: Value, name: str) -> Signal:
-    idx = Signal(range(len(low)), name=f"{name}_idx")
-    if len(idx):
+    # at least a bit, 0 for a one-bit input: a zero-width wire is written as [-1:0], which does not lint
+    idx = Signal(range(max(2, len(low))), name=f"{name}_idx")
+    if len(low) > 1:
         m.d.comb += idx.eq(encode_onehot(low))
     return idx
 

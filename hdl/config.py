@@ -409,6 +409,14 @@ class DCUConfig:
         return self.l0_bytes // (self.l0_ways * self.l0_line)
 
     @property
+    def wave_ids(self) -> int:
+        """Values the RTL's wave-slot fields hold (their shape is ``range(wave_ids)``):
+        ``wave_slots``, but at least 2, so that with one slot the field is a bit that is
+        always 0 rather than zero bits wide (Yosys writes a zero-width wire as ``[-1:0]``,
+        which Verilator's lint refuses)."""
+        return max(2, self.wave_slots)
+
+    @property
     def max_waves_per_cu(self) -> int:
         """Wave slots in one CU."""
         return self.simds_per_cu * self.wave_slots

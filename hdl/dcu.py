@@ -52,7 +52,7 @@ class DcuErrorCause(enum.Enum, shape=unsigned(3)):
 
 def DcuError(cfg: DCUConfig) -> data.StructLayout:
     return data.StructLayout({"valid": 1, "cause": DcuErrorCause, "simd": range(cfg.simds),
-                              "wave": range(cfg.wave_slots), "pc": ADDR, "words": 96,
+                              "wave": range(cfg.wave_ids), "pc": ADDR, "words": 96,
                               "lane": range(32), "addr": 64})
 
 

@@ -54,7 +54,7 @@ def DispatchLayout(cfg: DCUConfig) -> data.StructLayout:
 def LdsAllocLayout(cfg: DCUConfig) -> data.StructLayout:
     """The LDS window of a wave just launched: bytes ``[base, base + size)`` of the DCU's LDS
     (half ``c`` is ``[c * lds_bytes_per_half, (c + 1) * lds_bytes_per_half)``)."""
-    return data.StructLayout({"simd": range(cfg.simds), "wave": range(cfg.wave_slots),
+    return data.StructLayout({"simd": range(cfg.simds), "wave": range(cfg.wave_ids),
                               "base": range(cfg.lds_bytes_total), "size": range(cfg.lds_bytes_total + 1)})
 
 
@@ -154,11 +154,11 @@ class Dispatcher(wiring.Component):
         if resident_workgroups(config) > 256:
             raise ValueError("the launch's wg field holds resident workgroup ids up to 255")
         self.config = config
-        S, W, G = config.simds, config.wave_slots, resident_workgroups(config)
+        S, W, WID, G = config.simds, config.wave_slots, config.wave_ids, resident_workgroups(config)
         super().__init__({
             "start": In(stream.Signature(DispatchLayout(config))),
             "launch": Out(stream.Signature(LaunchLayout(config))).array(S),
-            "launched_slot": In(range(W)).array(S),
+            "launched_slot": In(range(WID)).array(S),
             "ended": In(W).array(S),
             "lds_alloc": Out(stream.Signature(LdsAllocLayout(config))),
             "wgp": Out(1),
@@ -173,7 +173,7 @@ class Dispatcher(wiring.Component):
 
     def elaborate(self, platform):
         cfg = self.config
-        S, W, G, C = cfg.simds, cfg.wave_slots, resident_workgroups(cfg), cfg.cus
+        S, W, WID, G, C = cfg.simds, cfg.wave_slots, cfg.wave_ids, resident_workgroups(cfg), cfg.cus
         SPC = cfg.simds_per_cu
         P = SPC * W                       # LDS blocks per half in CU mode
         half, total = cfg.lds_bytes_per_half, cfg.lds_bytes_total
@@ -192,7 +192,7 @@ class Dispatcher(wiring.Component):
 
         # ---- resource state --------------------------------------------------------------
         live = self.slot_live
-        slot_vblk = Signal(data.ArrayLayout(range(W), S * W))   # VGPR block of each slot
+        slot_vblk = Signal(data.ArrayLayout(range(WID), S * W))   # VGPR block of each slot
         vfree = Array(Signal(W, name=f"vfree{s}") for s in range(S))   # free VGPR blocks
         vvalid = Signal(W)                     # VGPR blocks that fit the SIMD
         lvalid = Signal(G)                     # LDS blocks that fit (per half / whole LDS)
@@ -260,7 +260,7 @@ class Dispatcher(wiring.Component):
         sel = rr_pick(m, Cat(*[q[s] != 0 for s in range(S)]), lp, "simd")
         # the VGPR block offered stays put while the launch waits (ended waves may free a lower one)
         vb_first = first_set(m, vfree[sel], "vblk")
-        vb_hold, vb_held, vb = Signal(range(W)), Signal(), Signal(range(W))
+        vb_hold, vb_held, vb = Signal(range(WID)), Signal(), Signal(range(WID))
         m.d.comb += vb.eq(Mux(vb_held, vb_hold, vb_first))
         offering = (state == _State.OFFER) & ~self.lds_alloc.valid
         m.d.comb += launching.eq((state == _State.QUOTA) | (state == _State.OFFER))
@@ -268,7 +268,7 @@ class Dispatcher(wiring.Component):
         fire = offering & ready[sel]
         with m.If(offering):
             m.d.sync += [vb_hold.eq(vb), vb_held.eq(~fire)]
-        slot = Signal(range(W))
+        slot = Signal(range(WID))
         m.d.comb += slot.eq(Array(self.launched_slot)[sel])
         exec_ = Mux(rem >= WAVE_SIZE, Const(0xFFFF_FFFF, 32), (Const(1, 33) << rem[:5]) - 1)
         for s in range(S):
@@ -364,8 +364,7 @@ class Dispatcher(wiring.Component):
             with m.Case(_State.OFFER):
                 with m.If(fire):
                     idx = sel * W + slot
-                    vblk = [slot_vblk[idx].eq(vb)] if W > 1 else []   # one slot: its VGPR block is 0
-                    m.d.sync += [self.slot_wg[idx].eq(opened.wg), *vblk,
+                    m.d.sync += [self.slot_wg[idx].eq(opened.wg), slot_vblk[idx].eq(vb),
                                  q[sel].eq(q[sel] - 1), lp.eq(sel), rem.eq(rem - WAVE_SIZE),
                                  cnt.waves.eq(cnt.waves + 1),
                                  self.lds_alloc.valid.eq(1), self.lds_alloc.payload.simd.eq(sel),

@@ -103,7 +103,7 @@ class ICache(wiring.Component):
         def chunk_of(line, view):   # the fetch's bytes of ``line``
             return line.word_select(view.part, 8 * fb) if part else line
 
-        EntryInfo = data.StructLayout({"wave": range(cfg.wave_slots), "epoch": 2, "target": 1, "line": LINE_ADDR,
+        EntryInfo = data.StructLayout({"wave": range(cfg.wave_ids), "epoch": 2, "target": 1, "line": LINE_ADDR,
                                        **part})
         info = [Signal(EntryInfo, name=f"entry{e}") for e in range(E)]
         waits = [Signal(range(self._mshrs), name=f"entry{e}_wait") for e in range(E)]

@@ -47,7 +47,7 @@ SIMDS = 4
 def LdsAlloc(cfg: DCUConfig) -> data.StructLayout:
     """A wave's LDS window, bytes ``[base, base + size)`` of the DCU's LDS (the dispatcher's
     ``hdl.dispatch.LdsAllocLayout`` has the same fields)."""
-    return data.StructLayout({"simd": range(cfg.simds), "wave": range(cfg.wave_slots),
+    return data.StructLayout({"simd": range(cfg.simds), "wave": range(cfg.wave_ids),
                               "base": range(cfg.lds_bytes_total), "size": range(cfg.lds_bytes_total + 1)})
 
 
@@ -62,7 +62,7 @@ def LdsError(cfg: DCUConfig) -> data.StructLayout:
     """The first error seen: the request's SIMD and wave, the lowest bad lane and its address
     (``BAD_ALLOC``: lane 0 and the window's base)."""
     return data.StructLayout({"valid": 1, "cause": LdsErrorCause, "simd": range(SIMDS),
-                              "wave": range(cfg.wave_slots), "lane": range(LANES), "addr": 32})
+                              "wave": range(cfg.wave_ids), "lane": range(LANES), "addr": 32})
 
 
 # -- operation table --------------------------------------------------------------------------
@@ -198,7 +198,7 @@ def _pass(sub: Module, *signals) -> list:
 def _meta_layout(cfg: DCUConfig) -> data.StructLayout:
     """What the result stage needs of an instruction, carried down the pipe."""
     return data.StructLayout({
-        "simd": range(SIMDS), "wave": range(cfg.wave_slots), "seq": 16, "vdst": 8, "exec": 32,
+        "simd": range(SIMDS), "wave": range(cfg.wave_ids), "seq": 16, "vdst": 8, "exec": 32,
         "em": 4,              # bytes of the window's last, partial dword
         "src": 8,             # slot holding each destination register's dword, 2 bits per register
         "pair": 1,            # served by both halves (WGP mode, window across them)
@@ -273,7 +273,7 @@ class _Pipe(Elaboratable):
         self.misaligned = Signal(name=f"misaligned{half}")
         self.mis_lane = Signal(range(LANES), name=f"mis_lane{half}")
         self.mis_addr = Signal(32, name=f"mis_addr{half}")
-        self.mis_wave = Signal(range(cfg.wave_slots), name=f"mis_wave{half}")
+        self.mis_wave = Signal(range(cfg.wave_ids), name=f"mis_wave{half}")
         self.bad_op = Signal(name=f"bad_op{half}")
         self.passed = Signal(name=f"passed{half}")
         self.conflict = Signal(name=f"conflict{half}")

@@ -48,7 +48,7 @@ def check_reads(what: str, reads: int) -> int:
 def ErrorLayout(config, addr_bits: int) -> data.StructLayout:
     """A cache's latched fault report: the first request that touched memory outside the map."""
     return data.StructLayout({"valid": 1, "simd": range(config.simds),
-                              "wave": range(config.wave_slots), "addr": addr_bits})
+                              "wave": range(config.wave_ids), "addr": addr_bits})
 
 
 def lowest(m, mask, name: str) -> Signal:

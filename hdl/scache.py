@@ -44,7 +44,7 @@ class Width(enum.Enum, shape=2):
 
 def _slot_layout(cfg: DCUConfig) -> data.StructLayout:
     return data.StructLayout({
-        "simd": range(cfg.simds), "wave": range(cfg.wave_slots), "seq": SEQ, "sdst": 7,
+        "simd": range(cfg.simds), "wave": range(cfg.wave_ids), "seq": SEQ, "sdst": 7,
         "beats": range(17), "width": Width, "signed": 1,
         "offset": 6,        # byte offset of the (aligned) address in its first line
         "odd": 1,           # the first line's address is odd (it is the upper half of a memory line)

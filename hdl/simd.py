@@ -66,24 +66,24 @@ def FetchReq(cfg):
     """A chunk of instructions (``cfg.fetch_bytes``, aligned) for one wave; ``epoch`` and
     ``target`` come back with the data. ``target``: a speculative fetch of a loop's first chunk
     (the target of a backward branch seen in the stream), which must not raise a fetch fault."""
-    return data.StructLayout({"wave": range(cfg.wave_slots), "addr": ADDR, "epoch": 2, "target": 1})
+    return data.StructLayout({"wave": range(cfg.wave_ids), "addr": ADDR, "epoch": 2, "target": 1})
 
 
 def FetchResp(cfg):
     """Responses return in request order for each wave; a faulting ``target`` fetch answers zeros."""
-    return data.StructLayout({"wave": range(cfg.wave_slots), "data": 8 * cfg.fetch_bytes, "epoch": 2, "target": 1})
+    return data.StructLayout({"wave": range(cfg.wave_ids), "data": 8 * cfg.fetch_bytes, "epoch": 2, "target": 1})
 
 
 def SmemReq(cfg):
     """A scalar load: ``addr`` is the exact byte address (base + offsets, low bits kept), so the
     memory side aligns it as the opcode requires (dword loads ignore bits [1:0], 16-bit loads
     bit 0) and serves sub-dword loads; ``dwords`` destination registers from ``sdst``."""
-    return data.StructLayout({"wave": range(cfg.wave_slots), "seq": SEQ, "op": OpId, "addr": 64,
+    return data.StructLayout({"wave": range(cfg.wave_ids), "seq": SEQ, "op": OpId, "addr": 64,
                               "sdst": 7, "dwords": range(17)})
 
 
 def SmemResp(cfg):
-    return data.StructLayout({"wave": range(cfg.wave_slots), "seq": SEQ, "sdst": 7, "data": 32, "last": 1})
+    return data.StructLayout({"wave": range(cfg.wave_ids), "seq": SEQ, "sdst": 7, "data": 32, "last": 1})
 
 
 def VecMemReq(cfg):
@@ -92,7 +92,7 @@ def VecMemReq(cfg):
     (:func:`ReqRow`): the whole wave when there is one row."""
     RQ = cfg.request_lanes
     return data.StructLayout({
-        "wave": range(cfg.wave_slots), "seq": SEQ, "op": OpId, "exec": 32,
+        "wave": range(cfg.wave_ids), "seq": SEQ, "op": OpId, "exec": 32,
         "addr": 64 * RQ,             # per-lane byte address (LDS: the 32-bit vaddr, offsets separate)
         "data": 128 * RQ,            # per lane: up to four data dwords (data0, then data1 for DS 2-operand forms)
         "offset0": 8, "offset1": 8, "vdst": 8, "returns": 1,
@@ -116,7 +116,7 @@ def VecMemResp(cfg):
     R = cfg.resp_lanes
     # ``grp`` has a bit even when a beat is the whole wave (always 0 then): a 0-bit port
     # becomes ``[-1:0]`` in the Verilog, which Verilator rejects
-    return data.StructLayout({"wave": range(cfg.wave_slots), "seq": SEQ, "vdst": 8, "grp": range(max(2, LANES // R)),
+    return data.StructLayout({"wave": range(cfg.wave_ids), "seq": SEQ, "vdst": 8, "grp": range(max(2, LANES // R)),
                               "data": 32 * R, "mask": R, "write": 1, "last": 1, "store": 1})
 
 
@@ -131,7 +131,7 @@ class ErrorCause(enum.Enum, shape=unsigned(2)):
 def ErrorLayout(cfg):
     """``error``: ``valid`` (sticky) once a wave has been stopped; its slot, PC, the raw
     instruction dwords (for faults found at issue) and the ``cause``."""
-    return data.StructLayout({"valid": 1, "wave": range(cfg.wave_slots), "pc": ADDR, "words": 96,
+    return data.StructLayout({"valid": 1, "wave": range(cfg.wave_ids), "pc": ADDR, "words": 96,
                               "cause": ErrorCause})
 
 
@@ -249,12 +249,12 @@ class SIMD(wiring.Component):
         self.config = config
         self.external_barrier = external_barrier
         self.external_trans = external_trans
-        W = config.wave_slots
+        W, WID = config.wave_slots, config.wave_ids
         trans = {"trans_req": Out(stream.Signature(TransIn)),
                  "trans_resp": In(stream.Signature(TransOut))} if external_trans else {}
         super().__init__({
             "launch": In(stream.Signature(LaunchLayout(config))),
-            "launched_slot": Out(range(W)),
+            "launched_slot": Out(range(WID)),
             "fetch_req": Out(stream.Signature(FetchReq(config))),
             "fetch_resp": In(stream.Signature(FetchResp(config))),
             "smem_req": Out(stream.Signature(SmemReq(config))),
@@ -280,7 +280,7 @@ class SIMD(wiring.Component):
     # ------------------------------------------------------------------------------------
     def elaborate(self, platform):
         cfg = self.config
-        W, V = cfg.wave_slots, cfg.vgprs_per_simd
+        W, WID, V = cfg.wave_slots, cfg.wave_ids, cfg.vgprs_per_simd
         G, C = cfg.lanes, cfg.valu_cycles         # physical lanes; EX cycles of a VALU instruction
         D = cfg.valu_stages - 1                   # cycles from a VALU EX cycle to its writes
         # VALU issue to dependent issue (a VGPR read follows the staged write of its group)
@@ -340,7 +340,7 @@ class SIMD(wiring.Component):
 
         # ---- launch: a free slot; four cycles write s[0:3], ttmp7, ttmp9 and v0 ------------
         ms = fragment("slot_state")    # changes when a wave launches or ends
-        launch_slot = Signal(range(W))
+        launch_slot = Signal(range(WID))
         for i in reversed(range(W)):
             with ms.If(~resident[i]):
                 ms.d.comb += launch_slot.eq(i)
@@ -350,7 +350,7 @@ class SIMD(wiring.Component):
         hold_fields = ["sgpr", "ttmp7", "ttmp9"] + ([] if banked else ["vgpr_base", "v0"])
         launch_layout = LaunchLayout(cfg)
         hold = Signal(data.StructLayout({f: launch_layout[f].shape for f in hold_fields}))
-        hold_slot = Signal(range(W))
+        hold_slot = Signal(range(WID))
         launching = Signal()
         launch_ready = ~Cat(*resident).all() & ~launching
         if banked:   # v0 goes to the VGPR file's write buffer as the launch is taken
@@ -394,7 +394,7 @@ class SIMD(wiring.Component):
         want, stream_want = Signal(W), Signal(W)
         mf.d.comb += [stream_want.eq(Cat(*[resident[i] & ~halted[i] & (nvalid[i] + infl[i] < 2) for i in range(W)])),
                       want.eq(stream_want | Cat(*[resident[i] & ~halted[i] & loop_want[i] for i in range(W)]))]
-        fetch_last, fetch_pick, fetch_any = Signal(range(W)), Signal(range(W)), Signal()
+        fetch_last, fetch_pick, fetch_any = Signal(range(WID)), Signal(range(WID)), Signal()
         self._round_robin(mf, want, fetch_last, fetch_pick, fetch_any, "fetch")
         fetch_go, loop_go = Signal(W), Signal(W)   # a stream / loop-line request for wave i leaves this cycle
         pick_stream = stream_want.bit_select(fetch_pick, 1)   # the stream's next line before the loop line
@@ -469,7 +469,7 @@ class SIMD(wiring.Component):
         # it arrive: a lane group of a VGPR and the group's lane mask, and with the last group
         # the scalar destination
         ValuWrite = data.StructLayout({
-            "valu": 1, "last": 1, "wave": range(W), "grp": range(max(C, 2)), "fp": 1, "half": 1,
+            "valu": 1, "last": 1, "wave": range(WID), "grp": range(max(C, 2)), "fp": 1, "half": 1,
             "v_addr": range(V), "v_en": G, "writelane": 1, "exec": G,
             "special": 1, "value": 32, "s_we": 1, "sdst": 7, "sn": range(3)})
         wx = Signal(ValuWrite, name="valu_wx")
@@ -482,7 +482,7 @@ class SIMD(wiring.Component):
         # ---- VALU results in flight: their destinations stay busy (vbusy/sbusy) for ``lat``
         # cycles; the entry leaving the end of this pipe clears them (a scalar destination,
         # with the units in stages, its write: ``valu_w``).
-        Flight = data.StructLayout({"valid": 1, "wave": range(W), "vdst": 8, "vn": range(3),
+        Flight = data.StructLayout({"valid": 1, "wave": range(WID), "vdst": 8, "vn": range(3),
                                     "sdst": 7, "sn": range(3)})
         flight = [Signal(Flight, name=f"flight{k}") for k in range(lat - 1)]
 
@@ -495,7 +495,7 @@ class SIMD(wiring.Component):
         # takes it. An instruction with a 64-bit VGPR source or a vector memory instruction
         # with more than one data dword reads each group twice (``lo``: the cycle that brings
         # the first three reads and computes nothing; then the other three).
-        ex = Signal(data.StructLayout({"valid": 1, "wave": range(W), "pc": ADDR, "seq": SEQ, "inst": DecodedInst}))
+        ex = Signal(data.StructLayout({"valid": 1, "wave": range(WID), "pc": ADDR, "seq": SEQ, "inst": DecodedInst}))
         xi, xw, xk = ex.inst, ex.wave, ex.inst.kind
         grp = Signal(range(C)) if C > 1 else Const(0)
         half, valu_hold = Signal(), Signal()    # half: the high register's cycle of a 64-bit result
@@ -1027,7 +1027,7 @@ class SIMD(wiring.Component):
         else:
             m.submodules.trans = trans = TransUnit(cfg)
             trans_i, trans_o = trans.i, trans.o
-        Pending = data.StructLayout({"wave": range(W), "vdst": 8, "exec": 32, "seq": SEQ})
+        Pending = data.StructLayout({"wave": range(WID), "vdst": 8, "exec": 32, "seq": SEQ})
         in_flight = -(-trans_latency(cfg.trans_lanes, cfg.trans_mul_regs) // (LANES // cfg.trans_lanes)) + 1
         tq_bits = max(3, (in_flight - 1).bit_length())
         tq = Array(Signal(Pending, name=f"trans_q{k}") for k in range(1 << tq_bits))
@@ -1194,7 +1194,7 @@ class SIMD(wiring.Component):
                 with mr.If(launch_step == 4):
                     mr.d.comb += [vw_mem.addr.eq(hold.vgpr_base), vw_mem.data.eq(hold.v0), vw_mem.en.eq(~0)]
         if banked:
-            vw_who = Signal(data.StructLayout({"wave": range(W), "vdst": 8}))   # whose register vw_mem writes
+            vw_who = Signal(data.StructLayout({"wave": range(WID), "vdst": 8}))   # whose register vw_mem writes
             with mr.If(launch_fire):
                 lp = self.launch.payload
                 mr.d.comb += [vw_mem.addr.eq(lp.vgpr_base), vw_mem.data.eq(lp.v0), vw_mem.en.eq(~0),
@@ -1293,8 +1293,8 @@ class SIMD(wiring.Component):
     def _pick(self, m, frag, ready, older, sel_name, issue_name):
         """One issue pipe's choice among the ``ready`` waves (``config.wave_policy``): the
         slot and whether anything issues."""
-        W = len(ready)
-        sel, issue = Signal(range(W), name=sel_name), Signal(name=issue_name)
+        W, WID = len(ready), self.config.wave_ids
+        sel, issue = Signal(range(WID), name=sel_name), Signal(name=issue_name)
         if self.config.wave_policy == "oldest":
             for i in range(W):
                 oldest = ready[i]
@@ -1304,7 +1304,7 @@ class SIMD(wiring.Component):
                 with frag.If(oldest):
                     frag.d.comb += [sel.eq(i), issue.eq(1)]
         else:
-            last = Signal(range(W), name=f"{issue_name}_last")
+            last = Signal(range(WID), name=f"{issue_name}_last")
             self._round_robin(frag, ready, last, sel, issue, issue_name)
             with m.If(issue):
                 m.d.sync += last.eq(sel)

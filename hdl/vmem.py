@@ -83,7 +83,7 @@ def ErrorLayout(config: DCUConfig):
     """The latched first error: ``seq`` is set for the instruction-level causes (APERTURE,
     MISALIGNED, OPCODE); ``addr`` is the lane's byte address, or for MEMORY the request's."""
     return data.StructLayout({"valid": 1, "cause": ErrorCause, "simd": range(config.simds_per_cu),
-                              "wave": range(config.wave_slots), "seq": SEQ, "lane": 5, "addr": 64})
+                              "wave": range(config.wave_ids), "seq": SEQ, "lane": 5, "addr": 64})
 
 
 COUNTERS = ("instructions", "lines", "hits", "misses", "atomics", "rq_occupancy", "rq_max", "rq_sum")
@@ -202,7 +202,7 @@ class VecMemUnit(wiring.Component):
     # ------------------------------------------------------------------------------------
     def elaborate(self, platform):
         cfg = self.config
-        S, W = cfg.simds_per_cu, cfg.wave_slots
+        S, W, WID = cfg.simds_per_cu, cfg.wave_slots, cfg.wave_ids
         G, NG = cfg.coalesce_lanes, LANES // cfg.coalesce_lanes   # lanes per group, groups
         GS = (G - 1).bit_length()                                  # lane = group << GS | lane in group
         R, NR = cfg.resp_lanes, LANES // cfg.resp_lanes            # lanes per response beat, beats per register
@@ -226,7 +226,7 @@ class VecMemUnit(wiring.Component):
         # this is its first (h1) or second (h2) line
         Gather = data.StructLayout({"entry": range(E), "offs": 7 * G, "h1": G, "h2": G, "size": range(17),
                                     **({"grp": range(NG)} if NG > 1 else {})})
-        Meta = data.StructLayout({"wave": range(W), "seq": SEQ, "vdst": 8, "beats": range(5), "write": 1,
+        Meta = data.StructLayout({"wave": range(WID), "seq": SEQ, "vdst": 8, "beats": range(5), "write": 1,
                                   "store": 1, "ext": Ext, "mask": 32})
         Slot = data.StructLayout({"entry": range(E), "lane": 5, "atomic": 1, "returns": 1, "addr": ADDR_BITS})
         S1Ctl = data.StructLayout({"valid": 1, "src": Src, "kind": OpKind, "entry": range(E), "lane": 5,
@@ -258,11 +258,9 @@ class VecMemUnit(wiring.Component):
             return Shape.cast(shape).width
 
         def field(packed, i, w):
-            if w == 0:   # a field of one value (one wave slot): nothing to select
-                return packed[:0]
             return packed[i * w:(i + 1) * w] if isinstance(i, int) else packed.word_select(i, w)
 
-        SB, WB, PB, EB, MB, CB, WSB = (width(range(S)), width(range(W)), width(range(2 * LANES + 1)), width(range(E)),
+        SB, WB, PB, EB, MB, CB, WSB = (width(range(S)), width(range(WID)), width(range(2 * LANES + 1)), width(range(E)),
                                        width(range(M)), width(range(P + 1)), width(range(WS)))
         valid, issuing = Signal(E), Signal(E)                  # instruction table
         ent_simd, ent_wave = Signal(E * SB), Signal(E * WB)

@@ -22,7 +22,9 @@ from dcu.rtl import RtlError
 from firmware_tests.manifest import TESTS, get
 from firmware_tests.runner import issue_mismatches, run_firmware
 from hdl.config import ResourceError, get_config
+from hdl.dcu import DCU
 from tests.asmutil import needs_llvm
+from tests.lint import convert_and_lint
 
 pytestmark = needs_llvm
 
@@ -84,12 +86,13 @@ def test_one_transcendental_unit_shared_by_the_simds(config):
     assert all(report.counters[f"simd{s}.issued.trans"] > 0 for s in range(4)), report.counters
 
 
-def test_one_wave_slot_per_simd():
-    """``wave_slots=1``, the least wave state a SIMD can have: the dispatcher and the vector
-    memory unit then hold no wave index (zero-width fields). Two-wave workgroups spread over a
-    CU's two SIMDs give the golden results and the model's counts on every SIMD; a workgroup
-    of more waves than the CU's two slots is refused before launch."""
+def test_one_wave_slot_per_simd(tmp_path):
+    """``wave_slots=1``, the least wave state a SIMD can have: its wave fields are still a bit
+    wide (``config.wave_ids``), so the DCU converts and lints. Two-wave workgroups spread over
+    a CU's two SIMDs give the golden results and the model's counts on every SIMD; a
+    workgroup of more waves than the CU's two slots is refused before launch."""
     config = get_config("tiny").replace(name="tiny-1slot", wave_slots=1)
+    convert_and_lint(DCU(config), "dcu", tmp_path)
     report = _check("divergence_cl", config)
     assert all(report.counters[f"simd{s}.issued.valu"] > 0 for s in range(4)), report.counters
     with pytest.raises(ResourceError, match=r"2 SIMDs x 1: 1 slot,"):
