@@ -24,11 +24,12 @@ def convert_and_lint(component, name: str, tmp_path, extra_flags=()) -> str:
     return text
 
 
-def lint_if_available(text: str, path, extra_flags=("-Wno-LATCH",)) -> None:
+def lint_text(text: str, path, extra_flags=("-Wno-LATCH",)) -> None:
     """Write Verilog ``text`` (e.g. the compiled model's, whose sunk temporaries Verilator
-    calls latches) to ``path`` and require a clean ``verilator --lint-only`` when Verilator
-    is installed; the Icarus checks that follow such a lint run either way."""
-    if shutil.which("verilator"):
-        path.write_text(text)
-        r = subprocess.run(["verilator", *LINT_FLAGS, *extra_flags, str(path)], capture_output=True, text=True)
-        assert r.returncode == 0, r.stderr[-4000:]
+    calls latches) to ``path`` and require a clean ``verilator --lint-only``. Verilator is
+    installed by scripts/setup.sh, so its absence fails rather than passing unseen."""
+    tool = shutil.which("verilator")
+    assert tool, "verilator not found: apt-get install -y verilator (scripts/setup.sh does)"
+    path.write_text(text)
+    r = subprocess.run([tool, *LINT_FLAGS, *extra_flags, str(path)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr[-4000:]

@@ -21,7 +21,7 @@ from amaranth.lib.wiring import In, Out
 
 from hdl.vclock import clock_verilog
 from hdl.vopt import simulation_verilog
-from tests.lint import lint_if_available
+from tests.lint import lint_text
 
 
 class Regs(wiring.Component):
@@ -62,7 +62,7 @@ def test_next_states_move_and_the_design_behaves_the_same(tmp_path):
     t = re.search(r"^ +(\S+) *= *(\S+) *\+ a\[4:3\];$", text, re.M)
     assert t and text.rfind("always @*", 0, t.start()) > text.rfind("always @(posedge", 0, t.start()), text
     assert re.search(rf"^ +{re.escape(t.group(2))} *<= {re.escape(t.group(1))} *\[7:0\];$", text, re.M), text
-    lint_if_available(text, tmp_path / "regs.v")
+    lint_text(text, tmp_path / "regs.v")
     if not shutil.which("iverilog"):
         pytest.skip("iverilog not found: apt-get install -y iverilog")
     rng = random.Random(5)
@@ -172,7 +172,7 @@ class Ram(wiring.Component):
 
 
 def _same_as_amaranths_verilog(tmp_path, design, text):
-    lint_if_available(text, tmp_path / "ram.v")
+    lint_text(text, tmp_path / "ram.v")
     if not shutil.which("iverilog"):
         pytest.skip("iverilog not found: apt-get install -y iverilog")
     rng = random.Random(6)

@@ -23,7 +23,7 @@ from amaranth.lib.wiring import In, Out
 
 from hdl.vopt import simulation_verilog
 from hdl.vsink import sink_verilog
-from tests.lint import lint_if_available
+from tests.lint import lint_text
 from tests.test_vdedup import _simulate
 
 
@@ -104,7 +104,7 @@ def test_sunk_design_behaves_the_same(tmp_path):
     mods = re.findall(r"^module (\\\S+|\w+)", sunk, re.M)
     assert len(mods) == 2, mods
     assert re.search(r"^\s+begin\n", sunk, re.M)
-    lint_if_available(sunk, tmp_path / "sunk.v")
+    lint_text(sunk, tmp_path / "sunk.v")
     if not shutil.which("iverilog"):
         pytest.skip("iverilog not found: apt-get install -y iverilog")
     rng = random.Random(2)
