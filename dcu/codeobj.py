@@ -9,7 +9,7 @@ which applies the ``R_AMDGPU_RELATIVE64`` dynamic relocations) and waves start a
 ``B + entry``. ``code``/``code_base`` are the ``.text`` bytes and their address
 for consumers that only need instructions (disassembly, instruction fetch).
 
-Descriptor layout (BRIEF §3, LLVM AMDGPUUsage "Kernel Descriptor"): +0 group
+Descriptor layout (LLVM AMDGPUUsage, "Kernel Descriptor"): +0 group
 segment (LDS) bytes, +4 private segment bytes per lane, +8 kernarg size, +16
 entry offset (i64, relative to the descriptor), +44 rsrc3, +48 rsrc1, +52 rsrc2,
 +56 kernel code properties (u16).

@@ -8,7 +8,7 @@ compiler is never served stale.
 Notes
 -----
 The assembler is run with ``-triple=amdgcn-amd-amdhsa`` rather than the
-``-arch=amdgcn`` of BRIEF §2: with ``-arch`` llvm-mc picks the
+``-arch=amdgcn``: with ``-arch`` llvm-mc picks the
 ``amdgcn-pc-linux-gnu`` triple and rejects the ``.amdhsa_kernel`` and
 ``.amdgpu_metadata`` directives that kernels need.
 """

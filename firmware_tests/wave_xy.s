@@ -1,4 +1,5 @@
-// wave_xy (assembly): the seed's out-of-order memory experiment (BRIEF section 4),
+// wave_xy (assembly): the wave X / wave Y experiment of Chips and Cheese's "RDNA 4's
+// 'Out-of-Order' Memory Accesses",
 // X issuing 4 independent loads per iteration. One workgroup of 64 = 2 waves.
 // Wave 0 (Y) chases a pointer chain: idx = 0; K times idx = chain[idx] (each load
 // depends on the last); then sets an LDS flag and writes out[0] = idx, out[1] = K.

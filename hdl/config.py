@@ -421,7 +421,7 @@ class DCUConfig:
         """Wave slots in one CU."""
         return self.simds_per_cu * self.wave_slots
 
-    # ---- resource arithmetic (BRIEF §4) --------------------------------------
+    # ---- resource arithmetic -----------------------------------------------
     def lds_bytes_per_workgroup(self, wgp: bool = False) -> int:
         """LDS bytes one workgroup can use: one half in CU mode, both in WGP mode."""
         return self.lds_bytes_total if wgp else self.lds_bytes_per_half
@@ -615,8 +615,8 @@ PRESETS: Mapping[str, DCUConfig] = {
     "tiny": _DEFAULT.replace(name="tiny", wave_slots=2, vgprs_per_simd=128,
                              lds_bytes_per_half=4 * 1024, l0_bytes=2 * 1024,
                              scalar_cache_bytes=1024, icache_bytes=2 * 1024),
-    # RDNA 1 sizes and the RX 6900 XT latencies of BRIEF §4 (memory_latency: L2).
-    # scalar_hit_latency is an estimate: the brief gives no figure.
+    # RDNA 1 sizes, with latencies of the order microbenchmarks report for an RX 6900 XT
+    # (memory_latency: its L2's); scalar_hit_latency is an estimate.
     "rdna1": _DEFAULT.replace(name="rdna1", wave_slots=20, vgprs_per_simd=1024,
                               lds_bytes_per_half=64 * 1024, l0_bytes=16 * 1024,
                               scalar_cache_bytes=16 * 1024, icache_bytes=32 * 1024,

@@ -1,7 +1,7 @@
 """Combinational gfx1200 instruction decoder (docs/simd.md, "decoder").
 
 Everything opcode-specific is generated at elaboration time from ``isa.OPCODES`` and the
-Python decoder's rules (``isa.decoder``): a ``Switch`` on the format bits (BRIEF §2; the
+Python decoder's rules (``isa.decoder``): a ``Switch`` on the format bits (the ISA guide's microcode formats; the
 patterns and the opcode field positions are derived from ``isa.decoder._fmt_of`` and
 ``_raw_op``), inside it a ``Switch`` on the opcode field with one ``Case`` per opcode that
 sets the ``OpId``, the ``Kind`` and the per-opcode properties (:func:`op_properties`). The
@@ -253,7 +253,7 @@ class Decoder(wiring.Component):
 
     @staticmethod
     def _fields(fmt, inst, t, w0, w1, w2) -> list:
-        """Operand fields of one format (BRIEF §2, isa.decoder._fields)."""
+        """Operand fields of one format (isa.decoder._fields)."""
         if fmt == Fmt.SOP2:
             return [t.src0.eq(w0[0:8]), t.src1.eq(w0[8:16]), inst.sdst.eq(w0[16:23])]
         if fmt == Fmt.SOPK:

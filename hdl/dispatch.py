@@ -4,9 +4,10 @@ It walks the grid in the model's order (x fastest, then y, then z), splits each 
 into ``ceil(threads / 32)`` waves and places a workgroup only when all of its waves fit:
 a wave slot and a block of VGPRs on each wave's SIMD, and a block of LDS for the
 workgroup. Workgroups that do not fit wait, in order, until ``ended`` frees resources.
-Every wave starts with the gfx1200 ABI state the model gives it (BRIEF §3,
-``sim.model.wave_inits``): user SGPRs s0..s3, the workgroup id in ttmp9 / ttmp7, EXEC =
-its valid lanes, and v0 = x | y << 10 | z << 20 of each lane's work-item.
+Every wave starts with the gfx1200 ABI state the model gives it (LLVM AMDGPUUsage,
+"Initial Kernel Execution State"; ``sim.model.wave_inits``): user SGPRs s0..s3, the
+workgroup id in ttmp9 / ttmp7, EXEC = its valid lanes, and v0 = x | y << 10 | z << 20 of
+each lane's work-item.
 
 Resources are fixed-size blocks of the dispatch's own sizes, so one kernel per dispatch
 packs perfectly: ``min(wave_slots, vgprs_per_simd // vgprs)`` VGPR blocks per SIMD (a

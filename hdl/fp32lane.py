@@ -4,7 +4,7 @@ Every function here builds the Amaranth expressions (or ``Module`` statements) o
 slices of the stage signals of ``VALUFloat``; the component calls them once per lane and the
 lanes share nothing.  The semantics are those of ``sim/fp32.py`` (docs/fp32.md), bit for bit.
 
-Simulation-speed rules followed here (BRIEF §5):
+Simulation-speed rules followed here:
 
 * Amaranth's Python simulator compiles an expression tree literally: a sub-expression used
   twice is evaluated twice.  Values that are needed several times are therefore kept in stage

@@ -8,7 +8,7 @@ and bit-count ops, min/max/med3, perm), the 16-bit ops with ``op_sel`` halves, t
 ``v_mbcnt_lo/hi_u32_b32``. Float ops and the lane-crossing ``v_readlane``/
 ``v_readfirstlane``/``v_writelane`` belong to other units: they raise ``illegal``.
 
-Structure (BRIEF §5, Amaranth simulator speed): the lanes of an operand travel in one wide
+Structure (for Amaranth's simulator speed): the lanes of an operand travel in one wide
 port; each operation is one ``Case`` of a ``Switch`` on ``op`` whose result is a ``Cat`` of
 per-lane expressions written once in a loop (no per-lane ``Signal``). The simulator only
 evaluates the ``Case`` of the current ``op``, so the cost of an evaluation is that of one

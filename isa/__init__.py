@@ -2,7 +2,7 @@
 
     from isa import Fmt, OpInfo, Inst, DecodeError, OPCODES, decode, disassemble, decode_program
 
-Raw fields in ``Inst.f`` (names as in BRIEF §2):
+Raw fields in ``Inst.f`` (names as in the RDNA 4 ISA guide's microcode formats):
   SOP2 sdst,ssrc0,ssrc1 · SOPK sdst,simm16 · SOP1 sdst,ssrc0 · SOPC ssrc0,ssrc1 · SOPP simm16
   SMEM sdata,sbase (pair index: register = 2*sbase),soffset (0x7C = none),ioffset (sign-extended),th,scope
   VOP1 vdst,src0 · VOP2 vdst,src0,vsrc1 · VOPC src0,vsrc1

@@ -1,4 +1,4 @@
-"""gfx1200 instruction decoder: raw dwords -> Inst (BRIEF §2 encodings)."""
+"""gfx1200 instruction decoder: raw dwords -> Inst (the RDNA 4 ISA guide's microcode formats)."""
 from __future__ import annotations
 
 import struct
@@ -30,7 +30,7 @@ class Inst:
     words: tuple[int, ...]       # raw dwords including any literal
     size: int                    # bytes
     literal: int | None          # 32-bit literal (source code 255, or fmamk/fmaak K)
-    f: dict = field(hash=False, compare=False)   # raw fields (see BRIEF §2 / isa/__init__.py)
+    f: dict = field(hash=False, compare=False)   # raw fields (see isa/__init__.py)
 
     @property
     def name(self) -> str:

@@ -1,6 +1,6 @@
 """gfx1200 operand encodings: source codes, inline constants, register names.
 
-Source operand codes (8-bit scalar, 9-bit vector; BRIEF §2):
+Source operand codes (8-bit scalar, 9-bit vector; RDNA 4 ISA guide, operand encodings):
   0-105 s0-s105, 106/107 vcc_lo/hi, 108-123 ttmp0-15, 124 null, 125 m0,
   126/127 exec_lo/hi, 128-192 ints 0..64, 193-208 ints -1..-16,
   240-248 float constants, 251 src_vccz, 252 src_execz, 253 src_scc,

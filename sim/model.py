@@ -1,6 +1,6 @@
 """ISA-level functional model of one dual compute unit running a gfx1200 dispatch.
 
-The model executes every workgroup of a grid with the kernel ABI of gfx1200 (BRIEF §3),
+The model executes every workgroup of a grid with the kernel ABI of gfx1200 (LLVM AMDGPUUsage),
 completing each memory access at issue, so waits are satisfied by construction. Waves of a
 workgroup are interleaved in quanta and meet at ``s_barrier_signal``/``s_barrier_wait``.
 Alongside the results it counts what the micro-architecture is checked against later:
@@ -65,8 +65,9 @@ class ModelStats:
 
 
 def wave_inits(d: Dispatch, wg_id) -> list[dict]:
-    """The ABI state of each wave of workgroup ``wg_id`` (BRIEF §3): user SGPRs, workgroup ids
-    in ttmp9 / ttmp7, EXEC for a partial last wave, and v0 = x | y << 10 | z << 20."""
+    """The ABI state of each wave of workgroup ``wg_id`` (LLVM AMDGPUUsage, "Initial Kernel
+    Execution State"): user SGPRs, workgroup ids in ttmp9 / ttmp7, EXEC for a partial last
+    wave, and v0 = x | y << 10 | z << 20."""
     bx, by, bz = d.block
     n = bx * by * bz
     t = np.arange(-(-n // LANES) * LANES)

@@ -200,7 +200,7 @@ def compare(vectors, results, intended=None) -> tuple[int, int]:
 
 # ----------------------------------------------------------------------------- encodings
 
-# dword-0 prefix (mask, value) and opcode field (lsb, width) per format (BRIEF §2)
+# dword-0 prefix (mask, value) and opcode field (lsb, width) per format (ISA guide's microcode formats)
 _ENC = {
     Fmt.SOP2: (0xC0000000, 0x80000000, 23, 7), Fmt.SOPK: (0xF0000000, 0xB0000000, 23, 5),
     Fmt.SOP1: (0xFF800000, 0xBE800000, 8, 8), Fmt.SOPC: (0xFF800000, 0xBF000000, 16, 7),

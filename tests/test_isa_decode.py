@@ -1,4 +1,4 @@
-"""isa decoder: BRIEF §2's known encodings, fields, errors and truncated input."""
+"""isa decoder: known encodings, fields, errors and truncated input."""
 from __future__ import annotations
 
 import struct
@@ -16,7 +16,7 @@ def words(*bs: str) -> list[int]:
     return list(struct.unpack(f"<{len(b) // 4}I", b))
 
 
-# (dwords, text) from BRIEF §2 and llvm-mc-19 -show-encoding
+# (dwords, text) from llvm-mc-19 -show-encoding
 KNOWN = [
     ([0xBE800081], "s_mov_b32 s0, 1"),
     ([0x4A020702], "v_add_nc_u32_e32 v1, v2, v3"),

@@ -467,7 +467,7 @@ def _run_conflicts(n_random, seed, cfg=CFG):
         lanes = np.array([n for n in range(LANES) if r.exec >> n & 1], np.int64)
         active = np.array([r.addr[n] // 4 for n in lanes], np.int64)
         assert b.costs[id(r)] == lds_conflict_cycles(active, banks, lanes // wl), (r.addr, r.exec)
-    for r in reqs[:65]:               # the stride rule of BRIEF section 4: gcd(S, 32) passes at 32 banks
+    for r in reqs[:65]:               # the stride rule: gcd(S, 32) passes at 32 banks
         stride = (r.addr[1] - r.addr[0]) % H // 4
         if len(set(r.addr)) == LANES and wl % banks == 0:   # 32 / (banks / gcd(S, banks)) per bank
             assert b.costs[id(r)] == LANES * math.gcd(stride, banks) // banks

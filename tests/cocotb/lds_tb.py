@@ -147,7 +147,7 @@ async def lds_accesses_and_conflicts(dut):
             _check(r, beats, regs)
             assert passes == cost, (f"{r.op} SIMD {r.simd} (addresses {r.addr[:4]}..., exec {r.exec:#x}): "
                                     f"{passes} bank passes, model {cost}")
-            if stride is not None:       # BRIEF section 4: a stride of S dwords costs gcd(S, 32)
+            if stride is not None:       # 32 banks: a stride of S dwords costs gcd(S, 32)
                 assert passes == (math.gcd(stride, 32) if stride else 1), (stride, passes)
             total += 1
             per_half[r.simd // 2] += 1
