@@ -671,7 +671,7 @@ def _ooo(tests=("wave_xy_asm", "wave_xy_u8_asm"), K: int = 32, latency: int = 20
     for name in tests:
         test = get(name)
         per_iter = 8 if "u8" in name else 4
-        kernel = load_program(path(test)).kernel(test.kernel)
+        kernel = load_program(path(test), vopd=False).kernel(test.kernel)
         args = test.make_args(np.random.default_rng(0))
         args[3] = np.uint32(K)
         runs = {}
@@ -797,7 +797,7 @@ def _kernels(config: str = "tiny", backend: str | None = None, seed: int = 0) ->
     rows, skipped, failed, t0 = [], [], [], time.perf_counter()
     for t in TESTS:
         try:
-            res = run_firmware(t, backend=backend, config=config, memory_seed=seed,
+            res = run_firmware(t, backend=backend, config=config, memory_seed=seed, vopd=False,
                                **({"reuse": True} if backend == "rtl" else {}))
         except ResourceError as e:
             skipped.append(f"{t.name}: {e}")
@@ -856,7 +856,7 @@ def _sim_speed(configs=("default", "fpga"), compiled=("default", "fpga"), test: 
     from .launch import load_program, prepare
     from . import rtl, verilator
     t = get(test)
-    kern = load_program(path(t)).kernel(t.kernel)
+    kern = load_program(path(t), vopd=False).kernel(t.kernel)
     rows = []
 
     def prep():
@@ -1035,7 +1035,7 @@ def _sim_instructions(configs=("default", "fpga"), test: str = "divergence_cl", 
     if not shutil.which("valgrind"):
         raise RuntimeError("sim-instructions needs valgrind: apt-get install -y valgrind")
     t = get(test)
-    kern = load_program(path(t)).kernel(t.kernel)
+    kern = load_program(path(t), vopd=False).kernel(t.kernel)
     rows = []
     march = "x86-64-v3"     # valgrind decodes AVX2, not AVX-512
     with mock.patch.dict(os.environ, {"DCU_VERILATOR_MARCH": march}), \

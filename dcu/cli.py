@@ -4,7 +4,7 @@
 
     dcu run FILE [--kernel NAME] --grid X[,Y[,Z]] --block X[,Y[,Z]] [--arg SPEC]...
             [--backend model|rtl|verilator] [--config PRESET] [--out DIR]
-            [--json FILE] [--vcd FILE] [--timeline FILE.png] [--wgp]
+            [--json FILE] [--vcd FILE] [--timeline FILE.png] [--wgp] [--no-vopd]
     dcu info FILE [--config PRESET] [--block X[,Y[,Z]]] [--wgp]
     dcu disasm FILE [--kernel NAME]
     dcu bench NAME [--json FILE] [--config PRESET] [--backend rtl|verilator]
@@ -245,6 +245,8 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--timeline", metavar="FILE.png",
                    help="per-wave issue and stall states over time, as a PNG (backend rtl only)")
     r.add_argument("--wgp", action="store_true", help="compile OpenCL C in WGP mode")
+    r.add_argument("--no-vopd", action="store_true",
+                   help="compile OpenCL C without VOPD dual issue (the RTL backends refuse VOPD words)")
     r.add_argument("--seed", type=int, default=0,
                    help="RTL backends: seed of the memory model's latencies and reordering (default 0)")
     r.add_argument("--rtl-memory", choices=("py", "rtl"), default=None,
@@ -362,11 +364,11 @@ def _program_kernel_names(prog: Any) -> list[str]:
     return []
 
 
-def _load_code_object(path: str, wgp: bool):
+def _load_code_object(path: str, wgp: bool, vopd: bool = True):
     from .codeobj import CodeObject
     from .toolchain import build
 
-    return CodeObject(build(path, wgp=wgp))
+    return CodeObject(build(path, wgp=wgp, vopd=vopd))
 
 
 def _report_dict(report: Any, kernel: str, backend: str, config: str) -> dict:
@@ -427,8 +429,8 @@ def cmd_run(ns: argparse.Namespace) -> int:
         print(f"dcu: backend {ns.backend!r} is not available yet (available: "
               f"{', '.join(known)})", file=sys.stderr)
         return 1
-    prog = launch_mod.load_program(ns.file, wgp=ns.wgp)
-    names = _program_kernel_names(prog) or list(_load_code_object(ns.file, ns.wgp).kernels)
+    prog = launch_mod.load_program(ns.file, wgp=ns.wgp, vopd=not ns.no_vopd)
+    names = _program_kernel_names(prog) or list(_load_code_object(ns.file, ns.wgp, not ns.no_vopd).kernels)
     name = _choose_kernel(names, ns.kernel, ns.file)
     kern = prog.kernel(name)
     _check_args_against_metadata(kern, ns.args)

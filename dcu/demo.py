@@ -22,12 +22,13 @@ def main(argv=None) -> int:
     from firmware_tests.manifest import get
     from firmware_tests.runner import run_firmware
     test = get(a.test)
-    model = run_firmware(test, backend="model", config=a.config)
+    # both runs of the RTL's VOPD-free build, so that their instruction counts compare
+    model = run_firmware(test, backend="model", config=a.config, vopd=False)
     print(model.run.report.summary())
     print(model.describe())
     if not model.ok or a.no_rtl:
         return 0 if model.ok else 1
-    rtl = run_firmware(test, backend="rtl", config=a.config, progress=True)
+    rtl = run_firmware(test, backend="rtl", config=a.config, progress=True, vopd=False)
     r = rtl.run.report
     c = r.counters
     print(f"{r.kernel} on the RTL DCU ({r.config}, Amaranth simulator): {r.cycles} cycles, "

@@ -31,10 +31,10 @@ class LaunchError(ValueError):
 class Program:
     """A built code object and its kernels."""
 
-    def __init__(self, path: str | os.PathLike, wgp: bool = False):
+    def __init__(self, path: str | os.PathLike, wgp: bool = False, vopd: bool = True, options: Sequence[str] = ()):
         self.source = Path(path)
         self.wgp = wgp
-        self.binary = build(self.source, wgp=wgp)
+        self.binary = build(self.source, wgp=wgp, vopd=vopd, options=options)
         self.code_object = CodeObject(self.binary)
 
     @property
@@ -50,9 +50,12 @@ class Program:
         return self.code_object.kernel(name)
 
 
-def load_program(path: str | os.PathLike, wgp: bool = False) -> Program:
-    """Build (if needed) and load ``path``: a ``.s``, ``.cl``, ``.o`` or ``.hsaco``."""
-    return Program(path, wgp=wgp)
+def load_program(path: str | os.PathLike, wgp: bool = False, vopd: bool = True,
+                 options: Sequence[str] = ()) -> Program:
+    """Build (if needed) and load ``path``: a ``.s``, ``.cl``, ``.o`` or ``.hsaco``. For OpenCL C,
+    ``vopd=False`` builds without VOPD dual-issue words (for the RTL, which does not execute them)
+    and ``options`` are further clang options (:func:`dcu.toolchain.compile_cl`)."""
+    return Program(path, wgp=wgp, vopd=vopd, options=options)
 
 
 @dataclass
@@ -310,6 +313,9 @@ def launch(kernel: KernelInfo, grid, block, args: Sequence, backend: str = "mode
     from hdl.config import get_config
     cfg = get_config(config)
     occupancy = cfg.check_kernel(kernel, block)
+    if backend in ("rtl", "verilator"):
+        from .rtlcheck import refuse_unsupported
+        refuse_unsupported(kernel, backend)
     prep = prepare(kernel, grid, block, args, max_instructions)
     fits = (f"fits preset '{cfg.name}' ({kernel.vgpr_count} VGPRs, {kernel.group_segment_size} B LDS; "
             f"occupancy {occupancy} waves per SIMD)")

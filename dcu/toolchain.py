@@ -1,9 +1,17 @@
 """LLVM 19 front end: assemble gfx1200 assembly, compile OpenCL C, link code objects.
 
+OpenCL C is compiled as clang's driver compiles it for a ROCm target: stock code
+generation (VOPD dual issue included), clang's OpenCL declarations
+(``-finclude-default-header``) and AMD's device library (``opencl.bc``, ``ocml.bc``,
+``ockl.bc`` and the ``oclc_*`` controls of Debian's ``rocm-device-libs``) linked as
+builtin bitcode, so that math functions, work-item functions, atomics and sub-group
+functions are AMD's own. That library predates gfx1200: its ISA-version control is
+assembled from ``dcu/include/oclc_isa_version_1200.ll``.
+
 Every build goes through a content-addressed cache under ``<repo>/build/cache/``:
-the key hashes the source bytes, the device header (for OpenCL C), the flags and
-the tool versions, so an unchanged kernel is never rebuilt and a changed header or
-compiler is never served stale.
+the key hashes the source bytes, the device header and library (for OpenCL C), the
+flags and the tool versions, so an unchanged kernel is never rebuilt and a changed
+header, library or compiler is never served stale.
 
 Notes
 -----
@@ -22,6 +30,7 @@ import shutil
 import subprocess
 import tempfile
 from pathlib import Path
+from typing import Sequence
 
 __all__ = [
     "ToolchainError",
@@ -30,6 +39,8 @@ __all__ = [
     "CACHE_DIR",
     "DEVICE_HEADER",
     "MCPU",
+    "device_library",
+    "cl_flags",
     "find_tool",
     "tool_version",
     "assemble",
@@ -43,18 +54,26 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 # $DCU_CACHE_DIR overrides, e.g. for a read-only checkout.
 CACHE_DIR = Path(os.environ.get("DCU_CACHE_DIR") or REPO_ROOT / "build" / "cache")
 DEVICE_HEADER = REPO_ROOT / "dcu" / "include" / "dcu_device.h"
+ISA_VERSION_SOURCE = REPO_ROOT / "dcu" / "include" / "oclc_isa_version_1200.ll"
 MCPU = "gfx1200"
 LLVM_DIR = Path("/usr/lib/llvm-19/bin")  # Debian's unversioned names, searched last
 INSTALL_HINT = "apt-get install -y llvm-19 clang-19 lld-19"
 
+# Where Debian (and ROCm) put the device library's bitcode; $DCU_DEVICE_LIB_DIR first.
+DEVICE_LIB_DIRS = (Path("/usr/lib/x86_64-linux-gnu/amdgcn/bitcode"), Path("/usr/lib/amdgcn/bitcode"),
+                   Path("/opt/rocm/amdgcn/bitcode"), Path("/opt/rocm/lib/llvm/lib/clang/amdgcn/bitcode"))
+DEVICE_LIB_HINT = "apt-get install -y rocm-device-libs"
+DEVICE_LIBS = ("opencl", "ocml", "ockl")
+
 # Bump to invalidate every cached artefact when the build recipe changes.
-_RECIPE_VERSION = "1"
+_RECIPE_VERSION = "2"
 
 _TOOLS = {
     "llvm-mc": "llvm-mc-19",
     "clang": "clang-19",
     "ld.lld": "ld.lld-19",
     "llvm-objdump": "llvm-objdump-19",
+    "llvm-as": "llvm-as-19",
 }
 
 ASM_FLAGS = ("-triple=amdgcn-amd-amdhsa", f"-mcpu={MCPU}", "-filetype=obj")
@@ -62,9 +81,10 @@ CL_FLAGS = (
     "-x", "cl", "-cl-std=CL2.0",
     "-target", "amdgcn-amd-amdhsa", f"-mcpu={MCPU}",
     "-O2", "-nogpulib",
-    # VOPD dual-issue encodings are not implemented by the core.
-    "-mllvm", "-amdgpu-enable-vopd=0",
+    "-Xclang", "-finclude-default-header",
 )
+# Turns off LLVM's VOPD (dual-issue) pass: for cores that do not execute VOPD.
+NO_VOPD_FLAGS = ("-mllvm", "-amdgpu-enable-vopd=0")
 # --no-undefined: a kernel calling an undefined function (e.g. get_global_id
 # without the device header) must fail here, not at run time.
 LINK_FLAGS = ("-shared", "--no-undefined")
@@ -100,8 +120,8 @@ def find_tool(name: str) -> str:
     Parameters
     ----------
     name : str
-        Unversioned tool name: ``"llvm-mc"``, ``"clang"``, ``"ld.lld"`` or
-        ``"llvm-objdump"``.
+        Unversioned tool name: ``"llvm-mc"``, ``"clang"``, ``"ld.lld"``,
+        ``"llvm-objdump"`` or ``"llvm-as"``.
 
     Returns
     -------
@@ -219,18 +239,104 @@ def assemble(src: str | os.PathLike) -> Path:
         return _link_into(obj, dest, Path(td), path)
 
 
-def compile_cl(src: str | os.PathLike, wgp: bool = False) -> Path:
+# The library's oclc_* controls, chosen from the OpenCL options as clang's ROCm driver
+# chooses them (clang/lib/Driver/ToolChains/AMDGPU.cpp): each is "on" when one of its
+# options is given. Wave32 and code object v5 are gfx1200's defaults.
+_CONTROL_OPTIONS = {
+    "oclc_daz_opt": ("-cl-denorms-are-zero",),
+    "oclc_finite_only": ("-cl-finite-math-only", "-cl-fast-relaxed-math"),
+    "oclc_unsafe_math": ("-cl-unsafe-math-optimizations", "-cl-fast-relaxed-math"),
+    "oclc_correctly_rounded_sqrt": ("-cl-fp32-correctly-rounded-divide-sqrt",),
+}
+_FIXED_CONTROLS = ("oclc_wavefrontsize64_off", "oclc_abi_version_500")
+
+
+def _device_lib_dir() -> Path:
+    env = os.environ.get("DCU_DEVICE_LIB_DIR")
+    dirs = ([Path(env)] if env else []) + list(DEVICE_LIB_DIRS)
+    for d in dirs:
+        if all((d / f"{name}.bc").is_file() for name in DEVICE_LIBS):
+            return d
+    raise ToolchainError(
+        "the ROCm device library (opencl.bc, ocml.bc, ockl.bc and the oclc_*.bc controls), which "
+        "every OpenCL C kernel links, was not found in " + ", ".join(str(d) for d in dirs)
+        + f"; install it with: {DEVICE_LIB_HINT} (or point $DCU_DEVICE_LIB_DIR at its bitcode directory)")
+
+
+def _isa_version_bitcode() -> Path:
+    """The gfx1200 ISA-version control, assembled from its LLVM IR into the cache."""
+    text = ISA_VERSION_SOURCE.read_bytes()
+    dest = _cache_path(ISA_VERSION_SOURCE.stem, ["llvm-as", text, tool_version("llvm-as")], ".bc")
+    if not dest.is_file():
+        with _scratch("dcu-as-") as td:
+            out = Path(td) / "out.bc"
+            _run([find_tool("llvm-as"), str(ISA_VERSION_SOURCE), "-o", str(out)],
+                 f"assembling {ISA_VERSION_SOURCE}")
+            _publish(out, dest)
+    return dest
+
+
+@functools.lru_cache(maxsize=None)
+def _file_digest(path: Path, size: int, mtime_ns: int) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def device_library(options: Sequence[str] = ()) -> list[Path]:
+    """Bitcode files an OpenCL C kernel compiled with ``options`` links, in link order.
+
+    Raises
+    ------
+    ToolchainError
+        If the library is not installed; the message names the apt command.
+    """
+    d = _device_lib_dir()
+    names = list(DEVICE_LIBS) + list(_FIXED_CONTROLS)
+    for control, switches in _CONTROL_OPTIONS.items():
+        names.append(control + ("_on" if any(o in switches for o in options) else "_off"))
+    missing = [n for n in names if not (d / f"{n}.bc").is_file()]
+    if missing:
+        raise ToolchainError(f"the device library in {d} lacks {', '.join(m + '.bc' for m in missing)}; "
+                             f"reinstall it with: {DEVICE_LIB_HINT}")
+    return [d / f"{n}.bc" for n in names] + [_isa_version_bitcode()]
+
+
+def _library_key(libs: Sequence[Path]) -> list[str]:
+    out = []
+    for lib in libs:
+        st = lib.stat()
+        out.append(f"{lib.name}:{_file_digest(lib, st.st_size, st.st_mtime_ns)}")
+    return out
+
+
+def cl_flags(wgp: bool = False, vopd: bool = True, options: Sequence[str] = ()) -> list[str]:
+    """clang's flags for an OpenCL C kernel, less the device library and the header."""
+    flags = list(CL_FLAGS)
+    if not wgp:
+        flags.append("-mcumode")
+    if not vopd:
+        flags += NO_VOPD_FLAGS
+    return flags + list(options)
+
+
+def compile_cl(src: str | os.PathLike, wgp: bool = False, vopd: bool = True,
+               options: Sequence[str] = ()) -> Path:
     """Compile an OpenCL C kernel file for gfx1200 and link it.
 
     Parameters
     ----------
     src : path-like
-        OpenCL C source (OpenCL 2.0). ``dcu/include/dcu_device.h`` is
-        force-included when it exists; it defines the work-item functions
-        (``get_global_id``, ``barrier``, ...) that ``-nogpulib`` leaves undefined.
+        OpenCL C source (OpenCL 2.0). clang's OpenCL declarations are included and
+        AMD's device library is linked (see :func:`device_library`);
+        ``dcu/include/dcu_device.h`` is force-included after them when it exists.
     wgp : bool, optional
         Compile for WGP mode (a workgroup may span both CUs). The default is CU
         mode (``-mcumode``).
+    vopd : bool, optional
+        Let LLVM pair VALU instructions into VOPD dual-issue words (the default, as
+        stock clang does). False for cores that do not execute VOPD.
+    options : sequence of str, optional
+        Further clang options, e.g. ``-cl-fp32-correctly-rounded-divide-sqrt``; those
+        that select a device-library control select it as clang's driver does.
 
     Returns
     -------
@@ -240,29 +346,27 @@ def compile_cl(src: str | os.PathLike, wgp: bool = False) -> Path:
     Raises
     ------
     ToolchainError
-        If clang or ld.lld fails; carries the tool's stderr.
+        If clang or ld.lld fails (carries the tool's stderr), or the device library
+        is not installed.
     """
     path, data = _read_source(src)
-    flags = list(CL_FLAGS)
-    if not wgp:
-        flags.append("-mcumode")
+    options = tuple(options)
+    flags = cl_flags(wgp, vopd, options)
+    libs = device_library(options)
+    for lib in libs:
+        flags += ["-Xclang", "-mlink-builtin-bitcode", "-Xclang", str(lib)]
     header = b""
-    note = ""
     if DEVICE_HEADER.is_file():
         header = DEVICE_HEADER.read_bytes()
         flags += ["-include", str(DEVICE_HEADER)]
-    else:
-        note = (f"note: the device header {DEVICE_HEADER} does not exist, so work-item "
-                "functions (get_global_id, barrier, ...) are undefined")
-    dest = _cache_path(path.stem, ["cl", data, header, *flags, *LINK_FLAGS,
+    dest = _cache_path(path.stem, ["cl", data, header, *flags, *_library_key(libs), *LINK_FLAGS,
                                    tool_version("clang"), tool_version("ld.lld")])
     if dest.is_file():
         return dest
     with _scratch("dcu-cl-") as td:
         obj = Path(td) / "out.o"
-        _run([find_tool("clang"), *flags, "-c", str(path), "-o", str(obj)],
-             f"compiling {path}", note)
-        return _link_into(obj, dest, Path(td), path, note)
+        _run([find_tool("clang"), *flags, "-c", str(path), "-o", str(obj)], f"compiling {path}")
+        return _link_into(obj, dest, Path(td), path)
 
 
 def link(obj: str | os.PathLike) -> Path:
@@ -286,7 +390,8 @@ def link(obj: str | os.PathLike) -> Path:
         return _link_into(path, dest, Path(td), path)
 
 
-def build(path: str | os.PathLike, wgp: bool = False) -> Path:
+def build(path: str | os.PathLike, wgp: bool = False, vopd: bool = True,
+          options: Sequence[str] = ()) -> Path:
     """Turn any supported input into a linked code object.
 
     Parameters
@@ -297,6 +402,8 @@ def build(path: str | os.PathLike, wgp: bool = False) -> Path:
     wgp : bool, optional
         WGP mode for OpenCL C (ignored for other inputs: assembly states its
         mode in ``.amdhsa_workgroup_processor_mode``).
+    vopd, options
+        For OpenCL C: see :func:`compile_cl` (ignored for other inputs).
 
     Returns
     -------
@@ -317,7 +424,7 @@ def build(path: str | os.PathLike, wgp: bool = False) -> Path:
     if suffix == ".s":
         return assemble(p)
     if suffix == ".cl":
-        return compile_cl(p, wgp=wgp)
+        return compile_cl(p, wgp=wgp, vopd=vopd, options=options)
     if suffix == ".o":
         return link(p)
     if suffix in (".hsaco", ".co"):

@@ -41,6 +41,7 @@ class FirmwareTest:
     wgp: bool = False
     ulp_tol: int = 0
     tags: frozenset = frozenset()
+    cl_options: tuple = ()    # further clang options for a .cl source (dcu.toolchain.compile_cl)
 
 
 def path(test: FirmwareTest) -> str:

@@ -62,17 +62,25 @@ def compare(expected: np.ndarray, got: np.ndarray, ulp_tol: int, label: str) -> 
     return [f"{label}: {len(idx)} of {bad.size} elements differ; first at {first}: expected {expected[first]!r}, got {got[first]!r}"]
 
 
+def program(test, vopd: bool = True):
+    """The test's kernel source built and loaded (``dcu.launch.Program``); ``vopd=False`` builds
+    OpenCL C without VOPD dual-issue words, as the RTL backends need."""
+    from dcu.launch import load_program
+    return load_program(HERE / test.source, wgp=test.wgp, vopd=vopd, options=test.cl_options)
+
+
 def run_firmware(test, backend: str = "model", config: str = "default", seed: int = 0,
-                 memory_seed: int | None = None, **launch_kw) -> FirmwareResult:
+                 memory_seed: int | None = None, vopd: bool = True, **launch_kw) -> FirmwareResult:
     """Build, launch and check one :class:`firmware_tests.manifest.FirmwareTest`; ``seed``
-    draws its inputs, ``memory_seed`` (RTL backends) the memory model's latencies and order."""
+    draws its inputs, ``memory_seed`` (RTL backends) the memory model's latencies and order;
+    ``vopd=False`` builds OpenCL C without VOPD (the RTL backends refuse VOPD words)."""
     if memory_seed is not None:
         launch_kw["seed"] = memory_seed
-    from dcu.launch import launch, load_program
+    from dcu.launch import launch
     rng = np.random.default_rng(seed)
     args = test.make_args(rng)
     inputs = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
-    prog = load_program(HERE / test.source, wgp=test.wgp)
+    prog = program(test, vopd)
     run = launch(prog.kernel(test.kernel), test.grid, test.block, args, backend=backend, config=config, **launch_kw)
     result = FirmwareResult(test, run)
     for idx, expected in test.golden(inputs).items():
@@ -85,14 +93,15 @@ def run_firmware(test, backend: str = "model", config: str = "default", seed: in
     return result
 
 
-def issue_mismatches(test, config: str, report) -> list[str]:
+def issue_mismatches(test, config: str, report, vopd: bool = False) -> list[str]:
     """How an RTL run's report (``dcu.launch.RunReport``) differs from the model's run of the
-    same test and preset: the instructions issued, by SIMD issue group, and the waves and
-    workgroups dispatched. Retry loops (atomics checked by a ``check``) and the wave X /
-    wave Y race (``ooo``) run as often as timing makes them: their counts are not compared."""
+    same test, build (``vopd``: the RTL runs' VOPD-free one by default) and preset: the
+    instructions issued, by SIMD issue group, and the waves and workgroups dispatched. Retry
+    loops (atomics checked by a ``check``) and the wave X / wave Y race (``ooo``) run as often
+    as timing makes them: their counts are not compared."""
     from collections import Counter
     from hdl.simd import issue_group
-    model = run_firmware(test, backend="model", config=config).run.report
+    model = run_firmware(test, backend="model", config=config, vopd=vopd).run.report
     out = []
     want = Counter()
     for kind, n in model.instructions_by_kind.items():

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Idempotent set-up for a fresh Debian 12 machine (run as root, or with sudo):
-#   - Debian packages: llvm-19 clang-19 lld-19 (required), python3-venv (if venv is
+#   - Debian packages: llvm-19 clang-19 lld-19 rocm-device-libs (required), python3-venv (if venv is
 #     unusable), iverilog, verilator, g++, make, ccache and libclang-rt-19-dev (optional:
 #     RTL simulation, lint and the verilator backend);
 #   - a virtual environment in <repo>/.venv with this project installed editable.
@@ -67,9 +67,13 @@ apt_install() {   # apt_install PKG... ; 'apt-get update' at most once per run
     run $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "$@"
 }
 
-# 1. Required LLVM 19 tools (assembler, compiler, linker, disassembler oracle).
+# 1. Required LLVM 19 tools (assembler, compiler, linker, disassembler oracle, IR
+#    assembler) and AMD's device library, which every OpenCL C kernel links.
 missing=()
-for pair in llvm-mc-19:llvm-19 llvm-objdump-19:llvm-19 clang-19:clang-19 ld.lld-19:lld-19; do
+if [ ! -f /usr/lib/x86_64-linux-gnu/amdgcn/bitcode/ocml.bc ] && [ -z "${DCU_DEVICE_LIB_DIR:-}" ]; then
+    missing+=(rocm-device-libs)
+fi
+for pair in llvm-mc-19:llvm-19 llvm-objdump-19:llvm-19 llvm-as-19:llvm-19 clang-19:clang-19 ld.lld-19:lld-19; do
     tool="${pair%%:*}"; pkg="${pair##*:}"
     if ! command -v "$tool" >/dev/null 2>&1; then
         case " ${missing[*]:-} " in *" $pkg "*) ;; *) missing+=("$pkg") ;; esac

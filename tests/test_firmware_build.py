@@ -1,7 +1,7 @@
 """Build checks for the firmware tests (firmware_tests/manifest.py).
 
-Every manifest source assembles (llvm-mc-19) or compiles (clang-19 with the project's
-flags and dcu/include/dcu_device.h) and links (ld.lld-19); every entry's kernel
+Every manifest source assembles (llvm-mc-19) or compiles (clang-19 with dcu.toolchain's
+flags, the device library and dcu/include/dcu_device.h) and links (ld.lld-19); every entry's kernel
 descriptor NAME.kd exists; golden functions run on generated inputs and return arrays
 of the argument's shape and dtype; the exact-FMA reference agrees with a Fraction
 reference; the order-independent checks accept a valid result and reject a wrong one.
@@ -23,8 +23,6 @@ from firmware_tests.manifest import TESTS, fma32, fma32_exact
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 HEADER = os.path.join(ROOT, "dcu", "include", "dcu_device.h")
-CLANG_FLAGS = ["-x", "cl", "-cl-std=CL2.0", "-target", "amdgcn-amd-amdhsa", "-mcpu=gfx1200",
-               "-O2", "-nogpulib", "-mllvm", "-amdgpu-enable-vopd=0"]
 TOOLS = ["clang-19", "llvm-mc-19", "ld.lld-19", "llvm-readelf-19"]
 
 needs_tools = pytest.mark.skipif(any(shutil.which(t) is None for t in TOOLS),
@@ -46,8 +44,9 @@ def build(source: str, wgp: bool) -> str:
     base = os.path.join(_BUILD_DIR, source.replace(".", "_") + ("_wgp" if wgp else ""))
     obj, hsaco = base + ".o", base + ".hsaco"
     if source.endswith(".cl"):
-        _run(["clang-19", *CLANG_FLAGS, "-mno-cumode" if wgp else "-mcumode",
-              "-include", HEADER, "-c", src, "-o", obj])
+        from dcu import toolchain
+        libs = [a for lib in toolchain.device_library() for a in ("-Xclang", "-mlink-builtin-bitcode", "-Xclang", str(lib))]
+        _run(["clang-19", *toolchain.cl_flags(wgp), *libs, "-include", HEADER, "-c", src, "-o", obj])
     else:
         _run(["llvm-mc-19", "-triple=amdgcn-amd-amdhsa", "-mcpu=gfx1200", "-filetype=obj", src, "-o", obj])
     _run(["ld.lld-19", "-shared", obj, "-o", hsaco])

@@ -72,7 +72,7 @@ def _firmware_cases():
 def _simd_run_for(test, cfg, seed=7, **options):
     """A SimdRun of a firmware test with its inputs, or a reason it cannot run on one SIMD."""
     import dcu
-    kernel = dcu.load_program(HERE / test.source, wgp=test.wgp).kernel(test.kernel)
+    kernel = dcu.load_program(HERE / test.source, wgp=test.wgp, vopd=False).kernel(test.kernel)
     why = _fits_one_simd(test, kernel, cfg)
     if why:
         return None, None, why

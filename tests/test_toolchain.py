@@ -142,12 +142,67 @@ def test_cache_key_includes_the_device_header(tmp_path, monkeypatch):
     assert first != second
 
 
-def test_missing_header_is_mentioned_in_the_error(tmp_path, monkeypatch):
-    monkeypatch.setattr(toolchain, "DEVICE_HEADER", tmp_path / "absent.h")
+def test_missing_device_library_names_the_package(tmp_path, monkeypatch):
+    monkeypatch.setattr(toolchain, "DEVICE_LIB_DIRS", (tmp_path / "nothing",))
+    monkeypatch.delenv("DCU_DEVICE_LIB_DIR", raising=False)
     src = write(tmp_path, "gid.cl", "__kernel void k(__global float *a) { a[get_global_id(0)] = 1.0f; }")
     with pytest.raises(ToolchainError) as ei:
         toolchain.compile_cl(src)
-    assert "absent.h does not exist" in str(ei.value)
+    assert "apt-get install -y rocm-device-libs" in str(ei.value)
+    assert str(tmp_path / "nothing") in str(ei.value)
+
+
+LIBM = """
+#pragma OPENCL EXTENSION cl_khr_fp16 : enable
+__kernel void k(__global float *a, __global const half *h) {
+  size_t i = get_global_id(0);
+  float x = a[i];
+  a[i] = exp(x) + log(x) + sin(x) + cos(x) + pow(x, 1.5f) + tanh(x) + erf(x) + exp2(x)
+         + vload_half(i, h) + sub_group_reduce_add(x) + (float)get_sub_group_local_id();
+}
+"""
+
+
+def test_device_library_resolves_math_and_work_item_functions(tmp_path):
+    """The library's functions link (no undefined symbol) and its controls follow the options."""
+    from dcu.codeobj import CodeObject
+    out = toolchain.compile_cl(write(tmp_path, "libm.cl", LIBM))
+    assert "k" in CodeObject(out).kernels
+    names = [p.name for p in toolchain.device_library()]
+    assert names[:3] == ["opencl.bc", "ocml.bc", "ockl.bc"]
+    assert "oclc_correctly_rounded_sqrt_off.bc" in names and "oclc_wavefrontsize64_off.bc" in names
+    assert names[-1].startswith("oclc_isa_version_1200")
+    exact = [p.name for p in toolchain.device_library(["-cl-fp32-correctly-rounded-divide-sqrt"])]
+    assert "oclc_correctly_rounded_sqrt_on.bc" in exact
+    fast = [p.name for p in toolchain.device_library(["-cl-fast-relaxed-math"])]
+    assert {"oclc_finite_only_on.bc", "oclc_unsafe_math_on.bc", "oclc_daz_opt_off.bc"} <= set(fast)
+
+
+VOPD_CL = """
+__kernel __attribute__((reqd_work_group_size(64, 1, 1)))
+void k(__global float4 *a, __global float4 *b) {
+  uint i = get_local_id(0);
+  float4 x = a[i], y = b[i];
+  a[i] = x * y + 2.0f;  b[i] = x + y;
+}
+"""
+
+
+def test_vopd_is_on_by_default_and_its_switch_is_part_of_the_key(tmp_path):
+    src = write(tmp_path, "pairs.cl", VOPD_CL)
+    stock, off = toolchain.compile_cl(src), toolchain.compile_cl(src, vopd=False)
+    assert stock != off
+    assert "v_dual_" in toolchain.objdump(stock)
+    assert "v_dual_" not in toolchain.objdump(off)
+    assert toolchain.build(src, vopd=False) == off
+
+
+def test_options_reach_clang_and_the_key(tmp_path):
+    src = write(tmp_path, "div.cl", "__kernel void k(__global float *a) { a[0] = a[1] / a[2]; }")
+    stock = toolchain.compile_cl(src)
+    exact = toolchain.compile_cl(src, options=["-cl-fp32-correctly-rounded-divide-sqrt"])
+    assert stock != exact
+    assert "v_div_fixup_f32" in toolchain.objdump(exact) and "v_div_fixup_f32" not in toolchain.objdump(stock)
 
 
 def test_build_dispatches_on_suffix(tmp_path):

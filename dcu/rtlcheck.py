@@ -1,0 +1,129 @@
+"""Which of a kernel's instructions the RTL SIMD does not execute, found before a launch.
+
+The RTL backends (``rtl``, ``verilator``) refuse such a kernel before they elaborate the
+design: the RTL's decoder would otherwise latch an error mid-run, or never reach the
+instruction on the path a test happens to take. The reference is ``hdl.simd.IMPLEMENTED``
+(mnemonics); VOPD dual-issue words and DPP source forms are refused whatever their
+operations, since the RTL SIMD executes neither encoding.
+
+The instructions checked are the kernel's own (its symbol's range, or to the end of
+``.text`` when the symbol has no size) and, when it calls a function (``s_swappc_b64``,
+``s_call_b64``), every instruction of ``.text``, which holds its callees.
+"""
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+
+from isa.decoder import DecodeError, decode
+
+__all__ = ["Found", "kernel_instructions", "unsupported", "refuse_unsupported"]
+
+_VOPD_MASK, _VOPD_BITS = 0xFC000000, 0xC8000000
+_VOPD_LITERAL_OPS = (1, 2)                      # v_dual_fmaak_f32, v_dual_fmamk_f32
+_DPP_CODES = {0xE9: "DPP8", 0xEA: "DPP8", 0xFA: "DPP16", 0xFB: "DPP16"}
+_CALLS = ("s_swappc_b64", "s_call_b64")
+
+
+@dataclass(frozen=True)
+class Found:
+    """One instruction: its byte address, mnemonic (both halves for VOPD) and encoding form
+    (``""`` for the plain encodings, ``"VOPD"``, ``"DPP8"``, ``"DPP16"``, or ``"undecodable"`` for a
+    gfx1200 instruction the project's decoder does not know)."""
+    pc: int
+    name: str
+    form: str = ""
+    size: int = 4
+
+    def label(self) -> str:
+        return f"{self.name} ({self.form})" if self.form else self.name
+
+
+def _vopd(words, pc: int) -> Found:
+    """A VOPD word pair, named from AMD's opcode table; 12 bytes with a literal."""
+    from isa._allnames import names
+    w0, w1 = words[0], words[1] if len(words) > 1 else 0
+    opx, opy = (w0 >> 22) & 0xF, (w0 >> 17) & 0x1F
+    table = names("VOPD")
+    literal = (w0 & 0x1FF) == 255 or (w1 & 0x1FF) == 255 or opx in _VOPD_LITERAL_OPS or opy in _VOPD_LITERAL_OPS
+    name = f"{table.get(opx, f'opx {opx}')} :: {table.get(opy, f'opy {opy}')}"
+    return Found(pc, name, "VOPD", 12 if literal else 8)
+
+
+def _dpp_size(w0: int) -> int | None:
+    """Bytes of a DPP-form instruction the decoder refused: VOP1/VOP2/VOPC with a DPP dword,
+    VOP3 with one (None when the word is none of these)."""
+    if w0 >> 31 == 0 or w0 >> 25 in (0x3F, 0x3E):
+        return 8
+    if w0 >> 26 == 0x35:
+        return 12
+    return None
+
+
+def _one(words, pc: int) -> Found | None:
+    """The instruction at ``pc`` (size 0 when it cannot be sized: scanning stops there); None for
+    a word that is no gfx1200 instruction."""
+    if words[0] & _VOPD_MASK == _VOPD_BITS:
+        return _vopd(words, pc)
+    try:
+        inst = decode(words, pc)
+    except DecodeError as e:
+        size = _dpp_size(words[0]) if "DPP" in str(e) else None
+        if size is not None:
+            src0 = words[0] & 0x1FF
+            return Found(pc, e.mnemonic or f"{words[0]:08x}", _DPP_CODES.get(src0, "DPP"), size)
+        # A gfx1200 instruction the project does not decode is refused by name; a word that is
+        # no instruction at all is left to the RTL's illegal-instruction trap. Neither can be sized.
+        return Found(pc, e.mnemonic, "undecodable", 0) if e.mnemonic else None
+    form = "" if "literal_k" in inst.info.flags else _DPP_CODES.get(inst.f.get("src0"), "")
+    return Found(pc, inst.name, form, inst.size)
+
+
+def _sweep(code: bytes, base: int, start: int, end: int) -> list[Found]:
+    """Linear sweep of ``code`` (loaded at ``base``) over byte addresses [start, end)."""
+    words = struct.unpack(f"<{len(code) // 4}I", code[:len(code) // 4 * 4])
+    out, pc = [], start
+    while pc < end:
+        i = (pc - base) // 4
+        found = _one(words[i:i + 4], pc)
+        if found is not None:
+            out.append(found)
+        if found is None or found.size == 0:
+            break
+        pc += found.size
+    return out
+
+
+def kernel_instructions(kernel) -> list[Found]:
+    """Every instruction the kernel (a ``dcu.codeobj.KernelInfo``) can execute, in address order."""
+    text_end = kernel.code_base + len(kernel.code)
+    end = kernel.entry + kernel.code_size if kernel.code_size else text_end
+    own = _sweep(kernel.code, kernel.code_base, kernel.entry, min(end, text_end))
+    if any(f.name in _CALLS for f in own):
+        return _sweep(kernel.code, kernel.code_base, kernel.code_base, text_end)
+    return own
+
+
+def unsupported(kernel, implemented: frozenset | None = None) -> list[Found]:
+    """The kernel's instructions the RTL SIMD does not execute (default: ``hdl.simd.IMPLEMENTED``)."""
+    if implemented is None:
+        from hdl.simd import IMPLEMENTED as implemented
+    return [f for f in kernel_instructions(kernel) if f.form or f.name not in implemented]
+
+
+def refuse_unsupported(kernel, backend: str) -> None:
+    """Raise ``LaunchError`` naming every instruction of ``kernel`` the RTL does not execute
+    (first address and count of each), so that the launch stops before elaboration."""
+    bad = unsupported(kernel)
+    if not bad:
+        return
+    from .launch import LaunchError
+    first: dict[str, tuple[int, int]] = {}
+    for f in bad:
+        pc, n = first.get(f.label(), (f.pc, 0))
+        first[f.label()] = (pc, n + 1)
+    listed = ", ".join(f"{label} at 0x{pc:x}" + (f" (x{n})" if n > 1 else "") for label, (pc, n) in first.items())
+    hint = ("; build OpenCL C without VOPD (load_program(..., vopd=False), dcu run --no-vopd)"
+            if any(f.form == "VOPD" for f in bad) else "")
+    raise LaunchError(f"kernel {kernel.name} cannot run on backend {backend!r}: the RTL SIMD does not "
+                      f"execute {len(first)} of its instructions: {listed}{hint}; backend 'model' runs them")
