@@ -1,6 +1,6 @@
 """Logic depth of a block mapped to ECP5 cells: its longest register-to-register paths,
-counted in cells from the netlist Yosys wrote, with no placement (docs/fpga.md, "Logic
-depth").
+counted in cells from the netlist Yosys wrote, with no placement (docs/fpga.md, "The
+flow").
 
 nextpnr names a block's critical path only once it has routed it, and a block that does not
 route (the SIMD: router2 did not converge) has none. Routing is three quarters of every path

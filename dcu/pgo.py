@@ -1,5 +1,5 @@
 """Profile-guided builds of the ``verilator`` backend's program (docs/toolflow.md,
-"2026-11-27, eighth").
+"Profile-guided builds").
 
 clang compiles the per-cycle C++ once with instrumentation, the result runs the
 :data:`TRAINING` kernels, and clang compiles it again with the counts. Branch layout and
@@ -62,7 +62,7 @@ class ProfileTools:
 def tools(compiler: str | None) -> ProfileTools | None:
     """The profile tools for ``compiler`` (the build's ``CXX``), or None: with no clang, no
     profile runtime or no llvm-profdata, or with ``DCU_VERILATOR_PGO=0``. gcc is not used
-    this way: its profile-guided program gave wrong results (docs/toolflow.md, "sixth")."""
+    this way: its profile-guided program gave wrong results (docs/toolflow.md, "Profile-guided builds")."""
     if os.environ.get("DCU_VERILATOR_PGO", "1") == "0" or not compiler or "clang" not in compiler:
         return None
     profdata = next((p for p in LLVM_PROFDATA if shutil.which(p)), None)

@@ -72,7 +72,7 @@ FLAGS = ("-Wno-fatal", "-Wno-WIDTH", "-Wno-CASEINCOMPLETE", "--x-assign", "fast"
 # that runs every cycle (OPT_FAST) made one tiny SIMD 11x faster than -O0 (14,200 against
 # 1,275 cycles/s): without inlining, every operation on a 1,024-bit lane vector is a chain
 # of calls to Verilator's wide-word helpers (VL_*_W). -O2 runs the default DCU 1.17x faster
-# than -O1, for about 1.7x g++'s compile time (docs/toolflow.md, "2026-11-27, sixth"). The
+# than -O1, for about 1.7x g++'s compile time (docs/toolflow.md, "The C++"). The
 # settle and construction code runs once (OPT_SLOW: -O0). These go on make's command line
 # (-MAKEFLAGS): Verilator's makefile sets OPT_FAST=-Os itself, which overrides make's
 # environment, so builds before this ran at -Os whatever MAKE_ENV said.
@@ -85,7 +85,7 @@ MAKE_ENV = {"OPT_FAST": "-O2", "OPT_SLOW": "-O0", "OPT_GLOBAL": "-O1"}
 MARCH = "native"
 # The C++ compiler: clang++-19 (the project's OpenCL compiler, installed by scripts/setup.sh)
 # when present, g++ otherwise. On the default DCU's C++ it compiled in half g++ 12's time
-# and ran 1.09-1.11x faster, with the same outputs (docs/toolflow.md, "2026-11-27, sixth").
+# and ran 1.09-1.11x faster, with the same outputs (docs/toolflow.md, "The C++").
 CLANG = "clang++-19"
 
 

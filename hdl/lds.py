@@ -400,7 +400,7 @@ class _Pipe(Elaboratable):
             # names, ``row``): the window is at position win % SUBS of it. One AND-OR select over
             # the SIMDs' rows and those positions, by a one-hot of (SIMD, position): on the ECP5
             # it took about 21 LUTs per bit for 32 sources, where a tree of 2:1 multiplexers by a
-            # binary index took 37 (docs/fpga.md, "The LDS in place").
+            # binary index took 37.
             c_addr, c_data = Signal(32 * WL, name=f"c_addr{h}"), Signal(128 * WL, name=f"c_data{h}")
             SUBS = cfg.request_lanes // WL
             pick = Signal(SIMDS * SUBS, name=f"pick{h}")
