@@ -793,13 +793,14 @@ def _kernels(config: str = "tiny", backend: str | None = None, seed: int = 0) ->
     from firmware_tests.runner import issue_mismatches, run_firmware
     from hdl.config import ResourceError
     from .rtl import RtlError
+    from .rtlcheck import RtlUnsupportedError
     backend = backend or _compiled_backend()
     rows, skipped, failed, t0 = [], [], [], time.perf_counter()
     for t in TESTS:
         try:
             res = run_firmware(t, backend=backend, config=config, memory_seed=seed, vopd=False,
                                **({"reuse": True} if backend == "rtl" else {}))
-        except ResourceError as e:
+        except (ResourceError, RtlUnsupportedError) as e:
             skipped.append(f"{t.name}: {e}")
             continue
         except RtlError as e:           # the DCU stopped it: a failure of the row, not the table

@@ -17,7 +17,13 @@ from dataclasses import dataclass
 
 from isa.decoder import DecodeError, decode
 
-__all__ = ["Found", "kernel_instructions", "unsupported", "refuse_unsupported"]
+from .launch import LaunchError
+
+__all__ = ["Found", "RtlUnsupportedError", "kernel_instructions", "unsupported", "refuse_unsupported"]
+
+
+class RtlUnsupportedError(LaunchError):
+    """A launch refused because the RTL SIMD does not execute some of the kernel's instructions."""
 
 _VOPD_MASK, _VOPD_BITS = 0xFC000000, 0xC8000000
 _VOPD_LITERAL_OPS = (1, 2)                      # v_dual_fmaak_f32, v_dual_fmamk_f32
@@ -112,12 +118,11 @@ def unsupported(kernel, implemented: frozenset | None = None) -> list[Found]:
 
 
 def refuse_unsupported(kernel, backend: str) -> None:
-    """Raise ``LaunchError`` naming every instruction of ``kernel`` the RTL does not execute
-    (first address and count of each), so that the launch stops before elaboration."""
+    """Raise :class:`RtlUnsupportedError` naming every instruction of ``kernel`` the RTL does not
+    execute (first address and count of each), so that the launch stops before elaboration."""
     bad = unsupported(kernel)
     if not bad:
         return
-    from .launch import LaunchError
     first: dict[str, tuple[int, int]] = {}
     for f in bad:
         pc, n = first.get(f.label(), (f.pc, 0))
@@ -125,5 +130,5 @@ def refuse_unsupported(kernel, backend: str) -> None:
     listed = ", ".join(f"{label} at 0x{pc:x}" + (f" (x{n})" if n > 1 else "") for label, (pc, n) in first.items())
     hint = ("; build OpenCL C without VOPD (load_program(..., vopd=False), dcu run --no-vopd)"
             if any(f.form == "VOPD" for f in bad) else "")
-    raise LaunchError(f"kernel {kernel.name} cannot run on backend {backend!r}: the RTL SIMD does not "
+    raise RtlUnsupportedError(f"kernel {kernel.name} cannot run on backend {backend!r}: the RTL SIMD does not "
                       f"execute {len(first)} of its instructions: {listed}{hint}; backend 'model' runs them")

@@ -803,6 +803,11 @@ TESTS += [
     for s in range(65)
 ]
 
+# The OpenCL C corpus (built-ins, AMD's device library, atomics, sub-groups): corpus.py.
+from .corpus import entries as _corpus_entries  # noqa: E402
+
+TESTS += _corpus_entries()
+
 _BY_NAME = {t.name: t for t in TESTS}
 assert len(_BY_NAME) == len(TESTS), "duplicate test names"
 

@@ -69,6 +69,16 @@ def program(test, vopd: bool = True):
     return load_program(HERE / test.source, wgp=test.wgp, vopd=vopd, options=test.cl_options)
 
 
+def rtl_refusal(test) -> str | None:
+    """Why the RTL backends refuse the test's (VOPD-free) kernel, or None when they run it."""
+    from dcu.rtlcheck import RtlUnsupportedError, refuse_unsupported
+    try:
+        refuse_unsupported(program(test, vopd=False).kernel(test.kernel), "rtl")
+    except RtlUnsupportedError as e:
+        return str(e)
+    return None
+
+
 def run_firmware(test, backend: str = "model", config: str = "default", seed: int = 0,
                  memory_seed: int | None = None, vopd: bool = True, **launch_kw) -> FirmwareResult:
     """Build, launch and check one :class:`firmware_tests.manifest.FirmwareTest`; ``seed``

@@ -69,11 +69,21 @@ def _firmware_cases():
     return cases
 
 
+def _rtl_refuses(kernel) -> str | None:
+    """Why the SIMD cannot execute the kernel (instructions the RTL lacks), or None."""
+    from dcu.rtlcheck import RtlUnsupportedError, refuse_unsupported
+    try:
+        refuse_unsupported(kernel, "rtl")
+    except RtlUnsupportedError as e:
+        return str(e)
+    return None
+
+
 def _simd_run_for(test, cfg, seed=7, **options):
     """A SimdRun of a firmware test with its inputs, or a reason it cannot run on one SIMD."""
     import dcu
     kernel = dcu.load_program(HERE / test.source, wgp=test.wgp, vopd=False).kernel(test.kernel)
-    why = _fits_one_simd(test, kernel, cfg)
+    why = _fits_one_simd(test, kernel, cfg) or _rtl_refuses(kernel)
     if why:
         return None, None, why
     args = test.make_args(np.random.default_rng(0))

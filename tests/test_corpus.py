@@ -1,0 +1,232 @@
+"""The OpenCL C corpus against the project's ISA tables, disassembler and model.
+
+Every OpenCL C firmware kernel (the corpus and the others), built by dcu.toolchain with stock
+flags (and each manifest entry's own options): every opcode clang emits, both halves of a
+VOPD pair included, must be in isa/, must disassemble exactly as llvm-objdump-19 prints it,
+and must be implemented by the model. Each kernel built with VOPD on and off gives the same
+results on the model. The RTL backends refuse a kernel with an instruction the RTL SIMD
+does not execute before they elaborate anything.
+"""
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from pathlib import Path
+
+import numpy as np
+import pytest
+from elftools.elf.elffile import ELFFile
+
+import dcu
+import isa
+from dcu import toolchain
+from dcu.rtlcheck import RtlUnsupportedError, kernel_instructions, unsupported
+from firmware_tests.manifest import HERE, TESTS
+from firmware_tests.runner import run_firmware
+from tests.asmutil import needs_llvm
+from tests.test_isa_roundtrip import norm
+
+pytestmark = needs_llvm
+
+CL_TESTS = [t for t in TESTS if t.source.endswith(".cl")]
+# (source, wgp, options) of every OpenCL C build the manifest asks for
+BUILDS = sorted({(t.source, t.wgp, t.cl_options) for t in CL_TESTS})
+_SUFFIX = re.compile(r"_e(32|64)$|_dpp$")
+
+
+def _objdump_lines(path: Path):
+    """(address, text, mnemonics) of every instruction llvm-objdump-19 prints; a VOPD line has
+    both halves' mnemonics."""
+    for line in toolchain.objdump(path).splitlines():
+        m = re.match(r"^\s+(\S.*?)\s*//\s*([0-9A-Fa-f]{12}):", line)
+        if not m:
+            continue
+        text = m.group(1)
+        names = [part.split()[0] for part in text.split(" :: ")]
+        yield int(m.group(2), 16), text, names
+
+
+def _in_isa(name: str) -> bool:
+    if name.startswith("v_dual_"):
+        try:
+            from isa.vopd import BASE
+        except ImportError:
+            return False
+        return "v_" + name[len("v_dual_"):] in BASE.values()
+    try:
+        isa.by_name(name)
+    except KeyError:
+        return False
+    return True
+
+
+def _model_name(name: str) -> str:
+    """The model's name of an opcode: a VOPD half performs its VOP1/VOP2 operation."""
+    return "v_" + name[len("v_dual_"):] if name.startswith("v_dual_") else name
+
+
+def _survey() -> tuple[dict, dict]:
+    """Every opcode of every build: {mnemonic: first (build, pc, text)}, and the problems of
+    each opcode: {mnemonic: [reason, ...]}."""
+    from sim.execute import IMPLEMENTED
+    seen, problems = {}, defaultdict(list)
+    for source, wgp, options in BUILDS:
+        path = toolchain.build(Path(HERE) / source, wgp=wgp, options=options)
+        with open(path, "rb") as fh:
+            text = ELFFile(fh).get_section_by_name(".text")
+            code, base = text.data(), text["sh_addr"]
+        where = f"{source}{' ' + ' '.join(options) if options else ''}"
+        for pc, llvm_text, names in _objdump_lines(path):
+            off = pc - base
+            words = [int.from_bytes(code[off + 4 * k: off + 4 * k + 4], "little") for k in range(4)]
+            try:
+                mine = isa.disassemble(isa.decode(words, pc))
+            except isa.DecodeError as e:
+                mine = f"<{e}>"
+            for name in (_SUFFIX.sub("", n) for n in names):
+                seen.setdefault(name, (where, pc, llvm_text))
+                reasons = problems[name]
+                if not _in_isa(name) and "not in isa/" not in reasons:
+                    reasons.append("not in isa/")
+                if norm(mine) != norm(llvm_text) and not any(r.startswith("disassembles") for r in reasons):
+                    reasons.append(f"disassembles as {mine!r}, llvm-objdump-19 {llvm_text!r} "
+                                   f"({where} at 0x{pc:x})")
+                if _model_name(name) not in IMPLEMENTED and "not implemented by the model" not in reasons:
+                    reasons.append("not implemented by the model")
+    return seen, {k: v for k, v in problems.items() if v}
+
+
+def test_every_opcode_clang_emits_is_in_isa_disassembles_and_runs():
+    seen, problems = _survey()
+    assert len(seen) >= 250, f"only {len(seen)} distinct opcodes in the corpus"
+    assert any(n.startswith("v_dual_") for n in seen), "no VOPD pair in the stock builds"
+    lines = [f"{name}: {'; '.join(reasons)}" for name, reasons in sorted(problems.items())]
+    assert not problems, f"{len(problems)} of {len(seen)} opcodes fail:\n" + "\n".join(lines)
+
+
+# ------------------------------------------------------------------------ VOPD on and off
+def _vopd_words(test) -> int:
+    from firmware_tests.runner import program
+    kernel = program(test, vopd=True).kernel(test.kernel)
+    return sum(f.form == "VOPD" for f in kernel_instructions(kernel))
+
+
+def test_stock_builds_have_vopd_words():
+    """The comparison below means something: stock flags pair instructions in several kernels."""
+    with_vopd = [t.name for t in CL_TESTS if _vopd_words(t)]
+    assert len(with_vopd) >= 3, with_vopd
+
+
+@pytest.mark.parametrize("test", CL_TESTS, ids=lambda t: t.name)
+def test_vopd_build_gives_the_same_results(test):
+    """Stock flags (VOPD on) and -amdgpu-enable-vopd=0 give the same buffers on the model, and
+    both match the golden results. Atomics whose values depend on the lanes' order are
+    compared through their checks only."""
+    on, off = run_firmware(test, vopd=True), run_firmware(test, vopd=False)
+    assert on.ok, on.describe()
+    assert off.ok, off.describe()
+    if "atomic" in test.tags and test.check is not None:
+        return
+    for k, (a, b) in enumerate(zip(on.run.buffers, off.run.buffers)):
+        if a is not None:
+            assert a.tobytes() == b.tobytes(), f"argument {k} differs between the VOPD and VOPD-free builds"
+
+
+# --------------------------------------------------------------------------- RTL refusal
+VOPD_KERNEL = """
+__kernel __attribute__((reqd_work_group_size(64, 1, 1)))
+void pairs(__global float4 *a, __global float4 *b) {
+  uint i = get_local_id(0);
+  float4 x = a[i], y = b[i];
+  a[i] = x * y + 2.0f;  b[i] = x + y;
+}
+"""
+
+ASM_KERNEL = """
+  .amdgcn_target "amdgcn-amd-amdhsa--gfx1200"
+  .text
+  .globl k
+  .p2align 8
+  .type k,@function
+k:
+  s_load_b64 s[2:3], s[0:1], 0x0
+  s_mov_b32 s4, 0x40400000
+  {body}
+  v_mov_b32 v1, s4
+  v_lshlrev_b32 v0, 2, v0
+  s_wait_kmcnt 0
+  global_store_b32 v0, v1, s[2:3]
+  s_endpgm
+.Lk_end:
+  .size k, .Lk_end-k
+  .rodata
+  .p2align 6
+  .amdhsa_kernel k
+    .amdhsa_user_sgpr_count 2
+    .amdhsa_user_sgpr_kernarg_segment_ptr 1
+    .amdhsa_kernarg_size 8
+    .amdhsa_next_free_vgpr 4
+    .amdhsa_next_free_sgpr 8
+    .amdhsa_wavefront_size32 1
+    .amdhsa_workgroup_processor_mode 0
+  .end_amdhsa_kernel
+"""
+
+
+@pytest.fixture
+def no_simulation(monkeypatch):
+    """Any elaboration or simulation fails the test: a refusal must come first."""
+    from dcu import rtl, verilator
+
+    def forbidden(*a, **k):
+        raise AssertionError("the RTL backend was started")
+    monkeypatch.setattr(rtl, "run_dispatch", forbidden)
+    monkeypatch.setattr(verilator, "run_dispatch", forbidden)
+
+
+def _write(tmp_path, name, text):
+    p = tmp_path / name
+    p.write_text(text)
+    return p
+
+
+@pytest.mark.parametrize("backend", ["rtl", "verilator"])
+def test_vopd_kernel_is_refused_before_elaboration(tmp_path, backend, no_simulation):
+    src = _write(tmp_path, "pairs.cl", VOPD_KERNEL)
+    kernel = dcu.load_program(src).kernel("pairs")
+    a, b = np.zeros(256, np.float32), np.zeros(256, np.float32)
+    with pytest.raises(RtlUnsupportedError, match=r"v_dual_\w+ :: v_dual_\w+ \(VOPD\) at 0x[0-9a-f]+") as e:
+        dcu.launch(kernel, 1, 64, [a, b], backend=backend, config="tiny")
+    assert "vopd=False" in str(e.value) and "\n" not in str(e.value)
+    assert unsupported(dcu.load_program(src, vopd=False).kernel("pairs")) == []
+
+
+def test_instruction_the_rtl_lacks_is_refused_by_name(tmp_path, no_simulation):
+    """s_add_f32 (SALU float): the model runs it, the RTL SIMD does not."""
+    src = _write(tmp_path, "salu_f32.s", ASM_KERNEL.format(body="s_add_f32 s4, s4, 0.5"))
+    kernel = dcu.load_program(src).kernel("k")
+    out = np.zeros(32, np.uint32)
+    with pytest.raises(RtlUnsupportedError, match=r"execute 1 of its instructions: s_add_f32 at 0x[0-9a-f]+;"):
+        dcu.launch(kernel, 1, 32, [out], backend="rtl", config="tiny")
+    run = dcu.launch(kernel, 1, 32, [out], backend="model")
+    assert np.all(run.buffers[0].view(np.float32) == np.float32(3.5))
+
+
+def test_dpp_form_is_refused_though_its_operation_is_implemented(tmp_path, no_simulation):
+    from hdl.simd import IMPLEMENTED
+    assert "v_mov_b32" in IMPLEMENTED
+    src = _write(tmp_path, "dpp.s", ASM_KERNEL.format(
+        body="v_mov_b32_dpp v2, v0 quad_perm:[1,0,3,2] row_mask:0xf bank_mask:0xf"))
+    kernel = dcu.load_program(src).kernel("k")
+    with pytest.raises(RtlUnsupportedError, match=r"v_mov_b32 \(DPP16\) at 0x[0-9a-f]+"):
+        dcu.launch(kernel, 1, 32, [np.zeros(32, np.uint32)], backend="rtl", config="tiny")
+
+
+def test_a_word_that_is_no_instruction_is_left_to_the_rtl(tmp_path):
+    """0xffffffff is no gfx1200 instruction: the RTL's illegal-instruction trap reports it
+    (tests/test_dcu.py), so the check neither refuses it nor reads past it."""
+    src = _write(tmp_path, "bad.s", ASM_KERNEL.format(body=".long 0xffffffff\n  s_add_f32 s4, s4, 0.5"))
+    kernel = dcu.load_program(src).kernel("k")
+    names = [f.name for f in kernel_instructions(kernel)]
+    assert names == ["s_load_b64", "s_mov_b32"]
+    assert unsupported(kernel) == []
