@@ -491,6 +491,12 @@ _TABLE: list[tuple] = [
     (F.VOP3,    0x361, "v_writelane_b32", "n2 +writelane"),
     (F.VOP3,    0x365, "v_minimum_f32", "n2"),
     (F.VOP3,    0x366, "v_maximum_f32", "n2"),
+    # scalar-float transcendentals: one SGPR/constant source, an SGPR destination
+    (F.VOP3,    0x280, "v_s_exp_f32", "n1 k:vtrans +sdst"),
+    (F.VOP3,    0x282, "v_s_log_f32", "n1 k:vtrans +sdst"),
+    (F.VOP3,    0x284, "v_s_rcp_f32", "n1 k:vtrans +sdst"),
+    (F.VOP3,    0x286, "v_s_rsq_f32", "n1 k:vtrans +sdst"),
+    (F.VOP3,    0x288, "v_s_sqrt_f32", "n1 k:vtrans +sdst"),
     # VOP3SD
     (F.VOP3SD,  0x300, "v_add_co_u32", "n2"),
     (F.VOP3SD,  0x301, "v_sub_co_u32", "n2"),

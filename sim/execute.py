@@ -15,6 +15,7 @@ from . import fp32 as F
 from . import vector as V
 from .memory_ops import build_ds, build_global, build_smem
 from .scalar import M32, SAVEEXEC, SOP1, SOP1_BITSET, SOP2, sopc, sopk, sx
+from .valu_ext import BUILDERS as EXT_BUILDERS
 from .wave import EXEC, LANES, VCC, ModelError
 
 U32, U64 = np.uint32, np.uint64
@@ -209,6 +210,8 @@ def _vdst(inst: Inst) -> int:
 def build(inst: Inst):
     """Return the handler for ``inst`` or raise ModelError if the model cannot execute it."""
     fmt, name = inst.info.fmt, inst.name
+    if name in EXT_BUILDERS:
+        return EXT_BUILDERS[name](inst)
     if fmt == Fmt.SOP2:
         return _build_sop2(inst)
     if fmt == Fmt.SOP1:
@@ -414,10 +417,12 @@ def _build_sopp(inst):
 
 
 # -- vector ALU -----------------------------------------------------------------------
-def _build_valu(inst):
+def _build_valu(inst, fn=None, is_float=False):
+    """A VALU op computed by ``fn`` (default: its VFLOAT or VINT entry) on whole lanes."""
     name = inst.name
-    is_float = name in VFLOAT
-    fn = VFLOAT[name] if is_float else VINT[name]
+    if fn is None:
+        is_float = name in VFLOAT
+        fn = VFLOAT[name] if is_float else VINT[name]
     reads = _readers(inst)
     post = _omod_clamp(inst, is_float)
     if inst.fmt == Fmt.VOP3 and inst.f.get("opsel", 0):
@@ -677,6 +682,7 @@ def _implemented() -> set[str]:
     names |= {"s_cmov_b32", "s_cmov_b64", "s_barrier_signal", "s_getpc_b64", "s_setpc_b64", "s_swappc_b64"}
     names |= {f"s_{k}_saveexec_b32" for k in SAVEEXEC} | {"s_and_not0_wrexec_b32", "s_and_not1_wrexec_b32"}
     names |= set(_BRANCH_COND) | _SOPP_NOP | {"s_endpgm", "s_barrier_wait"} | IMPLEMENTED_MEMORY
+    names |= set(EXT_BUILDERS)
     for info in OPCODES:
         n = info.name
         if info.fmt == Fmt.SOP2 and n.endswith("_f32") and ("v" + n[1:] in VFLOAT or n in ("s_fmac_f32", "s_fmaak_f32", "s_fmamk_f32")):

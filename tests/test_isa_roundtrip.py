@@ -235,6 +235,9 @@ def gen_valu(info, g: Gen, e64: bool) -> str:
         g.sgprs = 1
         a = r.choice([g.sreg(32), g.inline(floats=False), g.literal()])
         return f"{name} {g.vreg()}, {a}, {r.choice([g.sreg(32), g.inline(floats=False)])}"
+    if name.startswith("v_s_"):           # scalar-float transcendentals: SGPR dst, scalar src
+        srcs, tail = _vop3_mods(info, g, [g.ssrc(info.src_bits[0])])
+        return f"{name} {g.sreg(32, dst=True, special=False)}, {srcs[0]}{tail}"
     if name in ("v_fmamk_f32", "v_fmaak_f32"):
         k = g.literal()
         g.sgprs = 1
@@ -461,12 +464,16 @@ def _mod_probe_lines():
         if info.fmt == Fmt.VOPC:
             if "cmpx" not in fl:
                 ops.append("s4")
+        elif "sdst" in fl:
+            ops.append("s10")
         elif info.dst_bits:
             ops.append("v[10:11]" if info.dst_bits == 64 else "v10")
         if "carry_out" in fl:
             ops.append("s6")
         srcs = [f"v[{20 + 2 * i}:{21 + 2 * i}]" if b == 64 else f"v{20 + 2 * i}"
                 for i, b in enumerate(info.src_bits)]
+        if info.name.startswith("v_s_"):
+            srcs = ["s20"]
         if info.name == "v_cndmask_b32" or ("carry_out" in fl and info.fmt == Fmt.VOP2):
             srcs[2] = "s8"
         nmods = next((int(f[-1]) for f in fl if f.startswith("mods")), 0)
