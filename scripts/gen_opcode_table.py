@@ -6,8 +6,9 @@ Coverage columns:
   RTL    the name is in hdl.simd.IMPLEMENTED (executed by the RTL SIMD; memory instructions:
          issued through its ports), if importable
   tests  "rt" = exercised by tests/test_isa_roundtrip.py (every opcode); "fw" = appears in the
-         disassembly of a firmware_tests kernel (when firmware_tests/manifest.py exists and the
-         kernels build)
+         disassembly of a firmware_tests kernel, OpenCL C built with stock flags (a VOPD half
+         marks the operation it performs), when firmware_tests/manifest.py exists and the
+         kernels build
 
 Usage:
   scripts/gen_opcode_table.py            write docs/opcodes.md
@@ -69,9 +70,10 @@ def firmware_opcodes(require_manifest: bool = True) -> set[str] | None:
         except Exception:
             return None
         for line in text.splitlines():
-            m = re.match(r"^\s+([a-z][a-z0-9_]+)\b.*//\s*[0-9A-F]{6,}:", line)
+            m = re.match(r"^\s+([a-z].*?)\s*//\s*[0-9A-F]{6,}:", line)
             if m:
-                names.add(_base(m.group(1)))
+                for half in m.group(1).split(" :: "):     # a VOPD pair: the operation of each half
+                    names.add(re.sub(r"^v_dual_", "v_", re.sub(r"_dpp$", "", _base(half.split()[0]))))
     return names
 
 
@@ -101,7 +103,8 @@ def render(fw: set[str] | None) -> str:
         "`tests/test_isa_roundtrip.py` (column tests: `rt`); `fw` marks opcodes that appear in "
         "the firmware_tests kernels. model = `sim` reference model "
         f"({'not present' if model is None else f'{len(model & {o.name for o in ops})} implemented'}), "
-        f"RTL = executed by the `hdl.simd` SIMD ({'not present' if rtl is None else f'{len(rtl & {o.name for o in ops})} implemented'}).",
+        f"RTL = executed by the `hdl.simd` SIMD ({'not present' if rtl is None else f'{len(rtl & {o.name for o in ops})} implemented'}; "
+        "not in their VOPD or DPP forms, which the RTL backends refuse before a launch: `dcu/rtlcheck.py`).",
         "",
         "VOP3 op: the opcode of the _e64 (VOP3/VOP3SD) encoding of a VOP1/VOP2/VOPC op. "
         "Widths in bits: dst, then the sources in order (src0, src1, src2; for memory ops the "
