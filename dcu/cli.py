@@ -610,11 +610,13 @@ def cmd_bench(ns: argparse.Namespace) -> int:
 def cmd_verilog(ns: argparse.Namespace) -> int:
     """``dcu verilog``: convert a block to Verilog (the whole DCU takes minutes)."""
     from hdl.config import get_config
-    from hdl.tops import TOPS, to_verilog
+    from hdl.tops import TOPS
+
+    from .vpost import block_verilog
 
     if ns.top not in TOPS:
         raise UsageError(f"unknown --top {ns.top!r}; choose one of {', '.join(TOPS)}")
-    text = to_verilog(ns.top, get_config(ns.config))
+    text = block_verilog(ns.top, get_config(ns.config))
     Path(ns.output).write_text(text)
     print(f"wrote {ns.output}: module {ns.top} ({ns.config}), {len(text.splitlines())} lines")
     if ns.lint:

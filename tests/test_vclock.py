@@ -1,8 +1,8 @@
-"""hdl/vclock.py: a register's next-state process written as its clocked block, and the
+"""dcu/vpost/vclock.py: a register's next-state process written as its clocked block, and the
 hardware unchanged.
 
 Registers updated in slices under several conditions, with a synchronous reset, every
-cycle, or from their own value go through :func:`hdl.vopt.simulation_verilog`: their
+cycle, or from their own value go through :func:`dcu.vpost.vopt.simulation_verilog`: their
 processes become clocked blocks, the result lints, and Icarus gives the same outputs on
 every cycle of a random stimulus as for Amaranth's own Verilog. A next state that anything
 else reads, and a process that also computes a value read elsewhere, stay as they are.
@@ -19,8 +19,8 @@ from amaranth.hdl import Cat, Module, Signal
 from amaranth.lib import memory, wiring
 from amaranth.lib.wiring import In, Out
 
-from hdl.vclock import clock_verilog
-from hdl.vopt import simulation_verilog
+from dcu.vpost.vclock import clock_verilog
+from dcu.vpost.vopt import simulation_verilog
 from tests.lint import lint_text
 
 

@@ -1,4 +1,4 @@
-"""hdl/vcse.py: identical definitions of unnamed nets merged, so that a compiled simulator
+"""dcu/vpost/vcse.py: identical definitions of unnamed nets merged, so that a compiled simulator
 computes each once; the Verilog still describes the same hardware (Icarus runs it)."""
 import re
 
@@ -6,8 +6,8 @@ from amaranth.hdl import Array, Cat, Module, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
-from hdl.vcse import merge_module
-from hdl.vopt import simulation_verilog
+from dcu.vpost.vcse import merge_module
+from dcu.vpost.vopt import simulation_verilog
 from tests.test_vclock import _same_as_amaranths_verilog
 
 

@@ -1,4 +1,4 @@
-"""hdl/vdedup.py: identical instances share one Verilog module, and the design is unchanged.
+"""dcu/vpost/vdedup.py: identical instances share one Verilog module, and the design is unchanged.
 
 A small design with two identical units, a third that differs only in a constant and
 nested submodules: after deduplication it has fewer modules, lints, and Icarus gives the
@@ -16,7 +16,7 @@ from amaranth.hdl import Module, Signal
 from amaranth.lib import memory, wiring
 from amaranth.lib.wiring import In, Out
 
-from hdl.vdedup import dedup_modules
+from dcu.vpost.vdedup import dedup_modules
 from tests.lint import LINT_FLAGS
 
 

@@ -156,7 +156,7 @@ def test_watchdog_reported(tmp_path):
 
 def test_build_verilog_lints():
     """The Verilog the backend compiles (the DCU with its memory) is lint-clean, except
-    for the "latches" hdl/vsink.py makes on purpose: a value computed inside the process
+    for the "latches" dcu/vpost/vsink.py makes on purpose: a value computed inside the process
     branch that uses it is a reg assigned on some paths only (read on those paths only)."""
     b = vl.build(PRESET, MIN_MEMORY_BYTES, 0x1000_0000, latency=MEMORY["latency"], reorder=MEMORY["reorder"])
     r = subprocess.run(["verilator", *LINT_FLAGS, "-Wno-LATCH", str(b.directory / f"{vl.TOP}.v")],

@@ -1,8 +1,8 @@
-"""hdl/vsink.py and hdl/vopt.py: logic moved into the process branches that use it, the
+"""dcu/vpost/vsink.py and dcu/vpost/vopt.py: logic moved into the process branches that use it, the
 design flattened below the kept depth, and the hardware unchanged.
 
 A small ALU (a ``Switch`` over operations of a submodule's results, registers with enables,
-a memory) through :func:`hdl.vopt.simulation_verilog`: assigns move into branches, the
+a memory) through :func:`dcu.vpost.vopt.simulation_verilog`: assigns move into branches, the
 result lints, and Icarus gives the same outputs on every cycle of a random stimulus as for
 Amaranth's own Verilog. A value that several statements of one branch read moves to the top
 of the innermost branch that holds them all (a case item's single statement becomes a block);
@@ -21,8 +21,8 @@ from amaranth.hdl import Cat, Module, Signal
 from amaranth.lib import memory, wiring
 from amaranth.lib.wiring import In, Out
 
-from hdl.vopt import simulation_verilog
-from hdl.vsink import sink_verilog
+from dcu.vpost.vopt import simulation_verilog
+from dcu.vpost.vsink import sink_verilog
 from tests.lint import lint_text
 from tests.test_vdedup import _simulate
 

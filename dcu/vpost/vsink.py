@@ -49,7 +49,7 @@ _PORT = re.compile(r"^  (input|output|inout)\b")
 _STMT = re.compile(r"^(\\\S+ |[A-Za-z_][A-Za-z0-9_$]*)(\[[^\]]*\])* += .*;$")
 
 
-def _idents(text: str) -> list[str]:
+def identifiers(text: str) -> list[str]:
     """The identifiers in ``text``, each once, in order of appearance."""
     return list(dict.fromkeys(t.rstrip() for t in _TOKEN.findall(text) if not t[0].isdigit() and "'" not in t))
 
@@ -136,7 +136,7 @@ def sink_module(lines: list[str]) -> tuple[list[str], int]:
             elif (m := _ASSIGN_CAT.match(line)) is not None:
                 name, lhs = m.group(2).rstrip(), m.group(1)
             else:
-                bad.update(_idents(line.split(" = ", 1)[0][9:]))
+                bad.update(identifiers(line.split(" = ", 1)[0][9:]))
                 continue
             assign_of[i] = (name, lhs, m.group(m.lastindex))
             node_lines[name].append(i)
@@ -144,13 +144,13 @@ def sink_module(lines: list[str]) -> tuple[list[str], int]:
             # a process or instance: a reg it assigns is not a wire; a wire is never
             # assigned there, but an instance output drives one
             if not line.startswith("   ") and not line.startswith("  always") and line.startswith("  "):
-                bad.update(_idents(line))
+                bad.update(identifiers(line))
     nodes = {n: None for n in node_lines if n in wires and n not in ports and n not in bad}
     rhs = {n: " ".join(assign_of[i][2] for i in node_lines[n]) for n in nodes}
     procs = single_target_processes(lines, ports)      # name -> (first line, last line)
     proc_of = {i: n for n, (a, b) in procs.items() for i in range(a, b + 1)}
     for n, (a, b) in procs.items():
-        rhs[n] = " ".join(x for x in _idents(" ".join(lines[a + 1:b])) if x != n)
+        rhs[n] = " ".join(x for x in identifiers(" ".join(lines[a + 1:b])) if x != n)
     tracked = {**nodes, **dict.fromkeys(procs)}     # in the text's order: the output does not depend on hashing
 
     # uses: a node's RHS, a statement or branch of a process (a site), or anything else.
@@ -159,7 +159,7 @@ def sink_module(lines: list[str]) -> tuple[list[str], int]:
     EAGER = ("eager",)
     uses: dict[str, set] = defaultdict(set)
     for n in nodes:
-        for u in _idents(rhs[n]):
+        for u in identifiers(rhs[n]):
             if u in tracked and u != n:
                 uses[u].add(("node", n))
     chain: dict[int, tuple[int, ...]] = {}
@@ -176,7 +176,7 @@ def sink_module(lines: list[str]) -> tuple[list[str], int]:
                 text = assign_of[i][2] + " " + assign_of[i][1]
             else:
                 text = line
-            for u in _idents(text):
+            for u in identifiers(text):
                 if u in tracked:
                     uses[u].add(EAGER)
             continue
@@ -190,7 +190,7 @@ def sink_module(lines: list[str]) -> tuple[list[str], int]:
             for j, _, kind in stack:
                 if kind == "label":
                     label_end[j] = i
-        ids = [u for u in _idents(line) if u in tracked and proc_of.get(i) != u]
+        ids = [u for u in identifiers(line) if u in tracked and proc_of.get(i) != u]
         chain[i] = tuple(j for j, _, _ in stack)
         site = EAGER
         if in_comb and indent > 4 and _STMT.match(stripped):
@@ -216,14 +216,14 @@ def sink_module(lines: list[str]) -> tuple[list[str], int]:
     for root in tracked:                 # iterative DFS, post-order over producer edges
         if root in state:
             continue
-        stack = [(root, iter(_idents(rhs[root])))]
+        stack = [(root, iter(identifiers(rhs[root])))]
         state.add(root)
         while stack:
             n, it = stack[-1]
             for u in it:
                 if u in tracked and u not in state:
                     state.add(u)
-                    stack.append((u, iter(_idents(rhs[u]))))
+                    stack.append((u, iter(identifiers(rhs[u]))))
                     break
             else:
                 stack.pop()
@@ -317,7 +317,7 @@ def _guard_text(cond: str) -> tuple[str, str, str]:
 def module_ports(lines: list[str]) -> set[str]:
     """The names of the ports that a module body declares."""
     return {n for line in lines if _PORT.match(line)
-            for n in _idents(line.split("]")[-1] if "]" in line else line[8:])}
+            for n in identifiers(line.split("]")[-1] if "]" in line else line[8:])}
 
 
 def single_target_processes(lines: list[str], ports: set[str]) -> dict[str, tuple[int, int]]:
@@ -335,7 +335,7 @@ def single_target_processes(lines: list[str], ports: set[str]) -> dict[str, tupl
         elif start is not None and (m := _STMT.match(line.lstrip())):
             targets.add(m.group(1).rstrip())
         elif start is not None and line.lstrip().startswith("{") and " = " in line:
-            targets.update(_idents(line.split(" = ", 1)[0]))     # slices assigned together
+            targets.update(identifiers(line.split(" = ", 1)[0]))     # slices assigned together
     return found
 
 
@@ -416,13 +416,13 @@ def _guards(lines, order, uses, target, chain, path, dead, procs, rhs, unread, p
                 mine = [guard[s[1]] for s in uses[n] if s[0] == "node" and s[1] in guard and guard[s[1]] in g]
                 guard[n] = min(mine) if mine else min(g)
         moved = set(guard) | {n for n, t in target.items() if t}
-        reads = {c: {u for u in _idents(c) if u in moved} for c in set(guard.values())}
+        reads = {c: {u for u in identifiers(c) if u in moved} for c in set(guard.values())}
         # a condition read from nodes that would go under guards of their own keeps them
         # eager instead (a flag is cheaper to compute than what it guards)
         pin = {u for us in reads.values() if us and us <= guard.keys() for u in us}
         bad = {c for c, us in reads.items() if us and not us <= guard.keys()}
         # a process under a condition computed from its own output would make a loop
-        bad |= {c for n, c in guard.items() if n in procs and n in _producers(_idents(c), rhs, procs)}
+        bad |= {c for n, c in guard.items() if n in procs and n in _producers(identifiers(c), rhs, procs)}
         if not bad and not pin:
             break
         banned |= bad
@@ -445,7 +445,7 @@ def _producers(names, rhs, procs) -> set[str]:
         seen.add(n)
         if n in procs:
             found.add(n)
-        todo.extend(_idents(rhs.get(n, "")))
+        todo.extend(identifiers(rhs.get(n, "")))
     return found
 
 

@@ -1,8 +1,8 @@
 """Verilog for compiled simulation: Amaranth's netlist flattened below a chosen depth,
-identical modules shared (:mod:`hdl.vdedup`), identical nets computed once
-(:mod:`hdl.vcse`), combinational logic moved into the
-process branches that use it (:mod:`hdl.vsink`) and registers' next states into their
-clocked blocks (:mod:`hdl.vclock`), so that Verilator evaluates a unit's operations only
+identical modules shared (:mod:`dcu.vpost.vdedup`), identical nets computed once
+(:mod:`dcu.vpost.vcse`), combinational logic moved into the
+process branches that use it (:mod:`dcu.vpost.vsink`) and registers' next states into their
+clocked blocks (:mod:`dcu.vpost.vclock`), so that Verilator evaluates a unit's operations only
 when their result is selected, copies a register only when it changes and tests a memory
 write port's byte or lane enables only when it writes (and writes a whole word, masked, when
 it is the memory's only port)
@@ -13,7 +13,7 @@ writes one module per instance. Here the same RTLIL goes through the same passes
 ``flatten``, with the modules at most ``keep_depth`` levels below the top kept as modules
 (``keep_hierarchy``): in a HostTop that keeps ``hosttop``, ``hosttop.dcu`` and the blocks of
 the DCU (the four SIMDs, caches, LDS, dispatcher), each of which becomes one module that
-:func:`hdl.vsink.sink_module` can see whole.
+:func:`dcu.vpost.vsink.sink_module` can see whole.
 """
 from __future__ import annotations
 
@@ -51,9 +51,9 @@ def rtlil_to_verilog(rtlil_text: str, top: str, keep_depth: int | None = 2) -> s
 def simulation_verilog(top, name: str, *, keep_depth: int | None = 2, sink: bool = True,
                        stats: dict | None = None) -> str:
     """The Verilog of ``top`` (module ``name``) for a compiled simulator; with ``sink``,
-    identical nets merged (:mod:`hdl.vcse`), the logic moved into the branches that use it
-    (:mod:`hdl.vsink`) and registers' next states into their clocked blocks
-    (:mod:`hdl.vclock`)."""
+    identical nets merged (:mod:`dcu.vpost.vcse`), the logic moved into the branches that use it
+    (:mod:`dcu.vpost.vsink`) and registers' next states into their clocked blocks
+    (:mod:`dcu.vpost.vclock`)."""
     import time
     from amaranth.back import rtlil
     from .vclock import clock_verilog, guard_writes_verilog, mask_writes_verilog

@@ -7,7 +7,7 @@ selected a 512-bit slot ten times per response. Synthesis merges such copies
 (``opt_merge``); Verilator evaluates every one.
 
 :func:`merge_verilog` keeps one of each group of identical definitions of a module's
-unnamed nets (Amaranth's ``$N`` nets, ``n_..._N`` after :mod:`hdl.vdedup`) and reads it
+unnamed nets (Amaranth's ``$N`` nets, ``n_..._N`` after :mod:`dcu.vpost.vdedup`) and reads it
 wherever the others were read. Two definitions are identical when they declare the same
 type and width and their text is the same once the defined net's own name is left out:
 an ``assign`` of the whole net, or an ``always @*`` process that assigns that net only.
@@ -15,8 +15,8 @@ Merging one group can make others identical (the readers of merged nets), so it 
 until nothing changes. Ports and named signals are never removed. The hardware the Verilog
 describes is the same.
 
-The Verilog must be as ``yosys write_verilog`` writes it (see :mod:`hdl.vsink`); run this
-before :func:`hdl.vsink.sink_verilog`, on the plain ``assign`` s and processes.
+The Verilog must be as ``yosys write_verilog`` writes it (see :mod:`dcu.vpost.vsink`); run this
+before :func:`dcu.vpost.vsink.sink_verilog`, on the plain ``assign`` s and processes.
 """
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ from .vsink import each_module, module_ports, single_target_processes
 __all__ = ["merge_module", "merge_verilog"]
 
 _IDENT = re.compile(r"\\\S+|[A-Za-z_][\w$]*")
-_UNNAMED = re.compile(r"n_d+\d+_\d+$")          # hdl.vdedup's name for a ``$N`` net
+_UNNAMED = re.compile(r"n_d+\d+_\d+$")          # dcu.vpost.vdedup's name for a ``$N`` net
 _DECL = re.compile(r"^  (wire|reg)( signed)?( \[\d+:\d+\])? (\S+) ?(?: = .*)?;$")
 _ASSIGN = re.compile(r"^  assign (\S+) +=(?!=) (.*);$")
 

@@ -23,7 +23,7 @@ which updates ``q`` only when a branch assigns it: the same flip-flops and the s
 flip-flop reads ``n``. A process qualifies when every signal it assigns is either such an
 ``n`` (first set whole at the top of the process, from ``q`` or from a new value, read
 nowhere but by its flip-flop, all of them on one clock) or a temporary that nothing
-outside the process reads (the assigns :mod:`hdl.vsink` moved into it); it stays as it
+outside the process reads (the assigns :mod:`dcu.vpost.vsink` moved into it); it stays as it
 is otherwise.
 
 Verilator gives ``q`` a shadow copy, copied in and out on every clock edge, when the value
@@ -37,15 +37,15 @@ lane under a test of any enable (:func:`guard_writes_module`), and
 :func:`mask_writes_verilog` then writes such a port as one masked write of the whole word
 when it is its memory's only port (:func:`mask_writes_module`).
 
-The Verilog must be as ``yosys write_verilog`` writes it (see :mod:`hdl.vsink`); run this
-after :func:`hdl.vsink.sink_verilog`, which fills the processes with their temporaries.
+The Verilog must be as ``yosys write_verilog`` writes it (see :mod:`dcu.vpost.vsink`); run this
+after :func:`dcu.vpost.vsink.sink_verilog`, which fills the processes with their temporaries.
 """
 from __future__ import annotations
 
 import re
 from collections import Counter
 
-from .vsink import _idents as _names, each_module
+from .vsink import each_module, identifiers
 
 __all__ = ["clock_module", "clock_verilog", "guard_writes_module", "guard_writes_verilog", "mask_writes_module",
            "mask_writes_verilog"]
@@ -78,7 +78,7 @@ def clock_module(lines: list[str]) -> tuple[list[str], int]:
         if d and not d.group(3):     # a register with an initial value is a flip-flop, and its line a use
             decls[d.group(2).rstrip()] = i
         else:
-            uses.update(_names(line))
+            uses.update(identifiers(line))
 
     out_of = set()                   # lines to drop: the moved flip-flops and next-state declarations
     replace = {}                     # first line of a process -> its new lines
@@ -99,7 +99,7 @@ def clock_module(lines: list[str]) -> tuple[list[str], int]:
                     assigned.setdefault(m.group(1).rstrip(), k)
                 else:
                     plain = False
-            inside.update(_names(line))
+            inside.update(identifiers(line))
         nexts = {n: flops[n] for n in assigned if n in flops}
         ok = plain and bool(nexts) and len({clock for _, clock, _ in nexts.values()}) == 1
         for name, first in assigned.items():
@@ -157,7 +157,7 @@ def _inline_temporaries(block: list[str], regs: set[str], temps: dict, inside: C
     update, and read nowhere else, and nothing assigned in between is read by its expression.
     Verilator keeps a shadow copy of ``q``, copied in and out on every clock edge, when the
     value given to ``q`` comes through a temporary that reads ``q`` (``t = q | x; q <= t;``,
-    as :mod:`hdl.vsink` writes it); ``q <= q | x;`` it updates in place. Returns the block
+    as :mod:`dcu.vpost.vsink` writes it); ``q <= q | x;`` it updates in place. Returns the block
     and the temporaries that are gone."""
     block, inlined = list(block), []
     for k, line in enumerate(block):
@@ -172,7 +172,7 @@ def _inline_temporaries(block: list[str], regs: set[str], temps: dict, inside: C
             continue
         j = defs[0]
         expr = block[j].split("=", 1)[1].strip()[:-1]     # an escaped name keeps the space that ends it
-        reads = set(_names(expr))
+        reads = set(identifiers(expr))
         if any(_LHS.match(x) and _LHS.match(x).group(1).rstrip() in reads
                for x in block[j + 1:k] if x is not None):
             continue
@@ -193,7 +193,7 @@ def _temporaries_apart(block: list[str], regs: set[str], temps: set[str],
     for line in block:
         m = _LHS.match(line)
         if m and m.group(1).rstrip() in temps:
-            reads.setdefault(m.group(1).rstrip(), set()).update(_names((m.group(2) or "") + line.split("=", 1)[1]))
+            reads.setdefault(m.group(1).rstrip(), set()).update(identifiers((m.group(2) or "") + line.split("=", 1)[1]))
 
     def reaches(names, seen):
         for n in names:
@@ -206,7 +206,7 @@ def _temporaries_apart(block: list[str], regs: set[str], temps: set[str],
         return False
 
     updates = [k for k, line in enumerate(block) if _NBA.match(line)]
-    if not any(reaches([n for n in _names(block[k].split("<=", 1)[1]) if n in reads], set()) for k in updates):
+    if not any(reaches([n for n in identifiers(block[k].split("<=", 1)[1]) if n in reads], set()) for k in updates):
         return None
 
     def without(lines, drop):        # a case item's only statement becomes a null statement
@@ -258,8 +258,8 @@ def _reads(line: str, name: str) -> bool:
     """``line`` reads ``name`` (anywhere but as the target of its assignment)."""
     m = _LHS.match(line)
     if m and m.group(1).rstrip() == name:
-        return name in _names((m.group(2) or "") + line.split("=", 1)[1])
-    return name in _names(line)
+        return name in identifiers((m.group(2) or "") + line.split("=", 1)[1])
+    return name in identifiers(line)
 
 
 def _nonblocking(rest: str) -> str:
