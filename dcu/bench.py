@@ -28,7 +28,7 @@ MODEL_SPEED_TESTS = ("saxpy_cl", "matmul_tile_cl", "lds_reduce_cl", "divergence_
 def _model_speed(repeats: int = 3) -> dict:
     """Wave-instructions per second of the reference model on several firmware kernels."""
     from firmware_tests.manifest import TESTS, get
-    from firmware_tests.runner import run_firmware
+    from dcu.firmware import run_firmware
     names = [n for n in MODEL_SPEED_TESTS if any(t.name == n for t in TESTS)]
     rows = []
     for name in names:
@@ -790,7 +790,7 @@ def _kernels(config: str = "tiny", backend: str | None = None, seed: int = 0) ->
     SIMDs, checked against the golden output on the way. ``backend``: ``verilator`` when it
     can build here, else ``rtl`` (on one reused simulator)."""
     from firmware_tests.manifest import TESTS
-    from firmware_tests.runner import issue_mismatches, run_firmware
+    from dcu.firmware import issue_mismatches, run_firmware
     from hdl.config import ResourceError
     from .rtl import RtlError
     from .rtlcheck import RtlUnsupportedError
@@ -821,7 +821,7 @@ def _kernels(config: str = "tiny", backend: str | None = None, seed: int = 0) ->
                      "max_resident": c["dispatch.max_resident"]})
     return {"benchmark": "kernels", "backend": backend, "config": config, "memory_seed": seed,
             "note": "checked: outputs equal the golden ones, and the instructions issued (by group), waves and "
-                    "workgroups equal the model's (firmware_tests.runner.issue_mismatches; tests/test_dcu.py's "
+                    "workgroups equal the model's (dcu.firmware.issue_mismatches; tests/test_dcu.py's "
                     "checks); counters summed over the four SIMDs",
             "seconds": round(time.perf_counter() - t0, 1), "failed": failed, "skipped": skipped, "rows": rows}
 

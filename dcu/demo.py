@@ -20,7 +20,7 @@ def main(argv=None) -> int:
     p.add_argument("--no-rtl", action="store_true", help="skip the RTL run")
     a = p.parse_args(argv)
     from firmware_tests.manifest import get
-    from firmware_tests.runner import run_firmware
+    from dcu.firmware import run_firmware
     test = get(a.test)
     # both runs of the RTL's VOPD-free build, so that their instruction counts compare
     model = run_firmware(test, backend="model", config=a.config, vopd=False)

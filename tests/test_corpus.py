@@ -22,7 +22,7 @@ import isa
 from dcu import toolchain
 from dcu.rtlcheck import RtlUnsupportedError, kernel_instructions, unsupported
 from firmware_tests.manifest import HERE, TESTS
-from firmware_tests.runner import run_firmware
+from dcu.firmware import run_firmware
 from tests.asmutil import needs_llvm
 from tests.test_isa_roundtrip import norm
 
@@ -106,7 +106,7 @@ def test_every_opcode_clang_emits_is_in_isa_disassembles_and_runs():
 
 # ------------------------------------------------------------------------ VOPD on and off
 def _vopd_words(test) -> int:
-    from firmware_tests.runner import program
+    from dcu.firmware import program
     kernel = program(test, vopd=True).kernel(test.kernel)
     return sum(f.form == "VOPD" for f in kernel_instructions(kernel))
 

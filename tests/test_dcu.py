@@ -21,7 +21,7 @@ import dcu
 from dcu.rtl import RtlError
 from dcu.rtlcheck import RtlUnsupportedError
 from firmware_tests.manifest import TESTS, get
-from firmware_tests.runner import issue_mismatches, run_firmware
+from dcu.firmware import issue_mismatches, run_firmware
 from hdl.config import ResourceError, get_config
 from hdl.dcu import DCU
 from tests.asmutil import needs_llvm
@@ -107,7 +107,7 @@ def test_session_reset_leaves_nothing_of_the_previous_dispatch():
     instruction, scalar and L0 caches in between."""
     from dcu.launch import _dims, prepare
     from dcu.rtl import RtlSession
-    from firmware_tests.runner import HERE
+    from dcu.firmware import HERE
     from hdl.config import get_config
     cfg = get_config("tiny")
     session = RtlSession(cfg)

@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from firmware_tests.manifest import TESTS
-from firmware_tests.runner import run_firmware
+from dcu.firmware import run_firmware
 from tests.asmutil import needs_llvm
 
 pytestmark = needs_llvm

@@ -22,7 +22,7 @@ import pytest
 from amaranth.sim import Simulator
 
 from firmware_tests.manifest import TESTS
-from firmware_tests.runner import HERE, compare
+from dcu.firmware import HERE, compare
 from hdl.config import get_config
 from isa import Fmt
 from tests.asmutil import needs_llvm

@@ -27,7 +27,7 @@ from dcu.launch import LaunchError
 from dcu.rtl import RtlError
 from dcu.rtlcheck import RtlUnsupportedError
 from firmware_tests.manifest import TESTS, get, path
-from firmware_tests.runner import issue_mismatches, run_firmware
+from dcu.firmware import issue_mismatches, run_firmware
 from hdl.config import ResourceError, get_config
 from tests.asmutil import needs_llvm
 from tests.lint import LINT_FLAGS

@@ -1,4 +1,5 @@
-"""Run a firmware test on any backend and compare with its golden output.
+"""Run a firmware test (``firmware_tests.manifest``) on any backend and compare with its
+golden output.
 
 The one place where golden checks live: pytest, the demo, ``dcu bench`` and the later RTL
 and cocotb runs all call :func:`run_firmware`.
@@ -10,7 +11,9 @@ from pathlib import Path
 
 import numpy as np
 
-HERE = Path(__file__).resolve().parent
+from firmware_tests.manifest import HERE as _FIRMWARE_DIR
+
+HERE = Path(_FIRMWARE_DIR)
 
 
 @dataclass
@@ -65,13 +68,13 @@ def compare(expected: np.ndarray, got: np.ndarray, ulp_tol: int, label: str) -> 
 def program(test, vopd: bool = True):
     """The test's kernel source built and loaded (``dcu.launch.Program``); ``vopd=False`` builds
     OpenCL C without VOPD dual-issue words, as the RTL backends need."""
-    from dcu.launch import load_program
+    from .launch import load_program
     return load_program(HERE / test.source, wgp=test.wgp, vopd=vopd, options=test.cl_options)
 
 
 def rtl_refusal(test) -> str | None:
     """Why the RTL backends refuse the test's (VOPD-free) kernel, or None when they run it."""
-    from dcu.rtlcheck import RtlUnsupportedError, refuse_unsupported
+    from .rtlcheck import RtlUnsupportedError, refuse_unsupported
     try:
         refuse_unsupported(program(test, vopd=False).kernel(test.kernel), "rtl")
     except RtlUnsupportedError as e:
@@ -86,7 +89,7 @@ def run_firmware(test, backend: str = "model", config: str = "default", seed: in
     ``vopd=False`` builds OpenCL C without VOPD (the RTL backends refuse VOPD words)."""
     if memory_seed is not None:
         launch_kw["seed"] = memory_seed
-    from dcu.launch import launch
+    from .launch import launch
     rng = np.random.default_rng(seed)
     args = test.make_args(rng)
     inputs = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
