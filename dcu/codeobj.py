@@ -196,6 +196,16 @@ class KernelInfo:
     metadata: dict = field(repr=False, compare=False, hash=False)
 
     @property
+    def uses_dynamic_stack(self) -> bool:
+        """properties[11]: the kernel's stack may outgrow :attr:`private_segment_size`."""
+        return bool(_bits(self.properties, 11, 11))
+
+    @property
+    def enable_private_segment(self) -> bool:
+        """rsrc2[0]: waves get a private (scratch) segment (gfx12: architected flat scratch)."""
+        return bool(_bits(self.rsrc2, 0, 0))
+
+    @property
     def lds_bytes(self) -> int:
         """Alias of :attr:`group_segment_size`."""
         return self.group_segment_size

@@ -170,6 +170,21 @@ def _kernarg_layout(kernel: KernelInfo, args: Sequence):
     return layout
 
 
+# Private bytes per lane a kernel with a dynamic stack gets beyond its fixed size: HIP's default
+# stack limit (hipLimitStackSize, 1 KiB per work-item).
+DYNAMIC_STACK_BYTES = 1024
+
+
+def private_lane_bytes(kernel: KernelInfo) -> int:
+    """Private (scratch) bytes each lane gets: the descriptor's fixed size (+4) rounded up to a
+    dword, as the command processor rounds it (LLVM AMDGPUUsage, "Private Segment Size"), or at
+    least ``DYNAMIC_STACK_BYTES`` when the kernel has a dynamic stack."""
+    size = kernel.private_segment_size
+    if kernel.uses_dynamic_stack:
+        size = max(size, DYNAMIC_STACK_BYTES)
+    return -(-size // 4) * 4
+
+
 def _user_sgprs(kernel: KernelInfo, kernarg_addr: int, dispatch_addr: int) -> dict[int, int]:
     """Initial user SGPRs in the order the descriptor's enable bits define (AMDGPU ABI)."""
     props, regs, n = kernel.properties, {}, 0
@@ -183,9 +198,11 @@ def _user_sgprs(kernel: KernelInfo, kernarg_addr: int, dispatch_addr: int) -> di
             regs[n], regs[n + 1] = dispatch_addr & 0xFFFF_FFFF, dispatch_addr >> 32
         elif what == "kernarg_segment_ptr":
             regs[n], regs[n + 1] = kernarg_addr & 0xFFFF_FFFF, kernarg_addr >> 32
-        elif what in ("dispatch_id", "private_segment_size"):
+        elif what == "dispatch_id":
             for k in range(size):
                 regs[n + k] = 0
+        elif what == "private_segment_size":
+            regs[n] = private_lane_bytes(kernel)
         else:
             raise LaunchError(f"kernel {kernel.name} asks for the {what} user SGPRs, which this device does not provide")
         n += size
@@ -260,10 +277,16 @@ def prepare(kernel: KernelInfo, grid, block, args: Sequence, max_instructions: i
     mem.write_bytes(ka.base, bytes(kernarg))
     packet = mem.allocate(64, "dispatch_packet")
     mem.write_bytes(packet.base, _dispatch_packet(grid, block, kernel, ka.base))
+    # The model runs one workgroup at a time: its waves are the ones resident, each with a
+    # private segment of 32 interleaved lanes (sim.scratch).
+    lane_bytes = private_lane_bytes(kernel)
+    waves = -(-block[0] * block[1] * block[2] // 32)
+    scratch = mem.allocate(waves * 32 * lane_bytes, "scratch") if lane_bytes else None
     dispatch = Dispatch(entry=image.base + kernel.entry, grid=grid, block=block, vgprs=kernel.vgpr_alloc,
                         lds_bytes=kernel.group_segment_size, kernarg_addr=ka.base,
                         user_sgprs=_user_sgprs(kernel, ka.base, packet.base),
-                        workitem_id_dims=kernel.workitem_id_enable + 1, max_instructions=max_instructions)
+                        workitem_id_dims=kernel.workitem_id_enable + 1, max_instructions=max_instructions,
+                        scratch_lane_bytes=lane_bytes, scratch_base=scratch.base if scratch else 0)
     return Prepared(mem, code, image.base, dispatch, buffers, list(args))
 
 
@@ -305,9 +328,10 @@ def launch(kernel: KernelInfo, grid, block, args: Sequence, backend: str = "mode
     if vcd and backend == "model":
         raise LaunchError("a waveform (vcd) needs an RTL backend")
     grid, block = _dims(grid), _dims(block)
-    if kernel.private_segment_size:
-        raise LaunchError(f"kernel {kernel.name} needs {kernel.private_segment_size} bytes of scratch per lane; "
-                          "this device has no scratch memory")
+    if backend in ("rtl", "verilator") and private_lane_bytes(kernel):
+        raise LaunchError(f"kernel {kernel.name} cannot run on backend {backend!r}: it uses "
+                          f"{private_lane_bytes(kernel)} bytes of private (scratch) memory per lane, which "
+                          "the RTL does not implement; backend 'model' runs it")
     if kernel.reqd_workgroup_size and tuple(kernel.reqd_workgroup_size) != block:
         raise LaunchError(f"kernel {kernel.name} requires block {tuple(kernel.reqd_workgroup_size)}, got {block}")
     from hdl.config import get_config
@@ -337,6 +361,9 @@ def launch(kernel: KernelInfo, grid, block, args: Sequence, backend: str = "mode
     checks = [fits,
               f"all {stats.waves} waves of {stats.workgroups} workgroups reached s_endpgm; "
               f"every one of {stats.global_accesses} global accesses fell inside its buffer"]
+    if prep.dispatch.scratch_lane_bytes:
+        checks.append(f"every private (scratch) access fell inside its lane's "
+                      f"{prep.dispatch.scratch_lane_bytes}-byte segment")
     report = RunReport(kernel.name, backend, cfg.name, grid, block, stats.instructions,
                        dict(stats.by_kind), None, counters, checks)
     return Run(out, report)

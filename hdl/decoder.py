@@ -23,7 +23,7 @@ from amaranth.lib.wiring import In, Out
 from isa import OPCODES, Fmt, OpInfo
 from isa import operands as O
 # The Python decoder's own tables, so that both decoders follow one set of rules.
-from isa.decoder import _BASE_WORDS, _DPP_CODES, _SRC_FIELDS, _fmt_of, _raw_op
+from isa.decoder import _BASE_WORDS, _DPP_CODES, _SRC_FIELDS, VMEM_FMTS, _fmt_of, _raw_op
 
 from .isa_tables import FmtId, Kind, OpId, info_of, ops_of
 from .layouts import DecodedInst
@@ -139,7 +139,7 @@ def op_properties(info: OpInfo, enc: Fmt) -> dict:
         p["vaddr_dw"] = 1
         for i, bits in enumerate(info.src_bits[1:3]):
             p[f"data{i}_dw"] = _dw(bits)
-    elif enc == Fmt.VGLOBAL:
+    elif enc in VMEM_FMTS:
         if info.kind == "vmem_load":
             p["vdst_dw"] = _dw(info.dst_bits)
         if len(info.src_bits) > 1:
@@ -156,6 +156,7 @@ def op_properties(info: OpInfo, enc: Fmt) -> dict:
         or (enc == Fmt.SOPK and name.startswith(("s_addk_", "s_cmpk_"))))
     p["reads_dst"] = int(
         "mac" in fl or "writelane" in fl
+        or ("d16" in fl and info.kind in ("vmem_load", "ds_load"))   # merged into half a VGPR
         or (enc in _VALU_FMTS and info.dst_bits == 16)      # merged into half a VGPR
         or name.startswith(("s_cmov", "s_bitset", "s_addk_", "s_mulk_")))
     return p
@@ -282,7 +283,7 @@ class Decoder(wiring.Component):
             return [inst.offset0.eq(w0[0:8]), inst.offset1.eq(w0[8:16]),
                     inst.offset.eq(w0[0:16]), inst.vdst.eq(w1[24:32]), inst.data1.eq(w1[16:24]),
                     inst.data0.eq(w1[8:16]), inst.vaddr.eq(w1[0:8])]
-        if fmt == Fmt.VGLOBAL:
+        if fmt in VMEM_FMTS:
             return [inst.vdst.eq(w1[0:8]), inst.data0.eq(w1[23:31]), inst.vaddr.eq(w2[0:8]),
                     inst.saddr.eq(w0[0:7]), inst.offset.eq(w2[8:32].as_signed()),
                     inst.th.eq(w1[20:23]), inst.scope.eq(w1[18:20])]
@@ -322,9 +323,14 @@ class Decoder(wiring.Component):
         if e32 and len(info.src_bits) == 3:
             stmts.append(t.src2.eq(O.VCC_LO))
 
-        if enc == Fmt.VGLOBAL and info.kind != "cache":
-            stmts.append(inst.vaddr_dw.eq(Mux(w0[0:7] == O.SOFFSET_NONE,
-                                              _dw(info.src_bits[0]), 1)))
+        if enc in VMEM_FMTS and info.kind != "cache":
+            if enc == Fmt.VGLOBAL:             # a 64-bit address, or a 32-bit offset to saddr
+                stmts.append(inst.vaddr_dw.eq(Mux(w0[0:7] == O.SOFFSET_NONE,
+                                                  _dw(info.src_bits[0]), 1)))
+            elif enc == Fmt.VSCRATCH:          # the offset VGPR is read iff sve
+                stmts.append(inst.vaddr_dw.eq(w1[17]))
+            else:
+                stmts.append(inst.vaddr_dw.eq(_dw(info.src_bits[0])))
             if "th_return" in fl:              # returns the old value iff th[0]
                 stmts.append(inst.vdst_dw.eq(Mux(w1[20], _dw(info.dst_bits), 0)))
         return stmts

@@ -11,7 +11,7 @@ from amaranth.hdl import unsigned
 
 from isa import OPCODES, Fmt
 
-__all__ = ["OpId", "Kind", "FmtId", "ops_of", "info_of"]
+__all__ = ["OpId", "Kind", "FmtId", "ops_of", "info_of", "rtl_memory_op"]
 
 def _make_enum(name: str, members, width: int):
     """An ``amaranth.lib.enum.Enum`` with an explicit shape, built from a member list."""
@@ -42,6 +42,17 @@ FmtId = _make_enum("FmtId", [(f.name, i) for i, f in enumerate(Fmt)], len(Fmt).b
 def info_of(op: "OpId"):
     """The ``isa.OpInfo`` behind an OpId."""
     return _INFO[op.name.lower()]
+
+
+def rtl_memory_op(info) -> bool:
+    """False for the memory opcodes the RTL decodes but its memory units do not execute:
+    private (VSCRATCH) and flat (VFLAT) accesses, the d16 forms and the atomics beyond
+    ``hdl.atomic.AtomicOp`` (64-bit, mask-or, float); launches refuse them (``dcu.rtlcheck``)."""
+    if info.fmt in (Fmt.VSCRATCH, Fmt.VFLAT) or "d16" in info.flags:
+        return False
+    if info.kind in ("ds_atomic", "vmem_atomic"):
+        return info.data_bits == 32 and "mskor" not in info.name and not info.name.endswith("_f32")
+    return True
 
 
 def ops_of(kind: str) -> list:

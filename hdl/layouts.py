@@ -40,7 +40,7 @@ __all__ = ["DecodedInst"]
 #: ``reads_vcc`` (``v_div_fmas_f32``, ``s_cbranch_vcc*``), ``writes_exec`` (``v_cmpx_*``,
 #: saveexec/wrexec), ``reads_scc`` / ``writes_scc`` (SALU, ``s_cbranch_scc*``) and
 #: ``reads_dst`` (the old destination is an input: MAC ops, ``v_writelane_b32``, 16-bit VALU
-#: results merged into half a VGPR, ``s_cmov*``, ``s_bitset*``, ``s_addk``/``s_mulk``/
+#: results and d16 loads merged into half a VGPR, ``s_cmov*``, ``s_bitset*``, ``s_addk``/``s_mulk``/
 #: ``s_cmovk``).
 DecodedInst = data.StructLayout({
     "valid": 1,                  # a legal instruction was decoded

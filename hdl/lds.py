@@ -33,7 +33,7 @@ from amaranth.utils import exact_log2
 from .atomic import ATOMIC_OF, AtomicOp, atomic_result
 from .bitops import encode_onehot, lowest_bit, tree_or
 from .config import DCUConfig
-from .isa_tables import info_of, ops_of
+from .isa_tables import info_of, ops_of, rtl_memory_op
 from .simd import LANES, ReqRow, VecMemReq, VecMemResp
 
 __all__ = ["LDS", "LdsAlloc", "LdsError", "LdsErrorCause", "IMPLEMENTED"]
@@ -133,7 +133,7 @@ def _ctl_of(op) -> dict:
     return c
 
 
-_DS_OPS = [op for k in ("ds_load", "ds_store", "ds_atomic") for op in ops_of(k)]
+_DS_OPS = [op for k in ("ds_load", "ds_store", "ds_atomic") for op in ops_of(k) if rtl_memory_op(info_of(op))]
 
 #: DS mnemonics the LDS executes.
 IMPLEMENTED = frozenset(op.name.lower() for op in _DS_OPS)

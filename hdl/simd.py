@@ -32,7 +32,7 @@ from isa.operands import inline_constant
 from .bitops import mux_tree
 from .config import DCUConfig
 from .decoder import Decoder, is_branch_word
-from .isa_tables import Kind, OpId, info_of
+from .isa_tables import Kind, OpId, info_of, rtl_memory_op
 from .salu import SALU
 from .salu_shared import SALUShared
 from .valu_fp import VALUFloat
@@ -1480,7 +1480,7 @@ def _implemented() -> frozenset:
            "sbranch", "swait", "shint", "sbarrier", "sendpgm"}
     names = set(salu_ops) | set(int_ops) | {o.name.lower() for o in FP_OPS} | {o.name.lower() for o in trans_ops}
     names |= {"v_readfirstlane_b32", "v_readlane_b32", "v_writelane_b32"}
-    names |= {o.name.lower() for o in _ops(lambda i: i.kind in own)}
+    names |= {o.name.lower() for o in _ops(lambda i: i.kind in own and rtl_memory_op(i))}
     return frozenset(names)
 
 

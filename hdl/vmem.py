@@ -41,7 +41,7 @@ from amaranth.utils import exact_log2
 from .atomic import ATOMIC_OF, AtomicOp
 from .bitops import rr_grant
 from .config import DCUConfig
-from .isa_tables import OpId, info_of, ops_of
+from .isa_tables import OpId, info_of, ops_of, rtl_memory_op
 from .l0 import LINE_BITS, L0Array, lowest_one, onehot_index, or_tree
 from .memport import ADDR_BITS, CLIENT_TAG_BITS, LINE_BYTES, MemKind, MemReq, MemResp
 from .simd import SEQ, ReqRow, VecMemReq, VecMemResp
@@ -93,17 +93,22 @@ COUNTERS = ("instructions", "lines", "hits", "misses", "atomics", "rq_occupancy"
 CountersLayout = data.StructLayout({name: 32 for name in COUNTERS})
 
 
+def rtl_ops(kind: str) -> list:
+    """The OpIds of one kind of global memory instruction that the unit executes."""
+    return [op for op in ops_of(kind) if rtl_memory_op(info_of(op))]
+
+
 def op_table() -> dict:
     """``{OpId: (OpKind, bytes per lane, Ext, result dwords, AtomicOp or None)}`` for every
     global memory instruction, from the ISA tables."""
     table = {}
-    for op in ops_of("vmem_load"):
+    for op in rtl_ops("vmem_load"):
         info = info_of(op)
         ext = Ext[op.name.rsplit("_", 1)[1]] if op.name.rsplit("_", 1)[1] in Ext.__members__ else Ext.RAW
         table[op] = (OpKind.LOAD, info.data_bits // 8, ext, max(1, info.dst_bits // 32), None)
-    for op in ops_of("vmem_store"):
+    for op in rtl_ops("vmem_store"):
         table[op] = (OpKind.STORE, info_of(op).data_bits // 8, Ext.RAW, 0, None)
-    for op in ops_of("vmem_atomic"):
+    for op in rtl_ops("vmem_atomic"):
         table[op] = (OpKind.ATOMIC, 4, Ext.RAW, 1, ATOMIC_OF[op])
     table[OpId.GLOBAL_INV] = (OpKind.INV, 0, Ext.RAW, 0, None)
     table[OpId.GLOBAL_WB] = (OpKind.WB, 0, Ext.RAW, 0, None)

@@ -69,6 +69,11 @@ def _sext(v: int, bits: int) -> int:
     return v - (1 << bits) if v & (1 << (bits - 1)) else v
 
 
+# the three 96-bit vector memory encodings share one layout; dword 0 bits [31:24] tell them apart
+_VMEM_PREFIX = {0xEC: Fmt.VFLAT, 0xED: Fmt.VSCRATCH, 0xEE: Fmt.VGLOBAL}
+VMEM_FMTS = tuple(_VMEM_PREFIX.values())
+
+
 def _fmt_of(w0: int) -> Fmt | None:
     top7 = w0 >> 25
     if top7 == 0x3F:
@@ -97,14 +102,12 @@ def _fmt_of(w0: int) -> Fmt | None:
         return Fmt.SMEM
     if t6 == 0b110010:
         return Fmt.VOPD
-    if w0 >> 24 == 0xEE:
-        return Fmt.VGLOBAL
-    return None
+    return _VMEM_PREFIX.get(w0 >> 24)
 
 
 _BASE_WORDS = {Fmt.SOP1: 1, Fmt.SOP2: 1, Fmt.SOPK: 1, Fmt.SOPC: 1, Fmt.SOPP: 1, Fmt.VOP1: 1,
                Fmt.VOP2: 1, Fmt.VOPC: 1, Fmt.VOP3: 2, Fmt.VOP3SD: 2, Fmt.SMEM: 2, Fmt.DS: 2,
-               Fmt.VGLOBAL: 3, Fmt.VOPD: 2}
+               Fmt.VGLOBAL: 3, Fmt.VSCRATCH: 3, Fmt.VFLAT: 3, Fmt.VOPD: 2}
 
 
 def _raw_op(fmt: Fmt, w0: int) -> int:
@@ -128,7 +131,7 @@ def _raw_op(fmt: Fmt, w0: int) -> int:
         return (w0 >> 16) & 0x3FF
     if fmt == Fmt.DS:
         return (w0 >> 18) & 0xFF
-    if fmt == Fmt.VGLOBAL:
+    if fmt in VMEM_FMTS:
         return (w0 >> 14) & 0xFF
     return -1
 
@@ -168,7 +171,7 @@ def _fields(fmt: Fmt, w: Sequence[int]) -> dict:
     if fmt == Fmt.DS:
         return {"offset0": w0 & 0xFF, "offset1": (w0 >> 8) & 0xFF, "vdst": (w1 >> 24) & 0xFF,
                 "data1": (w1 >> 16) & 0xFF, "data0": (w1 >> 8) & 0xFF, "addr": w1 & 0xFF}
-    if fmt == Fmt.VGLOBAL:
+    if fmt in VMEM_FMTS:
         w2 = w[2]
         return {"vdst": w1 & 0xFF, "vsrc": (w1 >> 23) & 0xFF, "vaddr": w2 & 0xFF,
                 "saddr": w0 & 0x7F, "ioffset": _sext(w2 >> 8, 24), "th": (w1 >> 20) & 7,
@@ -183,8 +186,7 @@ _SRC_FIELDS = {Fmt.SOP1: ("ssrc0",), Fmt.SOP2: ("ssrc0", "ssrc1"), Fmt.SOPC: ("s
 
 
 # formats this decoder does not implement: (prefix mask, prefix value, name, op shift, op width)
-_FOREIGN = [(0xFF000000, 0xCC000000, "VOP3P", 16, 7), (0xFF000000, 0xEC000000, "VFLAT", 14, 8),
-            (0xFF000000, 0xED000000, "VSCRATCH", 14, 8), (0xFC000000, 0xC4000000, "VBUFFER", 14, 8),
+_FOREIGN = [(0xFF000000, 0xCC000000, "VOP3P", 16, 7), (0xFC000000, 0xC4000000, "VBUFFER", 14, 8),
             (0xFC000000, 0xD0000000, "VIMAGE", 14, 8), (0xFC000000, 0xE4000000, "VSAMPLE", 14, 8),
             (0xFF000000, 0xCD000000, "VINTERP", 16, 5), (0xFF000000, 0xCE000000, "VDSDIR", 20, 2),
             (0xFC000000, 0xC8000000, "VOPD", 0, 0), (0xFC000000, 0xF8000000, "VEXPORT", 0, 0)]

@@ -86,25 +86,12 @@ def _sopp(inst: Inst) -> str:
     return f"{name} {_u16(v)}"
 
 
-_F16_INT_SRC1 = {"v_cmp_class_f16", "v_cmpx_class_f16"}   # src1 is a class mask
-
-
-def _f16_const(inst: Inst, code: int, i: int, bits: int) -> str | None:
-    """An inline float constant as f16 source ``i`` prints as a number ("1.0"), unlike the
-    16-bit integer ops' hex pattern; None for any other operand."""
-    name = inst.info.name
-    if bits != 16 or not O.FLOAT_FIRST <= code <= O.FLOAT_LAST or not name.endswith("_f16") \
-            or (i == 1 and name in _F16_INT_SRC1):
-        return None
-    return O.operand_name(code, 32)
-
-
 def _src(inst: Inst, key: str, bits: int) -> str:
-    return _f16_const(inst, inst.f[key], int(key[-1]), bits) or O.operand_name(inst.f[key], bits, inst.literal)
+    return O.operand_name(inst.f[key], bits, inst.literal)
 
 
 def _vop3_src(inst: Inst, i: int, bits: int, mods: bool) -> str:
-    t = _f16_const(inst, inst.f[f"src{i}"], i, bits) or O.operand_name(inst.f[f"src{i}"], bits, inst.literal)
+    t = O.operand_name(inst.f[f"src{i}"], bits, inst.literal)
     if not mods:
         return t
     if inst.f.get("abs", 0) >> i & 1:
@@ -162,20 +149,33 @@ def _ds(inst: Inst) -> str:
     return f"{name} {', '.join(ops)}{offs}"
 
 
+def _vmem_addr(inst: Inst) -> tuple[str, str | None]:
+    """(vaddr, saddr) text of a VGLOBAL, VSCRATCH or VFLAT instruction; VFLAT has no saddr."""
+    f, fmt = inst.f, inst.fmt
+    saddr = f["saddr"]
+    if fmt == Fmt.VFLAT:
+        return O.vreg_name(f["vaddr"], 64), None
+    if fmt == Fmt.VSCRATCH:     # 32-bit offsets: vaddr only if sve, saddr an SGPR or off
+        return (O.vreg_name(f["vaddr"]) if f["sve"] else "off",
+                "off" if saddr == O.SOFFSET_NONE else O.sreg_name(saddr))
+    if saddr == O.SOFFSET_NONE:
+        return O.vreg_name(f["vaddr"], 64), "off"
+    return O.vreg_name(f["vaddr"]), O.sreg_name(saddr, 64)
+
+
 def _vglobal(inst: Inst) -> str:
     info, f = inst.info, inst.f
     if info.kind == "cache":
         return info.name + _SCOPE[f["scope"]]
-    saddr = f["saddr"]
-    vaddr = O.vreg_name(f["vaddr"], 64 if saddr == O.SOFFSET_NONE else 32)
-    sa = "off" if saddr == O.SOFFSET_NONE else O.sreg_name(saddr, 64)
+    vaddr, sa = _vmem_addr(inst)
     ops = []
     if info.kind == "vmem_load" or (info.kind == "vmem_atomic" and f["th"] & 1):
         ops.append(O.vreg_name(f["vdst"], info.dst_bits))
     ops.append(vaddr)
     if info.kind != "vmem_load":
         ops.append(O.vreg_name(f["vsrc"], info.src_bits[1]))
-    ops.append(sa)
+    if sa is not None:
+        ops.append(sa)
     off = f" offset:{f['ioffset']}" if f["ioffset"] else ""
     return f"{info.name} {', '.join(ops)}{off}{_th(inst)}"
 
@@ -215,8 +215,7 @@ def _vop3(inst: Inst) -> str:
     ops += srcs
     text = f"{name} {', '.join(ops)}" if ops else name
     if "opsel" in flags and f.get("opsel"):
-        nsrc = 3 if "mac" in flags else len(info.src_bits)      # a mac op's src2 is vdst
-        bits = [f["opsel"] >> i & 1 for i in range(nsrc)] + [f["opsel"] >> 3 & 1]
+        bits = [f["opsel"] >> i & 1 for i in range(len(info.src_bits))] + [f["opsel"] >> 3 & 1]
         text += " op_sel:[" + ",".join(map(str, bits)) + "]"
     if f["clamp"] and "clamp" in flags:
         text += " clamp"
@@ -249,7 +248,7 @@ def disassemble(inst: Inst) -> str:
         return _smem(inst)
     if fmt == Fmt.DS:
         return _ds(inst)
-    if fmt == Fmt.VGLOBAL:
+    if fmt in (Fmt.VGLOBAL, Fmt.VSCRATCH, Fmt.VFLAT):
         return _vglobal(inst)
     if fmt in (Fmt.VOP3, Fmt.VOP3SD):
         return _vop3(inst)
@@ -263,9 +262,9 @@ def disassemble(inst: Inst) -> str:
         vd = O.vreg_name(f["vdst"], info.dst_bits)
         s0 = _src(inst, "src0", sb[0])
         s1 = O.vreg_name(f["vsrc1"], sb[1])
-        if name in ("v_fmamk_f32", "v_fmamk_f16"):
+        if name == "v_fmamk_f32":
             return f"{name} {vd}, {s0}, 0x{inst.literal:x}, {s1}"
-        if name in ("v_fmaak_f32", "v_fmaak_f16"):
+        if name == "v_fmaak_f32":
             return f"{name} {vd}, {s0}, {s1}, 0x{inst.literal:x}"
         if "carry_out" in info.flags:
             return f"{name}_e32 {vd}, vcc_lo, {s0}, {s1}, vcc_lo"

@@ -3,6 +3,7 @@
 Source operand codes (8-bit scalar, 9-bit vector; RDNA 4 ISA guide, operand encodings):
   0-105 s0-s105, 106/107 vcc_lo/hi, 108-123 ttmp0-15, 124 null, 125 m0,
   126/127 exec_lo/hi, 128-192 ints 0..64, 193-208 ints -1..-16,
+  235-238 the LDS and private aperture registers (src_shared_base ...),
   240-248 float constants, 251 src_vccz, 252 src_execz, 253 src_scc,
   255 32-bit literal follows, 256-511 v0-v255.
 
@@ -21,6 +22,8 @@ EXEC_LO, EXEC_HI = 126, 127
 INT_ZERO = 128
 FLOAT_FIRST, FLOAT_LAST = 240, 248
 SRC_VCCZ, SRC_EXECZ, SRC_SCC = 251, 252, 253
+APERTURE_NAMES = {235: "src_shared_base", 236: "src_shared_limit", 237: "src_private_base",
+                  238: "src_private_limit"}
 LITERAL = 255
 VGPR0 = 256
 SOFFSET_NONE = 0x7C     # SMEM soffset / VGLOBAL saddr: "null" / "off"
@@ -137,6 +140,8 @@ def operand_name(code: int, bits: int = 32, literal: int | None = None) -> str:
         if bits == 16:
             return f"0x{_F16[code]:x}"     # fake16 integer operands: the f16 pattern in hex
         return _INV2PI_64_TEXT if (bits == 64 and code == 248) else _FLOATS[code][2]
+    if code in APERTURE_NAMES:
+        return APERTURE_NAMES[code]
     if code == SRC_VCCZ:
         return "src_vccz"
     if code == SRC_EXECZ:

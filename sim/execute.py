@@ -14,6 +14,7 @@ from isa import Fmt, Inst
 from . import fp32 as F
 from . import vector as V
 from .memory_ops import build_ds, build_global, build_smem
+from .scratch import build_flat, build_scratch
 from .scalar import M32, SAVEEXEC, SOP1, SOP1_BITSET, SOP2, sopc, sopk, sx
 from .valu_ext import BUILDERS as EXT_BUILDERS
 from .wave import EXEC, LANES, VCC, ModelError
@@ -228,6 +229,10 @@ def build(inst: Inst):
         return build_ds(inst)
     if fmt == Fmt.VGLOBAL:
         return build_global(inst)
+    if fmt == Fmt.VSCRATCH:
+        return build_scratch(inst)
+    if fmt == Fmt.VFLAT:
+        return build_flat(inst)
     if name.startswith(("v_cmp_", "v_cmpx_")):
         return _build_vcmp(inst)
     if name in _SPECIAL_VALU:

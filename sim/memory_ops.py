@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from isa import Inst
+from isa import Fmt, Inst
+from . import fp32 as F
 from .scalar import sx
 from .wave import LANES, NULL, ModelError
 
@@ -18,35 +19,56 @@ LDS_BANKS = 32
 L0_LINE = 128
 LANE_IDS = np.arange(LANES)
 
-# 32-bit read-modify-write operations shared by DS and global atomics: f(mem, data, data2) -> new
-ATOMIC_OPS = {
-    "add": lambda m, d, c: (m + d) & 0xFFFF_FFFF,
-    "sub": lambda m, d, c: (m - d) & 0xFFFF_FFFF,
-    "rsub": lambda m, d, c: (d - m) & 0xFFFF_FFFF,
-    "inc": lambda m, d, c: 0 if m >= d else m + 1,
-    "dec": lambda m, d, c: d if (m == 0 or m > d) else m - 1,
-    "min_i32": lambda m, d, c: d if sx(d, 32) < sx(m, 32) else m,
-    "max_i32": lambda m, d, c: d if sx(d, 32) >= sx(m, 32) else m,
-    "min_u32": lambda m, d, c: min(m, d),
-    "max_u32": lambda m, d, c: max(m, d),
-    "and": lambda m, d, c: m & d,
-    "or": lambda m, d, c: m | d,
-    "xor": lambda m, d, c: m ^ d,
-    "swap": lambda m, d, c: d,
-    "cmpswap": lambda m, d, c: d if m == c else m,
-}
+def _atomic_ops(bits: int) -> dict:
+    """Read-modify-write operations on ``bits``-wide values, as the ISA's DS_*/GLOBAL_ATOMIC_*
+    pseudocode defines them: f(mem, data, data2) -> new. data2 is the compare value of
+    cmpswap and the OR value of mskor (whose data is the mask)."""
+    mask = (1 << bits) - 1
+    return {
+        "add": lambda m, d, c: (m + d) & mask,
+        "sub": lambda m, d, c: (m - d) & mask,
+        "rsub": lambda m, d, c: (d - m) & mask,
+        "inc": lambda m, d, c: 0 if m >= d else m + 1,
+        "dec": lambda m, d, c: d if (m == 0 or m > d) else m - 1,
+        f"min_i{bits}": lambda m, d, c: d if sx(d, bits) < sx(m, bits) else m,
+        f"max_i{bits}": lambda m, d, c: d if sx(d, bits) >= sx(m, bits) else m,
+        f"min_u{bits}": lambda m, d, c: min(m, d),
+        f"max_u{bits}": lambda m, d, c: max(m, d),
+        "and": lambda m, d, c: m & d,
+        "or": lambda m, d, c: m | d,
+        "xor": lambda m, d, c: m ^ d,
+        "swap": lambda m, d, c: d,
+        "cmpswap": lambda m, d, c: d if m == c else m,
+        "mskor": lambda m, d, c: (m & ~d & mask) | c,
+    }
 
-_DS_ATOMIC = {
-    "add_u32": "add", "sub_u32": "sub", "rsub_u32": "rsub", "inc_u32": "inc", "dec_u32": "dec",
-    "min_i32": "min_i32", "max_i32": "max_i32", "min_u32": "min_u32", "max_u32": "max_u32",
-    "and_b32": "and", "or_b32": "or", "xor_b32": "xor", "storexchg_rtn_b32": "swap",
-    "cmpstore_b32": "cmpswap", "cmpstore_rtn_b32": "cmpswap",
-}
-_GLOBAL_ATOMIC = {
-    "add_u32": "add", "sub_u32": "sub", "inc_u32": "inc", "dec_u32": "dec",
-    "min_i32": "min_i32", "max_i32": "max_i32", "min_u32": "min_u32", "max_u32": "max_u32",
-    "and_b32": "and", "or_b32": "or", "xor_b32": "xor", "swap_b32": "swap", "cmpswap_b32": "cmpswap",
-}
+
+def _float_atomic_ops() -> dict:
+    """The f32 atomics: MEM + DATA, and minimumNumber/maximumNumber of (DATA, MEM) (a NaN
+    loses to a number; of two NaNs, DATA quietened wins), with the VALU's exact arithmetic."""
+    return {"add_f32": lambda m, d, c: int(F.add(m, d)),
+            "min_num_f32": lambda m, d, c: int(F.min_num(d, m)),
+            "max_num_f32": lambda m, d, c: int(F.max_num(d, m))}
+
+
+# shared by DS and global atomics, keyed as above ("add", "min_i32", "cmpswap", ...)
+ATOMIC_OPS = _atomic_ops(32) | _float_atomic_ops()
+ATOMIC_OPS_64 = _atomic_ops(64)
+_ATOMIC_ALIAS = {"storexchg": "swap", "cmpstore": "cmpswap"}
+
+
+def atomic_op(rest: str):
+    """(read-modify-write function, bits) of a DS or global atomic named by the part after
+    ``ds_`` / ``global_atomic_`` (``add_u32``, ``cmpstore_rtn_b64``, ``storexchg_rtn_b32``),
+    or None if the model has no such operation."""
+    base, _, typ = rest.replace("_rtn", "").rpartition("_")
+    if typ not in ("u32", "i32", "b32", "f32", "u64", "i64", "b64"):
+        return None
+    bits = int(typ[1:])
+    base = _ATOMIC_ALIAS.get(base, base)
+    typed = base in ("min", "max") or typ == "f32"
+    fn = (ATOMIC_OPS if bits == 32 else ATOMIC_OPS_64).get(f"{base}_{typ}" if typed else base)
+    return (fn, bits) if fn is not None else None
 
 # Loads narrower than a dword: (bytes, signed)
 _NARROW = {"u8": (1, False), "i8": (1, True), "u16": (2, False), "i16": (2, True)}
@@ -54,6 +76,11 @@ _NARROW = {"u8": (1, False), "i8": (1, True), "u16": (2, False), "i16": (2, True
 
 def _size_of(suffix: str) -> int:
     return {"b8": 1, "b16": 2, "b32": 4, "b64": 8, "b96": 12, "b128": 16, "b256": 32, "b512": 64}[suffix]
+
+
+def access_bytes(inst: Inst) -> int:
+    """Bytes a vector memory or DS instruction moves per lane and address."""
+    return inst.info.data_bits // 8
 
 
 def _to_dwords(raw: np.ndarray, signed_bytes: tuple[int, bool] | None) -> np.ndarray:
@@ -66,6 +93,75 @@ def _to_dwords(raw: np.ndarray, signed_bytes: tuple[int, bool] | None) -> np.nda
         shift = U32(32 - 8 * nbytes)
         val = ((val << shift).view(np.int32) >> shift.astype(np.int32)).view(U32)
     return val.reshape(-1, 1)
+
+
+def _d16_value(raw: np.ndarray, narrow: tuple[int, bool] | None) -> np.ndarray:
+    """(n, 1 or 2) uint8 -> the 16-bit value a d16 load writes (u8 zero-, i8 sign-extended)."""
+    if narrow is None:
+        return raw.view("<u2")[:, 0].astype(U32)
+    return _to_dwords(raw, narrow)[:, 0] & 0xFFFF
+
+
+def write_loaded(w, inst: Inst, m: np.ndarray, raw: np.ndarray) -> None:
+    """Write the bytes a load read, (active lanes, bytes), to its destination VGPRs: whole
+    dwords, a dword extended from a narrow value, or (d16) one half, keeping the other."""
+    narrow = next((_NARROW[t] for t in inst.name.split("_") if t in _NARROW), None)
+    d = inst.f["vdst"]
+    if "d16" in inst.info.flags:
+        half = _d16_value(raw, narrow)
+        keep = w.v[d][m]
+        w.v[d][m] = ((keep & 0xFFFF) | (half << 16)) if "_d16_hi" in inst.name else ((keep & 0xFFFF_0000) | half)
+        return
+    vals = _to_dwords(raw, narrow)
+    for i in range(vals.shape[1]):
+        w.v[d + i][m] = vals[:, i]
+
+
+def stored_bytes(w, inst: Inst, m: np.ndarray, src: int, nbytes: int) -> np.ndarray:
+    """The bytes a store writes per active lane, (lanes, nbytes): the low bytes of the data
+    VGPRs, or for ``*_d16_hi`` stores those of the register's upper half."""
+    ndw = max(nbytes // 4, 1)
+    data = np.stack([w.v[src + i][m] for i in range(ndw)], axis=1).astype("<u4")
+    if "d16" in inst.info.flags:
+        data = data >> 16
+    return data.view(U8)[:, :nbytes]
+
+
+def lane_ints(w, reg: int, lanes, ndw: int) -> list[int]:
+    """Each lane's ``ndw``-dword value held in VGPRs reg.. (as Python ints)."""
+    rows = [w.v[reg + i].astype(object) << (32 * i) for i in range(ndw)]
+    total = sum(rows[1:], rows[0])
+    return [int(total[lane]) for lane in lanes]
+
+
+def rmw_lanes(w, inst: Inst, lanes: np.ndarray, backing: np.ndarray, idx: np.ndarray,
+              inside: np.ndarray | None = None) -> None:
+    """An atomic read-modify-write of each lane in ``lanes``, in lane order (a later lane sees
+    an earlier one's result): lane k's value is the bytes ``backing[idx[k]]`` (little-endian;
+    a byte outside ``inside`` reads 0 and is not written). The pre-op value goes to vdst if the
+    instruction returns."""
+    fn, bits = atomic_op(inst.name.split("_", 2)[2] if inst.name.startswith(("global_", "flat_"))
+                         else inst.name[3:])
+    ndw, f = bits // 32, inst.f
+    src = f["data0"] if "data0" in f else f["vsrc"]
+    data2 = f["data1"] if "data1" in f else src + ndw      # cmpswap: {data, compare} in VGPRs
+    two = "cmpswap" in inst.name or "cmpstore" in inst.name or "mskor" in inst.name
+    ls = lanes.tolist()
+    data, cmp = lane_ints(w, src, ls, ndw), (lane_ints(w, data2, ls, ndw) if two else [0] * len(ls))
+    old = np.zeros((ndw, LANES), U32)
+    for k, lane in enumerate(ls):
+        ok = slice(None) if inside is None else inside[k]
+        raw = np.zeros(idx.shape[1], U8)
+        raw[ok] = backing[idx[k][ok]]
+        cur = int.from_bytes(raw.tobytes(), "little")
+        new = np.frombuffer(fn(cur, data[k], cmp[k]).to_bytes(bits // 8, "little"), U8)
+        backing[idx[k][ok]] = new[ok]
+        old[:, lane] = [(cur >> (32 * i)) & 0xFFFF_FFFF for i in range(ndw)]
+    if inst.returns:
+        m = np.zeros(LANES, bool)
+        m[lanes] = True
+        for i in range(ndw):
+            w.vwrite(f["vdst"] + i, old[i], mask=m)
 
 
 def lds_conflict_cycles(dword_addrs: np.ndarray, banks: int = LDS_BANKS, windows=None) -> int:
@@ -150,57 +246,41 @@ def build_global(inst: Inst):
     parts = name.split("_", 2)  # global, load/store/atomic, rest
     kind, rest = parts[1], parts[2]
     if kind == "load":
-        narrow = _NARROW.get(rest)
-        nbytes = narrow[0] if narrow else _size_of(rest)
-        ndw, d = max(nbytes // 4, 1), f["vdst"]
+        nbytes = access_bytes(inst)
 
         def h(w, ctx):
             m = w.mask()
             lanes = LANE_IDS[m]
             addrs = _global_addrs(inst, w)[m]
             off = ctx.mem.check_lanes(addrs, nbytes, lanes)
-            vals = _to_dwords(ctx.mem.gather(off, nbytes), narrow)
-            for i in range(ndw):
-                w.v[d + i][m] = vals[:, i]
+            write_loaded(w, inst, m, ctx.mem.gather(off, nbytes))
             ctx.record(w, "loadcnt", lines=lines_touched(addrs, nbytes, lanes, ctx.coalesce_lanes))
         return h
     if kind == "store":
-        nbytes, src = _size_of(rest), f["vsrc"]
-        ndw = max(nbytes // 4, 1)
+        nbytes, src = access_bytes(inst), f["vsrc"]
 
         def h(w, ctx):
             m = w.mask()
             lanes = LANE_IDS[m]
             addrs = _global_addrs(inst, w)[m]
             off = ctx.mem.check_lanes(addrs, nbytes, lanes)
-            data = np.stack([w.v[src + i][m] for i in range(ndw)], axis=1).astype("<u4")
-            ctx.mem.scatter(off, data.view(U8)[:, :nbytes])
+            ctx.mem.scatter(off, stored_bytes(w, inst, m, src, nbytes))
             ctx.record(w, "storecnt", lines=lines_touched(addrs, nbytes, lanes, ctx.coalesce_lanes))
         return h
     if kind == "atomic":
-        returns = bool(f.get("th", 0) & 1)  # gfx12: th:TH_ATOMIC_RETURN selects the returning form
-        key = rest
-        op = ATOMIC_OPS[_GLOBAL_ATOMIC[key]] if key in _GLOBAL_ATOMIC else None
-        if op is None:
+        if atomic_op(rest) is None:
             raise ModelError(f"{name} is decoded but not implemented by the model")
-        src, d = f["vsrc"], f["vdst"]
-        cmp = key.startswith("cmpswap")
+        nbytes = access_bytes(inst)
 
         def h(w, ctx):
             m = w.mask()
             lanes = LANE_IDS[m]
             addrs = _global_addrs(inst, w)[m]
-            off = ctx.mem.check_lanes(addrs, 4, lanes)
-            mem = ctx.mem.data
-            old = np.zeros(LANES, U32)
-            for lane, o in zip(lanes.tolist(), off.tolist()):  # lanes in order, each sees the last
-                cur = int(mem[o: o + 4].view("<u4")[0])
-                new = op(cur, int(w.v[src][lane]), int(w.v[src + 1][lane]) if cmp else 0)
-                mem[o: o + 4] = np.array([new], "<u4").view(U8)
-                old[lane] = cur
-            if returns:
-                w.vwrite(d, old, mask=m)
-            ctx.record(w, "loadcnt" if returns else "storecnt", lines=lines_touched(addrs, 4, lanes, ctx.coalesce_lanes))
+            off = ctx.mem.check_lanes(addrs, nbytes, lanes)
+            rmw_lanes(w, inst, lanes, ctx.mem.data, off[:, None] + np.arange(nbytes))
+            # gfx12: th:TH_ATOMIC_RETURN selects the returning form, counted as a load
+            ctx.record(w, "loadcnt" if inst.returns else "storecnt",
+                       lines=lines_touched(addrs, nbytes, lanes, ctx.coalesce_lanes))
         return h
     raise ModelError(f"{name} is decoded but not implemented by the model")
 
@@ -218,54 +298,42 @@ def build_ds(inst: Inst):
         return lambda w, ctx: None
     if rest.startswith(("load_2addr", "store_2addr", "storexchg_2addr")):
         return _build_ds_2addr(inst)
+    nbytes = access_bytes(inst)
     if rest.startswith("load_"):
-        suffix = rest[5:]
-        narrow = _NARROW.get(suffix)
-        nbytes = narrow[0] if narrow else _size_of(suffix)
-        ndw, d = max(nbytes // 4, 1), f["vdst"]
-
         def h(w, ctx):
             m = w.mask()
             addrs = _ds_lane_addrs(w, inst)[m] + off16
             raw, dws = ctx.lds_read(addrs, nbytes)
-            vals = _to_dwords(raw, narrow)
-            for i in range(ndw):
-                w.v[d + i][m] = vals[:, i]
+            write_loaded(w, inst, m, raw)
             ctx.record(w, "dscnt", ds_cycles=_ds_cycles(ctx, dws, lds_windows(LANE_IDS[m], ctx.lds_window_lanes)))
         return h
     if rest.startswith("store_"):
-        nbytes = _size_of(rest[6:])
-        ndw, src = max(nbytes // 4, 1), f["data0"]
+        src = f["data0"]
 
         def h(w, ctx):
             m = w.mask()
             addrs = _ds_lane_addrs(w, inst)[m] + off16
-            data = np.stack([w.v[src + i][m] for i in range(ndw)], axis=1).astype("<u4").view(U8)[:, :nbytes]
-            dws = ctx.lds_write(addrs, data)
+            dws = ctx.lds_write(addrs, stored_bytes(w, inst, m, src, nbytes))
             ctx.record(w, "dscnt", ds_cycles=_ds_cycles(ctx, dws, lds_windows(LANE_IDS[m], ctx.lds_window_lanes)))
         return h
-    key = rest
-    returns = "_rtn_" in rest or rest.startswith("storexchg_rtn")
-    if key not in _DS_ATOMIC:
-        key = rest.replace("_rtn", "")
-    if key not in _DS_ATOMIC and rest not in _DS_ATOMIC:
+    if atomic_op(rest) is None:
         raise ModelError(f"{name} is decoded but not implemented by the model")
-    op = ATOMIC_OPS[_DS_ATOMIC.get(rest, _DS_ATOMIC.get(key))]
-    src, src2, d = f["data0"], f["data1"], f["vdst"]
 
     def h(w, ctx):
         m = w.mask()
         lanes = LANE_IDS[m]
         addrs = _ds_lane_addrs(w, inst)[m] + off16
-        old = np.zeros(LANES, U32)
-        for lane, a in zip(lanes.tolist(), addrs.tolist()):
-            cur = ctx.lds_load_dword(a)
-            ctx.lds_store_dword(a, op(cur, int(w.v[src][lane]), int(w.v[src2][lane])))
-            old[lane] = cur
-        if returns:
-            w.vwrite(d, old, mask=m)
-        ctx.record(w, "dscnt", ds_cycles=_ds_cycles(ctx, addrs // 4, lds_windows(lanes, ctx.lds_window_lanes)[:, 0]))
+        rmw_lanes(w, inst, lanes, ctx.lds, addrs[:, None] + np.arange(nbytes), _lds_inside(ctx, addrs, nbytes))
+        dws = (addrs[:, None] + np.arange(0, nbytes, 4)) // 4
+        ctx.record(w, "dscnt", ds_cycles=_ds_cycles(ctx, dws, lds_windows(lanes, ctx.lds_window_lanes)))
     return h
+
+
+def _lds_inside(ctx, addrs: np.ndarray, nbytes: int) -> np.ndarray:
+    """(lanes, nbytes) bool: the element at each address lies wholly inside the workgroup's LDS
+    (an atomic on one that does not reads 0 and writes nothing, as LDS accesses past it do)."""
+    whole = (addrs >= 0) & (addrs + nbytes <= ctx.lds.size)
+    return np.repeat(whole[:, None], nbytes, axis=1)
 
 
 def _build_ds_2addr(inst: Inst):
@@ -289,7 +357,7 @@ def _build_ds_2addr(inst: Inst):
             ctx.record(w, "dscnt", ds_cycles=_ds_cycles(ctx, np.concatenate([dw0, dw1], axis=1), win))
         return h
     if "storexchg" in name:
-        raise ModelError(f"{name} is decoded but not implemented by the model")
+        return _build_ds_storexchg_2addr(inst, o0, o1, size)
     s0, s1 = f["data0"], f["data1"]
 
     def h(w, ctx):
@@ -306,21 +374,49 @@ def _build_ds_2addr(inst: Inst):
     return h
 
 
+def _build_ds_storexchg_2addr(inst: Inst, o0: int, o1: int, size: int):
+    """ds_storexchg_2addr[_stride64]_rtn_b32/b64, lane by lane: both old elements are read,
+    then data0 is stored at the first address and data1 at the second; vdst gets both old
+    elements (the ISA's pseudocode)."""
+    f = inst.f
+    ndw = size // 4
+    s0, s1, d = f["data0"], f["data1"], f["vdst"]
+
+    def h(w, ctx):
+        m = w.mask()
+        lanes = LANE_IDS[m]
+        base = _ds_lane_addrs(w, inst)[m]
+        old = np.zeros((2 * ndw, LANES), U32)
+        for k, lane in enumerate(lanes.tolist()):
+            pair = np.array([base[k] + o0, base[k] + o1])
+            raw, _ = ctx.lds_read(pair, size)
+            old[:, lane] = raw.view("<u4").reshape(-1)
+            new = np.stack([w.v[r + i][lane] for r in (s0, s1) for i in range(ndw)]).astype("<u4")
+            ctx.lds_write(pair, new.view(U8).reshape(2, size))
+        for i in range(2 * ndw):
+            w.vwrite(d + i, old[i], mask=m)
+        dws = np.concatenate([_lane_dwords(base + o0, size), _lane_dwords(base + o1, size)], axis=1)
+        ctx.record(w, "dscnt", ds_cycles=_ds_cycles(ctx, dws, lds_windows(lanes, ctx.lds_window_lanes)))
+    return h
+
+
+def _lane_dwords(addrs: np.ndarray, nbytes: int) -> np.ndarray:
+    return (addrs[:, None] + np.arange(0, nbytes, 4)[None, :]) // 4
+
+
 def _memory_names() -> set[str]:
-    names = {"global_inv", "global_wb", "ds_nop"}
-    for s in ("b32", "b64", "b96", "b128", "u8", "i8", "u16", "i16"):
-        names |= {f"global_load_{s}", f"ds_load_{s}", f"s_load_{s}"}
-    for s in ("b8", "b16", "b32", "b64", "b96", "b128"):
-        names |= {f"global_store_{s}", f"ds_store_{s}"}
-    names |= {"s_load_b256", "s_load_b512"}
-    for s in ("b32", "b64"):
-        names |= {f"ds_load_2addr_{s}", f"ds_load_2addr_stride64_{s}", f"ds_store_2addr_{s}", f"ds_store_2addr_stride64_{s}"}
-    names |= {f"global_atomic_{k}" for k in _GLOBAL_ATOMIC}
-    for k in _DS_ATOMIC:
-        names.add(f"ds_{k}")
-        if "rtn" not in k:
-            base, typ = k.rsplit("_", 1)
-            names.add(f"ds_{base}_rtn_{typ}")
+    """Every memory opcode of the table the model executes: all loads and stores (SMEM, DS,
+    global, scratch, flat), the cache controls, and the atomics ``atomic_op`` knows."""
+    from isa import OPCODES
+    names = set()
+    for info in OPCODES:
+        if info.fmt not in (Fmt.SMEM, Fmt.DS, Fmt.VGLOBAL, Fmt.VSCRATCH, Fmt.VFLAT):
+            continue
+        if info.kind in ("ds_atomic", "vmem_atomic") and "2addr" not in info.name:
+            rest = info.name[3:] if info.fmt == Fmt.DS else info.name.split("_", 2)[2]
+            if atomic_op(rest) is None:
+                continue
+        names.add(info.name)
     return names
 
 

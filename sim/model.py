@@ -48,6 +48,8 @@ class Dispatch:
     user_sgprs: dict[int, int] = field(default_factory=dict)  # SGPR index -> initial value
     workitem_id_dims: int = 3        # how many of v0's packed x/y/z fields the kernel enabled
     max_instructions: int = 50_000_000
+    scratch_lane_bytes: int = 0      # private segment bytes per lane (0: none)
+    scratch_base: int = 0            # private segments of a workgroup's waves, one after the other
 
 
 @dataclass
@@ -242,6 +244,9 @@ class Model:
                 w.s[reg] = val
             w.s[EXEC] = init["exec"]
             w.v[0] = init["v0"]
+            # the resident waves of one workgroup at a time: wave k reuses slot k's segment
+            w.scratch_lane_bytes = d.scratch_lane_bytes
+            w.scratch_base = d.scratch_base + k * LANES * d.scratch_lane_bytes
             waves.append(w)
         return waves
 

@@ -15,6 +15,12 @@ __all__ = ["LANES", "Wave", "ModelError", "VCC", "EXEC", "M0", "NULL", "SCC", "T
 
 LANES = 32
 VCC, TTMP, NULL, M0, EXEC = 106, 108, 124, 125, 126
+# Flat addresses whose upper half selects the LDS or the private segment (the amdgpu
+# driver's gfx9+ apertures), read through src_shared_base ... src_private_limit (codes 235-238)
+SHARED_APERTURE, PRIVATE_APERTURE = 1 << 48, 2 << 48
+APERTURE_SIZE = 1 << 32
+_APERTURE_REGS = {235: SHARED_APERTURE, 236: SHARED_APERTURE + APERTURE_SIZE - 1,
+                  237: PRIVATE_APERTURE, 238: PRIVATE_APERTURE + APERTURE_SIZE - 1}
 VCCZ, EXECZ, SCC, LITERAL = 251, 252, 253, 255
 LANE_BITS = np.uint32(1) << np.arange(LANES, dtype=np.uint32)
 M32 = 0xFFFF_FFFF
@@ -34,6 +40,8 @@ class Wave:
         self.scc = 0
         self.v = np.zeros((max(vgprs, 1), LANES), dtype=np.uint32)
         self.pc = pc
+        self.scratch_base = 0         # address of the wave's private segment (lanes interleaved)
+        self.scratch_lane_bytes = 0   # private bytes per lane: scratch accesses beyond fault
         self.done = False
         self.waiting_barrier = False
         self.barrier_phase = None  # barrier phase this wave signalled and has not yet waited for
@@ -69,6 +77,9 @@ class Wave:
             if literal is None:
                 raise ModelError("literal operand without a literal dword")
             return literal  # zero-extended for 64-bit integer operands (f64: see docs/model.md)
+        if code in _APERTURE_REGS:
+            value = _APERTURE_REGS[code]
+            return value if bits == 64 else value & M32
         if code == VCCZ:
             return int(self.s[VCC] == 0)
         if code == EXECZ:

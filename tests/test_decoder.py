@@ -25,6 +25,7 @@ from amaranth.sim import Simulator
 
 import isa
 from isa import Fmt
+from isa.decoder import VMEM_FMTS
 from hdl.decoder import IMPLEMENTED, Decoder
 from hdl.isa_tables import FmtId, Kind, OpId
 from hdl.layouts import DecodedInst
@@ -126,8 +127,10 @@ def expect(inst: isa.Inst) -> dict:
         e["sdst"], e["offset"] = f["sdata"], f["ioffset"]
     elif fmt == Fmt.DS:
         e["vaddr"], e["offset"] = f["addr"], f["offset1"] << 8 | f["offset0"]
-    elif fmt == Fmt.VGLOBAL:
+    elif fmt in VMEM_FMTS:
         e["data0"], e["offset"] = f["vsrc"], f["ioffset"]
+    if "d16" in fl and info.kind in ("vmem_load", "ds_load"):
+        e["reads_dst"] = 1                         # the other half of the VGPR is kept
     if info.fmt == Fmt.VOPC:
         e["sdst"] = EXEC_LO if "cmpx" in fl else VCC_LO if fmt == Fmt.VOPC else f["vdst"] & 0x7F
     elif "sdst" in fl:
@@ -152,8 +155,9 @@ def expect(inst: isa.Inst) -> dict:
         e["vdst_dw"], e["vaddr_dw"] = _dw(info.dst_bits), 1
         e["data0_dw"] = _dw(info.src_bits[1]) if len(info.src_bits) > 1 else 0
         e["data1_dw"] = _dw(info.src_bits[2]) if len(info.src_bits) > 2 else 0
-    elif fmt == Fmt.VGLOBAL and info.kind != "cache":
-        e["vaddr_dw"] = 2 if f["saddr"] == SOFF_NONE else 1
+    elif fmt in VMEM_FMTS and info.kind != "cache":
+        e["vaddr_dw"] = {Fmt.VGLOBAL: 2 if f["saddr"] == SOFF_NONE else 1,
+                         Fmt.VSCRATCH: f["sve"], Fmt.VFLAT: 2}[fmt]
         e["data0_dw"] = _dw(info.src_bits[1]) if len(info.src_bits) > 1 else 0
         if info.kind == "vmem_load" or inst.returns:
             e["vdst_dw"] = _dw(info.dst_bits)
@@ -208,7 +212,8 @@ _ENC = {
     Fmt.VOP1: (0xFE000000, 0x7E000000, 9, 8), Fmt.VOP2: (0x80000000, 0x00000000, 25, 6),
     Fmt.VOPC: (0xFE000000, 0x7C000000, 17, 8), Fmt.VOP3: (0xFC000000, 0xD4000000, 16, 10),
     Fmt.VOP3SD: (0xFC000000, 0xD4000000, 16, 10), Fmt.DS: (0xFC000000, 0xD8000000, 18, 8),
-    Fmt.VGLOBAL: (0xFF000000, 0xEE000000, 14, 8),
+    Fmt.VGLOBAL: (0xFF000000, 0xEE000000, 14, 8), Fmt.VSCRATCH: (0xFF000000, 0xED000000, 14, 8),
+    Fmt.VFLAT: (0xFF000000, 0xEC000000, 14, 8),
 }
 # source operand fields: (dword, lsb, width)
 _SRC_POS = {
@@ -256,7 +261,7 @@ def packed_vectors(rng: random.Random) -> tuple[list, list]:
                         _put(dws, pos, 255)
                     elif x < 0.3:
                         _put(dws, pos, rng.choice(_DPP))
-                if fmt == Fmt.VGLOBAL and rng.random() < 0.5:
+                if fmt in (Fmt.VGLOBAL, Fmt.VSCRATCH) and rng.random() < 0.5:
                     _put(dws, (0, 0, 7), SOFF_NONE)
                 if fmt == Fmt.SMEM and rng.random() < 0.5:
                     _put(dws, (1, 25, 7), SOFF_NONE)

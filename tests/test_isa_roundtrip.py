@@ -238,14 +238,12 @@ def gen_valu(info, g: Gen, e64: bool) -> str:
     if name.startswith("v_s_"):           # scalar-float transcendentals: SGPR dst, scalar src
         srcs, tail = _vop3_mods(info, g, [g.ssrc(info.src_bits[0])])
         return f"{name} {g.sreg(32, dst=True, special=False)}, {srcs[0]}{tail}"
-    if name in ("v_fmamk_f32", "v_fmaak_f32", "v_fmamk_f16", "v_fmaak_f16"):
-        bits = info.src_bits[0]
-        g.lo128 = bits == 16
-        k = g.literal(bits)
+    if name in ("v_fmamk_f32", "v_fmaak_f32"):
+        k = g.literal()
         g.sgprs = 1
-        s0 = g.vsrc(bits, literal=False)
-        vd, v1 = g.vreg(bits), g.vreg(bits)
-        return f"{name} {vd}, {s0}, {k}, {v1}" if "fmamk" in name else f"{name} {vd}, {s0}, {v1}, {k}"
+        s0 = g.vsrc(32, literal=False)
+        vd, v1 = g.vreg(), g.vreg()
+        return f"{name} {vd}, {s0}, {k}, {v1}" if name == "v_fmamk_f32" else f"{name} {vd}, {s0}, {v1}, {k}"
     g.lo128 = not e64 and info.fmt in (Fmt.VOP1, Fmt.VOP2, Fmt.VOPC)
     suffix = "_e64" if e64 and info.fmt in (Fmt.VOP1, Fmt.VOP2, Fmt.VOPC) else (
         "_e32" if info.fmt in (Fmt.VOP1, Fmt.VOP2, Fmt.VOPC) else "")
@@ -306,8 +304,14 @@ def gen_vglobal(info, g: Gen) -> str:
     if info.kind == "cache":
         return info.name + r.choice(["", " scope:SCOPE_SE", " scope:SCOPE_DEV", " scope:SCOPE_SYS"])
     sa = r.random() < 0.5
-    vaddr = g.vreg(32 if sa else 64)
-    saddr = g.sreg(64, special=False) if sa else "off"
+    if info.fmt == Fmt.VSCRATCH:      # 32-bit offsets, each of vaddr and saddr optional
+        vaddr = g.vreg() if r.random() < 0.6 else "off"
+        saddr = g.sreg(32, special=False) if sa else "off"
+    elif info.fmt == Fmt.VFLAT:       # a 64-bit address, no saddr operand
+        vaddr, saddr = g.vreg(64), None
+    else:
+        vaddr = g.vreg(32 if sa else 64)
+        saddr = g.sreg(64, special=False) if sa else "off"
     ops = []
     kind = info.kind
     ret = False
@@ -318,7 +322,8 @@ def gen_vglobal(info, g: Gen) -> str:
     ops.append(vaddr)
     if kind != "vmem_load":
         ops.append(g.vreg(info.src_bits[1]))
-    ops.append(saddr)
+    if saddr is not None:
+        ops.append(saddr)
     off = r.choice([0, r.randrange(-(1 << 23), 1 << 23), r.randrange(-64, 64)])
     tail = f" offset:{off}" if off else ""
     if kind == "vmem_load":
@@ -347,7 +352,7 @@ def gen_inst(info, rng: random.Random, variant: int) -> str:
         return gen_smem(info, g)
     if fmt == Fmt.DS:
         return gen_ds(info, g)
-    if fmt == Fmt.VGLOBAL:
+    if fmt in (Fmt.VGLOBAL, Fmt.VSCRATCH, Fmt.VFLAT):
         return gen_vglobal(info, g)
     e64 = info.vop3_op is not None and variant % 2 == 1
     return gen_valu(info, g, e64)
@@ -399,7 +404,7 @@ GROUPS = {
     "vop12": (Fmt.VOP1, Fmt.VOP2),
     "vopc": (Fmt.VOPC,),
     "vop3": (Fmt.VOP3, Fmt.VOP3SD),
-    "memory": (Fmt.DS, Fmt.VGLOBAL),
+    "memory": (Fmt.DS, Fmt.VGLOBAL, Fmt.VSCRATCH, Fmt.VFLAT),
 }
 
 

@@ -19,10 +19,10 @@ import pytest
 from amaranth.sim import Simulator
 
 from hdl.config import PRESETS
-from hdl.isa_tables import OpId, info_of, ops_of
+from hdl.isa_tables import OpId, info_of
 from hdl.l0 import L0Array
 from hdl.memport import MemKind
-from hdl.vmem import COUNTERS, ErrorCause, Ext, OpKind, VecMemUnit, op_table
+from hdl.vmem import COUNTERS, ErrorCause, Ext, OpKind, VecMemUnit, op_table, rtl_ops
 from isa import Fmt, Inst, by_name
 from sim.memory import GlobalMemory
 from sim.memory_ops import ATOMIC_OPS, build_global, lines_touched
@@ -36,9 +36,9 @@ LANES = 32
 LINE = 128
 BUF = 32 * 1024                          # the test buffer (the aperture)
 TABLE = op_table()
-LOADS = sorted(ops_of("vmem_load"), key=lambda o: o.name)
-STORES = sorted(ops_of("vmem_store"), key=lambda o: o.name)
-ATOMICS = sorted(ops_of("vmem_atomic"), key=lambda o: o.name)
+LOADS = sorted(rtl_ops("vmem_load"), key=lambda o: o.name)
+STORES = sorted(rtl_ops("vmem_store"), key=lambda o: o.name)
+ATOMICS = sorted(rtl_ops("vmem_atomic"), key=lambda o: o.name)
 CFG = PRESETS["default"]
 BEATS4 = CFG.replace(lanes=4, regfile="banked", coalesce_lanes=4)   # 4-lane response beats, as on fpga
 
