@@ -76,6 +76,12 @@ def _special_u32(rng, n: int) -> np.ndarray:
 _FORMATS = {np.float16: (11, -14, 15), np.float32: (24, -126, 127), np.float64: (53, -1022, 1023)}
 
 
+def round_float(v: float, dtype, mode: str = "rte"):
+    """A float (zeros and infinities kept with their sign) rounded to ``dtype`` in ``mode``."""
+    v = float(v)
+    return dtype(v) if v == 0 or math.isinf(v) else round_exact(Fraction(v), dtype, mode)
+
+
 def round_exact(q: Fraction, dtype, mode: str = "rte"):
     """Round an exact rational to ``dtype`` (float16/32/64) in an OpenCL rounding mode:
     rte (nearest, ties to even), rtz, rtp, rtn; overflow as IEEE 754 directs."""
@@ -106,9 +112,11 @@ def _f2i(x, mode: str) -> float:
 
 
 def _f2i_sat(x, mode: str, bits: int, signed: bool) -> int:
-    """convert_<int>_sat_<mode>: NaN gives 0, out-of-range values the nearest limit."""
+    """convert_<int>_sat_<mode>: out-of-range values give the nearest limit. For NaN OpenCL C
+    recommends 0 ("should"); the device library clamps with fmax/fmin, which pass NaN over,
+    so NaN gives the type's minimum (0 for the unsigned types)."""
     if np.isnan(x):
-        return 0
+        return _sat(-(1 << 80), bits, signed)
     r = _f2i(x, mode)
     if np.isinf(r):
         return _sat(-(1 << 80) if r < 0 else 1 << 80, bits, signed)
@@ -338,20 +346,17 @@ def _cvt_rows(x, w, k, m, z):
             _sat(k, 8), _sat(k, 8, False), _sat(k, 16), _sat(k, 16, False),
             _f2i_sat(w, "rte", 8, True), _f2i_sat(w, "rtz", 8, False), _f2i_sat(w, "rtn", 16, True),
             _sat(m, 32)]
-    fz = Fraction(float(z))
     floats = [round_exact(Fraction(k), np.float32, md) for md in ("rte", "rtz", "rtp", "rtn")]
     floats += [round_exact(Fraction(uk), np.float32), round_exact(Fraction(uk), np.float32, "rtz"),
                round_exact(Fraction(m), np.float32), round_exact(Fraction(m), np.float32, "rtp"),
                round_exact(Fraction(m), np.float32, "rtn"), round_exact(Fraction(um), np.float32)]
-    floats += [round_exact(fz, np.float32, md) for md in ("rte", "rtz", "rtp", "rtn")]
+    floats += [round_float(z, np.float32, md) for md in ("rte", "rtz", "rtp", "rtn")]
     longs = [int(_f2i(x, "rte")), _f2i_sat(w, "rtz", 64, True), _wrap(_f2i_sat(w, "rtp", 64, False), 64),
              int(_f2i(z, "rtz")), _f2i_sat(float(z) * 1.0e10, "rtn", 64, True)]
     doubles = [float(x), round_exact(Fraction(m), np.float64), float(k), round_exact(Fraction(um), np.float64)]
-    fx = Fraction(float(x))
-    halves = [round_exact(fx, np.float16, md) for md in ("rte", "rtz", "rtp", "rtn")]
+    halves = [round_float(x, np.float16, md) for md in ("rte", "rtz", "rtp", "rtn")]
     halves.append(round_exact(Fraction(k), np.float16))
-    h = float(round_exact(fx, np.float16))
-    halves.append(np.float16(np.inf) if math.isinf(h) else round_exact(Fraction(h) * 2, np.float16))
+    halves.append(round_float(float(round_float(x, np.float16)) * 2, np.float16))
     return ints, floats, longs, doubles, halves
 
 
@@ -409,8 +414,8 @@ def half_golden(args):
         four = np.stack([fs, -fs, fs * np.float32(0.5), fs + np.float32(1.0)], axis=1)
     st = []
     for f, q in zip(fs, four):
-        st += [round_exact(Fraction(float(f)), np.float16, md) for md in ("rte", "rtz", "rtp", "rtn")]
-        st += [round_exact(Fraction(float(g)), np.float16) for g in q]
+        st += [round_float(f, np.float16, md) for md in ("rte", "rtz", "rtp", "rtn")]
+        st += [round_float(g, np.float16) for g in q]
     return {2: oh.ravel(), 3: of.astype(np.float32).ravel(), 4: np.array(st, np.float16)}
 
 
