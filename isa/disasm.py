@@ -86,12 +86,25 @@ def _sopp(inst: Inst) -> str:
     return f"{name} {_u16(v)}"
 
 
+_F16_INT_SRC1 = {"v_cmp_class_f16", "v_cmpx_class_f16"}   # src1 is a class mask
+
+
+def _f16_const(inst: Inst, code: int, i: int, bits: int) -> str | None:
+    """An inline float constant as f16 source ``i`` prints as a number ("1.0"), unlike the
+    16-bit integer ops' hex pattern; None for any other operand."""
+    name = inst.info.name
+    if bits != 16 or not O.FLOAT_FIRST <= code <= O.FLOAT_LAST or not name.endswith("_f16") \
+            or (i == 1 and name in _F16_INT_SRC1):
+        return None
+    return O.operand_name(code, 32)
+
+
 def _src(inst: Inst, key: str, bits: int) -> str:
-    return O.operand_name(inst.f[key], bits, inst.literal)
+    return _f16_const(inst, inst.f[key], int(key[-1]), bits) or O.operand_name(inst.f[key], bits, inst.literal)
 
 
 def _vop3_src(inst: Inst, i: int, bits: int, mods: bool) -> str:
-    t = O.operand_name(inst.f[f"src{i}"], bits, inst.literal)
+    t = _f16_const(inst, inst.f[f"src{i}"], i, bits) or O.operand_name(inst.f[f"src{i}"], bits, inst.literal)
     if not mods:
         return t
     if inst.f.get("abs", 0) >> i & 1:
@@ -215,7 +228,8 @@ def _vop3(inst: Inst) -> str:
     ops += srcs
     text = f"{name} {', '.join(ops)}" if ops else name
     if "opsel" in flags and f.get("opsel"):
-        bits = [f["opsel"] >> i & 1 for i in range(len(info.src_bits))] + [f["opsel"] >> 3 & 1]
+        nsrc = 3 if "mac" in flags else len(info.src_bits)      # a mac op's src2 is vdst
+        bits = [f["opsel"] >> i & 1 for i in range(nsrc)] + [f["opsel"] >> 3 & 1]
         text += " op_sel:[" + ",".join(map(str, bits)) + "]"
     if f["clamp"] and "clamp" in flags:
         text += " clamp"
@@ -262,9 +276,9 @@ def disassemble(inst: Inst) -> str:
         vd = O.vreg_name(f["vdst"], info.dst_bits)
         s0 = _src(inst, "src0", sb[0])
         s1 = O.vreg_name(f["vsrc1"], sb[1])
-        if name == "v_fmamk_f32":
+        if name in ("v_fmamk_f32", "v_fmamk_f16"):
             return f"{name} {vd}, {s0}, 0x{inst.literal:x}, {s1}"
-        if name == "v_fmaak_f32":
+        if name in ("v_fmaak_f32", "v_fmaak_f16"):
             return f"{name} {vd}, {s0}, {s1}, 0x{inst.literal:x}"
         if "carry_out" in info.flags:
             return f"{name}_e32 {vd}, vcc_lo, {s0}, {s1}, vcc_lo"

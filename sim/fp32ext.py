@@ -100,23 +100,27 @@ def maxmin_num(a, b, c) -> np.ndarray:
 
 # --------------------------------------------------------------------------------------
 # sin / cos of 2*pi*x
-def _sincos(a, want_cos: bool) -> np.ndarray:
-    """sin or cos of 2*pi*a: exact reduction to the nearest quarter turn, float64 evaluation of
-    the remainder (|t| <= pi/4), one rounding to float32. Zero results follow IEEE 754-2019
-    sinPi/cosPi: sin takes the sign of a, cos is +0. inf -> default NaN, NaN -> quiet NaN."""
-    a = _u32(a)
-    x = _f64(a)
+def sincos_turns(x, want_cos: bool) -> np.ndarray:
+    """sin or cos of 2*pi*x for finite float64 x: exact reduction to the nearest quarter turn,
+    float64 evaluation of the remainder (|t| <= pi/4). Exact zeros follow IEEE 754-2019
+    sinPi/cosPi: sin takes the sign of x, cos is +0."""
+    x = np.asarray(x, F64)
     with np.errstate(all="ignore"):
         r = x - np.rint(x)                       # exact: turns in [-0.5, 0.5]
         n = np.rint(4.0 * r)                     # quarter turns, -2..2
         t = 2.0 * np.pi * (r - 0.25 * n)         # r - n/4 is exact, |t| <= pi/4
-        quad = (n.astype(I64) + (1 if want_cos else 0)) & 3
+        quad = (np.nan_to_num(n).astype(I64) + (1 if want_cos else 0)) & 3
         s, c = np.sin(t), np.cos(t)
         val = np.select([quad == 0, quad == 1, quad == 2], [s, c, -s], -c)
-        res = val.astype(F32).view(U32)
-    zero = (res & _ABS) == 0
-    zsign = U32(0) if want_cos else (a & _SIGN)
-    res = np.where(zero, zsign, res)
+    zero = 0.0 if want_cos else np.copysign(0.0, x)
+    return np.where(val == 0, zero, val)
+
+
+def _sincos(a, want_cos: bool) -> np.ndarray:
+    """sincos_turns rounded once to float32; inf -> default NaN, NaN -> quiet NaN."""
+    a = _u32(a)
+    with np.errstate(all="ignore"):
+        res = sincos_turns(_f64(a), want_cos).astype(F32).view(U32)
     res = np.where((a & _ABS) == _INF, U32(F.DEFAULT_NAN), res)
     return np.where(_is_nan(a), a | U32(F.QUIET_BIT), res).astype(U32)
 
@@ -160,13 +164,12 @@ def div_scale(s0, s1, s2):
     return dval.astype(U32), vcc.astype(bool)
 
 
-def _fma_scaled(a, b, c, k):
-    """2^k * (a*b + c) rounded once to float32 (RNE), k an int64 array.
-
-    As sim.fp32.fma: the float64 product is exact, TwoSum gives s + err exactly, s is set to
-    its round-to-odd neighbour, scaled exactly by 2^k and rounded once."""
+def fma_odd64(fa, fb, fc) -> np.ndarray:
+    """fa*fb + fc (float64 arrays holding float32 or narrower values) rounded to float64 with
+    round-to-odd, so that one further RNE rounding to 24 or fewer bits is the correctly
+    rounded fma. As sim.fp32.fma: the float64 product is exact and TwoSum gives s + err exactly;
+    s steps to its odd neighbour toward err."""
     with np.errstate(all="ignore"):
-        fa, fb, fc = _f64(a), _f64(b), _f64(c)
         p = fa * fb
         s = p + fc
         bp = s - p
@@ -175,8 +178,14 @@ def _fma_scaled(a, b, c, k):
         sb = s.view(U64)
         fix = finite & (err != 0) & ((sb & U64(1)) == 0)
         away = (err > 0) == (s > 0)
-        sb = np.where(fix, np.where(away, sb + U64(1), sb - U64(1)), sb)
-        r = np.ldexp(sb.view(F64), k).astype(F32).view(U32)
+        return np.where(fix, np.where(away, sb + U64(1), sb - U64(1)), sb).view(F64)
+
+
+def _fma_scaled(a, b, c, k):
+    """2^k * (a*b + c) rounded once to float32 (RNE), k an int64 array (the scaling of the
+    round-to-odd value is exact)."""
+    with np.errstate(all="ignore"):
+        r = np.ldexp(fma_odd64(_f64(a), _f64(b), _f64(c)), k).astype(F32).view(U32)
     return F._nan_fixup(r, a, b, c)
 
 

@@ -3,6 +3,7 @@ overflow to infinity): an independent golden for the model's FP tests."""
 from __future__ import annotations
 
 import struct
+from decimal import Decimal, localcontext
 from fractions import Fraction
 
 FORMATS = {32: (8, 23), 16: (5, 10)}     # exponent bits, fraction bits
@@ -51,3 +52,20 @@ def value(bits: int, width: int = 32) -> Fraction:
 
 def f32_bits(x: float) -> int:
     return struct.unpack("<I", struct.pack("<f", x))[0]
+
+
+PI = Decimal("3.14159265358979323846264338327950288419716939937510582097494459")
+
+
+def sin_turns(x: Fraction, want_cos: bool) -> Fraction:
+    """sin/cos(2 pi x) to about 60 digits (Taylor series on x reduced to [-1/2, 1/2])."""
+    with localcontext() as ctx:
+        ctx.prec = 70
+        r = x - round(x)
+        t = 2 * PI * Decimal(r.numerator) / Decimal(r.denominator)
+        term, k, total = (Decimal(1), 0, Decimal(0)) if want_cos else (t, 1, Decimal(0))
+        while abs(term) > Decimal(10) ** -65:
+            total += term
+            term = -term * t * t / ((k + 1) * (k + 2))
+            k += 2
+        return Fraction(total)

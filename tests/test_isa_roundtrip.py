@@ -238,12 +238,14 @@ def gen_valu(info, g: Gen, e64: bool) -> str:
     if name.startswith("v_s_"):           # scalar-float transcendentals: SGPR dst, scalar src
         srcs, tail = _vop3_mods(info, g, [g.ssrc(info.src_bits[0])])
         return f"{name} {g.sreg(32, dst=True, special=False)}, {srcs[0]}{tail}"
-    if name in ("v_fmamk_f32", "v_fmaak_f32"):
-        k = g.literal()
+    if name in ("v_fmamk_f32", "v_fmaak_f32", "v_fmamk_f16", "v_fmaak_f16"):
+        bits = info.src_bits[0]
+        g.lo128 = bits == 16
+        k = g.literal(bits)
         g.sgprs = 1
-        s0 = g.vsrc(32, literal=False)
-        vd, v1 = g.vreg(), g.vreg()
-        return f"{name} {vd}, {s0}, {k}, {v1}" if name == "v_fmamk_f32" else f"{name} {vd}, {s0}, {v1}, {k}"
+        s0 = g.vsrc(bits, literal=False)
+        vd, v1 = g.vreg(bits), g.vreg(bits)
+        return f"{name} {vd}, {s0}, {k}, {v1}" if "fmamk" in name else f"{name} {vd}, {s0}, {v1}, {k}"
     g.lo128 = not e64 and info.fmt in (Fmt.VOP1, Fmt.VOP2, Fmt.VOPC)
     suffix = "_e64" if e64 and info.fmt in (Fmt.VOP1, Fmt.VOP2, Fmt.VOPC) else (
         "_e32" if info.fmt in (Fmt.VOP1, Fmt.VOP2, Fmt.VOPC) else "")

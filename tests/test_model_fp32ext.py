@@ -5,7 +5,6 @@ MODE instructions. Goldens are exact (fractions, decimal series) or plain Python
 from __future__ import annotations
 
 import math
-from decimal import Decimal, getcontext
 from fractions import Fraction
 
 import numpy as np
@@ -15,14 +14,13 @@ from sim import fp32 as F
 from sim.wave import ModelError
 from tests import laneops
 from tests.asmutil import needs_llvm
-from tests.fpexact import to_bits, value
+from tests.fpexact import sin_turns, to_bits, value
 
 pytestmark = needs_llvm
 U32 = np.uint32
 SEED = 20250702
 LANES = 32
 QNAN = 0x0040_0000
-PI = Decimal("3.14159265358979323846264338327950288419716939937510582097494459")
 
 
 def _floats(rng, n, lo=-300.0, hi=300.0):
@@ -41,19 +39,6 @@ def _one(op: str, srcs: list, *, width=1, tail="", sdst=False) -> list[int]:
     return out
 
 
-def _sin_turns(x: Fraction, want_cos: bool) -> Fraction:
-    """sin/cos(2 pi x) to 60 digits (Taylor series on the reduced argument)."""
-    getcontext().prec = 70
-    r = x - round(x)
-    t = 2 * PI * Decimal(r.numerator) / Decimal(r.denominator)
-    term, k, total = (Decimal(1), 0, Decimal(0)) if want_cos else (t, 1, Decimal(0))
-    while abs(term) > Decimal(10) ** -65:
-        total += term
-        term = -term * t * t / ((k + 1) * (k + 2))
-        k += 2
-    return Fraction(total)
-
-
 @pytest.mark.parametrize("op", ["v_sin_f32", "v_cos_f32"])
 def test_sin_cos_turns(op):
     """sin/cos(2 pi x), x in turns: the correctly rounded value for random x in [-300, 300]
@@ -66,7 +51,7 @@ def test_sin_cos_turns(op):
     got = _one(op + "_e32", [xs])
     for x, g in zip(xs, got):
         v = value(int(x))
-        exact = _sin_turns(v, want_cos)
+        exact = sin_turns(v, want_cos)
         want = to_bits(exact) if abs(exact) > Fraction(1, 10 ** 50) else 0
         if want == 0 and not want_cos:
             want = int(x) & 0x8000_0000
