@@ -330,3 +330,42 @@ def test_rtl_backends_refuse_scratch_before_simulation(tmp_path, monkeypatch, ba
                                           r"lane.*backend 'model' runs it" % backend):
         dcu.launch(kernel, grid=1, block=LANES, args=[np.zeros(256, np.uint32), np.zeros(1024, np.uint32)],
                    backend=backend)
+
+
+def _descriptor_source(name: str, private: int, extra: str) -> str:
+    return asmkernel.source(name, "  s_endpgm", vgprs=4, sgprs=8, private=private).replace(
+        "  .end_amdhsa_kernel", extra + "\n  .end_amdhsa_kernel")
+
+
+@pytest.mark.parametrize("private, dynamic, lane_bytes", [(18, 0, 20), (20, 0, 20), (20, 1, 1024), (2000, 1, 2000)])
+def test_private_bytes_per_lane_from_the_descriptor(tmp_path, private, dynamic, lane_bytes):
+    """The fixed size rounded up to a dword; a dynamic stack gets at least 1 KiB."""
+    path = tmp_path / "size.s"
+    path.write_text(_descriptor_source("size", private, f"    .amdhsa_uses_dynamic_stack {dynamic}"))
+    kernel = dcu.load_program(path).kernel("size")
+    assert kernel.private_segment_size == private and kernel.uses_dynamic_stack == bool(dynamic)
+    assert kernel.enable_private_segment
+    assert private_lane_bytes(kernel) == lane_bytes
+
+
+SIZE_SGPR_BODY = """
+  s_load_b64 s[4:5], s[0:1], 0x0
+  v_mov_b32 v1, 0
+  v_mov_b32 v2, s2
+  s_wait_kmcnt 0
+  global_store_b32 v1, v2, s[4:5]
+  s_endpgm
+"""
+
+
+def test_private_segment_size_user_sgpr(tmp_path):
+    """With the private_segment_size user SGPR enabled it follows the kernarg pointer (s2)."""
+    path = tmp_path / "sgpr.s"
+    src = asmkernel.source("sgpr", SIZE_SGPR_BODY, vgprs=4, sgprs=8, private=36)
+    src = src.replace(".amdhsa_user_sgpr_count 2", ".amdhsa_user_sgpr_count 3\n"
+                      "    .amdhsa_user_sgpr_private_segment_size 1")
+    path.write_text(src)
+    kernel = dcu.load_program(path).kernel("sgpr")
+    out = np.zeros(1, np.uint32)
+    run = dcu.launch(kernel, grid=1, block=LANES, args=[out])
+    assert run.buffers[0][0] == 36
