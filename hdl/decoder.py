@@ -82,7 +82,7 @@ def is_branch_word(d):
     return sopp & Cat(*[d[lsb:lsb + width] == op for op in ops]).any()
 
 
-_VALU_FMTS = (Fmt.VOP1, Fmt.VOP2, Fmt.VOPC, Fmt.VOP3, Fmt.VOP3SD)
+_VALU_FMTS = (Fmt.VOP1, Fmt.VOP2, Fmt.VOPC, Fmt.VOP3, Fmt.VOP3SD, Fmt.VOP3P)
 _VOP3_FMTS = (Fmt.VOP3, Fmt.VOP3SD)
 
 # SALU ops that leave SCC alone (RDNA 4 ISA guide): everything else in SOP2 writes SCC.
@@ -279,6 +279,10 @@ class Decoder(wiring.Component):
             return [inst.vdst.eq(w0[0:8]), t.src0.eq(w1[0:9]), t.src1.eq(w1[9:18]),
                     t.src2.eq(w1[18:27]), inst.neg.eq(w1[29:32]), inst.omod.eq(w1[27:29]),
                     inst.clamp.eq(w0[15]), inst.abs.eq(w0[8:11]), inst.opsel.eq(w0[11:15])]
+        if fmt == Fmt.VOP3P:        # op_sel_hi and neg_hi have no DecodedInst field
+            return [inst.vdst.eq(w0[0:8]), t.src0.eq(w1[0:9]), t.src1.eq(w1[9:18]),
+                    t.src2.eq(w1[18:27]), inst.neg.eq(w1[29:32]), inst.clamp.eq(w0[15]),
+                    inst.opsel.eq(w0[11:14])]
         if fmt == Fmt.DS:
             return [inst.offset0.eq(w0[0:8]), inst.offset1.eq(w0[8:16]),
                     inst.offset.eq(w0[0:16]), inst.vdst.eq(w1[24:32]), inst.data1.eq(w1[16:24]),

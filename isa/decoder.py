@@ -100,6 +100,8 @@ def _fmt_of(w0: int) -> Fmt | None:
         return Fmt.DS
     if t6 == 0b111101:
         return Fmt.SMEM
+    if w0 >> 24 == 0xCC:
+        return Fmt.VOP3P
     if t6 == 0b110010:
         return Fmt.VOPD
     return _VMEM_PREFIX.get(w0 >> 24)
@@ -108,6 +110,9 @@ def _fmt_of(w0: int) -> Fmt | None:
 _BASE_WORDS = {Fmt.SOP1: 1, Fmt.SOP2: 1, Fmt.SOPK: 1, Fmt.SOPC: 1, Fmt.SOPP: 1, Fmt.VOP1: 1,
                Fmt.VOP2: 1, Fmt.VOPC: 1, Fmt.VOP3: 2, Fmt.VOP3SD: 2, Fmt.SMEM: 2, Fmt.DS: 2,
                Fmt.VGLOBAL: 3, Fmt.VSCRATCH: 3, Fmt.VFLAT: 3, Fmt.VOPD: 2}
+
+
+_BASE_WORDS[Fmt.VOP3P] = 2
 
 
 def _raw_op(fmt: Fmt, w0: int) -> int:
@@ -129,6 +134,8 @@ def _raw_op(fmt: Fmt, w0: int) -> int:
         return (w0 >> 17) & 0xFF
     if fmt in (Fmt.VOP3, Fmt.VOP3SD):
         return (w0 >> 16) & 0x3FF
+    if fmt == Fmt.VOP3P:
+        return (w0 >> 16) & 0x7F
     if fmt == Fmt.DS:
         return (w0 >> 18) & 0xFF
     if fmt in VMEM_FMTS:
@@ -168,6 +175,11 @@ def _fields(fmt: Fmt, w: Sequence[int]) -> dict:
         else:
             f["sdst"] = (w0 >> 8) & 0x7F
         return f
+    if fmt == Fmt.VOP3P:      # op_sel_hi: source i's bit i (w1[28:27], w0[14]); neg = neg_lo
+        return {"vdst": w0 & 0xFF, "src0": w1 & 0x1FF, "src1": (w1 >> 9) & 0x1FF,
+                "src2": (w1 >> 18) & 0x1FF, "neg": (w1 >> 29) & 7, "neg_hi": (w0 >> 8) & 7,
+                "opsel": (w0 >> 11) & 7, "opsel_hi": ((w1 >> 27) & 3) | ((w0 >> 12) & 4),
+                "clamp": (w0 >> 15) & 1}
     if fmt == Fmt.DS:
         return {"offset0": w0 & 0xFF, "offset1": (w0 >> 8) & 0xFF, "vdst": (w1 >> 24) & 0xFF,
                 "data1": (w1 >> 16) & 0xFF, "data0": (w1 >> 8) & 0xFF, "addr": w1 & 0xFF}
@@ -185,8 +197,11 @@ _SRC_FIELDS = {Fmt.SOP1: ("ssrc0",), Fmt.SOP2: ("ssrc0", "ssrc1"), Fmt.SOPC: ("s
                Fmt.VOP3: ("src0", "src1", "src2"), Fmt.VOP3SD: ("src0", "src1", "src2")}
 
 
+_SRC_FIELDS[Fmt.VOP3P] = ("src0", "src1", "src2")
+
+
 # formats this decoder does not implement: (prefix mask, prefix value, name, op shift, op width)
-_FOREIGN = [(0xFF000000, 0xCC000000, "VOP3P", 16, 7), (0xFC000000, 0xC4000000, "VBUFFER", 14, 8),
+_FOREIGN = [(0xFC000000, 0xC4000000, "VBUFFER", 14, 8),
             (0xFC000000, 0xD0000000, "VIMAGE", 14, 8), (0xFC000000, 0xE4000000, "VSAMPLE", 14, 8),
             (0xFF000000, 0xCD000000, "VINTERP", 16, 5), (0xFF000000, 0xCE000000, "VDSDIR", 20, 2),
             (0xFC000000, 0xC8000000, "VOPD", 0, 0), (0xFC000000, 0xF8000000, "VEXPORT", 0, 0)]

@@ -86,25 +86,21 @@ def _sopp(inst: Inst) -> str:
     return f"{name} {_u16(v)}"
 
 
-_F16_INT_SRC1 = {"v_cmp_class_f16", "v_cmpx_class_f16"}   # src1 is a class mask
-
-
-def _f16_const(inst: Inst, code: int, i: int, bits: int) -> str | None:
-    """An inline float constant as f16 source ``i`` prints as a number ("1.0"), unlike the
-    16-bit integer ops' hex pattern; None for any other operand."""
+def _f16_const(inst: Inst, code: int, bits: int) -> str | None:
+    """An inline float constant as a source of an f16 op prints as a number ("1.0"), unlike
+    the 16-bit integer ops' hex pattern; None for any other operand."""
     name = inst.info.name
-    if bits != 16 or not O.FLOAT_FIRST <= code <= O.FLOAT_LAST or not name.endswith("_f16") \
-            or (i == 1 and name in _F16_INT_SRC1):
+    if bits != 16 or not O.FLOAT_FIRST <= code <= O.FLOAT_LAST or not name.endswith("_f16"):
         return None
     return O.operand_name(code, 32)
 
 
 def _src(inst: Inst, key: str, bits: int) -> str:
-    return _f16_const(inst, inst.f[key], int(key[-1]), bits) or O.operand_name(inst.f[key], bits, inst.literal)
+    return _f16_const(inst, inst.f[key], bits) or O.operand_name(inst.f[key], bits, inst.literal)
 
 
 def _vop3_src(inst: Inst, i: int, bits: int, mods: bool) -> str:
-    t = _f16_const(inst, inst.f[f"src{i}"], i, bits) or O.operand_name(inst.f[f"src{i}"], bits, inst.literal)
+    t = _f16_const(inst, inst.f[f"src{i}"], bits) or O.operand_name(inst.f[f"src{i}"], bits, inst.literal)
     if not mods:
         return t
     if inst.f.get("abs", 0) >> i & 1:
@@ -238,6 +234,44 @@ def _vop3(inst: Inst) -> str:
     return text
 
 
+def _bitlist(v: int, n: int) -> str:
+    return "[" + ",".join(str(v >> i & 1) for i in range(n)) + "]"
+
+
+def _vop3p(inst: Inst) -> str:
+    """VOP3P: op_sel / op_sel_hi (default all ones; v_fma_mix*: all zeros) / neg_lo / neg_hi
+    lists, one entry per source; v_fma_mix* print neg_lo as -x and neg_hi as |x|."""
+    info, f = inst.info, inst.f
+    n = len(info.src_bits)
+    mix = info.name.startswith("v_fma_mix")
+    srcs = []
+    for i in range(n):
+        code = f[f"src{i}"]
+        packed_half = info.name.startswith("v_pk_") or (info.name == "v_dot2_f32_f16" and i < 2)
+        if code == O.LITERAL and packed_half:          # two halves: printed as one hex dword
+            t = O.literal_text(inst.literal, 16) if inst.literal < 0x10000 else f"0x{inst.literal:x}"
+        else:
+            t = O.operand_name(code, 32, inst.literal)
+        if mix and f["neg_hi"] >> i & 1:
+            t = f"|{t}|"
+        if mix and f["neg"] >> i & 1:
+            t = "-" + t
+        srcs.append(t)
+    text = f"{info.name} {O.vreg_name(f['vdst'])}, {', '.join(srcs)}"
+    full = (1 << n) - 1
+    if f["opsel"]:
+        text += " op_sel:" + _bitlist(f["opsel"], n)
+    if (f["opsel_hi"] & full) != (0 if mix else full):
+        text += " op_sel_hi:" + _bitlist(f["opsel_hi"], n)
+    if not mix and f["neg"]:
+        text += " neg_lo:" + _bitlist(f["neg"], n)
+    if not mix and f["neg_hi"]:
+        text += " neg_hi:" + _bitlist(f["neg_hi"], n)
+    if f["clamp"]:
+        text += " clamp"
+    return text
+
+
 def disassemble(inst: Inst) -> str:
     """LLVM 19's text for one instruction (no encoding comment, no leading whitespace)."""
     info, f, fmt = inst.info, inst.f, inst.fmt
@@ -266,6 +300,8 @@ def disassemble(inst: Inst) -> str:
         return _vglobal(inst)
     if fmt in (Fmt.VOP3, Fmt.VOP3SD):
         return _vop3(inst)
+    if fmt == Fmt.VOP3P:
+        return _vop3p(inst)
     if fmt == Fmt.VOP1:
         if not info.dst_bits:
             return name

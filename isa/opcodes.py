@@ -36,6 +36,7 @@ class Fmt(enum.Enum):
     VGLOBAL = "VGLOBAL"
     VSCRATCH = "VSCRATCH"
     VFLAT = "VFLAT"
+    VOP3P = "VOP3P"
     VOPD = "VOPD"
 
 
@@ -496,6 +497,32 @@ _TABLE: list[tuple] = [
     (F.VOP3,    0x365, "v_minimum_f32", "n2"),
     (F.VOP3,    0x366, "v_maximum_f32", "n2"),
     # scalar-float transcendentals: one SGPR/constant source, an SGPR destination
+    # VOP3P: packed 16-bit math, v_dot2_f32_f16 and the mixed-precision FMAs
+    (F.VOP3P,   0x000, "v_pk_mad_i16", "k:valu n3 +clamp"),
+    (F.VOP3P,   0x001, "v_pk_mul_lo_u16", "k:valu n2"),
+    (F.VOP3P,   0x002, "v_pk_add_i16", "k:valu n2 +clamp"),
+    (F.VOP3P,   0x003, "v_pk_sub_i16", "k:valu n2 +clamp"),
+    (F.VOP3P,   0x004, "v_pk_lshlrev_b16", "k:valu n2"),
+    (F.VOP3P,   0x005, "v_pk_lshrrev_b16", "k:valu n2"),
+    (F.VOP3P,   0x006, "v_pk_ashrrev_i16", "k:valu n2"),
+    (F.VOP3P,   0x007, "v_pk_max_i16", "k:valu n2"),
+    (F.VOP3P,   0x008, "v_pk_min_i16", "k:valu n2"),
+    (F.VOP3P,   0x009, "v_pk_mad_u16", "k:valu n3 +clamp"),
+    (F.VOP3P,   0x00a, "v_pk_add_u16", "k:valu n2 +clamp"),
+    (F.VOP3P,   0x00b, "v_pk_sub_u16", "k:valu n2 +clamp"),
+    (F.VOP3P,   0x00c, "v_pk_max_u16", "k:valu n2"),
+    (F.VOP3P,   0x00d, "v_pk_min_u16", "k:valu n2"),
+    (F.VOP3P,   0x00e, "v_pk_fma_f16", "k:valu n3 +clamp +neg"),
+    (F.VOP3P,   0x00f, "v_pk_add_f16", "k:valu n2 +clamp +neg"),
+    (F.VOP3P,   0x010, "v_pk_mul_f16", "k:valu n2 +clamp +neg"),
+    (F.VOP3P,   0x013, "v_dot2_f32_f16", "k:valu n3 +clamp +neg"),
+    (F.VOP3P,   0x01b, "v_pk_min_num_f16", "k:valu n2 +clamp +neg"),
+    (F.VOP3P,   0x01c, "v_pk_max_num_f16", "k:valu n2 +clamp +neg"),
+    (F.VOP3P,   0x01d, "v_pk_minimum_f16", "k:valu n2 +clamp +neg"),
+    (F.VOP3P,   0x01e, "v_pk_maximum_f16", "k:valu n2 +clamp +neg"),
+    (F.VOP3P,   0x020, "v_fma_mix_f32", "k:valu n3 +clamp +neg +abs +mods3"),
+    (F.VOP3P,   0x021, "v_fma_mixlo_f16", "k:valu d16 n3 +clamp +neg +abs +mods3"),
+    (F.VOP3P,   0x022, "v_fma_mixhi_f16", "k:valu d16 n3 +clamp +neg +abs +mods3"),
     (F.VOP3,    0x280, "v_s_exp_f32", "n1 k:vtrans +sdst"),
     (F.VOP3,    0x282, "v_s_log_f32", "n1 k:vtrans +sdst"),
     (F.VOP3,    0x284, "v_s_rcp_f32", "n1 k:vtrans +sdst"),

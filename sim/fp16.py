@@ -144,7 +144,8 @@ def cvt_pk_rtz(a, b) -> np.ndarray:
     """v_cvt_pk_rtz_f16_f32: both float32 values rounded toward zero; S0 low, S1 high."""
     def rtz(x):
         r = cvt_f16_f32(x)
-        v = np.abs(np.asarray(x, U32).view(F32).astype(F64))
+        with np.errstate(invalid="ignore"):
+            v = np.abs(np.asarray(x, U32).view(F32).astype(F64))
         over = np.abs(to_f64(r)) > v                         # RNE went away from zero
         finite = (np.asarray(x, U32) & U32(0x7FFF_FFFF)) < U32(0x7F80_0000)
         return np.where(over & finite & ~is_nan(r), r - U32(1), r).astype(U32)

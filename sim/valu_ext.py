@@ -1,8 +1,8 @@
 """Handlers for the VALU and mode opcodes added beside sim.execute's core tables: the FP32
 division helpers, sin/cos, the rounding conversions and three-operand min/max forms
 (sim.fp32ext), the scalar-destination transcendentals v_s_*_f32, s_round_mode /
-s_denorm_mode / s_code_end, the VOP3 ``clamp`` bit on 32/64-bit integer arithmetic, and
-(from sim.valu_f16) the 16-bit float ops and 16-bit integer compares.
+s_denorm_mode / s_code_end, the VOP3 ``clamp`` bit on 32/64-bit integer arithmetic, the
+16-bit float ops and 16-bit integer compares (sim.valu_f16) and VOP3P (sim.packed).
 
 ``BUILDERS`` maps a mnemonic to ``build(inst) -> handler``; sim.execute.build consults it
 first. The builders reuse sim.execute's operand plumbing (imported when a handler is built,
@@ -16,6 +16,7 @@ from . import fp32 as F
 from . import fp32ext as E
 from . import vector as V
 from .valu_f16 import BUILDERS as F16_BUILDERS
+from .packed import BUILDERS as PACKED_BUILDERS
 from .wave import LANES, VCC, ModelError
 
 U32, U64, I64 = np.uint32, np.uint64, np.int64
@@ -237,3 +238,4 @@ _CLAMP_BUILDERS.update({"v_mad_co_u64_u32": _build_mad64_clamp, "v_mad_co_i64_i3
 INT_CLAMP_OPS = frozenset(_CLAMP_BUILDERS)
 BUILDERS.update(_CLAMP_BUILDERS)
 BUILDERS.update(F16_BUILDERS)
+BUILDERS.update(PACKED_BUILDERS)

@@ -38,7 +38,7 @@ FUZZ_WORDS = 1500
 
 VCC_LO, EXEC_LO, SOFF_NONE = 106, 126, 0x7C
 SOP_FMTS = (Fmt.SOP1, Fmt.SOP2, Fmt.SOPC, Fmt.SOPK, Fmt.SOPP)
-VOP_FMTS = (Fmt.VOP1, Fmt.VOP2, Fmt.VOPC, Fmt.VOP3, Fmt.VOP3SD)
+VOP_FMTS = (Fmt.VOP1, Fmt.VOP2, Fmt.VOPC, Fmt.VOP3, Fmt.VOP3SD, Fmt.VOP3P)
 
 # ----------------------------------------------------------------------------- simulation
 
@@ -118,7 +118,7 @@ def expect(inst: isa.Inst) -> dict:
             srcs[1] = 256 + f["vsrc1"]
         if fmt == Fmt.VOP2 and len(info.src_bits) == 3:
             srcs[2] = VCC_LO                       # implicit VCC of the _e32 form
-    elif fmt in (Fmt.VOP3, Fmt.VOP3SD):
+    elif fmt in (Fmt.VOP3, Fmt.VOP3SD, Fmt.VOP3P):
         srcs = [f["src0"], f["src1"], f["src2"]]
     e["src0"], e["src1"], e["src2"] = srcs
     if fmt in (Fmt.SOP1, Fmt.SOP2, Fmt.SOPK, Fmt.VOP3SD):
@@ -212,6 +212,7 @@ _ENC = {
     Fmt.VOP1: (0xFE000000, 0x7E000000, 9, 8), Fmt.VOP2: (0x80000000, 0x00000000, 25, 6),
     Fmt.VOPC: (0xFE000000, 0x7C000000, 17, 8), Fmt.VOP3: (0xFC000000, 0xD4000000, 16, 10),
     Fmt.VOP3SD: (0xFC000000, 0xD4000000, 16, 10), Fmt.DS: (0xFC000000, 0xD8000000, 18, 8),
+    Fmt.VOP3P: (0xFF000000, 0xCC000000, 16, 7),
     Fmt.VGLOBAL: (0xFF000000, 0xEE000000, 14, 8), Fmt.VSCRATCH: (0xFF000000, 0xED000000, 14, 8),
     Fmt.VFLAT: (0xFF000000, 0xEC000000, 14, 8),
 }
@@ -220,6 +221,7 @@ _SRC_POS = {
     Fmt.SOP1: [(0, 0, 8)], Fmt.SOP2: [(0, 0, 8), (0, 8, 8)], Fmt.SOPC: [(0, 0, 8), (0, 8, 8)],
     Fmt.VOP1: [(0, 0, 9)], Fmt.VOP2: [(0, 0, 9)], Fmt.VOPC: [(0, 0, 9)],
     Fmt.VOP3: [(1, 0, 9), (1, 9, 9), (1, 18, 9)], Fmt.VOP3SD: [(1, 0, 9), (1, 9, 9), (1, 18, 9)],
+    Fmt.VOP3P: [(1, 0, 9), (1, 9, 9), (1, 18, 9)],
 }
 _DPP = (0xE9, 0xEA, 0xFA, 0xFB)
 
@@ -342,7 +344,7 @@ def test_random_words():
 
 _ILLEGAL = {
     "VOPD": 0xC8000000,
-    "VOP3P": 0xCC000000,
+    "VOP3P op 0x7f": 0xCC7F0000,
     "FLAT": 0xEC000000,
     "all ones": 0xFFFFFFFF,
     "SOP1 op 0xff": 0xBE80FF00,

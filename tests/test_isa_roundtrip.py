@@ -282,6 +282,32 @@ def gen_valu(info, g: Gen, e64: bool) -> str:
     return f"{name}{suffix} {', '.join(ops)}{tail}"
 
 
+def gen_vop3p(info, g: Gen) -> str:
+    """VOP3P: random sources (constant bus respected) and op_sel / op_sel_hi / neg_lo / neg_hi
+    lists; the mixed-precision FMAs take -x / |x| instead of the neg lists."""
+    r = g.r
+    n = len(info.src_bits)
+    mix = info.name.startswith("v_fma_mix")
+    srcs = []
+    for _ in range(n):
+        s = g.vsrc(32, literal=not mix)          # the mixed FMAs take no literal
+        if mix and s[0] in "sv" and r.random() < 0.3:
+            s = f"|{s}|" if r.random() < 0.5 else f"-{s}"
+        srcs.append(s)
+    lst = lambda: "[" + ",".join(r.choice("01") for _ in range(n)) + "]"
+    tail = ""
+    for key, p in (("op_sel", 0.4), ("op_sel_hi", 0.4)):
+        if r.random() < p:
+            tail += f" {key}:{lst()}"
+    if "neg" in info.flags and not mix:
+        for key in ("neg_lo", "neg_hi"):
+            if r.random() < 0.3:
+                tail += f" {key}:{lst()}"
+    if r.random() < 0.2:
+        tail += " clamp"
+    return f"{info.name} {g.vreg()}, {', '.join(srcs)}{tail}"
+
+
 def gen_ds(info, g: Gen) -> str:
     r = g.r
     ops = []
@@ -356,6 +382,8 @@ def gen_inst(info, rng: random.Random, variant: int) -> str:
         return gen_ds(info, g)
     if fmt in (Fmt.VGLOBAL, Fmt.VSCRATCH, Fmt.VFLAT):
         return gen_vglobal(info, g)
+    if fmt == Fmt.VOP3P:
+        return gen_vop3p(info, g)
     e64 = info.vop3_op is not None and variant % 2 == 1
     return gen_valu(info, g, e64)
 
@@ -406,6 +434,7 @@ GROUPS = {
     "vop12": (Fmt.VOP1, Fmt.VOP2),
     "vopc": (Fmt.VOPC,),
     "vop3": (Fmt.VOP3, Fmt.VOP3SD),
+    "vop3p": (Fmt.VOP3P,),
     "memory": (Fmt.DS, Fmt.VGLOBAL, Fmt.VSCRATCH, Fmt.VFLAT),
 }
 

@@ -37,6 +37,7 @@ from hdl.valu_int import IMPLEMENTED, VALUInt
 from hdl.valu_int_shared import VALUIntShared
 from sim import execute as X
 from sim.valu_ext import INT_CLAMP_OPS
+from sim.packed import BUILDERS as MODEL_PACKED
 from sim.valu_f16 import BUILDERS as MODEL_16BIT_FLOAT_AND_COMPARE
 from sim.wave import EXEC, ModelError, Wave
 from tests.lint import convert_and_lint
@@ -63,7 +64,7 @@ def _model_integer_valu() -> set[str]:
     for op in ops_of("valu"):
         n = op.name.lower()
         if n not in X.IMPLEMENTED or n in _FLOAT_VALU or _FLOAT_NAME.search(n) or n in _LANE_CROSSING \
-                or n in MODEL_16BIT_FLOAT_AND_COMPARE:        # 16-bit compares: model only
+                or n in MODEL_16BIT_FLOAT_AND_COMPARE or n in MODEL_PACKED:   # model only
             continue
         if n.startswith(("v_cmp_", "v_cmpx_")) and n.split("_")[3] not in ("i32", "u32", "i64", "u64"):
             continue
