@@ -50,6 +50,8 @@ def rtl_memory_op(info) -> bool:
     ``hdl.atomic.AtomicOp`` (64-bit, mask-or, float); launches refuse them (``dcu.rtlcheck``)."""
     if info.fmt in (Fmt.VSCRATCH, Fmt.VFLAT) or "d16" in info.flags:
         return False
+    if {"lanes", "buffer"} & info.flags:   # ds_swizzle/permute/bpermute (lane moves, no LDS
+        return False                       # access); s_buffer_* (a buffer resource's address)
     if info.kind in ("ds_atomic", "vmem_atomic"):
         return info.data_bits == 32 and "mskor" not in info.name and not info.name.endswith("_f32")
     return True

@@ -81,6 +81,7 @@ class Result(enum.Enum, shape=4):
     BREV = 12
     SEXT8 = 13
     SEXT16 = 14
+    PACK = 15       # s_pack_*: a 16-bit half of S0 below a half of S1 (``pk``)
 
 
 class SccSrc(enum.Enum, shape=3):
@@ -114,6 +115,7 @@ Control = data.StructLayout({
     "cnt": 2,           # leading zeros of: 0 S0, 1 S0 reversed, 2 S0 ^ its sign
     "pop0": 1,          # the zero bits, not the ones
     "mul_sgn": 1, "mul_xd": 1, "mul_yk": 1,    # multiplier operands: signed; old destination; simm16
+    "pk": 2,            # s_pack_*: bit 0 takes S0's high half, bit 1 S1's
     "rs": Result,
     "dst64": 1,
     "scc": SccSrc, "cond": 3, "want0": 1,
@@ -210,7 +212,9 @@ def _table() -> dict[str, dict]:
                                     "exec_we": 1, "scc": SccSrc.LOGIC_NZ}
         t[f"s_{k}_wrexec_b32"] = {"rs": Result.LOGIC, "y": YSrc.EXEC, "tt": tt, "d_we": DWe.YES,
                                   "exec_we": 1, "scc": SccSrc.D_NZ}
-    # (the model's s_pack_*, s_cmpk_* and a few more are not gfx1200 opcodes: SALU leaves them out too)
+    for halves, pk in (("ll", 0), ("hl", 1), ("lh", 2), ("hh", 3)):
+        t[f"s_pack_{halves}_b32_b16"] = {"rs": Result.PACK, "pk": pk, "d_we": DWe.YES}
+    # (the model's s_cmpk_* and a few more are not gfx1200 opcodes: SALU leaves them out too)
     return {name: {"legal": 1, **c} for name, c in t.items() if name in IMPLEMENTED}
 
 
@@ -342,7 +346,9 @@ class SALUShared(wiring.Component):
                              (Result.MUL_LO, p[:32]), (Result.MUL_HI, p[32:64]),
                              (Result.MUL_64, p[:64] + (cross << 32)),
                              (Result.EXEC_IN, self.exec_in), (Result.BREV, Mux(ctl.w64, a64[::-1], a[::-1])),
-                             (Result.SEXT8, a[:8].as_signed()), (Result.SEXT16, a[:16].as_signed())):
+                             (Result.SEXT8, a[:8].as_signed()), (Result.SEXT16, a[:16].as_signed()),
+                             (Result.PACK, Cat(Mux(ctl.pk[0], a[16:32], a[:16]),
+                                               Mux(ctl.pk[1], b[16:32], b[:16])))):
                 with st.Case(src):
                     st.d.comb += r.eq(val)
         d = sig(st, "d_out", Cat(r[:32], Mux(ctl.dst64, r[32:], 0)))

@@ -6,7 +6,9 @@ from dataclasses import dataclass, field
 from typing import Sequence
 
 from .opcodes import Fmt, OpInfo, lookup
+from . import dpp as D
 from . import operands as O
+from . import vopd as VD
 
 
 class DecodeError(Exception):
@@ -31,6 +33,8 @@ class Inst:
     size: int                    # bytes
     literal: int | None          # 32-bit literal (source code 255, or fmamk/fmaak K)
     f: dict = field(hash=False, compare=False)   # raw fields (see isa/__init__.py)
+    dpp: D.Dpp | None = None     # DPP16/DPP8 source form (src0 field holds the DPP code)
+    vopd: tuple[VD.Half, VD.Half] | None = None  # VOPD: the X and Y operations
 
     @property
     def name(self) -> str:
@@ -214,7 +218,8 @@ def _foreign(w0: int) -> tuple[str, int]:
     return "", -1
 
 
-_DPP_CODES = (0xE9, 0xEA, 0xFA, 0xFB)     # DPP8, DPP8FI, DPP16, DPP16FI
+_DPP_CODES = D.CODES     # DPP8, DPP8 with fetch-inactive, DPP16 (0xFB is src_vccz)
+_DPP_FMTS = (Fmt.VOP1, Fmt.VOP2, Fmt.VOPC, Fmt.VOP3, Fmt.VOP3SD)
 
 
 def _unknown_name(fmt_name: str, op: int) -> str | None:
@@ -233,7 +238,9 @@ def decode(words: Sequence[int], pc: int = 0) -> Inst:
         raise DecodeError("no instruction dword (truncated input)", pc, ())
     w0 = words[0]
     fmt = _fmt_of(w0)
-    if fmt is None or fmt == Fmt.VOPD:
+    if fmt == Fmt.VOPD:
+        return _decode_vopd(words, pc)
+    if fmt is None:
         fname, fop = _foreign(w0)
         raise DecodeError(f"unsupported {fname or 'unknown'} encoding"
                           + (f" (opcode {fop})" if fop >= 0 else ""), pc, words[:2],
@@ -252,6 +259,8 @@ def decode(words: Sequence[int], pc: int = 0) -> Inst:
                           f"{len(words)}", pc, words, info.name)
     f = _fields(fmt, words)
     nsrc = len(info.src_bits)
+    if fmt in _DPP_FMTS and f["src0"] in _DPP_CODES and "literal_k" not in info.flags:
+        return _decode_dpp(info, fmt, f, words, pc, nbase)
     if fmt in _SRC_FIELDS and f.get("src0") in _DPP_CODES and "literal_k" not in info.flags:
         raise DecodeError(f"{info.name}: DPP/SDWA-style source 0x{f['src0']:x} is not supported",
                           pc, words[:nbase + 1], info.name)
@@ -266,6 +275,51 @@ def decode(words: Sequence[int], pc: int = 0) -> Inst:
         literal = words[nbase] & 0xFFFFFFFF
         n += 1
     return Inst(info, fmt, pc, tuple(w & 0xFFFFFFFF for w in words[:n]), 4 * n, literal, f)
+
+
+def _decode_vopd(words: list[int], pc: int) -> Inst:
+    """A VOPD instruction (isa/vopd.py): two dwords, and the literal if either half uses one."""
+    if len(words) < 2:
+        raise DecodeError("truncated VOPD instruction: needs 2 dwords", pc, words)
+    f = VD.fields(words)
+    try:
+        x, y = VD.halves(f)
+    except ValueError as e:
+        from ._allnames import names
+        raise DecodeError(str(e), pc, words[:2], names("VOPD").get(f["opx"])) from None
+    n, literal = 2, None
+    if x.uses_literal or y.uses_literal:
+        if len(words) < 3:
+            raise DecodeError("truncated VOPD instruction: literal dword missing", pc, words)
+        n, literal = 3, words[2]
+    return Inst(VD.pair_info(x.code, y.code), Fmt.VOPD, pc, tuple(words[:n]), 4 * n, literal, f,
+                vopd=(x, y))
+
+
+def _decode_dpp(info: OpInfo, fmt: Fmt, f: dict, words: list[int], pc: int, nbase: int) -> Inst:
+    """A VALU instruction whose src0 is a DPP code: the DPP dword follows the base encoding.
+    The checks are the encodings llvm-mc-19 refuses to disassemble."""
+    n = nbase + 1
+    def bad(why: str):
+        return DecodeError(f"{info.name}: {why}", pc, words[:n], info.name)
+    if not D.supports(info):
+        raise bad(f"DPP source 0x{f['src0']:x} on an opcode without a DPP form")
+    if len(words) < n:
+        raise bad("truncated: DPP dword missing")
+    vop3 = fmt in (Fmt.VOP3, Fmt.VOP3SD)
+    dpp = D.parse(words[nbase], f["src0"], vop3)
+    nsrc = len(info.src_bits)
+    if vop3:
+        unused = [f[f"src{i}"] for i in range(nsrc, 3)]
+        if any(unused) or f["neg"] >> nsrc or f.get("abs", 0) >> nsrc:
+            raise bad("operand or modifier bits set for a source the opcode does not have")
+        if O.LITERAL in (f["src1"], f["src2"]):
+            raise bad("a literal operand with DPP")
+    elif not dpp.is_dpp8:
+        nmods = next((int(x[-1]) for x in info.flags if x.startswith("mods")), 0)
+        if (dpp.neg | dpp.abs) >> nmods:
+            raise bad("DPP neg/abs bits on a source without modifiers")
+    return Inst(info, fmt, pc, tuple(words[:n]), 4 * n, None, f, dpp=dpp)
 
 
 def decode_program(code: bytes, base: int = 0) -> list[Inst]:

@@ -1,9 +1,13 @@
 """Disassembler: Inst -> LLVM 19 text (as `llvm-mc-19 -disassemble -mcpu=gfx1200` prints it)."""
 from __future__ import annotations
 
+from dataclasses import replace
+
 from .decoder import Inst
 from .opcodes import Fmt
+from . import dpp as D
 from . import operands as O
+from . import vopd as VD
 
 _SENDMSG = {1: "MSG_INTERRUPT", 2: "MSG_HS_TESSFACTOR", 3: "MSG_DEALLOC_VGPRS", 9: "MSG_GS_ALLOC_REQ",
             128: "MSG_RTN_GET_DOORBELL", 129: "MSG_RTN_GET_DDID", 130: "MSG_RTN_GET_TMA",
@@ -23,7 +27,16 @@ _OMOD = ["", " mul:2", " mul:4", " div:2"]
 _HEX_SOPP = {"s_clause", "s_round_mode", "s_wait_loadcnt", "s_wait_storecnt", "s_wait_samplecnt", "s_wait_bvhcnt",
              "s_wait_expcnt", "s_wait_dscnt", "s_wait_kmcnt", "s_wait_loadcnt_dscnt",
              "s_wait_storecnt_dscnt"}
-_NO_OPERAND_SOPP = {"s_wait_idle", "s_code_end", "s_barrier_leave", "s_icache_inv"}
+_NO_OPERAND_SOPP = {"s_wait_idle", "s_code_end", "s_barrier_leave", "s_icache_inv", "s_endpgm_saved",
+                    "s_wakeup", "s_ttracedata"}
+_HEX_SOPP |= {"s_wait_event", "s_ttracedata_imm"}
+# LLVM 19's names of the gfx1200 hardware registers (s_getreg/s_setreg), by id
+_HWREG = {1: "MODE", 2: "STATUS", 4: "STATE_PRIV", 5: "GPR_ALLOC", 6: "LDS_ALLOC", 7: "IB_STS",
+          10: "PERF_SNAPSHOT_DATA", 11: "PERF_SNAPSHOT_PC_LO", 12: "PERF_SNAPSHOT_PC_HI",
+          15: "PERF_SNAPSHOT_DATA1", 16: "PERF_SNAPSHOT_DATA2", 17: "EXCP_FLAG_PRIV",
+          18: "EXCP_FLAG_USER", 19: "TRAP_CTRL", 20: "SCRATCH_BASE_LO", 21: "SCRATCH_BASE_HI",
+          23: "HW_ID1", 24: "HW_ID2", 29: "SHADER_CYCLES_LO", 30: "SHADER_CYCLES_HI",
+          31: "DVGPR_ALLOC_LO", 32: "DVGPR_ALLOC_HI"}
 
 
 def _hex(v: int) -> str:
@@ -67,6 +80,35 @@ def _sendmsg(v: int) -> str:
     return f"sendmsg({v}, 0, 0)"
 
 
+def _waitcnt(v: int) -> str:
+    """The legacy s_waitcnt counters (gfx11+ layout): those not at their all-ones default,
+    or all three when every one is."""
+    cnts = [("vmcnt", v >> 10 & 0x3F, 0x3F), ("expcnt", v & 7, 7), ("lgkmcnt", v >> 4 & 0x3F, 0x3F)]
+    every = all(x == d for _, x, d in cnts)
+    return " ".join(f"{n}({x})" for n, x, d in cnts if every or x != d)
+
+
+def _hwreg(v: int) -> str:
+    """hwreg(register[, offset, width]) of an s_getreg/s_setreg simm16."""
+    reg, offset, width = v & 0x3F, v >> 6 & 0x1F, (v >> 11 & 0x1F) + 1
+    name = f"HW_REG_{_HWREG[reg]}" if reg in _HWREG else str(reg)
+    return f"hwreg({name})" if (offset, width) == (0, 32) else f"hwreg({name}, {offset}, {width})"
+
+
+def _sopk(inst: Inst) -> str:
+    info, f = inst.info, inst.f
+    name, k, sd = info.name, f["simm16"], O.sreg_name(f["sdst"], info.dst_bits or 32)
+    if name == "s_getreg_b32":
+        return f"{name} {sd}, {_hwreg(k)}"
+    if name == "s_setreg_b32":
+        return f"{name} {_hwreg(k)}, {sd}"
+    if name == "s_setreg_imm32_b32":
+        return f"{name} {_hwreg(k)}, {O.literal_text(inst.literal)}"
+    if name == "s_call_b64":
+        return f"{name} {sd}, {k}"
+    return f"{name} {sd}, 0x{k:x}"
+
+
 def _sopp(inst: Inst) -> str:
     name, v = inst.name, inst.f["simm16"]
     if name == "s_endpgm":
@@ -79,8 +121,10 @@ def _sopp(inst: Inst) -> str:
         return f"{name} {_delay_alu(v)}"
     if name == "s_wait_alu":
         return f"{name} {_depctr(v)}"
-    if name == "s_sendmsg":
+    if name in ("s_sendmsg", "s_sendmsghalt"):
         return f"{name} {_sendmsg(v)}"
+    if name == "s_waitcnt":
+        return f"{name} {_waitcnt(v)}"
     if name in _HEX_SOPP:
         return f"{name} 0x{v:x}"
     return f"{name} {_u16(v)}"
@@ -105,6 +149,8 @@ def _vop3_src(inst: Inst, i: int, bits: int, mods: bool) -> str:
         return t
     if inst.f.get("abs", 0) >> i & 1:
         t = f"|{t}|"
+    elif inst.f["neg"] >> i & 1 and O.is_immediate(inst.f[f"src{i}"]):
+        return f"neg({t})"                 # LLVM's form for a negated constant
     if inst.f["neg"] >> i & 1:
         t = "-" + t
     return t
@@ -137,6 +183,30 @@ def _th(inst: Inst) -> str:
     return text + _SCOPE[scope]
 
 
+def _swizzle_bits(and_mask: int, or_mask: int, xor_mask: int) -> str:
+    """BITMASK_PERM pattern: per lane-id bit (MSB first) 0, 1, p(reserve) or i(nvert)."""
+    p0, p1 = (or_mask ^ xor_mask), ((0x1F & and_mask) | or_mask) ^ xor_mask
+    return "".join(("1" if p0 & m else "0") if (p0 ^ p1) & m == 0 else ("i" if p0 & m else "p")
+                   for m in (16, 8, 4, 2, 1))
+
+
+def _swizzle(off: int) -> str:
+    """LLVM 19's text of a ds_swizzle_b32 offset (rotate/FFT modes print as a number)."""
+    if off & 0xFF00 == 0x8000:
+        return "swizzle(QUAD_PERM," + ",".join(str(off >> (2 * i) & 3) for i in range(4)) + ")"
+    if off & 0x8000:
+        return str(off)
+    and_mask, or_mask, xor_mask = off & 0x1F, off >> 5 & 0x1F, off >> 10 & 0x1F
+    if and_mask == 0x1F and or_mask == 0 and bin(xor_mask).count("1") == 1:
+        return f"swizzle(SWAP,{xor_mask})"
+    if and_mask == 0x1F and or_mask == 0 and xor_mask and not xor_mask & (xor_mask + 1):
+        return f"swizzle(REVERSE,{xor_mask + 1})"
+    group = 0x20 - and_mask
+    if group > 1 and not group & (group - 1) and or_mask < group and not xor_mask:
+        return f"swizzle(BROADCAST,{group},{or_mask})"
+    return f'swizzle(BITMASK_PERM,"{_swizzle_bits(and_mask, or_mask, xor_mask)}")'
+
+
 def _ds(inst: Inst) -> str:
     info, f = inst.info, inst.f
     name = info.name
@@ -146,6 +216,9 @@ def _ds(inst: Inst) -> str:
             offs += f" offset0:{f['offset0']}"
         if f["offset1"]:
             offs += f" offset1:{f['offset1']}"
+    elif name == "ds_swizzle_b32":
+        off = f["offset0"] | f["offset1"] << 8
+        offs = f" offset:{_swizzle(off)}" if off else ""
     else:
         off = f["offset0"] | f["offset1"] << 8
         offs = f" offset:{off}" if off else ""
@@ -191,12 +264,21 @@ def _vglobal(inst: Inst) -> str:
 
 def _smem(inst: Inst) -> str:
     info, f = inst.info, inst.f
+    name = info.name
     dst = O.sreg_name(f["sdata"], info.dst_bits)
-    base = O.sreg_name(2 * f["sbase"], 64)
+    base = O.sreg_name(2 * f["sbase"], 128 if "buffer" in info.flags else 64)
+    if name == "s_dcache_inv":
+        return name
+    if "prefetch" in name:      # base (not for _pc_rel), offset, soffset, then sdata as a number
+        soff = "null" if f["soffset"] == O.SOFFSET_NONE else O.sreg_name(f["soffset"])
+        ops = [_hex(f["ioffset"]), soff, str(f["sdata"])]
+        return f"{name} {', '.join(ops if name.endswith('_pc_rel') else [base, *ops])}"
     if f["soffset"] == O.SOFFSET_NONE:
         off = _hex(f["ioffset"])
     else:
         off = f"{O.sreg_name(f['soffset'])} offset:{_hex(f['ioffset'])}"
+    if name.startswith("s_atc_probe"):
+        return f"{name} {f['sdata']}, {base}, {off}"
     th = f["th"]
     text = f" th:TH_LOAD_{_TH_LOAD.get(th) or ('BYPASS' if f['scope'] == 3 else 'LU')}" if th else ""
     return f"{info.name} {dst}, {base}, {off}{text}{_SCOPE[f['scope']]}"
@@ -223,6 +305,8 @@ def _vop3(inst: Inst) -> str:
         srcs[2] = O.sreg_name(f["src2"])
     ops += srcs
     text = f"{name} {', '.join(ops)}" if ops else name
+    if "fi_bc" in flags and f["opsel"] & 3:
+        text += f" op_sel:[{f['opsel'] & 1},{f['opsel'] >> 1 & 1}]"
     if "opsel" in flags and f.get("opsel"):
         nsrc = 3 if "mac" in flags else len(info.src_bits)      # a mac op's src2 is vdst
         bits = [f["opsel"] >> i & 1 for i in range(nsrc)] + [f["opsel"] >> 3 & 1]
@@ -232,6 +316,41 @@ def _vop3(inst: Inst) -> str:
     if "omod" in flags:
         text += _OMOD[f["omod"]]
     return text
+
+
+def _dpp_mod(text: str, i: int, d: D.Dpp) -> str:
+    if d.abs >> i & 1:
+        text = f"|{text}|"
+    return "-" + text if d.neg >> i & 1 else text
+
+
+def _dpp(inst: Inst) -> str:
+    """A DPP16/DPP8 form: ``name_dpp`` (VOPC: no suffix) or ``name_e64_dpp``, the operands with
+    src0 the DPP VGPR, then the DPP controls."""
+    info, f, d, fmt = inst.info, inst.f, inst.dpp, inst.fmt
+    ctl = D.controls_text(d)
+    if fmt in (Fmt.VOP3, Fmt.VOP3SD):
+        ops = _vop3(replace(inst, dpp=None, f={**f, "src0": O.VGPR0 + d.vsrc0})).partition(" ")[2]
+        return f"{info.name}_e64_dpp {ops} {ctl}"
+    sb = info.src_bits
+    s0 = _dpp_mod(O.vreg_name(d.vsrc0, sb[0]), 0, d)
+    if fmt == Fmt.VOP1:
+        return f"{info.name}_dpp {O.vreg_name(f['vdst'], info.dst_bits)}, {s0} {ctl}"
+    s1 = O.vreg_name(f["vsrc1"], sb[1])
+    if fmt == Fmt.VOPC:
+        ops = [s0, _dpp_mod(s1, 1, d)] if "cmpx" in info.flags else ["vcc_lo", s0, _dpp_mod(s1, 1, d)]
+        return f"{info.name} {', '.join(ops)} {ctl}"
+    vd = O.vreg_name(f["vdst"], info.dst_bits)
+    if D.integer_src1(info):
+        s1 = f"sext({s1})" if d.neg & 2 else s1
+        return f"{info.name}_dpp {vd}, {s0}, {s1} {ctl}"
+    if "carry_out" in info.flags:
+        ops = [vd, "vcc_lo", s0, s1, "vcc_lo"]
+    elif "reads_vcc" in info.flags:         # LLVM prints src1's modifiers around "v1, vcc_lo"
+        ops = [vd, s0, _dpp_mod(f"{s1}, vcc_lo", 1, d)]
+    else:
+        ops = [vd, s0, _dpp_mod(s1, 1, d)]
+    return f"{info.name}_dpp {', '.join(ops)} {ctl}"
 
 
 def _bitlist(v: int, n: int) -> str:
@@ -275,12 +394,16 @@ def _vop3p(inst: Inst) -> str:
 def disassemble(inst: Inst) -> str:
     """LLVM 19's text for one instruction (no encoding comment, no leading whitespace)."""
     info, f, fmt = inst.info, inst.f, inst.fmt
+    if inst.vopd is not None:
+        return VD.text(*inst.vopd, inst.literal)
+    if inst.dpp is not None:
+        return _dpp(inst)
     name = info.name
     sb = info.src_bits
     if fmt == Fmt.SOPP:
         return _sopp(inst)
     if fmt == Fmt.SOPK:
-        return f"{name} {O.sreg_name(f['sdst'], info.dst_bits)}, 0x{f['simm16']:x}"
+        return _sopk(inst)
     if name in ("s_fmamk_f32", "s_fmaak_f32"):
         d, a, b = O.sreg_name(f["sdst"]), _src(inst, "ssrc0", 32), _src(inst, "ssrc1", 32)
         k = f"0x{inst.literal:x}"
@@ -291,6 +414,8 @@ def disassemble(inst: Inst) -> str:
             ops.append(O.sreg_name(f["sdst"], info.dst_bits))
         for key, bits in zip(("ssrc0", "ssrc1"), sb):
             ops.append(_src(inst, key, bits))
+        if "sendmsg" in info.flags:
+            ops.append(_sendmsg(f["ssrc0"]))
         return f"{name} {', '.join(ops)}"
     if fmt == Fmt.SMEM:
         return _smem(inst)
@@ -307,7 +432,8 @@ def disassemble(inst: Inst) -> str:
             return name
         if "sdst" in info.flags:
             return f"{name} {O.sreg_name(f['vdst'])}, {_src(inst, 'src0', sb[0])}"
-        return f"{name}_e32 {O.vreg_name(f['vdst'], info.dst_bits)}, {_src(inst, 'src0', sb[0])}"
+        sfx = "" if "no_e64" in info.flags else "_e32"   # an op with one encoding: no suffix
+        return f"{name}{sfx} {O.vreg_name(f['vdst'], info.dst_bits)}, {_src(inst, 'src0', sb[0])}"
     if fmt == Fmt.VOP2:
         vd = O.vreg_name(f["vdst"], info.dst_bits)
         s0 = _src(inst, "src0", sb[0])

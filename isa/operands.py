@@ -50,6 +50,11 @@ def is_inline_constant(code: int) -> bool:
     return 128 <= code <= 208 or FLOAT_FIRST <= code <= FLOAT_LAST
 
 
+def is_immediate(code: int) -> bool:
+    """An inline constant or the literal (LLVM prints a negated one as neg(x))."""
+    return is_inline_constant(code) or code == LITERAL
+
+
 def inline_constant(code: int, bits: int = 32) -> int | None:
     """Bit pattern (unsigned, `bits` wide) of an inline-constant source code, else None.
 

@@ -16,7 +16,10 @@ from . import vector as V
 from .memory_ops import build_ds, build_global, build_smem
 from .scratch import build_flat, build_scratch
 from .scalar import M32, SAVEEXEC, SOP1, SOP1_BITSET, SOP2, sopc, sopk, sx
+from .dpp import build_dpp
+from .lanes import BUILDERS as LANE_BUILDERS
 from .valu_ext import BUILDERS as EXT_BUILDERS
+from .vopd import build_vopd
 from .wave import EXEC, LANES, VCC, ModelError
 
 U32, U64 = np.uint32, np.uint64
@@ -211,6 +214,12 @@ def _vdst(inst: Inst) -> int:
 def build(inst: Inst):
     """Return the handler for ``inst`` or raise ModelError if the model cannot execute it."""
     fmt, name = inst.info.fmt, inst.name
+    if inst.vopd is not None:
+        return build_vopd(inst, build)
+    if inst.dpp is not None:
+        return build_dpp(inst, build)
+    if name in LANE_BUILDERS:
+        return LANE_BUILDERS[name](inst)
     if name in EXT_BUILDERS:
         return EXT_BUILDERS[name](inst)
     if fmt == Fmt.SOP2:
@@ -223,8 +232,8 @@ def build(inst: Inst):
         return _build_sopk(inst)
     if fmt == Fmt.SOPP:
         return _build_sopp(inst)
-    if fmt == Fmt.SMEM:
-        return build_smem(inst)
+    if fmt == Fmt.SMEM:         # the prefetch, probe and cache hints have no effect here
+        return _build_nop(inst) if inst.info.kind == "shint" else build_smem(inst)
     if fmt == Fmt.DS:
         return build_ds(inst)
     if fmt == Fmt.VGLOBAL:
@@ -308,8 +317,16 @@ def _build_sop1(inst):
             w.swrite(d, 32, new)
             w.scc = int(new != 0)
         return h
-    if name in ("s_barrier_signal", "s_barrier_signal_isfirst"):
+    if name == "s_barrier_signal":
         def h(w, ctx):
+            ctx.barrier_signal(w)
+        return h
+    if name == "s_barrier_signal_isfirst":
+        if s0 != 0xC1:       # -1, the workgroup barrier: the only one the model keeps
+            raise ModelError(f"{name}: only barrier -1 (the workgroup's) is modelled")
+
+        def h(w, ctx):       # SCC: no other wave has signalled this phase of the barrier yet
+            w.scc = int(not any(v.barrier_phase == ctx.phase for v in ctx.waves if v is not w))
             ctx.barrier_signal(w)
         return h
     if name in ("s_cmov_b32", "s_cmov_b64"):
@@ -684,10 +701,11 @@ def _implemented() -> set[str]:
     from isa import OPCODES
     from .memory_ops import IMPLEMENTED_MEMORY
     names = set(VINT) | set(VFLOAT) | set(_SPECIAL_VALU) | set(V16) | set(V16_TO_32) | {"v_add_nc_i32", "v_sub_nc_i32"} | set(SOP2) | set(SOP1) | set(SOP1_BITSET)
-    names |= {"s_cmov_b32", "s_cmov_b64", "s_barrier_signal", "s_getpc_b64", "s_setpc_b64", "s_swappc_b64"}
+    names |= {"s_cmov_b32", "s_cmov_b64", "s_barrier_signal", "s_barrier_signal_isfirst", "s_getpc_b64", "s_setpc_b64", "s_swappc_b64"}
     names |= {f"s_{k}_saveexec_b32" for k in SAVEEXEC} | {"s_and_not0_wrexec_b32", "s_and_not1_wrexec_b32"}
     names |= set(_BRANCH_COND) | _SOPP_NOP | {"s_endpgm", "s_barrier_wait"} | IMPLEMENTED_MEMORY
-    names |= set(EXT_BUILDERS)
+    names |= set(EXT_BUILDERS) | set(LANE_BUILDERS)
+    names |= {i.name for i in OPCODES if i.fmt == Fmt.SMEM and i.kind == "shint"}
     for info in OPCODES:
         n = info.name
         if info.fmt == Fmt.SOP2 and n.endswith("_f32") and ("v" + n[1:] in VFLOAT or n in ("s_fmac_f32", "s_fmaak_f32", "s_fmamk_f32")):

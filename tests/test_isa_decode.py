@@ -133,10 +133,15 @@ def test_known_but_unimplemented_names_mnemonic():
     assert e.value.mnemonic == "s_cmp_lt_f16" and "s_cmp_lt_f16" in str(e.value)
 
 
-def test_dpp_rejected():
-    # v_mov_b32_dpp (src0 = 0xFA) needs a DPP control dword we do not decode
+def test_dpp_forms():
+    # v_mov_b32_dpp (src0 = 0xFA): the DPP16 dword follows; tests/test_dpp.py covers the rest
+    i = decode([0x7E0202FA, 0xFF0000E4])
+    assert i.size == 8 and i.dpp.vsrc0 == 0xE4 and i.dpp.ctrl == 0
+    # v_readfirstlane_b32 has no DPP form
     with pytest.raises(DecodeError):
-        decode([0x7E0202FA, 0x000000E4])
+        decode([0x7E0204FA, 0xFF0000E4])
+    # 0xFB is src_vccz, not a DPP code
+    assert decode([0x7E0202FB]).size == 4
 
 
 @pytest.mark.parametrize("ws", [

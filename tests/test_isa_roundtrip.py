@@ -152,16 +152,60 @@ def gen_sopp(info, g: Gen) -> str:
         arg = str(r.randrange(-300, 300))
     elif name.startswith("s_wait_"):
         arg = hex(r.randrange(0, 64 if name != "s_wait_kmcnt" else 32))
+    elif name in _SOPP_U16:
+        arg = str(r.choice([r.randrange(0, 65), r.randrange(0, 1 << 16)]))
+    elif name == "s_ttracedata_imm":
+        arg = hex(r.randrange(0, 1 << 16))
+    elif name == "s_sendmsghalt":
+        arg = _SOPP_SIMPLE["s_sendmsg"](r)
+    elif name == "s_waitcnt":
+        arg = " ".join(f"{c}({r.randrange(0, m)})" for c, m in
+                       (("vmcnt", 64), ("expcnt", 8), ("lgkmcnt", 64)) if r.random() < 0.6) or "0"
+    elif name in ("s_barrier_leave", "s_endpgm_saved", "s_wakeup", "s_ttracedata", "s_icache_inv"):
+        arg = ""
     else:
         raise AssertionError(name)
     return f"{name} {arg}".strip()
+
+
+_SOPP_U16 = ("s_setkill", "s_sethalt", "s_sleep", "s_trap", "s_setprio", "s_incperflevel",
+             "s_decperflevel")
+_HWREGS = ["HW_REG_MODE", "HW_REG_STATUS", "HW_REG_GPR_ALLOC", "HW_REG_HW_ID1", "HW_REG_IB_STS",
+           "HW_REG_SHADER_CYCLES_LO", "HW_REG_TRAP_CTRL", "3", "52"]
+
+
+def _hwreg(r: random.Random) -> str:
+    reg = r.choice(_HWREGS)
+    if r.random() < 0.4:
+        return f"hwreg({reg})"
+    return f"hwreg({reg}, {r.randrange(32)}, {r.randrange(1, 33)})"
+
+
+def gen_sopk(info, g: Gen) -> str:
+    r, name = g.r, info.name
+    if name == "s_getreg_b32":
+        return f"{name} {g.sreg(32, dst=True)}, {_hwreg(r)}"
+    if name == "s_setreg_b32":
+        return f"{name} {_hwreg(r)}, {g.sreg(32)}"
+    if name == "s_setreg_imm32_b32":
+        return f"{name} {_hwreg(r)}, {g.literal()}"
+    if name == "s_call_b64":
+        return f"{name} {g.sreg(64, dst=True, special=False)}, {r.randrange(-(1 << 15), 1 << 15)}"
+    return f"{name} {g.sreg(32, dst=True)}, 0x{r.randrange(0, 1 << 16):x}"
 
 
 def gen_salu(info, g: Gen) -> str:
     name, fmt = info.name, info.fmt
     ops = []
     if fmt == Fmt.SOPK:
-        return f"{name} {g.sreg(32, dst=True)}, 0x{g.r.randrange(0, 1 << 16):x}"
+        return gen_sopk(info, g)
+    if "sendmsg" in info.flags:
+        msg = g.r.choice(["MSG_RTN_GET_DOORBELL", "MSG_RTN_GET_REALTIME", "MSG_RTN_SAVE_WAVE",
+                          "MSG_RTN_GET_TBA", "MSG_RTN_GET_SE_AID_ID"])
+        return f"{name} {g.sreg(info.dst_bits, dst=True, special=False)}, sendmsg({msg})"
+    if name.startswith(("s_movrel", "s_rfe")):     # relative / return addresses: SGPRs only
+        dst = [g.sreg(info.dst_bits, dst=True, special=False)] if info.dst_bits else []
+        return f"{name} {', '.join(dst + [g.sreg(info.src_bits[0], special=False)])}"
     if name in ("s_setpc_b64", "s_swappc_b64"):
         dst = f"{g.sreg(64, dst=True, special=False)}, " if info.dst_bits else ""
         return f"{name} {dst}{g.sreg(64, special=False)}"
@@ -169,8 +213,10 @@ def gen_salu(info, g: Gen) -> str:
         k = g.literal()
         a, b = g.ssrc(32, literal=False), g.sreg(32)
         return f"{name} {g.sreg(32, dst=True)}, " + (f"{a}, {k}, {b}" if name == "s_fmamk_f32" else f"{a}, {b}, {k}")
-    if name == "s_barrier_signal":
-        return f"{name} {g.r.choice(['-1', 'm0', '-2', '3'])}"
+    if name in ("s_barrier_signal", "s_barrier_signal_isfirst", "s_barrier_init",
+                "s_barrier_join", "s_get_barrier_state"):      # a barrier id: m0 or a constant
+        dst = f"{g.sreg(32, dst=True)}, " if info.dst_bits else ""
+        return f"{name} {dst}{g.r.choice(['-1', 'm0', '-2', '3'])}"
     if info.dst_bits:
         ops.append(g.sreg(info.dst_bits, dst=True))
     for b in info.src_bits:
@@ -179,16 +225,24 @@ def gen_salu(info, g: Gen) -> str:
 
 
 def gen_smem(info, g: Gen) -> str:
-    r = g.r
-    dst = g.sreg(info.dst_bits, dst=True, special=False)
-    base = g.sreg(64, special=False)
+    r, name = g.r, info.name
+    base = g.sreg(128 if "buffer" in info.flags else 64, special=False)
     x = r.random()
     off = r.choice([r.randrange(0, 1 << 8), r.randrange(0, 1 << 23), -r.randrange(1, 1 << 23)])
     offt = f"-0x{-off:x}" if off < 0 else f"0x{off:x}"
+    if name == "s_dcache_inv":
+        return name
+    if "prefetch" in name:          # [base,] offset, soffset or null, the prefetch count
+        soff = r.choice(["null", g.sreg(32, special=False)])
+        ops = [offt, soff, str(r.randrange(32))]
+        return f"{name} {', '.join(ops if name.endswith('_pc_rel') else [base, *ops])}"
     if x < 0.5:
         tail = offt
     else:
         tail = f"{g.sreg(32, special=False)} offset:{offt}"
+    if name.startswith("s_atc_probe"):
+        return f"{name} {r.randrange(8)}, {base}, {tail}"
+    dst = g.sreg(info.dst_bits, dst=True, special=False)
     pol = r.choice(["", "", " th:TH_LOAD_NT", " th:TH_LOAD_HT scope:SCOPE_DEV", " scope:SCOPE_SYS",
                     " th:TH_LOAD_LU", " th:TH_LOAD_BYPASS scope:SCOPE_SYS"])
     return f"{info.name} {dst}, {base}, {tail}{pol}"
@@ -238,6 +292,15 @@ def gen_valu(info, g: Gen, e64: bool) -> str:
     if name.startswith("v_s_"):           # scalar-float transcendentals: SGPR dst, scalar src
         srcs, tail = _vop3_mods(info, g, [g.ssrc(info.src_bits[0])])
         return f"{name} {g.sreg(32, dst=True, special=False)}, {srcs[0]}{tail}"
+    if "no_e64" in fl and info.fmt == Fmt.VOP1 and info.dst_bits and "sdst" not in fl:
+        return f"{name} {g.vreg()}, {g.vreg()}"     # v_swap_b32 ...: one encoding, VGPRs only
+    if name.startswith("v_movrel"):                 # relative addressing: VGPR operands only
+        return f"{name}{'_e64' if e64 else '_e32'} {g.vreg()}, {g.vreg()}"
+    if "fi_bc" in fl:                      # v_permlane*16: VGPR data, lane selects, FI/BC
+        sel = g.vreg() if name.endswith("_var_b32") else ", ".join(
+            r.choice([g.sreg(32), g.inline(floats=False), g.literal()]) for _ in range(2))
+        tail = r.choice(["", " op_sel:[1,0]", " op_sel:[0,1]", " op_sel:[1,1]"])
+        return f"{name} {g.vreg()}, {g.vreg()}, {sel}{tail}"
     if name in ("v_fmamk_f32", "v_fmaak_f32", "v_fmamk_f16", "v_fmaak_f16"):
         bits = info.src_bits[0]
         g.lo128 = bits == 16
@@ -494,7 +557,8 @@ def _mod_probe_lines():
     """For every op with a VOP3 form: a plain VGPR-operand line and one line per modifier."""
     lines, meta = [], []
     for info in isa.OPCODES:
-        if info.vop3_fmt is None or info.name in ("v_readlane_b32", "v_writelane_b32"):
+        if info.vop3_fmt is None or info.name in ("v_readlane_b32", "v_writelane_b32") \
+                or "fi_bc" in info.flags:          # op_sel there is FI/BC (gen_valu)
             continue
         fl = info.flags
         sfx = "_e64" if info.fmt in (Fmt.VOP1, Fmt.VOP2, Fmt.VOPC) else ""

@@ -271,3 +271,13 @@ def test_cls_bfe_i32_and_absdiff_follow_the_isa():
     # s_absdiff_i32 takes |S0 - S1| of the wrapped 32-bit difference
     w = wave0("s_mov_b32 s0, 0x7fffffff\ns_mov_b32 s1, 0x80000000\ns_absdiff_i32 s2, s0, s1")
     assert w.s[2] == 1
+
+
+def test_barrier_signal_isfirst_sets_scc_for_the_first_signal_only():
+    # two waves, two barrier phases: exactly one wave signals first in each. The model runs
+    # wave 0 up to its first wait, then wave 1, whose signal completes the barrier and which
+    # goes on to signal the second phase first.
+    text = ("s_barrier_signal_isfirst -1\ns_cselect_b32 s5, 1, 0\ns_barrier_wait 0xffff\n"
+            "s_barrier_signal_isfirst -1\ns_cselect_b32 s6, 1, 0\ns_barrier_wait 0xffff")
+    waves = run(text, block=64).last_waves
+    assert [(w.s[5], w.s[6]) for w in waves] == [(1, 0), (0, 1)]

@@ -51,7 +51,8 @@ def _model_integer_salu() -> set[str]:
     for op in ops_of("salu"):
         n = op.name.lower()
         if n in X.IMPLEMENTED and "_f32" not in n and not n.startswith(_FLOAT_PREFIXES) \
-                and n not in ("s_getpc_b64", "s_round_mode", "s_denorm_mode"):
+                and n not in ("s_getpc_b64", "s_round_mode", "s_denorm_mode",
+                              "s_barrier_signal_isfirst"):    # a barrier signal, not SALU work
             out.add(n)
     return out
 
