@@ -301,7 +301,7 @@ def _vop3(inst: Inst) -> str:
         ops.append(O.vreg_name(f["vdst"], info.dst_bits))
     if inst.fmt == Fmt.VOP3SD:
         ops.append(O.sreg_name(f["sdst"]))
-    if info.name == "v_cndmask_b32" or ("carry_out" in flags and info.fmt == Fmt.VOP2):
+    if info.name.startswith("v_cndmask_b") or ("carry_out" in flags and info.fmt == Fmt.VOP2):
         srcs[2] = O.sreg_name(f["src2"])
     ops += srcs
     text = f"{name} {', '.join(ops)}" if ops else name

@@ -115,7 +115,7 @@ def _e64(info, rng, code: int) -> list[int]:
         vdst = rng.randrange(256)
     w0 = 0xD4000000 | op << 16 | vdst
     srcs = [code] + [_scalar_or_vgpr(rng) for _ in range(n - 1)] + [0] * (3 - n)
-    if info.name == "v_cndmask_b32" or ("carry_out" in fl and info.fmt == Fmt.VOP2):
+    if info.name.startswith("v_cndmask_b") or ("carry_out" in fl and info.fmt == Fmt.VOP2):
         srcs[2] = rng.randrange(106)                 # the lane-mask SGPR
     if sum(s < 106 for s in srcs[1:]) > 2:
         srcs[1] = 256 + rng.randrange(256)

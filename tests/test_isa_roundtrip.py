@@ -323,12 +323,14 @@ def gen_valu(info, g: Gen, e64: bool) -> str:
     if carry:
         ops.append(g.sreg(32, dst=True, special=False) if (e64 or info.fmt == Fmt.VOP3SD)
                    and r.random() < 0.7 else "vcc_lo")
-    if name == "v_cndmask_b32" or (carry and info.fmt == Fmt.VOP2):
+    if name.startswith("v_cndmask_b") or (carry and info.fmt == Fmt.VOP2):
         mask_sgpr = g.sreg(32, special=False) if e64 and r.random() < 0.7 else "vcc_lo"
         g.sgprs += 1
         sb = sb[:2]
     if name in ("v_lshlrev_b64", "v_lshrrev_b64", "v_ashrrev_i64", "v_div_fmas_f32"):
         g.sgprs = 1             # 64-bit shifts: constant bus limit 1; v_div_fmas reads VCC
+    if name in ("v_qsad_pk_u16_u8", "v_mqsad_pk_u16_u8"):
+        g.sgprs = 1             # 64-bit sources: constant bus limit 1
     srcs = []
     vop3 = e64 or info.fmt in (Fmt.VOP3, Fmt.VOP3SD)
     for i, b in enumerate(sb):
@@ -576,7 +578,7 @@ def _mod_probe_lines():
                 for i, b in enumerate(info.src_bits)]
         if info.name.startswith("v_s_"):
             srcs = ["s20"]
-        if info.name == "v_cndmask_b32" or ("carry_out" in fl and info.fmt == Fmt.VOP2):
+        if info.name.startswith("v_cndmask_b") or ("carry_out" in fl and info.fmt == Fmt.VOP2):
             srcs[2] = "s8"
         nmods = next((int(f[-1]) for f in fl if f.startswith("mods")), 0)
         variants = [("base", "", None, True), ("clamp", " clamp", None, "clamp" in fl),
