@@ -701,7 +701,8 @@ def _implemented() -> set[str]:
     from isa import OPCODES
     from .memory_ops import IMPLEMENTED_MEMORY
     names = set(VINT) | set(VFLOAT) | set(_SPECIAL_VALU) | set(V16) | set(V16_TO_32) | {"v_add_nc_i32", "v_sub_nc_i32"} | set(SOP2) | set(SOP1) | set(SOP1_BITSET)
-    names |= {"s_cmov_b32", "s_cmov_b64", "s_barrier_signal", "s_barrier_signal_isfirst", "s_getpc_b64", "s_setpc_b64", "s_swappc_b64"}
+    names |= {"s_cmov_b32", "s_cmov_b64", "s_barrier_signal", "s_getpc_b64", "s_setpc_b64", "s_swappc_b64"}
+    names.add("s_barrier_signal_isfirst")
     names |= {f"s_{k}_saveexec_b32" for k in SAVEEXEC} | {"s_and_not0_wrexec_b32", "s_and_not1_wrexec_b32"}
     names |= set(_BRANCH_COND) | _SOPP_NOP | {"s_endpgm", "s_barrier_wait"} | IMPLEMENTED_MEMORY
     names |= set(EXT_BUILDERS) | set(LANE_BUILDERS)

@@ -352,7 +352,7 @@ def test_fetch_inactive(fi):
     """row_shr:1 with only lanes 0..15 but 4 active: lane 5 reads the inactive lane 4 only
     with fi:1 (with fi:0 it is invalid and bound_ctrl:1 makes it 0)."""
     text = (_PROLOGUE + "s_mov_b32 exec_lo, 0xffef\n"
-            f"v_mov_b32_dpp v3, v2 row_shr:1 row_mask:0xf bank_mask:0xf bound_ctrl:1"
+            "v_mov_b32_dpp v3, v2 row_shr:1 row_mask:0xf bank_mask:0xf bound_ctrl:1"
             + (" fi:1" if fi else "") + "\ns_mov_b32 exec_lo, -1")
     w = run(text)
     active = set(range(16)) - {4}
