@@ -12,6 +12,8 @@ Raw fields in ``Inst.f`` (names as in the RDNA 4 ISA guide's microcode formats):
 Source fields (src0/1/2, ssrc0/1) hold operand codes (isa.operands); vsrc1, vdst (VGPR
 destinations), DS and VGLOBAL register fields hold VGPR indices 0..255. VOP3 vdst holds an SGPR
 code for ops with an SGPR destination (VOPC _e64, v_readlane_b32, v_readfirstlane_b32).
+  VOPD opx,opy,srcx0,vsrcx1,vdstx,srcy0,vsrcy1,vdsty; Inst.vopd holds the X and Y operations
+  (isa.vopd). A DPP form keeps its DPP code in src0; Inst.dpp holds the DPP dword (isa.dpp).
 """
 from .opcodes import Fmt, OpInfo, OPCODES, KINDS, lookup, by_name
 from .decoder import Inst, DecodeError, decode, decode_program
