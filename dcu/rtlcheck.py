@@ -27,7 +27,7 @@ class RtlUnsupportedError(LaunchError):
 
 _VOPD_MASK, _VOPD_BITS = 0xFC000000, 0xC8000000
 _VOPD_LITERAL_OPS = (1, 2)                      # v_dual_fmaak_f32, v_dual_fmamk_f32
-_DPP_CODES = {0xE9: "DPP8", 0xEA: "DPP8", 0xFA: "DPP16", 0xFB: "DPP16"}
+_DPP_CODES = {0xE9: "DPP8", 0xEA: "DPP8", 0xFA: "DPP16"}       # (0xFB is src_vccz)
 _CALLS = ("s_swappc_b64", "s_call_b64")
 
 
@@ -81,7 +81,7 @@ def _one(words, pc: int) -> Found | None:
         # A gfx1200 instruction the project does not decode is refused by name; a word that is
         # no instruction at all is left to the RTL's illegal-instruction trap. Neither can be sized.
         return Found(pc, e.mnemonic, "undecodable", 0) if e.mnemonic else None
-    form = "" if "literal_k" in inst.info.flags else _DPP_CODES.get(inst.f.get("src0"), "")
+    form = "" if inst.dpp is None else "DPP8" if inst.dpp.is_dpp8 else "DPP16"
     return Found(pc, inst.name, form, inst.size)
 
 
