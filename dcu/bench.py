@@ -1162,24 +1162,28 @@ def _markdown(result: dict) -> str:
     return "\n".join(out)
 
 
-def run(name: str, json_path: str | None = None, **options) -> dict:
+def run(name: str, json_path: str | None = None, out_dir: str | os.PathLike | None = None, **options) -> dict:
     """Run one benchmark; ``options`` (``config``, ``backend``) go to the benchmarks that take
-    them, and name its results file: ``NAME-CONFIG-BACKEND.json``."""
+    them, and name its results file ``out_dir/NAME-CONFIG-BACKEND.json`` (default
+    ``bench/results``, whose files make ``bench/RESULTS.md``)."""
+    from .errors import UsageError
     if name not in BENCHMARKS:
-        raise SystemExit(f"unknown benchmark {name!r}; available: {', '.join(BENCHMARKS)}")
+        raise UsageError(f"unknown benchmark {name!r}; available: {', '.join(BENCHMARKS)}")
     fn = BENCHMARKS[name]
     options = {k: v for k, v in options.items() if v is not None}
     takes = inspect.signature(fn).parameters
     if any(k not in takes for k in options):
-        raise SystemExit(f"benchmark {name!r} takes no option {', '.join(k for k in options if k not in takes)}")
+        raise UsageError(f"benchmark {name!r} takes no option {', '.join(k for k in options if k not in takes)}")
     result = fn(**options)
     result["machine"] = {"python": platform.python_version(), "processor": platform.processor() or platform.machine()}
-    RESULTS.mkdir(parents=True, exist_ok=True)
+    out = RESULTS if out_dir is None else Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
     stem = "-".join([name, *options.values()])
-    (RESULTS / f"{stem}.json").write_text(json.dumps(result, indent=2) + "\n")
+    (out / f"{stem}.json").write_text(json.dumps(result, indent=2) + "\n")
     if json_path:
         Path(json_path).write_text(json.dumps(result, indent=2) + "\n")
-    write_summary()
+    if out.resolve() == RESULTS.resolve():
+        write_summary()
     print(_markdown(result))
     return result
 

@@ -5,14 +5,17 @@
     dcu run FILE [--kernel NAME] --grid X[,Y[,Z]] --block X[,Y[,Z]] [--arg SPEC]...
             [--backend model|rtl|verilator] [--config PRESET] [--out DIR]
             [--json FILE] [--vcd FILE] [--timeline FILE.png] [--wgp] [--no-vopd]
+            [--max-instructions N | --max-cycles N] [--quiet]
     dcu info FILE [--config PRESET] [--block X[,Y[,Z]]] [--wgp]
     dcu disasm FILE [--kernel NAME]
-    dcu bench NAME [--json FILE] [--config PRESET] [--backend rtl|verilator]
+    dcu bench NAME [--out DIR] [--json FILE] [--config PRESET] [--backend rtl|verilator]
     dcu verilog [--config PRESET] [--top NAME] -o FILE.v [--lint]
     dcu fpga [--board ulx3s] [--config PRESET] [--clock MHZ] [--baud N] [--block NAME [--generic] [--attribute] [--place] [--depth [N]]] [--budget]
 
-Exit status: 0 on success, 2 for a usage error (bad option, argument spec,
-missing file, unknown kernel), 1 when building or running fails.
+Every command takes ``--debug`` (or ``DCU_DEBUG=1``): a failure then shows its traceback.
+Without it a failure is one line on stderr and an exit status by its class
+(``dcu.errors.EXIT_CODES``, docs/cli.md): 2 usage, 3 kernel fault, 4 unsupported,
+5 timeout, 6 tool missing, 1 a build failure or an internal error.
 Heavy modules (numpy, the launcher, the ISA decoder) are imported inside the
 commands, so ``dcu --help`` and usage errors stay fast and independent of them.
 """
@@ -24,11 +27,13 @@ import json
 import math
 import os
 import statistics
-import struct
 import sys
+import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
+
+from .errors import EXIT_CODES, UsageError, classify
 
 __all__ = ["main", "build_parser", "parse_dims", "parse_arg_spec", "ArgSpec", "UsageError",
            "BACKENDS", "SCALAR_TYPES", "BUFFER_DTYPES"]
@@ -55,12 +60,16 @@ argument SPEC (repeat --arg in argument order; I is the 0-based position):
                     written back the same way
   u32:V | i32:V | f32:V | u64:V | i64:V   a scalar argument
 --grid counts workgroups; buffers are passed as global addresses.
---json writes {"kernel", "backend", "config", "instructions", "cycles" (null on
-the model), "counters": {...}}."""
+--json writes {"status": "ok" or "failed", "exit_code", "kernel", "backend",
+"config", "grid", "block", "instructions", "instructions_by_kind", "cycles" (null
+on the model), "counters": {...}, "error": {...} (a failed run)}, for a failed
+run too, with what it counted before it stopped (docs/cli.md).
+limits: the model stops a wave after --max-instructions (default 250,000); the
+RTL backends stop after --max-cycles (default: from the model's instruction
+count for the same dispatch). Progress goes to stderr (--quiet: none).
+exit status: """ + ", ".join(f"{k} {v.split(':')[0].split(' (')[0]}" for k, v in EXIT_CODES.items())
 
 
-class UsageError(Exception):
-    """A bad command line detected after argparse (exit status 2)."""
 
 
 @dataclass(frozen=True)
@@ -224,9 +233,12 @@ def build_parser() -> argparse.ArgumentParser:
                 "RDNA 4 dual compute unit (reference model or RTL).")
     sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--debug", action="store_true",
+                        help="show the Python traceback of a failure (also DCU_DEBUG=1)")
 
     presets = _preset_names()
-    r = sub.add_parser("run", help="build (if needed) and run a kernel",
+    r = sub.add_parser("run", parents=[common], help="build (if needed) and run a kernel",
                        formatter_class=argparse.RawDescriptionHelpFormatter, epilog=_SPEC_HELP)
     r.add_argument("file", metavar="FILE", help=".s, .cl, .o or .hsaco/.co")
     r.add_argument("--kernel", metavar="NAME", help="kernel name (optional if there is one)")
@@ -247,13 +259,19 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--wgp", action="store_true", help="compile OpenCL C in WGP mode")
     r.add_argument("--no-vopd", action="store_true",
                    help="compile OpenCL C without VOPD dual issue (the RTL backends refuse VOPD words)")
-    r.add_argument("--seed", type=int, default=0,
+    r.add_argument("--seed", type=int, default=None,
                    help="RTL backends: seed of the memory model's latencies and reordering (default 0)")
+    r.add_argument("--max-instructions", type=_positive, metavar="N",
+                   help=f"backend model: stop a wave after N instructions (default {DEFAULT_WAVE_INSTRUCTIONS:,})")
+    r.add_argument("--max-cycles", type=_positive, metavar="N",
+                   help="RTL backends: stop the dispatch after N cycles (default: from the model's "
+                        "instruction count for the same dispatch)")
+    r.add_argument("-q", "--quiet", action="store_true", help="no progress lines on stderr")
     r.add_argument("--rtl-memory", choices=("py", "rtl"), default=None,
                    help="backend rtl: the Python memory model (py, default) or the RTL one the "
                         "verilator backend compiles (rtl: same cycles as verilator for a seed)")
 
-    i = sub.add_parser("info", help="kernels, descriptors, resource use and occupancy")
+    i = sub.add_parser("info", parents=[common], help="kernels, descriptors, resource use and occupancy")
     i.add_argument("file", metavar="FILE")
     i.add_argument("--config", choices=presets, default="default", metavar="PRESET",
                    help=f"DCU preset: {', '.join(presets)} (default: default)")
@@ -261,12 +279,12 @@ def build_parser() -> argparse.ArgumentParser:
                    help="workgroup size for occupancy (default: reqd_work_group_size or 32)")
     i.add_argument("--wgp", action="store_true", help="compile OpenCL C in WGP mode")
 
-    d = sub.add_parser("disasm", help="disassemble with the project's decoder")
+    d = sub.add_parser("disasm", parents=[common], help="disassemble with the project's decoder")
     d.add_argument("file", metavar="FILE")
     d.add_argument("--kernel", metavar="NAME", help="only this kernel (default: all)")
     d.add_argument("--wgp", action="store_true", help="compile OpenCL C in WGP mode")
 
-    v = sub.add_parser("verilog", help="write the Verilog of the DCU or one of its blocks")
+    v = sub.add_parser("verilog", parents=[common], help="write the Verilog of the DCU or one of its blocks")
     v.add_argument("--config", choices=presets, default="default", metavar="PRESET",
                    help=f"DCU preset: {', '.join(presets)} (default: default)")
     v.add_argument("--top", default="dcu", metavar="NAME",
@@ -275,7 +293,7 @@ def build_parser() -> argparse.ArgumentParser:
     v.add_argument("-o", "--output", required=True, metavar="FILE.v")
     v.add_argument("--lint", action="store_true", help="then run verilator --lint-only on it")
 
-    f = sub.add_parser("fpga", help="build the ECP5 bitstream (DCU + block-RAM memory + UART host "
+    f = sub.add_parser("fpga", parents=[common], help="build the ECP5 bitstream (DCU + block-RAM memory + UART host "
                        "link) or synthesize one block, with the YoWASP tools (docs/fpga.md)")
     f.add_argument("--board", default="ulx3s", choices=("ulx3s",),
                    help="board (ulx3s: the LFE5U-85F ULX3S through amaranth-boards)")
@@ -328,9 +346,17 @@ def build_parser() -> argparse.ArgumentParser:
     f.add_argument("--timeout", type=float, default=4 * 3600, metavar="S", help="tool time limit")
     f.add_argument("--json", metavar="FILE", help="also write the report there")
 
-    b = sub.add_parser("bench", help="run a benchmark")
-    b.add_argument("name", metavar="NAME")
-    b.add_argument("--json", metavar="FILE", help="write results as JSON")
+    from .bench import BENCHMARKS
+    b = sub.add_parser("bench", parents=[common], help="run a benchmark",
+                       description="Run one benchmark and write its results as JSON:\n"
+                                   "OUT/NAME[-CONFIG-BACKEND].json (--out, default the current directory) and --json.",
+                       formatter_class=argparse.RawDescriptionHelpFormatter,
+                       epilog=textwrap.fill("benchmarks: " + ", ".join(BENCHMARKS), 78, break_on_hyphens=False))
+    b.add_argument("name", metavar="NAME", choices=list(BENCHMARKS), help="one of the benchmarks below")
+    b.add_argument("--out", metavar="DIR", default=".",
+                   help="folder for NAME.json (default: the current directory; bench/results updates "
+                        "the project's recorded results and bench/RESULTS.md)")
+    b.add_argument("--json", metavar="FILE", help="also write the results there")
     b.add_argument("--config", metavar="PRESET", help="the preset, for benchmarks that take one (kernels)")
     b.add_argument("--backend", choices=("rtl", "verilator"), help="the RTL backend, for benchmarks that take one (kernels)")
     return p
@@ -355,32 +381,11 @@ def _choose_kernel(names: Sequence[str], wanted: str | None, path: str) -> str:
     raise UsageError(f"{path} has {len(names)} kernels, choose one with --kernel: {', '.join(names)}")
 
 
-def _program_kernel_names(prog: Any) -> list[str]:
-    kernels = getattr(prog, "kernels", None)
-    if isinstance(kernels, dict):
-        return list(kernels)
-    if kernels is not None:
-        return [getattr(k, "name", k) for k in kernels]
-    return []
-
-
 def _load_code_object(path: str, wgp: bool, vopd: bool = True):
     from .codeobj import CodeObject
     from .toolchain import build
 
     return CodeObject(build(path, wgp=wgp, vopd=vopd))
-
-
-def _report_dict(report: Any, kernel: str, backend: str, config: str) -> dict:
-    d = dict(report.to_dict()) if hasattr(report, "to_dict") else {}
-    # The contract's keys are always present, whatever else the report adds.
-    d.setdefault("kernel", getattr(report, "kernel", kernel))
-    d.setdefault("backend", getattr(report, "backend", backend))
-    d.setdefault("config", getattr(report, "config", config))
-    d.setdefault("instructions", getattr(report, "instructions", None))
-    d.setdefault("cycles", getattr(report, "cycles", None))
-    d.setdefault("counters", getattr(report, "counters", {}) or {})
-    return d
 
 
 def _json_default(o: Any):
@@ -390,6 +395,16 @@ def _json_default(o: Any):
     if hasattr(o, "to_dict"):
         return o.to_dict()
     raise TypeError(f"{type(o).__name__} is not JSON serialisable")
+
+
+def _positive(text: str) -> int:
+    try:
+        v = int(text.replace("_", "").replace(",", ""), 10)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if v < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return v
 
 
 def _seeds(text: str) -> list[int]:
@@ -404,82 +419,224 @@ def _seeds(text: str) -> list[int]:
 
 
 def _write_json(path: str, data: Any) -> None:
-    Path(path).parent.mkdir(parents=True, exist_ok=True)
     with open(path, "w") as f:
         json.dump(data, f, indent=2, default=_json_default)
         f.write("\n")
 
 
 # ---- commands -------------------------------------------------------------------
+#: the model stops a wave after this many instructions unless --max-instructions says otherwise:
+#: a wave spinning on a flag (the slowest loop, a global load per iteration, runs about
+#: 13,000 instructions/s) stops within about 20 s, far beyond any firmware kernel's longest wave
+DEFAULT_WAVE_INSTRUCTIONS = 250_000
+#: the RTL backends' cycle limit unless --max-cycles says otherwise: from the model's
+#: instruction count for the same dispatch, at a CPI no kernel comes near (a wave's dependent
+#: loads cost the memory's latency each), plus the dispatch's start; or, when the model finds
+#: a wave that never ends, SPIN_CYCLES (the tiny DCU simulates about 250 cycles/s in Amaranth)
+CYCLES_BASE, CYCLES_PER_INSTRUCTION = 20_000, 100
+SPIN_CYCLES = 20_000
+FALLBACK_CYCLES = 5_000_000
+
+
+def _check_backend_options(ns: argparse.Namespace) -> None:
+    """Usage errors for options the chosen backend does not take: none is ignored silently."""
+    rtl_only = {"--vcd": ns.vcd, "--seed": ns.seed, "--max-cycles": ns.max_cycles}
+    for opt, value in rtl_only.items():
+        if value is not None and ns.backend == "model":
+            raise UsageError(f"{opt} needs an RTL backend (--backend rtl or verilator): the model has no "
+                             f"{'waveform' if opt == '--vcd' else 'cycles or memory latencies'}")
+    if ns.max_instructions is not None and ns.backend != "model":
+        raise UsageError("--max-instructions applies to --backend model; the RTL backends take --max-cycles")
+    for opt, value in (("--rtl-memory", ns.rtl_memory), ("--timeline", ns.timeline)):
+        if value and ns.backend != "rtl":
+            raise UsageError(f"{opt} needs --backend rtl")
+
+
+def _check_output_file(opt: str, path: str | None) -> None:
+    """A file the run will write: its folder must exist and be writable, the path not a folder."""
+    if not path:
+        return
+    p = Path(path)
+    if p.is_dir():
+        raise UsageError(f"{opt} {path}: is a directory; give a file name")
+    folder = p.parent if str(p.parent) else Path(".")
+    if not folder.is_dir():
+        raise UsageError(f"{opt} {path}: no such directory {folder}")
+    if not os.access(folder, os.W_OK) or (p.exists() and not os.access(p, os.W_OK)):
+        raise UsageError(f"{opt} {path}: not writable")
+
+
+def _check_outputs(ns: argparse.Namespace) -> None:
+    """Every output path before the run, so that a typo costs no run: ``--out`` a writable
+    folder (made if its parent exists), the others writable files."""
+    for opt in ("json", "vcd", "timeline"):
+        _check_output_file(f"--{opt}", getattr(ns, opt))
+    if ns.out:
+        out = Path(ns.out)
+        if out.exists() and not out.is_dir():
+            raise UsageError(f"--out {ns.out}: is a file; give a directory")
+        parent = out if out.exists() else out.parent if str(out.parent) else Path(".")
+        if not parent.is_dir():
+            raise UsageError(f"--out {ns.out}: no such directory {parent}")
+        if not os.access(parent, os.W_OK):
+            raise UsageError(f"--out {ns.out}: not writable")
+
+
+def _cycle_limit(launch_mod: Any, kern: Any, ns: argparse.Namespace, values: list, progress: Any) -> int:
+    """``--max-cycles``, or the default from the model's run of the same dispatch."""
+    if ns.max_cycles is not None:
+        return ns.max_cycles
+    from sim.model import ExecutionError, Watchdog
+    progress.phase("sizing the cycle limit from the model's run of the same dispatch", slow=False)
+    try:
+        run = launch_mod.launch(kern, ns.grid, ns.block, values, "model", ns.config,
+                                max_wave_instructions=DEFAULT_WAVE_INSTRUCTIONS)
+        n = run.report.instructions
+        limit, why = CYCLES_BASE + CYCLES_PER_INSTRUCTION * n, f"{CYCLES_PER_INSTRUCTION} per instruction the model ran"
+    except Watchdog:
+        limit, why = SPIN_CYCLES, "the model found a wave that does not end"
+    except ExecutionError:
+        limit, why = FALLBACK_CYCLES, "the model stopped on the kernel"
+    progress.end_phase()
+    if not ns.quiet:
+        print(f"dcu run: cycle limit {limit:,} ({why}; --max-cycles sets it)", file=sys.stderr)
+    return limit
+
+
 def cmd_run(ns: argparse.Namespace) -> int:
     """``dcu run``: build, launch, write back buffers and the report."""
     _check_file(ns.file)
-    if ns.vcd and ns.backend == "model":
-        raise UsageError("--vcd needs an RTL backend (--backend rtl or verilator)")
+    _check_backend_options(ns)
+    _check_outputs(ns)
+    ns.json_ok = True                       # from here on a failed run writes its report too
     values = [spec.materialize() for spec in ns.args]
 
     import importlib
 
+    from .argcheck import check_arguments
+    from .progress import Progress
+
     # import_module, not "from . import launch": dcu/__init__ binds the name
     # dcu.launch to the launch() function, shadowing the submodule.
     launch_mod = importlib.import_module("dcu.launch")
-
-    known = getattr(launch_mod, "BACKENDS", None)
-    if known is not None and ns.backend not in known:
-        print(f"dcu: backend {ns.backend!r} is not available yet (available: "
-              f"{', '.join(known)})", file=sys.stderr)
-        return 1
     prog = launch_mod.load_program(ns.file, wgp=ns.wgp, vopd=not ns.no_vopd)
-    names = _program_kernel_names(prog) or list(_load_code_object(ns.file, ns.wgp, not ns.no_vopd).kernels)
-    name = _choose_kernel(names, ns.kernel, ns.file)
+    name = _choose_kernel(list(prog.kernels), ns.kernel, ns.file)
+    ns.kernel_name = name
     kern = prog.kernel(name)
     _check_args_against_metadata(kern, ns.args)
-    kwargs = {}
-    if ns.backend != "model":
-        kwargs["seed"] = ns.seed
+    for w in check_arguments(kern, ns.args, values, math.prod(ns.grid), math.prod(ns.grid) * math.prod(ns.block)):
+        print(f"dcu run: warning: {w}", file=sys.stderr)
+    progress = Progress(enabled=not ns.quiet)
+    kwargs: dict[str, Any] = {"progress": progress}
+    if ns.backend == "model":
+        kwargs["max_wave_instructions"] = ns.max_instructions or DEFAULT_WAVE_INSTRUCTIONS
+    else:
+        kwargs["seed"] = ns.seed or 0
+        kwargs["max_cycles"] = _cycle_limit(launch_mod, kern, ns, values, progress)
     if ns.rtl_memory:
-        if ns.backend != "rtl":
-            raise UsageError("--rtl-memory needs --backend rtl")
         kwargs["memory"] = ns.rtl_memory
     if ns.timeline:
-        if ns.backend != "rtl":
-            raise UsageError("--timeline needs --backend rtl")
         kwargs["timeline"] = ns.timeline
     if ns.vcd:
-        import inspect
-
-        if "vcd" not in inspect.signature(launch_mod.launch).parameters:
-            print(f"dcu: --vcd is not supported by the {ns.backend} backend yet", file=sys.stderr)
-            return 1
         kwargs["vcd"] = ns.vcd
     try:
         run = launch_mod.launch(kern, ns.grid, ns.block, values, ns.backend, ns.config, **kwargs)
-    except (ImportError, NotImplementedError) as e:
-        print(f"dcu: backend {ns.backend!r} is not available: {e}", file=sys.stderr)
-        return 1
+    finally:
+        progress.close()
 
-    report = run.report
-    summary = report.summary() if hasattr(report, "summary") else str(report)
-    print(summary)
-    buffers = list(getattr(run, "buffers", []) or [])
-    if ns.out:
-        import numpy as np
-
-        out = Path(ns.out)
-        out.mkdir(parents=True, exist_ok=True)
-        for idx, spec in enumerate(ns.args):
-            if spec.is_buffer and idx < len(buffers) and buffers[idx] is not None:
-                np.save(out / f"arg{idx}.npy", buffers[idx])
-                print(f"wrote {out / f'arg{idx}.npy'}")
-    else:
-        for idx, spec in enumerate(ns.args):
-            if spec.is_buffer and idx < len(buffers) and buffers[idx] is not None:
-                b = buffers[idx]
-                print(f"arg{idx} ({b.dtype}[{b.size}]): {_preview(b)}")
+    report = report_json(run.report)
+    print(_summary(report, run.report.checks))
+    _write_buffers(ns, list(run.buffers or []))
     if ns.json:
-        _write_json(ns.json, _report_dict(report, name, ns.backend, ns.config))
+        _write_json(ns.json, {**report, "status": "ok", "exit_code": 0})
         print(f"wrote {ns.json}")
     return 0
+
+
+def _write_buffers(ns: argparse.Namespace, buffers: list, failed: bool = False) -> None:
+    """Each buffer argument to ``--out DIR/argI.npy``, or a preview on stdout (not after a failure)."""
+    import numpy as np
+
+    pairs = [(i, buffers[i]) for i, spec in enumerate(ns.args)
+             if spec.is_buffer and i < len(buffers) and buffers[i] is not None]
+    if ns.out:
+        out = Path(ns.out)
+        out.mkdir(exist_ok=True)
+        for idx, b in pairs:
+            np.save(out / f"arg{idx}.npy", b)
+            print(f"wrote {out / f'arg{idx}.npy'}" + (" (as the failed run left it)" if failed else ""),
+                  file=sys.stderr if failed else sys.stdout)
+    elif not failed:
+        for idx, b in pairs:
+            print(f"arg{idx} ({b.dtype}[{b.size}]): {_preview(b)}")
+
+
+# ---- the report: one vocabulary for every backend ---------------------------------------
+#: the model's counters under the names the RTL's counters have (summed over the units)
+_MODEL_COUNTERS = {"waves": "dispatch.waves", "workgroups": "dispatch.workgroups",
+                   "global_accesses": "vmem.instructions", "global_lines": "vmem.lines",
+                   "ds_accesses": "lds.accesses", "ds_conflict_cycles": "lds.conflict_cycles",
+                   "loadcnt": "waitcnt.loadcnt", "storecnt": "waitcnt.storecnt",
+                   "dscnt": "waitcnt.dscnt", "kmcnt": "waitcnt.kmcnt"}
+
+
+def _unit_sum(counters: dict) -> dict:
+    """The RTL's per-unit counters summed over units of a kind (``simd0.issued.valu`` +
+    ``simd1.issued.valu`` -> ``simd.issued.valu``; ``lds.accesses0`` -> ``lds.accesses``);
+    maxima stay maxima."""
+    import re
+
+    out: dict = {}
+    for k, v in counters.items():
+        key = re.sub(r"^(simd|vmem)\d+\.", r"\1.", re.sub(r"^(lds\.\w+?|mem\.requests)\d+$", r"\1", k))
+        out[key] = max(out.get(key, 0), v) if key.endswith(("max", "max_resident")) else out.get(key, 0) + v
+    return out
+
+
+def report_json(report: Any) -> dict:
+    """A run's report (``dcu.launch.RunReport``) in the vocabulary both backends share:
+    instructions by SIMD issue group (``hdl.simd.ISSUE_GROUPS``) and counters by the RTL's
+    names summed over units (``simd.issued.valu``, ``vmem.lines``, ``dispatch.waves``);
+    the RTL's per-unit counters under ``counters_by_unit``."""
+    from hdl.simd import ISSUE_GROUPS, issue_group
+
+    d = dict(report.to_dict())
+    if report.backend == "model":
+        groups = dict.fromkeys(ISSUE_GROUPS, 0)
+        for kind, n in report.instructions_by_kind.items():
+            groups[issue_group(kind)] += n
+        counters = {_MODEL_COUNTERS.get(k, k): v for k, v in report.counters.items()}
+        counters.update({f"simd.issued.{g}": n for g, n in groups.items()})
+    else:
+        groups = {g: report.instructions_by_kind.get(g, 0) for g in ISSUE_GROUPS}
+        counters = _unit_sum(report.counters)
+        d["counters_by_unit"] = dict(report.counters)
+    d["instructions_by_kind"], d["counters"] = groups, dict(sorted(counters.items()))
+    return d
+
+
+def _summary(d: dict, checks: Sequence[str]) -> str:
+    kinds = ", ".join(f"{k} {v}" for k, v in sorted(d["instructions_by_kind"].items(), key=lambda kv: -kv[1]) if v)
+    lines = [f"{d['kernel']} on {d['backend']} ({d['config']}): grid {tuple(d['grid'])} x block {tuple(d['block'])}"]
+    lines += [f"  checked: {c}" for c in checks]
+    lines += [f"  wave-instructions: {d['instructions']} ({kinds})",
+              f"  cycles: {d['cycles'] if d['cycles'] is not None else 'n/a on the model backend'}"]
+    shown = {k: v for k, v in d["counters"].items() if v and not k.startswith("simd.issued.")}
+    if shown:
+        lines.append("  counters: " + ", ".join(f"{k}={v}" for k, v in shown.items()))
+    return "\n".join(lines)
+
+
+def _failure_json(ns: argparse.Namespace, err: Any, exc: BaseException) -> dict:
+    """The report of a failed run: the error and whatever the run counted before it stopped."""
+    partial = getattr(exc, "report", None)
+    d = report_json(partial) if partial is not None else {
+        "kernel": getattr(ns, "kernel_name", ns.kernel), "backend": ns.backend, "config": ns.config,
+        "grid": list(ns.grid), "block": list(ns.block), "instructions": None, "cycles": None, "counters": {}}
+    fault = getattr(err, "fault", None)
+    d.update(status="failed", exit_code=err.exit_code,
+             error={"class": err.label, "message": str(err), **({"fault": fault.to_dict()} if fault else {})})
+    return d
 
 
 def _check_args_against_metadata(kern: Any, specs: Sequence[ArgSpec]) -> None:
@@ -561,49 +718,31 @@ def cmd_info(ns: argparse.Namespace) -> int:
 
 
 def cmd_disasm(ns: argparse.Namespace) -> int:
-    """``dcu disasm``: ``address: dwords  text`` per instruction, per kernel."""
+    """``dcu disasm``: every kernel (or function) as ``PC offset: dwords  text`` (``dcu.listing``)."""
+    import importlib
+
+    from .listing import blocks, listing
+
     _check_file(ns.file)
     co = _load_code_object(ns.file, ns.wgp)
-    try:
-        import isa
-    except ImportError as e:
-        print(f"dcu: the ISA package is not available: {e}", file=sys.stderr)
-        return 1
-    for attr in ("decode", "disassemble", "DecodeError"):
-        if not hasattr(isa, attr):
-            print(f"dcu: isa.{attr} is not available yet", file=sys.stderr)
-            return 1
-    names = [_choose_kernel(list(co.kernels), ns.kernel, ns.file)] if ns.kernel else sorted(
-        co.kernels, key=lambda n: co.kernels[n].entry)
-    code, base = co.code, co.code_base
-    nwords = len(code) // 4
-    words = struct.unpack(f"<{nwords}I", code[:4 * nwords])
-    for n, name in enumerate(names):
-        k = co.kernels[name]
-        start = k.entry
-        end = start + k.code_size if k.code_size else base + 4 * nwords
-        print(("\n" if n else "") + f"{name}:  (entry 0x{start:x})")
-        pc = start
-        while pc < end:
-            i = (pc - base) // 4
-            window = words[i:i + 4]
-            try:
-                inst = isa.decode(window, pc)
-            except isa.DecodeError as e:  # show it and resynchronise on the next dword
-                size, ws, text = 4, window[:1], f"<undecodable: {e}>"
-            else:
-                size, ws, text = inst.size, inst.words, isa.disassemble(inst)
-            hexs = " ".join(f"{w:08x}" for w in ws)
-            print(f"  {pc:08x}: {hexs:<26} {text}")
-            pc += max(4, size)
+    if ns.kernel is not None and not blocks(co, ns.kernel):
+        names = [b.name for b in blocks(co)]
+        raise UsageError(f"no kernel or function {ns.kernel!r} in {ns.file}; it has: {', '.join(names) or '(none)'}")
+    lines = listing(co, importlib.import_module("dcu.launch").image_base(), ns.kernel)
+    if not lines:
+        raise UsageError(f"{ns.file} has no code to disassemble (an empty .text)")
+    print("\n".join(lines))
     return 0
 
 
 def cmd_bench(ns: argparse.Namespace) -> int:
-    """``dcu bench``: dispatch to :func:`dcu.bench.run`."""
+    """``dcu bench``: dispatch to :func:`dcu.bench.run`, results into ``--out`` and ``--json``."""
     from . import bench  # lazy
 
-    result = bench.run(ns.name, ns.json, config=ns.config, backend=ns.backend)
+    _check_output_file("--json", ns.json)
+    if not Path(ns.out).is_dir():
+        raise UsageError(f"--out {ns.out}: no such directory")
+    result = bench.run(ns.name, ns.json, out_dir=ns.out, config=ns.config, backend=ns.backend)
     return int(result) if isinstance(result, int) and not isinstance(result, bool) else 0
 
 
@@ -623,12 +762,8 @@ def cmd_verilog(ns: argparse.Namespace) -> int:
         import os
         import subprocess
 
-        from .verilator import VerilatorError, toolchain, verilator_version
-        try:
-            name, env = toolchain()     # the one the verilator backend builds with
-        except VerilatorError as e:
-            print(f"dcu: {e}", file=sys.stderr)
-            return 1
+        from .verilator import toolchain, verilator_version
+        name, env = toolchain()     # the one the verilator backend builds with (ToolMissing: none)
         r = subprocess.run(["verilator", "--lint-only", "-Wno-CASEINCOMPLETE", "-Wno-WIDTH", ns.output],
                            env={**os.environ, **env})
         if r.returncode:
@@ -638,7 +773,7 @@ def cmd_verilog(ns: argparse.Namespace) -> int:
 
 
 def cmd_fpga(ns: argparse.Namespace) -> int:
-    """``dcu fpga``: the ECP5 build (``dcu/fpga.py``); exit 1 with the install command when a
+    """``dcu fpga``: the ECP5 build (``dcu/fpga.py``); exit 6 with the install command when a
     YoWASP tool is missing."""
     from hdl.config import ConfigError, get_config
     from . import fpga
@@ -646,13 +781,11 @@ def cmd_fpga(ns: argparse.Namespace) -> int:
     config = ns.config
     if ns.set:
         if not (ns.block or ns.budget):
-            print("dcu fpga: --set applies to --block and --budget (the board builds a preset)", file=sys.stderr)
-            return 2
+            raise UsageError("--set applies to --block and --budget (the board builds a preset)")
         try:
             config = get_config(ns.config).with_settings(ns.set)
         except ConfigError as e:
-            print(f"dcu fpga: {e}", file=sys.stderr)
-            return 2
+            raise UsageError(str(e)) from None
     if ns.budget:
         from . import budget
         res = budget.budget(config, ns.block or "dcu")
@@ -664,9 +797,8 @@ def cmd_fpga(ns: argparse.Namespace) -> int:
     needed = (("YOSYS", "NEXTPNR_ECP5") if ns.place else ("YOSYS",)) if ns.block else ("YOSYS", "NEXTPNR_ECP5", "ECPPACK")
     missing = fpga.missing_tools(needed)
     if missing:
-        print(f"dcu fpga: missing FPGA tools: {', '.join(missing)}\n  install them with: "
-              f"{fpga.INSTALL_HINT}", file=sys.stderr)
-        return 1
+        from .errors import ToolMissing
+        raise ToolMissing(f"missing FPGA tools: {', '.join(missing)}; install them with: {fpga.INSTALL_HINT}")
     if ns.block and ns.place:
         by_seed = {}
         for seed in ns.seed:
@@ -739,8 +871,7 @@ def cmd_fpga(ns: argparse.Namespace) -> int:
                 print(f"  {n:8} {where}  ({kinds})")
     else:
         if len(ns.seed) > 1:
-            print("dcu fpga: a board build takes one --seed", file=sys.stderr)
-            return 2
+            raise UsageError("a board build takes one --seed")
         if not ns.no_dcu:
             # a DCU over the device would fail in nextpnr's placement, after hours of Yosys
             fit = fpga.fit_check(ns.config)
@@ -773,32 +904,38 @@ def main(argv: Sequence[str] | None = None) -> int:
     Returns
     -------
     int
-        Exit status: 0 success, 1 failure, 2 usage error.
+        Exit status (:data:`dcu.errors.EXIT_CODES`): 0 success, 2 usage, 3 kernel fault,
+        4 unsupported, 5 timeout, 6 tool missing, 1 a build failure or internal error.
     """
     parser = build_parser()
     ns = parser.parse_args(argv)
-    from .toolchain import ToolchainError
-
+    debug = ns.debug or os.environ.get("DCU_DEBUG", "") not in ("", "0")
     try:
         return _COMMANDS[ns.command](ns)
-    except UsageError as e:
-        print(f"dcu {ns.command}: error: {e}", file=sys.stderr)
-        return 2
-    except FileNotFoundError as e:
-        print(f"dcu {ns.command}: error: {e}", file=sys.stderr)
-        return 2
-    except ToolchainError as e:
-        print(f"dcu {ns.command}: build failed: {e}", file=sys.stderr)
-        return 1
-    except KeyError as e:  # e.g. an unknown kernel or benchmark name
-        msg = e.args[0] if e.args else e
-        print(f"dcu {ns.command}: error: {msg}", file=sys.stderr)
-        return 2
-    except (ValueError, RuntimeError) as e:
-        if os.environ.get("DCU_DEBUG"):
+    except (Exception, KeyboardInterrupt) as exc:
+        try:
+            err = classify(exc, getattr(ns, "kernel_name", None))
+            if ns.command == "run":
+                _save_failed_run(ns, err, exc)
+        except Exception as inner:          # reporting itself failed: still one line
+            from .errors import InternalError
+            err = InternalError(f"{type(exc).__name__}: {exc}; and reporting it failed: {inner!r}")
+        if debug:
             raise
-        print(f"dcu {ns.command}: error: {e}  (DCU_DEBUG=1 shows the traceback)", file=sys.stderr)
-        return 1
+        print(f"dcu {ns.command}: {err.label}: {err}", file=sys.stderr)
+        return err.exit_code
+
+
+def _save_failed_run(ns: argparse.Namespace, err: Any, exc: BaseException) -> None:
+    """Nothing lost: the buffers as the failed run left them (``--out``) and its report with
+    the error (``--json``), once the output paths were checked."""
+    if not getattr(ns, "json_ok", False):
+        return
+    if getattr(exc, "buffers", None) is not None:
+        _write_buffers(ns, list(exc.buffers), failed=True)
+    if ns.json:
+        _write_json(ns.json, _failure_json(ns, err, exc))
+        print(f"dcu run: wrote {ns.json} (the failed run's report)", file=sys.stderr)
 
 
 if __name__ == "__main__":

@@ -19,13 +19,17 @@ import numpy as np
 from .codeobj import CodeObject, KernelArg, KernelInfo
 from .toolchain import build
 
-__all__ = ["Program", "RunReport", "Run", "LaunchError", "load_program", "launch", "BACKENDS"]
+__all__ = ["Program", "RunReport", "Run", "LaunchError", "LaunchUnsupported", "load_program", "launch", "BACKENDS"]
 
 BACKENDS = ("model", "rtl", "verilator")
 
 
 class LaunchError(ValueError):
     """A launch that cannot be made: wrong arguments, unsupported ABI feature, resources."""
+
+
+class LaunchUnsupported(LaunchError):
+    """A launch of a kernel that needs what this device or backend does not have."""
 
 
 class Program:
@@ -204,7 +208,7 @@ def _user_sgprs(kernel: KernelInfo, kernarg_addr: int, dispatch_addr: int) -> di
         elif what == "private_segment_size":
             regs[n] = private_lane_bytes(kernel)
         else:
-            raise LaunchError(f"kernel {kernel.name} asks for the {what} user SGPRs, which this device does not provide")
+            raise LaunchUnsupported(f"kernel {kernel.name} asks for the {what} user SGPRs, which this device does not provide")
         n += size
     return regs
 
@@ -216,6 +220,13 @@ def _dispatch_packet(grid, block, kernel: KernelInfo, kernarg_addr: int) -> byte
             + struct.pack("<III", *(g * b for g, b in zip(grid, block)))
             + struct.pack("<II", kernel.private_segment_size, kernel.group_segment_size)
             + struct.pack("<QQQQ", kernel.descriptor_address, kernarg_addr, 0, 0))
+
+
+def image_base() -> int:
+    """The address :func:`prepare` loads a code object's image at (its first allocation), so the
+    PC of the instruction at offset ``x`` of a code object is ``image_base() + x``."""
+    from sim.memory import GlobalMemory
+    return GlobalMemory().allocate(1, "code_object").base
 
 
 @dataclass
@@ -292,7 +303,7 @@ def prepare(kernel: KernelInfo, grid, block, args: Sequence, max_instructions: i
 
 def launch(kernel: KernelInfo, grid, block, args: Sequence, backend: str = "model",
            config: str = "default", vcd: str | None = None, max_instructions: int = 50_000_000,
-           seed: int = 0, **rtl_options) -> Run:
+           seed: int = 0, max_wave_instructions: int | None = None, progress=None, **rtl_options) -> Run:
     """Run ``kernel`` over ``grid`` workgroups of ``block`` work-items.
 
     Parameters
@@ -312,6 +323,12 @@ def launch(kernel: KernelInfo, grid, block, args: Sequence, backend: str = "mode
         ``rtl``, ``verilator``: write a waveform there and a GTKWave save file beside it.
     seed : int
         ``rtl``, ``verilator``: seed of the memory model's latency and reordering.
+    max_instructions, max_wave_instructions : int
+        ``model``: the budget of wave-instructions of the whole dispatch, and of each wave
+        (None: none); a run past either raises :class:`sim.model.Watchdog`.
+    progress : bool or dcu.progress.Progress, optional
+        Progress lines on stderr (the model: a :class:`dcu.progress.Progress` only; the RTL
+        backends: True, or by default when stderr is a terminal).
     **rtl_options
         Further options of :func:`dcu.rtl.run_dispatch` (``latency``, ``reorder``,
         ``max_cycles``, ``watchdog_cycles``, ``progress``, ``timeline``, ``memory``) or, for
@@ -329,7 +346,7 @@ def launch(kernel: KernelInfo, grid, block, args: Sequence, backend: str = "mode
         raise LaunchError("a waveform (vcd) needs an RTL backend")
     grid, block = _dims(grid), _dims(block)
     if backend in ("rtl", "verilator") and private_lane_bytes(kernel):
-        raise LaunchError(f"kernel {kernel.name} cannot run on backend {backend!r}: it uses "
+        raise LaunchUnsupported(f"kernel {kernel.name} cannot run on backend {backend!r}: it uses "
                           f"{private_lane_bytes(kernel)} bytes of private (scratch) memory per lane, which "
                           "the RTL does not implement; backend 'model' runs it")
     if kernel.reqd_workgroup_size and tuple(kernel.reqd_workgroup_size) != block:
@@ -344,20 +361,27 @@ def launch(kernel: KernelInfo, grid, block, args: Sequence, backend: str = "mode
     fits = (f"fits preset '{cfg.name}' ({kernel.vgpr_count} VGPRs, {kernel.group_segment_size} B LDS; "
             f"occupancy {occupancy} waves per SIMD)")
     if backend in ("rtl", "verilator"):
-        return _launch_rtl(kernel, prep, cfg, grid, block, fits, backend, vcd=vcd, seed=seed, **rtl_options)
+        return _launch_rtl(kernel, prep, cfg, grid, block, fits, backend, vcd=vcd, seed=seed, progress=progress,
+                           **rtl_options)
     from sim.model import ExecutionError, Model
 
-    model = Model(prep.mem, prep.code, prep.code_base)
+    from .progress import as_progress
+    prep.dispatch.max_wave_instructions = max_wave_instructions
+    progress = as_progress(progress) if progress is not None else None
+    model = Model(prep.mem, prep.code, prep.code_base,
+                  progress=progress.model_callback(max_wave_instructions) if progress else None)
     try:
         stats = model.run(prep.dispatch)
     except ExecutionError as e:
         e.buffers = prep.read_back()  # nothing is lost: the buffers as the failed run left them
+        e.report = RunReport(kernel.name, backend, cfg.name, grid, block, model.stats.instructions,
+                             dict(model.stats.by_kind), None, _model_counters(model.stats))
         raise
+    finally:
+        if progress:
+            progress.close()
     out = prep.read_back()
-    counters = {"waves": stats.waves, "workgroups": stats.workgroups,
-                **{k: stats.counters[k] for k in ("loadcnt", "storecnt", "dscnt", "kmcnt")},
-                "ds_accesses": stats.ds_accesses, "ds_conflict_cycles": stats.ds_cycles,
-                "global_accesses": stats.global_accesses, "global_lines": stats.global_lines}
+    counters = _model_counters(stats)
     checks = [fits,
               f"all {stats.waves} waves of {stats.workgroups} workgroups reached s_endpgm; "
               f"every one of {stats.global_accesses} global accesses fell inside its buffer"]
@@ -367,6 +391,13 @@ def launch(kernel: KernelInfo, grid, block, args: Sequence, backend: str = "mode
     report = RunReport(kernel.name, backend, cfg.name, grid, block, stats.instructions,
                        dict(stats.by_kind), None, counters, checks)
     return Run(out, report)
+
+
+def _model_counters(stats) -> dict:
+    return {"waves": stats.waves, "workgroups": stats.workgroups,
+            **{k: stats.counters[k] for k in ("loadcnt", "storecnt", "dscnt", "kmcnt")},
+            "ds_accesses": stats.ds_accesses, "ds_conflict_cycles": stats.ds_cycles,
+            "global_accesses": stats.global_accesses, "global_lines": stats.global_lines}
 
 
 def _launch_rtl(kernel: KernelInfo, prep: Prepared, cfg, grid, block, fits: str, backend: str, **options) -> Run:
@@ -386,13 +417,17 @@ def _launch_rtl(kernel: KernelInfo, prep: Prepared, cfg, grid, block, fits: str,
         res = run_dispatch(prep, kernel, cfg, bool(kernel.wgp_mode), **options)
     except RtlError as e:
         e.buffers = prep.read_back()   # nothing is lost: the buffers as the failed run left them
+        if e.result is not None:
+            e.report = RunReport(kernel.name, backend, cfg.name, grid, block, sum(e.result.issued.values()),
+                                 dict(e.result.issued), e.result.cycles, dict(e.result.counters))
         raise
     except VerilatorError as e:   # Verilator missing or its build failed: say so, as a launch error
-        raise LaunchError(str(e)) from None
+        raise LaunchError(str(e)) from e
     c = res.counters
     waves = c.get("dispatch.waves", 0)
     checks = [fits, f"all {waves} waves of {c.get('dispatch.workgroups', 0)} workgroups ended; "
-              f"no error latched in {res.cycles} cycles ({res.cycles / max(res.seconds, 1e-9):.0f} cycles/s simulated)"]
+              f"no error latched in {res.cycles} cycles ({res.cycles / max(res.run_seconds, 1e-9):.0f} cycles/s "
+              f"simulated, elaboration apart)"]
     report = RunReport(kernel.name, backend, cfg.name, grid, block, sum(res.issued.values()),
                        dict(res.issued), res.cycles, dict(c), checks)
     return Run(prep.read_back(), report)

@@ -7,9 +7,13 @@ acceptance order; its response is offered ``latency`` cycles later (a fixed valu
 per request from ``(lo, hi)``) and stays offered until taken; ``reorder`` lets any response
 whose latency has elapsed leave first; at most ``slots`` responses wait; a faulting request
 (outside the memory, misaligned, unknown kind or atomic op) gets a ``fault`` response with zero
-data, changes nothing and is listed in :attr:`PyMemory.faults`. The two models make the same
-memory image and the same per-tag response data from the same request stream; only the
-pseudo-random choices (latency, order, back-pressure) come from different generators.
+data, changes nothing and is listed in :attr:`PyMemory.faults`. Given the buffer map a host
+laid out (``buffers``, :func:`buffer_ranges`), a request outside every buffer faults too: a
+READ whose line holds no byte of any buffer, a WRITE with a masked byte outside every buffer,
+an ATOMIC whose dword is not inside one; :attr:`PyMemory.fault_log` keeps what a report needs.
+The two models make the same memory image and the same per-tag response data from the same
+request stream; only the pseudo-random choices (latency, order, back-pressure) come from
+different generators.
 
 Usage::
 
@@ -19,6 +23,7 @@ Usage::
 from __future__ import annotations
 
 import random
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -28,12 +33,60 @@ from hdl.memport import LINE_BYTES, MemKind, MemReq, MemResp
 from sim.memory import GlobalMemory
 from sim.memory_ops import ATOMIC_OPS
 
-__all__ = ["PyMemory"]
+__all__ = ["PyMemory", "MemFault", "buffer_ranges", "first_outside", "map_words", "HOST_MAP_RANGES",
+           "OPEN_APERTURE"]
 
 _READ, _WRITE, _ATOMIC = MemKind.READ.value, MemKind.WRITE.value, MemKind.ATOMIC.value
 _ATOMIC_FN = [ATOMIC_OPS[op.name.lower()] for op in sorted(AtomicOp, key=lambda o: o.value)]
 _FULL_MASK = (1 << LINE_BYTES) - 1
 _M32 = 0xFFFF_FFFF
+
+
+@dataclass(frozen=True)
+class MemFault:
+    """A faulting request: its address, kind (``MemKind`` or the raw value), byte mask and tag."""
+    addr: int
+    kind: object
+    mask: int
+    tag: int
+
+
+def buffer_ranges(allocations, count: int | None = None) -> list[tuple[int, int]]:
+    """``[(base, end)]`` of every allocation (``sim.memory.Allocation``), in address order; with
+    ``count``, the closest neighbours merged (the gap between them then counts as inside) until
+    at most ``count`` remain, for a memory that holds that many ranges."""
+    ranges = sorted((a.base, a.end) for a in allocations)
+    while count is not None and len(ranges) > count:
+        i = min(range(len(ranges) - 1), key=lambda k: ranges[k + 1][0] - ranges[k][1])
+        ranges[i:i + 2] = [(ranges[i][0], ranges[i + 1][1])]
+    return ranges
+
+
+#: the DCU's aperture (base, size) the simulation hosts set: the whole 48-bit space, so that an
+#: access outside every buffer reaches the memory, whose buffer map refuses it and records its
+#: kind and bytes (the aperture's check, in the vector memory unit before any request, would
+#: report the lane and address alone)
+OPEN_APERTURE = (0, (1 << 48) - 1)
+#: ranges of the buffer map the simulation hosts' HostTop holds (hdl.hosttop): a code object,
+#: a kernarg segment, a dispatch packet and 13 buffers before neighbours are merged
+HOST_MAP_RANGES = 16
+
+
+def map_words(ranges, count: int = HOST_MAP_RANGES) -> tuple[int, int]:
+    """HostTop's ``map_base`` and ``map_end`` values (48 bits per range, range 0 lowest) for
+    ``ranges`` (at most ``count``; the rest empty)."""
+    ranges = list(ranges) + [(0, 0)] * (count - len(ranges))
+    return (sum(lo << (48 * r) for r, (lo, _) in enumerate(ranges)),
+            sum(hi << (48 * r) for r, (_, hi) in enumerate(ranges)))
+
+
+def first_outside(ranges, addr: int, mask: int, size: int = LINE_BYTES) -> int | None:
+    """The lowest address among bytes ``addr + i`` (``mask`` bit ``i`` set, ``i < size``) that no
+    range holds; None if every one is inside."""
+    for i in range(size):
+        if mask >> i & 1 and not any(lo <= addr + i < hi for lo, hi in ranges):
+            return addr + i
+    return None
 
 
 def _fields(layout) -> dict:
@@ -65,17 +118,23 @@ class PyMemory:
         Seed of the generator behind latency, order and back-pressure.
     tag_bits : int
         Tag width of the port.
+    buffers : list of (int, int), optional
+        The buffer map, ``[(base, end)]`` (:func:`buffer_ranges`): a request outside every
+        buffer faults.
 
     Members
     -------
     faults : list of (int, MemKind or int)
         Address and kind of every faulting request, in acceptance order.
+    fault_log : list of MemFault
+        The same requests with their byte mask and tag.
     reads, writes, atomics : int
         Requests accepted, by kind (faulting ones included).
     """
 
     def __init__(self, memory, base: int | None = None, *, latency=32, reorder: bool = False,
-                 backpressure: float = 0.0, slots: int = 16, seed: int = 0, tag_bits: int = 8):
+                 backpressure: float = 0.0, slots: int = 16, seed: int = 0, tag_bits: int = 8,
+                 buffers=None):
         if isinstance(memory, GlobalMemory):
             if base is not None:
                 raise ValueError("a GlobalMemory has its own base")
@@ -98,6 +157,8 @@ class PyMemory:
         self.reorder, self.backpressure, self.slots = reorder, backpressure, slots
         self.rng = random.Random(seed)
         self.faults: list = []
+        self.fault_log: list[MemFault] = []
+        self.buffers = None if buffers is None else [(int(lo), int(hi)) for lo, hi in buffers]
         self.reads = self.writes = self.atomics = 0
         self._req = _fields(MemReq(tag_bits))
         self._resp = _fields(MemResp(tag_bits))
@@ -124,9 +185,12 @@ class PyMemory:
             ok = op < len(_ATOMIC_FN) and addr % 4 == 0 and 0 <= off and off + 4 <= size
         else:
             ok = kind <= _WRITE and addr % LINE_BYTES == 0 and 0 <= off and off + LINE_BYTES <= size
+        if ok and self.buffers is not None:
+            ok = self._in_buffers(kind, addr, mask)
         out, fault = 0, 0
         if not ok:
             self.faults.append((addr, MemKind(kind) if kind <= _ATOMIC else kind))
+            self.fault_log.append(MemFault(addr, self.faults[-1][1], mask, tag))
             fault = 1
         elif kind == _READ:
             out = int.from_bytes(img[off: off + LINE_BYTES].tobytes(), "little")
@@ -144,6 +208,13 @@ class PyMemory:
             img[off: off + 4] = np.frombuffer(new.to_bytes(4, "little"), np.uint8)
         r = self._resp
         return (tag << r["tag"][0]) | (out << r["data"][0]) | (fault << r["fault"][0])
+
+    def _in_buffers(self, kind: int, addr: int, mask: int) -> bool:
+        if kind == _READ:      # a line fill: fine while any byte of it is in a buffer
+            return any(lo < addr + LINE_BYTES and addr < hi for lo, hi in self.buffers)
+        if kind == _WRITE:
+            return first_outside(self.buffers, addr, mask) is None
+        return any(lo <= addr and addr + 4 <= hi for lo, hi in self.buffers)
 
     # ---- the port -----------------------------------------------------------------------------
     def process(self, req, resp):

@@ -9,7 +9,6 @@ the DCU's own watchdog.
 """
 from __future__ import annotations
 
-import sys
 import time
 from dataclasses import dataclass, field
 
@@ -21,11 +20,15 @@ __all__ = ["RtlError", "RtlResult", "RtlSession", "issued_by_group", "run_dispat
 
 
 class RtlError(RuntimeError):
-    """The DCU stopped a dispatch: the message names the cause, SIMD, wave and PC."""
+    """The DCU stopped a dispatch: the message names the cause, SIMD, wave and PC.
 
-    def __init__(self, message: str, result: "RtlResult | None" = None):
+    ``fault`` (a :class:`dcu.errors.Fault`) and ``category`` (``fault``, ``unsupported`` or
+    ``timeout``) say the same for a report (:func:`dcu.errors.rtl_fault`)."""
+
+    def __init__(self, message: str, result: "RtlResult | None" = None, fault=None, category: str = "fault"):
         super().__init__(message)
         self.result = result
+        self.fault, self.category = fault, category
         self.buffers = None        # set by the launcher: the buffers as the run left them
 
 
@@ -36,6 +39,7 @@ class RtlResult:
     issued: dict[str, int] = field(default_factory=dict)     # per SIMD issue group, summed
     seconds: float = 0.0         # the simulation's wall time
     cpu_seconds: float = 0.0     # and the CPU time this process spent on it
+    run_seconds: float = 0.0     # the dispatch's wall time alone (no elaboration, no compiling)
 
 
 def _describe_words(words: int, pc: int) -> str:
@@ -113,9 +117,14 @@ class RtlSession:
     async def _host(self, ctx):
         job, dcu, config = self._job, self.dcu, self.config
         port, img, prep = self.top, job["img"], job["prep"]
-        ctx.set(port.aperture_base, img.aperture_base)
-        ctx.set(port.aperture_size, img.aperture_size)
+        from .memmodel import OPEN_APERTURE
+        ctx.set(port.aperture_base, OPEN_APERTURE[0])
+        ctx.set(port.aperture_size, OPEN_APERTURE[1])
         if job["mem"] is None:
+            from .memmodel import HOST_MAP_RANGES, buffer_ranges, map_words
+            base, end = map_words(buffer_ranges(prep.mem.allocations, HOST_MAP_RANGES))
+            ctx.set(port.map_base.as_value(), base)
+            ctx.set(port.map_end.as_value(), end)
             ctx.set(port.seed, job["seed"] & 0xFFFF_FFFF)
             if job["load"]:     # a reused HostTop: its memory was reset to zeros
                 ram, line_words = port.memory.ram.data, 32
@@ -128,8 +137,9 @@ class RtlSession:
         ctx.set(port.dispatch.valid, 1)
         await ctx.tick().until(port.dispatch.ready)
         ctx.set(port.dispatch.valid, 0)
-        t0 = last = time.perf_counter()
+        t0 = time.perf_counter()
         cycles, max_cycles, progress = 1, job["max_cycles"], job["progress"]
+        progress.count(f"{job['backend']} ({config.name})", "cycles", max_cycles)
         while True:
             _, _, done = await ctx.tick().sample(dcu.done)
             cycles += 1
@@ -137,18 +147,18 @@ class RtlSession:
                 break
             if cycles >= max_cycles:
                 job["error"] = f"the dispatch did not finish within {max_cycles} cycles"
+                job["waves"] = _resident_waves(ctx, dcu, prep)
                 break
-            if progress and cycles % 256 == 0:
-                now = time.perf_counter()
-                if now - last > 2:
-                    last = now
-                    print(f"\r  rtl: {cycles} cycles, {cycles / (now - t0):.0f} cycles/s", end="", file=sys.stderr)
-        if progress and last != t0:
-            print(file=sys.stderr)
-        job["cycles"] = cycles
+            if cycles % 256 == 0:
+                progress.update(cycles)
+        progress.update(cycles)
+        progress.close()
+        job["cycles"], job["run_seconds"] = cycles, time.perf_counter() - t0
         err = ctx.get(dcu.error)
         if err.valid:
-            job["error"] = error_text(err, config, prep, self.watchdog_cycles, _resident_waves(ctx, dcu))
+            job["waves"] = _resident_waves(ctx, dcu, prep)
+            job["error"] = error_text(err, config, prep, self.watchdog_cycles, job["waves"])
+            job["dcu_error"] = err
             # a stopped DCU holds its state: nothing may leave it (an atomic request held
             # at its port would otherwise be applied again every cycle)
             for _ in range(STOPPED_WATCH_CYCLES):
@@ -158,6 +168,7 @@ class RtlSession:
                     break
         job["counters"] = {name: ctx.get(sig) for name, sig in dcu.perf.items()}
         if job["mem"] is None:
+            job["mem_faults"] = mem_faults(ctx.get(port.mem_faults))
             await ctx.tick()
             if not job["error"] and ctx.get(port.cycles) != cycles:
                 job["error"] = f"HostTop counted {ctx.get(port.cycles)} cycles, the testbench {cycles}"
@@ -174,7 +185,7 @@ class RtlSession:
         session's dispatch: the contents the top was built with, or, for a top built without
         them, written into its memory before the dispatch starts."""
         from .hostimage import host_image
-        from .memmodel import PyMemory
+        from .memmodel import PyMemory, buffer_ranges
         rtl_memory = self.top is not self.dcu
         if rtl_memory and img is None:
             raise ValueError("a HostTop session runs the image it was built with: pass it as img")
@@ -184,11 +195,15 @@ class RtlSession:
             from .timeline import Timeline
             W = self.config.wave_slots
             tl = Timeline([f"SIMD{s} w{w}" for s in range(len(self.dcu.simds)) for w in range(W)])
+        from .progress import as_progress
+        buffers = buffer_ranges(prep.mem.allocations)
         self._job = {"prep": prep, "img": img, "seed": seed, "max_cycles": max_cycles, "timeline": tl,
                      "load": rtl_memory and not self.top.memory.init_lines,   # a top built empty
-                     "progress": sys.stderr.isatty() if progress is None else progress, "error": None,
-                     "cycles": 0, "counters": {},
-                     "mem": None if rtl_memory else PyMemory(prep.mem, latency=latency, reorder=reorder, seed=seed)}
+                     "progress": as_progress(progress), "error": None, "backend": "rtl",
+                     "cycles": 0, "counters": {}, "run_seconds": 0.0, "waves": None, "dcu_error": None,
+                     "mem_faults": [], "buffers": buffers,
+                     "mem": None if rtl_memory else PyMemory(prep.mem, latency=latency, reorder=reorder, seed=seed,
+                                                             buffers=buffers)}
         if self._used:
             self.sim.reset()
         self._used = True
@@ -203,14 +218,16 @@ class RtlSession:
         job = self._job
         if tl is not None:
             tl.to_png(timeline, title=f"{kernel.name} on the DCU ({self.config.name})")
-        result = RtlResult(job["cycles"], job["counters"], issued_by_group(job["counters"]), time.perf_counter() - t0, time.process_time() - c0)
-        mem = job["mem"]
-        if mem is not None and mem.faults:
-            addr, kind = mem.faults[0]
-            job["error"] = job["error"] or (f"memory fault: {kind} at {addr:#x} "
-                                            f"({prep.mem.nearest(addr)}); {len(mem.faults)} faulting requests")
+        result = RtlResult(job["cycles"], job["counters"], issued_by_group(job["counters"]), time.perf_counter() - t0,
+                           time.process_time() - c0, job["run_seconds"])
+        if job["mem"] is not None:
+            job["mem_faults"] = job["mem"].fault_log
         if job["error"]:
-            raise RtlError(f"{kernel.name} on rtl ({self.config.name}): {job['error']}", result)
+            from .errors import rtl_fault
+            fault, category = rtl_fault(job["dcu_error"], self.config, prep, kernel.name, "rtl", job["buffers"],
+                                        mem_faults=job["mem_faults"], waves=job["waves"],
+                                        watchdog_cycles=self.watchdog_cycles, max_cycles=max_cycles)
+            raise RtlError(f"{kernel.name} on rtl ({self.config.name}): {job['error']}", result, fault, category)
         return result
 
 
@@ -238,8 +255,9 @@ def run_dispatch(prep, kernel, config, wgp: bool, *, seed: int = 0, latency=(8, 
         Cycle budget of the whole run.
     watchdog_cycles : int
         The DCU stops when no instruction issues for this many cycles.
-    progress : bool, optional
-        Print a progress line to stderr; default: when stderr is a terminal.
+    progress : bool or dcu.progress.Progress, optional
+        Progress lines on stderr (phases, then cycles against ``max_cycles``); default: when
+        stderr is a terminal.
     timeline : str, optional
         Draw every wave slot's state on every cycle (issue, or why it stalls) to this PNG.
     memory : {"py", "rtl"}
@@ -260,20 +278,23 @@ def run_dispatch(prep, kernel, config, wgp: bool, *, seed: int = 0, latency=(8, 
         When the DCU reports an error or the cycle budget runs out.
     """
     from .hostimage import host_image, memory_size_for
+    from .progress import as_progress
 
     if memory not in ("py", "rtl"):
         raise ValueError(f"memory must be 'py' or 'rtl', got {memory!r}")
+    progress = as_progress(progress)
     options = dict(seed=seed, latency=latency, reorder=reorder, vcd=vcd, max_cycles=max_cycles,
                    progress=progress, timeline=timeline)
     if memory == "rtl":
         from hdl.hosttop import HostTop
+        from .memmodel import HOST_MAP_RANGES
         img = host_image(prep, config, wgp)
         mem_bytes = memory_size_for(img.used_bytes)
 
         def session():
             # reused: built empty, the testbench writes each dispatch's image (as the
             # verilator harness loads it); otherwise the image is the memory's contents
-            top = HostTop(config, mem_bytes, img.base, latency=latency, reorder=reorder,
+            top = HostTop(config, mem_bytes, img.base, latency=latency, reorder=reorder, map_ranges=HOST_MAP_RANGES,
                           watchdog_cycles=watchdog_cycles, init=b"" if reuse else img.words.tobytes())
             return RtlSession(config, watchdog_cycles=watchdog_cycles, host_top=top)
         key = (repr(config), watchdog_cycles, mem_bytes, img.base, repr(latency), reorder)
@@ -281,10 +302,12 @@ def run_dispatch(prep, kernel, config, wgp: bool, *, seed: int = 0, latency=(8, 
         def session():
             return RtlSession(config, watchdog_cycles=watchdog_cycles)
         key = (repr(config), watchdog_cycles)
-    if not reuse:
-        return session().run(prep, kernel, wgp, img=img if memory == "rtl" else None, **options)
-    if key not in _SESSIONS:
-        _SESSIONS[key] = session()
+    if not reuse or key not in _SESSIONS:
+        progress.phase(f"elaborating the DCU ({config.name})")
+        built = session()
+        if not reuse:
+            return built.run(prep, kernel, wgp, img=img if memory == "rtl" else None, **options)
+        _SESSIONS[key] = built
     return _SESSIONS[key].run(prep, kernel, wgp, img=img if memory == "rtl" else None, **options)
 
 
@@ -312,13 +335,34 @@ def error_text(err, config, prep, watchdog_cycles: int, waves: list[str] | None 
     return text + "; resident waves:\n    " + "\n    ".join(waves or ["none"])
 
 
-def _resident_waves(ctx, dcu) -> list[str]:
+def mem_faults(records) -> list:
+    """HostTop's ``mem_faults`` (a const of its layout) as :class:`dcu.memmodel.MemFault` records."""
+    from hdl.memport import MemKind
+    from .memmodel import MemFault
+    return [MemFault(int(r.addr), MemKind(r.kind), int(r.mask), int(r.tag)) for r in records if r.valid]
+
+
+def instruction_at(prep, pc: int) -> str:
+    """The instruction at ``pc`` in a prepared dispatch's memory, disassembled (for a report)."""
+    off, data = pc - prep.mem.base, prep.mem.data
+    if pc % 4 or not 0 <= off < data.size:
+        return "outside the memory image"
+    raw = data[off: off + 12].tobytes()
+    try:
+        return disassemble(decode([int.from_bytes(raw[i:i + 4], "little") for i in range(0, len(raw) - 3, 4)], pc=pc))
+    except DecodeError:
+        return "not an instruction the decoder knows"
+
+
+def _resident_waves(ctx, dcu, prep=None) -> list[str]:
     waves = []
     for s, simd in enumerate(dcu.simds):
         tr = simd.trace
         for w in range(dcu.config.wave_slots):
             if ctx.get(tr["resident"][w]):
-                waves.append(f"SIMD {s} slot {w}: PC {ctx.get(tr['pc'][w]):#x} loadcnt {ctx.get(tr['loadcnt'][w])} "
+                pc = ctx.get(tr['pc'][w])
+                at = f" ({instruction_at(prep, pc)})" if prep is not None else ""
+                waves.append(f"SIMD {s} slot {w}: PC {pc:#x}{at} loadcnt {ctx.get(tr['loadcnt'][w])} "
                              f"storecnt {ctx.get(tr['storecnt'][w])} dscnt {ctx.get(tr['dscnt'][w])} "
                              f"kmcnt {ctx.get(tr['kmcnt'][w])} barrier-wait {ctx.get(simd.bar_wait) >> w & 1}")
     return waves

@@ -18,12 +18,13 @@ The program reads one binary input file and writes one output file, both little-
 32-bit words:
 
 * input: magic, cycle budget (2 words), memory seed, dispatch payload (``n`` then ``n``
-  words), aperture base and size (2 words each), the image (dword index, ``n``, then ``n``
-  words);
+  words), aperture base and size (2 words each), the buffer map's ``map_base`` and
+  ``map_end`` (``n`` then ``n`` words each), the image (dword index, ``n``, then ``n`` words);
 * output: magic, status (0: done, 1: the budget ran out), the ``cycles`` register, the
   dispatch phase's cycles (from the dispatch offered to the cycle ``done`` is seen in) and
   the program's CPU time in that phase (nanoseconds, 2 words), the error (``n`` then
-  words), the counters (``n`` then words, in :attr:`hdl.hosttop.HostTop.perf_names`
+  words), the memory's fault records (``mem_faults``: ``n`` then words), the counters (``n``
+  then words, in :attr:`hdl.hosttop.HostTop.perf_names`
   order), the image read back, and the cycles the harness simulated in all (loading,
   the dispatch, reading back the counters and the image).
 """
@@ -101,6 +102,10 @@ class VerilatorError(RuntimeError):
     """Verilator is missing or its build failed; the message says what to do."""
 
 
+class VerilatorMissing(VerilatorError):
+    """No usable Verilator (or C++ compiler) is installed."""
+
+
 MIN_PYPI = (5, 36)
 
 
@@ -141,7 +146,7 @@ def toolchain(name: str | None = None) -> tuple[str, dict]:
         name = os.environ.get("DCU_VERILATOR") or next(iter(tools), None)
     if name not in tools:
         have = ", ".join(tools) or "none"
-        raise VerilatorError(f"Verilator {name!r} is not available here (found: {have}): {INSTALL_HINT}")
+        raise VerilatorMissing(f"Verilator {name!r} is not available here (found: {have}): {INSTALL_HINT}")
     return name, tools[name]
 
 
@@ -251,6 +256,11 @@ int main(int argc, char** argv) {
     for (auto& x : ap) x = next_word();
     put(top->aperture_base, ap, 2);
     put(top->aperture_size, ap + 2, 2);
+    for (int k = 0; k < 2; ++k) {
+        std::vector<uint32_t> m(next_word());
+        for (auto& x : m) x = next_word();
+        if (k == 0) put(top->map_base, m.data(), m.size()); else put(top->map_end, m.data(), m.size());
+    }
     top->seed = seed;
     tick();
     uint32_t first = next_word(), count = next_word();
@@ -269,9 +279,14 @@ int main(int argc, char** argv) {
     top->@DISPATCH@valid = 0; top->eval();
     uint64_t run = 0;
     uint32_t status = 0;
+    const bool progress = getenv("DCU_PROGRESS") != nullptr;   // "progress CYCLES" lines on stderr
     while (!top->done) {
         if (run >= budget) { status = 1; break; }
         tick(); ++run;
+        if (progress && (run & 0xFFFF) == 0) {
+            fprintf(stderr, "progress %llu\n", (unsigned long long)run);
+            fflush(stderr);
+        }
     }
     tick();   // the cycle done is seen in is counted by the cycles register
     const uint64_t run_ticks = t - t_run, run_ns = cpu_ns() - cpu_run;
@@ -282,6 +297,8 @@ int main(int argc, char** argv) {
     out.push_back(uint32_t(run_ns)); out.push_back(uint32_t(run_ns >> 32));
     auto err = get(top->error);
     out.push_back(err.size()); out.insert(out.end(), err.begin(), err.end());
+    auto faults = get(top->mem_faults);
+    out.push_back(faults.size()); out.insert(out.end(), faults.begin(), faults.end());
     out.push_back(@NPERF@);
     for (uint32_t k = 0; k < @NPERF@; ++k) {
         top->perf_addr = k; tick(); out.push_back(get(top->perf_data)[0]);
@@ -402,8 +419,10 @@ def _convert_locked(d: Path, cfg, mem_bytes, mem_base, latency, reorder, watchdo
     if not names_file.exists():
         from hdl.hosttop import HostTop, SimTop
         from dcu.vpost.vopt import simulation_verilog
+        from .memmodel import HOST_MAP_RANGES
         top = SimTop(HostTop(cfg, mem_bytes, mem_base, latency=latency, reorder=reorder,
-                             watchdog_cycles=watchdog_cycles))
+                             watchdog_cycles=watchdog_cycles, map_ranges=HOST_MAP_RANGES),
+                     registered=("aperture_base", "aperture_size", "seed", "map_base", "map_end"))
         stats: dict = {}
         # keep as modules: the top, HostTop, the DCU and the DCU's blocks
         (d / f"{TOP}.v").write_text(simulation_verilog(top, TOP, keep_depth=3, stats=stats))
@@ -443,7 +462,7 @@ def build(config, mem_bytes: int, mem_base: int, *, latency=(8, 32), reorder: bo
         the build fails (the message ends with the build log's tail).
     """
     if not available():
-        raise VerilatorError(f"backend 'verilator' needs Verilator, g++ and make: {INSTALL_HINT}")
+        raise VerilatorMissing(f"backend 'verilator' needs Verilator, g++ and make: {INSTALL_HINT}")
     from hdl.config import get_config
     cfg = get_config(config)
     params = _params(cfg, mem_bytes, mem_base, latency, reorder, watchdog_cycles)
@@ -508,14 +527,17 @@ def build(config, mem_bytes: int, mem_base: int, *, latency=(8, 32), reorder: bo
                               tuple(trained))
 
 
-def _input_bytes(img, cfg, max_cycles: int, seed: int) -> bytes:
-    """The program's input file (the module docstring's format) for a :class:`HostImage`."""
+def _input_bytes(img, cfg, max_cycles: int, seed: int, ranges=()) -> bytes:
+    """The program's input file (the module docstring's format) for a :class:`HostImage` and
+    its buffer map ``ranges`` (``dcu.memmodel.buffer_ranges``)."""
     from hdl.dispatch import DispatchLayout
+    from .memmodel import HOST_MAP_RANGES, OPEN_APERTURE, map_words
     nwords = -(-DispatchLayout(cfg).size // 32)
     payload = [(img.dispatch_bits >> (32 * i)) & 0xFFFF_FFFF for i in range(nwords)]
+    nmap = -(-48 * HOST_MAP_RANGES // 32)
+    maps = [w for v in map_words(ranges) for w in (nmap, *((v >> (32 * i)) & 0xFFFF_FFFF for i in range(nmap)))]
     words = [MAGIC_IN, max_cycles & 0xFFFF_FFFF, max_cycles >> 32, seed & 0xFFFF_FFFF, nwords, *payload,
-             img.aperture_base & 0xFFFF_FFFF, img.aperture_base >> 32,
-             img.aperture_size & 0xFFFF_FFFF, img.aperture_size >> 32, 0, img.words.size]
+             *(w for v in OPEN_APERTURE for w in (v & 0xFFFF_FFFF, v >> 32)), *maps, 0, img.words.size]
     return np.asarray(words, np.uint32).tobytes() + img.words.astype("<u4").tobytes()
 
 
@@ -570,6 +592,11 @@ class VerilatorResult:
     verilator: str = ""       # the Verilator that compiled it
     trained_on: tuple[str, ...] = ()   # the kernels its build was profiled on (dcu/pgo.py)
 
+    @property
+    def run_seconds(self) -> float:
+        """The dispatch phase's time alone (the program's CPU time in it: no build, no loading)."""
+        return self.run_cpu_seconds
+
 
 def run_dispatch(prep, kernel, config, wgp: bool, *, seed: int = 0, latency=(8, 32), reorder: bool = True,
                  max_cycles: int = 5_000_000, watchdog_cycles: int = 50_000, vcd: str | None = None,
@@ -580,6 +607,7 @@ def run_dispatch(prep, kernel, config, wgp: bool, *, seed: int = 0, latency=(8, 
     with the same report as the ``rtl`` backend. ``wrapper``: a command that runs the
     simulation program (``["valgrind", "--tool=callgrind", ...]``), its arguments after it."""
     from hdl.config import get_config
+    from .memmodel import HOST_MAP_RANGES, buffer_ranges
     from .rtl import RtlError, issued_by_group
     cfg = get_config(config)
     img = host_image(prep, cfg, wgp)
@@ -588,13 +616,14 @@ def run_dispatch(prep, kernel, config, wgp: bool, *, seed: int = 0, latency=(8, 
               watchdog_cycles=watchdog_cycles, trace=bool(vcd), quiet=not progress, tool=tool)
     with tempfile.TemporaryDirectory(prefix="dcu-vl-") as tmp:
         fin, fout = Path(tmp) / "in.bin", Path(tmp) / "out.bin"
-        fin.write_bytes(_input_bytes(img, cfg, max_cycles, seed))
+        ranges = buffer_ranges(prep.mem.allocations, HOST_MAP_RANGES)
+        fin.write_bytes(_input_bytes(img, cfg, max_cycles, seed, ranges))
         t0, c0 = time.perf_counter(), _children_cpu()
-        r = subprocess.run([*(wrapper or []), str(b.binary), str(fin), str(fout), *([str(vcd)] if vcd else [])],
-                           capture_output=True, text=True)
+        rc, stderr = _simulate([*(wrapper or []), str(b.binary), str(fin), str(fout), *([str(vcd)] if vcd else [])],
+                               progress, f"verilator ({cfg.name})", max_cycles)
         seconds, cpu_seconds = time.perf_counter() - t0, _children_cpu() - c0
-        if r.returncode != 0:
-            raise VerilatorError(f"simulation program {b.binary} failed (exit {r.returncode}): {r.stderr[-2000:]}")
+        if rc != 0:
+            raise VerilatorError(f"simulation program {b.binary} failed (exit {rc}): {stderr[-2000:]}")
         out = np.fromfile(fout, dtype="<u4")
     vals = iter(out.tolist())
     if next(vals) != MAGIC_OUT:
@@ -602,6 +631,7 @@ def run_dispatch(prep, kernel, config, wgp: bool, *, seed: int = 0, latency=(8, 
     status, cycles, run_ticks = next(vals), next(vals), next(vals)
     run_cpu_seconds = (next(vals) | next(vals) << 32) / 1e9
     err_words = [next(vals) for _ in range(next(vals))]
+    fault_words = [next(vals) for _ in range(next(vals))]
     perf = [next(vals) for _ in range(next(vals))]
     image = np.array([next(vals) for _ in range(next(vals))], dtype=np.uint32)
     harness_cycles = next(vals)
@@ -623,6 +653,38 @@ def run_dispatch(prep, kernel, config, wgp: bool, *, seed: int = 0, latency=(8, 
     elif status:
         message = f"the dispatch did not finish within {max_cycles} cycles"
     if message:
-        raise RtlError(f"{kernel.name} on verilator ({cfg.name}): {message}", res)
+        from .errors import rtl_fault
+        from .rtl import mem_faults
+        records = _fault_layout().from_bits(sum(w << (32 * i) for i, w in enumerate(fault_words)))
+        fault, category = rtl_fault(err, cfg, prep, kernel.name, "verilator", ranges, mem_faults=mem_faults(records),
+                                    watchdog_cycles=watchdog_cycles, max_cycles=max_cycles)
+        raise RtlError(f"{kernel.name} on verilator ({cfg.name}): {message}", res, fault, category)
     return res
+
+
+def _simulate(argv: list[str], progress, desc: str, max_cycles: int) -> tuple[int, str]:
+    """Run the simulation program; its ``progress`` lines (cycles so far) go to ``progress``
+    (a :class:`dcu.progress.Progress`), the rest of its stderr is returned with its exit status."""
+    from .progress import as_progress
+    progress = as_progress(progress)
+    progress.count(desc, "cycles", max_cycles)
+    env = {**os.environ, "DCU_PROGRESS": "1"} if progress else None
+    other = []
+    with subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env) as proc:
+        for line in proc.stderr:
+            if line.startswith("progress "):
+                progress.update(int(line.split()[1]))
+            else:
+                other.append(line)
+    progress.close()
+    return proc.returncode, "".join(other)
+
+
+def _fault_layout():
+    """HostTop's ``mem_faults`` layout: a ``hdl.extmem.FaultRecord`` per memory client."""
+    from amaranth.lib import data
+    from hdl.extmem import FaultRecord
+    from hdl.memport import CLIENT_TAG_BITS, Client
+    tag_bits = CLIENT_TAG_BITS + (len(Client) - 1).bit_length()
+    return data.ArrayLayout(FaultRecord(tag_bits), len(Client))
 

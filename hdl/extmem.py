@@ -19,18 +19,26 @@ select and the atomic adder back into the RAM is what kept the bring-up bitstrea
 """
 from __future__ import annotations
 
+from functools import reduce
+from operator import or_
+
 from amaranth.hdl import Array, Cat, Const, Module, Mux, Signal
-from amaranth.lib import memory, stream, wiring
+from amaranth.lib import data, memory, stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from .atomic import AtomicOp, atomic_result
 from .memport import ADDR_BITS, LINE_BYTES, MemKind, MemReq, MemResp
 
-__all__ = ["ExtMemory", "latency_range"]
+__all__ = ["ExtMemory", "FaultRecord", "latency_range"]
 
 LINE_BITS = 8 * LINE_BYTES
 _NONZERO_SEED = 0x2545_F491     # the LFSR's state for a zero seed (xorshift stays at zero)
 DWORDS = LINE_BYTES // 4
+
+
+def FaultRecord(tag_bits: int) -> data.StructLayout:
+    """A faulting request as a memory with a buffer map records it (``valid``: one was seen)."""
+    return data.StructLayout({"valid": 1, "kind": MemKind, "addr": ADDR_BITS, "mask": LINE_BYTES, "tag": tag_bits})
 
 
 def latency_range(latency) -> tuple[int, int]:
@@ -80,6 +88,15 @@ class ExtMemory(wiring.Component):
         response, and hold them at zero otherwise, so that a compiled simulator skips the
         1,024-bit merge on idle cycles (the simulation top's choice); in hardware this costs
         an AND per bit of the RAM's write data.
+    map_ranges : int
+        Hold a buffer map of this many ranges (``map_base``, ``map_end``), set by the host per
+        run: a request outside every range faults too (a READ whose line holds no byte of any
+        range, a WRITE with a masked byte outside every range, an ATOMIC whose dword is not
+        inside one), as in :class:`dcu.memmodel.PyMemory`. 0: no map.
+    fault_groups : int
+        With a map: keep the first faulting request of each group of tags (``tag`` divided
+        into this many equal groups: the arbiter's clients) in ``fault_log``, cleared by
+        ``reseed``, so that a host can report what a client's refused request was.
 
     Members
     -------
@@ -106,12 +123,16 @@ class ExtMemory(wiring.Component):
     reseed : In(1); seed : In(32)
         With ``runtime_seed``: ``reseed`` loads the LFSR with ``seed`` (zero: the fixed
         nonzero state); only when nothing is in flight, since it changes pending choices.
+    map_base, map_end : In(ArrayLayout(48, map_ranges))
+        With ``map_ranges``: range ``r`` is ``[map_base[r], map_end[r])``; an unused one is empty.
+    fault_log : Out(ArrayLayout(FaultRecord, fault_groups))
+        With ``map_ranges``: the first faulting request of each tag group.
     """
 
     def __init__(self, size_bytes: int, base: int = 0, latency=32, reorder: bool = False,
                  seed: int = 1, backpressure: float = 0.0, slots: int = 16, tag_bits: int = 8,
                  init: bytes = b"", runtime_seed: bool = False, registered_read: bool = False,
-                 idle_merge_zero: bool = False):
+                 idle_merge_zero: bool = False, map_ranges: int = 0, fault_groups: int = 1):
         if size_bytes < LINE_BYTES or size_bytes % LINE_BYTES:
             raise ValueError(f"size_bytes must be a positive multiple of {LINE_BYTES}, got {size_bytes}")
         if base < 0 or base % LINE_BYTES or base + size_bytes > 1 << ADDR_BITS:
@@ -131,6 +152,9 @@ class ExtMemory(wiring.Component):
         self.init_seed = seed & 0xFFFF_FFFF or _NONZERO_SEED
         self.runtime_seed, self.registered_read = runtime_seed, registered_read
         self.idle_merge_zero = idle_merge_zero
+        if fault_groups < 1 or fault_groups & (fault_groups - 1) or fault_groups > 1 << tag_bits:
+            raise ValueError(f"fault_groups must be a power of two <= 2**tag_bits, got {fault_groups}")
+        self.map_ranges, self.fault_groups = map_ranges, fault_groups
         self.stall_threshold = round(backpressure * 256)
         self.tag_bits = tag_bits
         init = bytes(init)
@@ -148,6 +172,9 @@ class ExtMemory(wiring.Component):
             "host_rdata": Out(32),
             "reads": Out(32), "writes": Out(32), "atomics": Out(32), "faults": Out(32),
             **({"reseed": In(1), "seed": In(32)} if runtime_seed else {}),
+            **({"map_base": In(data.ArrayLayout(ADDR_BITS, map_ranges)),
+                "map_end": In(data.ArrayLayout(ADDR_BITS, map_ranges)),
+                "fault_log": Out(data.ArrayLayout(FaultRecord(tag_bits), fault_groups))} if map_ranges else {}),
         })
 
     def elaborate(self, platform):
@@ -236,7 +263,7 @@ class ExtMemory(wiring.Component):
         aligned = Mux(p.kind == MemKind.ATOMIC, p.addr[:2] == 0, p.addr[:7] == 0)
         known = (p.kind.as_value() <= MemKind.ATOMIC.value) & (
             (p.kind != MemKind.ATOMIC) | (p.atomic.as_value() <= AtomicOp.CMPSWAP.value))
-        fault = ~(in_range & aligned & known)
+        fault = ~(in_range & aligned & known & self._in_map(m, p))
         m.d.comb += [ram_r.en.eq(take | host),
                      ram_r.addr.eq(Mux(host, self.host_addr[5:], off[7:]))]
 
@@ -252,6 +279,8 @@ class ExtMemory(wiring.Component):
             m.d.sync += [s_kind.eq(p.kind), s_atomic.eq(p.atomic), s_line.eq(off[7:]),
                          s_dword.eq(off[2:7]), s_data.eq(p.data), s_mask.eq(p.mask), s_tag.eq(p.tag),
                          s_fault.eq(fault), s_slot.eq(alloc)]
+        if self.map_ranges:
+            self._log_faults(m, p, take & fault)
         counts = ((self.reads, p.kind == MemKind.READ), (self.writes, p.kind == MemKind.WRITE),
                   (self.atomics, p.kind == MemKind.ATOMIC), (self.faults, fault))
         for counter, cond in counts:
@@ -296,3 +325,37 @@ class ExtMemory(wiring.Component):
         else:
             b.d.comb += statements
         return m
+
+    def _in_map(self, m: Module, p):
+        """Whether request ``p`` stays inside the buffer map (1 without a map): the bytes of its
+        line inside each range, as a mask, ORed over the ranges and compared with what it touches."""
+        if not self.map_ranges:
+            return Const(1)
+        line = Cat(Const(0, 7), p.addr[7:])
+        full = Const((1 << LINE_BYTES) - 1, LINE_BYTES + 1)
+        masks = []
+        for r in range(self.map_ranges):
+            lo, hi = self.map_base[r], self.map_end[r]
+            first = Signal(range(LINE_BYTES + 1), name=f"map{r}_first")
+            last = Signal(range(LINE_BYTES + 1), name=f"map{r}_last")
+            m.d.comb += [first.eq(Mux(lo > line, lo - line, 0)),
+                         last.eq(Mux(hi < line + LINE_BYTES, hi - line, LINE_BYTES))]
+            overlap = (lo < line + LINE_BYTES) & (hi > line)
+            masks.append(Mux(overlap, ((full << first) & full & ~(full << last))[:LINE_BYTES], 0))
+        mapped = Signal(LINE_BYTES)
+        m.d.comb += mapped.eq(reduce(or_, masks))
+        dword = (Const(0xF, LINE_BYTES) << Cat(Const(0, 2), p.addr[2:7]))[:LINE_BYTES]
+        return Mux(p.kind == MemKind.READ, mapped.any(),
+                   Mux(p.kind == MemKind.WRITE, (p.mask & ~mapped) == 0, (dword & ~mapped) == 0))
+
+    def _log_faults(self, m: Module, p, faulting):
+        """The first faulting request of each tag group into ``fault_log``; ``reseed`` clears it."""
+        shift = self.tag_bits - (self.fault_groups - 1).bit_length()
+        for g in range(self.fault_groups):
+            rec = self.fault_log[g]
+            with m.If(faulting & ~rec.valid & ((p.tag >> shift) == g if self.fault_groups > 1 else 1)):
+                m.d.sync += [rec.valid.eq(1), rec.kind.eq(p.kind), rec.addr.eq(p.addr), rec.mask.eq(p.mask),
+                             rec.tag.eq(p.tag)]
+            if self.runtime_seed:
+                with m.If(self.reseed):
+                    m.d.sync += rec.valid.eq(0)

@@ -25,14 +25,14 @@ input on every evaluation).
 from __future__ import annotations
 
 from amaranth.hdl import ClockDomain, ClockSignal, Module, ResetSignal, Signal
-from amaranth.lib import stream, wiring
+from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out, connect
 
 from .config import DCUConfig
 from .dcu import DCU, DcuError
 from .dispatch import DispatchLayout
 from .extmem import ExtMemory
-from .memport import ADDR_BITS
+from .memport import ADDR_BITS, CLIENT_TAG_BITS
 
 __all__ = ["HostTop", "SimTop", "CYCLE_BITS"]
 
@@ -60,6 +60,10 @@ class HostTop(wiring.Component):
         through the host port).
     registered_read : bool
         The memory's FPGA pipeline (:class:`hdl.extmem.ExtMemory`; ``latency >= 3``).
+    map_ranges : int
+        The memory holds a buffer map of this many ranges, set per run (``map_base``,
+        ``map_end``): an access outside every buffer faults there, and the first faulting
+        request of each memory client is kept in ``mem_faults`` (0: no map, no such ports).
 
     Members
     -------
@@ -84,16 +88,22 @@ class HostTop(wiring.Component):
         is seen, both included (the ``rtl`` backend's count), then holds.
     perf_addr, perf_data
         The DCU's counters (:attr:`perf_names`), ``perf_data`` one cycle after ``perf_addr``.
+    map_base, map_end : In(ArrayLayout(48, map_ranges)); mem_faults : Out(ArrayLayout(FaultRecord, 4))
+        With ``map_ranges``: the buffer map, and the first faulting request of each client
+        (``hdl.memport.Client`` order), cleared when a dispatch starts.
     """
 
     def __init__(self, config: DCUConfig, mem_bytes: int, mem_base: int = 0, latency=32,
                  reorder: bool = False, watchdog_cycles: int = 50_000, init: bytes = b"",
-                 registered_read: bool = False):
+                 registered_read: bool = False, map_ranges: int = 0):
         self.config = config
         self.dcu = DCU(config, watchdog_cycles=watchdog_cycles)
+        tag_bits = self.dcu.arbiter.tag_bits
         self.memory = ExtMemory(mem_bytes, base=mem_base, latency=latency, reorder=reorder,
-                                tag_bits=self.dcu.arbiter.tag_bits, init=init, runtime_seed=True,
-                                registered_read=registered_read, idle_merge_zero=True)
+                                tag_bits=tag_bits, init=init, runtime_seed=True,
+                                registered_read=registered_read, idle_merge_zero=True, map_ranges=map_ranges,
+                                fault_groups=1 << (tag_bits - CLIENT_TAG_BITS) if map_ranges else 1)
+        self.map_ranges = map_ranges
         self.mem_bytes, self.mem_base = mem_bytes, mem_base
         self.perf_names = self.dcu.perf_names
         super().__init__({
@@ -104,6 +114,9 @@ class HostTop(wiring.Component):
             "busy": Out(1), "done": Out(1), "error": Out(DcuError(config)),
             "cycles": Out(CYCLE_BITS),
             "perf_addr": In(range(len(self.perf_names))), "perf_data": Out(32),
+            **({"map_base": In(data.ArrayLayout(ADDR_BITS, map_ranges)),
+                "map_end": In(data.ArrayLayout(ADDR_BITS, map_ranges)),
+                "mem_faults": Out(self.memory.fault_log.shape())} if map_ranges else {}),
         })
 
     def elaborate(self, platform):
@@ -125,6 +138,9 @@ class HostTop(wiring.Component):
             self.busy.eq(dcu.busy), self.done.eq(dcu.done), self.error.eq(dcu.error),
             dcu.perf_addr.eq(self.perf_addr), self.perf_data.eq(dcu.perf_data),
         ]
+        if self.map_ranges:
+            m.d.comb += [mem.map_base.eq(self.map_base), mem.map_end.eq(self.map_end),
+                         self.mem_faults.eq(mem.fault_log)]
 
         running = Signal()
         with m.If(start):

@@ -12,9 +12,25 @@ import numpy as np
 
 __all__ = ["Allocation", "GlobalMemory", "MemoryFault"]
 
+NULL_PAGE = 0x1000            # an address below this is a null pointer plus an offset
+WILD_DISTANCE = 1 << 20       # farther than this from every allocation: a wild address
+
+
+def _bytes(n: int) -> str:
+    return f"{n} byte{'' if n == 1 else 's'}"
+
 
 class MemoryFault(Exception):
-    """An access outside every allocation (or misaligned beyond what the ISA allows)."""
+    """An access outside every allocation (or misaligned beyond what the ISA allows).
+
+    ``lane`` (None for a host access), ``addr`` (an unsigned 64-bit address), ``size`` (bytes)
+    and ``where`` (:meth:`GlobalMemory.nearest`) describe it for a report.
+    """
+
+    def __init__(self, message: str, *, lane: int | None = None, addr: int | None = None,
+                 size: int | None = None, where: str | None = None):
+        super().__init__(message)
+        self.lane, self.addr, self.size, self.where = lane, addr, size, where
 
 
 @dataclass(frozen=True)
@@ -68,15 +84,26 @@ class GlobalMemory:
         return self._data[off: off + size].copy()
 
     # -- checks ---------------------------------------------------------------------
-    def nearest(self, addr: int) -> str:
+    def nearest(self, addr: int, size: int = 1) -> str:
+        """Where an access of ``size`` bytes at ``addr`` lies relative to the allocations:
+        inside one, running past its end, N bytes before or past one, a null pointer, or far
+        from every one."""
+        addr %= 1 << 64
+        if addr < NULL_PAGE:
+            return f"a null pointer{f' + {addr:#x}' if addr else ''}"
         if not self.allocations:
             return "no buffers are allocated"
-        best = min(self.allocations, key=lambda a: 0 if a.base <= addr < a.end else min(abs(addr - a.base), abs(addr - (a.end - 1))))
-        if addr < best.base:
-            where = f"{best.base - addr} bytes before"
-        else:
-            where = f"{addr - best.end + 1} bytes past the end of"
-        return f"{where} buffer '{best.name}' [{best.base:#x}, {best.end:#x})"
+        # in a tie between the end of one buffer and the start of the next, the next
+        best = min(self.allocations,
+                   key=lambda a: (0 if a.base <= addr < a.end else min(abs(addr - a.base), abs(addr - a.end)), -a.base))
+        name = f"buffer '{best.name}' [{best.base:#x}, {best.end:#x})"
+        if best.base <= addr < best.end:
+            over = addr + size - best.end
+            return f"runs {_bytes(over)} past the end of {name}" if over > 0 else f"inside {name}"
+        gap = best.base - addr if addr < best.base else addr - best.end
+        if gap > WILD_DISTANCE:
+            return f"far from every buffer (the nearest is {name})"
+        return f"{_bytes(gap)} {'before' if addr < best.base else 'past the end of'} {name}"
 
     def _find(self, addr: int, size: int) -> Allocation | None:
         for a in self.allocations:
@@ -87,7 +114,10 @@ class GlobalMemory:
     def _check_range(self, addr: int, size: int, lane: int | None) -> None:
         if self._find(addr, size) is None:
             who = f"lane {lane}: " if lane is not None else ""
-            raise MemoryFault(f"{who}access of {size} bytes at {addr:#x} is outside every buffer ({self.nearest(addr)})")
+            addr %= 1 << 64
+            where = self.nearest(addr, size)
+            raise MemoryFault(f"{who}access of {size} bytes at {addr:#x} is outside every buffer ({where})",
+                              lane=lane, addr=addr, size=size, where=where)
 
     def check_lanes(self, addrs: np.ndarray, size: int, lanes: np.ndarray) -> np.ndarray:
         """Check per-lane accesses of ``size`` bytes; return the offsets into the backing array."""

@@ -25,7 +25,16 @@ __all__ = ["Dispatch", "Model", "ModelStats", "ExecutionError", "BarrierDeadlock
 
 
 class ExecutionError(Exception):
-    """A wave stopped on an instruction: names the workgroup, wave, PC, raw dwords and cause."""
+    """A wave stopped on an instruction: names the workgroup, wave, PC, raw dwords and cause.
+
+    For a report the model sets ``wg`` (workgroup id), ``wave``, ``pc``, ``inst`` (the decoded
+    instruction, None if undecodable), ``words`` (its dwords) and ``cause`` (the exception
+    that stopped it); a :class:`Watchdog` or :class:`BarrierDeadlock` sets ``waves`` instead.
+    """
+
+    wg = wave = pc = inst = cause = None
+    words: tuple = ()
+    waves: list = []          # (wave id, PC, instruction text) of each live wave of the workgroup
 
 
 class BarrierDeadlock(ExecutionError):
@@ -33,7 +42,10 @@ class BarrierDeadlock(ExecutionError):
 
 
 class Watchdog(ExecutionError):
-    """The dispatch ran past its instruction budget."""
+    """The dispatch ran past its instruction budget, or one wave past its own limit."""
+
+    limit = None              # the limit that ran out
+    per_wave = False          # ... one wave's (else the dispatch's)
 
 
 @dataclass
@@ -50,6 +62,7 @@ class Dispatch:
     max_instructions: int = 50_000_000
     scratch_lane_bytes: int = 0      # private segment bytes per lane (0: none)
     scratch_base: int = 0            # private segments of a workgroup's waves, one after the other
+    max_wave_instructions: int | None = None   # stop a wave (a spinning one) after this many
 
 
 @dataclass
@@ -182,6 +195,9 @@ class Model:
         Memory holding the kernel's buffers and kernarg segment.
     code : bytes
         The code image (a code object's text), loaded at byte address ``code_base``.
+    progress : callable, optional
+        ``progress(stats, workgroup index, workgroups, the running wave)`` is called after each
+        wave's turn (at most ``QUANTUM`` instructions), for a progress display.
     trace : callable, optional
         ``trace(event: dict)`` is called after every executed instruction, for lock-step checks:
         ``wg``, ``wave``, ``pc``, ``inst``, ``exec``, ``scc``, ``sgprs`` (the 128 scalar
@@ -191,8 +207,11 @@ class Model:
 
     QUANTUM = 256  # instructions a wave runs before the next wave of its workgroup gets a turn
 
-    def __init__(self, mem: GlobalMemory, code: bytes, code_base: int = 0, trace: Callable | None = None):
+    def __init__(self, mem: GlobalMemory, code: bytes, code_base: int = 0, trace: Callable | None = None,
+                 progress: Callable | None = None):
         self.mem = mem
+        self.progress = progress
+        self._wave_limit, self._wg_count, self._wg_index = None, 0, 0
         self.code = code
         self.code_base = code_base
         self.trace = trace
@@ -215,25 +234,42 @@ class Model:
         self._cache[pc] = entry
         return entry
 
-    def _fail(self, w: Wave, wg, err: Exception, cls=ExecutionError):
-        i = (w.pc - self.code_base) // 4
-        raw = " ".join(f"{int(x):08x}" for x in self._words[max(i, 0): i + 3]) if 0 <= i < self._words.size else "?"
-        where = f"workgroup {wg.id} wave {w.id} at PC {w.pc:#x}"
+    def _decode_at(self, pc: int):
+        """(instruction or None, its dwords) at ``pc``, for a report."""
+        i = (pc - self.code_base) // 4
+        words = tuple(int(x) for x in self._words[i: i + 3]) if 0 <= i < self._words.size else ()
         try:
-            inst = decode([int(x) for x in self._words[i: i + 3]], w.pc)
-            what = f"{disassemble(inst)}  [{' '.join(f'{x:08x}' for x in inst.words)}]"
+            inst = decode(list(words), pc)
         except (DecodeError, ValueError, IndexError):
-            what = f"[{raw}]"
-        raise cls(f"{where}: {what}: {err}") from err
+            return None, words
+        return inst, inst.words
+
+    def _describe_at(self, pc: int) -> str:
+        inst, words = self._decode_at(pc)
+        raw = f"[{' '.join(f'{x:08x}' for x in words) or '?'}]"
+        return f"{disassemble(inst)}  {raw}" if inst is not None else raw
+
+    def _fail(self, w: Wave, wg, err: Exception, cls=ExecutionError):
+        where = f"workgroup {wg.id} wave {w.id} at PC {w.pc:#x}"
+        e = cls(f"{where}: {self._describe_at(w.pc)}: {err}")
+        e.wg, e.wave, e.pc, e.cause = wg.id, w.id, w.pc, err
+        e.inst, e.words = self._decode_at(w.pc)
+        raise e from err
+
+    def _live_waves(self, wg) -> list:
+        return [(v.id, v.pc, self._describe_at(v.pc)) for v in wg.waves if not v.done]
 
     # -- dispatch ---------------------------------------------------------------------
     def run(self, d: Dispatch) -> ModelStats:
         gx, gy, gz = d.grid
         budget = [d.max_instructions]
+        self._wave_limit = d.max_wave_instructions
+        self._wg_count, self._wg_index = gx * gy * gz, 0
         for z in range(gz):
             for y in range(gy):
                 for x in range(gx):
                     self._run_workgroup(d, (x, y, z), budget)
+                    self._wg_index += 1
         return self.stats
 
     def _make_waves(self, d: Dispatch, wg_id, wg: _Workgroup) -> list[Wave]:
@@ -262,15 +298,19 @@ class Model:
                     continue
                 progressed = True
                 self._run_wave(w, wg, self.QUANTUM, budget)
+                if self.progress is not None:
+                    self.progress(self.stats, self._wg_index, self._wg_count, w)
             if all(w.done for w in wg.waves):
                 self.last_waves = wg.waves
                 return
             if not progressed:
                 waiting = [f"wave {w.id} at PC {w.pc:#x}" for w in wg.waves if w.waiting_barrier]
                 missing = [f"wave {w.id}" for w in wg.waves if not w.done and w.barrier_phase != wg.phase]
-                raise BarrierDeadlock(
+                e = BarrierDeadlock(
                     f"workgroup {wg_id}: barrier can never complete: waiting {', '.join(waiting)}; "
                     f"never signalled: {', '.join(missing) or 'none'}")
+                e.wg, e.waves = wg_id, self._live_waves(wg)
+                raise e
 
     def _run_wave(self, w: Wave, wg: _Workgroup, quantum: int, budget):
         stats, trace = self.stats, self.trace
@@ -298,16 +338,30 @@ class Model:
             budget[0] -= 1
             if trace is not None:
                 trace(self._event(w, wg, pc, inst, v_before))
-            if budget[0] <= 0:
+            if budget[0] <= 0 or (self._wave_limit is not None and w.instructions >= self._wave_limit):
                 w.pc = pc
-                raise Watchdog(f"instruction budget exhausted: workgroup {wg.id} wave {w.id} at PC {pc:#x} "
-                               f"({inst.name}); waves: " + ", ".join(f"{v.id}@{v.pc:#x}" for v in wg.waves))
+                self._time_out(w, wg, budget[0] <= 0)
             if status == "end":
                 w.done = True
                 wg.check_barrier()
                 return
             if status == "wait":
                 return
+
+    def _time_out(self, w: Wave, wg, whole_dispatch: bool):
+        """Raise :class:`Watchdog` naming the limit and every live wave's PC and instruction."""
+        if whole_dispatch:
+            limit = self.stats.instructions
+            what = f"the dispatch executed {limit} instructions, its budget"
+        else:
+            limit = self._wave_limit
+            what = f"wave {w.id} of workgroup {wg.id} executed {limit} instructions, the limit per wave"
+        waves = self._live_waves(wg)
+        e = Watchdog(f"instruction limit: {what}; waves: "
+                     + "; ".join(f"wave {i} at PC {pc:#x}: {text}" for i, pc, text in waves))
+        e.wg, e.wave, e.pc, e.waves, e.limit, e.per_wave = wg.id, w.id, w.pc, waves, limit, not whole_dispatch
+        e.inst, e.words = self._decode_at(w.pc)
+        raise e
 
     @staticmethod
     def _event(w: Wave, wg, pc: int, inst, v_before: np.ndarray) -> dict:

