@@ -156,6 +156,11 @@ def _sopp(inst: Inst) -> str:
     return f"{name} {_u16(v)}"
 
 
+def _fp64(inst: Inst, bits: int) -> bool:
+    """A 64-bit source of an f64 opcode is a double (its literal is the high half)."""
+    return bits == 64 and "_f64" in inst.info.name
+
+
 def _f16_const(inst: Inst, code: int, bits: int) -> str | None:
     """An inline float constant as a source of an f16 op prints as a number ("1.0"), unlike
     the 16-bit integer ops' hex pattern; None for any other operand."""
@@ -166,11 +171,13 @@ def _f16_const(inst: Inst, code: int, bits: int) -> str | None:
 
 
 def _src(inst: Inst, key: str, bits: int) -> str:
-    return _f16_const(inst, inst.f[key], bits) or O.operand_name(inst.f[key], bits, inst.literal)
+    code = inst.f[key]
+    return _f16_const(inst, code, bits) or O.operand_name(code, bits, inst.literal, _fp64(inst, bits))
 
 
 def _vop3_src(inst: Inst, i: int, bits: int, mods: bool) -> str:
-    t = _f16_const(inst, inst.f[f"src{i}"], bits) or O.operand_name(inst.f[f"src{i}"], bits, inst.literal)
+    code = inst.f[f"src{i}"]
+    t = _f16_const(inst, code, bits) or O.operand_name(code, bits, inst.literal, _fp64(inst, bits))
     if not mods:
         return t
     if inst.f.get("abs", 0) >> i & 1:

@@ -753,6 +753,65 @@ _TABLE: list[tuple] = [
     (F.VOP3SD,  0x2fc, "v_div_scale_f32", "n3"),
     (F.VOP3SD,  0x2fe, "v_mad_co_u64_u32", "d64 s32 s32 s64"),
     (F.VOP3SD,  0x2ff, "v_mad_co_i64_i32", "d64 s32 s32 s64"),
+    # FP64: 64-bit sources and destinations are VGPR/SGPR pairs (src_bits/dst_bits 64)
+    (F.VOP1,    0x003, "v_cvt_i32_f64"),
+    (F.VOP1,    0x004, "v_cvt_f64_i32"),
+    (F.VOP1,    0x00f, "v_cvt_f32_f64"),
+    (F.VOP1,    0x010, "v_cvt_f64_f32"),
+    (F.VOP1,    0x015, "v_cvt_u32_f64"),
+    (F.VOP1,    0x016, "v_cvt_f64_u32"),
+    (F.VOP1,    0x017, "v_trunc_f64"),
+    (F.VOP1,    0x018, "v_ceil_f64"),
+    (F.VOP1,    0x019, "v_rndne_f64"),
+    (F.VOP1,    0x01a, "v_floor_f64"),
+    (F.VOP1,    0x02f, "v_rcp_f64", "k:vtrans"),
+    (F.VOP1,    0x031, "v_rsq_f64", "k:vtrans"),
+    (F.VOP1,    0x034, "v_sqrt_f64", "k:vtrans"),
+    (F.VOP1,    0x03c, "v_frexp_exp_i32_f64"),
+    (F.VOP1,    0x03d, "v_frexp_mant_f64"),
+    (F.VOP1,    0x03e, "v_fract_f64"),
+    (F.VOP2,    0x002, "v_add_f64"),
+    (F.VOP2,    0x006, "v_mul_f64"),
+    (F.VOP2,    0x00d, "v_min_num_f64"),
+    (F.VOP2,    0x00e, "v_max_num_f64"),
+    (F.VOPC,    0x021, "v_cmp_lt_f64"),
+    (F.VOPC,    0x022, "v_cmp_eq_f64"),
+    (F.VOPC,    0x023, "v_cmp_le_f64"),
+    (F.VOPC,    0x024, "v_cmp_gt_f64"),
+    (F.VOPC,    0x025, "v_cmp_lg_f64"),
+    (F.VOPC,    0x026, "v_cmp_ge_f64"),
+    (F.VOPC,    0x027, "v_cmp_o_f64"),
+    (F.VOPC,    0x028, "v_cmp_u_f64"),
+    (F.VOPC,    0x029, "v_cmp_nge_f64"),
+    (F.VOPC,    0x02a, "v_cmp_nlg_f64"),
+    (F.VOPC,    0x02b, "v_cmp_ngt_f64"),
+    (F.VOPC,    0x02c, "v_cmp_nle_f64"),
+    (F.VOPC,    0x02d, "v_cmp_neq_f64"),
+    (F.VOPC,    0x02e, "v_cmp_nlt_f64"),
+    (F.VOPC,    0x07f, "v_cmp_class_f64", "s64 s32"),
+    (F.VOPC,    0x0a1, "v_cmpx_lt_f64"),
+    (F.VOPC,    0x0a2, "v_cmpx_eq_f64"),
+    (F.VOPC,    0x0a3, "v_cmpx_le_f64"),
+    (F.VOPC,    0x0a4, "v_cmpx_gt_f64"),
+    (F.VOPC,    0x0a5, "v_cmpx_lg_f64"),
+    (F.VOPC,    0x0a6, "v_cmpx_ge_f64"),
+    (F.VOPC,    0x0a7, "v_cmpx_o_f64"),
+    (F.VOPC,    0x0a8, "v_cmpx_u_f64"),
+    (F.VOPC,    0x0a9, "v_cmpx_nge_f64"),
+    (F.VOPC,    0x0aa, "v_cmpx_nlg_f64"),
+    (F.VOPC,    0x0ab, "v_cmpx_ngt_f64"),
+    (F.VOPC,    0x0ac, "v_cmpx_nle_f64"),
+    (F.VOPC,    0x0ad, "v_cmpx_neq_f64"),
+    (F.VOPC,    0x0ae, "v_cmpx_nlt_f64"),
+    (F.VOPC,    0x0ff, "v_cmpx_class_f64", "s64 s32"),
+    (F.VOP3,    0x214, "v_fma_f64"),
+    (F.VOP3,    0x228, "v_div_fixup_f64"),
+    (F.VOP3,    0x238, "v_div_fmas_f64", "+reads_vcc"),
+    (F.VOP3,    0x32b, "v_ldexp_f64", "s64 s32"),
+    (F.VOP3,    0x32f, "v_trig_preop_f64", "s64 s32"),
+    (F.VOP3,    0x341, "v_minimum_f64", "n2"),
+    (F.VOP3,    0x342, "v_maximum_f64", "n2"),
+    (F.VOP3SD,  0x2fd, "v_div_scale_f64", "n3"),
     # DS
     (F.DS,      0x000, "ds_add_u32"),
     (F.DS,      0x001, "ds_sub_u32"),
@@ -988,6 +1047,12 @@ _TABLE: list[tuple] = [
     (F.VFLAT,   0x056, "flat_atomic_add_f32"),
 ]
 
+# float ops whose second source is an integer (class mask, exponent, segment): no modifiers there
+_ONE_FLOAT_SOURCE = {"v_cmp_class_f32", "v_cmpx_class_f32", "v_ldexp_f32", "v_cmp_class_f64",
+                     "v_cmpx_class_f64", "v_ldexp_f64", "v_trig_preop_f64"}
+# float -> int32 ops whose VOP3 form still has an omod field (LLVM: VOP_I32_F*_SPECIAL_OMOD)
+_INT_RESULT_OMOD = {"v_cvt_i32_f32", "v_cvt_u32_f32", "v_cvt_i32_f64", "v_cvt_u32_f64",
+                    "v_frexp_exp_i32_f64"}
 _TYPE_RE = re.compile(r"(?<=_)([biuf])(\d+)(?=_|$)")
 _TRANS = {"v_exp_f32", "v_log_f32", "v_rcp_f32", "v_rcp_iflag_f32", "v_rsq_f32", "v_sqrt_f32",
           "v_sin_f32", "v_cos_f32"}
@@ -1046,11 +1111,11 @@ def _derive(fmt: Fmt, op: int, name: str, spec: str = "") -> OpInfo:
             flags.add("carry_out")
         # VOP3 input/output modifiers: neg/abs on float sources, clamp, omod (float results)
         tt = _TYPE_RE.findall(name)
-        fsrc = bool(tt) and tt[-1] == ("f", "32") and "ubyte" not in name
-        fdst = bool(tt) and tt[0] == ("f", "32")
+        fsrc = bool(tt) and tt[-1] in (("f", "32"), ("f", "64")) and "ubyte" not in name
+        fdst = bool(tt) and tt[0] in (("f", "32"), ("f", "64"))
         nmods = 0
         if fsrc:
-            nmods = 1 if name in ("v_cmp_class_f32", "v_cmpx_class_f32", "v_ldexp_f32") else -1
+            nmods = 1 if name in _ONE_FLOAT_SOURCE else -1
         elif name == "v_cndmask_b32":
             nmods = 2
         if nmods:
@@ -1060,7 +1125,7 @@ def _derive(fmt: Fmt, op: int, name: str, spec: str = "") -> OpInfo:
             flags.add(f"mods{nmods if nmods > 0 else 3}")
         if ((fsrc or fdst) and "class" not in name) or _INT_CLAMP.match(name):
             flags.add("clamp")
-        if (fdst and fmt != Fmt.VOPC) or name in ("v_cvt_i32_f32", "v_cvt_u32_f32"):
+        if (fdst and fmt != Fmt.VOPC) or name in _INT_RESULT_OMOD:
             flags.add("omod")
     elif fmt == Fmt.DS:
         w = last

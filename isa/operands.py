@@ -44,6 +44,7 @@ _F16 = {240: 0x3800, 241: 0xB800, 242: 0x3C00, 243: 0xBC00, 244: 0x4000, 245: 0x
         246: 0x4400, 247: 0xC400, 248: 0x3118}
 _INV2PI_64_TEXT = "0.15915494309189532"
 _F32_INLINE_TEXT = {v[0]: v[2] for v in _FLOATS.values()}
+_F64_INLINE_TEXT = {v[1]: (_INV2PI_64_TEXT if c == 248 else v[2]) for c, v in _FLOATS.items()}
 
 
 def is_inline_constant(code: int) -> bool:
@@ -107,13 +108,16 @@ def vreg_name(index: int, bits: int = 32) -> str:
     return f"v{index}" if n == 1 else f"v[{index}:{index + n - 1}]"
 
 
-def literal_text(value: int, bits: int = 32) -> str:
+def literal_text(value: int, bits: int = 32, fp64: bool = False) -> str:
     """LLVM text of a 32-bit literal used as a `bits`-wide operand.
 
     LLVM prints a literal whose value happens to be an inline constant as that
-    constant (e.g. 0x3f800000 on a 32-bit operand prints as 1.0).
+    constant (e.g. 0x3f800000 on a 32-bit operand prints as 1.0). A literal on a
+    64-bit float operand (`fp64`) is the high half of the double, the low half zero.
     """
     value &= 0xFFFFFFFF
+    if bits == 64 and fp64:
+        return _F64_INLINE_TEXT.get(value << 32, "0" if value == 0 else f"0x{value:x}")
     if bits == 16:
         # 16-bit operands use the low half; LLVM prints it in hex unless the whole dword
         # reads as an inline integer
@@ -130,10 +134,11 @@ def literal_text(value: int, bits: int = 32) -> str:
     return f"0x{value:x}"
 
 
-def operand_name(code: int, bits: int = 32, literal: int | None = None) -> str:
+def operand_name(code: int, bits: int = 32, literal: int | None = None, fp64: bool = False) -> str:
     """LLVM text of a source operand code (0..511) of the given width.
 
-    `literal` is the instruction's literal dword, used when code == 255.
+    `literal` is the instruction's literal dword, used when code == 255 (`fp64`: the
+    operand is a double, see literal_text).
     """
     if code >= VGPR0:
         return vreg_name(code - VGPR0, bits)
@@ -154,7 +159,7 @@ def operand_name(code: int, bits: int = 32, literal: int | None = None) -> str:
     if code == SRC_SCC:
         return "src_scc"
     if code == LITERAL:
-        return literal_text(literal if literal is not None else 0, bits)
+        return literal_text(literal if literal is not None else 0, bits, fp64)
     return sreg_name(code, bits)
 
 

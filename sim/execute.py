@@ -19,6 +19,7 @@ from .scalar import M32, SAVEEXEC, SOP1, SOP1_BITSET, SOP2, sopc, sopk, sx
 from .dpp import build_dpp
 from .lanes import BUILDERS as LANE_BUILDERS
 from .valu_ext import BUILDERS as EXT_BUILDERS
+from .valu64 import BUILDERS as F64_BUILDERS
 from .vopd import build_vopd
 from .wave import EXEC, LANES, VCC, ModelError
 
@@ -183,8 +184,15 @@ def _readers(inst: Inst):
     f = inst.f
     neg = f.get("neg", 0)
     absm = f.get("abs", 0) if inst.fmt == Fmt.VOP3 else 0
-    return [_make_reader(c, b, inst.literal, bool(neg >> i & 1), bool(absm >> i & 1))
+    return [_make_reader(c, b, _literal(inst, b), bool(neg >> i & 1), bool(absm >> i & 1))
             for i, (c, b) in enumerate(zip(codes, inst.info.src_bits))]
+
+
+def _literal(inst: Inst, bits: int):
+    """The literal as a `bits`-wide source: a 64-bit float operand takes it as its high half."""
+    if bits == 64 and inst.literal is not None and "_f64" in inst.name:
+        return inst.literal << 32
+    return inst.literal
 
 
 def _omod_clamp(inst: Inst, is_float: bool):
@@ -222,6 +230,8 @@ def build(inst: Inst):
         return LANE_BUILDERS[name](inst)
     if name in EXT_BUILDERS:
         return EXT_BUILDERS[name](inst)
+    if name in F64_BUILDERS:
+        return F64_BUILDERS[name](inst)
     if fmt == Fmt.SOP2:
         return _build_sop2(inst)
     if fmt == Fmt.SOP1:
@@ -705,6 +715,7 @@ def _implemented() -> set[str]:
     names.add("s_barrier_signal_isfirst")
     names |= {f"s_{k}_saveexec_b32" for k in SAVEEXEC} | {"s_and_not0_wrexec_b32", "s_and_not1_wrexec_b32"}
     names |= set(_BRANCH_COND) | _SOPP_NOP | {"s_endpgm", "s_barrier_wait"} | IMPLEMENTED_MEMORY
+    names |= set(F64_BUILDERS)
     names |= set(EXT_BUILDERS) | set(LANE_BUILDERS)
     names |= {i.name for i in OPCODES if i.fmt == Fmt.SMEM and i.kind == "shint"}
     for info in OPCODES:

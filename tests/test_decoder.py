@@ -477,14 +477,14 @@ def _same(a, b) -> bool:
     return a.s == b.s and a.scc == b.scc and a.pc == b.pc and (a.v == b.v).all()
 
 
-def _observe(inst, handler, rng, trials=16) -> dict:
+def _observe(inst, handler, rng, trials=32) -> dict:
     """What the model reads and writes, from runs on random and perturbed states."""
     valu = inst.info.kind in ("valu", "vtrans")
     obs = {"sgprs_written": set(), "vgprs_written": set(), "writes_scc": False,
            "reads_scc": False, "reads_vcc": False, "reads_dst": False,
            "reads": set(), "dst_regs": None}
     for trial in range(trials):
-        base = _state(rng, valu, trial % 4)       # every (style, delta) pair once
+        base = _state(rng, valu, trial % 4)       # every (style, delta) pair twice
         delta = (0x5A5A5A5A, 1, 0x80000000, 0xFFFFFFFF)[trial // 4 % 4]
         if rng.random() < 0.3:
             base.s[VCC_LO] = 0              # s_cbranch_vcc* see both outcomes
@@ -567,6 +567,13 @@ def _check_against_model(inst, rtl: dict, obs: dict) -> list[str]:
 # operands an opcode encodes but cannot depend on: mbcnt_hi counts lanes 32-63 of its mask
 # operand, which a wave32 does not have
 _UNOBSERVABLE = {"v_mbcnt_hi_u32_b32": {("v", 4)}}
+# v_trig_preop_f64 reads only the exponent of its double S0, not the low dword v4; the low
+# dwords of these doubles decide the result only for values random states do not reach
+# (inf against NaN, integer parts beyond 2^20)
+_UNOBSERVABLE.update({"v_trig_preop_f64": {("v", 4)}, "v_cvt_i32_f64": {("v", 4)},
+                      "v_cvt_u32_f64": {("v", 4)}, "v_cmp_class_f64": {("v", 4)},
+                      "v_cmpx_class_f64": {("v", 4)}})
+_UNOBSERVABLE.update({f"v_{c}_{k}_f64": {("v", 4), ("v", 8)} for c in ("cmp", "cmpx") for k in "ou"})
 # destinations only partly changed: s_bitset0/1_b64 set or clear one bit of s[20:21]
 _HALF_WRITTEN = {"s_bitset0_b64": {20, 21}, "s_bitset1_b64": {20, 21}}
 
@@ -600,7 +607,8 @@ def test_implicit_accesses_match_model():
         except execute.ModelError:
             skipped.append(info.name)
             continue
-        obs = _observe(inst, handler, rng)
+        # a generator per opcode and encoding: adding opcodes leaves the others' states alone
+        obs = _observe(inst, handler, random.Random(f"{SEED}:{info.name}:{inst.fmt.name}"))
         errs = _check_against_model(inst, rtl, obs)
         checked += 1
         if errs:

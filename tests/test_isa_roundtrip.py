@@ -327,7 +327,7 @@ def gen_valu(info, g: Gen, e64: bool) -> str:
         mask_sgpr = g.sreg(32, special=False) if e64 and r.random() < 0.7 else "vcc_lo"
         g.sgprs += 1
         sb = sb[:2]
-    if name in ("v_lshlrev_b64", "v_lshrrev_b64", "v_ashrrev_i64", "v_div_fmas_f32"):
+    if name in ("v_lshlrev_b64", "v_lshrrev_b64", "v_ashrrev_i64", "v_div_fmas_f32", "v_div_fmas_f64"):
         g.sgprs = 1             # 64-bit shifts: constant bus limit 1; v_div_fmas reads VCC
     if name in ("v_qsad_pk_u16_u8", "v_mqsad_pk_u16_u8"):
         g.sgprs = 1             # 64-bit sources: constant bus limit 1
@@ -608,6 +608,24 @@ def test_vop3_modifier_flags():
              f"{'rejects' if i in rejected else 'accepts'}"
              for i, (name, tag, ok) in enumerate(meta) if (i not in rejected) != ok]
     assert not wrong, "\n".join(wrong[:40])
+
+
+@needs_llvm
+def test_fp64_literals():
+    """A literal on a double operand is the double's high half: LLVM prints it in hex, or as
+    the inline constant / 0 the whole double equals; 32-bit operands of f64 ops are plain."""
+    lines = ["v_add_f64 v[0:1], 0x40080000, v[2:3]", "v_fma_f64 v[0:1], v[2:3], 0x3ff80000, -v[4:5]",
+             "v_cmp_class_f64 vcc_lo, 0x80000001, v2", "v_ldexp_f64 v[0:1], v[2:3], 0x45",
+             "v_trig_preop_f64 v[0:1], 0x3fc4c988, v7", "v_div_scale_f64 v[0:1], s4, v[2:3], 0x7ff00000, v[2:3]"]
+    raw = [bytes([0xFF, 0x04, 0x00, 0x04]) + v.to_bytes(4, "little")     # v_add_f64_e32, literal src0
+           for v in (0x3FF0_0000, 0, 0xBFE0_0000, 0x3FC4_5F30, 0x4010_0000)]
+    blobs = assemble(lines) + raw
+    ref = llvm_disassemble(blobs)
+    mine = [isa.disassemble(isa.decode([int.from_bytes(b[i:i + 4], "little") for i in range(0, len(b), 4)]))
+            for b in blobs]
+    assert [norm(m) for m in mine] == [norm(r) for r in ref]
+    assert ref[len(lines):len(lines) + 3] == ["v_add_f64_e32 v[0:1], 1.0, v[2:3]", "v_add_f64_e32 v[0:1], 0, v[2:3]",
+                                              "v_add_f64_e32 v[0:1], -0.5, v[2:3]"]
 
 
 def _firmware_sources():
