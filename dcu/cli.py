@@ -67,7 +67,8 @@ run too, with what it counted before it stopped (docs/cli.md).
 limits: the model stops a wave after --max-instructions (default 250,000); the
 RTL backends stop after --max-cycles (default: from the model's instruction
 count for the same dispatch). Progress goes to stderr (--quiet: none).
-exit status: """ + ", ".join(f"{k} {v.split(':')[0].split(' (')[0]}" for k, v in EXIT_CODES.items())
+""" + textwrap.fill("exit status: " + ", ".join(f"{k} {v.split(':')[0].split(' (')[0]}"
+                                                for k, v in EXIT_CODES.items()), 80)
 
 
 

@@ -200,9 +200,8 @@ def classify(e: BaseException, kernel: str | None = None) -> DcuError:
         return BuildFailed(_build_message(e))
     from hdl.config import ConfigError, ResourceError
     from .launch import LaunchError, LaunchUnsupported
-    if isinstance(e, ResourceError):
-        return Unsupported(str(e))
-    if isinstance(e, LaunchUnsupported) or isinstance(e, LaunchError) and "cannot run on backend" in str(e):
+    from .rtlcheck import RtlUnsupportedError
+    if isinstance(e, (ResourceError, LaunchUnsupported, RtlUnsupportedError)):
         return Unsupported(str(e))
     if isinstance(e, (LaunchError, ConfigError)):
         return UsageError(str(e))

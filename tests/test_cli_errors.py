@@ -373,9 +373,9 @@ def shared_rtl(monkeypatch):
     monkeypatch.setattr(rtl, "run_dispatch", functools.partial(rtl.run_dispatch, reuse=True))
 
 
-def _fault(tmp_path, capsys, kernel, backend: str) -> dict:
+def _fault(tmp_path, capsys, kernel, backend: str, *more) -> dict:
     js = tmp_path / f"{backend}.json"
-    extra = ["--backend", backend, "--config", "tiny"] if backend != "model" else []
+    extra = ["--backend", backend, "--config", "tiny", *more] if backend != "model" else []
     line, _ = run_cli(["run", kernel, "--grid", 1, "--block", 32, "--arg", "zeros:64:u32", "--json", js, "-q",
                        *extra], capsys, code=3)
     d = failed_report(js)
@@ -397,6 +397,16 @@ def test_out_of_bounds_faults_match_on_model_and_rtl(tmp_path, capsys, shared_rt
             assert base % 256 == 0                         # the buffer's start, as laid out
     assert model["address"] == rtl["address"]
     assert model["where"] == rtl["where"]
+
+
+@RTL
+@pytest.mark.parametrize("case", ["store_past", "load_null", "atomic_past"])
+def test_out_of_bounds_faults_match_with_the_rtl_memory(tmp_path, capsys, shared_rtl, case):
+    """``--rtl-memory rtl``: HostTop's ExtMemory holds the buffer map (what verilator compiles)."""
+    k = asm_kernel(tmp_path, LANE4 + OOB[case][0])
+    model, rtl = _fault(tmp_path, capsys, k, "model"), _fault(tmp_path, capsys, k, "rtl", "--rtl-memory", "rtl")
+    assert {f: model.get(f) for f in ("access", "lane", "address", "where")} == \
+        {f: rtl.get(f) for f in ("access", "lane", "address", "where")}
 
 
 @RTL
