@@ -122,11 +122,11 @@ def test_unknown_opcode_error():
 
 
 def test_known_but_unimplemented_names_mnemonic():
-    # v_pk_add_f16 v1, v2, v3 (VOP3P, not implemented): the message names it
+    # v_dot4_u32_u8 v1, v2, v3, v4 (VOP3P op 23, not in the table): the message names it
     with pytest.raises(DecodeError) as e:
-        decode([0xCC0F4001, 0x18020702], pc=8)
-    assert "0x8" in str(e.value) and "cc0f4001" in str(e.value)
-    assert e.value.mnemonic == "v_pk_add_f16"
+        decode([0xCC174001, 0x1C120702], pc=8)
+    assert "0x8" in str(e.value) and "cc174001" in str(e.value)
+    assert e.value.mnemonic == "v_dot4_u32_u8"
     # s_cmp_lt_f16 (SOPC op 81) exists on gfx1200 but is not in our table
     with pytest.raises(DecodeError) as e:
         decode([0xBF510201], pc=0)
