@@ -3,7 +3,7 @@
 The RTL backends (``rtl``, ``verilator``) refuse such a kernel before they elaborate the
 design: the RTL's decoder would otherwise latch an error mid-run, or never reach the
 instruction on the path a test happens to take. The reference is ``hdl.simd.IMPLEMENTED``
-(mnemonics); VOPD dual-issue words and DPP source forms are refused whatever their
+(mnemonics) and ``hdl.simd.NO_CLAMP`` (those refused with the VOP3 ``clamp`` bit set); VOPD dual-issue words and DPP source forms are refused whatever their
 operations, since the RTL SIMD executes neither encoding.
 
 The instructions checked are the kernel's own (its symbol's range, or to the end of
@@ -34,7 +34,8 @@ _CALLS = ("s_swappc_b64", "s_call_b64")
 @dataclass(frozen=True)
 class Found:
     """One instruction: its byte address, mnemonic (both halves for VOPD) and encoding form
-    (``""`` for the plain encodings, ``"VOPD"``, ``"DPP8"``, ``"DPP16"``, or ``"undecodable"`` for a
+    (``""`` for the plain encodings, ``"VOPD"``, ``"DPP8"``, ``"DPP16"``, ``"clamp"`` for a VOP3
+    instruction with its clamp bit set, or ``"undecodable"`` for a
     gfx1200 instruction the project's decoder does not know)."""
     pc: int
     name: str
@@ -82,6 +83,8 @@ def _one(words, pc: int) -> Found | None:
         # no instruction at all is left to the RTL's illegal-instruction trap. Neither can be sized.
         return Found(pc, e.mnemonic, "undecodable", 0) if e.mnemonic else None
     form = "" if inst.dpp is None else "DPP8" if inst.dpp.is_dpp8 else "DPP16"
+    if not form and inst.f.get("clamp"):
+        form = "clamp"
     return Found(pc, inst.name, form, inst.size)
 
 
@@ -110,11 +113,18 @@ def kernel_instructions(kernel) -> list[Found]:
     return own
 
 
-def unsupported(kernel, implemented: frozenset | None = None) -> list[Found]:
-    """The kernel's instructions the RTL SIMD does not execute (default: ``hdl.simd.IMPLEMENTED``)."""
-    if implemented is None:
-        from hdl.simd import IMPLEMENTED as implemented
-    return [f for f in kernel_instructions(kernel) if f.form or f.name not in implemented]
+def unsupported(kernel, implemented: frozenset | None = None, no_clamp: frozenset | None = None) -> list[Found]:
+    """The kernel's instructions the RTL SIMD does not execute (default: ``hdl.simd.IMPLEMENTED``,
+    and ``hdl.simd.NO_CLAMP`` for those with ``clamp``)."""
+    from hdl import simd
+    implemented = simd.IMPLEMENTED if implemented is None else implemented
+    no_clamp = simd.NO_CLAMP if no_clamp is None else no_clamp
+
+    def refused(f: Found) -> bool:
+        if f.form == "clamp":
+            return f.name not in implemented or f.name in no_clamp
+        return bool(f.form) or f.name not in implemented
+    return [f for f in kernel_instructions(kernel) if refused(f)]
 
 
 def refuse_unsupported(kernel, backend: str) -> None:

@@ -43,7 +43,7 @@ from .trans import TransIn, TransOut, TransUnit, latency as trans_latency
 from .valu_int import VALUInt
 from .valu_int_shared import VALUIntShared
 
-__all__ = ["SIMD", "IMPLEMENTED", "LaunchLayout", "FetchReq", "FetchResp", "SmemReq", "SmemResp", "VecMemReq", "ReqRow",
+__all__ = ["SIMD", "IMPLEMENTED", "NO_CLAMP", "LaunchLayout", "FetchReq", "FetchResp", "SmemReq", "SmemResp", "VecMemReq", "ReqRow",
            "VecMemResp", "ErrorCause", "ErrorLayout", "StallReason", "SimdPerf", "ISSUE_GROUPS", "issue_group",
            "SCALAR_PIPE_KINDS"]
 
@@ -1486,3 +1486,15 @@ def _implemented() -> frozenset:
 
 #: Mnemonics the RTL SIMD executes (docs/opcodes.md's RTL column).
 IMPLEMENTED = _implemented()
+
+
+def _no_clamp() -> frozenset:
+    """Executed mnemonics whose VOP3 ``clamp`` bit the SIMD does not implement: the plain 32-bit
+    integer ops and transcendentals fault on it, the carry ops would ignore it."""
+    from .trans import _CLS_OF as trans_ops
+    from .valu_int import _CARRY, _PLAIN32
+    return frozenset(set(_PLAIN32) | set(_CARRY) | {o.name.lower() for o in trans_ops})
+
+
+#: Mnemonics of ``IMPLEMENTED`` that the SIMD does not execute with ``clamp`` set.
+NO_CLAMP = _no_clamp()

@@ -222,6 +222,20 @@ def test_dpp_form_is_refused_though_its_operation_is_implemented(tmp_path, no_si
         dcu.launch(kernel, 1, 32, [np.zeros(32, np.uint32)], backend="rtl", config="tiny")
 
 
+def test_integer_clamp_the_rtl_lacks_is_refused(tmp_path, no_simulation):
+    """llvm.uadd.sat gives v_add_nc_u32 with clamp: the RTL's integer unit executes the
+    operation but not its saturation, so the kernel is refused; the float clamp it does execute
+    is not."""
+    from hdl.simd import IMPLEMENTED, NO_CLAMP
+    assert "v_add_nc_u32" in IMPLEMENTED and "v_add_nc_u32" in NO_CLAMP and "v_add_f32" not in NO_CLAMP
+    src = _write(tmp_path, "sat.s", ASM_KERNEL.format(body="v_add_nc_u32_e64 v2, v0, v0 clamp"))
+    kernel = dcu.load_program(src).kernel("k")
+    with pytest.raises(RtlUnsupportedError, match=r"v_add_nc_u32 \(clamp\) at 0x[0-9a-f]+"):
+        dcu.launch(kernel, 1, 32, [np.zeros(32, np.uint32)], backend="rtl", config="tiny")
+    fine = _write(tmp_path, "fclamp.s", ASM_KERNEL.format(body="v_add_f32_e64 v2, v0, v0 clamp"))
+    assert unsupported(dcu.load_program(fine).kernel("k")) == []
+
+
 def test_a_word_that_is_no_instruction_is_left_to_the_rtl(tmp_path):
     """0xffffffff is no gfx1200 instruction: the RTL's illegal-instruction trap reports it
     (tests/test_dcu.py), so the check neither refuses it nor reads past it."""

@@ -55,7 +55,9 @@ EDGE32 = [0, 1, 2, 0x7FFF_FFFF, 0x8000_0000, 0xFFFF_FFFF, 0xFFFF_FFFE, 0x7FFF, 0
 # -------------------------------------------------------------------------- the model side
 _FLOAT_VALU = set(X.VFLOAT) | {"v_fmac_f32", "v_fmamk_f32", "v_fmaak_f32"}
 _FLOAT_NAME = re.compile(r"_[fF](16|32|64)(_|$)")     # any other floating-point VALU op
-_LANE_CROSSING = {"v_readfirstlane_b32", "v_readlane_b32", "v_writelane_b32"}
+# lane crossings (the SIMD's own) and permutations (model only: sim/lanes.py)
+_LANE_CROSSING = {"v_readfirstlane_b32", "v_readlane_b32", "v_writelane_b32", "v_permlane16_b32",
+                  "v_permlanex16_b32", "v_permlane16_var_b32", "v_permlanex16_var_b32"}
 
 
 def _model_integer_valu() -> set[str]:
