@@ -360,6 +360,8 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--json", metavar="FILE", help="also write the results there")
     b.add_argument("--config", metavar="PRESET", help="the preset, for benchmarks that take one (kernels)")
     b.add_argument("--backend", choices=("rtl", "verilator"), help="the RTL backend, for benchmarks that take one (kernels)")
+    from .verify.cli import add_parser as add_verify_parser
+    add_verify_parser(sub, common)
     return p
 
 
@@ -890,8 +892,13 @@ def cmd_fpga(ns: argparse.Namespace) -> int:
     return 0 if res["rc"] == 0 else 1
 
 
+def cmd_verify(ns: argparse.Namespace) -> int:
+    from .verify.cli import cmd_verify as verify
+    return verify(ns)
+
+
 _COMMANDS = {"run": cmd_run, "info": cmd_info, "disasm": cmd_disasm, "bench": cmd_bench,
-             "verilog": cmd_verilog, "fpga": cmd_fpga}
+             "verilog": cmd_verilog, "fpga": cmd_fpga, "verify": cmd_verify}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
