@@ -13,7 +13,11 @@ READ whose line holds no byte of any buffer, a WRITE with a masked byte outside 
 an ATOMIC whose dword is not inside one; :attr:`PyMemory.fault_log` keeps what a report needs.
 The two models make the same memory image and the same per-tag response data from the same
 request stream; only the pseudo-random choices (latency, order, back-pressure) come from
-different generators.
+different generators. Both keep a scoreboard of the port (:class:`Scoreboard`): requests
+accepted and responses taken by kind, and any response for a tag with no request
+outstanding; :func:`check_scoreboard` turns a lost or duplicated response into a
+:class:`ScoreboardError` after a run. :func:`stress_settings` draws a latency range, an
+ordering and a back-pressure rate from a seed, for runs that shake a kernel's timing.
 
 Usage::
 
@@ -34,7 +38,7 @@ from sim.memory import GlobalMemory
 from sim.memory_ops import ATOMIC_OPS
 
 __all__ = ["PyMemory", "MemFault", "buffer_ranges", "first_outside", "map_words", "HOST_MAP_RANGES",
-           "OPEN_APERTURE"]
+           "OPEN_APERTURE", "Scoreboard", "ScoreboardError", "check_scoreboard", "stress_settings"]
 
 _READ, _WRITE, _ATOMIC = MemKind.READ.value, MemKind.WRITE.value, MemKind.ATOMIC.value
 _ATOMIC_FN = [ATOMIC_OPS[op.name.lower()] for op in sorted(AtomicOp, key=lambda o: o.value)]
@@ -89,6 +93,86 @@ def first_outside(ranges, addr: int, mask: int, size: int = LINE_BYTES) -> int |
     return None
 
 
+class ScoreboardError(RuntimeError):
+    """A memory model lost or duplicated a response: a fault of the model, not of the kernel."""
+
+
+@dataclass
+class Scoreboard:
+    """A memory port's requests and responses: ``accepted`` and ``answered`` by kind (index:
+    ``MemKind`` value, 3 for an unknown kind), the tag of the first response for a tag with
+    no request outstanding (``duplicate_tag``) and of the first request accepted for a tag
+    still outstanding (``reused_tag``), None when there was none."""
+    accepted: list
+    answered: list
+    duplicate_tag: int | None = None
+    reused_tag: int | None = None
+
+    @classmethod
+    def from_record(cls, rec) -> "Scoreboard":
+        """From ``hdl.extmem.ScoreboardLayout`` (a const or the value a simulator reads)."""
+        return cls([int(rec.accepted[k]) for k in range(4)], [int(rec.answered[k]) for k in range(4)],
+                   int(rec.duplicate_tag) if rec.duplicate else None, int(rec.reused_tag) if rec.reused else None)
+
+    def problems(self) -> list[str]:
+        """What is wrong, one phrase each (empty: every request was answered once)."""
+        out = []
+        names = [k.name for k in sorted(MemKind, key=lambda k: k.value)] + ["unknown-kind"]
+        for name, a, b in zip(names, self.accepted, self.answered):
+            if a != b:
+                out.append(f"{a} {name} requests accepted, {b} answered "
+                           f"({'lost' if b < a else 'duplicated'}: {abs(a - b)})")
+        if self.duplicate_tag is not None:
+            out.append(f"a response for tag {self.duplicate_tag:#x} with no request outstanding (duplicated)")
+        if self.reused_tag is not None:
+            out.append(f"a request accepted for tag {self.reused_tag:#x} while one was outstanding")
+        return out
+
+
+def check_scoreboard(board: Scoreboard, where: str) -> None:
+    """Raise :class:`ScoreboardError` naming ``where`` (the kernel and backend) unless every
+    request was answered exactly once."""
+    bad = board.problems()
+    if bad:
+        raise ScoreboardError(f"{where}: the memory model's scoreboard failed: " + "; ".join(bad)
+                              + f" (accepted {board.accepted}, answered {board.answered}, by kind READ, WRITE, "
+                                "ATOMIC, unknown)")
+
+
+def hosttop_knobs(latency, reorder: bool, backpressure: float) -> dict:
+    """The ``mem_knobs`` of a ``runtime_memory`` :class:`hdl.hosttop.HostTop` for these settings;
+    ValueError naming the range its memory takes (2 to ``MAX_LATENCY`` cycles)."""
+    from hdl.extmem import knob_values
+    from hdl.hosttop import MAX_LATENCY
+    lo, hi = latency_range(latency)
+    if lo < 2 or hi > MAX_LATENCY:
+        raise ValueError(f"the RTL memory's latency is 2 to {MAX_LATENCY} cycles, got {latency!r}")
+    return knob_values((lo, hi), reorder, backpressure)
+
+
+#: the longest latency :func:`stress_settings` draws (cycles)
+STRESS_MAX_LATENCY = 500
+
+
+def stress_settings(seed: int, min_latency: int = 1) -> dict:
+    """A latency range within ``[min_latency, 500]`` (a short one, a long one or a wide one),
+    an ordering and a back-pressure rate drawn from ``seed``: the ``latency``, ``reorder``
+    and ``backpressure`` options of the memory models and the RTL backends."""
+    rng = random.Random(seed)
+    shape = rng.randrange(3)
+    if shape == 0:        # short and tight: back-to-back traffic
+        lo = rng.randint(min_latency, 16)
+        hi = rng.randint(lo, 40)
+    elif shape == 1:      # long: every access a DRAM-like miss
+        lo = rng.randint(100, 400)
+        hi = rng.randint(lo, STRESS_MAX_LATENCY)
+    else:                 # wide: responses overtake each other by hundreds of cycles
+        lo = rng.randint(min_latency, 8)
+        hi = rng.randint(200, STRESS_MAX_LATENCY)
+    return {"latency": (lo, hi), "reorder": rng.random() < 0.75,
+            "backpressure": rng.choice([0.0, 0.1, 0.25, 0.5, 0.75])}
+
+
 def _fields(layout) -> dict:
     return {name: (f.offset, (1 << f.width) - 1) for name, f in layout}
 
@@ -130,6 +214,10 @@ class PyMemory:
         The same requests with their byte mask and tag.
     reads, writes, atomics : int
         Requests accepted, by kind (faulting ones included).
+    scoreboard : Scoreboard
+        What crossed the port: requests accepted and responses taken, checked by tag.
+    pending : list of [int, int, int]
+        Responses not yet offered: due cycle, response word, request kind (in acceptance order).
     """
 
     def __init__(self, memory, base: int | None = None, *, latency=32, reorder: bool = False,
@@ -162,6 +250,30 @@ class PyMemory:
         self.reads = self.writes = self.atomics = 0
         self._req = _fields(MemReq(tag_bits))
         self._resp = _fields(MemResp(tag_bits))
+        self.scoreboard = Scoreboard([0] * 4, [0] * 4)
+        self._outstanding: set[int] = set()
+        self.pending: list = []
+        self._offering = False
+
+    @property
+    def idle(self) -> bool:
+        """Nothing in flight: every accepted request's response has been taken (or lost)."""
+        return not (self.pending or self._offering)
+
+    def _accepted(self, kind: int, tag: int) -> None:
+        sb = self.scoreboard
+        sb.accepted[kind] += 1
+        if tag in self._outstanding and sb.reused_tag is None:
+            sb.reused_tag = tag
+        self._outstanding.add(tag)
+
+    def _answered(self, kind: int, word: int) -> None:
+        sb = self.scoreboard
+        sb.answered[kind] += 1
+        tag = (word >> self._resp["tag"][0]) & self._resp["tag"][1]
+        if tag not in self._outstanding and sb.duplicate_tag is None:
+            sb.duplicate_tag = tag
+        self._outstanding.discard(tag)
 
     @property
     def image(self) -> np.ndarray:
@@ -230,8 +342,9 @@ class PyMemory:
         req_valid, req_word, resp_ready = req.valid, req.payload.as_value(), resp.ready
         resp_valid, resp_word = resp.valid, resp.payload.as_value()
         lo, hi, rng, slots, bp = self.lo, self.hi, self.rng, self.slots, self.backpressure
-        pending = []                  # [due cycle, response word], in acceptance order
-        offering = False
+        pending = self.pending        # [due cycle, response word, kind], in acceptance order
+        f_kind, f_tag = self._req["kind"], self._req["tag"]
+        offering, offered = False, None
         cycle = 0                     # the cycle being set up; acceptances happen at its end
         ready = bp == 0.0 or rng.random() >= bp
         ctx.set(req.ready, ready)
@@ -243,8 +356,11 @@ class PyMemory:
                 handed_over = offering and taken
                 if handed_over:
                     offering = False
+                    self._answered(offered[2], offered[1])
                 if valid and ready:
-                    pending.append([cycle + (lo if lo == hi else rng.randint(lo, hi)), self.access(word)])
+                    kind = (word >> f_kind[0]) & f_kind[1]
+                    self._accepted(kind, (word >> f_tag[0]) & f_tag[1])
+                    pending.append([cycle + (lo if lo == hi else rng.randint(lo, hi)), self.access(word), kind])
                 cycle += 1
                 if not offering:
                     pick = None
@@ -255,11 +371,13 @@ class PyMemory:
                     elif pending and pending[0][0] <= cycle:
                         pick = 0
                     if pick is not None:
-                        ctx.set(resp_word, pending.pop(pick)[1])
+                        offered = pending.pop(pick)
+                        ctx.set(resp_word, offered[1])
                         offering = True
                         ctx.set(resp_valid, 1)
                     elif handed_over:
                         ctx.set(resp_valid, 0)
+                self._offering = offering
                 now_ready = len(pending) < slots and (bp == 0.0 or rng.random() >= bp)
                 if now_ready != ready:
                     ready = now_ready

@@ -16,6 +16,11 @@ registered before the merge, so stage B becomes two cycles: the line arrives in 
 and is merged and written back in ``t + 2``. The memory then accepts a request every other cycle, so that no read can miss
 a write still in flight; the one-cycle path from a block RAM's output through the dword
 select and the atomic adder back into the RAM is what kept the bring-up bitstream at 37 MHz.
+
+With ``runtime_knobs`` the latency range, the ordering and the back-pressure rate are inputs
+(``knobs``) loaded with the seed, so one build serves every setting; with ``scoreboard`` a
+:class:`Scoreboard` counts the requests accepted and the responses taken, by kind, and
+latches a response for a tag with no request outstanding (a duplicate).
 """
 from __future__ import annotations
 
@@ -29,7 +34,8 @@ from amaranth.lib.wiring import In, Out
 from .atomic import AtomicOp, atomic_result
 from .memport import ADDR_BITS, LINE_BYTES, MemKind, MemReq, MemResp
 
-__all__ = ["ExtMemory", "FaultRecord", "latency_range"]
+__all__ = ["ExtMemory", "FaultRecord", "Knobs", "Scoreboard", "ScoreboardLayout", "latency_range",
+           "knob_values"]
 
 LINE_BITS = 8 * LINE_BYTES
 _NONZERO_SEED = 0x2545_F491     # the LFSR's state for a zero seed (xorshift stays at zero)
@@ -39,6 +45,78 @@ DWORDS = LINE_BYTES // 4
 def FaultRecord(tag_bits: int) -> data.StructLayout:
     """A faulting request as a memory with a buffer map records it (``valid``: one was seen)."""
     return data.StructLayout({"valid": 1, "kind": MemKind, "addr": ADDR_BITS, "mask": LINE_BYTES, "tag": tag_bits})
+
+
+def Knobs(max_latency: int) -> data.StructLayout:
+    """The run-time settings of a memory with ``runtime_knobs``: the latency range (clamped
+    into the memory's ``[min, max_latency]``, ``latency_hi`` to at least ``latency_lo``), the
+    ordering, and the back-pressure rate (``req.ready`` withheld with probability
+    ``backpressure / 256``)."""
+    return data.StructLayout({"latency_lo": range(max_latency + 1), "latency_hi": range(max_latency + 1),
+                              "reorder": 1, "backpressure": 8})
+
+
+def knob_values(latency, reorder: bool, backpressure: float) -> dict:
+    """:func:`Knobs` field values for a latency (int or ``(lo, hi)``), an ordering and a
+    back-pressure probability in [0, 1); ValueError if malformed."""
+    lo, hi = latency_range(latency)
+    if not 0.0 <= backpressure < 1.0:
+        raise ValueError(f"backpressure must be in [0, 1), got {backpressure}")
+    return {"latency_lo": lo, "latency_hi": hi, "reorder": int(bool(reorder)),
+            "backpressure": round(backpressure * 256)}
+
+
+def ScoreboardLayout(tag_bits: int) -> data.StructLayout:
+    """What a :class:`Scoreboard` holds: requests accepted and responses taken by kind (index:
+    ``MemKind`` value, 3 for an unknown kind), and the first response for a tag with no
+    request outstanding (``duplicate``) and the first request accepted for a tag still
+    outstanding (``reused``), each with its tag."""
+    return data.StructLayout({"accepted": data.ArrayLayout(32, 4), "answered": data.ArrayLayout(32, 4),
+                              "duplicate": 1, "duplicate_tag": tag_bits, "reused": 1, "reused_tag": tag_bits})
+
+
+class Scoreboard(wiring.Component):
+    """Counts a memory port's requests and responses and checks that each response answers an
+    outstanding request: a bit per tag is set when a request is accepted and cleared when its
+    response is taken.
+
+    Members
+    -------
+    req_fire, req_kind, req_tag : In
+        A request is accepted this cycle, its kind and tag.
+    resp_fire, resp_kind, resp_tag : In
+        A response is taken this cycle, the kind of its request and its tag.
+    board : Out(ScoreboardLayout(tag_bits))
+        The counts and latched errors, from reset on.
+    """
+
+    def __init__(self, tag_bits: int):
+        self.tag_bits = tag_bits
+        super().__init__({"req_fire": In(1), "req_kind": In(2), "req_tag": In(tag_bits),
+                          "resp_fire": In(1), "resp_kind": In(2), "resp_tag": In(tag_bits),
+                          "board": Out(ScoreboardLayout(tag_bits))})
+
+    def elaborate(self, platform):
+        m = Module()
+        b = self.board
+        outstanding = Signal(1 << self.tag_bits)
+        set_bits = (self.req_fire << self.req_tag)[:len(outstanding)]
+        clear_bits = (self.resp_fire << self.resp_tag)[:len(outstanding)]
+        m.d.sync += outstanding.eq((outstanding & ~clear_bits) | set_bits)
+        with m.If(self.req_fire):
+            m.d.sync += b.accepted[self.req_kind].eq(b.accepted[self.req_kind] + 1)
+            with m.If(~b.reused & (outstanding & ~clear_bits).bit_select(self.req_tag, 1)):
+                m.d.sync += [b.reused.eq(1), b.reused_tag.eq(self.req_tag)]
+        with m.If(self.resp_fire):
+            m.d.sync += b.answered[self.resp_kind].eq(b.answered[self.resp_kind] + 1)
+            with m.If(~b.duplicate & ~outstanding.bit_select(self.resp_tag, 1)):
+                m.d.sync += [b.duplicate.eq(1), b.duplicate_tag.eq(self.resp_tag)]
+        return m
+
+
+def _slot_layout(tag_bits: int) -> data.StructLayout:
+    """A response slot: the response and the kind of its request (for the scoreboard)."""
+    return data.StructLayout({"resp": MemResp(tag_bits), "kind": MemKind})
 
 
 def latency_range(latency) -> tuple[int, int]:
@@ -68,6 +146,13 @@ class ExtMemory(wiring.Component):
     runtime_seed : bool
         Add the ``reseed`` and ``seed`` inputs, so that a host can choose the seed per run
         without a new build.
+    runtime_knobs : bool
+        With ``runtime_seed``: add the ``knobs`` input (:func:`Knobs`), loaded with the seed,
+        so that a host chooses the latency range, the ordering and the back-pressure per run.
+        ``latency``, ``reorder`` and ``backpressure`` are then the settings until the first
+        ``reseed``, and the upper end of ``latency`` is the longest latency a knob can select.
+    scoreboard : bool
+        Add a :class:`Scoreboard` on the ports (``board``) and the ``idle`` output.
     backpressure : float
         Probability in [0, 1) that ``req.ready`` is withheld in a cycle (in 1/256 steps).
     slots : int
@@ -123,6 +208,11 @@ class ExtMemory(wiring.Component):
     reseed : In(1); seed : In(32)
         With ``runtime_seed``: ``reseed`` loads the LFSR with ``seed`` (zero: the fixed
         nonzero state); only when nothing is in flight, since it changes pending choices.
+    knobs : In(Knobs(max latency))
+        With ``runtime_knobs``: the settings ``reseed`` loads.
+    board : Out(ScoreboardLayout(tag_bits)); idle : Out(1)
+        With ``scoreboard``: the counts and checks of the ports, and whether no request is
+        in flight (every one accepted has been answered, or its answer is lost).
     map_base, map_end : In(ArrayLayout(48, map_ranges))
         With ``map_ranges``: range ``r`` is ``[map_base[r], map_end[r])``; an unused one is empty.
     fault_log : Out(ArrayLayout(FaultRecord, fault_groups))
@@ -132,7 +222,8 @@ class ExtMemory(wiring.Component):
     def __init__(self, size_bytes: int, base: int = 0, latency=32, reorder: bool = False,
                  seed: int = 1, backpressure: float = 0.0, slots: int = 16, tag_bits: int = 8,
                  init: bytes = b"", runtime_seed: bool = False, registered_read: bool = False,
-                 idle_merge_zero: bool = False, map_ranges: int = 0, fault_groups: int = 1):
+                 idle_merge_zero: bool = False, map_ranges: int = 0, fault_groups: int = 1,
+                 runtime_knobs: bool = False, scoreboard: bool = False):
         if size_bytes < LINE_BYTES or size_bytes % LINE_BYTES:
             raise ValueError(f"size_bytes must be a positive multiple of {LINE_BYTES}, got {size_bytes}")
         if base < 0 or base % LINE_BYTES or base + size_bytes > 1 << ADDR_BITS:
@@ -151,6 +242,10 @@ class ExtMemory(wiring.Component):
         self.size_bytes, self.base, self.reorder, self.slots = size_bytes, base, reorder, slots
         self.init_seed = seed & 0xFFFF_FFFF or _NONZERO_SEED
         self.runtime_seed, self.registered_read = runtime_seed, registered_read
+        if runtime_knobs and not runtime_seed:
+            raise ValueError("runtime_knobs needs runtime_seed: the knobs are loaded with the seed")
+        self.runtime_knobs, self.scoreboard = runtime_knobs, scoreboard
+        self.min_latency = 2 + registered_read
         self.idle_merge_zero = idle_merge_zero
         if fault_groups < 1 or fault_groups & (fault_groups - 1) or fault_groups > 1 << tag_bits:
             raise ValueError(f"fault_groups must be a power of two <= 2**tag_bits, got {fault_groups}")
@@ -172,6 +267,8 @@ class ExtMemory(wiring.Component):
             "host_rdata": Out(32),
             "reads": Out(32), "writes": Out(32), "atomics": Out(32), "faults": Out(32),
             **({"reseed": In(1), "seed": In(32)} if runtime_seed else {}),
+            **({"knobs": In(Knobs(self.hi))} if runtime_knobs else {}),
+            **({"board": Out(ScoreboardLayout(tag_bits)), "idle": Out(1)} if scoreboard else {}),
             **({"map_base": In(data.ArrayLayout(ADDR_BITS, map_ranges)),
                 "map_end": In(data.ArrayLayout(ADDR_BITS, map_ranges)),
                 "fault_log": Out(data.ArrayLayout(FaultRecord(tag_bits), fault_groups))} if map_ranges else {}),
@@ -185,13 +282,23 @@ class ExtMemory(wiring.Component):
         m.submodules.ram = ram = self.ram
         ram_w = ram.write_port()
         ram_r = ram.read_port(transparent_for=(ram_w,))
-        m.submodules.resp_slots = resp_ram = memory.Memory(shape=MemResp(self.tag_bits), depth=slots, init=[])
+        slot_layout = _slot_layout(self.tag_bits)
+        m.submodules.resp_slots = resp_ram = memory.Memory(shape=slot_layout, depth=slots, init=[])
         slot_w = resp_ram.write_port()
         slot_r = resp_ram.read_port(transparent_for=(slot_w,))
 
+        # ---- run-time settings, loaded with the seed --------------------------------------
+        if self.runtime_knobs:
+            base_delay, span, reorder_on, stall = self._knob_registers(m)
+        else:
+            base_delay, span = Const(lo - 2, range(hi)), Const(hi - lo + 1, range(hi + 1))
+            reorder_on, stall = None, Const(self.stall_threshold, 8)
+        reorder_hw = self.reorder or self.runtime_knobs
+        random_delay = hi > (self.min_latency if self.runtime_knobs else lo)
+
         # ---- LFSR (xorshift32), only when something is random -----------------------------
         rnd = Signal(32, init=self.init_seed)
-        if self.reorder or hi > lo or self.stall_threshold:
+        if reorder_hw or random_delay or self.stall_threshold or self.runtime_knobs:
             x1 = rnd ^ (rnd << 13)[:32]
             x2 = x1 ^ (x1 >> 17)
             m.d.sync += rnd.eq(x2 ^ (x2 << 5)[:32])
@@ -210,11 +317,24 @@ class ExtMemory(wiring.Component):
         out_valid = Signal()
         out_en = ~out_valid | self.resp.ready       # the output register may load
         do_sel = out_en & can_sel
-        if self.reorder:
+        # in order: the slots are a queue (with the reordering logic, it takes over when
+        # ``reorder_on`` is low; a reseed, with nothing in flight, empties the queue)
+        if not self.reorder or self.runtime_knobs:
+            head, tail = Signal(range(slots)), Signal(range(slots))
+            q_alloc, q_sel, q_can_alloc, q_can_sel = tail, head, ~busy.bit_select(tail, 1), ripe.bit_select(head, 1)
+            with m.If(take):
+                m.d.sync += tail.eq(tail + 1)
+            with m.If(do_sel):
+                m.d.sync += head.eq(head + 1)
+            if self.runtime_knobs:
+                with m.If(self.reseed):
+                    m.d.sync += [head.eq(0), tail.eq(0)]
+        if reorder_hw:
             free = ~busy
+            r_alloc = Signal(range(slots))
             for i in reversed(range(slots)):
                 with m.If(free[i]):
-                    m.d.comb += alloc.eq(i)
+                    m.d.comb += r_alloc.eq(i)
             rot_by = rnd[24:24 + slot_bits]
             rot = Signal(slots)
             first = Signal(range(slots))
@@ -222,27 +342,27 @@ class ExtMemory(wiring.Component):
             for i in reversed(range(slots)):
                 with m.If(rot[i]):
                     m.d.comb += first.eq(i)
-            m.d.comb += [can_alloc.eq(free.any()), can_sel.eq(ripe.any()),
-                         sel.eq((first + rot_by)[:slot_bits])]
+            r_sel = (first + rot_by)[:slot_bits]
+            if self.runtime_knobs:
+                m.d.comb += [alloc.eq(Mux(reorder_on, r_alloc, q_alloc)),
+                             can_alloc.eq(Mux(reorder_on, free.any(), q_can_alloc)),
+                             can_sel.eq(Mux(reorder_on, ripe.any(), q_can_sel)),
+                             sel.eq(Mux(reorder_on, r_sel, q_sel))]
+            else:
+                m.d.comb += [alloc.eq(r_alloc), can_alloc.eq(free.any()), can_sel.eq(ripe.any()), sel.eq(r_sel)]
         else:
-            head, tail = Signal(range(slots)), Signal(range(slots))
-            m.d.comb += [alloc.eq(tail), sel.eq(head),
-                         can_alloc.eq(~busy.bit_select(tail, 1)), can_sel.eq(ripe.bit_select(head, 1))]
-            with m.If(take):
-                m.d.sync += tail.eq(tail + 1)
-            with m.If(do_sel):
-                m.d.sync += head.eq(head + 1)
+            m.d.comb += [alloc.eq(q_alloc), sel.eq(q_sel), can_alloc.eq(q_can_alloc), can_sel.eq(q_can_sel)]
         m.d.sync += busy.eq((busy | (take << alloc)[:slots]) & ~(do_sel << sel)[:slots])
         for t in timers:
             with m.If(t != 0):
                 m.d.sync += t.eq(t - 1)
-        delay = Const(lo - 2, range(hi))
-        if hi > lo:
-            delay = delay + ((rnd[8:24] * (hi - lo + 1)) >> 16)
+        delay = base_delay
+        if random_delay:
+            delay = delay + ((rnd[8:24] * span) >> 16)
         with m.If(take):
             m.d.sync += timers[alloc].eq(delay)
         m.d.comb += [slot_r.en.eq(out_en), slot_r.addr.eq(sel),
-                     self.resp.valid.eq(out_valid), self.resp.payload.eq(slot_r.data)]
+                     self.resp.valid.eq(out_valid), self.resp.payload.eq(slot_r.data.resp)]
         with m.If(out_en):
             m.d.sync += out_valid.eq(can_sel)
 
@@ -253,8 +373,8 @@ class ExtMemory(wiring.Component):
         s_req, s_host, s_hwe = Signal(), Signal(), Signal()
         if self.registered_read:     # the line read last cycle is merged only next cycle
             ready = ready & ~s_req & ~s_hwe
-        if self.stall_threshold:
-            ready = ready & (rnd[:8] >= self.stall_threshold)
+        if self.stall_threshold or self.runtime_knobs:
+            ready = ready & (rnd[:8] >= stall)
         m.d.comb += [self.req.ready.eq(ready), take.eq(self.req.valid & ready)]
         off = (p.addr - self.base)[:(self.size_bytes - 1).bit_length()]
         in_range = p.addr < self.base + self.size_bytes
@@ -317,14 +437,39 @@ class ExtMemory(wiring.Component):
             dword_sel.eq(Const(1, 1) << s_dword),
             ram_w.addr.eq(s_line), ram_w.data.eq(merged), ram_w.en.eq(writes),
             slot_w.addr.eq(s_slot), slot_w.en.eq(s_req),
-            slot_w.data.tag.eq(s_tag), slot_w.data.data.eq(data), slot_w.data.fault.eq(s_fault),
+            slot_w.data.resp.tag.eq(s_tag), slot_w.data.resp.data.eq(data), slot_w.data.resp.fault.eq(s_fault),
+            slot_w.data.kind.eq(s_kind),
         ]
         if self.idle_merge_zero:     # nothing is written or stored in other cycles
             with b.If(s_req | s_hwe):
                 b.d.comb += statements
         else:
             b.d.comb += statements
+        if self.scoreboard:
+            m.submodules.scoreboard = sb = Scoreboard(self.tag_bits)
+            m.d.comb += [sb.req_fire.eq(take), sb.req_kind.eq(p.kind), sb.req_tag.eq(p.tag),
+                         sb.resp_fire.eq(self.resp.valid & self.resp.ready),
+                         sb.resp_kind.eq(slot_r.data.kind), sb.resp_tag.eq(self.resp.payload.tag),
+                         self.board.eq(sb.board), self.idle.eq(~busy.any() & ~out_valid)]
         return m
+
+    def _knob_registers(self, m: Module):
+        """The settings ``reseed`` loads from ``knobs``: the smallest extra delay (cycles beyond
+        the pipeline's two), the number of latencies to draw from, whether to reorder, and the
+        back-pressure threshold. Their reset values are the elaboration's settings."""
+        lo_min, hi = self.min_latency, self.hi
+        base_delay = Signal(range(hi), init=self.lo - 2)
+        span = Signal(range(hi + 1), init=self.hi - self.lo + 1)
+        reorder_on = Signal(init=int(self.reorder))
+        stall = Signal(8, init=self.stall_threshold)
+        k = self.knobs
+        k_lo, k_hi = Signal(range(hi + 1)), Signal(range(hi + 1))
+        m.d.comb += [k_lo.eq(Mux(k.latency_lo < lo_min, lo_min, Mux(k.latency_lo > hi, hi, k.latency_lo))),
+                     k_hi.eq(Mux(k.latency_hi < k_lo, k_lo, Mux(k.latency_hi > hi, hi, k.latency_hi)))]
+        with m.If(self.reseed):
+            m.d.sync += [base_delay.eq(k_lo - 2), span.eq(k_hi - k_lo + 1),
+                         reorder_on.eq(k.reorder), stall.eq(k.backpressure)]
+        return base_delay, span, reorder_on, stall
 
     def _in_map(self, m: Module, p):
         """Whether request ``p`` stays inside the buffer map (1 without a map): the bytes of its

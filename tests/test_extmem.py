@@ -9,6 +9,10 @@
   with ``reorder=False``; every latency within the range.
 * Faults (below/above the memory, misaligned, unknown kind or op) answer zeros and change
   nothing; random back-pressure on ``req.ready``; the host port; Verilog + lint.
+* Run-time settings (``runtime_knobs``): latency range, ordering and back-pressure loaded
+  with the seed, clamped into what the build holds; results still equal the reference.
+* Scoreboard: counts what crosses the ports, equal to the reference's counts; fed a
+  duplicated response, a reused tag or a lost response, it reports each.
 """
 from __future__ import annotations
 
@@ -17,7 +21,8 @@ import pytest
 from amaranth.sim import Simulator
 
 from hdl.atomic import AtomicOp
-from hdl.extmem import ExtMemory
+from dcu.memmodel import Scoreboard as PyScoreboard, ScoreboardError, check_scoreboard
+from hdl.extmem import ExtMemory, Knobs, Scoreboard, knob_values
 from hdl.memport import LINE_BYTES, MemKind
 from tests.lint import convert_and_lint
 from tests.memtraffic import (Reference, check_against_reference, drive, match, random_requests,
@@ -234,3 +239,155 @@ def test_lint(tmp_path):
     convert_and_lint(ExtMemory(384, 0, latency=2, slots=2), "extmem_small", tmp_path)
     convert_and_lint(ExtMemory(1024, BASE, latency=3, registered_read=True, idle_merge_zero=True),
                      "extmem_gated", tmp_path)
+
+
+# ---- run-time settings and the scoreboard ------------------------------------------------
+def run_knobs(words, knobs, *, image=None, seed=5, valid_p=1.0, ready_p=1.0, max_latency=60, slots=16):
+    """``words`` through an ExtMemory with run-time settings: ``knobs`` (:func:`knob_values`
+    fields) and ``seed`` are loaded with a ``reseed`` pulse before the traffic starts."""
+    image = np.zeros(SIZE, np.uint8) if image is None else image
+    dut = ExtMemory(SIZE, BASE, latency=(8, max_latency), reorder=True, runtime_seed=True, runtime_knobs=True,
+                    scoreboard=True, slots=slots, init=image.tobytes())
+    res = {}
+    sim = Simulator(dut)
+    sim.add_clock(1e-8)
+
+    async def bench(ctx):
+        ctx.set(dut.knobs, knobs)
+        ctx.set(dut.seed, seed)
+        ctx.set(dut.reseed, 1)
+        await ctx.tick()
+        ctx.set(dut.reseed, 0)
+        res["accepted"], res["responses"] = await drive(
+            ctx, dut.req, dut.resp, words, np.random.default_rng(seed), valid_p=valid_p, ready_p=ready_p,
+            what="ExtMemory")
+        await ctx.tick()
+        res["idle"] = ctx.get(dut.idle)
+        res["board"] = PyScoreboard.from_record(ctx.get(dut.board))
+        res["counters"] = {n: ctx.get(getattr(dut, n)) for n in ("reads", "writes", "atomics", "faults")}
+        res["image"] = await host_read(ctx, dut, SIZE)
+
+    sim.add_testbench(bench)
+    sim.run()
+    return res
+
+
+def _latencies(words, res):
+    return [g[1] - g[0] for g in match(words, res["accepted"], res["responses"])]
+
+
+def _reads(n, rng):
+    return [request(kind=MemKind.READ, addr=BASE + int(a) * LINE_BYTES, tag=i)
+            for i, a in enumerate(rng.integers(0, SIZE // LINE_BYTES, n))]
+
+
+def test_knob_fixed_latency_in_order():
+    words = _reads(60, np.random.default_rng(1))
+    res = run_knobs(words, knob_values(5, False, 0.0))
+    assert _latencies(words, res) == [5] * len(words)
+    assert [r[1] for r in res["responses"]] == list(range(len(words)))
+    assert res["accepted"] == list(range(len(words)))          # 16 slots cover 5 cycles
+
+
+def test_knob_range_and_reordering():
+    """A range far from the build's initial (8, 60): both ends reached, most latencies inside
+    (one response leaves per cycle: a few wait behind others), responses overtake each other."""
+    words = _reads(200, np.random.default_rng(2))
+    res = run_knobs(words, knob_values((20, 50), True, 0.0), slots=64, valid_p=0.4)
+    lat = sorted(_latencies(words, res))
+    assert lat[0] == 20 and lat[-1] >= 49 and lat[int(0.9 * len(lat))] <= 50, lat
+    order = [r[1] for r in res["responses"]]
+    assert order != sorted(order)
+    same = run_knobs(words, knob_values((20, 50), False, 0.0), slots=64)
+    assert [r[1] for r in same["responses"]] == list(range(len(words)))
+
+
+def test_knob_backpressure():
+    words = _reads(200, np.random.default_rng(3))
+    res = run_knobs(words, knob_values(2, False, 0.5))
+    acc = res["accepted"]
+    stalls = acc[-1] + 1 - len(words)
+    assert 0.35 < stalls / (acc[-1] + 1) < 0.65, stalls
+    free = run_knobs(words, knob_values(2, False, 0.0))
+    assert free["accepted"] == list(range(len(words)))
+
+
+def test_knobs_are_clamped_to_the_build():
+    """A latency below the pipeline's 2 cycles or beyond the build's longest is clamped, and a
+    range with ``hi < lo`` becomes ``lo``: the memory never draws a latency it cannot hold."""
+    words = _reads(80, np.random.default_rng(4))
+    for (lo, hi), want in (((0, 1), 2), ((63, 63), 40), ((9, 3), 9)):
+        res = run_knobs(words, {"latency_lo": lo, "latency_hi": hi, "reorder": 0, "backpressure": 0},
+                        max_latency=40, slots=64)
+        assert _latencies(words, res) == [want] * len(words), (lo, hi)
+
+
+@pytest.mark.parametrize("knobs", [((2, 60), True, 0.3), ((30, 60), False, 0.6)])
+def test_knobs_random_mix_and_scoreboard(knobs):
+    """Random traffic with faults under run-time settings: responses and image equal the
+    reference's; the scoreboard counts every request and response by kind, and is clean."""
+    rng = np.random.default_rng(30)
+    image = rng.integers(0, 256, SIZE, dtype=np.uint8)
+    words = random_requests(rng, 200, BASE, SIZE, image=image)
+    res = run_knobs(words, knob_values(*knobs), image=image, valid_p=0.8, ready_p=0.7, slots=64)
+    ref = check_run(words, image, res)
+    board = res["board"]
+    kinds = [w & 3 for w in words]
+    assert board.accepted == board.answered == [kinds.count(k) for k in range(4)]
+    assert board.accepted[:3] == [ref.counts[k] for k in ("reads", "writes", "atomics")]
+    assert board.problems() == [] and res["idle"]
+    check_scoreboard(board, "test")
+
+
+def test_scoreboard_reports_duplicate_reused_and_lost():
+    """The scoreboard fed by hand: a response for a tag already answered (duplicate), a
+    request for a tag still outstanding (reused), and a request never answered (lost)."""
+    sb = Scoreboard(tag_bits=8)
+    boards = []
+
+    async def bench(ctx):
+        async def step(req=None, resp=None):
+            ctx.set(sb.req_fire, req is not None)
+            ctx.set(sb.resp_fire, resp is not None)
+            if req is not None:
+                ctx.set(sb.req_kind, req[0])
+                ctx.set(sb.req_tag, req[1])
+            if resp is not None:
+                ctx.set(sb.resp_kind, resp[0])
+                ctx.set(sb.resp_tag, resp[1])
+            await ctx.tick()
+        await step(req=(MemKind.READ.value, 5))
+        await step(req=(MemKind.ATOMIC.value, 6), resp=(MemKind.READ.value, 5))   # both in one cycle
+        await step(resp=(MemKind.ATOMIC.value, 6))
+        boards.append(PyScoreboard.from_record(ctx.get(sb.board)))               # clean so far
+        await step(resp=(MemKind.ATOMIC.value, 6))                                 # duplicate
+        await step(req=(MemKind.WRITE.value, 7))
+        await step(req=(MemKind.WRITE.value, 7))                                   # reused, one lost
+        await step()
+        boards.append(PyScoreboard.from_record(ctx.get(sb.board)))
+
+    sim = Simulator(sb)
+    sim.add_clock(1e-8)
+    sim.add_testbench(bench)
+    sim.run()
+    clean, bad = boards
+    assert clean == PyScoreboard([1, 0, 1, 0], [1, 0, 1, 0]) and clean.problems() == []
+    assert bad.accepted == [1, 2, 1, 0] and bad.answered == [1, 0, 2, 0]
+    assert (bad.duplicate_tag, bad.reused_tag) == (6, 7)
+    with pytest.raises(ScoreboardError) as e:
+        check_scoreboard(bad, "k on rtl (tiny)")
+    text = str(e.value)
+    assert text.startswith("k on rtl (tiny): the memory model's scoreboard failed")
+    for phrase in ("2 WRITE requests accepted, 0 answered (lost: 2)", "1 ATOMIC requests accepted, 2 answered "
+                   "(duplicated: 1)", "tag 0x6 with no request outstanding", "tag 0x7 while one was outstanding"):
+        assert phrase in text, text
+
+
+def test_knobs_lint(tmp_path):
+    convert_and_lint(ExtMemory(1024, BASE, latency=(2, 500), reorder=True, runtime_seed=True, runtime_knobs=True,
+                               scoreboard=True, slots=64), "extmem_knobs", tmp_path)
+
+
+def test_knobs_need_runtime_seed():
+    rejects(lambda: ExtMemory(1024, runtime_knobs=True), "runtime_knobs needs runtime_seed")
+    assert Knobs(500).size == 9 + 9 + 1 + 8

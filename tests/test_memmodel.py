@@ -10,6 +10,8 @@ the RTL model hdl.extmem.ExtMemory.
   on a buffer, allocations made after the model was built, guard gaps and the end.
 * The same request stream through ExtMemory and PyMemory: the same final image and the same
   per-tag responses; with a fixed latency and no randomness, the same cycles too.
+* Latencies up to 500 cycles; the scoreboard counts what crosses the port and catches a
+  response injected twice; ``stress_settings`` draws settings within bounds from a seed.
 """
 from __future__ import annotations
 
@@ -19,18 +21,21 @@ from amaranth.hdl import ClockDomain, Module
 from amaranth.lib import stream
 from amaranth.sim import Simulator
 
-from dcu.memmodel import PyMemory
+from dcu.memmodel import PyMemory, ScoreboardError, check_scoreboard, stress_settings
 from hdl.atomic import AtomicOp
 from hdl.memport import LINE_BYTES, MemKind, MemReq, MemResp
 from sim.memory import GlobalMemory
-from tests.memtraffic import Reference, check_against_reference, drive, match, random_requests, request
+from tests.memtraffic import (Reference, check_against_reference, drive, match, pack, random_requests, request,
+                              unpack)
 from tests.test_extmem import run_ext
 
 BASE, SIZE = 0x4000, 1024
 
 
-def run_py(words, memory, *, valid_p=1.0, ready_p=1.0, seed=0, max_cycles=20_000, base=None, **opts):
-    """Drive ``words`` through a PyMemory over ``memory`` (changed in place)."""
+def run_py(words, memory, *, valid_p=1.0, ready_p=1.0, seed=0, max_cycles=20_000, base=None, meddle=None,
+           **opts):
+    """Drive ``words`` through a PyMemory over ``memory`` (changed in place); ``meddle``, an
+    ``async`` function of ``(ctx, mem)``, runs beside it as a process."""
     mem = PyMemory(memory, base, **opts)
     req = stream.Signature(MemReq(8)).create()
     resp = stream.Signature(MemResp(8)).create()
@@ -39,6 +44,10 @@ def run_py(words, memory, *, valid_p=1.0, ready_p=1.0, seed=0, max_cycles=20_000
     sim = Simulator(m)
     sim.add_clock(1e-8)
     sim.add_process(mem.process(req, resp))
+    if meddle is not None:
+        async def run_meddle(ctx):
+            await meddle(ctx, mem)
+        sim.add_process(run_meddle)
     res = {"mem": mem}
 
     async def bench(ctx):
@@ -211,3 +220,59 @@ def test_sweep_both_models(seed):
     assert (ext["image"] == ref.img).all()
     py = run_py(words, image.copy(), base=BASE, max_cycles=100_000, **opts)
     check_run(words, image, py)
+
+
+@pytest.mark.parametrize("opts", [dict(latency=(1, 500), reorder=True, backpressure=0.5, valid_p=0.9, ready_p=0.8),
+                                  dict(latency=(300, 500), reorder=False, backpressure=0.1)])
+def test_long_latencies_and_scoreboard(opts):
+    """Latencies up to 500 cycles: every one inside the range, results equal the reference's,
+    and the scoreboard counts each request and its one response, by kind."""
+    rng = np.random.default_rng(40)
+    image = rng.integers(0, 256, SIZE, dtype=np.uint8)
+    words = random_requests(rng, 150, BASE, SIZE, image=image)
+    res = run_py(words, image.copy(), base=BASE, seed=9, max_cycles=60_000, slots=64, **opts)
+    check_run(words, image, res)
+    lo, hi = opts["latency"]
+    lat = [g[1] - g[0] for g in match(words, res["accepted"], res["responses"])]
+    assert min(lat) >= lo and sorted(lat)[len(lat) // 2] <= hi
+    mem = res["mem"]
+    kinds = [w & 3 for w in words]
+    board = mem.scoreboard
+    assert board.accepted == board.answered == [kinds.count(k) for k in range(4)]
+    assert board.problems() == [] and mem.idle
+    check_scoreboard(board, "test")
+
+
+def test_duplicate_response_is_caught():
+    """A response put back into the queue after it left (as a model with a double-send bug
+    would) reaches the port twice: the scoreboard names its tag and the check fails."""
+    words = [request(kind=MemKind.READ, addr=BASE + LINE_BYTES * (i % 8), tag=i) for i in range(40)]
+    injected = []
+
+    async def duplicate_first_taken(ctx, mem):
+        while mem.scoreboard.answered[MemKind.READ.value] == 0:
+            await ctx.tick()
+        waiting = {unpack(MemResp(8), p[1])["tag"] for p in mem.pending}
+        tag = min(t for t in range(40) if t not in waiting and mem.scoreboard.accepted[0] > t)   # answered
+        injected.append(tag)
+        mem.pending.insert(0, [0, pack(MemResp(8), tag=tag, data=0, fault=0), MemKind.READ.value])   # due now
+
+    res = run_py(words, np.zeros(SIZE, np.uint8), base=BASE, latency=(5, 20), reorder=True, seed=3,
+                 meddle=duplicate_first_taken)
+    board = res["mem"].scoreboard
+    assert injected and board.duplicate_tag == injected[0]
+    with pytest.raises(ScoreboardError, match=rf"tag {injected[0]:#x} with no request outstanding"):
+        check_scoreboard(board, "injected")
+
+
+def test_stress_settings():
+    """Deterministic per seed, within [min_latency, 500], and varied over 20 seeds: short,
+    long and wide ranges, both orders, several back-pressure rates."""
+    runs = [stress_settings(s, min_latency=2) for s in range(20)]
+    assert runs == [stress_settings(s, min_latency=2) for s in range(20)]
+    for r in runs:
+        lo, hi = r["latency"]
+        assert 2 <= lo <= hi <= 500 and 0.0 <= r["backpressure"] < 1.0
+    assert max(r["latency"][1] for r in runs) >= 400 and min(r["latency"][0] for r in runs) <= 4
+    assert {r["reorder"] for r in runs} == {True, False}
+    assert len({r["backpressure"] for r in runs}) >= 3
