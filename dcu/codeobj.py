@@ -196,6 +196,13 @@ class KernelInfo:
     metadata: dict = field(repr=False, compare=False, hash=False)
 
     @property
+    def float_mode(self) -> int:
+        """MODE[7:0] the kernel's waves start with: FLOAT_ROUND_MODE_32 (rsrc1[13:12]) and
+        _16_64 ([15:14]) in bits 3:0, FLOAT_DENORM_MODE_32 ([17:16]) and _16_64 ([19:18]) in
+        bits 7:4 (LLVM AMDGPUUsage, compute_pgm_rsrc1). clang-19's default is 0xf0."""
+        return _bits(self.rsrc1, 19, 12)
+
+    @property
     def uses_dynamic_stack(self) -> bool:
         """properties[11]: the kernel's stack may outgrow :attr:`private_segment_size`."""
         return bool(_bits(self.properties, 11, 11))

@@ -297,7 +297,8 @@ def prepare(kernel: KernelInfo, grid, block, args: Sequence, max_instructions: i
                         lds_bytes=kernel.group_segment_size, kernarg_addr=ka.base,
                         user_sgprs=_user_sgprs(kernel, ka.base, packet.base),
                         workitem_id_dims=kernel.workitem_id_enable + 1, max_instructions=max_instructions,
-                        scratch_lane_bytes=lane_bytes, scratch_base=scratch.base if scratch else 0)
+                        scratch_lane_bytes=lane_bytes, scratch_base=scratch.base if scratch else 0,
+                        mode=kernel.float_mode)
     return Prepared(mem, code, image.base, dispatch, buffers, list(args))
 
 

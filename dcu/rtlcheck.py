@@ -12,6 +12,7 @@ The instructions checked are the kernel's own (its symbol's range, or to the end
 """
 from __future__ import annotations
 
+import re
 import struct
 from dataclasses import dataclass
 
@@ -19,7 +20,11 @@ from isa.decoder import DecodeError, decode
 
 from .launch import LaunchError
 
-__all__ = ["Found", "RtlUnsupportedError", "kernel_instructions", "unsupported", "refuse_unsupported"]
+__all__ = ["Found", "RtlUnsupportedError", "kernel_instructions", "unsupported", "float_mode_users",
+           "refuse_unsupported"]
+
+DEFAULT_FLOAT_MODE = 0xF0   # MODE[7:0] of clang-19's gfx1200 kernels: round to nearest even, denormals kept
+_FLOAT_TYPE = re.compile(r"_(f16|f32|f64|bf16)(?:_|$| )")
 
 
 class RtlUnsupportedError(LaunchError):
@@ -127,9 +132,37 @@ def unsupported(kernel, implemented: frozenset | None = None, no_clamp: frozense
     return [f for f in kernel_instructions(kernel) if refused(f)]
 
 
+def float_mode_users(kernel) -> list[Found]:
+    """The kernel's float instructions whose results its descriptor's float mode (when not
+    DEFAULT_FLOAT_MODE) changes: f32 ones for FLOAT_*_MODE_32, f16/f64 ones for *_16_64."""
+    mode = kernel.float_mode
+    off32 = mode & 0x33 != DEFAULT_FLOAT_MODE & 0x33
+    off16 = mode & 0xCC != DEFAULT_FLOAT_MODE & 0xCC
+
+    def affected(f: Found) -> bool:
+        types = set(_FLOAT_TYPE.findall(f.name))
+        return (off32 and "f32" in types) or (off16 and bool(types - {"f32"}))
+    return [f for f in kernel_instructions(kernel) if affected(f)] if off32 or off16 else []
+
+
 def refuse_unsupported(kernel, backend: str) -> None:
     """Raise :class:`RtlUnsupportedError` naming every instruction of ``kernel`` the RTL does not
-    execute (first address and count of each), so that the launch stops before elaboration."""
+    execute (first address and count of each), so that the launch stops before elaboration; then
+    a kernel whose descriptor selects a float mode the RTL lacks (it computes in
+    DEFAULT_FLOAT_MODE only) for float instructions it has."""
+    _refuse_instructions(kernel, backend)
+    users = float_mode_users(kernel)
+    if users:
+        from sim.fpmode import describe
+        raise RtlUnsupportedError(
+            f"kernel {kernel.name} cannot run on backend {backend!r}: its descriptor selects float mode "
+            f"{kernel.float_mode:#04x} ({describe(kernel.float_mode)}) and it has {len(users)} float "
+            f"instructions it affects (first {users[0].name} at 0x{users[0].pc:x}); the RTL computes only in "
+            f"mode {DEFAULT_FLOAT_MODE:#04x} (round to nearest even, denormals kept; clang's default, "
+            "'.amdhsa_float_denorm_mode_32 3' in assembly); backend 'model' runs it")
+
+
+def _refuse_instructions(kernel, backend: str) -> None:
     bad = unsupported(kernel)
     if not bad:
         return

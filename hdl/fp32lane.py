@@ -546,5 +546,5 @@ def omod_lane(code: Value, r: Opnd) -> Value:
 
 
 def clamp_lane(r: Opnd) -> Value:
-    """The VOP3 clamp bit: NaN -> +0, else min(max(x, +0), 1.0) (-0 -> +0)."""
-    return Mux(r.sign | r.is_nan(), 0, Mux(r.word >= ONE, ONE, r.word))
+    """The VOP3 clamp bit: NaN and x < 0 -> +0, x > 1.0 -> 1.0, else x (-0 stays -0)."""
+    return Mux(r.is_nan() | (r.sign & ~r.is_zero()), 0, Mux(~r.sign & (r.word >= ONE), ONE, r.word))

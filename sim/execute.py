@@ -496,7 +496,9 @@ def _build_valu16(inst):
     d = _vdst(inst)
 
     def source(w, i):
-        x = _full(w.vread(codes[i], 32, inst.literal)).astype(np.int64)
+        # a 16-bit operand takes an inline constant's 16-bit form, zero-extended: FP16 for the
+        # float constants (1.0 -> 0x3c00; docs/model.md, "Inline constants in 16-bit operands")
+        x = _full(w.vread(codes[i], bits[i], inst.literal)).astype(np.int64)
         if bits[i] == 32:
             return x - ((x >> 31 & 1) << 32) if signed else x
         h = (x >> (16 * (opsel >> i & 1))) & 0xFFFF

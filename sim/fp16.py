@@ -1,7 +1,11 @@
 """Bit-exact IEEE binary16 (half) semantics for the gfx1200 16-bit float VALU opcodes.
 
 Values are raw 16-bit patterns in numpy uint32 arrays (the low 16 bits; int16 results as
-their 16-bit two's-complement pattern). Mode: round to nearest even, denormals kept.
+their 16-bit two's-complement pattern). Mode: the wave's float mode (sim.fpmode): FP_DENORM
+of the f16/f64 field flushes sources and results; the directed roundings are implemented for
+add, sub, mul, fma, ldexp and the conversions to f16 and refused elsewhere. Unlike the f32
+transcendentals, v_rcp_f16 and v_rsq_f16 "DO support denormals" (LLVM AMDGPU); the other f16
+transcendentals are taken to do the same.
 
 Exactness: the sum, difference and product of two halves are exact in float64, and numpy
 rounds float64 (and float32) to float16 once, correctly; the FMA rounds the exact a*b + c
@@ -17,6 +21,7 @@ import numpy as np
 
 from . import fp32 as F
 from . import fp32ext as E
+from . import fpmode as FM
 
 U32, I64 = np.uint32, np.int64
 F16, F32, F64 = np.float16, np.float32, np.float64
@@ -70,29 +75,35 @@ def from_f32_exact(x) -> np.ndarray:
     return np.where(nan, nan_bits, narrow).astype(U32)
 
 
-def _binary(fn):
+def _binary(fn, addends):
+    """add/sub/mul: the float64 value of two halves' sum or product is exact."""
     def op(a, b):
-        a, b = _u(a), _u(b)
+        a, b = FM.src(16, _u(a), _u(b))
         with np.errstate(all="ignore"):
-            r = from_f64(fn(to_f64(a), to_f64(b)))
-        return nan_fixup(r, a, b)
+            x = fn(to_f64(a), to_f64(b))
+        return FM.finish(nan_fixup(from_f64(x), a, b), 16, lambda: x, addends(a, b))
     return op
 
 
-add = _binary(np.add)
-sub = _binary(np.subtract)
-mul = _binary(np.multiply)
+add = _binary(np.add, lambda a, b: (a, b))
+sub = _binary(np.subtract, lambda a, b: (a, b ^ U32(_SIGN)))
+mul = _binary(np.multiply, lambda a, b: ())
 
 
 def fma(a, b, c) -> np.ndarray:
-    a, b, c = _u(a), _u(b), _u(c)
-    r = from_f64(E.fma_odd64(to_f64(a), to_f64(b), to_f64(c)))
-    return nan_fixup(r, a, b, c)
+    a, b, c = FM.src(16, _u(a), _u(b), _u(c))
+    x = E.fma_odd64(to_f64(a), to_f64(b), to_f64(c))
+    sign = (a ^ b) & U32(_SIGN)
+    prod = np.where(((a & U32(_ABS)) == 0) | ((b & U32(_ABS)) == 0), sign, sign | U32(ONE))
+    return FM.finish(nan_fixup(from_f64(x), a, b, c), 16, lambda: x, (prod, c))
 
 
 def _via_f32(fn):
     """An op that returns one of its operands (or a quieted NaN): through the FP32 function."""
-    return lambda *xs: from_f32_exact(fn(*[to_f32(x) for x in xs]))
+    def op(*xs):
+        xs = FM.src(16, *[_u(x) for x in xs])
+        return FM.result(from_f32_exact(fn(*[to_f32(x) for x in xs])), 16)
+    return op
 
 
 min_num, max_num = _via_f32(F.min_num), _via_f32(F.max_num)
@@ -101,6 +112,7 @@ med3_num = _via_f32(F.med3_num)
 
 
 def compare(cond, a, b):
+    a, b = FM.src(16, _u(a), _u(b))
     return F.compare(cond, to_f32(a), to_f32(b))
 
 
@@ -116,9 +128,12 @@ def cmp_class(a, mask):
 
 
 def clamp01(x):
-    """The VOP3 clamp bit on an f16 result: NaN -> +0, else into [+0, 1.0]."""
+    """The VOP3 clamp bit on an f16 result: NaN -> +0, x < 0 -> +0, x > 1 -> 1.0, else x (-0
+    stays -0, as sim.fp32.clamp01)."""
     x = _u(x)
-    r = min_num(max_num(x, U32(0)), U32(ONE))
+    with np.errstate(invalid="ignore"):
+        v = to_f64(x)
+        r = np.where(v < 0, U32(0), np.where(v > 1, U32(ONE), x))
     return np.where(is_nan(x), U32(0), r).astype(U32)
 
 
@@ -126,29 +141,37 @@ def clamp01(x):
 # Conversions
 def cvt_f32_f16(h) -> np.ndarray:
     """Exact; a NaN is quieted."""
+    h = FM.src(16, _u(h))
     r = to_f32(h)
     return np.where(is_nan(_u(h)), r | U32(F.QUIET_BIT), r).astype(U32)
 
 
 def cvt_f16_f32(x) -> np.ndarray:
-    """One RNE rounding of the float32 value; a NaN keeps sign and top payload, quieted."""
-    x = np.asarray(x, U32)
+    """One rounding of the float32 value (in the f16 mode); a NaN keeps sign and top payload,
+    quieted."""
+    x = FM.src(32, np.asarray(x, U32))
     with np.errstate(all="ignore"):
-        r = x.view(F32).astype(F16).view(np.uint16).astype(U32)
+        v = x.view(F32).astype(F64)
+        r = v.astype(F16).view(np.uint16).astype(U32)
     nan = (x & U32(0x7FFF_FFFF)) > U32(0x7F80_0000)
     nan_bits = ((x >> U32(16)) & U32(_SIGN)) | U32(_INF | QUIET) | ((x >> U32(13)) & U32(0x3FF))
-    return np.where(nan, nan_bits, r).astype(U32)
+    return FM.finish(np.where(nan, nan_bits, r).astype(U32), 16, lambda: v)
 
 
 def cvt_pk_rtz(a, b) -> np.ndarray:
     """v_cvt_pk_rtz_f16_f32: both float32 values rounded toward zero; S0 low, S1 high."""
     def rtz(x):
-        r = cvt_f16_f32(x)
+        x = FM.src(32, np.asarray(x, U32))
+        with np.errstate(all="ignore"):
+            r = x.view(F32).astype(F16).view(np.uint16).astype(U32)
+        nan = (x & U32(0x7FFF_FFFF)) > U32(0x7F80_0000)
+        r = np.where(nan, ((x >> U32(16)) & U32(_SIGN)) | U32(_INF | QUIET)
+                     | ((x >> U32(13)) & U32(0x3FF)), r).astype(U32)
         with np.errstate(invalid="ignore"):
             v = np.abs(np.asarray(x, U32).view(F32).astype(F64))
         over = np.abs(to_f64(r)) > v                         # RNE went away from zero
         finite = (np.asarray(x, U32) & U32(0x7FFF_FFFF)) < U32(0x7F80_0000)
-        return np.where(over & finite & ~is_nan(r), r - U32(1), r).astype(U32)
+        return FM.result(np.where(over & finite & ~is_nan(r), r - U32(1), r).astype(U32), 16)
     return rtz(a) | (rtz(b) << U32(16))
 
 
@@ -156,12 +179,13 @@ def cvt_f16_int(x, signed: bool) -> np.ndarray:
     x = _u(x).astype(I64)
     if signed:
         x = x - ((x >> 15 & 1) << 16)
-    return from_f64(x.astype(F64))
+    v = x.astype(F64)
+    return FM.finish(from_f64(v), 16, lambda: v)
 
 
 def cvt_int_f16(h, signed: bool) -> np.ndarray:
     """Truncation toward zero, saturating to the 16-bit range; NaN -> 0."""
-    h = _u(h)
+    h = FM.src(16, _u(h))
     lo, hi = (-(1 << 15), (1 << 15) - 1) if signed else (0, 0xFFFF)
     with np.errstate(all="ignore"):
         v = np.clip(np.trunc(to_f64(h)), lo, hi)
@@ -173,10 +197,10 @@ def cvt_int_f16(h, signed: bool) -> np.ndarray:
 # Rounding, scaling, unary math
 def _unary(fn):
     def op(a):
-        a = _u(a)
+        a = FM.src(16, _u(a))
         with np.errstate(all="ignore"):
             r = from_f64(fn(to_f64(a)))
-        return nan_fixup(r, a)
+        return FM.result(nan_fixup(r, a), 16)
     return op
 
 
@@ -193,27 +217,27 @@ _ALMOST_ONE = 0x3BFF
 
 def fract(a) -> np.ndarray:
     """S0 - floor(S0), at most the largest half below 1.0; +-inf -> default NaN."""
-    a = _u(a)
+    a = FM.src(16, _u(a))
     with np.errstate(all="ignore"):
         x = to_f64(a)
         d = from_f64(x - np.floor(x))
     d = np.minimum(d, U32(_ALMOST_ONE))
     d = np.where((a & U32(_ABS)) == U32(_INF), U32(DEFAULT_NAN), d)
-    return nan_fixup(d, a)
+    return FM.result(nan_fixup(d, a), 16)
 
 
 def ldexp(a, n) -> np.ndarray:
-    """S0 * 2^S1.i16, rounded once."""
-    a, n = _u(a), _u(n).astype(I64)
+    """S0 * 2^S1.i16, rounded once (in the mode)."""
+    a, n = FM.src(16, _u(a)), _u(n).astype(I64)
     k = n - ((n >> 15 & 1) << 16)
     with np.errstate(all="ignore"):
-        r = from_f64(np.ldexp(to_f64(a), np.clip(k, -100, 100)))
-    return nan_fixup(r, a)
+        x = np.ldexp(to_f64(a), np.clip(k, -100, 100))
+    return FM.finish(nan_fixup(from_f64(x), a), 16, lambda: x)
 
 
 def frexp_mant(a) -> np.ndarray:
     """Mantissa in [0.5, 1) with the sign; +-0, +-inf returned, NaN quieted."""
-    a = _u(a)
+    a = FM.src(16, _u(a))
     with np.errstate(all="ignore"):
         m, _ = np.frexp(to_f64(a))
     r = from_f64(m)
@@ -223,7 +247,7 @@ def frexp_mant(a) -> np.ndarray:
 
 def frexp_exp(a) -> np.ndarray:
     """The int16 exponent e with S0 = mant * 2^e (denormals normalised); 0 for +-0/inf/NaN."""
-    a = _u(a)
+    a = FM.src(16, _u(a))
     with np.errstate(all="ignore"):
         _, e = np.frexp(to_f64(a))
     e = np.where(((a & U32(_ABS)) == 0) | ((a & U32(_ABS)) >= U32(_INF)), 0, e)
@@ -232,11 +256,11 @@ def frexp_exp(a) -> np.ndarray:
 
 def div_fixup(q, d, n) -> np.ndarray:
     """v_div_fixup_f16(quotient, denominator, numerator), the ISA guide's cases."""
-    q, d, n = _u(q), _u(d), _u(n)
+    q, d, n = FM.src(16, _u(q), _u(d), _u(n))
     sign = (d ^ n) & U32(_SIGN)
     md, mn = d & U32(_ABS), n & U32(_ABS)
     conds = [is_nan(n), is_nan(d), (md == 0) & (mn == 0), (md == U32(_INF)) & (mn == U32(_INF)),
              (md == 0) | (mn == U32(_INF)), (md == U32(_INF)) | (mn == 0)]
     vals = [n | U32(QUIET), d | U32(QUIET), U32(DEFAULT_NAN), U32(DEFAULT_NAN),
             sign | U32(_INF), sign]
-    return np.select(conds, vals, sign | (q & U32(_ABS))).astype(U32)
+    return FM.result(np.select(conds, vals, sign | (q & U32(_ABS))).astype(U32), 16)

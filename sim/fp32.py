@@ -5,8 +5,13 @@ accepts: uint32 arrays, numpy scalars, Python ints) and returns a ``np.uint32`` 
 (``bool`` arrays for compares, ``uint32`` two's-complement bits for the float->int conversions).
 Operands broadcast against each other like numpy operands.
 
-Mode: round to nearest even, denormals neither flushed on input nor on output (the dispatcher
-sets FP_DENORM to "keep" for FP32).  The exact semantics, the NaN rules and the fixed-point
+Mode: the wave's MODE as sim.fpmode publishes it: by default (clang's kernels) round to
+nearest even with denormals kept; FP_DENORM flushing and the directed roundings of add, sub,
+mul, fma, ldexp and the integer conversions follow the mode (docs/model.md, "Float mode").
+The transcendental unit (rcp, rsq, sqrt, exp, log; sin and cos in sim.fp32ext) reads a
+denormal source as a zero of its sign and flushes denormal results in every mode (LLVM
+AMDGPU: "v_rcp_f32 and v_rsq_f32 do not support denormals"; v_log_f32 / v_exp_f32 "doesn't
+handle denormals").  The exact semantics, the NaN rules and the fixed-point
 algorithms of the transcendental unit are specified in docs/fp32.md; the RTL reproduces them
 bit for bit.  Summary of the NaN rules:
 
@@ -26,6 +31,8 @@ The functions are pure: they never touch global numpy state other than through
 from __future__ import annotations
 
 import numpy as np
+
+from . import fpmode as FM
 
 __all__ = [
     "DEFAULT_NAN", "CMP_CONDITIONS",
@@ -261,52 +268,61 @@ def _unpack(x: np.ndarray):
 
 # --------------------------------------------------------------------------------------
 # Add, sub, mul, fma
+def _rounded(r, exact=None, addends=()) -> np.ndarray:
+    """A RNE result in the mode's f32 rounding and denormal handling (sim.fpmode.finish)."""
+    return FM.finish(r, 32, exact, addends)
+
+
+def _f64(x: np.ndarray) -> np.ndarray:
+    with np.errstate(invalid="ignore"):
+        return _f32(x).astype(F64)
+
+
 def add(a, b) -> np.ndarray:
-    """v_add_f32: a + b, RNE."""
-    a, b = _args(a, b)
+    """v_add_f32: a + b, rounded in the mode (RNE by default)."""
+    a, b = FM.src(32, *_args(a, b))
     with np.errstate(all="ignore"):
         r = _bits(_f32(a) + _f32(b))
-    return _nan_fixup(r, a, b)
+    return _rounded(_nan_fixup(r, a, b), lambda: FM.fma_odd64(_f64(a), 1.0, _f64(b)), (a, b))
 
 
 def sub(a, b) -> np.ndarray:
-    """v_sub_f32: a - b, RNE (a NaN in b is returned quieted with its own sign)."""
-    a, b = _args(a, b)
+    """v_sub_f32: a - b, rounded in the mode (a NaN in b is returned quieted with its own sign)."""
+    a, b = FM.src(32, *_args(a, b))
     with np.errstate(all="ignore"):
         r = _bits(_f32(a) - _f32(b))
-    return _nan_fixup(r, a, b)
+    return _rounded(_nan_fixup(r, a, b), lambda: FM.fma_odd64(_f64(a), 1.0, -_f64(b)),
+                    (a, b ^ _SIGN))
 
 
 def mul(a, b) -> np.ndarray:
-    """v_mul_f32: a * b, RNE."""
-    a, b = _args(a, b)
+    """v_mul_f32: a * b, rounded in the mode (RNE by default)."""
+    a, b = FM.src(32, *_args(a, b))
     with np.errstate(all="ignore"):
         r = _bits(_f32(a) * _f32(b))
-    return _nan_fixup(r, a, b)
+    return _rounded(_nan_fixup(r, a, b), lambda: _f64(a) * _f64(b))
+
+
+def _product_proxy(a, b) -> np.ndarray:
+    """Bits standing for a*b in an exact-zero sign rule: a zero of the product's sign, or 1.0."""
+    sign = (a ^ b) & _SIGN
+    zero = ((a & _ABS) == 0) | ((b & _ABS) == 0)
+    return np.where(zero, sign, sign | _ONE).astype(U32)
 
 
 def fma(a, b, c) -> np.ndarray:
-    """v_fma_f32 / v_fmac_f32: a * b + c rounded once (RNE).
+    """v_fma_f32 / v_fmac_f32: a * b + c rounded once (in the mode; RNE by default).
 
     Method (docs/fp32.md): the float64 product of two float32 is exact; TwoSum gives
     s + err == a*b + c exactly; s is then replaced by its round-to-odd neighbour (if err != 0
     and s is even, step one float64 ulp towards err) and rounded once to float32.  Round-to-odd
     at 53 >= 24 + 2 bits followed by RNE is the correctly rounded RNE result.
     """
-    a, b, c = _args(a, b, c)
+    a, b, c = FM.src(32, *_args(a, b, c))
     with np.errstate(all="ignore"):
-        fa, fb, fc = (_f32(v).astype(F64) for v in (a, b, c))
-        p = fa * fb
-        s = p + fc
-        bp = s - p
-        err = (p - (s - bp)) + (fc - bp)
-        finite = ((a & _ABS) < _INF) & ((b & _ABS) < _INF) & ((c & _ABS) < _INF)
-        sb = s.view(U64)
-        fix = finite & (err != 0) & ((sb & U64(1)) == 0)
-        away = (err > 0) == (s > 0)           # exact value is larger in magnitude than s
-        sb = np.where(fix, np.where(away, sb + U64(1), sb - U64(1)), sb)
-        r = _bits(sb.view(F64).astype(F32))
-    return _nan_fixup(r, a, b, c)
+        odd = FM.fma_odd64(_f64(a), _f64(b), _f64(c))
+        r = _bits(odd.astype(F32))
+    return _rounded(_nan_fixup(r, a, b, c), lambda: odd, (_product_proxy(a, b), c))
 
 
 # --------------------------------------------------------------------------------------
@@ -319,22 +335,22 @@ def _lt_signed_zero(a, b):
 
 def min_num(a, b) -> np.ndarray:
     """v_min_num_f32: IEEE 754-2019 minimumNumber (-0 < +0; a single NaN operand is ignored)."""
-    a, b = _args(a, b)
+    a, b = FM.src(32, *_args(a, b))
     na, nb = _is_nan(a), _is_nan(b)
     r = np.where(_lt_signed_zero(a, b), a, b)
     r = np.where(nb, a, r)
     r = np.where(na, np.where(nb, _quiet(a), b), r)
-    return r.astype(U32, copy=False)
+    return FM.result(r.astype(U32, copy=False), 32)
 
 
 def max_num(a, b) -> np.ndarray:
     """v_max_num_f32: IEEE 754-2019 maximumNumber (+0 > -0; a single NaN operand is ignored)."""
-    a, b = _args(a, b)
+    a, b = FM.src(32, *_args(a, b))
     na, nb = _is_nan(a), _is_nan(b)
     r = np.where(_lt_signed_zero(b, a), a, b)
     r = np.where(nb, a, r)
     r = np.where(na, np.where(nb, _quiet(a), b), r)
-    return r.astype(U32, copy=False)
+    return FM.result(r.astype(U32, copy=False), 32)
 
 
 def _nan_select_2019(a, b, r):
@@ -348,29 +364,35 @@ def _nan_select_2019(a, b, r):
 
 def minimum(a, b) -> np.ndarray:
     """v_minimum_f32: IEEE 754-2019 minimum (-0 < +0; NaN operands propagate)."""
-    a, b = _args(a, b)
-    return _nan_select_2019(a, b, np.where(_lt_signed_zero(a, b), a, b))
+    a, b = FM.src(32, *_args(a, b))
+    return FM.result(_nan_select_2019(a, b, np.where(_lt_signed_zero(a, b), a, b)), 32)
 
 
 def maximum(a, b) -> np.ndarray:
     """v_maximum_f32: IEEE 754-2019 maximum (+0 > -0; NaN operands propagate)."""
-    a, b = _args(a, b)
-    return _nan_select_2019(a, b, np.where(_lt_signed_zero(b, a), a, b))
+    a, b = FM.src(32, *_args(a, b))
+    return FM.result(_nan_select_2019(a, b, np.where(_lt_signed_zero(b, a), a, b)), 32)
 
 
 def med3_num(a, b, c) -> np.ndarray:
-    """v_med3_num_f32 per the ISA pseudocode: min3_num if any operand is NaN, else the median."""
-    a, b, c = _args(a, b, c)
+    """v_med3_num_f32 per the ISA pseudocode: min3_num if any operand is NaN, else the median.
+
+    The pseudocode's ``v_max3_num_f32(S0, S1, S2) == S0.f32`` is a float compare (+0 == -0):
+    med3(-0, +0, -1) is max_num(+0, -1) = +0 (LLVM's fmed3 constant folding agrees)."""
+    a, b, c = FM.src(32, *_args(a, b, c))
     anynan = _is_nan(a) | _is_nan(b) | _is_nan(c)
     mx = max_num(max_num(a, b), c)
-    med = np.where(mx == a, max_num(b, c), np.where(mx == b, max_num(a, c), max_num(a, b)))
+    med = np.where(cmp_eq(mx, a), max_num(b, c),
+                   np.where(cmp_eq(mx, b), max_num(a, c), max_num(a, b)))
     return np.where(anynan, min_num(min_num(a, b), c), med).astype(U32, copy=False)
 
 
 def clamp01(x) -> np.ndarray:
-    """The VOP3 clamp bit on an FP32 result: NaN -> +0, else min_num(max_num(x, +0), 1.0)."""
+    """The VOP3 clamp bit on an FP32 result: NaN -> +0, x < 0 -> +0, x > 1 -> 1.0, else x:
+    -0 stays -0 (LLVM's constant folding of the AMDGPU clamp keeps -0; docs/model.md)."""
     x = _u32(x)
-    r = min_num(max_num(x, U32(0)), _ONE)
+    with np.errstate(invalid="ignore"):
+        r = np.where(_f32(x) < 0, U32(0), np.where(_f32(x) > 1, _ONE, x))
     return np.where(_is_nan(x), U32(0), r).astype(U32, copy=False)
 
 
@@ -382,7 +404,7 @@ CMP_CONDITIONS = ("f", "lt", "eq", "le", "gt", "lg", "ge", "o", "u",
 
 
 def _cmp_args(a, b):
-    a, b = _args(a, b)
+    a, b = FM.src(32, *_args(a, b))
     return _f32(a), _f32(b)
 
 
@@ -491,13 +513,15 @@ def cmp_class(a, mask) -> np.ndarray:
 def cvt_f32_i32(a) -> np.ndarray:
     """v_cvt_f32_i32: signed 32-bit integer to float, RNE."""
     a = _u32(a)
-    return _bits(a.view(np.int32).astype(F64).astype(F32))
+    x = a.view(np.int32).astype(F64)
+    return _rounded(_bits(x.astype(F32)), lambda: x)
 
 
 def cvt_f32_u32(a) -> np.ndarray:
     """v_cvt_f32_u32: unsigned 32-bit integer to float, RNE."""
     a = _u32(a)
-    return _bits(a.astype(F64).astype(F32))
+    x = a.astype(F64)
+    return _rounded(_bits(x.astype(F32)), lambda: x)
 
 
 def cvt_i32_f32(a) -> np.ndarray:
@@ -519,7 +543,7 @@ def cvt_u32_f32(a) -> np.ndarray:
 
 
 def _unary_np(fn, a):
-    a = _u32(a)
+    a = FM.src(32, _u32(a))
     with np.errstate(all="ignore"):
         r = _bits(fn(_f32(a)))
     return _nan_fixup(r, a)
@@ -550,28 +574,30 @@ _ALMOST_ONE = U32(0x3F7FFFFF)
 
 def fract(a) -> np.ndarray:
     """v_fract_f32: minimum(a - floor(a), 0x3F7FFFFF); fract(+-inf) = DEFAULT_NAN, fract(-0) = +0."""
-    a = _u32(a)
+    a = FM.src(32, _u32(a))
     with np.errstate(all="ignore"):
         fa = _f32(a)
         d = _bits(fa - np.floor(fa))
     d = np.where(d > _ALMOST_ONE, _ALMOST_ONE, d)            # d >= +0 here (bit order = value order)
     d = np.where((a & _ABS) == _INF, U32(DEFAULT_NAN), d)
-    return np.where(_is_nan(a), _quiet(a), d).astype(U32, copy=False)
+    return FM.result(np.where(_is_nan(a), _quiet(a), d).astype(U32, copy=False), 32)
 
 
 def ldexp(a, n) -> np.ndarray:
-    """v_ldexp_f32: a * 2**n (n = int32 bits), rounded once (RNE, denormal results kept)."""
+    """v_ldexp_f32: a * 2**n (n = int32 bits), rounded once in the mode."""
     a, n = _args(a, n)
+    a = FM.src(32, a)
     k = np.clip(n.view(np.int32).astype(I64), -400, 400)
     with np.errstate(all="ignore"):
-        r = _bits(np.ldexp(_f32(a).astype(F64), k).astype(F32))  # exact in float64, one rounding
-    return _nan_fixup(r, a)
+        x = np.ldexp(_f32(a).astype(F64), k)                 # exact in float64
+        r = _bits(x.astype(F32))
+    return _rounded(_nan_fixup(r, a), lambda: x)
 
 
 def frexp_mant(a) -> np.ndarray:
     """v_frexp_mant_f32: mantissa in [0.5, 1) with the sign of a (denormals normalised);
     +-0 -> +-0, +-inf -> +-inf, NaN -> quiet NaN."""
-    a = _u32(a)
+    a = FM.src(32, _u32(a))
     sign, M, _ = _unpack(a)
     r = (sign.astype(U32) << U32(31)) | U32(126 << 23) | (M.astype(U32) & U32(0x7FFFFF))
     special = ((a & _ABS) == 0) | ((a & _ABS) >= _INF)
@@ -582,7 +608,7 @@ def frexp_mant(a) -> np.ndarray:
 def frexp_exp(a) -> np.ndarray:
     """v_frexp_exp_i32_f32: e such that a = mant * 2**e, mant in [0.5, 1) (denormals
     normalised: 2**-149 -> -148); 0 for +-0, +-inf and NaN.  Returns int32 bits."""
-    a = _u32(a)
+    a = FM.src(32, _u32(a))
     _, _, e = _unpack(a)
     special = ((a & _ABS) == 0) | ((a & _ABS) >= _INF)
     return np.where(special, 0, e + 1).astype(I64).astype(U32)
@@ -590,6 +616,11 @@ def frexp_exp(a) -> np.ndarray:
 
 # --------------------------------------------------------------------------------------
 # Transcendental unit: pure integer (fixed-point) algorithms, docs/fp32.md.
+def _trans_src(a) -> np.ndarray:
+    """The transcendental unit's reading of a source: denormals are zeros of their sign."""
+    return FM.flush(_u32(a), 32)
+
+
 def _special(a):
     mag = a & _ABS
     return mag == 0, mag == _INF, mag > _INF, (a >> U32(31)) == 1
@@ -612,12 +643,13 @@ def _rcp_core(M):
 
 
 def rcp(a) -> np.ndarray:
-    """v_rcp_f32: 1/a, correctly rounded (RNE) for every input, denormal results kept.
+    """v_rcp_f32: 1/a, correctly rounded (RNE) for normal inputs and results; a denormal
+    source reads as a zero (rcp = +-inf) and a denormal result is flushed (|a| > 2**126).
 
     ROM of 128 16-bit seeds, two Newton-Raphson steps in fixed point, then an exact
     remainder correction (docs/fp32.md).  rcp(+-0) = +-inf, rcp(+-inf) = +-0.
     """
-    a = _u32(a)
+    a = _trans_src(a)
     zero, inf, nan, neg = _special(a)
     sign, M, e = _unpack(a)
     Q = _rcp_core(M)["Q"]
@@ -629,7 +661,7 @@ def rcp(a) -> np.ndarray:
     r = _round_pack(sign, Q.astype(U64), -25 - e, rem != 0)
     r = np.where(zero, (a & _SIGN) | _INF, r)
     r = np.where(inf, a & _SIGN, r)
-    return np.where(nan, _quiet(a), r).astype(U32, copy=False)
+    return FM.flush(np.where(nan, _quiet(a), r).astype(U32, copy=False), 32)
 
 
 def _rsqrt_core(M, e):
@@ -657,7 +689,7 @@ def sqrt(a) -> np.ndarray:
 
     sqrt(-0) = -0, sqrt(+inf) = +inf, sqrt(x < 0) = DEFAULT_NAN.
     """
-    a = _u32(a)
+    a = _trans_src(a)
     zero, inf, nan, neg = _special(a)
     sign, M, e = _unpack(a)
     t = _rsqrt_core(M, e)
@@ -692,7 +724,7 @@ def rsq(a) -> np.ndarray:
 
     rsq(+0) = +inf, rsq(-0) = -inf, rsq(+inf) = +0, rsq(x < 0) = DEFAULT_NAN.
     """
-    a = _u32(a)
+    a = _trans_src(a)
     zero, inf, nan, neg = _special(a)
     sign, M, e = _unpack(a)
     t = _rsqrt_core(M, e)
@@ -726,11 +758,12 @@ def _exp2_core(sign, M, e):
 
 
 def exp(a) -> np.ndarray:
-    """v_exp_f32: 2**a, faithful (error < 0.52 ulp; exact for integer a), denormal results kept.
+    """v_exp_f32: 2**a, faithful (error < 0.52 ulp; exact for integer a); a result below 2**-126
+    is flushed to +0 (LLVM scales such inputs by 2**6 and the result by 2**-64 for this).
 
     exp(-inf) = +0, exp(+inf) = +inf, exp(+-0) = 1.0.
     """
-    a = _u32(a)
+    a = _trans_src(a)
     zero, inf, nan, neg = _special(a)
     sign, M, e = _unpack(a)
     big = e >= 8                                        # |a| >= 256 (includes inf): 0 or inf
@@ -738,7 +771,7 @@ def exp(a) -> np.ndarray:
     res = _round_pack(0, t["sig"], t["n"] - 61)
     res = np.where(big, np.where(neg, U32(0), _INF), res)
     res = np.where(zero, _ONE, res)
-    return np.where(nan, _quiet(a), res).astype(U32, copy=False)
+    return FM.flush(np.where(nan, _quiet(a), res).astype(U32, copy=False), 32)
 
 
 def _log2_core(M, e):
@@ -756,10 +789,11 @@ def _log2_core(M, e):
 
 
 def log(a) -> np.ndarray:
-    """v_log_f32: log2(a), faithful (error < 0.52 ulp; exact for powers of two), denormal
-    inputs handled.  log(+-0) = -inf, log(+inf) = +inf, log(x < 0) = DEFAULT_NAN, log(1) = +0.
+    """v_log_f32: log2(a), faithful (error < 0.52 ulp; exact for powers of two); a denormal
+    source reads as a zero of its sign (log = -inf).  log(+-0) = -inf, log(+inf) = +inf,
+    log(x < 0) = DEFAULT_NAN, log(1) = +0.
     """
-    a = _u32(a)
+    a = _trans_src(a)
     zero, inf, nan, neg = _special(a)
     sign, M, e = _unpack(a)
     t = _log2_core(M, e)

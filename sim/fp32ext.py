@@ -2,7 +2,9 @@
 conversions, DX9 multiply and the three-operand min/max forms.
 
 Same conventions as ``sim.fp32``: raw binary32 patterns in numpy uint32 arrays (int32 bits
-for the float-to-int conversions), RNE, denormals kept, the NaN rules of docs/fp32.md.
+for the float-to-int conversions), the wave's float mode (sim.fpmode: FP_DENORM flushing;
+these operations are refused in a directed rounding mode), the NaN rules of docs/fp32.md.
+sin and cos belong to the transcendental unit: a denormal source reads as a zero.
 
 Division. LLVM expands an IEEE ``fdiv float`` (OpenCL with -cl-fp32-correctly-rounded-
 divide-sqrt; any LLVM IR ``fdiv`` without ``!fpmath``) into
@@ -33,6 +35,8 @@ from __future__ import annotations
 import numpy as np
 
 from . import fp32 as F
+from . import fpmode as FM
+from .fpmode import fma_odd64
 
 U32, U64, I64 = np.uint32, np.uint64, np.int64
 F32, F64 = np.float32, np.float64
@@ -73,7 +77,7 @@ def cvt_floor_i32(a) -> np.ndarray:
 def mul_dx9_zero(a, b) -> np.ndarray:
     """v_mul_dx9_zero_f32: +0 if either operand equals 0.0 (even with a NaN or infinite other
     operand), else S0 * S1. Denormals are not zero (they are kept)."""
-    a, b = np.broadcast_arrays(_u32(a), _u32(b))
+    a, b = FM.src(32, *np.broadcast_arrays(_u32(a), _u32(b)))
     zero = ((a & _ABS) == 0) | ((b & _ABS) == 0)
     return np.where(zero, U32(0), F.mul(a, b)).astype(U32)
 
@@ -117,8 +121,9 @@ def sincos_turns(x, want_cos: bool) -> np.ndarray:
 
 
 def _sincos(a, want_cos: bool) -> np.ndarray:
-    """sincos_turns rounded once to float32; inf -> default NaN, NaN -> quiet NaN."""
-    a = _u32(a)
+    """sincos_turns rounded once to float32; inf -> default NaN, NaN -> quiet NaN; a denormal
+    source reads as a zero of its sign."""
+    a = FM.flush(_u32(a), 32)
     with np.errstate(all="ignore"):
         res = sincos_turns(_f64(a), want_cos).astype(F32).view(U32)
     res = np.where((a & _ABS) == _INF, U32(F.DEFAULT_NAN), res)
@@ -145,7 +150,7 @@ def div_scale(s0, s1, s2):
     """v_div_scale_f32 (S1 = denominator, S2 = numerator, S0 = the one to scale).
 
     Returns (D bits, VCC bool per lane)."""
-    s0, s1, s2 = (np.ascontiguousarray(v) for v in np.broadcast_arrays(_u32(s0), _u32(s1), _u32(s2)))
+    s0, s1, s2 = (np.ascontiguousarray(v) for v in FM.src(32, *np.broadcast_arrays(_u32(s0), _u32(s1), _u32(s2))))
     en, ed = _field(s2), _field(s1)
     n, d = np.abs(_f64(s2)), np.abs(_f64(s1))
     zero = ((s1 & _ABS) == 0) | ((s2 & _ABS) == 0)
@@ -161,24 +166,7 @@ def div_scale(s0, s1, s2):
     dval = np.select(conds, [U32(F.DEFAULT_NAN), np.where(is_den, up, s0), up,
                              np.where(is_den, down, s0), down, np.where(is_num, up, s0), up], s0)
     vcc = np.select(conds, [False, True, False, True, False, True, False], False)
-    return dval.astype(U32), vcc.astype(bool)
-
-
-def fma_odd64(fa, fb, fc) -> np.ndarray:
-    """fa*fb + fc (float64 arrays holding float32 or narrower values) rounded to float64 with
-    round-to-odd, so that one further RNE rounding to 24 or fewer bits is the correctly
-    rounded fma. As sim.fp32.fma: the float64 product is exact and TwoSum gives s + err exactly;
-    s steps to its odd neighbour toward err."""
-    with np.errstate(all="ignore"):
-        p = fa * fb
-        s = p + fc
-        bp = s - p
-        err = (p - (s - bp)) + (fc - bp)
-        finite = np.isfinite(fa) & np.isfinite(fb) & np.isfinite(fc)
-        sb = s.view(U64)
-        fix = finite & (err != 0) & ((sb & U64(1)) == 0)
-        away = (err > 0) == (s > 0)
-        return np.where(fix, np.where(away, sb + U64(1), sb - U64(1)), sb).view(F64)
+    return FM.result(dval.astype(U32), 32), vcc.astype(bool)
 
 
 def _fma_scaled(a, b, c, k):
@@ -186,20 +174,20 @@ def _fma_scaled(a, b, c, k):
     round-to-odd value is exact)."""
     with np.errstate(all="ignore"):
         r = np.ldexp(fma_odd64(_f64(a), _f64(b), _f64(c)), k).astype(F32).view(U32)
-    return F._nan_fixup(r, a, b, c)
+    return FM.result(F._nan_fixup(r, a, b, c), 32)
 
 
 def div_fmas(a, b, c, vcc) -> np.ndarray:
     """v_div_fmas_f32: fma(S0, S1, S2), with VCC scaled by 2^+64 (S2 >= 2.0) or 2^-64 inside
     the single rounding."""
-    a, b, c = (np.ascontiguousarray(v) for v in np.broadcast_arrays(_u32(a), _u32(b), _u32(c)))
+    a, b, c = (np.ascontiguousarray(v) for v in FM.src(32, *np.broadcast_arrays(_u32(a), _u32(b), _u32(c))))
     k = np.where(np.asarray(vcc, bool), np.where(_field(c) > 127, 64, -64), 0).astype(I64)
     return _fma_scaled(a, b, c, k)
 
 
 def div_fixup(s0, s1, s2) -> np.ndarray:
     """v_div_fixup_f32: S0 = quotient, S1 = denominator, S2 = numerator."""
-    s0, s1, s2 = np.broadcast_arrays(_u32(s0), _u32(s1), _u32(s2))
+    s0, s1, s2 = FM.src(32, *np.broadcast_arrays(_u32(s0), _u32(s1), _u32(s2)))
     sign = (s1 ^ s2) & _SIGN
     m0, m1, m2 = s0 & _ABS, s1 & _ABS, s2 & _ABS
     conds = [_is_nan(s2), _is_nan(s1), (m1 == 0) & (m2 == 0), (m1 == _INF) & (m2 == _INF),
@@ -207,4 +195,4 @@ def div_fixup(s0, s1, s2) -> np.ndarray:
              _field(s2) - _field(s1) < -150, m0 > _INF]
     vals = [s2 | U32(F.QUIET_BIT), s1 | U32(F.QUIET_BIT), U32(F.DEFAULT_NAN), U32(F.DEFAULT_NAN),
             sign | _INF, sign, sign, sign | _INF]
-    return np.select(conds, vals, sign | m0).astype(U32)
+    return FM.result(np.select(conds, vals, sign | m0).astype(U32), 32)

@@ -4,8 +4,10 @@ Every function takes raw IEEE-754 binary64 bit patterns (uint64 arrays or anythi
 ``np.asarray(x, np.uint64)`` accepts) and returns raw bits: ``uint64`` for double results,
 ``uint32`` for 32-bit results (float32 bits, int32 two's complement), ``bool`` for compares.
 
-Mode: round to nearest even, denormals kept on input and output (the default FP_DENORM of a
-kernel: LLVM's ``.amdhsa_float_denorm_mode_16_64`` 3). The NaN rules are those of
+Mode: the wave's float mode (sim.fpmode), by default round to nearest even with denormals
+kept (LLVM's ``.amdhsa_float_denorm_mode_16_64`` 3). FP_DENORM[7:6] flushes double sources
+(every operation reading a double but v_cmp_class) and results; the directed roundings are
+implemented for add, mul, fma and v_cvt_f32_f64 (exactly, on integers) and refused elsewhere. The NaN rules are those of
 docs/fp32.md at double width:
 
 * an operation with a NaN operand returns the first NaN operand in operand order with its
@@ -26,6 +28,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
+
+from . import fpmode as FM
 
 __all__ = [
     "DEFAULT_NAN", "QUIET_BIT", "CMP_CONDITIONS",
@@ -52,15 +56,16 @@ _BIAS = 1023
 # --------------------------------------------------------------------------------------
 # Bit helpers
 def _u64(x) -> np.ndarray:
-    return np.asarray(x, dtype=U64)
+    """A double source as the mode reads it."""
+    return FM.src(64, np.asarray(x, dtype=U64))
 
 
 def _args(*xs):
-    """uint64 views of the operands, broadcast against each other."""
+    """uint64 views of the double operands as the mode reads them, broadcast together."""
     arrs = [np.asarray(x, dtype=U64) for x in xs]
     if len(arrs) > 1 and any(a.shape != arrs[0].shape for a in arrs):
         arrs = [np.ascontiguousarray(a) for a in np.broadcast_arrays(*arrs)]
-    return arrs
+    return [FM.src(64, a) for a in arrs]
 
 
 def _f(x: np.ndarray) -> np.ndarray:
@@ -92,11 +97,11 @@ def _nan_fixup(r: np.ndarray, *srcs: np.ndarray) -> np.ndarray:
     """NaN operands win in operand order (quieted); any other NaN result is DEFAULT_NAN."""
     rn = _is_nan(r)
     if not rn.any():
-        return r.astype(U64, copy=False)
+        return FM.result(r.astype(U64, copy=False), 64)
     out = np.where(rn, U64(DEFAULT_NAN), r)
     for s in reversed(srcs):            # earliest operand applied last = highest priority
         out = np.where(_is_nan(s), _quiet(s), out)
-    return out.astype(U64, copy=False)
+    return FM.result(out.astype(U64, copy=False), 64)
 
 
 # --------------------------------------------------------------------------------------
@@ -110,10 +115,11 @@ def _parts(bits: int) -> tuple[bool, int, int]:
     return bool(bits >> 63), frac | (1 << 52), field - 1075
 
 
-def _round(negative: bool, n: int, e: int, toward_zero: bool = False) -> int:
-    """Bits of the binary64 nearest to (-1)**negative * n * 2**e (n >= 0 an int), ties to
-    even (or toward zero), with gradual underflow and overflow to infinity (RNE) or to the
-    largest finite value (toward zero)."""
+def _round(negative: bool, n: int, e: int, toward_zero: bool = False, mode: int = FM.RNE) -> int:
+    """Bits of (-1)**negative * n * 2**e (n >= 0 an int) rounded to binary64 in ``mode`` (ties
+    to even; ``toward_zero`` selects FM.ZERO) with gradual underflow; overflow gives infinity,
+    or the largest finite value when the rounding direction points back toward zero."""
+    mode = FM.ZERO if toward_zero else mode
     sign = (1 << 63) if negative else 0
     if n == 0:
         return sign
@@ -125,28 +131,47 @@ def _round(negative: bool, n: int, e: int, toward_zero: bool = False) -> int:
         q = n >> shift
         rem = n & ((1 << shift) - 1)
         half = 1 << (shift - 1)
-        if not toward_zero and (rem > half or (rem == half and q & 1)):
+        if _rounds_up(mode, negative, rem, half, q & 1):
             q += 1
     if q >> 53:                                   # rounded up to the next binade
         q >>= 1
         lsb += 1
     bits = ((lsb + 1074) << 52) + q               # q < 2**52 only with lsb == -1074
     if bits >= 0x7FF0_0000_0000_0000:
-        bits = 0x7FEF_FFFF_FFFF_FFFF if toward_zero else 0x7FF0_0000_0000_0000
+        to_inf = mode == FM.RNE or mode == (FM.DOWN if negative else FM.UP)
+        bits = 0x7FF0_0000_0000_0000 if to_inf else 0x7FEF_FFFF_FFFF_FFFF
     return sign | bits
 
 
+def _rounds_up(mode: int, negative: bool, rem: int, half: int, odd: int) -> bool:
+    """Whether the magnitude rounds up given the discarded remainder (half = its tie)."""
+    if mode == FM.RNE:
+        return rem > half or (rem == half and odd == 1)
+    if mode == FM.ZERO or rem == 0:
+        return False
+    return negative == (mode == FM.DOWN)
+
+
 def _fma_lane(a: int, b: int, c: int, scale: int = 0) -> int:
-    """2**scale * (a * b + c) rounded once, for finite a, b, c (bits)."""
+    """2**scale * (a * b + c) rounded once in the mode, for finite a, b, c (bits)."""
+    mode = FM.STATE.round[64]
     na, ma, ea = _parts(a)
     nb, mb, eb = _parts(b)
     nc, mc, ec = _parts(c)
     np_, mp, ep = na != nb, ma * mb, ea + eb
     e = min(ep, ec)
     total = (-1 if np_ else 1) * (mp << (ep - e)) + (-1 if nc else 1) * (mc << (ec - e))
-    if total == 0:                                # exact zero: -0 only for (-0) + (-0)
-        return (1 << 63) if mp == 0 and mc == 0 and np_ and nc else 0
-    return _round(total < 0, abs(total), e + scale)
+    if total == 0:      # exact zero: zeros of one sign keep it, else -0 only toward -inf
+        same = mp == 0 and mc == 0 and np_ == nc
+        return (1 << 63) if (np_ if same else mode == FM.DOWN) else 0
+    return _round(total < 0, abs(total), e + scale, mode=mode)
+
+
+def _mul_lane(a: int, b: int) -> int:
+    """a * b rounded once in the mode, for finite a, b (bits)."""
+    na, ma, ea = _parts(a)
+    nb, mb, eb = _parts(b)
+    return _round(na != nb, ma * mb, ea + eb, mode=FM.STATE.round[64])
 
 
 def _lanes(fn, *arrays) -> np.ndarray:
@@ -158,18 +183,25 @@ def _lanes(fn, *arrays) -> np.ndarray:
 # --------------------------------------------------------------------------------------
 # Add, mul, fma
 def add(a, b) -> np.ndarray:
-    """v_add_f64: a + b, RNE (v_sub is v_add with the neg modifier)."""
+    """v_add_f64: a + b, rounded in the mode (v_sub is v_add with the neg modifier)."""
     a, b = _args(a, b)
+    if FM.STATE.round[64]:
+        return _fma_scaled(a, np.full(a.shape, _ONE), b, 0)   # exact a * 1.0 + b, one rounding
     with np.errstate(all="ignore"):
         r = _bits(_f(a) + _f(b))
     return _nan_fixup(r, a, b)
 
 
 def mul(a, b) -> np.ndarray:
-    """v_mul_f64: a * b, RNE."""
+    """v_mul_f64: a * b, rounded in the mode."""
     a, b = _args(a, b)
     with np.errstate(all="ignore"):
         r = _bits(_f(a) * _f(b))
+    finite = ((a & _ABS) < _INF) & ((b & _ABS) < _INF)
+    if FM.STATE.round[64] and finite.any():
+        idx = np.nonzero(finite)
+        r = r.copy()
+        r[idx] = _lanes(_mul_lane, a[idx], b[idx])
     return _nan_fixup(r, a, b)
 
 
@@ -192,7 +224,8 @@ def _fma_scaled(a, b, c, scale) -> np.ndarray:
 
 
 def fma(a, b, c) -> np.ndarray:
-    """v_fma_f64: a * b + c rounded once (RNE); an exact zero is -0 only for (-0) + (-0)."""
+    """v_fma_f64: a * b + c rounded once in the mode; an exact zero is -0 for (-0) + (-0) and,
+    toward -inf, for a zero sum of other addends."""
     return _fma_scaled(a, b, c, 0)
 
 
@@ -209,7 +242,7 @@ def min_num(a, b) -> np.ndarray:
     na, nb = _is_nan(a), _is_nan(b)
     r = np.where(_lt_signed_zero(a, b), a, b)
     r = np.where(nb, a, r)
-    return np.where(na, np.where(nb, _quiet(a), b), r).astype(U64, copy=False)
+    return FM.result(np.where(na, np.where(nb, _quiet(a), b), r).astype(U64, copy=False), 64)
 
 
 def max_num(a, b) -> np.ndarray:
@@ -218,7 +251,7 @@ def max_num(a, b) -> np.ndarray:
     na, nb = _is_nan(a), _is_nan(b)
     r = np.where(_lt_signed_zero(b, a), a, b)
     r = np.where(nb, a, r)
-    return np.where(na, np.where(nb, _quiet(a), b), r).astype(U64, copy=False)
+    return FM.result(np.where(na, np.where(nb, _quiet(a), b), r).astype(U64, copy=False), 64)
 
 
 def _nan_select_2019(a, b, r):
@@ -226,7 +259,7 @@ def _nan_select_2019(a, b, r):
     r = np.where(_is_nan(b), b, r)
     r = np.where(_is_nan(a), a, r)
     r = np.where(_is_snan(b), _quiet(b), r)
-    return np.where(_is_snan(a), _quiet(a), r).astype(U64, copy=False)
+    return FM.result(np.where(_is_snan(a), _quiet(a), r).astype(U64, copy=False), 64)
 
 
 def minimum(a, b) -> np.ndarray:
@@ -242,9 +275,11 @@ def maximum(a, b) -> np.ndarray:
 
 
 def clamp01(x) -> np.ndarray:
-    """The VOP3 clamp bit on an FP64 result: NaN -> +0, else min_num(max_num(x, +0), 1.0)."""
-    x = _u64(x)
-    r = min_num(max_num(x, U64(0)), _ONE)
+    """The VOP3 clamp bit on an FP64 result: NaN -> +0, x < 0 -> +0, x > 1 -> 1.0, else x (-0
+    stays -0, as sim.fp32.clamp01)."""
+    x = np.asarray(x, dtype=U64)
+    with np.errstate(invalid="ignore"):
+        r = np.where(_f(x) < 0, U64(0), np.where(_f(x) > 1, _ONE, x))
     return np.where(_is_nan(x), U64(0), r).astype(U64, copy=False)
 
 
@@ -273,8 +308,8 @@ def compare(cond: str, a, b) -> np.ndarray:
 
 def cmp_class(a, mask) -> np.ndarray:
     """v_cmp_class_f64: bit k of the 32-bit mask tests class k of a: 0 sNaN, 1 qNaN, 2 -inf,
-    3 -normal, 4 -denormal, 5 -0, 6 +0, 7 +denormal, 8 +normal, 9 +inf."""
-    a = _u64(a)
+    3 -normal, 4 -denormal, 5 -0, 6 +0, 7 +denormal, 8 +normal, 9 +inf (never flushed)."""
+    a = np.asarray(a, dtype=U64)
     mask = np.asarray(mask, dtype=U32)
     mag = a & _ABS
     neg = (a >> U64(63)) == 1
@@ -316,19 +351,21 @@ def cvt_f64_u32(a) -> np.ndarray:
 
 
 def cvt_f32_f64(a) -> np.ndarray:
-    """v_cvt_f32_f64: RNE to binary32 with gradual underflow and overflow to inf; a NaN keeps
-    its sign and the top 22 bits of its payload, quieted."""
+    """v_cvt_f32_f64: rounded to binary32 in the f32 mode (RNE by default) with gradual
+    underflow and overflow to inf; a NaN keeps its sign and the top 22 bits of its payload,
+    quieted."""
     a = _u64(a)
     with np.errstate(all="ignore"):
         r = _f(a).astype(F32).view(U32)
     nan = (U32(0x7FC0_0000) | ((a >> U64(32)).astype(U32) & U32(0x8000_0000))
            | ((a >> U64(29)) & U64(0x3F_FFFF)).astype(U32))
-    return np.where(_is_nan(a), nan, r).astype(U32, copy=False)
+    return FM.finish(np.where(_is_nan(a), nan, r).astype(U32, copy=False), 32, lambda: _f(a))
 
 
 def cvt_f64_f32(a) -> np.ndarray:
-    """v_cvt_f64_f32: exact (float32 denormals kept); a NaN keeps sign and payload, quieted."""
-    a = np.asarray(a, dtype=U32)
+    """v_cvt_f64_f32: exact (float32 denormals kept unless the f32 mode flushes sources); a NaN
+    keeps sign and payload, quieted."""
+    a = FM.src(32, np.asarray(a, dtype=U32))
     with np.errstate(invalid="ignore"):
         r = _bits(a.view(F32).astype(F64))
     nan_in = (a & U32(0x7FFF_FFFF)) > U32(0x7F80_0000)
@@ -378,7 +415,7 @@ def fract(a) -> np.ndarray:
         d = _bits(fa - np.floor(fa))
     d = np.where(d > _ALMOST_ONE, _ALMOST_ONE, d)          # d >= +0 here: bit order = value order
     d = np.where((a & _ABS) == _INF, U64(DEFAULT_NAN), d)
-    return np.where(_is_nan(a), _quiet(a), d).astype(U64, copy=False)
+    return FM.result(np.where(_is_nan(a), _quiet(a), d).astype(U64, copy=False), 64)
 
 
 def _special(a):
@@ -503,7 +540,7 @@ def div_scale(s0, s1, s2):
     dval = np.select(conds, [U64(DEFAULT_NAN), np.where(is_den, up, s0), up,
                              np.where(is_den, down, s0), down, np.where(is_num, up, s0), up], s0)
     vcc = np.select(conds, [False, True, False, True, False, True, False], False)
-    return dval.astype(U64), vcc.astype(bool)
+    return FM.result(dval.astype(U64), 64), vcc.astype(bool)
 
 
 def div_fmas(a, b, c, vcc) -> np.ndarray:
@@ -524,7 +561,7 @@ def div_fixup(s0, s1, s2) -> np.ndarray:
              _field(s2) - _field(s1) < -1075, m0 >= _INF]
     vals = [_quiet(s2), _quiet(s1), U64(DEFAULT_NAN), U64(DEFAULT_NAN),
             sign | _INF, sign, sign, sign | _INF]
-    return np.select(conds, vals, sign | m0).astype(U64)
+    return FM.result(np.select(conds, vals, sign | m0).astype(U64), 64)
 
 
 # --------------------------------------------------------------------------------------

@@ -17,6 +17,7 @@ import numpy as np
 
 from isa import DecodeError, decode, disassemble
 from .execute import build
+from .fpmode import DEFAULT_MODE, wrap as wrap_mode
 from .memory import GlobalMemory, MemoryFault
 from .memory_ops import LDS_BANKS
 from .wave import EXEC, LANES, TTMP, ModelError, Wave
@@ -63,6 +64,7 @@ class Dispatch:
     scratch_lane_bytes: int = 0      # private segment bytes per lane (0: none)
     scratch_base: int = 0            # private segments of a workgroup's waves, one after the other
     max_wave_instructions: int | None = None   # stop a wave (a spinning one) after this many
+    mode: int = DEFAULT_MODE         # MODE[7:0] each wave starts with (descriptor FLOAT_* fields)
 
 
 @dataclass
@@ -217,6 +219,7 @@ class Model:
         self.trace = trace
         self.stats = ModelStats()
         self._cache: dict[int, tuple] = {}
+        self._mode_cache: dict[tuple[int, int], Callable] = {}
         self.last_waves: list[Wave] = []  # the final state of the last workgroup's waves (for tests and tools)
         self._words = np.frombuffer(code[: len(code) // 4 * 4], dtype="<u4")
 
@@ -233,6 +236,14 @@ class Model:
         entry = (inst, build(inst))
         self._cache[pc] = entry
         return entry
+
+    def _in_mode(self, pc: int, inst, handler, mode: int):
+        """The handler run in a float mode other than the default (sim.fpmode.wrap), cached."""
+        key = (pc, mode)
+        hit = self._mode_cache.get(key)
+        if hit is None:
+            hit = self._mode_cache[key] = wrap_mode(inst, handler, mode)
+        return hit
 
     def _decode_at(self, pc: int):
         """(instruction or None, its dwords) at ``pc``, for a report."""
@@ -283,6 +294,7 @@ class Model:
             # the resident waves of one workgroup at a time: wave k reuses slot k's segment
             w.scratch_lane_bytes = d.scratch_lane_bytes
             w.scratch_base = d.scratch_base + k * LANES * d.scratch_lane_bytes
+            w.mode = d.mode
             waves.append(w)
         return waves
 
@@ -320,6 +332,8 @@ class Model:
                 w.trace_memory = None
             try:
                 inst, handler = self._fetch(w.pc)
+                if w.mode != DEFAULT_MODE:
+                    handler = self._in_mode(w.pc, inst, handler, w.mode)
             except (DecodeError, ModelError) as e:
                 self._fail(w, wg, e)
             pc = w.pc

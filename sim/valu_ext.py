@@ -1,7 +1,7 @@
 """Handlers for the VALU and mode opcodes added beside sim.execute's core tables: the FP32
 division helpers, sin/cos, the rounding conversions and three-operand min/max forms
-(sim.fp32ext), the scalar-destination transcendentals v_s_*_f32, s_round_mode /
-s_denorm_mode / s_code_end, the VOP3 ``clamp`` bit on 32/64-bit integer arithmetic, the
+(sim.fp32ext), the scalar-destination transcendentals v_s_*_f32, s_code_end, the MODE
+instructions (sim.fpmode), the VOP3 ``clamp`` bit on 32/64-bit integer arithmetic, the
 16-bit float ops and 16-bit integer compares (sim.valu_f16) and VOP3P (sim.packed).
 
 ``BUILDERS`` maps a mnemonic to ``build(inst) -> handler``; sim.execute.build consults it
@@ -17,6 +17,7 @@ from . import fp32ext as E
 from . import vector as V
 from .valu_f16 import BUILDERS as F16_BUILDERS
 from .packed import BUILDERS as PACKED_BUILDERS
+from .fpmode import MODE_BUILDERS
 from .wave import LANES, VCC, ModelError
 
 U32, U64, I64 = np.uint32, np.uint64, np.int64
@@ -104,23 +105,6 @@ def _build_scalar_trans(inst):
         r = fn(x)
         w.swrite(d, 32, int((post(r) if post else r)[0]))
     return h
-
-
-# --------------------------------------------------------------------------------------
-# MODE: the model computes FP32/FP16/FP64 with round-to-nearest-even and denormals kept
-# (the mode clang's kernels run in); s_round_mode / s_denorm_mode selecting that mode are
-# no-ops, any other mode is refused rather than silently computed in the wrong mode.
-_MODE_OK = {"s_round_mode": 0x0, "s_denorm_mode": 0xF}
-_MODE_TEXT = {"s_round_mode": "round to nearest even (0x0)",
-              "s_denorm_mode": "denormals kept for every type (0xf)"}
-
-
-def _build_mode(inst):
-    v = inst.f["simm16"] & 0xF
-    if v != _MODE_OK[inst.name]:
-        raise ModelError(f"{inst.name} 0x{v:x}: the model only computes with "
-                         f"{_MODE_TEXT[inst.name]}")
-    return lambda w, ctx: None
 
 
 # --------------------------------------------------------------------------------------
@@ -224,7 +208,6 @@ BUILDERS.update({name: _float_op(fn, False) for name, fn in _TO_INT.items()})
 BUILDERS.update({name: _build_scalar_trans for name in _SCALAR_TRANS})
 BUILDERS.update({
     "v_div_scale_f32": _build_div_scale, "v_div_fmas_f32": _build_div_fmas,
-    "s_round_mode": _build_mode, "s_denorm_mode": _build_mode,
     "s_code_end": lambda inst: (lambda w, ctx: None),
 })
 _CLAMP_BUILDERS = {n: _build_int_clamp for n in (
@@ -239,3 +222,4 @@ INT_CLAMP_OPS = frozenset(_CLAMP_BUILDERS)
 BUILDERS.update(_CLAMP_BUILDERS)
 BUILDERS.update(F16_BUILDERS)
 BUILDERS.update(PACKED_BUILDERS)
+BUILDERS.update(MODE_BUILDERS)

@@ -42,6 +42,7 @@ class Wave:
         self.pc = pc
         self.scratch_base = 0         # address of the wave's private segment (lanes interleaved)
         self.scratch_lane_bytes = 0   # private bytes per lane: scratch accesses beyond fault
+        self.mode = 0xF0              # MODE[7:0]: FP_ROUND, FP_DENORM (sim.fpmode)
         self.done = False
         self.waiting_barrier = False
         self.barrier_phase = None  # barrier phase this wave signalled and has not yet waited for

@@ -1,6 +1,7 @@
 """A gfx1200 assembly kernel (code and descriptor, no metadata) for tests that launch hand-written
 instructions through ``dcu.launch``: buffer arguments are 8-byte addresses from kernarg offset 0
-(s[0:1] holds the kernarg address), the workgroup id is in ttmp9 and v0 holds the work-item id."""
+(s[0:1] holds the kernarg address), the workgroup id is in ttmp9 and v0 holds the work-item id.
+The float mode is clang's (denormals kept: the assembler's default FLOAT_DENORM_MODE_32 is 0)."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -35,6 +36,7 @@ def source(name: str, body: str, *, vgprs: int = 32, sgprs: int = 32, lds: int =
     .amdhsa_private_segment_fixed_size {private}
     .amdhsa_enable_private_segment {int(private > 0)}
     .amdhsa_workgroup_processor_mode 0
+    .amdhsa_float_denorm_mode_32 3
   .end_amdhsa_kernel
 """
 

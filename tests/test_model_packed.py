@@ -106,7 +106,7 @@ def test_packed_f16(name):
                     fn = F_OPS[name]
                     r = _exact_or_special(xs, [_fl(x) for x in xs], fn, fn)
                 if clamp:
-                    r = 0 if _is_nan(r) or r >> 15 else min(r, 0x3C00)
+                    r = 0 if _is_nan(r) or r > 0x8000 else r if r == 0x8000 else min(r, 0x3C00)  # -0 kept
                 want |= r << (16 * part)
             assert int(w.v[10][k]) == want, (name, k, [hex(s[k]) for s in srcs])
 

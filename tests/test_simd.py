@@ -300,6 +300,7 @@ def _kernel_from_asm(tmp_path, name: str, body: str, buffers: int = 0):
   .amdhsa_next_free_sgpr 40
   .amdhsa_wavefront_size32 1
   .amdhsa_workgroup_processor_mode 0
+  .amdhsa_float_denorm_mode_32 3
 .end_amdhsa_kernel
 .amdgpu_metadata
 ---
