@@ -615,7 +615,7 @@ class _Gen:
     def take_sgpr(self) -> str:
         return f"s{self.struct_sgprs.pop(0)}" if self.struct_sgprs else None
 
-    def one(self, depth: int, vloop_depth: int, in_loop: bool) -> Op:
+    def one(self) -> Op:
         r, p = self.r, self.p
         c = r.random()
         if c < 0.30 and p.salu:
@@ -637,16 +637,16 @@ class _Gen:
             return smem_op(r, r.choice(p.smem))
         return salu_op(r, r.choice(p.salu))
 
-    def body(self, n: int, depth: int, vloop_depth: int, in_loop: bool, top: bool = False) -> list:
+    def body(self, n: int, depth: int, vloop_depth: int, top: bool = False) -> list:
         out = []
         while n > 0 and self.budget > 0:
             c = self.r.random()
             if depth < 3 and c < 0.06:
-                out.append(self.if_else(depth, vloop_depth, in_loop))
+                out.append(self.if_else(depth, vloop_depth))
             elif depth < 3 and c < 0.09 and self.p.exec_ops:
-                out.append(self.exec_region(depth, vloop_depth, in_loop))
+                out.append(self.exec_region(depth, vloop_depth))
             elif depth < 3 and c < 0.12:
-                out.append(self.skip(depth, vloop_depth, in_loop))
+                out.append(self.skip(depth, vloop_depth))
             elif depth < 2 and c < 0.145:
                 out.append(self.sloop(depth, vloop_depth))
             elif depth < 2 and vloop_depth < len(STRUCT_VGPRS) and c < 0.17:
@@ -654,60 +654,60 @@ class _Gen:
             elif top and c < 0.19:
                 out.append(Block("barrier"))
             else:
-                out.append(self.one(depth, vloop_depth, in_loop))
+                out.append(self.one())
                 self.budget -= 1
             n -= 1
         return out
 
-    def _inner(self, depth, vloop_depth, in_loop):
-        return self.body(self.r.randint(1, 5), depth + 1, vloop_depth, in_loop)
+    def _inner(self, depth, vloop_depth):
+        return self.body(self.r.randint(1, 5), depth + 1, vloop_depth)
 
     def _cond(self) -> Op:
         """A lane mask in vcc_lo from a random compare."""
         return valu_op(self.r, self.r.choice(self.p.vopc), self.p.no_clamp, vcc_dst=True)
 
-    def if_else(self, depth, vloop_depth, in_loop) -> Block:
+    def if_else(self, depth, vloop_depth) -> Block:
         saved, other = self.take_sgpr(), self.take_sgpr()
         if other is None:
-            return Block("skip", [self._scalar_cond()], [self._inner(depth, vloop_depth, in_loop)])
-        bodies = [self._inner(depth, vloop_depth, in_loop)]
+            return Block("skip", [self._scalar_cond()], [self._inner(depth, vloop_depth)])
+        bodies = [self._inner(depth, vloop_depth)]
         if self.r.random() < 0.6:
-            bodies.append(self._inner(depth, vloop_depth, in_loop))
+            bodies.append(self._inner(depth, vloop_depth))
         return Block("if", [self._cond()], bodies, {"saved": saved, "else": other,
                                                     "saveexec": self.r.random() < 0.5})
 
-    def exec_region(self, depth, vloop_depth, in_loop) -> Block:
+    def exec_region(self, depth, vloop_depth) -> Block:
         saved = self.take_sgpr()
         if saved is None:
-            return self.skip(depth, vloop_depth, in_loop)
+            return self.skip(depth, vloop_depth)
         op = salu_op(self.r, self.r.choice(self.p.exec_ops))
         op = Op(op.text, op.reads | {"exec_lo"}, op.writes | {"exec_lo"}, None, op.name, op.operands)
-        return Block("exec", [op], [self._inner(depth, vloop_depth, in_loop)], {"saved": saved})
+        return Block("exec", [op], [self._inner(depth, vloop_depth)], {"saved": saved})
 
     def _scalar_cond(self) -> Op:
         r = self.r
         cmp = r.choice([i for i in self.p.salu if i.fmt == Fmt.SOPC] or self.p.salu)
         return salu_op(r, cmp)
 
-    def skip(self, depth, vloop_depth, in_loop) -> Block:
+    def skip(self, depth, vloop_depth) -> Block:
         r = self.r
         kind = r.choice(["scc0", "scc1", "vccz", "vccnz", "execz", "execnz"])
         head = [self._scalar_cond()] if kind.startswith("scc") else [self._cond()] if kind.startswith("vcc") else []
-        return Block("skip", head, [self._inner(depth, vloop_depth, in_loop)], {"branch": kind})
+        return Block("skip", head, [self._inner(depth, vloop_depth)], {"branch": kind})
 
     def sloop(self, depth, vloop_depth) -> Block:
         counter = self.take_sgpr()
         if counter is None:
-            return self.skip(depth, vloop_depth, True)
+            return self.skip(depth, vloop_depth)
         src = f"s{self.r.choice(RAND_SGPRS)}"
-        return Block("sloop", [], [self._inner(depth, vloop_depth, True)], {"counter": counter, "src": src})
+        return Block("sloop", [], [self._inner(depth, vloop_depth)], {"counter": counter, "src": src})
 
     def vloop(self, depth, vloop_depth) -> Block:
         saved = self.take_sgpr()
         if saved is None:
-            return self.skip(depth, vloop_depth, True)
+            return self.skip(depth, vloop_depth)
         src = f"v{self.r.choice(RAND_VGPRS)}"
-        return Block("vloop", [], [self._inner(depth, vloop_depth + 1, True)],
+        return Block("vloop", [], [self._inner(depth, vloop_depth + 1)],
                      {"saved": saved, "counter": f"v{STRUCT_VGPRS[vloop_depth]}", "src": src})
 
 
@@ -718,7 +718,7 @@ def generate(seed: int, target: str = "rtl", length: int | None = None, waves: i
     r = random.Random(seed ^ 0x5EED)
     layout = Layout(waves or r.choice([1, 1, 2, 2, 3, 4]), groups or r.choice([1, 1, 2, 3]))
     g = _Gen(seed, target, layout, length or r.randint(20, 70))
-    body = g.body(10_000, 0, 0, False, top=True)
+    body = g.body(10_000, 0, 0, top=True)
     init_s = {k: g.r.choice([g.r.getrandbits(32), g.r.choice(F32_SPECIAL + INT_SPECIAL), g.r.randrange(0, 64)])
               for k in RAND_SGPRS}
     init_v = {}
@@ -978,6 +978,7 @@ _KERNEL = """// generated by dcu.verify
     .amdhsa_next_free_sgpr {sgprs}
     .amdhsa_group_segment_fixed_size {lds}
     .amdhsa_kernarg_size 24
+    .amdhsa_float_denorm_mode_32 3
     .amdhsa_workgroup_processor_mode 0
   .end_amdhsa_kernel
 """

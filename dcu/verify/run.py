@@ -194,17 +194,18 @@ def prebuild(backend: str, config: str) -> None:
     """Build (or find) the Verilator design once, before the worker processes share it: run one
     short program, which builds it the way every later launch looks it up."""
     if backend == "verilator":
-        _one((0, backend, config, "rtl", 1))
+        _one((0, backend, config, "rtl", 1))   # its result does not matter, the build does
 
 
 def campaign(programs: int, seed: int = 0, backend: str = "verilator", jobs: int = 1, config: str = PRESET,
-             progress=None, target: str | None = None) -> dict:
-    """Run ``programs`` programs (seeds ``seed``, ``seed + 1``, ...) on ``backend`` against the
-    model over ``jobs`` processes; the report: results per failing seed, totals and coverage."""
+             progress=None, target: str | None = None, length: int | None = None) -> dict:
+    """Run ``programs`` programs (seeds ``seed``, ``seed + 1``, ...; ``length`` instructions
+    each, default drawn from the seed) on ``backend`` against the model over ``jobs``
+    processes; the report: results per failing seed, totals and coverage."""
     from .coverage import merge
     target = target or ("model" if backend == "model" else "rtl")
     prebuild(backend, config)
-    work = [(s, backend, config, target) for s in range(seed, seed + programs)]
+    work = [(s, backend, config, target, length) for s in range(seed, seed + programs)]
     results = []
     t0 = time.perf_counter()
     if progress:
