@@ -191,9 +191,13 @@ _ROUNDED = {
     "s_cvt_f32_i32", "s_cvt_f32_u32",
     "v_add_f16", "v_sub_f16", "v_subrev_f16", "v_mul_f16", "v_fma_f16", "v_fmac_f16",
     "v_fmamk_f16", "v_fmaak_f16", "v_ldexp_f16", "v_cvt_f16_f32", "v_cvt_f16_i16",
-    "v_cvt_f16_u16", "v_pk_add_f16", "v_pk_mul_f16", "v_pk_fma_f16", "s_cvt_f16_f32",
+    "v_cvt_f16_u16", "v_pk_add_f16", "v_pk_mul_f16", "v_pk_fma_f16",
     "v_add_f64", "v_mul_f64", "v_fma_f64", "v_cvt_f32_f64", "v_cvt_f64_i32", "v_cvt_f64_u32",
 }
+
+
+# sim.packed widens their halves itself: the mode's flushing does not reach them
+_NO_FLUSH = ("v_fma_mix", "v_dot2")
 
 
 def _dual(name: str) -> str:
@@ -221,6 +225,9 @@ def wrap(inst, handler, mode: int):
     if inst.f.get("omod") and not mode & 0x80 and "_f64" in inst.name:
         # sim.valu64 ignores omod as hardware does while FP64 result denormals are kept
         raise ModelError(f"{inst.name}: omod with FP64 result denormals flushed is not modelled")
+    if inst.name.startswith(_NO_FLUSH) and mode & 0xF0 != DEFAULT_MODE & 0xF0:
+        raise ModelError(f"{inst.name}: FP_DENORM {mode >> 4 & 0xF:#x} (denormals flushed) is not "
+                         "implemented by the model for this operation")
 
     def h(w, ctx):
         STATE.set(mode)

@@ -15,6 +15,7 @@ import dcu
 import isa
 from dcu.rtlcheck import RtlUnsupportedError, float_mode_users, unsupported
 from sim import execute, fpmode
+from sim.model import ExecutionError
 from sim.wave import EXEC, ModelError, Wave
 from tests import asmkernel, laneops
 from tests.asmutil import assemble, needs_llvm
@@ -144,6 +145,17 @@ def test_descriptor_mode_reaches_the_waves(tmp_path):
         dcu.launch(flush, 1, 32, [np.zeros(32, U32)], backend="rtl", config="tiny")
 
 
+def test_a_refused_rounding_names_wave_and_pc(tmp_path):
+    src = asmkernel.source("r", "  v_rcp_f32 v1, v0\n  s_endpgm").replace(
+        ".amdhsa_float_denorm_mode_32 3", ".amdhsa_float_denorm_mode_32 3\n    .amdhsa_float_round_mode_32 1")
+    (tmp_path / "r.s").write_text(src)
+    kernel = dcu.load_program(tmp_path / "r.s").kernel("r")
+    assert kernel.float_mode == 0xF1
+    with pytest.raises(ExecutionError,
+                       match=r"wave 0 at PC 0x[0-9a-f]+: v_rcp_f32_e32 .*: v_rcp_f32: round toward \+inf"):
+        dcu.launch(kernel, 1, 32, [])
+
+
 def test_mode_instructions_are_refused_by_the_rtl(tmp_path):
     kernel = asmkernel.load(tmp_path, "m", "  s_round_mode 0x3\n  s_denorm_mode 0xc\n  s_endpgm")
     assert [f.name for f in unsupported(kernel)] == ["s_round_mode", "s_denorm_mode"]
@@ -231,6 +243,10 @@ def test_unimplemented_rounding_is_refused():
     with pytest.raises(ModelError, match=r"v_sqrt_f16: round toward zero \(f16/f64 FP_ROUND 3\)"):
         run("s_round_mode 0xc\nv_sqrt_f16 v1, v2")
     run("s_round_mode 0xc\nv_rcp_f32 v1, v2\nv_min_num_f16 v3, v4, v5")       # unaffected or exact
+    with pytest.raises(ModelError, match=r"v_fma_mix_f32: FP_DENORM 0xc"):
+        run("s_denorm_mode 0xc\nv_fma_mix_f32 v1, v2, v3, v4")
+    with pytest.raises(ModelError, match=r"v_add_f64: omod with FP64 result denormals flushed"):
+        run("s_denorm_mode 0x3\nv_add_f64_e64 v[0:1], v[2:3], v[4:5] mul:2")
 
 
 # --------------------------------------------------------------------------------------
