@@ -62,7 +62,8 @@ def _asm_kernel(name: str, body: str, vgprs: int = 16, buffers: int = 0):
             f"  .amdhsa_kernarg_size {8 * buffers}\n  .amdhsa_system_sgpr_workgroup_id_x 1\n") if buffers else ""
     src.write_text(f""".text\n.globl {name}\n.p2align 8\n.type {name},@function\n{name}:\n{body}\n  s_endpgm
 .rodata\n.p2align 6\n.amdhsa_kernel {name}\n  .amdhsa_next_free_vgpr {vgprs}\n  .amdhsa_next_free_sgpr 8
-{args}  .amdhsa_wavefront_size32 1\n  .amdhsa_workgroup_processor_mode 0\n.end_amdhsa_kernel\n""")
+{args}  .amdhsa_wavefront_size32 1\n  .amdhsa_workgroup_processor_mode 0\n  .amdhsa_float_denorm_mode_32 3
+.end_amdhsa_kernel\n""")
     return load_program(src).kernel(name)
 
 
