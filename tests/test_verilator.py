@@ -158,7 +158,7 @@ def test_build_verilog_lints():
     """The Verilog the backend compiles (the DCU with its memory) is lint-clean, except
     for the "latches" dcu/vpost/vsink.py makes on purpose: a value computed inside the process
     branch that uses it is a reg assigned on some paths only (read on those paths only)."""
-    b = vl.build(PRESET, MIN_MEMORY_BYTES, 0x1000_0000, latency=MEMORY["latency"], reorder=MEMORY["reorder"])
+    b = vl.build(PRESET, MIN_MEMORY_BYTES, 0x1000_0000)
     r = subprocess.run(["verilator", *LINT_FLAGS, "-Wno-LATCH", str(b.directory / f"{vl.TOP}.v")],
                        capture_output=True, text=True, env={**os.environ, **vl.toolchain()[1]})
     assert r.returncode == 0, r.stderr[-4000:]
@@ -170,7 +170,7 @@ def test_build_is_profile_guided_where_clang_can():
     holds (dcu/pgo.py), so that set checks a profile-guided program against the model."""
     if pgo.tools(vl.make_variables().get("CXX")) is None:
         pytest.skip(f"no profile-guided build here: {pgo.INSTALL_HINT}")
-    b = vl.build(PRESET, MIN_MEMORY_BYTES, 0x1000_0000, latency=MEMORY["latency"], reorder=MEMORY["reorder"])
+    b = vl.build(PRESET, MIN_MEMORY_BYTES, 0x1000_0000)
     want = tuple(n for n, _ in pgo.training_images(get_config(PRESET), MIN_MEMORY_BYTES, 0x1000_0000))
     assert want and b.trained_on == want
     assert (b.binary.parent / "profile.profdata").stat().st_size > 0
@@ -215,7 +215,7 @@ def test_sources_changed_under_the_process_is_refused(monkeypatch, tmp_path):
     monkeypatch.setattr(vl, "_source_digest", lambda: digest[0])
     monkeypatch.setitem(sys.modules, "hdl.hosttop", sys.modules.get("hdl.hosttop") or object())
     cfg = get_config(PRESET)
-    params = vl._params(cfg, MIN_MEMORY_BYTES, 0x1000_0000, (8, 32), True, 50_000)
+    params = vl._params(cfg, MIN_MEMORY_BYTES, 0x1000_0000, 50_000)
     first = vl._design_dir(cfg, params)
     assert vl._design_dir(cfg, params) == first
     digest[0] = "b" * 64

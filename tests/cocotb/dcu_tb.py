@@ -26,9 +26,13 @@ from cocotb.triggers import First, ReadOnly, RisingEdge, Timer
 
 from dcu.hostimage import host_image, memory_size_for
 from dcu.launch import load_program, prepare
+from dcu.memmodel import hosttop_knobs
+from dcu.verilator import DEFAULT_MEMORY
 from firmware_tests.manifest import TESTS, check_outputs, path as fw_path
 from hdl.config import get_config
 from hdl.dcu import DcuError, DcuErrorCause
+from hdl.extmem import Knobs
+from hdl.hosttop import MAX_LATENCY
 from tbutil import PERIOD_NS, Rate, report, start, unpack, write_gtkw
 
 CHUNK = 2_000          # cycles simulated between two looks at the DCU
@@ -132,6 +136,8 @@ async def firmware_kernel(dut):
         getattr(dut, name).value = 0
     dut.aperture_base.value, dut.aperture_size.value = img.aperture_base, img.aperture_size
     dut.seed.value = 0          # the memory model's LFSR seed, loaded at the dispatch start
+    # and its settings: the verilator backend's defaults, so that both count the same cycles
+    dut.mem_knobs.value = Knobs(MAX_LATENCY).const(hosttop_knobs(**DEFAULT_MEMORY)).as_bits()
     await start(dut)
 
     # the top's RAM starts at zero (HostTop without init): only non-zero dwords need writing
