@@ -5,6 +5,7 @@ cache hits and misses, barriers, memory requests in flight, wait stalls). The ga
 the target executes that no program covered."""
 from __future__ import annotations
 
+import re
 from collections import Counter
 
 from isa.opcodes import OPCODES
@@ -27,10 +28,16 @@ EVENTS = {
 }
 
 
+def _unit_free(name: str) -> str:
+    """A counter's name without its unit's number (``vmem1.hits`` -> ``vmem.hits``,
+    ``lds.conflict_cycles0`` -> ``lds.conflict_cycles``)."""
+    return re.sub(r"\d+$", "", re.sub(r"^([a-z_]+)\d+\.", r"\1.", name))
+
+
 def _event_values(counters: dict) -> dict:
     out = {}
     for event, keys in EVENTS.items():
-        vals = [v for k, v in counters.items() if any(key in k for key in keys)]
+        vals = [v for k, v in counters.items() if any(_unit_free(k).endswith(key) for key in keys)]
         if vals:
             out[event] = max(vals) if event.startswith("most") else sum(vals)
     return out
