@@ -40,11 +40,6 @@ ROUND_NAMES = ("round to nearest even", "round toward +inf", "round toward -inf"
 RNE, UP, DOWN, ZERO = 0, 1, 2, 3
 
 
-def mode_from_rsrc1(rsrc1: int) -> int:
-    """MODE[7:0] a wave starts with, from COMPUTE_PGM_RSRC1's FLOAT_* fields (bits 19:12)."""
-    return (rsrc1 >> 12) & MODE_BITS
-
-
 def describe(mode: int) -> str:
     """The non-default parts of ``mode``, in words."""
     parts = []
@@ -65,7 +60,6 @@ class _State:
         self.set(DEFAULT_MODE)
 
     def set(self, mode: int) -> None:
-        self.mode = mode
         self.round = {32: mode & 3, 16: mode >> 2 & 3, 64: mode >> 2 & 3}
         d32, d16 = mode >> 4 & 3, mode >> 6 & 3
         self.flush_in = {32: not d32 & 1, 16: not d16 & 1, 64: not d16 & 1}
