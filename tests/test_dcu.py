@@ -19,7 +19,7 @@ import pytest
 
 import dcu
 from dcu.rtl import RtlError
-from dcu.rtlcheck import RtlUnsupportedError
+from dcu.launch import LaunchUnsupported
 from firmware_tests.manifest import TESTS, get
 from dcu.firmware import issue_mismatches, run_firmware
 from hdl.config import ResourceError, get_config
@@ -66,7 +66,7 @@ def _all_cases():
 def test_every_firmware_kernel_on_dcu(name, config):
     try:
         _check(name, config, reuse=True)   # one simulator per preset and test process
-    except (ResourceError, RtlUnsupportedError) as e:   # refused before launch: too big, or not executable
+    except (ResourceError, LaunchUnsupported) as e:   # refused before launch: too big, or not executable
         pytest.skip(str(e))
 
 

@@ -25,7 +25,7 @@ from dcu import pgo, verilator as vl
 from dcu.hostimage import MIN_MEMORY_BYTES
 from dcu.launch import LaunchError
 from dcu.rtl import RtlError
-from dcu.rtlcheck import RtlUnsupportedError
+from dcu.launch import LaunchUnsupported
 from firmware_tests.manifest import TESTS, get, path
 from dcu.firmware import issue_mismatches, run_firmware
 from hdl.config import ResourceError, get_config
@@ -69,7 +69,7 @@ def test_firmware_set_matches_model():
     for t in TESTS:
         try:
             report = _run(t.name, PRESET, "verilator", **MEMORY)
-        except (ResourceError, RtlUnsupportedError):
+        except (ResourceError, LaunchUnsupported):
             continue
         assert not (bad := issue_mismatches(t, PRESET, report)), f"{t.name}: {bad}"
         ran.append(t.name)
@@ -237,5 +237,5 @@ def test_missing_verilator_is_a_clear_error(monkeypatch):
 def test_every_kernel_same_as_rtl(name, config):
     try:
         _same_as_rtl(name, config)
-    except (ResourceError, RtlUnsupportedError) as e:
+    except (ResourceError, LaunchUnsupported) as e:
         pytest.skip(str(e))
