@@ -282,8 +282,7 @@ class ExtMemory(wiring.Component):
         m.submodules.ram = ram = self.ram
         ram_w = ram.write_port()
         ram_r = ram.read_port(transparent_for=(ram_w,))
-        slot_layout = _slot_layout(self.tag_bits)
-        m.submodules.resp_slots = resp_ram = memory.Memory(shape=slot_layout, depth=slots, init=[])
+        m.submodules.resp_slots = resp_ram = memory.Memory(shape=_slot_layout(self.tag_bits), depth=slots, init=[])
         slot_w = resp_ram.write_port()
         slot_r = resp_ram.read_port(transparent_for=(slot_w,))
 
@@ -292,13 +291,13 @@ class ExtMemory(wiring.Component):
             base_delay, span, reorder_on, stall = self._knob_registers(m)
         else:
             base_delay, span = Const(lo - 2, range(hi)), Const(hi - lo + 1, range(hi + 1))
-            reorder_on, stall = None, Const(self.stall_threshold, 8)
+            reorder_on, stall = Const(int(self.reorder)), Const(self.stall_threshold, 8)
         reorder_hw = self.reorder or self.runtime_knobs
         random_delay = hi > (self.min_latency if self.runtime_knobs else lo)
 
         # ---- LFSR (xorshift32), only when something is random -----------------------------
         rnd = Signal(32, init=self.init_seed)
-        if reorder_hw or random_delay or self.stall_threshold or self.runtime_knobs:
+        if reorder_hw or random_delay or self.stall_threshold:
             x1 = rnd ^ (rnd << 13)[:32]
             x2 = x1 ^ (x1 >> 17)
             m.d.sync += rnd.eq(x2 ^ (x2 << 5)[:32])
