@@ -256,8 +256,8 @@ class _StreamDriver:
 
 
 def _mem_payload(cfg, op, addrs, *, seq=0, wave=0, vdst=0, exec_mask=_M32):
-    """A ``hdl.simd.VecMemReq`` of a returning load: per-lane byte addresses, no data."""
-    from hdl.simd import VecMemReq
+    """A ``hdl.layouts.VecMemReq`` of a returning load: per-lane byte addresses, no data."""
+    from hdl.layouts import VecMemReq
     return VecMemReq(cfg).const({
         "wave": wave, "seq": seq & 0xFFFF, "op": op, "exec": exec_mask,
         "addr": sum((a & (2 ** 64 - 1)) << (64 * i) for i, a in enumerate(addrs)), "data": 0,

@@ -639,10 +639,10 @@ def _unit_sum(counters: dict) -> dict:
 
 def report_json(report: Any) -> dict:
     """A run's report (``dcu.launch.RunReport``) in the vocabulary both backends share:
-    instructions by SIMD issue group (``hdl.simd.ISSUE_GROUPS``) and counters by the RTL's
+    instructions by SIMD issue group (``hdl.layouts.ISSUE_GROUPS``) and counters by the RTL's
     names summed over units (``simd.issued.valu``, ``vmem.lines``, ``dispatch.waves``);
     the RTL's per-unit counters under ``counters_by_unit``."""
-    from hdl.simd import ISSUE_GROUPS, issue_group
+    from hdl.layouts import ISSUE_GROUPS, issue_group
 
     d = dict(report.to_dict())
     if report.backend == "model":

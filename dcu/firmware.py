@@ -113,7 +113,7 @@ def issue_mismatches(test, config: str, report, vopd: bool = False) -> list[str]
     loops (atomics checked by a ``check``) and the wave X / wave Y race (``ooo``) run as often
     as timing makes them: their counts are not compared."""
     from collections import Counter
-    from hdl.simd import issue_group
+    from hdl.layouts import issue_group
     model = run_firmware(test, backend="model", config=config, vopd=vopd).run.report
     out = []
     want = Counter()

@@ -25,7 +25,8 @@ from amaranth.sim import Simulator
 
 from dcu.launch import prepare
 from hdl.config import DCUConfig
-from hdl.simd import ISSUE_GROUPS, SIMD, ErrorCause, SimdPerf, issue_group
+from hdl.layouts import ISSUE_GROUPS, SimdPerf, issue_group
+from hdl.simd import SIMD, ErrorCause
 from isa import decode, disassemble
 from sim.execute import build as build_handler
 from sim.model import Model, _Workgroup, wave_inits
@@ -199,7 +200,7 @@ class SimdRun:
     issue_cycles, dual_issue_cycles : cycles in which one or more, or two, instructions issued
     issued : ``{kind: n}`` as the bench saw them issue (``issued_ops``: ``{OpInfo: n}``);
         ``valu_cycles`` the cycle of each VALU issue
-    perf : the SIMD's ``perf`` counters over this dispatch (:data:`hdl.simd.SimdPerf` as dicts)
+    perf : the SIMD's ``perf`` counters over this dispatch (:data:`hdl.layouts.SimdPerf` as dicts)
     ended : ``ended`` strobes seen during this dispatch
     sim_seconds, sim_cpu_seconds : this dispatch's simulation time, wall clock and CPU
     """

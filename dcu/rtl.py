@@ -398,7 +398,7 @@ def _resident_waves(ctx, dcu, prep=None) -> list[str]:
 
 async def _sample_timeline(ctx, dcu, tl) -> None:
     """Record each wave slot's state every cycle into ``tl`` (a :class:`dcu.timeline.Timeline`)."""
-    from hdl.simd import StallReason
+    from hdl.layouts import StallReason
     W = dcu.config.wave_slots
     issue, empty, ready = tl.code("issue"), tl.code("empty"), tl.code("ready")
     by_reason = {r.value: tl.code(r.name.lower()) for r in StallReason if r is not StallReason.NONE}

@@ -28,11 +28,12 @@ from .barrier import WorkgroupBarrier
 from .config import DCUConfig
 from .dispatch import DispatchLayout, Dispatcher
 from .icache import ICache
+from .layouts import ADDR
 from .lds import LDS
 from .memarb import MemArbiter
 from .memport import ADDR_BITS, Client, MemReq, MemResp
 from .scache import ScalarCache
-from .simd import ADDR, SIMD
+from .simd import SIMD
 from .transshare import SharedTrans
 from .vmem import VecMemUnit
 

@@ -22,12 +22,12 @@ from amaranth.lib.wiring import In, Out
 
 from .bitops import first_set, onehot_or, popcount, rr_pick, tree_max
 from .config import MAX_VGPRS_PER_WAVE, MAX_WORKGROUP_SIZE, WAVE_SIZE, DCUConfig
-from .simd import ADDR, LANES, LaunchLayout
+from .layouts import ADDR, LANES, LaunchLayout
 
 __all__ = ["Dispatcher", "DispatchLayout", "LdsAllocLayout", "DispatchCounters", "DispatchError",
            "OpenLayout", "resident_workgroups", "dispatch_fields", "USER_SGPRS", "ID_LANES_PER_CYCLE"]
 
-USER_SGPRS = 4            # s0..s3: what a wave launch carries (hdl.simd.LaunchLayout)
+USER_SGPRS = 4            # s0..s3: what a wave launch carries (hdl.layouts.LaunchLayout)
 ID_LANES_PER_CYCLE = 4    # work-item ids computed per cycle (8 cycles per wave, once per dispatch)
 MAX_WAVES = -(-MAX_WORKGROUP_SIZE // WAVE_SIZE)
 
@@ -125,7 +125,7 @@ class Dispatcher(wiring.Component):
     start : In(stream of DispatchLayout)
         A dispatch; taken when idle. At most 1,024 work-items per workgroup (the launch
         API checks it); an empty grid or block is done at once.
-    launch : Out(stream of hdl.simd.LaunchLayout), one per SIMD
+    launch : Out(stream of hdl.layouts.LaunchLayout), one per SIMD
     launched_slot : In(range(wave_slots)), one per SIMD
         The slot a launch went to, valid in the cycle it is accepted.
     ended : In(wave_slots), one per SIMD

@@ -27,7 +27,7 @@ from .config import ConfigError, DCUConfig
 from .linecache import (LINE, LINE_ADDR, ErrorLayout, LinePairs, MissTable, check_geometry, check_reads,
                         lowest, round_robin)
 from .memport import ADDR_BITS, MemReq, MemResp
-from .simd import FetchReq, FetchResp
+from .layouts import FetchReq, FetchResp
 
 __all__ = ["ICache"]
 

@@ -1,18 +1,30 @@
-"""Data layouts shared between the SIMD's units.
+"""Data layouts of the SIMD's ports and of what its units share.
 
-Only the decoder's output lives here so far: :data:`DecodedInst`, produced by
-:class:`hdl.decoder.Decoder` and carried through the instruction buffer and issue
-stages. A register of this layout reset to zero reads as an empty slot
-(``valid = 0, illegal = 0``).
+* :data:`DecodedInst`, produced by :class:`hdl.decoder.Decoder` and carried through the
+  instruction buffer and issue stages. A register of this layout reset to zero reads as an
+  empty slot (``valid = 0, illegal = 0``).
+* The payloads of the SIMD's streams (docs/simd.md), functions of the configuration: wave
+  launch (:func:`LaunchLayout`), instruction fetch (:func:`FetchReq`, :func:`FetchResp`),
+  scalar memory (:func:`SmemReq`, :func:`SmemResp`), vector memory and LDS
+  (:func:`VecMemReq`, :func:`ReqRow`, :func:`VecMemResp`), and its ``perf`` counters
+  (:data:`SimdPerf`). The caches, LDS, vector memory unit and dispatcher take them from here.
 """
 from __future__ import annotations
 
 from amaranth.hdl import signed, unsigned
-from amaranth.lib import data
+from amaranth.lib import data, enum
+from amaranth.utils import exact_log2
 
+from .config import DCUConfig
 from .isa_tables import FmtId, Kind, OpId
 
-__all__ = ["DecodedInst"]
+__all__ = ["DecodedInst", "LANES", "ADDR", "SEQ", "LaunchLayout", "FetchReq", "FetchResp", "SmemReq",
+           "SmemResp", "VecMemReq", "ReqRow", "VecMemResp", "StallReason", "ISSUE_GROUPS", "issue_group",
+           "SimdPerf"]
+
+LANES = 32   # lanes of a wave
+ADDR = 48    # bits of a virtual byte address
+SEQ = 16     # bits of a memory request's per-wave sequence tag
 
 #: One decoded gfx1200 instruction (docs/simd.md, "decoder").
 #:
@@ -88,4 +100,107 @@ DecodedInst = data.StructLayout({
     "reads_scc": 1,
     "writes_scc": 1,
     "reads_dst": 1,
+})
+
+
+# -- the SIMD's stream payloads ------------------------------------------------------------
+def LaunchLayout(cfg: DCUConfig):
+    return data.StructLayout({
+        "pc": ADDR, "vgpr_base": range(cfg.vgprs_per_simd), "vgprs": range(cfg.vgprs_per_simd + 1),
+        "wg": 8, "wg_last": 1, "exec": 32, "sgpr": data.ArrayLayout(32, 4), "ttmp7": 32, "ttmp9": 32, "v0": 32 * LANES,
+    })
+
+
+def FetchReq(cfg):
+    """A chunk of instructions (``cfg.fetch_bytes``, aligned) for one wave; ``epoch`` and
+    ``target`` come back with the data. ``target``: a speculative fetch of a loop's first chunk
+    (the target of a backward branch seen in the stream), which must not raise a fetch fault."""
+    return data.StructLayout({"wave": range(cfg.wave_ids), "addr": ADDR, "epoch": 2, "target": 1})
+
+
+def FetchResp(cfg):
+    """Responses return in request order for each wave; a faulting ``target`` fetch answers zeros."""
+    return data.StructLayout({"wave": range(cfg.wave_ids), "data": 8 * cfg.fetch_bytes, "epoch": 2, "target": 1})
+
+
+def SmemReq(cfg):
+    """A scalar load: ``addr`` is the exact byte address (base + offsets, low bits kept), so the
+    memory side aligns it as the opcode requires (dword loads ignore bits [1:0], 16-bit loads
+    bit 0) and serves sub-dword loads; ``dwords`` destination registers from ``sdst``."""
+    return data.StructLayout({"wave": range(cfg.wave_ids), "seq": SEQ, "op": OpId, "addr": 64,
+                              "sdst": 7, "dwords": range(17)})
+
+
+def SmemResp(cfg):
+    return data.StructLayout({"wave": range(cfg.wave_ids), "seq": SEQ, "sdst": 7, "data": 32, "last": 1})
+
+
+def VecMemReq(cfg):
+    """Vector memory and LDS requests: the operands the instruction read, per lane. ``addr``
+    and ``data`` are the ``cfg.request_lanes`` lanes of the row the reader names
+    (:func:`ReqRow`): the whole wave when there is one row."""
+    RQ = cfg.request_lanes
+    return data.StructLayout({
+        "wave": range(cfg.wave_ids), "seq": SEQ, "op": OpId, "exec": 32,
+        "addr": 64 * RQ,             # per-lane byte address (LDS: the 32-bit vaddr, offsets separate)
+        "data": 128 * RQ,            # per lane: up to four data dwords (data0, then data1 for DS 2-operand forms)
+        "offset0": 8, "offset1": 8, "vdst": 8, "returns": 1,
+    })
+
+
+def ReqRow(cfg):
+    """The row of a request (``cfg.request_lanes`` lanes) its reader names: lanes
+    ``row * request_lanes`` and up. One bit, unused, when there is one row (a 0-bit port
+    becomes ``[-1:0]`` in the Verilog, which Verilator rejects)."""
+    return unsigned(max(1, exact_log2(cfg.request_rows)))
+
+
+def VecMemResp(cfg):
+    """One beat per lane group (``cfg.resp_lanes`` lanes: ``grp``) of each destination register
+    (``write``): register ``vdst`` is ``data`` for the group's lanes enabled in ``mask``.
+    Registers in order, each one's groups in order, so its last group is its last beat. An
+    instruction without a destination register answers one beat (``write`` 0, ``grp`` 0).
+    ``last`` retires the instruction and decrements loadcnt, or storecnt when ``store``
+    (stores, non-returning atomics, global_wb)."""
+    R = cfg.resp_lanes
+    # ``grp`` has a bit even when a beat is the whole wave (always 0 then): a 0-bit port
+    # becomes ``[-1:0]`` in the Verilog, which Verilator rejects
+    return data.StructLayout({"wave": range(cfg.wave_ids), "seq": SEQ, "vdst": 8, "grp": range(max(2, LANES // R)),
+                              "data": 32 * R, "mask": R, "write": 1, "last": 1, "store": 1})
+
+
+# -- the SIMD's perf counters --------------------------------------------------------------
+class StallReason(enum.Enum, shape=unsigned(4)):
+    """Why a wave cannot issue this cycle; the first that applies, in this order."""
+    NONE = 0          # it can issue (or the slot is empty)
+    HELD = 1          # not started: launch in progress, waiting for its workgroup, or stopped by an error
+    FETCH = 2         # its next instruction is not buffered yet (or a branch is resolving)
+    DEPENDENCY = 3    # a register it reads or writes is busy (scoreboard); s_endpgm waiting for writes
+    LOADCNT = 4       # s_wait_* / s_endpgm waiting for this counter
+    STORECNT = 5
+    DSCNT = 6
+    KMCNT = 7
+    BARRIER = 8       # s_barrier_wait before the barrier completes
+    STRUCTURAL = 9    # its unit or memory port is busy (full counter, multi-cycle VALU, trans unit)
+
+
+#: Instruction kinds (``isa.OpInfo.kind``) counted by each ``perf.issued`` counter; every other
+#: kind (waits, hints, barriers, s_endpgm, illegal words) counts as ``other``.
+ISSUE_GROUPS = {
+    "valu": ("valu",), "trans": ("vtrans",), "salu": ("salu",), "branch": ("sbranch",), "smem": ("smem",),
+    "vmem": ("vmem_load", "vmem_store", "vmem_atomic", "cache"), "lds": ("ds_load", "ds_store", "ds_atomic"),
+    "other": (),
+}
+
+
+def issue_group(kind: str) -> str:
+    """The ``perf.issued`` counter an instruction of ``kind`` counts in."""
+    return next((g for g, kinds in ISSUE_GROUPS.items() if kind in kinds), "other")
+
+
+#: ``perf``: free-running 32-bit counters (they wrap), cleared by reset.
+SimdPerf = data.StructLayout({
+    "issued": data.StructLayout({g: 32 for g in ISSUE_GROUPS}),
+    "valu_busy": 32,
+    "stall": data.StructLayout({r.name.lower(): 32 for r in StallReason if r is not StallReason.NONE}),
 })

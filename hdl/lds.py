@@ -34,7 +34,7 @@ from .atomic import ATOMIC_OF, AtomicOp, atomic_result
 from .bitops import encode_onehot, lowest_bit, tree_or
 from .config import DCUConfig
 from .isa_tables import info_of, ops_of, rtl_memory_op
-from .simd import LANES, ReqRow, VecMemReq, VecMemResp
+from .layouts import LANES, ReqRow, VecMemReq, VecMemResp
 
 __all__ = ["LDS", "LdsAlloc", "LdsError", "LdsErrorCause", "IMPLEMENTED"]
 

@@ -30,7 +30,7 @@ from .isa_tables import OpId
 from .linecache import (LINE, LINE_ADDR, ErrorLayout, LinePairs, MissTable, check_geometry, check_reads,
                         lowest, round_robin)
 from .memport import ADDR_BITS, MemReq, MemResp
-from .simd import SEQ, SmemReq, SmemResp
+from .layouts import SEQ, SmemReq, SmemResp
 
 __all__ = ["ScalarCache"]
 

@@ -37,89 +37,20 @@ from .salu import SALU
 from .salu_shared import SALUShared
 from .valu_fp import VALUFloat
 from .lanemul import FP_WIDTH as FP_MUL_W, WIDTH as MUL_W, LaneMultiplier
-from .layouts import DecodedInst
+from .layouts import (ADDR, ISSUE_GROUPS, LANES, SEQ, DecodedInst, FetchReq, FetchResp, LaunchLayout, ReqRow,
+                      SimdPerf, SmemReq, SmemResp, StallReason, VecMemReq, VecMemResp)
 from .regfile import SgprFile, VgprFile
 from .trans import TransIn, TransOut, TransUnit, latency as trans_latency
 from .valu_int import VALUInt
 from .valu_int_shared import VALUIntShared
 
-__all__ = ["SIMD", "IMPLEMENTED", "NO_CLAMP", "LaunchLayout", "FetchReq", "FetchResp", "SmemReq", "SmemResp", "VecMemReq", "ReqRow",
-           "VecMemResp", "ErrorCause", "ErrorLayout", "StallReason", "SimdPerf", "ISSUE_GROUPS", "issue_group",
-           "SCALAR_PIPE_KINDS"]
+__all__ = ["SIMD", "IMPLEMENTED", "NO_CLAMP", "ErrorCause", "ErrorLayout", "SCALAR_PIPE_KINDS"]
 
-LANES = 32
-ADDR = 48
-SEQ = 16
 VCC_LO, VCC_HI, NULL, M0, EXEC_LO, EXEC_HI = 106, 107, 124, 125, 126, 127
 SCC_CODE, VCCZ, EXECZ, LITERAL = 253, 251, 252, 255
 
 
 # -- port layouts -------------------------------------------------------------------------
-def LaunchLayout(cfg: DCUConfig):
-    return data.StructLayout({
-        "pc": ADDR, "vgpr_base": range(cfg.vgprs_per_simd), "vgprs": range(cfg.vgprs_per_simd + 1),
-        "wg": 8, "wg_last": 1, "exec": 32, "sgpr": data.ArrayLayout(32, 4), "ttmp7": 32, "ttmp9": 32, "v0": 32 * LANES,
-    })
-
-
-def FetchReq(cfg):
-    """A chunk of instructions (``cfg.fetch_bytes``, aligned) for one wave; ``epoch`` and
-    ``target`` come back with the data. ``target``: a speculative fetch of a loop's first chunk
-    (the target of a backward branch seen in the stream), which must not raise a fetch fault."""
-    return data.StructLayout({"wave": range(cfg.wave_ids), "addr": ADDR, "epoch": 2, "target": 1})
-
-
-def FetchResp(cfg):
-    """Responses return in request order for each wave; a faulting ``target`` fetch answers zeros."""
-    return data.StructLayout({"wave": range(cfg.wave_ids), "data": 8 * cfg.fetch_bytes, "epoch": 2, "target": 1})
-
-
-def SmemReq(cfg):
-    """A scalar load: ``addr`` is the exact byte address (base + offsets, low bits kept), so the
-    memory side aligns it as the opcode requires (dword loads ignore bits [1:0], 16-bit loads
-    bit 0) and serves sub-dword loads; ``dwords`` destination registers from ``sdst``."""
-    return data.StructLayout({"wave": range(cfg.wave_ids), "seq": SEQ, "op": OpId, "addr": 64,
-                              "sdst": 7, "dwords": range(17)})
-
-
-def SmemResp(cfg):
-    return data.StructLayout({"wave": range(cfg.wave_ids), "seq": SEQ, "sdst": 7, "data": 32, "last": 1})
-
-
-def VecMemReq(cfg):
-    """Vector memory and LDS requests: the operands the instruction read, per lane. ``addr``
-    and ``data`` are the ``cfg.request_lanes`` lanes of the row the reader names
-    (:func:`ReqRow`): the whole wave when there is one row."""
-    RQ = cfg.request_lanes
-    return data.StructLayout({
-        "wave": range(cfg.wave_ids), "seq": SEQ, "op": OpId, "exec": 32,
-        "addr": 64 * RQ,             # per-lane byte address (LDS: the 32-bit vaddr, offsets separate)
-        "data": 128 * RQ,            # per lane: up to four data dwords (data0, then data1 for DS 2-operand forms)
-        "offset0": 8, "offset1": 8, "vdst": 8, "returns": 1,
-    })
-
-
-def ReqRow(cfg):
-    """The row of a request (``cfg.request_lanes`` lanes) its reader names: lanes
-    ``row * request_lanes`` and up. One bit, unused, when there is one row (a 0-bit port
-    becomes ``[-1:0]`` in the Verilog, which Verilator rejects)."""
-    return unsigned(max(1, exact_log2(cfg.request_rows)))
-
-
-def VecMemResp(cfg):
-    """One beat per lane group (``cfg.resp_lanes`` lanes: ``grp``) of each destination register
-    (``write``): register ``vdst`` is ``data`` for the group's lanes enabled in ``mask``.
-    Registers in order, each one's groups in order, so its last group is its last beat. An
-    instruction without a destination register answers one beat (``write`` 0, ``grp`` 0).
-    ``last`` retires the instruction and decrements loadcnt, or storecnt when ``store``
-    (stores, non-returning atomics, global_wb)."""
-    R = cfg.resp_lanes
-    # ``grp`` has a bit even when a beat is the whole wave (always 0 then): a 0-bit port
-    # becomes ``[-1:0]`` in the Verilog, which Verilator rejects
-    return data.StructLayout({"wave": range(cfg.wave_ids), "seq": SEQ, "vdst": 8, "grp": range(max(2, LANES // R)),
-                              "data": 32 * R, "mask": R, "write": 1, "last": 1, "store": 1})
-
-
 class ErrorCause(enum.Enum, shape=unsigned(2)):
     """Why the SIMD stopped a wave (``error.cause``)."""
     NONE = 0
@@ -135,46 +66,10 @@ def ErrorLayout(cfg):
                               "cause": ErrorCause})
 
 
-class StallReason(enum.Enum, shape=unsigned(4)):
-    """Why a wave cannot issue this cycle; the first that applies, in this order."""
-    NONE = 0          # it can issue (or the slot is empty)
-    HELD = 1          # not started: launch in progress, waiting for its workgroup, or stopped by an error
-    FETCH = 2         # its next instruction is not buffered yet (or a branch is resolving)
-    DEPENDENCY = 3    # a register it reads or writes is busy (scoreboard); s_endpgm waiting for writes
-    LOADCNT = 4       # s_wait_* / s_endpgm waiting for this counter
-    STORECNT = 5
-    DSCNT = 6
-    KMCNT = 7
-    BARRIER = 8       # s_barrier_wait before the barrier completes
-    STRUCTURAL = 9    # its unit or memory port is busy (full counter, multi-cycle VALU, trans unit)
-
-
-#: Instruction kinds (``isa.OpInfo.kind``) counted by each ``perf.issued`` counter; every other
-#: kind (waits, hints, barriers, s_endpgm, illegal words) counts as ``other``.
-ISSUE_GROUPS = {
-    "valu": ("valu",), "trans": ("vtrans",), "salu": ("salu",), "branch": ("sbranch",), "smem": ("smem",),
-    "vmem": ("vmem_load", "vmem_store", "vmem_atomic", "cache"), "lds": ("ds_load", "ds_store", "ds_atomic"),
-    "other": (),
-}
-
-
 #: Kinds that issue through the scalar pipe. RDNA issues up to one instruction of each kind
 #: per cycle (from different waves); here a second issue pipe takes SALU instructions,
 #: branches, waits and hints beside the main pipe's VALU, memory and everything else.
 SCALAR_PIPE_KINDS = ("salu", "sbranch", "swait", "shint")
-
-
-def issue_group(kind: str) -> str:
-    """The ``perf.issued`` counter an instruction of ``kind`` counts in."""
-    return next((g for g, kinds in ISSUE_GROUPS.items() if kind in kinds), "other")
-
-
-#: ``perf``: free-running 32-bit counters (they wrap), cleared by reset.
-SimdPerf = data.StructLayout({
-    "issued": data.StructLayout({g: 32 for g in ISSUE_GROUPS}),
-    "valu_busy": 32,
-    "stall": data.StructLayout({r.name.lower(): 32 for r in StallReason if r is not StallReason.NONE}),
-})
 
 
 class SIMD(wiring.Component):

@@ -44,7 +44,7 @@ from .config import DCUConfig
 from .isa_tables import OpId, info_of, ops_of, rtl_memory_op
 from .l0 import LINE_BITS, L0Array, lowest_one, onehot_index, or_tree
 from .memport import ADDR_BITS, CLIENT_TAG_BITS, LINE_BYTES, MemKind, MemReq, MemResp
-from .simd import SEQ, ReqRow, VecMemReq, VecMemResp
+from .layouts import SEQ, ReqRow, VecMemReq, VecMemResp
 
 __all__ = ["VecMemUnit", "OpKind", "Ext", "ErrorCause", "ErrorLayout", "COUNTERS", "CountersLayout", "op_table"]
 

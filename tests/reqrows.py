@@ -11,7 +11,7 @@ from __future__ import annotations
 from amaranth.hdl import Elaboratable, Module, Signal
 from amaranth.lib import data
 
-from hdl.simd import VecMemReq
+from hdl.layouts import VecMemReq
 
 __all__ = ["RequestRows", "whole_layout"]
 

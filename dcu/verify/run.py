@@ -3,7 +3,7 @@
 :func:`check` builds a program (``dcu.verify.gen``), runs it on the reference (the model) and
 on the candidate (``verilator``, ``rtl`` or any :data:`Runner`) and compares the output buffer
 (every wave's VGPRs, SGPRs and LDS), the data buffer and the instructions issued by group
-(``hdl.simd.ISSUE_GROUPS``). :func:`campaign` runs many over worker processes; the RTL
+(``hdl.layouts.ISSUE_GROUPS``). :func:`campaign` runs many over worker processes; the RTL
 backends share one Verilator build, made before the workers start.
 """
 from __future__ import annotations
@@ -62,7 +62,7 @@ def model_runner(corrupt: dict | None = None, max_instructions: int = 2_000_000)
         from dcu.launch import prepare
         from sim.model import ExecutionError, Model
         from sim.wave import EXEC
-        from hdl.simd import ISSUE_GROUPS
+        from hdl.layouts import ISSUE_GROUPS
         lanes: dict = {}
 
         class Watched(Model):

@@ -23,7 +23,7 @@ from cocotb.triggers import ReadOnly, RisingEdge
 from hdl.config import get_config
 from hdl.isa_tables import OpId
 from hdl.lds import LdsAlloc
-from hdl.simd import VecMemReq, VecMemResp
+from hdl.layouts import VecMemReq, VecMemResp
 from tests.test_lds import ALL, LANES, LOADS, M32, STORES, Req, _nregs, _pack, model_exec, rand_req
 from tbutil import Rate, Stream, report, start, unpack, write_gtkw
 

@@ -23,7 +23,7 @@ from cocotb.triggers import ReadOnly, RisingEdge
 
 from hdl.config import get_config
 from hdl.memport import MemReq, MemResp
-from hdl.simd import VecMemResp
+from hdl.layouts import VecMemResp
 from hdl.vmem import COUNTERS, CountersLayout, ErrorLayout
 from tests.test_vmem import ATOMICS, LOADS, Run, base_of, random_program
 from tbutil import Rate, Stream, report, start, unpack, write_gtkw
