@@ -604,7 +604,7 @@ class _TracedDCU:
     def run(self, kernel, grid, block, args, *, latency, seed=0, reorder=True, max_cycles=200_000):
         """One dispatch; -> (prepared dispatch, cycles, counters, accesses [(cycle, simd, wave
         slot, lane-0 address)], seconds)."""
-        from .launch import _dims, prepare
+        from .prepare import _dims, prepare
         self.config.check_kernel(kernel, _dims(block))
         prep = prepare(kernel, grid, block, args)
         res = self.session.run(prep, kernel, bool(kernel.wgp_mode), latency=latency, seed=seed, reorder=reorder,

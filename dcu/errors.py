@@ -12,6 +12,9 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
+from .launch_errors import (LaunchError, LaunchUnsupported, RtlError, RtlUnsupportedError,
+                            VerilatorMissing)
+
 __all__ = ["EXIT_CODES", "DcuError", "UsageError", "BuildFailed", "KernelFault", "Unsupported", "Timeout",
            "ToolMissing", "InternalError", "Fault", "classify", "model_fault", "access_of_kind"]
 
@@ -189,18 +192,14 @@ def classify(e: BaseException, kernel: str | None = None) -> DcuError:
     from sim.model import ExecutionError
     if isinstance(e, ExecutionError):
         return model_fault(e, kernel)
-    from .rtl import RtlError
     if isinstance(e, RtlError):
         return rtl_error(e)
     from .toolchain import ToolchainError, ToolNotFoundError
-    from .verilator import VerilatorMissing
     if isinstance(e, ToolNotFoundError) or isinstance(e.__cause__, VerilatorMissing) or isinstance(e, VerilatorMissing):
         return ToolMissing(_first_line(e))
     if isinstance(e, ToolchainError):
         return BuildFailed(_build_message(e))
     from hdl.config import ConfigError, ResourceError
-    from .launch import LaunchError, LaunchUnsupported
-    from .rtlcheck import RtlUnsupportedError
     if isinstance(e, (ResourceError, LaunchUnsupported, RtlUnsupportedError)):
         return Unsupported(str(e))
     if isinstance(e, (LaunchError, ConfigError)):
@@ -238,6 +237,18 @@ def _build_message(e) -> str:
         else _first_line(e)
 
 
+def describe_words(words: int, pc: int) -> str:
+    """Three instruction dwords packed in ``words`` (as the DCU latches them), disassembled,
+    then the dwords."""
+    from isa import DecodeError, decode, disassemble
+    raw = [(words >> (32 * i)) & 0xFFFF_FFFF for i in range(3)]
+    try:
+        text = disassemble(decode(raw, pc=pc))
+    except DecodeError:
+        text = "not a gfx1200 instruction this decoder knows"
+    return f"{text} (dwords {' '.join(f'{w:08x}' for w in raw)})"
+
+
 # ---- the RTL's failures ----------------------------------------------------------------------
 def rtl_fault(err, config, prep, kernel: str, backend: str, buffers, *, mem_faults=(), waves=None,
               watchdog_cycles: int | None = None, max_cycles: int | None = None) -> tuple[Fault, str]:
@@ -247,7 +258,6 @@ def rtl_fault(err, config, prep, kernel: str, backend: str, buffers, *, mem_faul
     (they add the kind and the bytes of a vector access the memory refused), ``buffers`` the
     buffer map, ``waves`` the resident waves described."""
     from hdl.dcu import DcuErrorCause as Cause
-    from .rtl import _describe_words
 
     f = Fault("", kernel, backend, waves=list(waves or []))
     if err is None or not err.valid:
@@ -261,7 +271,7 @@ def rtl_fault(err, config, prep, kernel: str, backend: str, buffers, *, mem_faul
     f.waves = []
     if cause == Cause.ILLEGAL_INSTRUCTION:
         f.what, f.pc = "not an instruction the RTL executes", int(err.pc)
-        f.instruction = _describe_words(err.words, err.pc)
+        f.instruction = describe_words(err.words, err.pc)
         return f, "unsupported"
     if cause == Cause.DISPATCH:
         f.simd = f.slot = None

@@ -6,7 +6,7 @@ whole) is listed from its first instruction to its end: the PC the instruction h
 run loads the code object (the PC runtime errors name), its offset in the code object, its
 dwords and its text. Branch targets get a label ``<symbol+offset>`` before them and the
 branch names it. Words the decoder rejects are shown as such and stepped over by their
-format's size (:func:`isa.disasm.encoding_size`), so the listing stays in step.
+format's size (:func:`isa.decoder.encoding_size`), so the listing stays in step.
 """
 from __future__ import annotations
 
@@ -60,7 +60,7 @@ def _functions(co) -> list[tuple[str, int, int]]:
 def _decode_range(co, block: Block, load_base: int) -> list[tuple[int, tuple, str, object]]:
     """``(offset, dwords, text, inst or None)`` for each instruction of ``block``."""
     from isa import DecodeError, decode, disassemble
-    from isa.disasm import encoding_size
+    from isa.decoder import encoding_size
 
     code, base = co.code, co.code_base
     words = struct.unpack(f"<{len(code) // 4}I", code[: len(code) // 4 * 4])

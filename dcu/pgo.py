@@ -83,7 +83,7 @@ def training_images(cfg, mem_bytes: int, mem_base: int) -> list[tuple[str, objec
     from firmware_tests.manifest import get, path
     from hdl.config import ResourceError
     from .hostimage import host_image, memory_size_for
-    from .launch import load_program, prepare
+    from .prepare import load_program, prepare
 
     out = []
     for name in TRAINING:

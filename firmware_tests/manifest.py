@@ -18,30 +18,15 @@ This module imports only numpy and the standard library.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from fractions import Fraction
-from typing import Callable
 
 import numpy as np
 
+from .corpus import entries as _corpus_entries
+from .entry import FirmwareTest
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 M32 = 0xFFFFFFFF
-
-
-@dataclass(frozen=True)
-class FirmwareTest:
-    name: str                 # unique, e.g. "vector_add_cl"
-    source: str               # file name inside firmware_tests/
-    kernel: str               # kernel symbol
-    grid: tuple               # workgroups per dimension
-    block: tuple              # work-items per workgroup per dimension
-    make_args: Callable       # rng -> list of numpy arrays (buffers) and numpy scalars
-    golden: Callable          # input args -> {arg index: expected final buffer contents}
-    check: Callable | None = None   # optional check(inputs, outputs) raising AssertionError
-    wgp: bool = False
-    ulp_tol: int = 0
-    tags: frozenset = frozenset()
-    cl_options: tuple = ()    # further clang options for a .cl source (dcu.toolchain.compile_cl)
 
 
 def path(test: FirmwareTest) -> str:
@@ -804,8 +789,6 @@ TESTS += [
 ]
 
 # The OpenCL C corpus (built-ins, AMD's device library, atomics, sub-groups): corpus.py.
-from .corpus import entries as _corpus_entries  # noqa: E402
-
 TESTS += _corpus_entries()
 
 _BY_NAME = {t.name: t for t in TESTS}

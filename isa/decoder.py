@@ -9,6 +9,7 @@ from .opcodes import Fmt, OpInfo, lookup
 from . import dpp as D
 from . import operands as O
 from . import vopd as VD
+from .disasm import disassemble
 
 
 class DecodeError(Exception):
@@ -41,7 +42,6 @@ class Inst:
         return self.info.name
 
     def __repr__(self) -> str:
-        from .disasm import disassemble
         return f"<Inst 0x{self.pc:x}: {disassemble(self)} [{' '.join(f'{w:08x}' for w in self.words)}]>"
 
     @property
@@ -216,6 +216,31 @@ def _foreign(w0: int) -> tuple[str, int]:
         if w0 & mask == val:
             return name, (w0 >> shift) & ((1 << width) - 1) if width else -1
     return "", -1
+
+
+# encodings the decoder does not implement: their size in dwords (RDNA 4 ISA guide, "Microcode Formats")
+_FOREIGN_DWORDS = {"VBUFFER": 3, "VIMAGE": 3, "VSAMPLE": 3, "VINTERP": 2, "VDSDIR": 1, "VOPD": 2, "VEXPORT": 2}
+_VOPD_LITERAL_OPS = (1, 2)           # v_dual_fmaak_f32, v_dual_fmamk_f32
+
+
+def encoding_size(words) -> int:
+    """Bytes an instruction occupies judged by its encoding format alone: the format's size, plus
+    a literal dword when a source field holds the literal code. A listing steps over words the
+    decoder rejects by this, and so stays in step with the instruction stream."""
+    words = [int(w) & 0xFFFFFFFF for w in words]
+    fmt = _fmt_of(words[0])
+    if fmt == Fmt.VOPD:
+        w1 = words[1] if len(words) > 1 else 0
+        literal = (words[0] & 0x1FF) == O.LITERAL or (w1 & 0x1FF) == O.LITERAL or \
+            (words[0] >> 22) & 0xF in _VOPD_LITERAL_OPS or (words[0] >> 17) & 0x1F in _VOPD_LITERAL_OPS
+        return 4 * (2 + literal)
+    if fmt is None:
+        return 4 * _FOREIGN_DWORDS.get(_foreign(words[0])[0], 1)
+    n = _BASE_WORDS[fmt]
+    if fmt in _SRC_FIELDS and len(words) >= n and any(_fields(fmt, words).get(k) == O.LITERAL
+                                                      for k in _SRC_FIELDS[fmt]):
+        n += 1
+    return 4 * n
 
 
 _DPP_CODES = D.CODES     # DPP8, DPP8 with fetch-inactive, DPP16 (0xFB is src_vccz)

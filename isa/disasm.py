@@ -2,12 +2,15 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
-from .decoder import Inst
 from .opcodes import Fmt
 from . import dpp as D
 from . import operands as O
 from . import vopd as VD
+
+if TYPE_CHECKING:   # annotations only: the decoder imports this module
+    from .decoder import Inst
 
 _SENDMSG = {1: "MSG_INTERRUPT", 2: "MSG_HS_TESSFACTOR", 3: "MSG_DEALLOC_VGPRS", 9: "MSG_GS_ALLOC_REQ",
             128: "MSG_RTN_GET_DOORBELL", 129: "MSG_RTN_GET_DDID", 130: "MSG_RTN_GET_TMA",
@@ -37,32 +40,6 @@ _HWREG = {1: "MODE", 2: "STATUS", 4: "STATE_PRIV", 5: "GPR_ALLOC", 6: "LDS_ALLOC
           18: "EXCP_FLAG_USER", 19: "TRAP_CTRL", 20: "SCRATCH_BASE_LO", 21: "SCRATCH_BASE_HI",
           23: "HW_ID1", 24: "HW_ID2", 29: "SHADER_CYCLES_LO", 30: "SHADER_CYCLES_HI",
           31: "DVGPR_ALLOC_LO", 32: "DVGPR_ALLOC_HI"}
-
-
-# encodings the decoder does not implement: their size in dwords (RDNA 4 ISA guide, "Microcode Formats")
-_FOREIGN_DWORDS = {"VBUFFER": 3, "VIMAGE": 3, "VSAMPLE": 3, "VINTERP": 2, "VDSDIR": 1, "VOPD": 2, "VEXPORT": 2}
-_VOPD_LITERAL_OPS = (1, 2)           # v_dual_fmaak_f32, v_dual_fmamk_f32
-
-
-def encoding_size(words) -> int:
-    """Bytes an instruction occupies judged by its encoding format alone: the format's size, plus
-    a literal dword when a source field holds the literal code. A listing steps over words the
-    decoder rejects by this, and so stays in step with the instruction stream."""
-    from .decoder import _BASE_WORDS, _SRC_FIELDS, _fields, _fmt_of, _foreign
-    words = [int(w) & 0xFFFFFFFF for w in words]
-    fmt = _fmt_of(words[0])
-    if fmt == Fmt.VOPD:
-        w1 = words[1] if len(words) > 1 else 0
-        literal = (words[0] & 0x1FF) == O.LITERAL or (w1 & 0x1FF) == O.LITERAL or \
-            (words[0] >> 22) & 0xF in _VOPD_LITERAL_OPS or (words[0] >> 17) & 0x1F in _VOPD_LITERAL_OPS
-        return 4 * (2 + literal)
-    if fmt is None:
-        return 4 * _FOREIGN_DWORDS.get(_foreign(words[0])[0], 1)
-    n = _BASE_WORDS[fmt]
-    if fmt in _SRC_FIELDS and len(words) >= n and any(_fields(fmt, words).get(k) == O.LITERAL
-                                                      for k in _SRC_FIELDS[fmt]):
-        n += 1
-    return 4 * n
 
 
 def _hex(v: int) -> str:

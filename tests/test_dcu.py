@@ -105,7 +105,7 @@ def test_session_reset_leaves_nothing_of_the_previous_dispatch():
     kernel run before and after another one counts the same cycles and counters and
     writes the same output, though the other kernel ran its own code through the same
     instruction, scalar and L0 caches in between."""
-    from dcu.launch import _dims, prepare
+    from dcu.prepare import _dims, prepare
     from dcu.rtl import RtlSession
     from dcu.firmware import HERE
     from hdl.config import get_config
