@@ -295,3 +295,30 @@ def test_s_bfe_i64_wide_field():
     s0, s1 = 0x8000_0000_0000_1234, 8 | 64 << 16
     w = run("s_bfe_i64 s[4:5], s[2:3], s6", s={2: s0 & 0xFFFF_FFFF, 3: s0 >> 32, 6: s1})
     assert w.s[4] | w.s[5] << 32 == _bfe_golden(s0, s1, 64) == 0xFF80_0000_0000_0012
+
+
+def test_opencl_denorms_are_zero_division(tmp_path):
+    """clang's -cl-denorms-are-zero kernel (FLOAT_DENORM_MODE_32 0) with a correctly rounded
+    division switches denormals on with s_denorm_mode 15 around the FMAs and back with 12: the
+    model's result is the flush-to-zero quotient of flushed operands, bit for bit."""
+    (tmp_path / "d.cl").write_text("kernel void d(global const float *a, global const float *b, "
+                                   "global float *o) { int i = get_global_id(0); o[i] = a[i] / b[i]; }")
+    kernel = dcu.load_program(tmp_path / "d.cl", options=["-cl-denorms-are-zero",
+                                                          "-cl-fp32-correctly-rounded-divide-sqrt"]).kernel("d")
+    assert kernel.float_mode == 0xC0
+    rng = np.random.default_rng(7)
+    a, b = (rng.standard_normal(128).astype(np.float32) for _ in range(2))
+    a[:8], b[:8] = 2.0 ** -130, 3.0                # denormal dividend
+    a[8:16], b[8:16] = 2.0 ** -120, 2.0 ** 10      # denormal quotient
+    a[16:24], b[16:24] = 2.0 ** -100, 2.0 ** -130  # denormal divisor
+    a[24:32], b[24:32] = 1.5, 2.0 ** 127           # quotient below 2^-126 through the scaling
+
+    def ftz(x):
+        x = np.asarray(x, np.float32).copy()
+        tiny = np.abs(x) < np.float32(2.0 ** -126)
+        x[tiny] = np.copysign(np.float32(0), x[tiny])
+        return x
+    with np.errstate(all="ignore"):
+        want = ftz(ftz(a) / ftz(b))
+    got = dcu.launch(kernel, 4, 32, [a, b, np.zeros(128, np.float32)]).buffers[2]
+    assert got.view(U32).tolist() == want.view(U32).tolist()
