@@ -6,8 +6,10 @@ patterns and the opcode field positions are derived from ``isa.decoder._fmt_of``
 ``_raw_op``), inside it a ``Switch`` on the opcode field with one ``Case`` per opcode that
 sets the ``OpId``, the ``Kind`` and the per-opcode properties (:func:`op_properties`). The
 VOP3 opcode space holds the native VOP3/VOP3SD opcodes and the ``_e64`` forms of VOP1/VOP2/
-VOPC. Adding an opcode to ``isa/opcodes.py`` adds it here; an opcode that is not in the table,
-a VOPD or foreign format, or a DPP/SDWA source code decodes as ``illegal``.
+VOPC. Adding an opcode to ``isa/opcodes.py`` adds it here once the SIMD executes it
+(``hdl.simd.IMPLEMENTED``); any other opcode, a VOPD or foreign format, a DPP/SDWA source code,
+or a field that breaks a rule of ``isa.legality`` (which the model's decoder applies too)
+decodes as ``illegal``.
 
 Literal rule (as ``isa.decode``): a literal dword follows the base encoding when one of the
 first ``len(info.src_bits)`` source fields of the format is 255, or for fmamk/fmaak (K).
@@ -22,16 +24,22 @@ from amaranth.lib.wiring import In, Out
 
 from isa import OPCODES, Fmt, OpInfo
 from isa import operands as O
+from isa.legality import FIELDS, rules
 # The Python decoder's own tables, so that both decoders follow one set of rules.
 from isa.decoder import _BASE_WORDS, _DPP_CODES, _SRC_FIELDS, VMEM_FMTS, _fmt_of, _raw_op
 
 from .isa_tables import FmtId, Kind, OpId, info_of, ops_of
 from .layouts import DecodedInst
 
-__all__ = ["Decoder", "DecodedInst", "IMPLEMENTED", "op_properties", "is_branch_word"]
+__all__ = ["Decoder", "DecodedInst", "op_properties", "is_branch_word"]
 
-#: Mnemonics the RTL decoder decodes (read by scripts/gen_opcode_table.py).
-IMPLEMENTED = frozenset(o.name for o in OPCODES)
+def __getattr__(name):
+    # IMPLEMENTED: the mnemonics the RTL decoder decodes, those the SIMD executes
+    # (hdl.simd.IMPLEMENTED, which imports this module: read when first asked for)
+    if name == "IMPLEMENTED":
+        from .simd import IMPLEMENTED
+        return IMPLEMENTED
+    raise AttributeError(name)
 
 _FMT_LSB = 23        # the format is a function of dword 0 bits [31:23]
 
@@ -95,6 +103,7 @@ _Temp = data.StructLayout({
     "lit_k": 1,                  # fmamk/fmaak: the literal is the K constant
     "nbase": unsigned(2),        # dwords before the literal
     "dpp_chk": 1,                # src0 must not be a DPP/SDWA code
+    "bad": 1,                    # a field breaks a rule of isa.legality
 })
 
 
@@ -174,6 +183,28 @@ def _vop3_space() -> dict[int, OpInfo]:
     return space
 
 
+def _in_range(v, lo: int, hi: int):
+    """lo <= v <= hi, without comparisons that are constant (Verilator flags those)."""
+    if lo == hi:
+        return v == lo
+    if lo == 0 and hi == (1 << len(v)) - 1:
+        return C(1, 1)
+    return v <= hi if lo == 0 else v >= lo if hi == (1 << len(v)) - 1 else (v >= lo) & (v <= hi)
+
+
+def _breaks_a_rule(info: OpInfo, enc: Fmt, words):
+    """1 when a field of the instruction breaks a rule of ``isa.legality`` (the model's decoder
+    refuses such a word)."""
+    bad = []
+    for r in rules(info, enc):
+        d, lsb, width = FIELDS[enc][r.field]
+        v = words[d][lsb:lsb + width]
+        if r.mask & ((1 << width) - 1):
+            bad.append((v & (r.mask & ((1 << width) - 1))).any())
+        bad += [_in_range(v, lo, min(hi, (1 << width) - 1)) for lo, hi in r.ranges if lo < 1 << width]
+    return Cat(*bad).any() if bad else C(0, 1)
+
+
 class Decoder(wiring.Component):
     """Decode one gfx1200 instruction, combinationally.
 
@@ -214,6 +245,7 @@ class Decoder(wiring.Component):
         inst = self.inst
         w0, w1, w2 = self.words[0:32], self.words[32:64], self.words[64:96]
         t = Signal(_Temp, init={"nbase": 1})
+        from .simd import IMPLEMENTED as executed     # the other opcodes decode as illegal
 
         m.d.comb += inst.illegal.eq(1)       # until an opcode Case matches
         with m.Switch(w0[_FMT_LSB:32]):
@@ -227,11 +259,13 @@ class Decoder(wiring.Component):
                         ops = sorted(_vop3_space().items(), key=lambda kv: kv[0])
                     else:
                         ops = sorted((i.op, i) for i in OPCODES if i.fmt == fmt)
+                    ops = [(code, info) for code, info in ops if info.name in executed]
                     with m.Switch(w0[lsb:lsb + width]):
                         for code, info in ops:
                             with m.Case(code):
                                 enc = info.vop3_fmt if fmt == Fmt.VOP3 else fmt
                                 m.d.comb += self._op_case(info, enc, inst, t, w0, w1)
+                                m.d.comb += t.bad.eq(_breaks_a_rule(info, enc, (w0, w1, w2)))
 
         eq255 = Cat(t.src0 == O.LITERAL, t.src1 == O.LITERAL, t.src2 == O.LITERAL)
         has_lit = t.lit_k | (t.litsel & eq255).any()
@@ -242,7 +276,7 @@ class Decoder(wiring.Component):
             inst.literal.eq(Mux(has_lit, Mux(t.nbase[1], w2, w1), 0)),
         ]
         dpp = t.dpp_chk & Cat(*(t.src0 == code for code in _DPP_CODES)).any()
-        with m.If(dpp):
+        with m.If(dpp | t.bad):
             m.d.comb += [inst.valid.eq(0), inst.illegal.eq(1), inst.op.eq(OpId.NONE),
                          inst.kind.eq(Kind.ILLEGAL)]
 
