@@ -9,6 +9,7 @@ from .opcodes import Fmt, OpInfo, lookup
 from . import dpp as D
 from . import operands as O
 from . import vopd as VD
+from .legality import check        # field rules: a word that breaks one is no instruction
 from .disasm import disassemble
 
 
@@ -253,7 +254,12 @@ def _unknown_name(fmt_name: str, op: int) -> str | None:
         from ._allnames import names
     except ImportError:       # pragma: no cover
         return None
-    return names(fmt_name).get(op)
+    return names(fmt_name).get(op) or _LLVM_ONLY_NAMES.get((fmt_name, op))
+
+
+# gfx1200 words LLVM 19 decodes that AMD's opcode tables do not name
+_LLVM_ONLY_NAMES = {("SOP1", 87): "s_wakeup_barrier", ("SOPP", 19): "s_singleuse_vdst",
+                    ("VOP2", 0): "v_illegal", ("VEXPORT", -1): "export"}
 
 
 def decode(words: Sequence[int], pc: int = 0) -> Inst:
@@ -285,7 +291,7 @@ def decode(words: Sequence[int], pc: int = 0) -> Inst:
     f = _fields(fmt, words)
     nsrc = len(info.src_bits)
     if fmt in _DPP_FMTS and f["src0"] in _DPP_CODES and "literal_k" not in info.flags:
-        return _decode_dpp(info, fmt, f, words, pc, nbase)
+        return check(_decode_dpp(info, fmt, f, words, pc, nbase))
     if fmt in _SRC_FIELDS and f.get("src0") in _DPP_CODES and "literal_k" not in info.flags:
         raise DecodeError(f"{info.name}: DPP/SDWA-style source 0x{f['src0']:x} is not supported",
                           pc, words[:nbase + 1], info.name)
@@ -299,7 +305,7 @@ def decode(words: Sequence[int], pc: int = 0) -> Inst:
                               words, info.name)
         literal = words[nbase] & 0xFFFFFFFF
         n += 1
-    return Inst(info, fmt, pc, tuple(w & 0xFFFFFFFF for w in words[:n]), 4 * n, literal, f)
+    return check(Inst(info, fmt, pc, tuple(w & 0xFFFFFFFF for w in words[:n]), 4 * n, literal, f))
 
 
 def _decode_vopd(words: list[int], pc: int) -> Inst:
