@@ -21,15 +21,11 @@ from isa.operands import inline_constant, is_inline_constant
 from . import fp16 as H
 from . import fp32 as F
 from . import fp32ext as E
+from . import valu_common as X
 from .wave import LANES, ModelError
 
 U32, I64 = np.uint32, np.int64
 M16 = U32(0xFFFF)
-
-
-def _x():
-    from . import execute
-    return execute
 
 
 def _s16(x):
@@ -59,7 +55,7 @@ _FLOAT = {
 def _raw(inst, i: int, f32: bool = False):
     """Reader of source i as 32 bits per lane (see the module docstring for constants)."""
     code, lit = inst.f[f"src{i}"], inst.literal
-    full = _x()._full
+    full = X._full
     if is_inline_constant(code):
         value = np.full(LANES, inline_constant(code, 32 if f32 else 16), U32)
         return lambda w: value

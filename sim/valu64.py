@@ -16,12 +16,8 @@ from isa import Fmt
 
 from . import fp32 as F
 from . import fp64 as D
+from . import valu_common as X
 from .wave import EXEC, VCC, ModelError
-
-
-def _x():
-    from . import execute
-    return execute
 
 
 # name -> (semantic function, what clamp does to its result: D.clamp01, F.clamp01 or None)
@@ -63,7 +59,7 @@ def _check_opsel(inst):
 def _build_elementwise(inst):
     fn, clamp_fn = _ELEMENTWISE[inst.name]
     _check_opsel(inst)
-    reads = _x()._readers(inst)
+    reads = X._readers(inst)
     post = _post(inst, clamp_fn)
     d, db = inst.f["vdst"], inst.info.dst_bits
 
@@ -75,7 +71,7 @@ def _build_elementwise(inst):
 
 def _build_div_scale(inst):
     """VOP3SD: D = S0 scaled, SDST = the lanes whose quotient div_fmas must rescale."""
-    r0, r1, r2 = _x()._readers(inst)
+    r0, r1, r2 = X._readers(inst)
     post = _post(inst, D.clamp01)
     d, sd = inst.f["vdst"], inst.f["sdst"]
 
@@ -89,7 +85,6 @@ def _build_div_scale(inst):
 
 def _build_div_fmas(inst):
     """D = fma(S0, S1, S2), rescaled by 2^+-128 on the lanes whose VCC bit is set."""
-    X = _x()
     _check_opsel(inst)
     r0, r1, r2 = X._readers(inst)
     post = _post(inst, D.clamp01)
@@ -107,7 +102,7 @@ def _build_compare(inst):
     cmpx = name.startswith("v_cmpx_")
     cond = name.split("_")[2]
     fn = D.cmp_class if cond == "class" else (lambda a, b: D.compare(cond, a, b))
-    r0, r1 = _x()._readers(inst)
+    r0, r1 = X._readers(inst)
     dst = EXEC if cmpx else (inst.f["vdst"] if inst.fmt == Fmt.VOP3 else VCC)
 
     def h(w, ctx):

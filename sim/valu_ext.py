@@ -18,14 +18,10 @@ from . import vector as V
 from .valu_f16 import BUILDERS as F16_BUILDERS
 from .packed import BUILDERS as PACKED_BUILDERS
 from .fpmode import MODE_BUILDERS
+from . import valu_common as X
 from .wave import LANES, VCC, ModelError
 
 U32, U64, I64 = np.uint32, np.uint64, np.int64
-
-
-def _x():
-    from . import execute
-    return execute
 
 
 # --------------------------------------------------------------------------------------
@@ -46,12 +42,11 @@ _TO_INT = {
 
 
 def _float_op(fn, is_float):
-    return lambda inst: _x()._build_valu(inst, fn, is_float)
+    return lambda inst: X._build_lanewise(inst, fn, is_float)
 
 
 def _build_div_scale(inst):
     """VOP3SD: D = scaled S0, SDST (the lane mask, bit = scale applied) for active lanes."""
-    X = _x()
     r0, r1, r2 = X._readers(inst)
     post = X._omod_clamp(inst, True)
     d, sd = inst.f["vdst"], inst.f["sdst"]
@@ -66,7 +61,6 @@ def _build_div_scale(inst):
 
 def _build_div_fmas(inst):
     """D = fma(S0, S1, S2), rescaled by 2^+-64 on the lanes whose VCC bit is set."""
-    X = _x()
     r0, r1, r2 = X._readers(inst)
     post = X._omod_clamp(inst, True)
     d = inst.f["vdst"]
@@ -87,7 +81,6 @@ _SCALAR_TRANS = {"v_s_exp_f32": F.exp, "v_s_log_f32": F.log, "v_s_rcp_f32": F.rc
 def _build_scalar_trans(inst):
     """The same math as the vector form on one value; written whatever EXEC holds (the
     result is scalar)."""
-    X = _x()
     fn = _SCALAR_TRANS[inst.name]
     code, lit = inst.f["src0"], inst.literal
     if code >= 256:
@@ -132,9 +125,8 @@ def _exact32(name, a, b, c):
 
 
 def _build_int_clamp(inst):
-    X = _x()
     if not inst.f.get("clamp"):
-        return X._build_valu(inst)
+        return X._build_lanewise(inst, X.VINT[inst.name], False)
     if inst.f.get("omod") or inst.f.get("opsel"):
         raise ModelError(f"{inst.name}: omod/op_sel on a 32-bit integer operation")
     reads = X._readers(inst)
@@ -150,7 +142,6 @@ def _build_int_clamp(inst):
 def _build_carry_clamp(inst):
     """v_add/sub/subrev_co[_ci]_u32 with clamp: the sum saturates at 0xffffffff, the difference
     at 0; the carry/borrow out is unchanged."""
-    X = _x()
     if not inst.f.get("clamp"):
         return X._build_carry(inst)
     reads = X._readers(inst)
@@ -179,7 +170,6 @@ def _build_carry_clamp(inst):
 
 def _build_mad64_clamp(inst):
     """v_mad_co_u64_u32 / v_mad_co_i64_i32 with clamp: the 65-bit result saturates to 64 bits."""
-    X = _x()
     if not inst.f.get("clamp"):
         return X._build_mad64(inst)
     r0, r1, r2 = X._readers(inst)

@@ -17,15 +17,11 @@ import numpy as np
 
 from isa import Fmt
 from . import fp16 as H
+from . import valu_common as X
 from .wave import EXEC, LANES, VCC, ModelError
 
 U32, I64 = np.uint32, np.int64
 _VOP3 = (Fmt.VOP3, Fmt.VOP3SD)
-
-
-def _x():
-    from . import execute
-    return execute
 
 
 # name -> (fn, source kinds, result kind). Sources: h = f16, u = 16-bit integer, f = f32.
@@ -80,13 +76,13 @@ def _source(inst, i: int, kind: str):
     neg = vop3 and bool(f.get("neg", 0) >> i & 1)
     absf = vop3 and bool(f.get("abs", 0) >> i & 1)
     if kind == "f":
-        return _x()._make_reader(code, 32, lit, neg, absf)
+        return X._make_reader(code, 32, lit, neg, absf)
     if kind == "u" and (neg or absf):
         raise ModelError(f"{inst.name}: neg/abs on the 16-bit integer source {i}")
     hi = vop3 and bool(f.get("opsel", 0) >> i & 1)
     if not vop3 and code >= 256 + 128:
         code, hi = code - 128, True
-    full = _x()._full
+    full = X._full
     shift = U32(16 if hi else 0)
 
     def read(w):
@@ -123,7 +119,6 @@ def _post16(inst):
 
 def _writer(inst, kind: str):
     """write(w, result) for a result kind, with the output modifiers applied."""
-    X = _x()
     if kind in ("i", "w") and (inst.f.get("omod", 0) or inst.f.get("clamp", 0)):
         raise ModelError(f"{inst.name}: clamp/omod on an integer or packed result is not modelled")
     if kind == "f":

@@ -20,14 +20,6 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("isa", "sim", "hdl", "dcu", "firmware_tests")
 
-#: Loops not yet broken, each as the set of its modules. test_no_import_cycles fails on any
-#: other loop, and on one of these once it is gone (then delete it here).
-#: sim.execute: the VALU operand helpers and the VINT table the VALU modules take from it
-#: belong in a module of their own.
-KNOWN_LOOPS = [
-    {"sim.execute", "sim.packed", "sim.valu64", "sim.valu_ext", "sim.valu_f16"},
-]
-
 
 def project_modules(root: Path = ROOT) -> dict[str, Path]:
     """Dotted module name -> source file, for every module of the project's packages."""
@@ -234,11 +226,8 @@ def test_crossings_follow_chains(tmp_path):
 
 
 def test_no_import_cycles():
-    g = import_graph()
-    new = [line for comp, line in zip(loops(g), describe_loops(g)) if set(comp) not in KNOWN_LOOPS]
-    assert not new, "import cycles:\n" + "\n".join(new)
-    gone = [sorted(k) for k in KNOWN_LOOPS if k not in [set(c) for c in loops(g)]]
-    assert not gone, f"these loops are gone: delete them from KNOWN_LOOPS: {gone}"
+    found = describe_loops(import_graph())
+    assert not found, "import cycles:\n" + "\n".join(found)
 
 
 def test_model_and_rtl_do_not_import_each_other():
