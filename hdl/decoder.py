@@ -7,9 +7,9 @@ patterns and the opcode field positions are derived from ``isa.decoder._fmt_of``
 sets the ``OpId``, the ``Kind`` and the per-opcode properties (:func:`op_properties`). The
 VOP3 opcode space holds the native VOP3/VOP3SD opcodes and the ``_e64`` forms of VOP1/VOP2/
 VOPC. Adding an opcode to ``isa/opcodes.py`` adds it here once the SIMD executes it
-(``hdl.simd.IMPLEMENTED``); any other opcode, a VOPD or foreign format, a DPP/SDWA source code,
-or a field that breaks a rule of ``isa.legality`` (which the model's decoder applies too)
-decodes as ``illegal``.
+(``hdl.executed``, equal to ``hdl.simd.IMPLEMENTED``); any other opcode, a VOPD or foreign
+format, a DPP/SDWA source code, or a field that breaks a rule of ``isa.legality`` (which the
+model's decoder applies too) decodes as ``illegal``.
 
 Literal rule (as ``isa.decode``): a literal dword follows the base encoding when one of the
 first ``len(info.src_bits)`` source fields of the format is 255, or for fmamk/fmaak (K).
@@ -28,18 +28,14 @@ from isa.legality import FIELDS, rules
 # The Python decoder's own tables, so that both decoders follow one set of rules.
 from isa.decoder import _BASE_WORDS, _DPP_CODES, _SRC_FIELDS, VMEM_FMTS, _fmt_of, _raw_op
 
+from .executed import IMPLEMENTED as EXECUTED
 from .isa_tables import FmtId, Kind, OpId, info_of, ops_of
 from .layouts import DecodedInst
 
-__all__ = ["Decoder", "DecodedInst", "op_properties", "is_branch_word"]
+__all__ = ["Decoder", "DecodedInst", "IMPLEMENTED", "op_properties", "is_branch_word"]
 
-def __getattr__(name):
-    # IMPLEMENTED: the mnemonics the RTL decoder decodes, those the SIMD executes
-    # (hdl.simd.IMPLEMENTED, which imports this module: read when first asked for)
-    if name == "IMPLEMENTED":
-        from .simd import IMPLEMENTED
-        return IMPLEMENTED
-    raise AttributeError(name)
+#: Mnemonics the RTL decoder decodes: those the SIMD executes (the other opcodes are illegal).
+IMPLEMENTED = EXECUTED
 
 _FMT_LSB = 23        # the format is a function of dword 0 bits [31:23]
 
@@ -245,7 +241,6 @@ class Decoder(wiring.Component):
         inst = self.inst
         w0, w1, w2 = self.words[0:32], self.words[32:64], self.words[64:96]
         t = Signal(_Temp, init={"nbase": 1})
-        from .simd import IMPLEMENTED as executed     # the other opcodes decode as illegal
 
         m.d.comb += inst.illegal.eq(1)       # until an opcode Case matches
         with m.Switch(w0[_FMT_LSB:32]):
@@ -259,7 +254,7 @@ class Decoder(wiring.Component):
                         ops = sorted(_vop3_space().items(), key=lambda kv: kv[0])
                     else:
                         ops = sorted((i.op, i) for i in OPCODES if i.fmt == fmt)
-                    ops = [(code, info) for code, info in ops if info.name in executed]
+                    ops = [(code, info) for code, info in ops if info.name in EXECUTED]
                     with m.Switch(w0[lsb:lsb + width]):
                         for code, info in ops:
                             with m.Case(code):

@@ -9,7 +9,7 @@ from .opcodes import Fmt, OpInfo, lookup
 from . import dpp as D
 from . import operands as O
 from . import vopd as VD
-from .legality import check        # field rules: a word that breaks one is no instruction
+from .legality import unsupported, violation
 from .disasm import disassemble
 
 
@@ -306,6 +306,18 @@ def decode(words: Sequence[int], pc: int = 0) -> Inst:
         literal = words[nbase] & 0xFFFFFFFF
         n += 1
     return check(Inst(info, fmt, pc, tuple(w & 0xFFFFFFFF for w in words[:n]), 4 * n, literal, f))
+
+
+def check(inst: Inst) -> Inst:
+    """``inst``, unless a field breaks a rule of isa/legality.py: a DecodeError then, naming the
+    opcode when LLVM decodes the word but the project refuses that form."""
+    why = violation(inst)
+    if why:
+        raise DecodeError(f"{inst.name}: {why}", inst.pc, inst.words)
+    why = unsupported(inst)
+    if why:
+        raise DecodeError(f"{inst.name}: {why}", inst.pc, inst.words, inst.name)
+    return inst
 
 
 def _decode_vopd(words: list[int], pc: int) -> Inst:

@@ -1,10 +1,11 @@
 """Field rules a gfx1200 instruction word must pass once its format and opcode are known.
 
-A word that breaks a rule is no instruction: LLVM 19's disassembler (``llvm-mc
--mcpu=gfx1200 -disassemble``) rejects it, or prints an ``/*Invalid register*/`` or
-``/*Invalid immediate*/`` operand. A few rules (``named``) refuse words LLVM decodes but the
-project does not execute as LLVM reads them. tests/test_illegal_encodings.py checks every rule
-against LLVM over every opcode (each field bit set alone) and every operand code.
+``isa.decode`` refuses a word that breaks a rule (``isa.decoder.check``): it is no
+instruction, LLVM 19's disassembler (``llvm-mc -mcpu=gfx1200 -disassemble``) rejects it or
+prints an ``/*Invalid register*/`` or ``/*Invalid immediate*/`` operand. A few rules
+(``named``) refuse words LLVM decodes but the project does not execute as LLVM reads them.
+tests/test_illegal_encodings.py checks every rule against LLVM over every opcode (each field
+bit set alone) and every operand code.
 
 * operand codes the RDNA 4 ISA guide reserves (209-232, 249; LDS_DIRECT 254 and the DPP/SDWA
   codes where they cannot appear); a 64-bit scalar operand at VCC_HI, M0 or EXEC_HI; a VGPR
@@ -33,7 +34,7 @@ from dataclasses import dataclass
 from .opcodes import Fmt, OpInfo
 from . import operands as O
 
-__all__ = ["Rule", "FIELDS", "rules", "field_value", "violation", "unsupported", "check"]
+__all__ = ["Rule", "FIELDS", "rules", "field_value", "violation", "unsupported"]
 
 _VOP3_FIELDS = {"vdst": (0, 0, 8), "abs": (0, 8, 3), "opsel": (0, 11, 4), "clamp": (0, 15, 1),
                 "src0": (1, 0, 9), "src1": (1, 9, 9), "src2": (1, 18, 9), "omod": (1, 27, 2),
@@ -273,15 +274,3 @@ def unsupported(inst) -> str | None:
     """Why LLVM decodes ``inst`` but the project refuses it, or None."""
     return _broken(inst, True)
 
-
-def check(inst):
-    """``inst`` if it passes every rule, else raise ``isa.DecodeError`` (naming the opcode when
-    LLVM decodes the word but the project does not execute that form)."""
-    from .decoder import DecodeError
-    why = violation(inst)
-    if why:
-        raise DecodeError(f"{inst.name}: {why}", inst.pc, inst.words)
-    why = unsupported(inst)
-    if why:
-        raise DecodeError(f"{inst.name}: {why}", inst.pc, inst.words, inst.name)
-    return inst
