@@ -567,7 +567,10 @@ def ds_op(r: random.Random, info: OpInfo, shared: bool) -> Op:
     on the workgroup's shared slice)."""
     name = info.name
     two = "2addr" in info.flags
-    elem = info.data_bits // 2 // 8 if two else max(1, info.data_bits // 8)
+    # a two-address element is a data source's width, or half the result's (the table's
+    # data_bits of ds_storexchg_2addr_* is one element, of the others two)
+    elem = ((info.src_bits[1] if len(info.src_bits) > 1 else info.dst_bits // 2) // 8 if two
+            else max(1, info.data_bits // 8))
     unit = elem * (64 if "stride64" in info.flags else 1)
     setup, a = _addr_setup(r, SHARED_LDS if shared else "s10", _align(elem), 256)
     reads, writes = {a}, set()
