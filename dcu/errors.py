@@ -273,6 +273,11 @@ def rtl_fault(err, config, prep, kernel: str, backend: str, buffers, *, mem_faul
         f.what, f.pc = "not an instruction the RTL executes", int(err.pc)
         f.instruction = describe_words(err.words, err.pc)
         return f, "unsupported"
+    if cause == Cause.REFUSED_AT_EXECUTE:     # the DCU keeps the PC only: the words are in memory
+        from .refused import refused_instruction
+        unit, f.instruction = refused_instruction(prep, int(err.pc))
+        f.what, f.pc = f"an instruction the RTL's {unit} does not execute", int(err.pc)
+        return f, "unsupported"
     if cause == Cause.DISPATCH:
         f.simd = f.slot = None
         f.what = "a workgroup can never be placed on this configuration"

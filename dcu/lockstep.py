@@ -453,11 +453,11 @@ class SimdRun:
 
             if st["error"]:
                 err = io.get(ctx, "error")
-                slot, pc, words = err["wave"], err["pc"], err["words"]
+                slot, pc, words, cause = err["wave"], err["pc"], err["words"], ErrorCause(err["cause"])
+                latched = (f"{' '.join(f'{(words >> (32 * j)) & M32:08x}' for j in range(3))} "
+                           if cause == ErrorCause.ILLEGAL_INSTRUCTION else "")   # words kept at issue only
                 raise Divergence(f"seed {self.seed}: RTL stopped wave {self.slot_id.get(slot)} (slot {slot}), "
-                                 f"{ErrorCause(err['cause']).name.lower()}, at PC {pc:#x}: "
-                                 f"{' '.join(f'{(words >> (32 * j)) & M32:08x}' for j in range(3))} "
-                                 f"({disassemble(self._inst_at(pc))})")
+                                 f"{cause.name.lower()}, at PC {pc:#x}: {latched}({disassemble(self._inst_at(pc))})")
 
             # ---- external barrier: release a workgroup once all its live waves wait ------
             if self.external_barrier:

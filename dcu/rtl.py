@@ -328,6 +328,10 @@ def error_text(err, config, prep, watchdog_cycles: int, waves: list[str] | None 
     where = f"SIMD {err.simd}, wave slot {err.wave}"
     if cause == Cause.ILLEGAL_INSTRUCTION:
         return f"illegal instruction at {where}, PC {err.pc:#x}: {describe_words(err.words, err.pc)}"
+    if cause == Cause.REFUSED_AT_EXECUTE:
+        from .refused import refused_instruction
+        unit, inst = refused_instruction(prep, int(err.pc))
+        return f"instruction refused at execute at {where}, PC {err.pc:#x}: the RTL's {unit} does not execute {inst}"
     if cause == Cause.MEMORY_FAULT:
         return (f"memory fault at {where}, lane {err.lane}: address {err.addr:#x} is outside global memory "
                 f"({prep.mem.nearest(err.addr)})")

@@ -20,7 +20,7 @@ through ``perf_addr`` / ``perf_data``; :attr:`DCU.perf_names` names them.
 """
 from __future__ import annotations
 
-from amaranth.hdl import Array, EnableInserter, MemoryInstance, Module, Signal, Value, unsigned
+from amaranth.hdl import Array, EnableInserter, MemoryInstance, Module, Mux, Signal, Value, unsigned
 from amaranth.lib import data, enum, stream, wiring
 from amaranth.lib.wiring import In, Out, connect
 
@@ -33,14 +33,14 @@ from .lds import LDS
 from .memarb import MemArbiter
 from .memport import ADDR_BITS, Client, MemReq, MemResp
 from .scache import ScalarCache
-from .simd import SIMD
+from .simd import SIMD, ErrorCause
 from .transshare import SharedTrans
 from .vmem import VecMemUnit
 
 __all__ = ["DCU", "DcuErrorCause", "DcuError"]
 
 
-class DcuErrorCause(enum.Enum, shape=unsigned(3)):
+class DcuErrorCause(enum.Enum, shape=unsigned(4)):
     NONE = 0
     ILLEGAL_INSTRUCTION = 1   # a SIMD met words it does not execute: simd, wave, pc, words
     MEMORY_FAULT = 2          # a vector access outside the aperture: simd, wave, lane, addr
@@ -49,6 +49,8 @@ class DcuErrorCause(enum.Enum, shape=unsigned(3)):
     DISPATCH = 5              # a workgroup can never be placed on this configuration
     WATCHDOG = 6              # no instruction issued for ``watchdog_cycles`` cycles
     LDS_FAULT = 7             # a misaligned LDS access or a bad LDS window: simd, wave, lane, addr
+    REFUSED_AT_EXECUTE = 8    # a SIMD's unit refused the instruction's operation or a modifier at
+                              # execute: simd, wave, pc (no words: the host reads them at the pc)
 
 
 def DcuError(cfg: DCUConfig) -> data.StructLayout:
@@ -230,8 +232,9 @@ class DCU(wiring.Component):
         cases = []
         for s, simd in enumerate(self.simds):
             e = simd.error
-            cases.append((e.valid, {"cause": DcuErrorCause.ILLEGAL_INSTRUCTION, "simd": s, "wave": e.wave,
-                                    "pc": e.pc, "words": e.words}))
+            cause = Mux(e.cause == ErrorCause.REFUSED_AT_EXECUTE, DcuErrorCause.REFUSED_AT_EXECUTE,
+                        DcuErrorCause.ILLEGAL_INSTRUCTION)
+            cases.append((e.valid, {"cause": cause, "simd": s, "wave": e.wave, "pc": e.pc, "words": e.words}))
         for c, v in enumerate(self.vmem):
             e = v.error
             cases.append((e.valid, {"cause": DcuErrorCause.MEMORY_FAULT, "simd": c * cfg.simds_per_cu + e.simd,

@@ -54,14 +54,18 @@ SCC_CODE, VCCZ, EXECZ, LITERAL = 253, 251, 252, 255
 class ErrorCause(enum.Enum, shape=unsigned(2)):
     """Why the SIMD stopped a wave (``error.cause``)."""
     NONE = 0
-    #: The words at the PC are not an instruction this SIMD executes (undecodable, or an
-    #: operation or modifier its units do not implement).
+    #: Found at issue: the words at the PC are not an instruction this SIMD executes
+    #: (undecodable, or an operation it has no unit for); ``error.words`` holds them.
     ILLEGAL_INSTRUCTION = 1
+    #: Found at execute: a unit refused the operation or a modifier of the instruction at the
+    #: PC (the integer or FP32 VALU's, the SALU's ``illegal``; ``clamp``/``omod`` on a
+    #: transcendental). The words are not kept down the pipeline: the host reads them at the PC.
+    REFUSED_AT_EXECUTE = 2
 
 
 def ErrorLayout(cfg):
     """``error``: ``valid`` (sticky) once a wave has been stopped; its slot, PC, the raw
-    instruction dwords (for faults found at issue) and the ``cause``."""
+    instruction dwords (``ILLEGAL_INSTRUCTION``, found at issue, only) and the ``cause``."""
     return data.StructLayout({"valid": 1, "wave": range(cfg.wave_ids), "pc": ADDR, "words": 96,
                               "cause": ErrorCause})
 
@@ -848,7 +852,7 @@ class SIMD(wiring.Component):
         def fault(cond, wave=xw, at=ex.pc):
             with m.If(cond):
                 m.d.sync += [halted[wave].eq(1), self.error.valid.eq(1), self.error.wave.eq(wave), self.error.pc.eq(at),
-                             self.error.cause.eq(ErrorCause.ILLEGAL_INSTRUCTION)]
+                             self.error.cause.eq(ErrorCause.REFUSED_AT_EXECUTE)]
 
         def write_scalar(code, value, nregs, we, wave=xw, port=sw_alu, mw=mw):
             """Write a scalar destination of ``wave``: VCC, EXEC and M0 are flip-flops
@@ -1384,11 +1388,12 @@ IMPLEMENTED = _implemented()
 
 
 def _no_clamp() -> frozenset:
-    """Executed mnemonics whose VOP3 ``clamp`` bit the SIMD does not implement: the plain 32-bit
-    integer ops and transcendentals fault on it, the carry ops would ignore it."""
+    """Executed mnemonics that fault on the VOP3 ``clamp`` bit: the transcendentals (clamp not
+    implemented) and the plain 32-bit integer ops that do not saturate (the model rejects
+    clamp on them too)."""
     from .trans import _CLS_OF as trans_ops
-    from .valu_int import _CARRY, _PLAIN32
-    return frozenset(set(_PLAIN32) | set(_CARRY) | {o.name.lower() for o in trans_ops})
+    from .valu_int import _PLAIN32, CLAMP_SATURATES
+    return frozenset((_PLAIN32 - CLAMP_SATURATES) | {o.name.lower() for o in trans_ops})
 
 
 #: Mnemonics of ``IMPLEMENTED`` that the SIMD does not execute with ``clamp`` set.

@@ -2,7 +2,7 @@
 
 One combinational unit computes every integer VALU operation of the model for all lanes of
 a wave at once: the ``VINT`` table of ``sim/execute.py`` (adds, multiplies, shifts, bit-field
-and bit-count ops, min/max/med3, perm), the 16-bit ops with ``op_sel`` halves, the clamped
+and bit-count ops, min/max/med3, perm), the 16-bit ops with ``op_sel`` halves,
 ``v_add_nc_i32``/``v_sub_nc_i32``, the carry ops, ``v_mad_co_u64_u32``/``v_mad_co_i64_i32``,
 ``v_cndmask_b32``, the integer compares (``v_cmp_*``/``v_cmpx_*`` on i32/u32/i64/u64) and
 ``v_mbcnt_lo/hi_u32_b32``. Float ops and the lane-crossing ``v_readlane``/
@@ -13,7 +13,8 @@ port; each operation is one ``Case`` of a ``Switch`` on ``op`` whose result is a
 per-lane expressions written once in a loop (no per-lane ``Signal``). The simulator only
 evaluates the ``Case`` of the current ``op``, so the cost of an evaluation is that of one
 operation. Four families share a datapath behind a few wide signals (:class:`_Stages`):
-the 16-bit ops one saturate-and-merge stage, v_clz/v_ctz/v_cls one leading-zero counter,
+the 16-bit ops and the 32-bit ones with ``clamp`` one saturate-and-merge stage (it takes
+their exact results), v_clz/v_ctz/v_cls one leading-zero counter,
 the 3-operand min/max/med3 ops one min/max combiner, the 16 multiply ops one multiplier per
 lane; their ``Case`` fills the stage's input and the stage computes ``d`` or the product the
 ``Case`` uses (one more settle in simulation, less logic in hardware).
@@ -30,8 +31,10 @@ The compiled process has about 240 locals.
 
 Semantics are bit-exact with the model (``sim/execute.py``, ``sim/vector.py``), including
 its choices documented in ``docs/model.md``: 16-bit ops merge into the untouched half of the
-old destination, ``clamp`` saturates only the ops the model saturates, and an integer op that
-the model rejects with ``clamp`` or ``op_sel`` set (a ``VINT`` op) raises ``illegal``.
+old destination, ``clamp`` saturates the ops the model saturates (:data:`CLAMP_SATURATES`:
+the exact result clipped to the destination's range; a carry-out is the unclamped one), and
+an integer op that the model rejects with ``clamp`` or ``op_sel`` set (a ``VINT`` op) raises
+``illegal``.
 """
 from __future__ import annotations
 
@@ -42,8 +45,8 @@ from amaranth.lib.wiring import In, Out
 from . import lanemul
 from .isa_tables import OpId, info_of
 
-__all__ = ["VALUInt", "IMPLEMENTED", "int_valu_signature", "select", "popcount", "count_leading_zeros",
-           "count_trailing_zeros", "low_mask", "fit"]
+__all__ = ["VALUInt", "IMPLEMENTED", "CLAMP_SATURATES", "int_valu_signature", "select", "popcount",
+           "count_leading_zeros", "count_trailing_zeros", "low_mask", "fit", "clip"]
 
 
 # --------------------------------------------------------------------------------------
@@ -234,8 +237,27 @@ def _max(x, y):
     return select(x < y, y, x)
 
 
-def _saturate(r, lo: int, hi: int):
-    return select(r < lo, lo, select(r > hi, hi, r))
+def clip(r, bits: int, signed: bool) -> Value:
+    """The exact value ``r`` saturated to the range of a ``bits``-bit destination, signed or
+    unsigned: its low ``bits`` bits.
+
+    The test is on the bits above the destination (all copies of the sign when ``r`` fits; an
+    unsigned destination also refuses a negative ``r``), not two comparisons with the limits:
+    a few OR gates per bit. The limit is the sign's complement in every bit but the top one
+    of a signed destination."""
+    r = Value.cast(r)
+    if not r.shape().signed:
+        r = Cat(r, Const(0, 1)).as_signed()
+    n = len(r)
+    if signed and n <= bits:
+        return fit(r, bits)
+    neg = r[n - 1]
+    k = bits - signed                    # the bits from k up must all equal the sign
+    over = Const(0, 1) if signed else neg
+    if n > k:
+        over = over | ((r[k:n] ^ neg.replicate(n - k)) != 0)
+    limit = Cat((~neg).replicate(bits - 1), neg if signed else ~neg)
+    return select(over, limit, fit(r, bits))
 
 
 # --------------------------------------------------------------------------------------
@@ -377,17 +399,30 @@ _V16_TO_32 = {
     "v_mad_i32_i16": (_MAD, True),
 }
 
-# carry ops: name -> f(lane) -> (d, carry/borrow bit); a subtraction's bit 32 is its borrow
+# carry ops: name -> f(lane) -> the exact result, whose bit 32 (bit 64 for v_mad_co_*) is the
+# carry/borrow out (a negative difference is a borrow)
 _CARRY = {
-    "v_add_co_u32": lambda L: _bits32(L.a + L.b),
-    "v_sub_co_u32": lambda L: _bits32(L.a - L.b),
-    "v_subrev_co_u32": lambda L: _bits32(L.b - L.a),
-    "v_add_co_ci_u32": lambda L: _bits32(L.a + L.b + L.mask),
-    "v_sub_co_ci_u32": lambda L: _bits32(L.a - L.b - L.mask),
-    "v_subrev_co_ci_u32": lambda L: _bits32(L.b - L.a - L.mask),
+    "v_add_co_u32": lambda L: L.a + L.b,
+    "v_sub_co_u32": lambda L: L.a - L.b,
+    "v_subrev_co_u32": lambda L: L.b - L.a,
+    "v_add_co_ci_u32": lambda L: L.a + L.b + L.mask,
+    "v_sub_co_ci_u32": lambda L: L.a - L.b - L.mask,
+    "v_subrev_co_ci_u32": lambda L: L.b - L.a - L.mask,
     # {carry, D} = S0 * S1 + S2 (u64), {D1, D} = the 65-bit signed sum (i64)
-    "v_mad_co_u64_u32": lambda L: _bits64(L.p + L.c64),
-    "v_mad_co_i64_i32": lambda L: _bits64(L.p + _s(L.c64)),
+    "v_mad_co_u64_u32": lambda L: L.p + L.c64,
+    "v_mad_co_i64_i32": lambda L: L.p + _s(L.c64),
+}
+
+# The plain 32-bit ops whose ``clamp`` saturates (sim/valu_ext.py): name -> (f(lane) -> the
+# exact result, signed destination?); the wrapped result is its low 32 bits.
+_CLAMP32 = {
+    "v_add_nc_u32": (lambda L: L.a + L.b, False),
+    "v_sub_nc_u32": (lambda L: L.a - L.b, False),
+    "v_subrev_nc_u32": (lambda L: L.b - L.a, False),
+    "v_mul_u32_u24": (lambda L: L.p, False),
+    "v_mul_i32_i24": (lambda L: L.p, True),
+    "v_mad_u32_u24": (lambda L: L.p + L.c, False),
+    "v_mad_i32_i24": (lambda L: L.p + _s(L.c), True),
 }
 
 # The 32-bit multiplies: name -> (bits, signed): the shared multiplier takes the low ``bits``
@@ -398,14 +433,6 @@ _MUL_OPERANDS = {
     "v_mul_hi_i32_i24": (24, True), "v_mad_u32_u24": (24, False), "v_mad_i32_i24": (24, True),
     "v_mad_co_u64_u32": (32, False), "v_mad_co_i64_i32": (32, True),
 }
-
-
-def _bits32(x):
-    return x[:32], x[32]
-
-
-def _bits64(x):
-    return x[:64], x[64]
 
 
 _CMP = {"lt": lambda x, y: x < y, "eq": lambda x, y: x == y, "le": lambda x, y: x <= y,
@@ -433,8 +460,14 @@ _ALL_OPS = {op.name.lower(): op for op in OpId if op is not OpId.NONE}
 _COMPARES = {n: f for n, f in ((n, _compare(n)) for n in _ALL_OPS) if f is not None}
 _OTHER = {"v_add_nc_i32", "v_sub_nc_i32", "v_cndmask_b32", "v_mbcnt_lo_u32_b32",
           "v_mbcnt_hi_u32_b32", "v_nop"}
-#: The model's VINT ops: ``clamp`` or ``op_sel`` on them is illegal (the model rejects both).
+#: The model's VINT ops: ``op_sel`` on them is illegal, and so is ``clamp`` but on the
+#: ``_CLAMP32`` ones (the model rejects both).
 _PLAIN32 = frozenset(set(_VINT) | set(_COUNT) | set(_MINMAX))
+assert set(_CLAMP32) <= _PLAIN32
+
+#: Mnemonics whose VOP3 ``clamp`` saturates the exact result to the destination's range.
+CLAMP_SATURATES = frozenset(set(_CLAMP32) | set(_CARRY) | set(_V16) | set(_V16_TO_32)
+                            | {"v_add_nc_i32", "v_sub_nc_i32"})
 
 #: Mnemonics VALUInt implements (everything else raises ``illegal``).
 IMPLEMENTED = frozenset(set(_VINT) | set(_COUNT) | set(_MINMAX) | set(_V16) | set(_V16_TO_32)
@@ -445,7 +478,8 @@ assert IMPLEMENTED <= set(_ALL_OPS), sorted(IMPLEMENTED - set(_ALL_OPS))
 class _Stages:
     """Wide signals between the Cases of op families and the stages they share.
 
-    Sharing one saturate-and-merge stage among the 16-bit ops, one leading-zero counter
+    Sharing one saturate-and-merge stage among the 16-bit ops and the 32-bit ops with
+    ``clamp``, one leading-zero counter
     among v_clz/v_ctz/v_cls and one min/max combiner among the 3-operand min/max ops saves
     logic, and keeps the simulator code of each Case short
     (references to a signal are cheap; to a long expression, not). One multiplier per lane,
@@ -453,15 +487,15 @@ class _Stages:
     unsigned, their operands extended to 33 bits): without it synthesis keeps a multiplier
     per op and lane (18 DSP blocks a lane on the ECP5 against 4).
     """
-    V16_WIDTH = 36      # exact 16-bit-op results fit in 34 bits signed (v_mad_*32_*16)
+    EXACT_WIDTH = 50    # exact results of the saturating ops fit in 50 bits signed (v_mad_u32_u24)
     MUL_WIDTH = lanemul.WIDTH   # a 32-bit operand, zero- or sign-extended
 
     def __init__(self, lanes: int):
         self.lanes = lanes
-        self.v16 = Signal(self.V16_WIDTH * lanes, name="v16_exact")
-        self.v16_on = Signal(name="v16_on")
-        self.v16_signed = Signal(name="v16_signed")
-        self.v16_wide = Signal(name="v16_wide")
+        self.exact = Signal(self.EXACT_WIDTH * lanes, name="exact")
+        self.exact_on = Signal(name="exact_on")
+        self.exact_signed = Signal(name="exact_signed")
+        self.exact_wide = Signal(name="exact_wide")
         self.cnt = Signal(32 * lanes, name="cnt_value")
         self.cnt_on = Signal(name="cnt_on")
         self.cnt_minus1 = Signal(name="cnt_minus1")
@@ -486,9 +520,15 @@ class _Stages:
         return [self.mul_x.eq(Cat(*[fit(x(L), w) for L in lanes])),
                 self.mul_y.eq(Cat(*[fit(y(L), w) for L in lanes])), self.mul_on.eq(1)]
 
-    def v16_lane(self, i: int):
-        w = self.V16_WIDTH
-        return self.v16[w * i:w * (i + 1)].as_signed()
+    def exact_lane(self, i: int):
+        w = self.EXACT_WIDTH
+        return self.exact[w * i:w * (i + 1)].as_signed()
+
+    def feed_exact(self, lanes, f, sgn: bool, wide: bool) -> list:
+        """Statements giving the saturate-and-merge stage each lane's exact result ``f(lane)``
+        of a 16-bit (``wide``: 32-bit) destination, signed or unsigned."""
+        return [self.exact.eq(Cat(*[fit(f(L), self.EXACT_WIDTH) for L in lanes])), self.exact_on.eq(1),
+                self.exact_signed.eq(sgn), self.exact_wide.eq(wide)]
 
 
 def int_valu_signature(lanes: int, external_mul: bool) -> wiring.Signature:
@@ -532,7 +572,8 @@ class VALUInt(wiring.Component):
         VOP3 ``op_sel``: bits 0-2 pick the high half of 16-bit sources 0-2, bit 3 the
         destination half of 16-bit results.
     clamp : In(1)
-        VOP3 ``clamp``: saturates 16-bit ops and ``v_add_nc_i32``/``v_sub_nc_i32``.
+        VOP3 ``clamp``: saturates the ops of :data:`CLAMP_SATURATES` (16-bit ops, adds and
+        subtractions, the 24-bit multiplies and multiply-adds, carry ops, ``v_mad_co_*``).
     d_old : In(unsigned(32 * lanes))
         Old destination (32-bit lanes), whose other half a 16-bit result keeps.
     d : Out(unsigned(64 * lanes))
@@ -541,8 +582,8 @@ class VALUInt(wiring.Component):
         Carry/borrow-out of the carry ops, bit 64 of ``v_mad_co_*``, compare results; before
         EXEC masking.
     illegal : Out(1)
-        ``op`` is not an integer VALU op, or a plain 32-bit op (``VINT``) has ``clamp`` or
-        ``op_sel`` set (the model rejects both).
+        ``op`` is not an integer VALU op, or a plain 32-bit op (``VINT``) has ``op_sel``
+        set, or ``clamp`` when the op does not saturate (the model rejects both).
     mul_x, mul_y : Out(unsigned(33 * lanes)); mul_p : In(unsigned(66 * lanes))
         With ``external_mul`` only: each lane's multiplier operands (two's complement) and
         their signed product.
@@ -590,8 +631,16 @@ class VALUInt(wiring.Component):
             for name, f in _VINT.items():
                 with m.Case(_ALL_OPS[name]):
                     feed_mul(name)
-                    put(f, info_of(_ALL_OPS[name]).dst_bits)
-                    m.d.comb += self.illegal.eq(plain_illegal)
+                    if name in _CLAMP32:      # with clamp: the exact result to the saturating stage
+                        exact, sgn = _CLAMP32[name]
+                        with m.If(self.clamp):
+                            m.d.comb += st.feed_exact(lanes, exact, sgn, wide=True)
+                        with m.Else():
+                            put(f)
+                        m.d.comb += self.illegal.eq(self.opsel != 0)
+                    else:
+                        put(f, info_of(_ALL_OPS[name]).dst_bits)
+                        m.d.comb += self.illegal.eq(plain_illegal)
             for name, (minus1, f) in _COUNT.items():
                 with m.Case(_ALL_OPS[name]):
                     m.d.comb += [st.cnt.eq(lanes_of(f)), st.cnt_on.eq(1), st.cnt_minus1.eq(minus1),
@@ -616,15 +665,22 @@ class VALUInt(wiring.Component):
                     def r(L, sub=sub):
                         return _s(L.a) - _s(L.b) if sub else _s(L.a) + _s(L.b)
                     with m.If(self.clamp):
-                        put(lambda L: _saturate(r(L), -(1 << 31), (1 << 31) - 1))
+                        m.d.comb += st.feed_exact(lanes, r, sgn=True, wide=True)
                     with m.Else():
                         put(r)
             for name, f in _CARRY.items():
                 op = _ALL_OPS[name]
+                bits = info_of(op).dst_bits
                 with m.Case(op):
                     feed_mul(name)
-                    put(lambda L, f=f: f(L)[0], info_of(op).dst_bits)
-                    put_mask(lambda L, f=f: f(L)[1])
+                    put_mask(lambda L, f=f, bits=bits: f(L)[bits])
+                    if bits == 64:          # v_mad_co_*: saturates here, on the bits above 63
+                        put(lambda L, f=f, sgn=name.endswith("i32"): self._mad64(f(L), sgn), 64)
+                    else:
+                        with m.If(self.clamp):
+                            m.d.comb += st.feed_exact(lanes, f, sgn=False, wide=True)
+                        with m.Else():
+                            put(f)
             for name, f in _COMPARES.items():
                 with m.Case(_ALL_OPS[name]):
                     put_mask(f)
@@ -649,7 +705,7 @@ class VALUInt(wiring.Component):
                                              st.mul_y[w * i:w * (i + 1)].as_signed() for i in range(self.lanes)]))
         self._count_stage(m, lanes, st, put)
         self._minmax_stage(m, lanes, st, put)
-        self._v16_stage(m, lanes, st)
+        self._exact_stage(m, lanes, st)
         return m
 
     def _count_stage(self, m, lanes, st, put):
@@ -684,11 +740,17 @@ class VALUInt(wiring.Component):
                     with m.Case(mode):
                         put(modes[name])
 
+    def _mad64(self, r, sgn: bool):
+        """The 64-bit result of v_mad_co_*: the exact sum ``r``, saturated with ``clamp``
+        (unsigned: a carry makes it all ones; signed: bit 64 unlike bit 63 overflows)."""
+        return select(self.clamp, clip(r, 64, sgn), r[:64])
+
     def _v16_exact(self, m, lanes, st, op, f, sgn, wide):
-        """The Case of one 16-bit op: exact per-lane results into ``st.v16``. Sources are the
-        ``op_sel``-chosen halves (a 32-bit source, S2 of v_mad_*32_*16, is whole), signed or
-        unsigned as the op; Amaranth's arithmetic on them is exact like the model's Python
-        integers (``-`` of unsigned values is signed; v_not_b16 is written ``-a - 1``)."""
+        """The Case of one 16-bit op: exact per-lane results into the saturate-and-merge
+        stage. Sources are the ``op_sel``-chosen halves (a 32-bit source, S2 of
+        v_mad_*32_*16, is whole), signed or unsigned as the op; Amaranth's arithmetic on them
+        is exact like the model's Python integers (``-`` of unsigned values is signed;
+        v_not_b16 is written ``-a - 1``)."""
         src_bits = info_of(op).src_bits
 
         def sources(L):
@@ -702,40 +764,38 @@ class VALUInt(wiring.Component):
         def result(L):
             srcs = sources(L)
             if f is not _MAD:
-                return fit(f(*srcs), _Stages.V16_WIDTH)
-            return fit(L.p + srcs[2] if len(srcs) > 2 else L.p, _Stages.V16_WIDTH)
+                return f(*srcs)
+            return L.p + srcs[2] if len(srcs) > 2 else L.p
 
         if f is _MAD:
             m.d.comb += st.feed_mul(lanes, lambda L: sources(L)[0], lambda L: sources(L)[1])
-        m.d.comb += [st.v16.eq(Cat(*[result(L) for L in lanes])), st.v16_on.eq(1),
-                     st.v16_signed.eq(sgn), st.v16_wide.eq(wide)]
+        m.d.comb += st.feed_exact(lanes, result, sgn, wide)
 
-    def _v16_stage(self, m, lanes, st):
-        """The shared stage of the 16-bit ops: with ``clamp`` the exact result saturates to
-        the destination type; a 16-bit result goes into the half ``op_sel[3]`` names, the
-        other half keeps ``d_old``; a 32-bit one (v_cvt_*32_*16, v_mad_*32_*16) is whole."""
+    def _exact_stage(self, m, lanes, st):
+        """The shared stage of the 16-bit ops and the 32-bit ones with ``clamp``: with
+        ``clamp`` the exact result saturates to the destination type; a 16-bit result goes
+        into the half ``op_sel[3]`` names, the other half keeps ``d_old``; a 32-bit one
+        (v_cvt_*32_*16, v_mad_*32_*16, the clamped 32-bit ops) is whole."""
         dst_shift = Cat(Const(0, 4), self.opsel[3])          # 0 or 16
         keep = ~(Const(0xFFFF, 32) << dst_shift)[:32]
 
         def put(value):
-            m.d.comb += self.d.eq(Cat(*[Cat(value(L, st.v16_lane(L.i)), Const(0, 32))
+            m.d.comb += self.d.eq(Cat(*[Cat(value(L, st.exact_lane(L.i)), Const(0, 32))
                                         for L in lanes]))
 
         def merge16(L, r):
             return (L.old & keep) | (fit(r, 16) << dst_shift)[:32]
 
-        with m.If(st.v16_on):
+        with m.If(st.exact_on):
             with m.If(~self.clamp):
-                with m.If(st.v16_wide):
+                with m.If(st.exact_wide):
                     put(lambda L, r: fit(r, 32))
                 with m.Else():
                     put(merge16)
             for wide in (False, True):
                 for sgn in (False, True):
-                    bits = 32 if wide else 16
-                    lo, hi = (-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if sgn else (0, (1 << bits) - 1)
-                    with m.If(self.clamp & (st.v16_wide == wide) & (st.v16_signed == sgn)):
+                    with m.If(self.clamp & (st.exact_wide == wide) & (st.exact_signed == sgn)):
                         if wide:
-                            put(lambda L, r, lo=lo, hi=hi: fit(_saturate(r, lo, hi), 32))
+                            put(lambda L, r, sgn=sgn: clip(r, 32, sgn))
                         else:
-                            put(lambda L, r, lo=lo, hi=hi: merge16(L, _saturate(r, lo, hi)))
+                            put(lambda L, r, sgn=sgn: merge16(L, clip(r, 16, sgn)))

@@ -40,9 +40,9 @@ from amaranth.hdl import Cat, Const, Module, Mux, Signal, Value
 from amaranth.lib import data, enum, wiring
 
 from .isa_tables import OpId, info_of
-from .valu_int import (IMPLEMENTED, _CMP, _balanced, _COMPARES, _MINMAX, _MM_MODES, _MUL_OPERANDS, _MAD,
-                       _PLAIN32, _V16, _V16_TO_32, _perm, count_leading_zeros, int_valu_signature, low_mask,
-                       popcount)
+from .valu_int import (CLAMP_SATURATES, IMPLEMENTED, _CMP, _balanced, _COMPARES, _MINMAX, _MM_MODES,
+                       _MUL_OPERANDS, _MAD, _PLAIN32, _V16, _V16_TO_32, _perm, count_leading_zeros,
+                       int_valu_signature, low_mask, popcount)
 from . import lanemul
 
 __all__ = ["VALUIntShared"]
@@ -128,7 +128,7 @@ class MaskOut(enum.Enum, shape=2):
 
 Control = data.StructLayout({
     "legal": 1,
-    "plain": 1,         # a VINT op: clamp or op_sel make it illegal (the model rejects both)
+    "plain": 1,         # a VINT op: op_sel, or clamp unless ``sat``, make it illegal (as the model)
     "wa": Width, "wb": Width, "wc": Width,
     "sgn": 1,           # sources (and multiplier operands) sign-extended
     "mul24": 1,         # multiplier operands: the low 24 bits of S0 and S1
@@ -144,7 +144,7 @@ Control = data.StructLayout({
     "mm3_med": 1, "mm3_lo": 1, "mm3_max": 1,    # MINMAX3 (see _minmax3)
     "rs": Result,
     "sat": 1,           # clamp saturates the exact result...
-    "sat32": 1,         # ...to 32 bits (else 16), signed by ``sgn``
+    "sat_to": Width,    # ...to a 16-, 32- or 64-bit destination, signed by ``sgn``
     "half": 1,          # a 16-bit result: merged into the op_sel[3] half of the old value
     "dst64": 1,
     "mo": MaskOut,
@@ -177,8 +177,10 @@ _COND = {c: sum(int(f(x, y)) << k for k, (x, y) in enumerate(((1, 0), (0, 0), (0
 def _control(name: str) -> dict:
     """The control word of one implemented op, as a dict of :data:`Control` fields."""
     op = OpId[name.upper()]
+    dst64 = info_of(op).dst_bits == 64
     ctl = {"legal": 1, "plain": int(name in _PLAIN32), "wa": Width.W32, "wb": Width.W32,
-           "wc": Width.W32, "dst64": int(info_of(op).dst_bits == 64)}
+           "wc": Width.W32, "dst64": int(dst64), "sat": int(name in CLAMP_SATURATES),
+           "sat_to": Width.W64 if dst64 else Width.W32}
     if name in _MUL_OPERANDS:
         bits, sgn = _MUL_OPERANDS[name]
         ctl.update(mul24=int(bits == 24), sgn=int(sgn))
@@ -195,7 +197,7 @@ def _control(name: str) -> dict:
     for table, wide in ((_V16, False), (_V16_TO_32, True)):
         if name in table:
             f, sgn = table[name]
-            ctl.update(sgn=int(sgn), sat=1, sat32=int(wide), half=int(not wide),
+            ctl.update(sgn=int(sgn), sat_to=Width.W32 if wide else Width.W16, half=int(not wide),
                        **{w: Width.W16 if bits == 16 else Width.W32
                           for w, bits in zip(("wa", "wb", "wc"), info_of(op).src_bits)})
             if f is _MAD:
@@ -255,8 +257,8 @@ _EXTRA = {
     "v_subrev_co_ci_u32": {**_SUBREV, "cin": CarryIn.NMASK, "mo": MaskOut.CARRY32},
     "v_mad_co_u64_u32": {"ax": AddX.P, "ay": AddY.C, "wc": Width.W64, "mo": MaskOut.CARRY64},
     "v_mad_co_i64_i32": {"ax": AddX.P, "ay": AddY.C, "wc": Width.W64, "mo": MaskOut.CARRY64},
-    "v_add_nc_i32": {**_ADD, "sgn": 1, "sat": 1, "sat32": 1},
-    "v_sub_nc_i32": {**_SUB, "sgn": 1, "sat": 1, "sat32": 1},
+    "v_add_nc_i32": {**_ADD, "sgn": 1},
+    "v_sub_nc_i32": {**_SUB, "sgn": 1},
     "v_cndmask_b32": {"rs": Result.LOGIC, "tt": _tt(lambda a, b, c: b if c else a), "tt_mask": 1},
     "v_mbcnt_lo_u32_b32": {"ax": AddX.POP, "ay": AddY.B, "pop_below": 1},
     "v_nop": {},
@@ -277,6 +279,25 @@ def _extend(x, w, half, sgn) -> Value:
     sign = sgn & Mux(w64, x[63], Mux(w16, h[15], x[31]))
     return Cat(Mux(w16, h, x[:16]), Mux(w16, _rep(sign, 16), x[16:32]),
                Mux(w64, x[32:64], _rep(sign, 32)), _rep(sign, WIDE - 64))
+
+
+def _overflow(e, to, sgn) -> Value:
+    """Whether the exact value ``e`` (:data:`WIDE` bits, signed) lies outside the range of a
+    destination of width ``to`` (a :class:`Width`), signed by ``sgn``: a bit from the
+    destination's top one up (from the one above it, unsigned) differs from the sign, or an
+    unsigned destination takes a negative value. The ORs of the bits from 64, 63, 32, 31, 16
+    and 15 up form one chain."""
+    neg = e[WIDE - 1]
+    differ = e ^ _rep(neg, WIDE)
+    above = {}
+    acc = Const(0, 1)
+    for lo, hi in ((64, WIDE), (63, 64), (32, 63), (31, 32), (16, 31), (15, 16)):
+        acc = acc | (differ[lo:hi] != 0)
+        above[lo] = acc
+
+    def over(bits):
+        return Mux(sgn, above[bits - 1], above[bits] | neg)
+    return Mux(to == Width.W16, over(16), Mux(to == Width.W32, over(32), over(64)))
 
 
 class _Lane:
@@ -325,7 +346,7 @@ class VALUIntShared(wiring.Component):
             for name in sorted(IMPLEMENTED):
                 with m.Case(OpId[name.upper()]):
                     m.d.comb += ctl.eq(Control.const(_control(name)))
-        m.d.comb += self.illegal.eq(~ctl.legal | ctl.plain & (self.clamp | (self.opsel != 0)))
+        m.d.comb += self.illegal.eq(~ctl.legal | ctl.plain & ((self.clamp & ~ctl.sat) | (self.opsel != 0)))
 
         # Each step of the datapath is a module of its own: the simulator re-evaluates a
         # module's logic whenever a signal it reads changes, so one module would run once per
@@ -502,6 +523,9 @@ class VALUIntShared(wiring.Component):
                         st.d.comb += r.eq(v)
             return r
         PRE = wide(st, "pre", 64, pre)
+        # the exact result, 66 bits: a 64-bit one that saturates is the adder's (v_mad_co_*),
+        # the others that saturate fit in 64 bits signed
+        TOP = wide(st, "pre_top", 2, lambda i: Mux(ctl.dst64, SUM(i)[64:WIDE], _rep(PRE(i)[63], 2)))
 
         def mask_out(i):
             s = SUM(i)
@@ -511,27 +535,26 @@ class VALUIntShared(wiring.Component):
         lane_mask = sig(st, "lane_mask", Cat(*[mask_out(i) for i in range(n)]))
 
         # stage 3 (``stages=3``): the selected result, the lane mask and the finishing inputs
-        PRE = (lambda i, s=cut(Cat(*[PRE(i) for i in range(n)]), "pre3"): s[64 * i:64 * (i + 1)])
+        PRE = (lambda i, s=cut(Cat(*[Cat(PRE(i), TOP(i)) for i in range(n)]), "pre3"): s[WIDE * i:WIDE * (i + 1)])
         st = stage("finish_out")
         st.d.comb += self.mask_out.eq(cut(lane_mask, "lane_mask3"))
         ctl = cut(ctl, "ctl3")
         clamp, opsel3, d_old = (lambda v: (v[0], v[1], v[2:]))(cut(finish_in, "finish_in3"))
 
-        # finish: clamp saturates the exact result (36 bits hold every saturating op's);
-        # a 16-bit result goes into the op_sel[3] half, the other half keeps d_old
+        # finish: clamp saturates the exact result; a 16-bit result goes into the op_sel[3]
+        # half, the other half keeps d_old
         st = stage("finish")
-        lo_lim = sig(st, "sat_lo", Mux(ctl.sat32, Mux(ctl.sgn, -(1 << 31), 0), Mux(ctl.sgn, -(1 << 15), 0)))
-        hi_lim = sig(st, "sat_hi", Mux(ctl.sat32, Mux(ctl.sgn, (1 << 31) - 1, (1 << 32) - 1),
-                                   Mux(ctl.sgn, (1 << 15) - 1, (1 << 16) - 1)))
         saturate = ctl.sat & clamp
+        top_bit = sig(st, "sat_top", Mux(ctl.sgn, Mux(ctl.sat_to == Width.W16, 1 << 15,
+                                                    Mux(ctl.sat_to == Width.W32, 1 << 31, 1 << 63)), 0))
         shift16 = Cat(Const(0, 4), opsel3)
         keep = ~(Const(0xFFFF, 32) << shift16)[:32]
 
         def finish(i):
             r = PRE(i)
-            e = r[:36].as_signed()
-            clamped = Mux(e < lo_lim, lo_lim, Mux(e > hi_lim, hi_lim, e))[:32]
-            v = sig(st, f"fin{i}", Mux(saturate, clamped, r))
+            over = sig(st, f"over{i}", _overflow(r, ctl.sat_to, ctl.sgn))
+            limit = _rep(~r[WIDE - 1], 64) ^ top_bit
+            v = sig(st, f"fin{i}", Mux(saturate & over, limit, r[:64]))
             old = d_old[32 * i:32 * i + 32]
             v = Mux(ctl.half, (old & keep) | (v[:16] << shift16)[:32], v)
             return Cat(v[:32], Mux(ctl.dst64, v[32:64], 0))

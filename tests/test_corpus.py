@@ -222,18 +222,20 @@ def test_dpp_form_is_refused_though_its_operation_is_implemented(tmp_path, no_si
         dcu.launch(kernel, 1, 32, [np.zeros(32, np.uint32)], backend="rtl", config="tiny")
 
 
-def test_integer_clamp_the_rtl_lacks_is_refused(tmp_path, no_simulation):
-    """llvm.uadd.sat gives v_add_nc_u32 with clamp: the RTL's integer unit executes the
-    operation but not its saturation, so the kernel is refused; the float clamp it does execute
-    is not."""
+def test_clamp_the_rtl_lacks_is_refused(tmp_path, no_simulation):
+    """The RTL's transcendental unit does not implement clamp: v_exp_f32 with clamp is refused
+    before launch; the float clamp of the FP32 unit and the integer saturation (llvm.uadd.sat's
+    v_add_nc_u32 with clamp) it does execute are not."""
     from hdl.simd import IMPLEMENTED, NO_CLAMP
-    assert "v_add_nc_u32" in IMPLEMENTED and "v_add_nc_u32" in NO_CLAMP and "v_add_f32" not in NO_CLAMP
-    src = _write(tmp_path, "sat.s", ASM_KERNEL.format(body="v_add_nc_u32_e64 v2, v0, v0 clamp"))
+    assert "v_exp_f32" in IMPLEMENTED and "v_exp_f32" in NO_CLAMP
+    assert not {"v_add_f32", "v_add_nc_u32", "v_mad_co_u64_u32"} & NO_CLAMP
+    src = _write(tmp_path, "exp.s", ASM_KERNEL.format(body="v_exp_f32_e64 v2, v0 clamp"))
     kernel = dcu.load_program(src).kernel("k")
-    with pytest.raises(RtlUnsupportedError, match=r"v_add_nc_u32 \(clamp\) at 0x[0-9a-f]+"):
+    with pytest.raises(RtlUnsupportedError, match=r"v_exp_f32 \(clamp\) at 0x[0-9a-f]+"):
         dcu.launch(kernel, 1, 32, [np.zeros(32, np.uint32)], backend="rtl", config="tiny")
-    fine = _write(tmp_path, "fclamp.s", ASM_KERNEL.format(body="v_add_f32_e64 v2, v0, v0 clamp"))
-    assert unsupported(dcu.load_program(fine).kernel("k")) == []
+    for body in ("v_add_f32_e64 v2, v0, v0 clamp", "v_add_nc_u32_e64 v2, v0, v0 clamp"):
+        fine = _write(tmp_path, "fine.s", ASM_KERNEL.format(body=body))
+        assert unsupported(dcu.load_program(fine).kernel("k")) == [], body
 
 
 def test_a_word_that_is_no_instruction_is_left_to_the_rtl(tmp_path):

@@ -14,6 +14,8 @@ firmware kernel on the ``default`` and ``tiny`` presets, on one reused simulator
 """
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -202,6 +204,32 @@ def test_illegal_instruction_names_wave_pc_and_words(tmp_path):
     with pytest.raises(RtlError, match=r"illegal instruction at SIMD \d, wave slot \d, PC 0x[0-9a-f]+: .*ffffffff") as e:
         dcu.launch(k, 1, 32, [out], backend="rtl", config="tiny", reuse=True)
     # the stores before the bad word reached memory and come back with the error
+    assert np.array_equal(e.value.buffers[0], np.arange(1, 33))
+
+
+@ERRORS
+def test_refusal_at_execute_names_unit_pc_and_words(tmp_path, monkeypatch):
+    """A unit that refuses an instruction at execute (the transcendental unit, clamp on
+    v_exp_f32) stops the wave with cause REFUSED_AT_EXECUTE: the DCU keeps no words, the host
+    reads them at the latched PC and names the unit (the check before launch is bypassed)."""
+    from dcu.launch import image_base
+    from dcu.rtlcheck import kernel_instructions
+    import dcu.rtlcheck
+    monkeypatch.setattr(dcu.rtlcheck, "refuse_unsupported", lambda kernel, backend: None)
+    k = _kernel(tmp_path, _store_then("\tv_exp_f32_e64 v3, v2 clamp"))
+    at = next(f for f in kernel_instructions(k) if f.name == "v_exp_f32")
+    pc = image_base() + at.pc
+    words = [int.from_bytes(k.code[at.pc - k.code_base:][i:i + 4], "little") for i in (0, 4)]
+    assert words == [0xD5A58003, 0x00000102]      # llvm-mc-19: v_exp_f32_e64 v3, v2 clamp
+    out = np.zeros(32, np.uint32)
+    with pytest.raises(RtlError) as e:
+        dcu.launch(k, 1, 32, [out], backend="rtl", config="tiny", reuse=True)
+    assert re.search(rf"instruction refused at execute at SIMD \d, wave slot \d, PC {pc:#x}: the RTL's "
+                     r"transcendental unit does not execute v_exp_f32_e64 v3, v2 clamp \(dwords d5a58003 00000102\)$",
+                     str(e.value)), str(e.value)
+    f = e.value.fault
+    assert (e.value.category, f.pc, f.instruction) == ("unsupported", pc, "v_exp_f32_e64 v3, v2 clamp (dwords d5a58003 00000102)")
+    assert f.what == "an instruction the RTL's transcendental unit does not execute"
     assert np.array_equal(e.value.buffers[0], np.arange(1, 33))
 
 

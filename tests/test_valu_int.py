@@ -12,9 +12,15 @@ so each vector is one ``ctx.set`` (one settle of the combinational logic). The s
 unit, which the ``fpga`` preset builds with 4 lanes and which Amaranth's simulator evaluates
 whole on every vector, runs ``SHARED_VECTORS`` 4-lane vectors per opcode.
 
+Every op the model executes with ``clamp`` (``WITH_CLAMP``: the saturating 16-bit, 32-bit and
+64-bit ops, and those that ignore it) also runs every pair of ``CLAMP_EDGES`` (with the
+addends of ``CLAMP_ADDENDS``/``MAD64_ADDENDS`` on three-operand ops) with ``clamp`` set, so
+each saturation limit is met, exceeded by one and missed by one; the model decides the results.
+
 Also checked: the set of implemented opcodes equals the model's integer VALU set; every other
-opcode, and ``clamp``/``op_sel`` on a plain 32-bit op (the model raises ``ModelError``), is
-``illegal``; a narrower unit (4 lanes); Verilog conversion and ``verilator --lint-only``.
+opcode, ``op_sel`` on a plain 32-bit op and ``clamp`` on exactly the ops whose clamp the model
+rejects (it raises ``ModelError``) are ``illegal``; a narrower unit (4 lanes); Verilog
+conversion and ``verilator --lint-only``.
 
 A note on the model: ``sim.vector.cls`` (v_cls_i32) returns clz(x) - 1 where the ISA
 pseudocode (and ``sim.scalar`` for s_cls_i32) returns clz(x), x being S0 XORed with its sign
@@ -154,11 +160,11 @@ def _vector(rnd: random.Random, name: str):
         b = a.copy()                    # equal operands: compares, min/max, subtractions
     mask_in = rnd.choice([0, 0xFFFF_FFFF, rnd.getrandbits(32), rnd.getrandbits(32)])
     d_old = np.array([rnd.getrandbits(32) for _ in range(LANES)], np.uint32)
-    # op_sel and clamp: random except on the plain 32-bit ops (VINT), where the model rejects
-    # them (test_illegal), and on the 32/64-bit ops whose clamp the model saturates
-    # (INT_CLAMP_OPS) and this unit does not implement; the 16-bit ops use both
-    opsel, clamp = ((0, 0) if name in X.VINT or name in INT_CLAMP_OPS
-                    else (rnd.getrandbits(4), rnd.getrandbits(1)))
+    # op_sel and clamp: random, except on the plain 32-bit ops (VINT), where the model rejects
+    # op_sel, and clamp but on the ones it saturates (INT_CLAMP_OPS; test_illegal)
+    opsel, clamp = rnd.getrandbits(4), rnd.getrandbits(1)
+    if name in X.VINT:
+        opsel, clamp = 0, clamp if name in INT_CLAMP_OPS else 0
     return a, b, c, mask_in, d_old, opsel, clamp
 
 
@@ -297,6 +303,76 @@ def test_illegal(unit):
         assert out[n][0][2] == 1, n
         with pytest.raises(ModelError):
             model.handler(n, vec[5], vec[6])
+
+
+def _accepts_clamp(name: str) -> bool:
+    """Whether the model executes ``name`` with VOP3 ``clamp`` set (saturating, or ignoring it
+    as on compares) rather than rejecting it."""
+    try:
+        X.build(_inst(name, 0, 1))
+    except ModelError:
+        return False
+    return True
+
+
+#: The implemented ops the model executes with ``clamp``.
+WITH_CLAMP = sorted(n for n in IMPLEMENTED if _accepts_clamp(n))
+
+# Edge operands for clamp: the limits of every destination type and of the 24-bit multiplier
+# operands; their pairs meet every boundary of a sum, difference or product.
+CLAMP_EDGES = [0, 1, 2, 0x7FFF, 0x8000, 0xFFFF, 0x7F_FFFF, 0x80_0000, 0xFF_FFFF, 0xFF80_0000,
+               0x7FFF_FFFF, 0x8000_0000, 0xFFFF_FFFE, 0xFFFF_FFFF]
+CLAMP_ADDENDS = [0, 1, 0x7FFF_FFFF, 0x8000_0000, 0xFFFF_FFFF]
+_I64, _M64 = 1 << 63, (1 << 64) - 1
+# S2 of v_mad_co_*: 0, the 64-bit limits, and each side of the limit next to the extreme
+# products, 0xffffffff^2 (unsigned), 2^62 and -(2^62 - 2^31) (signed)
+MAD64_ADDENDS = [0, 1, _M64, _I64 - 1, _I64, (1 << 33) - 2, (1 << 33) - 1, _I64 - (1 << 62) - 1,
+                 _I64 - (1 << 62), (-_I64 + (1 << 62) - (1 << 31)) & _M64, (-_I64 + (1 << 62) - (1 << 31) - 1) & _M64]
+
+
+def _clamp_vectors(rnd: random.Random, name: str, lanes: int) -> list:
+    """Every pair of ``CLAMP_EDGES`` as S0 and S1, with each S2 of ``CLAMP_ADDENDS`` (of
+    ``MAD64_ADDENDS`` for v_mad_co_*) on a three-operand op, in vectors of ``lanes`` lanes
+    (the last filled up with the first triples), ``clamp`` set, ``op_sel`` random where the
+    model takes it, carry-in and old destination random."""
+    n3 = len(info_of(OpId[name.upper()]).src_bits) > 2
+    addends = (MAD64_ADDENDS if name.startswith("v_mad_co_") else CLAMP_ADDENDS) if n3 else [0]
+    triples = [(a, b, c) for a in CLAMP_EDGES for b in CLAMP_EDGES for c in addends]
+    triples += triples[:-len(triples) % lanes]
+    out = []
+    for k in range(0, len(triples), lanes):
+        a, b, c = (np.array(x, np.uint64) for x in zip(*triples[k:k + lanes]))
+        a, b, c = (np.resize(x, LANES) for x in (a, b, c))      # the model's wave has 32 lanes
+        d_old = np.array([rnd.getrandbits(32) for _ in range(LANES)], np.uint32)
+        opsel = 0 if name in X.VINT else rnd.getrandbits(4)
+        out.append((a, b, c, rnd.getrandbits(32), d_old, opsel, 1))
+    return out
+
+
+@pytest.mark.parametrize("unit", sorted(UNITS))
+def test_clamp_at_the_edges(unit):
+    """Every op the model executes with ``clamp`` (saturating 16-bit and 32-bit ops,
+    carries, v_mad_co_*; compares and selects ignore it) on edge operands that land on and
+    around every saturation limit, against the model's handler."""
+    assert set(INT_CLAMP_OPS) & IMPLEMENTED <= set(WITH_CLAMP)
+    rnd = random.Random(SEED + 6)
+    lanes = LANES if unit == "per_op" else 4
+    jobs = [(n, _clamp_vectors(rnd, n, lanes)) for n in WITH_CLAMP]
+    out = _run(Harness(lanes, unit=UNITS[unit]), jobs)
+    model = Model()
+    for n, vectors in jobs:
+        for vec, got in zip(vectors, out[n]):
+            _check(n, vec, got, model, lanes)
+
+
+@pytest.mark.parametrize("unit", sorted(UNITS))
+def test_clamp_is_illegal_where_the_model_rejects_it(unit):
+    """``clamp`` alone (no ``op_sel``) raises ``illegal`` on exactly the implemented ops whose
+    clamp the model rejects."""
+    rnd = random.Random(SEED + 7)
+    jobs = [(n, [_vector(rnd, "v_mov_b32")[:5] + (0, 1)]) for n in sorted(IMPLEMENTED)]
+    out = _run(Harness(4, unit=UNITS[unit]), jobs)
+    assert sorted(n for n, _ in jobs if not out[n][0][2]) == WITH_CLAMP
 
 
 @pytest.mark.parametrize("unit, lanes", [("per_op", 4), ("shared", 8)])
