@@ -63,6 +63,17 @@ EXCLUDED = {
 }
 # hwreg ops (s_getreg_b32, s_setreg_*) are left out: the model keeps only MODE, the RTL none.
 
+# Where the RTL disagrees with the model (docs/verify.md, "Findings"), left out of programs for
+# an RTL backend until it is fixed:
+RTL_DISAGREES = {
+    # the 16-bit result adds the destination's old low half instead of src2 (seed 1017)
+    "v_mad_u16": "adds the old VDST instead of src2",
+    "v_mad_i16": "adds the old VDST instead of src2",
+}
+# omod on a transcendental (v_rcp_f32_e64 v1, v2 mul:4): the RTL stops on an illegal
+# instruction (reported at a PC past it, dwords 0), the model scales the result (seed 1007).
+RTL_NO_OMOD_KINDS = ("vtrans",)
+
 
 @dataclass(frozen=True)
 class Layout:
@@ -216,7 +227,7 @@ class Pools:
     gatomic: list
     ds: list
     smem: list
-    no_clamp: frozenset
+    no_clamp: frozenset        # mnemonics not to give clamp, and "omod:NAME" not to give omod
 
 
 def pools(target: str) -> Pools:
@@ -228,9 +239,11 @@ def pools(target: str) -> Pools:
             seen.add(i.name)
             uniq.append(i)
     if target == "model":
-        no_clamp = frozenset()
+        no_clamp, no_omod = frozenset(), frozenset()
     else:
         from hdl.simd import NO_CLAMP as no_clamp
+        uniq = [i for i in uniq if i.name not in RTL_DISAGREES]
+        no_omod = frozenset(i.name for i in uniq if i.kind in RTL_NO_OMOD_KINDS)
     by = lambda pred: [i for i in uniq if pred(i)]
     return Pools(
         salu=by(lambda i: i.kind == "salu" and "saveexec" not in i.flags),
@@ -243,7 +256,7 @@ def pools(target: str) -> Pools:
         gatomic=by(lambda i: i.kind == "vmem_atomic" and i.fmt == Fmt.VGLOBAL),
         ds=by(lambda i: i.fmt == Fmt.DS),
         smem=by(lambda i: i.fmt == Fmt.SMEM),
-        no_clamp=frozenset(no_clamp))
+        no_clamp=frozenset(no_clamp) | {f"omod:{n}" for n in no_omod})
 
 
 # Atomics whose final memory is the same in any order, when nothing is returned.
@@ -395,7 +408,7 @@ def _mods(r: random.Random, info: OpInfo, srcs: list[str], no_clamp: frozenset, 
             and (float_result or "_f" not in info.name and _result_type(info.name) != "p"):
         tail += " clamp"
         kinds.append("clamp")
-    if "omod" in info.flags and float_result and r.random() < 0.12:
+    if "omod" in info.flags and float_result and f"omod:{info.name}" not in no_clamp and r.random() < 0.12:
         tail += r.choice([" mul:2", " mul:4", " div:2"])
         kinds.append("omod")
     return out, tail
