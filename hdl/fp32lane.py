@@ -339,6 +339,12 @@ def minmax_bits(sub: Value, x: Opnd, y: Opnd, z: Opnd) -> Value:
     ieee = Mux(x.is_snan(), x.quieted(), Mux(y.is_snan(), y.quieted(),
                Mux(x.is_nan(), x.word, Mux(y.is_nan(), y.word, two))))
     median = Mux(xy, Mux(yz, y.word, Mux(xz, z.word, x.word)), Mux(yz, Mux(xz, x.word, z.word), y.word))
+    # the pseudocode compares max3 with S0, then S1, as floats (+0 == -0): when the maximum is
+    # a zero, the result is max_num of the two operands after the first zero (med3(-0, +0, -1) = +0)
+    top = Mux(xy, Mux(yz, z.word, y.word), Mux(xz, z.word, x.word))
+    later = Mux(x.is_zero(), Mux(yz, z.word, y.word),
+                Mux(y.is_zero(), Mux(xz, z.word, x.word), Mux(xy, y.word, x.word)))
+    median = Mux(top[:31] == 0, later, median)
     med3 = Mux(x.is_nan() | y.is_nan() | z.is_nan(), three, median)
     # a chain of multiplexers (0 for an index past the table, as an Array would give) rather
     # than an Array, whose process a compiled simulator would evaluate on every cycle: the
