@@ -18,7 +18,7 @@ multiplier per stage that all operations share (its operands are selected by the
 reg   contents (written by the step that precedes it)
 ====  =====================================================================================
 S0    the chunk's raw operands
-S1    unpacked operand (denormals normalised by a leading-zero count), ROM index, specials
+S1    unpacked operand, ROM index, specials (a denormal operand reads as a signed zero)
 S2    the ROM word (read as S1 is written, registered beside S2); exp: first Horner step
 S3    step M1 (rcp ``M R0``, rsq ``Y0^2``, exp ``A2 r``, log ``M C``)
 S4    M2 (rcp ``R0 E0``, rsq ``N Y0sq``, exp ``A1 r``, log ``P3 T``)
@@ -30,7 +30,7 @@ S9    M7 (sqrt ``N Y2``, rsq ``Q N``)
 S10   M8 (sqrt ``S^2``, rsq ``Q QN``)
 S11   sqrt / rsq exact corrections: every operation now holds ``(sign, sig, scale, sticky)``
 S12   ``round_pack`` part 1: leading-zero count and normalisation
-out   ``round_pack`` part 2 (denormal shift, rounding, overflow), special-case mux
+out   ``round_pack`` part 2 (rounding, overflow, denormal flush), special-case mux
 ====  =====================================================================================
 
 Timing: a wave accepted (``i.valid & i.ready``) in cycle *t* presents its result
@@ -261,15 +261,10 @@ def _sel(choices, default=0):
 def _unpack(a):
     """Split float32 bits into ``sign, M, e`` with |a| = M 2^(e - 23), M in [2^23, 2^24).
 
-    Denormals are normalised with a leading-zero count (docs/fp32.md §5.1); zero, inf and NaN
-    give meaningless values (the special-case mux overrides them).
+    Zero and denormals (read as zeros, docs/fp32.md §5.1), inf and NaN give meaningless values
+    (the special-case mux overrides them).
     """
-    ef, fr = a[23:31], a[0:23]
-    den = ef == 0
-    lz = _lzc(fr)
-    M = Mux(den, (fr << (lz + 1))[0:24], Cat(fr, Const(1, 1)))
-    e = Mux(den, -127 - lz, ef - 127)
-    return a[31], M, e
+    return a[31], Cat(a[0:23], Const(1, 1)), a[23:31] - 127
 
 
 def _round_pack_norm(rp):
@@ -285,27 +280,30 @@ def _round_pack_norm(rp):
 def _round_pack_final(n):
     """``round_pack`` part 2: float32 bits of sign * x 2^(E - 63) (+ sticky), ties to even.
 
-    Results below 2^-126 are rounded on the denormal grid (2^-149), overflow gives inf.
+    Results below 2^-126 are rounded on the denormal grid (2^-149) and flushed to a zero of
+    their sign unless they round up to 2^-126 (only from E = -127); overflow gives inf.
     """
     E = n.E
     normal = E >= -126
-    # bits of x shifted out below the round bit: 39 (normal), 39 + (-126 - E) (denormal), <= 64
-    amt = Mux(normal, 39, Mux(E < -151, 64, (-87 - E).as_unsigned()[0:7]))
+    # bits of x shifted out below the round bit: 39 (normal), 40 (E = -127, denormal grid)
+    amt = Mux(normal, 39, 40)
     qr = n.x >> amt                                        # kept significand and round bit
-    rest = (n.x & ((Const(1, 65) << amt) - 1)) != 0
+    rest = (n.x & Mux(normal, (1 << 39) - 1, (1 << 40) - 1)) != 0
     q = qr[1:26]
     up = qr[0] & (rest | n.sticky | q[0])
     bits = (Mux(normal, E + 126, 0) << 23) + q + up
     ovf = (E > 127) | (bits >= _INF)
-    mag = Mux(n.zero, 0, Mux(ovf, _INF, bits[0:31]))
+    flushed = n.zero | (E < -127) | ~(normal | bits[23])
+    mag = Mux(flushed, 0, Mux(ovf, _INF, bits[0:31]))
     return Cat(mag[0:31], n.sign)
 
 
 def _specials(cls, a):
-    """Special-case flag and result of one lane (docs/fp32.md §5.4-5.7)."""
+    """Special-case flag and result of one lane (docs/fp32.md §5.4-5.7); a denormal ``a``
+    reads as a zero of its sign."""
     sign = a[31]
     mag = a[0:31]
-    zero = mag == 0
+    zero = a[23:31] == 0
     inf = mag == _INF
     nan = mag > _INF
     quiet = a | _QUIET
@@ -318,7 +316,7 @@ def _specials(cls, a):
         Cls.RSQ: (zero | inf | nan | sign,
                   _sel([(nan, quiet), (pinf, 0), (zero, sgn | _INF)], _DEFAULT_NAN)),
         Cls.SQRT: (zero | inf | nan | sign,
-                   _sel([(nan, quiet), (pinf, _INF), (zero, a)], _DEFAULT_NAN)),
+                   _sel([(nan, quiet), (pinf, _INF), (zero, sgn)], _DEFAULT_NAN)),
         Cls.EXP: (zero | big,
                   _sel([(nan, quiet), (zero, _ONE), (sign, 0)], _INF)),
         Cls.LOG: (zero | inf | nan | sign,
@@ -485,7 +483,7 @@ class TransUnit(wiring.Component):
     def _step0(self, m, cur, nxt, rom_idx):
         """S0 -> S1: specials, unpack, ROM index, exp fixed-point conversion."""
         hdr = nxt.hdr
-        # unpacked operands, computed once per lane (leading-zero count for denormals)
+        # unpacked operands, computed once per lane
         unp = Signal(data.ArrayLayout(data.StructLayout({"sign": 1, "M": 24, "e": signed(9)}),
                                       self.lanes), name="s0_unpacked")
         for l in range(self.lanes):
@@ -513,7 +511,7 @@ class TransUnit(wiring.Component):
                                 "scale": h - 24 if cls == Cls.SQRT else -25 - h})
                         elif cls == Cls.EXP:
                             # X = +-floor(M 2^(e + 9)): a in signed 9.32 fixed, truncated to 0.
-                            # Normal inputs only (a denormal gives 0 here, as in the model).
+                            # Normal inputs only (zeros and denormals are specials).
                             ef = a[23:31]
                             mag = (Cat(Const(0, 16), a[0:23], Const(1, 1))
                                    >> (134 - ef).as_unsigned()[0:8])
