@@ -73,6 +73,9 @@ RTL_DISAGREES = {
 # omod on a transcendental (v_rcp_f32_e64 v1, v2 mul:4): the RTL stops on an illegal
 # instruction (reported at a PC past it, dwords 0), the model scales the result (seed 1007).
 RTL_NO_OMOD_KINDS = ("vtrans",)
+# abs/neg on v_cndmask_b32_e64's sources: the RTL selects the unmodified value
+# (v_cndmask_b32_e64 v6, -v17, s18, vcc_lo: model 0x80000021, RTL 0x00000021; seed 1168).
+RTL_NO_SOURCE_MODS = ("v_cndmask_b32",)
 
 
 @dataclass(frozen=True)
@@ -227,7 +230,7 @@ class Pools:
     gatomic: list
     ds: list
     smem: list
-    no_clamp: frozenset        # mnemonics not to give clamp, and "omod:NAME" not to give omod
+    no_clamp: frozenset        # mnemonics not to give clamp; "omod:NAME", "mods:NAME": no omod, no abs/neg
 
 
 def pools(target: str) -> Pools:
@@ -244,6 +247,7 @@ def pools(target: str) -> Pools:
         from hdl.simd import NO_CLAMP as no_clamp
         uniq = [i for i in uniq if i.name not in RTL_DISAGREES]
         no_omod = frozenset(i.name for i in uniq if i.kind in RTL_NO_OMOD_KINDS)
+        no_omod |= {f"mods:{n}" for n in RTL_NO_SOURCE_MODS}
     by = lambda pred: [i for i in uniq if pred(i)]
     return Pools(
         salu=by(lambda i: i.kind == "salu" and "saveexec" not in i.flags),
@@ -256,7 +260,7 @@ def pools(target: str) -> Pools:
         gatomic=by(lambda i: i.kind == "vmem_atomic" and i.fmt == Fmt.VGLOBAL),
         ds=by(lambda i: i.fmt == Fmt.DS),
         smem=by(lambda i: i.fmt == Fmt.SMEM),
-        no_clamp=frozenset(no_clamp) | {f"omod:{n}" for n in no_omod})
+        no_clamp=frozenset(no_clamp) | {n if ":" in n else f"omod:{n}" for n in no_omod})
 
 
 # Atomics whose final memory is the same in any order, when nothing is returned.
@@ -389,6 +393,8 @@ def _mods(r: random.Random, info: OpInfo, srcs: list[str], no_clamp: frozenset, 
     nmods = next((int(f[-1]) for f in info.flags if f.startswith("mods")), 0)
     if info.name.startswith("v_ldexp_"):
         nmods = 1                  # the exponent is an integer
+    if f"mods:{info.name}" in no_clamp:
+        nmods = 0
     out = []
     for i, s in enumerate(srcs):
         if i < nmods and s[0] in "sv":
