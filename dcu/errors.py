@@ -292,8 +292,13 @@ def rtl_fault(err, config, prep, kernel: str, backend: str, buffers, *, mem_faul
     elif cause == Cause.FETCH_FAULT:
         f.access = "instruction fetch"
     else:
+        from hdl.vmem import OpKind
         f.lane = int(err.lane)
-        _refine_vector_fault(f, err, config, buffers, mem_faults)
+        access = {OpKind.LOAD: "load", OpKind.STORE: "store", OpKind.ATOMIC: "atomic"}.get(OpKind(err.access))
+        if access:     # the vector memory unit's own check names the lane's access and bytes
+            f.access, f.size = access, int(err.size)
+        else:
+            _refine_vector_fault(f, err, config, buffers, mem_faults)
     f.where = prep.mem.nearest(f.address, f.size or 1)
     return f, "fault"
 

@@ -19,7 +19,7 @@ from isa import DecodeError, decode, disassemble
 from .errors import describe_words
 from .launch_errors import RtlError
 
-__all__ = ["RtlError", "RtlResult", "RtlSession", "issued_by_group", "run_dispatch"]
+__all__ = ["RtlError", "RtlResult", "RtlSession", "describe_waves", "issued_by_group", "run_dispatch"]
 
 
 @dataclass
@@ -76,7 +76,8 @@ class RtlSession:
         self.config, self.watchdog_cycles = config, watchdog_cycles
         if host_top is None:
             from hdl.dcu import DCU
-            self.top = self.dcu = DCU(config, watchdog_cycles=watchdog_cycles)
+            from .memmodel import HOST_MAP_RANGES
+            self.top = self.dcu = DCU(config, watchdog_cycles=watchdog_cycles, map_ranges=HOST_MAP_RANGES)
         else:
             self.top, self.dcu = host_top, host_top.dcu
         self.sim = Simulator(self.top)
@@ -101,11 +102,11 @@ class RtlSession:
         from .memmodel import OPEN_APERTURE
         ctx.set(port.aperture_base, OPEN_APERTURE[0])
         ctx.set(port.aperture_size, OPEN_APERTURE[1])
+        from .memmodel import HOST_MAP_RANGES, buffer_ranges, map_words
+        base, end = map_words(buffer_ranges(prep.mem.allocations, HOST_MAP_RANGES))
+        ctx.set(port.map_base.as_value(), base)      # the memory's and the vector memory units' map
+        ctx.set(port.map_end.as_value(), end)
         if job["mem"] is None:
-            from .memmodel import HOST_MAP_RANGES, buffer_ranges, map_words
-            base, end = map_words(buffer_ranges(prep.mem.allocations, HOST_MAP_RANGES))
-            ctx.set(port.map_base.as_value(), base)
-            ctx.set(port.map_end.as_value(), end)
             ctx.set(port.seed, job["seed"] & 0xFFFF_FFFF)
             ctx.set(port.mem_knobs, job["knobs"])
             if job["load"]:     # a reused HostTop: its memory was reset to zeros
@@ -368,17 +369,23 @@ def instruction_at(prep, pc: int) -> str:
 
 
 def _resident_waves(ctx, dcu, prep=None) -> list[str]:
-    waves = []
-    for s, simd in enumerate(dcu.simds):
-        tr = simd.trace
-        for w in range(dcu.config.wave_slots):
-            if ctx.get(tr["resident"][w]):
-                pc = ctx.get(tr['pc'][w])
-                at = f" ({instruction_at(prep, pc)})" if prep is not None else ""
-                waves.append(f"SIMD {s} slot {w}: PC {pc:#x}{at} loadcnt {ctx.get(tr['loadcnt'][w])} "
-                             f"storecnt {ctx.get(tr['storecnt'][w])} dscnt {ctx.get(tr['dscnt'][w])} "
-                             f"kmcnt {ctx.get(tr['kmcnt'][w])} barrier-wait {ctx.get(simd.bar_wait) >> w & 1}")
-    return waves
+    return describe_waves(ctx.get(dcu.waves), dcu.config, prep)
+
+
+def describe_waves(waves, config, prep=None) -> list[str]:
+    """The resident waves of a DCU's ``waves`` (a value of its layout: every SIMD's slots),
+    one line each: SIMD, slot, PC (with the instruction there, given the dispatch), the
+    outstanding-access counters an ``s_wait_*`` waits on, and whether it waits at a barrier."""
+    out = []
+    for i, w in enumerate(waves):
+        if not w.resident:
+            continue
+        s, slot = divmod(i, config.wave_slots)
+        pc = int(w.pc)
+        at = f" ({instruction_at(prep, pc)})" if prep is not None else ""
+        out.append(f"SIMD {s} slot {slot}: PC {pc:#x}{at} loadcnt {int(w.loadcnt)} storecnt {int(w.storecnt)} "
+                   f"dscnt {int(w.dscnt)} kmcnt {int(w.kmcnt)} barrier-wait {int(w.barrier)}")
+    return out
 
 
 async def _sample_timeline(ctx, dcu, tl) -> None:

@@ -24,7 +24,8 @@ The program reads one binary input file and writes one output file, both little-
 * output: magic, status (0: done, 1: the budget ran out), the ``cycles`` register, the
   dispatch phase's cycles (from the dispatch offered to the cycle ``done`` is seen in) and
   the program's CPU time in that phase (nanoseconds, 2 words), the error (``n`` then
-  words), the memory's fault records (``mem_faults``: ``n`` then words), the counters (``n``
+  words), the memory's fault records (``mem_faults``: ``n`` then words), every wave slot's
+  state (HostTop's ``waves``: ``n`` then words), the counters (``n``
   then words, in :attr:`hdl.hosttop.HostTop.perf_names`
   order), the image read back, the memory's scoreboard once nothing is in flight
   (``mem_scoreboard``: ``n`` then words), and the cycles the harness simulated in all
@@ -302,6 +303,8 @@ int main(int argc, char** argv) {
     out.push_back(err.size()); out.insert(out.end(), err.begin(), err.end());
     auto faults = get(top->mem_faults);
     out.push_back(faults.size()); out.insert(out.end(), faults.begin(), faults.end());
+    auto waves = get(top->waves);
+    out.push_back(waves.size()); out.insert(out.end(), waves.begin(), waves.end());
     out.push_back(@NPERF@);
     for (uint32_t k = 0; k < @NPERF@; ++k) {
         top->perf_addr = k; tick(); out.push_back(get(top->perf_data)[0]);
@@ -644,6 +647,7 @@ def run_dispatch(prep, kernel, config, wgp: bool, *, seed: int = 0, latency=(8, 
     run_cpu_seconds = (next(vals) | next(vals) << 32) / 1e9
     err_words = [next(vals) for _ in range(next(vals))]
     fault_words = [next(vals) for _ in range(next(vals))]
+    wave_words = [next(vals) for _ in range(next(vals))]
     perf = [next(vals) for _ in range(next(vals))]
     image = np.array([next(vals) for _ in range(next(vals))], dtype=np.uint32)
     board_words = [next(vals) for _ in range(next(vals))]
@@ -661,10 +665,12 @@ def run_dispatch(prep, kernel, config, wgp: bool, *, seed: int = 0, latency=(8, 
     check_scoreboard(Scoreboard.from_record(board), f"{kernel.name} on verilator ({cfg.name})")
     message = None
     from hdl.dcu import DcuError
+    from .rtl import describe_waves, error_text
     err = DcuError(cfg).from_bits(error_bits)
+    waves = describe_waves(_waves_layout(cfg).from_bits(sum(w << (32 * i) for i, w in enumerate(wave_words))),
+                           cfg, prep)
     if err.valid:
-        from .rtl import error_text
-        message = error_text(err, cfg, prep, watchdog_cycles)
+        message = error_text(err, cfg, prep, watchdog_cycles, waves)
     elif status:
         message = f"the dispatch did not finish within {max_cycles} cycles"
     if message:
@@ -672,7 +678,7 @@ def run_dispatch(prep, kernel, config, wgp: bool, *, seed: int = 0, latency=(8, 
         from .rtl import mem_faults
         records = _fault_layout().from_bits(sum(w << (32 * i) for i, w in enumerate(fault_words)))
         fault, category = rtl_fault(err, cfg, prep, kernel.name, "verilator", ranges, mem_faults=mem_faults(records),
-                                    watchdog_cycles=watchdog_cycles, max_cycles=max_cycles)
+                                    waves=waves, watchdog_cycles=watchdog_cycles, max_cycles=max_cycles)
         raise RtlError(f"{kernel.name} on verilator ({cfg.name}): {message}", res, fault, category)
     return res
 
@@ -693,6 +699,13 @@ def _simulate(argv: list[str], progress, desc: str, max_cycles: int) -> tuple[in
                 other.append(line)
     progress.close()
     return proc.returncode, "".join(other)
+
+
+def _waves_layout(cfg):
+    """HostTop's ``waves`` layout: :data:`hdl.simd.WaveStatus` per wave slot of every SIMD."""
+    from amaranth.lib import data
+    from hdl.simd import WaveStatus
+    return data.ArrayLayout(WaveStatus, cfg.simds * cfg.wave_slots)
 
 
 def _scoreboard_layout():

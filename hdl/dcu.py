@@ -33,9 +33,9 @@ from .lds import LDS
 from .memarb import MemArbiter
 from .memport import ADDR_BITS, Client, MemReq, MemResp
 from .scache import ScalarCache
-from .simd import SIMD, ErrorCause
+from .simd import SIMD, ErrorCause, WaveStatus
 from .transshare import SharedTrans
-from .vmem import VecMemUnit
+from .vmem import OpKind, VecMemUnit
 
 __all__ = ["DCU", "DcuErrorCause", "DcuError"]
 
@@ -43,7 +43,8 @@ __all__ = ["DCU", "DcuErrorCause", "DcuError"]
 class DcuErrorCause(enum.Enum, shape=unsigned(4)):
     NONE = 0
     ILLEGAL_INSTRUCTION = 1   # a SIMD met words it does not execute: simd, wave, pc, words
-    MEMORY_FAULT = 2          # a vector access outside the aperture: simd, wave, lane, addr
+    MEMORY_FAULT = 2          # a vector access outside the aperture or the buffer map: simd, wave,
+                              # lane, addr, access, size
     SCALAR_FAULT = 3          # a scalar load outside memory: simd, wave, addr
     FETCH_FAULT = 4           # an instruction fetch outside memory: simd, wave, addr
     DISPATCH = 5              # a workgroup can never be placed on this configuration
@@ -56,7 +57,7 @@ class DcuErrorCause(enum.Enum, shape=unsigned(4)):
 def DcuError(cfg: DCUConfig) -> data.StructLayout:
     return data.StructLayout({"valid": 1, "cause": DcuErrorCause, "simd": range(cfg.simds),
                               "wave": range(cfg.wave_ids), "pc": ADDR, "words": 96,
-                              "lane": range(32), "addr": 64})
+                              "lane": range(32), "addr": 64, "access": OpKind, "size": range(17)})
 
 
 def _leaves(prefix: str, value):
@@ -115,11 +116,16 @@ class DCU(wiring.Component):
         ``done``: every wave of the dispatch has ended, or an error stopped it.
     error : Out(DcuError)
         The first error, latched until reset.
+    map_base, map_end : In(ArrayLayout(48, map_ranges))
+        With ``map_ranges``: the buffer map the vector memory units check each lane's bytes
+        against (:class:`hdl.vmem.VecMemUnit`).
+    waves : Out(ArrayLayout(hdl.simd.WaveStatus, simds * wave_slots))
+        Every wave slot's state (SIMD ``s`` slot ``w`` at ``s * wave_slots + w``), for a report.
     perf_addr : In(range(len(perf_names))); perf_data : Out(32)
         Counter ``perf_names[perf_addr]``, one cycle later.
     """
 
-    def __init__(self, config: DCUConfig, watchdog_cycles: int = 100_000):
+    def __init__(self, config: DCUConfig, watchdog_cycles: int = 100_000, map_ranges: int = 0):
         self.config = config
         self.watchdog_cycles = watchdog_cycles
         cfg = config
@@ -127,7 +133,8 @@ class DCU(wiring.Component):
         self.trans = SharedTrans(cfg, cfg.simds) if cfg.trans_shared else None
         self.icache = ICache(cfg)
         self.scache = ScalarCache(cfg)
-        self.vmem = [VecMemUnit(cfg) for _ in range(cfg.cus)]
+        self.vmem = [VecMemUnit(cfg, map_ranges=map_ranges) for _ in range(cfg.cus)]
+        self.map_ranges = map_ranges
         self.lds = LDS(cfg)
         self.arbiter = MemArbiter(len(Client))
         self.dispatcher = Dispatcher(cfg)
@@ -142,6 +149,9 @@ class DCU(wiring.Component):
             "busy": Out(1), "done": Out(1),
             "error": Out(DcuError(cfg)),
             "perf_addr": In(range(len(self.perf_names))), "perf_data": Out(32),
+            "waves": Out(data.ArrayLayout(WaveStatus, cfg.simds * cfg.wave_slots)),
+            **({"map_base": In(data.ArrayLayout(ADDR_BITS, map_ranges)),
+                "map_end": In(data.ArrayLayout(ADDR_BITS, map_ranges))} if map_ranges else {}),
         })
 
     def _counters(self):
@@ -209,6 +219,10 @@ class DCU(wiring.Component):
                 connect(m, self.trans.resp[s], simd.trans_resp)
         for v in self.vmem:
             m.d.comb += [v.aperture_base.eq(self.aperture_base), v.aperture_size.eq(self.aperture_size)]
+            if self.map_ranges:
+                m.d.comb += [v.map_base.eq(self.map_base), v.map_end.eq(self.map_end)]
+        m.d.comb += [self.waves[s * cfg.wave_slots + w].eq(simd.waves[w])
+                     for s, simd in enumerate(self.simds) for w in range(cfg.wave_slots)]
 
         # ---- external memory ---------------------------------------------------------------
         arb = self.arbiter
@@ -238,7 +252,8 @@ class DCU(wiring.Component):
         for c, v in enumerate(self.vmem):
             e = v.error
             cases.append((e.valid, {"cause": DcuErrorCause.MEMORY_FAULT, "simd": c * cfg.simds_per_cu + e.simd,
-                                    "wave": e.wave, "lane": e.lane, "addr": e.addr}))
+                                    "wave": e.wave, "lane": e.lane, "addr": e.addr, "access": e.kind,
+                                    "size": e.size}))
         for unit, cause in ((self.scache, DcuErrorCause.SCALAR_FAULT), (self.icache, DcuErrorCause.FETCH_FAULT)):
             e = unit.error
             cases.append((e.valid, {"cause": cause, "simd": e.simd, "wave": e.wave, "addr": e.addr}))

@@ -69,6 +69,7 @@ class HostTop(wiring.Component):
         The memory holds a buffer map of this many ranges, set per run (``map_base``,
         ``map_end``): an access outside every buffer faults there, and the first faulting
         request of each memory client is kept in ``mem_faults`` (0: no map, no such ports).
+        The DCU's vector memory units check each lane's bytes against the same map.
     runtime_memory : bool
         The memory's latency range (at most the upper end of ``latency``), ordering and
         back-pressure are set per dispatch (``mem_knobs``), it has a slot for every request
@@ -92,6 +93,8 @@ class HostTop(wiring.Component):
         As :class:`hdl.dcu.DCU`: ``done`` when every wave ended or an error stopped the DCU.
     error : Out(hdl.dcu.DcuError)
         The first error, latched until reset.
+    waves : Out
+        The DCU's ``waves``: every wave slot's residency, PC, counters and barrier wait.
     cycles : Out(32)
         Cycles of the last dispatch: counts from its acceptance to the first cycle ``done``
         is seen, both included (the ``rtl`` backend's count), then holds.
@@ -112,7 +115,7 @@ class HostTop(wiring.Component):
                  reorder: bool = False, watchdog_cycles: int = 50_000, init: bytes = b"",
                  registered_read: bool = False, map_ranges: int = 0, runtime_memory: bool = False):
         self.config = config
-        self.dcu = DCU(config, watchdog_cycles=watchdog_cycles)
+        self.dcu = DCU(config, watchdog_cycles=watchdog_cycles, map_ranges=map_ranges)
         arb = self.dcu.arbiter
         tag_bits = arb.tag_bits
         # every request the DCU can have outstanding holds a slot: long latencies do not throttle it
@@ -133,6 +136,7 @@ class HostTop(wiring.Component):
             "busy": Out(1), "done": Out(1), "error": Out(DcuError(config)),
             "cycles": Out(CYCLE_BITS),
             "perf_addr": In(range(len(self.perf_names))), "perf_data": Out(32),
+            "waves": Out(self.dcu.waves.shape()),
             **({"map_base": In(data.ArrayLayout(ADDR_BITS, map_ranges)),
                 "map_end": In(data.ArrayLayout(ADDR_BITS, map_ranges)),
                 "mem_faults": Out(self.memory.fault_log.shape())} if map_ranges else {}),
@@ -157,10 +161,11 @@ class HostTop(wiring.Component):
             mem.host_we.eq(self.host_we), mem.host_re.eq(self.host_re), self.host_rdata.eq(mem.host_rdata),
             dcu.aperture_base.eq(self.aperture_base), dcu.aperture_size.eq(self.aperture_size),
             self.busy.eq(dcu.busy), self.done.eq(dcu.done), self.error.eq(dcu.error),
-            dcu.perf_addr.eq(self.perf_addr), self.perf_data.eq(dcu.perf_data),
+            dcu.perf_addr.eq(self.perf_addr), self.perf_data.eq(dcu.perf_data), self.waves.eq(dcu.waves),
         ]
         if self.map_ranges:
             m.d.comb += [mem.map_base.eq(self.map_base), mem.map_end.eq(self.map_end),
+                         dcu.map_base.eq(self.map_base), dcu.map_end.eq(self.map_end),
                          self.mem_faults.eq(mem.fault_log)]
         if self.runtime_memory:
             m.d.comb += [mem.knobs.eq(self.mem_knobs), self.mem_scoreboard.eq(mem.board), self.mem_idle.eq(mem.idle)]

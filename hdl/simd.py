@@ -44,7 +44,7 @@ from .trans import TransIn, TransOut, TransUnit, latency as trans_latency
 from .valu_int import VALUInt
 from .valu_int_shared import VALUIntShared
 
-__all__ = ["SIMD", "IMPLEMENTED", "NO_CLAMP", "ErrorCause", "ErrorLayout", "SCALAR_PIPE_KINDS"]
+__all__ = ["SIMD", "IMPLEMENTED", "NO_CLAMP", "ErrorCause", "ErrorLayout", "WaveStatus", "SCALAR_PIPE_KINDS"]
 
 VCC_LO, VCC_HI, NULL, M0, EXEC_LO, EXEC_HI = 106, 107, 124, 125, 126, 127
 SCC_CODE, VCCZ, EXECZ, LITERAL = 253, 251, 252, 255
@@ -68,6 +68,12 @@ def ErrorLayout(cfg):
     instruction dwords (``ILLEGAL_INSTRUCTION``, found at issue, only) and the ``cause``."""
     return data.StructLayout({"valid": 1, "wave": range(cfg.wave_ids), "pc": ADDR, "words": 96,
                               "cause": ErrorCause})
+
+
+#: ``waves[i]``: wave slot i as a report of a stopped dispatch describes it: whether a wave is
+#: resident, its PC, its outstanding-access counters and whether it waits at a barrier
+WaveStatus = data.StructLayout({"resident": 1, "pc": ADDR, "loadcnt": 6, "storecnt": 6, "dscnt": 6, "kmcnt": 5,
+                                "barrier": 1})
 
 
 #: Kinds that issue through the scalar pipe. RDNA issues up to one instruction of each kind
@@ -133,6 +139,9 @@ class SIMD(wiring.Component):
         in that cycle (the first such cycle included) is released, and its ``s_barrier_wait``
         may pass. Bits of slots not waiting are ignored, as is the whole port without
         ``external_barrier``. An ended wave no longer waits: the DCU counts it as arrived.
+    waves : Out(ArrayLayout(WaveStatus, wave_slots))
+        Each slot's residency, PC, counters and barrier wait (wires from their registers, for
+        a report).
     error : Out(ErrorLayout)
         ``valid`` once a wave has been stopped (it stays resident and issues nothing more):
         its slot, PC, raw dwords and :class:`ErrorCause`.
@@ -168,6 +177,7 @@ class SIMD(wiring.Component):
             "ended": Out(W),
             "bar_wait": Out(W),
             "bar_release": In(W),
+            "waves": Out(data.ArrayLayout(WaveStatus, W)),
             "error": Out(ErrorLayout(config)),
             "perf": Out(SimdPerf),
             **trans,
@@ -257,6 +267,10 @@ class SIMD(wiring.Component):
         ms.d.comb += [launching.eq(launch_step != 0), self.idle.eq(~Cat(*resident).any()),
                       self.launch.ready.eq(launch_ready), self.launched_slot.eq(launch_slot),
                       self.bar_wait.eq(Cat(*bar_sig))]
+        for i, w in enumerate(self.waves):
+            ms.d.comb += [w.resident.eq(resident[i]), w.pc.eq(pc[i]), w.loadcnt.eq(loadcnt[i]),
+                          w.storecnt.eq(storecnt[i]), w.dscnt.eq(dscnt[i]), w.kmcnt.eq(kmcnt[i]),
+                          w.barrier.eq(bar_sig[i])]
         launch_fire = self.launch.valid & self.launch.ready
         with m.If(launch_fire):   # (banked VGPR file: v0 is busy until its buffered write is done)
             p, i = self.launch.payload, launch_slot

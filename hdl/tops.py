@@ -37,6 +37,11 @@ def _l0(cfg):
     return VecMemUnit(cfg)
 
 
+def _l0_map(cfg):
+    from .vmem import VecMemUnit
+    return VecMemUnit(cfg, map_ranges=16)    # as the simulation hosts build it (dcu.memmodel.HOST_MAP_RANGES)
+
+
 def _icache(cfg):
     from .icache import ICache
     return ICache(cfg)
@@ -90,6 +95,7 @@ TOPS: dict[str, tuple[Callable, str]] = {
     "simd": (_simd, "one SIMD32 with its wave slots, register files and ALUs (hdl/simd.py)"),
     "lds": (_lds, "the two-half LDS (hdl/lds.py)"),
     "l0": (_l0, "one CU's vector memory unit: coalescer, L0, return queues (hdl/vmem.py)"),
+    "l0_map": (_l0_map, "the vector memory unit with a 16-range buffer map, as HostTop's simulations have it"),
     "icache": (_icache, "the shared instruction cache (hdl/icache.py)"),
     "scache": (_scache, "the shared scalar cache (hdl/scache.py)"),
     "dispatcher": (_dispatcher, "the workgroup dispatcher (hdl/dispatch.py)"),

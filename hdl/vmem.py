@@ -8,7 +8,8 @@ the CU's SIMDs (docs/memory.md, "Vector memory path"):
 * **Coalescer.** Splits the instruction into one request per distinct 128-byte line of each
   group of ``config.coalesce_lanes`` lanes (32: the whole wave), lines in the order of the
   lowest lane touching them (a lane's access of 1 to 16 bytes may straddle two lines), or one
-  request per active lane for atomics. A lane outside the aperture (or an atomic
+  request per active lane for atomics. A lane outside the aperture, or with a buffer map
+  whose bytes ``[addr, addr + size)`` are not all inside one of its ranges (or an atomic
   not 4-byte aligned) is dropped and reported on ``error``.
 * **L0 pipeline** (stages S0, S1, S2; one operation per cycle, never stalls: S0 takes a
   request only when the miss register, parked-line slot, write slot and memory-queue entry it
@@ -73,7 +74,8 @@ class Ext(enum.Enum, shape=3):
 
 class ErrorCause(enum.Enum, shape=3):
     NONE = 0
-    APERTURE = 1      # a lane's access is not inside [aperture_base, aperture_base + aperture_size)
+    APERTURE = 1      # a lane's access is not inside [aperture_base, aperture_base + aperture_size),
+                      # or, with a buffer map, inside no range of it
     MISALIGNED = 2    # an atomic whose address is not 4-byte aligned
     MEMORY = 3        # the memory answered with ``fault``
     OPCODE = 4        # the request's op is not a global memory instruction
@@ -81,9 +83,12 @@ class ErrorCause(enum.Enum, shape=3):
 
 def ErrorLayout(config: DCUConfig):
     """The latched first error: ``seq`` is set for the instruction-level causes (APERTURE,
-    MISALIGNED, OPCODE); ``addr`` is the lane's byte address, or for MEMORY the request's."""
+    MISALIGNED, OPCODE); ``addr`` is the lane's byte address, or for MEMORY the request's;
+    ``kind`` and ``size`` (bytes per lane) are the faulting lane's access (APERTURE,
+    MISALIGNED; NONE otherwise)."""
     return data.StructLayout({"valid": 1, "cause": ErrorCause, "simd": range(config.simds_per_cu),
-                              "wave": range(config.wave_ids), "seq": SEQ, "lane": 5, "addr": 64})
+                              "wave": range(config.wave_ids), "seq": SEQ, "lane": 5, "addr": 64,
+                              "kind": OpKind, "size": range(17)})
 
 
 COUNTERS = ("instructions", "lines", "hits", "misses", "atomics", "rq_occupancy", "rq_max", "rq_sum")
@@ -153,6 +158,9 @@ class VecMemUnit(wiring.Component):
         write_slots`` must fit the ``CLIENT_TAG_BITS`` tag.
     mem_queue : int
         Requests queued for the memory port (registers; 3 sustain one request per cycle).
+    map_ranges : int
+        Hold a buffer map of this many ranges (``map_base``, ``map_end``): a lane whose bytes
+        are not all inside one range faults, as in the model (``sim.memory``); 0: none.
 
     Members
     -------
@@ -174,6 +182,9 @@ class VecMemUnit(wiring.Component):
         response waits while the lines parked on the previous one replay (a few cycles).
     aperture_base, aperture_size : In(48)
         The global memory the dispatch may touch.
+    map_base, map_end : In(ArrayLayout(48, map_ranges))
+        With ``map_ranges``: range ``r`` is ``[map_base[r], map_end[r])``; an unused one is
+        empty. Held still while the unit works (a host sets it before a dispatch).
     error : Out(ErrorLayout)
         The first error, latched (``valid``): cause, SIMD, wave, seq, lane and byte address. The
         faulting lane is left out of memory and of the response mask; the instruction completes.
@@ -182,7 +193,7 @@ class VecMemUnit(wiring.Component):
     """
 
     def __init__(self, config: DCUConfig, *, entries: int = 16, mshrs: int = 8, waits: int = 16,
-                 write_slots: int = 32, mem_queue: int = 3):
+                 write_slots: int = 32, mem_queue: int = 3, map_ranges: int = 0):
         if mshrs + write_slots > 1 << CLIENT_TAG_BITS:
             raise ValueError(f"mshrs ({mshrs}) + write_slots ({write_slots}) must fit {CLIENT_TAG_BITS} tag bits")
         if config.l0_line != LINE_BYTES:
@@ -191,6 +202,7 @@ class VecMemUnit(wiring.Component):
             raise ValueError("entries, mshrs, waits, write_slots and mem_queue must be at least 2")
         self.config = config
         self.entries, self.mshrs, self.waits, self.write_slots, self.mem_queue = entries, mshrs, waits, write_slots, mem_queue
+        self.map_ranges = map_ranges
         S = config.simds_per_cu
         super().__init__({
             "req": In(stream.Signature(VecMemReq(config))).array(S),
@@ -200,9 +212,28 @@ class VecMemUnit(wiring.Component):
             "mem_resp": In(stream.Signature(MemResp())),
             "aperture_base": In(ADDR_BITS),
             "aperture_size": In(ADDR_BITS),
+            **({"map_base": In(data.ArrayLayout(ADDR_BITS, map_ranges)),
+                "map_end": In(data.ArrayLayout(ADDR_BITS, map_ranges))} if map_ranges else {}),
             "error": Out(ErrorLayout(config)),
             "counters": Out(CountersLayout),
         })
+
+    def _outside_map(self, f, addrs, size, lanes: int) -> list:
+        """Per lane of ``addrs`` (64 bits each): its ``size`` bytes are inside no range of the
+        buffer map (constant 0 without a map). ``addr + size <= end`` as ``addr <= end -
+        size``: one subtraction per range for the instruction, two compares per lane and range
+        (an empty range, or one shorter than the access, holds no lane)."""
+        if not self.map_ranges:
+            return [Const(0)] * lanes
+        last = [Signal(signed(ADDR_BITS + 2), name=f"map{r}_last") for r in range(self.map_ranges)]
+        f.d.comb += [last[r].eq(self.map_end[r] - size) for r in range(self.map_ranges)]
+        out = []
+        for i in range(lanes):
+            a = addrs[64 * i:64 * i + 64]
+            low = a[:ADDR_BITS]
+            inside = or_tree([(low >= self.map_base[r]) & (low <= last[r]) for r in range(self.map_ranges)])
+            out.append(a[ADDR_BITS:].any() | ~inside)
+        return out
 
     # ------------------------------------------------------------------------------------
     def elaborate(self, platform):
@@ -362,13 +393,14 @@ class VecMemUnit(wiring.Component):
         # adder per lane (top < 0, an aperture smaller than the access, faults every lane)
         top = Signal(signed(ADDR_BITS + 3))
         f.d.comb += top.eq(self.aperture_base + self.aperture_size - c_size)
+        outside = self._outside_map(f, l_addr, c_size, G)
         first, cross, bad, mis = [], [], [], []
         for i in range(G):
             a = l_addr[64 * i:64 * i + 64]
             first.append(a[7:ADDR_BITS])
             cross.append((a[:7] + c_size - 1)[7])       # its last byte (of 1 to 16) in the next line
             mis.append((c_kind == OpKind.ATOMIC) & a[:2].any())
-            bad.append((a < self.aperture_base) | (a > top) | mis[-1])
+            bad.append((a < self.aperture_base) | (a > top) | mis[-1] | outside[i])
         with f.If(c_valid):         # idle logic held at 0: a compiled simulator skips it (docs/toolflow.md)
             f.d.comb += [lf["first"].eq(Cat(*first)), lf["misal"].eq(Cat(*mis)),
                          lf["straddle"].eq(Mux(is_ls, Cat(*cross), 0)),
@@ -796,7 +828,8 @@ class VecMemUnit(wiring.Component):
                          err.cause.eq(Mux(c_kind == OpKind.NONE, ErrorCause.OPCODE,
                                           Mux(misal.bit_select(f_lig, 1), ErrorCause.MISALIGNED, ErrorCause.APERTURE))),
                          err.lane.eq(Mux(c_kind == OpKind.NONE, 0, Cat(f_lig, c_grp) if NG > 1 else f_lig)),
-                         err.addr.eq(Mux(c_kind == OpKind.NONE, 0, g_addr.word_select(f_lig, 64)))]
+                         err.addr.eq(Mux(c_kind == OpKind.NONE, 0, g_addr.word_select(f_lig, 64))),
+                         err.kind.eq(c_kind), err.size.eq(c_size)]
         with m.Elif((fill | ack | a1_valid) & Mux(a1_valid, a1_fault, s1.fault) & ~err.valid):
             e = Mux(fill, field(m_entry, s1.mshr, EB), slot.entry)
             m.d.sync += [err.valid.eq(1), err.cause.eq(ErrorCause.MEMORY), err.simd.eq(field(ent_simd, e, SB)),

@@ -373,10 +373,10 @@ def shared_rtl(monkeypatch):
     monkeypatch.setattr(rtl, "run_dispatch", functools.partial(rtl.run_dispatch, reuse=True))
 
 
-def _fault(tmp_path, capsys, kernel, backend: str, *more) -> dict:
+def _fault(tmp_path, capsys, kernel, backend: str, *more, arg: str = "zeros:64:u32") -> dict:
     js = tmp_path / f"{backend}.json"
     extra = ["--backend", backend, "--config", "tiny", *more] if backend != "model" else []
-    line, _ = run_cli(["run", kernel, "--grid", 1, "--block", 32, "--arg", "zeros:64:u32", "--json", js, "-q",
+    line, _ = run_cli(["run", kernel, "--grid", 1, "--block", 32, "--arg", arg, "--json", js, "-q",
                        *extra], capsys, code=3)
     d = failed_report(js)
     assert d["error"]["message"] in line
@@ -407,6 +407,21 @@ def test_out_of_bounds_faults_match_with_the_rtl_memory(tmp_path, capsys, shared
     model, rtl = _fault(tmp_path, capsys, k, "model"), _fault(tmp_path, capsys, k, "rtl", "--rtl-memory", "rtl")
     assert {f: model.get(f) for f in ("access", "lane", "address", "where")} == \
         {f: rtl.get(f) for f in ("access", "lane", "address", "where")}
+
+
+@RTL
+def test_load_past_the_end_within_its_line_matches_on_model_and_rtl(tmp_path, capsys, shared_rtl):
+    """A buffer of 252 bytes: lane 4's 8-byte load at 0xf8 runs 4 bytes past its end inside
+    the buffer's last line, which the memory serves (the line holds buffer bytes), so the
+    vector memory unit's per-lane check finds it; a 4-byte load ending at the end does not
+    fault. The RTL reports the lane, address and bytes the model does."""
+    k = asm_kernel(tmp_path, LANE4 + "\tv_mov_b32 v1, 0xf8\n\tglobal_load_b32 v3, v1, s[4:5]\n\ts_wait_loadcnt 0\n"
+                   "\tglobal_load_b64 v[4:5], v1, s[4:5]\n\ts_wait_loadcnt 0\n")
+    model, rtl = (_fault(tmp_path, capsys, k, backend, arg="zeros:63:u32") for backend in ("model", "rtl"))
+    fields = ("access", "lane", "address", "size", "where")
+    assert {f: rtl.get(f) for f in fields} == {f: model.get(f) for f in fields}
+    assert (model["access"], model["lane"], model["size"]) == ("load", 4, 8), model
+    assert model["address"] % 256 == 0xf8 and model["where"].startswith("runs 4 bytes past the end of buffer 'arg0'")
 
 
 @RTL

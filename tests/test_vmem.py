@@ -22,6 +22,7 @@ from hdl.config import PRESETS
 from hdl.isa_tables import OpId, info_of
 from hdl.l0 import L0Array
 from hdl.memport import MemKind
+from dcu.memmodel import map_words
 from hdl.vmem import COUNTERS, ErrorCause, Ext, OpKind, VecMemUnit, op_table, rtl_ops
 from isa import Fmt, Inst, by_name
 from sim.memory import GlobalMemory
@@ -122,7 +123,8 @@ class Run:
     """
 
     def __init__(self, cfg, instrs, *, seed=1, lat=(1, 24), mem_ready=0.8, resp_ready=0.8, gap=0.3,
-                 serial=False, max_cycles=20_000, unit=None, image=None, aperture=None, poke=None):
+                 serial=False, max_cycles=20_000, unit=None, image=None, aperture=None, poke=None,
+                 buffer_map=None):
         self.cfg, self.instrs, self.serial = cfg, instrs, serial
         self.rng = random.Random(seed)
         self.lat, self.mem_ready, self.resp_ready, self.gap = lat, mem_ready, resp_ready, gap
@@ -136,6 +138,7 @@ class Run:
         self.gm.write_bytes(self.base, init)
         self.image = np.array(init, dtype=np.uint8)        # the memory behind the unit's port
         self.aperture = aperture or (self.base, BUF)
+        self.buffer_map = buffer_map                       # [(base, end)]: the unit's map_ranges
         self.poke = poke or {}                             # edge -> fn(run): change memory behind the unit
         self.mem_log = []                                  # [edge accepted, edge answered, kind, tag, addr]
         seqs = {}
@@ -249,6 +252,10 @@ class Run:
     async def _main(self, ctx):
         ctx.set(self.dut.aperture_base, self.aperture[0])
         ctx.set(self.dut.aperture_size, self.aperture[1])
+        if self.buffer_map is not None:
+            base, end = map_words(self.buffer_map, self.dut.map_ranges)
+            ctx.set(self.dut.map_base.as_value(), base)
+            ctx.set(self.dut.map_end.as_value(), end)
         edge = 0
         while not all(i.done for i in self.instrs):
             await ctx.tick()
@@ -706,6 +713,46 @@ def test_misaligned_atomic_and_bad_opcode(stage):
     r = Run(CFG_, [bad], serial=True, seed=13).run()
     assert (r.error.valid, r.error.cause, r.error.simd, r.error.wave) == (1, ErrorCause.OPCODE, 1, 1)
     assert [(b.write, b.store, b.last) for _, b in bad.beats] == [(0, 0, 1)]
+
+
+@pytest.mark.parametrize("group, stage", [(32, False), (4, True)])
+def test_buffer_map_faults_at_byte_granularity(group, stage):
+    """With a buffer map, a lane faults when any byte of ``[addr, addr + size)`` lies outside
+    every range, also within a line that holds bytes of a range (the memory's READ check is
+    per line); a lane whose last byte is a range's last is inside. Loads, stores and atomics;
+    the error names the first faulting lane, its byte address, the access and its size."""
+    rng = random.Random(23)
+    B = base_of()
+    ranges = [(B, B + 200), (B + 1024, B + 2048)]            # the first ends mid-line (line 1)
+    offs = [4 * i for i in range(LANES)]
+    offs[3], offs[6] = 196, 198                             # ends at the range's end; 2 bytes past it
+    offs[10], offs[11] = 1020, 1024                         # in the gap before the second; at its start
+    offs[20], offs[25] = 2046, 2044                         # straddles the second's end; ends at it
+    load = make(rng, B, 1, 2, OpId.GLOBAL_LOAD_B32, offs, exec_mask=M32)
+    offs = [8 * i for i in range(LANES)]
+    offs[2], offs[5] = 192, 196                             # 8 bytes: ends at the end; 4 past it
+    load64 = make(rng, B, 0, 1, OpId.GLOBAL_LOAD_B64, offs, exec_mask=M32)
+    offs = [4 * i for i in range(LANES)]
+    offs[4], offs[7] = 199, 197                             # one byte past; the last byte
+    store = make(rng, B, 0, 1, OpId.GLOBAL_STORE_B16, offs, exec_mask=M32)
+    offs = [4 * i for i in range(LANES)]
+    offs[8], offs[9] = 196, 200                             # the last dword; the first past the end
+    atomic = make(rng, B, 1, 0, OpId.GLOBAL_ATOMIC_ADD_U32, offs, exec_mask=M32, returns=True)
+    cfg = CFG.replace(coalesce_lanes=group, coalesce_stage=stage)
+    r = Run(cfg, [load, load64, store, atomic], serial=True, seed=17, unit={"map_ranges": 3},
+            buffer_map=ranges).run()
+    # lanes 16..31 of the b64 load (offsets 128..255 past 200) and the lanes of the others past
+    # the first range (offsets 200..): only the listed edge lanes differ from "outside"
+    past = lambda offs_of, size: sum(1 << i for i, o in enumerate(offs_of)        # noqa: E731
+                                     if not any(B + o >= lo and B + o + size <= hi for lo, hi in ranges))
+    want = {k: past([a - B for a in ins.addrs], TABLE[ins.op][1]) for k, ins in enumerate(r.instrs)}
+    assert want[0] >> 6 & 1 and want[0] >> 20 & 1 and not want[0] >> 3 & 1 and not want[0] >> 25 & 1
+    assert want[1] >> 5 & 1 and not want[1] >> 2 & 1
+    assert want[2] >> 4 & 1 and not want[2] >> 7 & 1 and want[3] >> 9 & 1 and not want[3] >> 8 & 1
+    r.check(faults=want)
+    e = r.error
+    assert (e.valid, e.cause, e.simd, e.wave, e.seq, e.lane, e.addr, e.kind, e.size) == \
+        (1, ErrorCause.APERTURE, 1, 2, 0, 6, B + 198, OpKind.LOAD, 4)
 
 
 def test_memory_fault_reported():
