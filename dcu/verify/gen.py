@@ -14,7 +14,8 @@ branch and barrier waits for everything.
 
 Memory is laid out so that the result does not depend on timing: each wave reads and writes
 only its own slice of the data buffer and of the LDS; the shared slices take only atomics that
-commute and return nothing; scalar loads read the read-only constant buffer.
+return nothing, of one commutative operation per program; scalar loads read the read-only
+constant buffer.
 
 Opcodes come from ``isa.opcodes.OPCODES``, filtered by what the target executes
 (:func:`executable`): new opcodes of a supported format join without an edit here.
@@ -633,6 +634,11 @@ class _Gen:
         self.layout = layout
         self.budget = length
         self.struct_sgprs = list(STRUCT_SGPRS)
+        # one commutative atomic for each shared slice: two different ones (min, sub) from two
+        # waves give a result that depends on their order
+        shared = lambda grp: [i for i in grp if commutative(i.name)]
+        self.shared_global = self.r.choice(shared(self.p.gatomic) or [None])
+        self.shared_ds = self.r.choice(shared([i for i in self.p.ds if i.kind == "ds_atomic"]) or [None])
 
     def take_sgpr(self) -> str:
         return f"s{self.struct_sgprs.pop(0)}" if self.struct_sgprs else None
@@ -649,12 +655,12 @@ class _Gen:
         if c < 0.87 and (p.gload or p.gstore or p.gatomic):
             group = r.choice([g for g in (p.gload, p.gstore, p.gatomic) if g])
             info = r.choice(group)
-            shared = info.kind == "vmem_atomic" and commutative(info.name) and r.random() < 0.4
-            return global_op(r, info, shared)
+            shared = info.kind == "vmem_atomic" and self.shared_global is not None and r.random() < 0.4
+            return global_op(r, self.shared_global if shared else info, shared)
         if c < 0.96 and p.ds:
             info = r.choice(p.ds)
-            shared = info.kind == "ds_atomic" and commutative(info.name) and r.random() < 0.4
-            return ds_op(r, info, shared)
+            shared = info.kind == "ds_atomic" and self.shared_ds is not None and r.random() < 0.4
+            return ds_op(r, self.shared_ds if shared else info, shared)
         if p.smem:
             return smem_op(r, r.choice(p.smem))
         return salu_op(r, r.choice(p.salu))
