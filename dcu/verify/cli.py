@@ -25,8 +25,8 @@ def add_parser(sub, common) -> None:
     v = sub.add_parser("verify", parents=[common], help="random programs: a backend against the model",
                        description="Generate random whole-DCU programs (SALU, VALU, divergence, loops, global "
                        "and LDS memory, atomics, barriers), run each on the model and on the backend, and "
-                       "compare memory, every wave's registers and the instructions issued by group. A "
-                       "failing program is shrunk to a reproducer that `dcu run` takes.")
+                       "compare memory, every wave's registers and the instructions issued by group. With "
+                       "--shrink, the first failing program is reduced to a reproducer that `dcu run` takes.")
     v.add_argument("--backend", choices=("verilator", "rtl", "model"), default="verilator")
     v.add_argument("--config", choices=list(PRESETS), default="fpga", metavar="PRESET",
                    help="the DCU preset (default fpga, the build tests/test_verilator.py uses)")

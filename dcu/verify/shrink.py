@@ -143,7 +143,7 @@ def write_reproducer(prog: Program, folder: str | Path, mismatches: list[str] = 
     np.save(folder / f"{stem}_data.npy", data)
     np.save(folder / f"{stem}_const.npy", const)
     grid, block = prog.launch_dims()
-    cmd = (f"dcu run {stem}.s --grid {grid} --block {block} --arg zeros:{out.size}:uint32 "
+    cmd = (f"dcu run {stem}.s --grid {grid} --block {block} --arg zeros:{out.size}:u32 "
            f"--arg buf:{stem}_data.npy --arg buf:{stem}_const.npy --backend {backend} --config {config} --out OUT")
     header = [f"// reproducer of dcu verify seed {prog.seed} ({prog.layout.groups} workgroups of "
               f"{prog.layout.waves} waves), run from this folder:", f"//   {cmd}",
