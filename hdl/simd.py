@@ -40,11 +40,11 @@ from .lanemul import FP_WIDTH as FP_MUL_W, WIDTH as MUL_W, LaneMultiplier
 from .layouts import (ADDR, ISSUE_GROUPS, LANES, SEQ, DecodedInst, FetchReq, FetchResp, LaunchLayout, ReqRow,
                       SimdPerf, SmemReq, SmemResp, StallReason, VecMemReq, VecMemResp)
 from .regfile import SgprFile, VgprFile
-from .trans import TransIn, TransOut, TransUnit, latency as trans_latency
+from .trans import _CLS_OF as _TRANS_OPS, TransIn, TransOut, TransUnit, latency as trans_latency
 from .valu_int import VALUInt
 from .valu_int_shared import VALUIntShared
 
-__all__ = ["SIMD", "IMPLEMENTED", "NO_CLAMP", "ErrorCause", "ErrorLayout", "WaveStatus", "SCALAR_PIPE_KINDS"]
+__all__ = ["SIMD", "IMPLEMENTED", "NO_CLAMP", "NO_OMOD", "ErrorCause", "ErrorLayout", "WaveStatus", "SCALAR_PIPE_KINDS"]
 
 VCC_LO, VCC_HI, NULL, M0, EXEC_LO, EXEC_HI = 106, 107, 124, 125, 126, 127
 SCC_CODE, VCCZ, EXECZ, LITERAL = 253, 251, 252, 255
@@ -689,17 +689,20 @@ class SIMD(wiring.Component):
                 with mys.Case(i):
                     mys.d.comb += [y_exec64.eq(exec_[i]), y_vcc.eq(vcc[i]), y_scc.eq(scc[i]), y_m0.eq(m0[i])]
 
-        def scalar_value(mx, name, code, pair, bits, state, literal):
+        def scalar_value(mx, name, code, pair, bits, state, literal, half=None):
             """Scalar, inline-constant or literal source ``code`` as a ``bits``-wide value
             (0 for a VGPR source, whose value comes from the VGPR file); ``pair`` is the SGPR
-            pair read for it, ``state`` the wave's (VCC, EXEC, M0, SCC)."""
+            pair read for it, ``state`` the wave's (VCC, EXEC, M0, SCC). While ``half`` (a
+            16-bit operand) an inline constant is its 16-bit form zero-extended, FP16 for a float
+            (docs/model.md, "Inline constants in 16-bit operands")."""
             x_vcc, x_exec64, x_m0, x_scc = state
             x_exec = x_exec64[:32]
             v = Signal(bits, name=f"{name}_{bits}")
             with mx.If(code[8]):
                 pass
             with mx.Elif((code >= 128) & (code <= 208)):   # integer constants 0..64, -1..-16
-                mx.d.comb += v.eq(Mux(code <= 192, code - 128, 192 - code))
+                iv = Mux(code <= 192, code - 128, 192 - code)
+                mx.d.comb += v.eq(iv if half is None else Mux(half, iv & 0xFFFF, iv))
             with mx.Else(), mx.Switch(code):
                 with mx.Case(VCC_LO):
                     mx.d.comb += v.eq(x_vcc if bits == 64 else x_vcc[:32])
@@ -723,7 +726,8 @@ class SIMD(wiring.Component):
                     mx.d.comb += v.eq(literal)
                 for c in range(240, 249):   # float constants
                     with mx.Case(c):
-                        mx.d.comb += v.eq(inline_constant(c, bits))
+                        f = inline_constant(c, bits)
+                        mx.d.comb += v.eq(f if half is None else Mux(half, inline_constant(c, 16), f))
                 with mx.Default():
                     mx.d.comb += v.eq(pair if bits == 64 else Mux(code[0], pair[32:], pair[:32]))
             return v
@@ -731,7 +735,10 @@ class SIMD(wiring.Component):
         mx = fragment("ex_operands")
         codes = [xi.src0, xi.src1, xi.src2]
         x_state = (x_vcc, x_exec64, x_m0, x_scc)
-        s32 = [scalar_value(mx, f"sval{k}", codes[k], sr[k].data, 32, x_state, xi.literal) for k in range(3)]
+        src16 = [_in_set(mx, xi.op, _ops(lambda i, k=k: i.name in IMPLEMENTED and i.src_bits[k:k + 1] == (16,)),
+                         f"src{k}_16") for k in range(3)]
+        s32 = [scalar_value(mx, f"sval{k}", codes[k], sr[k].data, 32, x_state, xi.literal, src16[k])
+               for k in range(3)]
         s64 = [scalar_value(mx, f"sval{k}", codes[k], sr[k].data, 64, x_state, xi.literal) for k in range(3)]
         dws = [xi.src0_dw, xi.src1_dw, xi.src2_dw]
         if banked:   # the first three reads, of a ``lo`` cycle, are kept for the cycle that brings the others
@@ -1412,3 +1419,7 @@ def _no_clamp() -> frozenset:
 
 #: Mnemonics of ``IMPLEMENTED`` that the SIMD does not execute with ``clamp`` set.
 NO_CLAMP = _no_clamp()
+
+#: Mnemonics of ``IMPLEMENTED`` that the SIMD does not execute with a VOP3 ``omod`` (mul:2,
+#: mul:4, div:2): the transcendentals, whose unit has no output modifiers.
+NO_OMOD = frozenset(o.name.lower() for o in _TRANS_OPS)

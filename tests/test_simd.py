@@ -507,6 +507,76 @@ def test_external_barrier_lets_the_dcu_release_waves(tmp_path):
     assert reduce.perf["stall"]["barrier"] > 0
 
 
+#: (instruction, the destination's value before it, its value after it in lane l): 16-bit
+#: integer operands read an inline constant's 16-bit form zero-extended, FP16 for a float
+#: (docs/model.md, "Inline constants in 16-bit operands"); op_sel picks the zero high half
+INLINE16 = [
+    ("v_add_nc_u16 {d}, v0, 1.0", 0xFFFF_FFFF, lambda l: 0xFFFF_0000 | (0x3C00 + l)),
+    ("v_add_nc_u16 {d}, v0, -1 op_sel:[0,1,0]", 0, lambda l: l),
+    ("v_add_nc_u16 {d}, -1, v0", 0, lambda l: (0xFFFF + l) & 0xFFFF),
+    ("v_sub_nc_u16 {d}, -16, v0 op_sel:[1,0,0]", 0, lambda l: -l & 0xFFFF),
+    ("v_mad_u16 {d}, v0, 2.0, 0.5", 0, lambda l: (0x4000 * l + 0x3800) & 0xFFFF),
+    ("v_mad_u16 {d}, v0, 0.5, 1.0 op_sel:[0,1,0,1]", 0x1234_5678, lambda l: 0x3C00_5678),
+    ("v_mad_u32_u16 {d}, v0, 1.0, 4.0", 0, lambda l: 0x3C00 * l + 0x4080_0000),   # src2 is 32-bit
+    ("v_mad_i32_i16 {d}, v0, -2.0, -1", 0, lambda l: (-0x4000 * l - 1) & 0xFFFF_FFFF),
+    ("v_sub_nc_i16 {d}, 0.15915494, v0 op_sel:[0,0,1]", 0x1234_5678, lambda l: ((0x3118 - l) << 16) | 0x5678),
+    ("v_xor_b16 {d}, 0.5, v0", 0, lambda l: 0x3800 ^ l),
+    ("v_lshlrev_b16 {d}, 1, -2.0", 0, lambda l: 0x8000),
+    ("v_not_b16 {d}, 1.0", 0xABCD_0000, lambda l: 0xABCD_C3FF),
+    ("v_cvt_u32_u16 {d}, -1.0", 0, lambda l: 0xBC00),
+    ("v_cvt_i32_i16 {d}, -4.0", 0, lambda l: 0xFFFF_C400),
+    ("v_add_nc_u16 {d}, v0, 0x1234 op_sel:[0,1,0]", 0, lambda l: l),     # a literal: its dword's high half
+]
+
+
+def test_inline_constants_in_16_bit_integer_operands(tmp_path):
+    """16-bit integer ops with float and integer inline constants, in lock step with the
+    model; the stored results are checked against the values of ``INLINE16``."""
+    cfg = get_config("default")
+    body = ["s_load_b64 s[4:5], s[0:1], 0x0", "s_wait_kmcnt 0", "v_lshlrev_b32 v20, 2, v0"]
+    for k, (inst, old, _) in enumerate(INLINE16):
+        body += [f"v_mov_b32 v1, {hex(old)}", inst.format(d="v1"), f"global_store_b32 v20, v1, s[4:5] offset:{128 * k}"]
+    run = _one_wave(tmp_path, "inline16", "\n".join(body), cfg, buffers=(np.zeros(32 * len(INLINE16), np.uint32),))
+
+    def check():
+        got = run.prep.read_back()[0].reshape(len(INLINE16), 32)
+        for (inst, _, want), row in zip(INLINE16, got):
+            assert [int(x) for x in row] == [want(l) for l in range(32)], inst
+    _run_all([(run, check)])
+
+
+#: (instruction, its result in lane l) with v0 = l, v2 = 0x8000_0021 + l, v3 = 0x0003_0040 + l
+#: and the destination's old value 0x0000_003F: v_mad_*16 adds src2 (a VGPR, read beside the
+#: old destination it merges into), v_cndmask_b32_e64 applies abs/neg (bit 31) to its sources.
+MODS_AND_MERGES = [
+    ("v_mad_u16 {d}, v0, 0x12, v3", lambda l: 0x12 * l + 0x40 + l),
+    ("v_mad_i16 {d}, v0, -3, v3 op_sel:[0,0,1,1]", lambda l: ((-3 * l + 3) & 0xFFFF) << 16 | 0x3F),
+    ("v_mad_u32_u16 {d}, v0, 0x12, v3", lambda l: 0x12 * l + 0x0003_0040 + l),
+    ("v_cndmask_b32_e64 {d}, -v2, v3, s6", lambda l: 0x0003_0040 + l if l % 2 else 0x21 + l),
+    ("v_cndmask_b32_e64 {d}, |v2|, -|v3|, s6", lambda l: 0x8003_0040 + l if l % 2 else 0x21 + l),
+    ("v_cndmask_b32_e64 {d}, v3, -v0, s6", lambda l: 0x8000_0000 + l if l % 2 else 0x0003_0040 + l),
+]
+
+
+@pytest.mark.parametrize("preset", PRESETS)
+def test_sixteen_bit_merges_and_cndmask_source_modifiers(tmp_path, preset):
+    """v_mad_u16/v_mad_i16 with a VGPR src2 (the old destination is read too, for the half it
+    keeps) and abs/neg on v_cndmask_b32_e64's sources, in lock step with the model; the stored
+    results are checked against ``MODS_AND_MERGES``."""
+    body = ["s_load_b64 s[4:5], s[0:1], 0x0", "s_wait_kmcnt 0", "v_lshlrev_b32 v20, 2, v0",
+            "s_mov_b32 s6, 0xAAAAAAAA", "v_add_nc_u32 v2, 0x80000021, v0", "v_add_nc_u32 v3, 0x30040, v0"]
+    for k, (inst, _) in enumerate(MODS_AND_MERGES):
+        body += ["v_mov_b32 v1, 0x3f", inst.format(d="v1"), f"global_store_b32 v20, v1, s[4:5] offset:{128 * k}"]
+    out = np.zeros(32 * len(MODS_AND_MERGES), np.uint32)
+    run = _one_wave(tmp_path, "mods", "\n".join(body), get_config(preset), buffers=(out,))
+
+    def check():
+        got = run.prep.read_back()[0].reshape(len(MODS_AND_MERGES), 32)
+        for (inst, want), row in zip(MODS_AND_MERGES, got):
+            assert [int(x) for x in row] == [want(l) & 0xFFFF_FFFF for l in range(32)], inst
+    _run_all([(run, check)])
+
+
 def test_illegal_instruction_stops_the_wave_with_its_cause():
     """A word that is no instruction: error.valid with cause ILLEGAL_INSTRUCTION, the slot,
     PC and raw dword; the wave never ends, and the word counts as an issued "other"."""
