@@ -212,7 +212,8 @@ class RtlSession:
                            time.process_time() - c0, job["run_seconds"])
         if job["mem"] is not None:
             job["mem_faults"] = job["mem"].fault_log
-        check_scoreboard(job["scoreboard"], f"{kernel.name} on rtl ({self.config.name})")
+        check_scoreboard(job["scoreboard"], f"{kernel.name} on rtl ({self.config.name})",
+                         stopped=job["dcu_error"] is not None)
         if job["error"]:
             from .errors import rtl_fault
             fault, category = rtl_fault(job["dcu_error"], self.config, prep, kernel.name, "rtl", job["buffers"],

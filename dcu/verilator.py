@@ -662,11 +662,12 @@ def run_dispatch(prep, kernel, config, wgp: bool, *, seed: int = 0, latency=(8, 
         from .waves import gtkw_for_vcd
         gtkw_for_vcd(vcd, cfg.wave_slots, cfg.simds)
     board = _scoreboard_layout().from_bits(sum(w << (32 * i) for i, w in enumerate(board_words)))
-    check_scoreboard(Scoreboard.from_record(board), f"{kernel.name} on verilator ({cfg.name})")
-    message = None
     from hdl.dcu import DcuError
     from .rtl import describe_waves, error_text
     err = DcuError(cfg).from_bits(error_bits)
+    check_scoreboard(Scoreboard.from_record(board), f"{kernel.name} on verilator ({cfg.name})",
+                     stopped=bool(err.valid))
+    message = None
     waves = describe_waves(_waves_layout(cfg).from_bits(sum(w << (32 * i) for i, w in enumerate(wave_words))),
                            cfg, prep)
     if err.valid:

@@ -360,9 +360,6 @@ def shared_rtl(monkeypatch):
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, raises=AssertionError,
-                   reason="the memory scoreboard counts the instruction fetch a stopped DCU leaves "
-                          "unanswered as lost (dcu/rtl.py); with that check off every case matches")
 def test_rtl_reports_what_the_model_reports(tmp_path, shared_rtl):
     bad = []
     for i, (case, words) in enumerate(E2E.items()):
