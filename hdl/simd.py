@@ -530,14 +530,16 @@ class SIMD(wiring.Component):
         mqp = fragment("issue_effects")   # register-file addresses, counters, busy bits
 
         # register-file reads for the issuing instruction; the data arrives in EX.
-        # ALU: reads 0/1 src0 lo/hi, 2/3 src1, 4/5 src2 (or the old destination).
+        # ALU: reads 0/1 src0 lo/hi, 2/3 src1, 4/5 src2 (or the old destination: at read 5 for
+        # a 16-bit result with a src2, at read 4 for the others).
         # Memory: reads 0/1 vaddr, 2-5 the data dwords (DS: data1 at read 4 when data0 fits in 2).
         is_mem = Signal()
         mqp.d.comb += is_mem.eq(_is_kind(sk, Kind.VMEM_LOAD, Kind.VMEM_STORE, Kind.VMEM_ATOMIC,
                                         Kind.DS_LOAD, Kind.DS_STORE, Kind.DS_ATOMIC))
         data1_at4 = (si.data1_dw != 0)
+        dst_at5 = _dst_at_read5(si.op)
         regs_alu = [si.src0[:8], si.src0[:8] + 1, si.src1[:8], si.src1[:8] + 1,
-                    Mux(si.reads_dst, si.vdst, si.src2[:8]), si.src2[:8] + 1]
+                    Mux(si.reads_dst & ~dst_at5, si.vdst, si.src2[:8]), Mux(dst_at5, si.vdst, si.src2[:8] + 1)]
         regs_mem = [si.vaddr, si.vaddr + 1, si.data0, si.data0 + 1,
                     Mux(data1_at4, si.data1, si.data0 + 2), Mux(data1_at4, si.data1 + 1, si.data0 + 3)]
         addrs = [sel_base + Mux(is_mem, regs_mem[k], regs_alu[k]) for k in range(6)]
@@ -769,7 +771,7 @@ class SIMD(wiring.Component):
                 mx.d.comb += o64.eq(Mux(codes[k][8], vec64, Cat(*[sc] * RL)))
             op64.append(o64)
             op32.append(o32)
-        old_dst = vdata[4]
+        old_dst = Mux(_dst_at_read5(xi.op), vdata[5], vdata[4])
         k_lanes = Cat(*[xi.literal] * RL)
         x_is_mac = xi.reads_dst & (xk == Kind.VALU)
 
@@ -820,7 +822,8 @@ class SIMD(wiring.Component):
         # v_mbcnt_lo counts S0's bits below each lane's index in the wave: the unit adds the
         # group's first lane to its own (not a count and an adder in front of its operands,
         # which were on every operation's path into the multiplier and the adder)
-        mx.d.comb += [vint.a.eq(vgroup(op64[0], 64)), vint.b.eq(vgroup(op64[1], 64)), vint.lane_base.eq(grp * G)]
+        mx.d.comb += [vint.a.eq(_cndmask_mods(xi, 0, vgroup(op64[0], 64), G)),
+                      vint.b.eq(_cndmask_mods(xi, 1, vgroup(op64[1], 64), G)), vint.lane_base.eq(grp * G)]
 
         # the scalar pipe's operands (src0, src1 and the old destination) and its SALU
         my = fragment("ex_s_operands")
@@ -1355,10 +1358,28 @@ def _is_kind(kind, *kinds):
 def _reads_twice(inst, is_mem):
     """With the banked VGPR file: ``inst`` needs more than three reads, two cycles per lane
     group (a VALU instruction with a 64-bit VGPR source: reads 1, 3 or 5; a vector memory one
-    with more than one data dword: reads 3 to 5)."""
+    with more than one data dword: reads 3 to 5; a 16-bit result with a src2: the old
+    destination at read 5)."""
     wide_src = Cat(*[src[8] & (n == 2) for src, n in ((inst.src0, inst.src0_dw), (inst.src1, inst.src1_dw),
                                                        (inst.src2, inst.src2_dw))]).any()
-    return is_mem & ((inst.data0_dw >= 2) | (inst.data1_dw != 0)) | (inst.kind == Kind.VALU) & wide_src
+    return (is_mem & ((inst.data0_dw >= 2) | (inst.data1_dw != 0))
+            | (inst.kind == Kind.VALU) & (wide_src | _dst_at_read5(inst.op)))
+
+
+def _cndmask_mods(inst, k, v, lanes):
+    """Source ``k`` of v_cndmask_b32 (``v``: ``lanes`` 64-bit lanes) with its VOP3 abs/neg, the
+    float modifiers LLVM accepts on it: bit 31 of each lane cleared, then flipped."""
+    bit31 = Const(sum(1 << (31 + 64 * n) for n in range(lanes)), 64 * lanes)
+    cnd = inst.op == OpId.V_CNDMASK_B32
+    v = Mux(cnd & inst.abs[k], v & ~bit31, v)
+    return Mux(cnd & inst.neg[k], v ^ bit31, v)
+
+
+def _dst_at_read5(op):
+    """``op`` merges a 16-bit result into the old destination and has a src2 (v_mad_u16,
+    v_mad_i16): read 4 brings src2, read 5 (src2's high dword, unused) the old destination."""
+    return _is_op(op, *_ops(lambda i: i.kind == "valu" and i.dst_bits == 16 and len(i.src_bits) == 3
+                            and i.name in IMPLEMENTED))
 
 
 def _is_op(op, *ops):
