@@ -3,7 +3,8 @@
 The RTL backends (``rtl``, ``verilator``) refuse such a kernel before they elaborate the
 design: the RTL's decoder would otherwise latch an error mid-run, or never reach the
 instruction on the path a test happens to take. The reference is ``hdl.simd.IMPLEMENTED``
-(mnemonics) and ``hdl.simd.NO_CLAMP`` (those refused with the VOP3 ``clamp`` bit set); VOPD dual-issue words and DPP source forms are refused whatever their
+(mnemonics), ``hdl.simd.NO_CLAMP`` (those refused with the VOP3 ``clamp`` bit set) and
+``hdl.simd.NO_OMOD`` (those refused with a VOP3 ``omod``); VOPD dual-issue words and DPP source forms are refused whatever their
 operations, since the RTL SIMD executes neither encoding.
 
 The instructions checked are the kernel's own (its symbol's range, or to the end of
@@ -37,7 +38,7 @@ _CALLS = ("s_swappc_b64", "s_call_b64")
 class Found:
     """One instruction: its byte address, mnemonic (both halves for VOPD) and encoding form
     (``""`` for the plain encodings, ``"VOPD"``, ``"DPP8"``, ``"DPP16"``, ``"clamp"`` for a VOP3
-    instruction with its clamp bit set, or ``"undecodable"`` for a
+    instruction with its clamp bit set, ``"omod"`` for one with an output modifier, or ``"undecodable"`` for a
     gfx1200 instruction the project's decoder does not know)."""
     pc: int
     name: str
@@ -87,6 +88,8 @@ def _one(words, pc: int) -> Found | None:
     form = "" if inst.dpp is None else "DPP8" if inst.dpp.is_dpp8 else "DPP16"
     if not form and inst.f.get("clamp"):
         form = "clamp"
+    elif not form and inst.f.get("omod"):
+        form = "omod"
     return Found(pc, inst.name, form, inst.size)
 
 
@@ -115,16 +118,20 @@ def kernel_instructions(kernel) -> list[Found]:
     return own
 
 
-def unsupported(kernel, implemented: frozenset | None = None, no_clamp: frozenset | None = None) -> list[Found]:
+def unsupported(kernel, implemented: frozenset | None = None, no_clamp: frozenset | None = None,
+                no_omod: frozenset | None = None) -> list[Found]:
     """The kernel's instructions the RTL SIMD does not execute (default: ``hdl.simd.IMPLEMENTED``,
-    and ``hdl.simd.NO_CLAMP`` for those with ``clamp``)."""
+    ``hdl.simd.NO_CLAMP`` for those with ``clamp``, ``hdl.simd.NO_OMOD`` for those with
+    ``omod``)."""
     from hdl import simd
     implemented = simd.IMPLEMENTED if implemented is None else implemented
     no_clamp = simd.NO_CLAMP if no_clamp is None else no_clamp
+    no_omod = simd.NO_OMOD if no_omod is None else no_omod
+    lacking = {"clamp": no_clamp, "omod": no_omod}
 
     def refused(f: Found) -> bool:
-        if f.form == "clamp":
-            return f.name not in implemented or f.name in no_clamp
+        if f.form in lacking:
+            return f.name not in implemented or f.name in lacking[f.form]
         return bool(f.form) or f.name not in implemented
     return [f for f in kernel_instructions(kernel) if refused(f)]
 

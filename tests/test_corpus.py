@@ -238,6 +238,19 @@ def test_clamp_the_rtl_lacks_is_refused(tmp_path, no_simulation):
         assert unsupported(dcu.load_program(fine).kernel("k")) == [], body
 
 
+def test_omod_the_rtl_lacks_is_refused(tmp_path, no_simulation):
+    """The transcendental unit has no output modifiers: v_rcp_f32 with mul:2 is refused before
+    launch (the RTL would stop on it at execute); omod on the FP32 unit's v_add_f32 is not."""
+    from hdl.simd import IMPLEMENTED, NO_OMOD
+    assert "v_rcp_f32" in IMPLEMENTED and "v_rcp_f32" in NO_OMOD and "v_add_f32" not in NO_OMOD
+    src = _write(tmp_path, "rcp.s", ASM_KERNEL.format(body="v_rcp_f32_e64 v2, v0 mul:2"))
+    kernel = dcu.load_program(src).kernel("k")
+    with pytest.raises(RtlUnsupportedError, match=r"v_rcp_f32 \(omod\) at 0x[0-9a-f]+"):
+        dcu.launch(kernel, 1, 32, [np.zeros(32, np.uint32)], backend="rtl", config="tiny")
+    fine = _write(tmp_path, "fine.s", ASM_KERNEL.format(body="v_add_f32_e64 v2, v0, v0 mul:2"))
+    assert unsupported(dcu.load_program(fine).kernel("k")) == []
+
+
 def test_a_word_that_is_no_instruction_is_left_to_the_rtl(tmp_path):
     """0xffffffff is no gfx1200 instruction: the RTL's illegal-instruction trap reports it
     (tests/test_dcu.py), so the check neither refuses it nor reads past it."""

@@ -65,18 +65,11 @@ EXCLUDED = {
 # hwreg ops (s_getreg_b32, s_setreg_*) are left out: the model keeps only MODE, the RTL none.
 
 # Where the RTL disagrees with the model (docs/verify.md, "Findings"), left out of programs for
-# an RTL backend until it is fixed:
-RTL_DISAGREES = {
-    # the 16-bit result adds the destination's old low half instead of src2 (seed 1017)
-    "v_mad_u16": "adds the old VDST instead of src2",
-    "v_mad_i16": "adds the old VDST instead of src2",
-}
-# omod on a transcendental (v_rcp_f32_e64 v1, v2 mul:4): the RTL stops on an illegal
-# instruction (reported at a PC past it, dwords 0), the model scales the result (seed 1007).
-RTL_NO_OMOD_KINDS = ("vtrans",)
-# abs/neg on v_cndmask_b32_e64's sources: the RTL selects the unmodified value
-# (v_cndmask_b32_e64 v6, -v17, s18, vcc_lo: model 0x80000021, RTL 0x00000021; seed 1168).
-RTL_NO_SOURCE_MODS = ("v_cndmask_b32",)
+# an RTL backend until it is fixed: mnemonic -> how.
+RTL_DISAGREES: dict[str, str] = {}
+# Modifiers the RTL does not execute are refused before launch (dcu/rtlcheck.py), so never
+# generated for an RTL backend: clamp on hdl.simd.NO_CLAMP, omod on hdl.simd.NO_OMOD (the
+# transcendentals: v_rcp_f32_e64 v1, v2 mul:4).
 
 
 @dataclass(frozen=True)
@@ -231,7 +224,7 @@ class Pools:
     gatomic: list
     ds: list
     smem: list
-    no_clamp: frozenset        # mnemonics not to give clamp; "omod:NAME", "mods:NAME": no omod, no abs/neg
+    no_clamp: frozenset        # mnemonics not to give clamp; "omod:NAME": no omod
 
 
 def pools(target: str) -> Pools:
@@ -245,10 +238,9 @@ def pools(target: str) -> Pools:
     if target == "model":
         no_clamp, no_omod = frozenset(), frozenset()
     else:
-        from hdl.simd import NO_CLAMP as no_clamp
+        from hdl.simd import NO_CLAMP as no_clamp, NO_OMOD
         uniq = [i for i in uniq if i.name not in RTL_DISAGREES]
-        no_omod = frozenset(i.name for i in uniq if i.kind in RTL_NO_OMOD_KINDS)
-        no_omod |= {f"mods:{n}" for n in RTL_NO_SOURCE_MODS}
+        no_omod = NO_OMOD
     by = lambda pred: [i for i in uniq if pred(i)]
     return Pools(
         salu=by(lambda i: i.kind == "salu" and "saveexec" not in i.flags),
@@ -261,7 +253,7 @@ def pools(target: str) -> Pools:
         gatomic=by(lambda i: i.kind == "vmem_atomic" and i.fmt == Fmt.VGLOBAL),
         ds=by(lambda i: i.fmt == Fmt.DS),
         smem=by(lambda i: i.fmt == Fmt.SMEM),
-        no_clamp=frozenset(no_clamp) | {n if ":" in n else f"omod:{n}" for n in no_omod})
+        no_clamp=frozenset(no_clamp) | {f"omod:{n}" for n in no_omod})
 
 
 # Atomics whose final memory is the same in any order, when nothing is returned.
@@ -394,8 +386,6 @@ def _mods(r: random.Random, info: OpInfo, srcs: list[str], no_clamp: frozenset, 
     nmods = next((int(f[-1]) for f in info.flags if f.startswith("mods")), 0)
     if info.name.startswith("v_ldexp_"):
         nmods = 1                  # the exponent is an integer
-    if f"mods:{info.name}" in no_clamp:
-        nmods = 0
     out = []
     for i, s in enumerate(srcs):
         if i < nmods and s[0] in "sv":
