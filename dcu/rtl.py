@@ -375,8 +375,10 @@ def _resident_waves(ctx, dcu, prep=None) -> list[str]:
 
 def describe_waves(waves, config, prep=None) -> list[str]:
     """The resident waves of a DCU's ``waves`` (a value of its layout: every SIMD's slots),
-    one line each: SIMD, slot, PC (with the instruction there, given the dispatch), the
-    outstanding-access counters an ``s_wait_*`` waits on, and whether it waits at a barrier."""
+    one line each: SIMD, slot, PC (the next instruction the wave issues, with its text given the
+    dispatch; after a branch issues, the one after the branch until the branch resolves), the
+    outstanding-access counters an ``s_wait_*`` waits on, and whether it has signalled the
+    workgroup barrier (``s_barrier_signal``) and waits for the others."""
     out = []
     for i, w in enumerate(waves):
         if not w.resident:
@@ -385,7 +387,7 @@ def describe_waves(waves, config, prep=None) -> list[str]:
         pc = int(w.pc)
         at = f" ({instruction_at(prep, pc)})" if prep is not None else ""
         out.append(f"SIMD {s} slot {slot}: PC {pc:#x}{at} loadcnt {int(w.loadcnt)} storecnt {int(w.storecnt)} "
-                   f"dscnt {int(w.dscnt)} kmcnt {int(w.kmcnt)} barrier-wait {int(w.barrier)}")
+                   f"dscnt {int(w.dscnt)} kmcnt {int(w.kmcnt)} barrier-signalled {int(w.barrier)}")
     return out
 
 

@@ -153,22 +153,24 @@ def test_watchdog_reported(tmp_path):
     with pytest.raises(RtlError, match=r"watchdog: no instruction issued for 50000 cycles") as e:
         dcu.launch(k, 1, 32, [out], backend="verilator", config=PRESET)
     assert np.array_equal(e.value.buffers[0], np.arange(1, 33))
-    # the resident wave, read back from the compiled DCU, waits at the barrier
-    assert re.search(r"resident waves:\n +SIMD \d slot \d: PC 0x[0-9a-f]+ \(s_barrier_wait .*barrier-wait 1",
+    # the resident wave, read back from the compiled DCU, waits at s_barrier_wait unsignalled
+    assert re.search(r"resident waves:\n +SIMD \d slot \d: PC 0x[0-9a-f]+ \(s_barrier_wait .*barrier-signalled 0",
                      str(e.value)), str(e.value)
 
 
 def test_cycle_limit_lists_the_spinning_wave(tmp_path):
     """A wave that branches to itself forever issues all the time (the watchdog never fires):
-    the cycle limit stops it, and the report lists the resident wave with its PC at the
-    ``s_branch``, the instruction there and its counters, as the ``rtl`` backend's does."""
+    the cycle limit stops it, and the report lists the resident wave with its PC in the loop
+    (the ``s_branch``, or the word after it while the branch resolves), the instruction there
+    and its counters, as the ``rtl`` backend's does."""
     k = _kernel(tmp_path, "\tv_mov_b32 v1, 0\nspin:\n\ts_branch spin\n\ts_endpgm\n")
     with pytest.raises(RtlError, match="did not finish within 20000 cycles") as e:
         dcu.launch(k, 1, 32, [np.zeros(32, np.uint32)], backend="verilator", config=PRESET, max_cycles=20_000)
     f = e.value.fault
     assert (f.what, e.value.category) == ("cycle limit", "timeout")
     assert len(f.waves) == 1 and re.fullmatch(
-        r"SIMD \d slot \d: PC 0x[0-9a-f]+ \(s_branch .*\) loadcnt 0 storecnt 0 dscnt 0 kmcnt 0 barrier-wait 0",
+        r"SIMD \d slot \d: PC 0x[0-9a-f]+ \((s_branch .*|s_endpgm)\) loadcnt 0 storecnt 0 dscnt 0 kmcnt 0 "
+        r"barrier-signalled 0",
         f.waves[0]), f.waves
 
 
