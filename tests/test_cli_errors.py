@@ -438,15 +438,16 @@ def test_spinning_kernel_stops_within_the_default_limit_on_rtl(tmp_path, capsys,
     assert d["cycles"] == 20000 and d["instructions"] > 100
 
 
-@pytest.mark.slow
+@pytest.mark.xdist_group("verilator")    # the fpga build tests/test_verilator.py makes
 def test_out_of_bounds_faults_match_on_model_and_verilator(tmp_path, capsys):
     """The verilator backend compiles HostTop with the RTL memory (hdl/extmem.py) and its
-    buffer map: the same reports as the model's (one build of the tiny DCU, 12-20 minutes)."""
+    buffer map: the same reports as the model's, on the ``fpga`` DCU."""
     from dcu import verilator
     if not verilator.toolchains():
         pytest.skip(verilator.INSTALL_HINT)
     for case, (body, _) in OOB.items():
         k = asm_kernel(tmp_path, LANE4 + body, f"{case}.s")
-        model, vl = _fault(tmp_path, capsys, k, "model"), _fault(tmp_path, capsys, k, "verilator")
+        model = _fault(tmp_path, capsys, k, "model")
+        vl = _fault(tmp_path, capsys, k, "verilator", "--config", "fpga")
         assert {f: model.get(f) for f in ("access", "lane", "address", "where")} == \
             {f: vl.get(f) for f in ("access", "lane", "address", "where")}, case
