@@ -52,7 +52,8 @@ def _model_integer_salu() -> set[str]:
         n = op.name.lower()
         if n in X.IMPLEMENTED and "_f32" not in n and not n.startswith(_FLOAT_PREFIXES) \
                 and n not in ("s_getpc_b64", "s_round_mode", "s_denorm_mode",
-                              "s_barrier_signal_isfirst"):    # a barrier signal, not SALU work
+                              "s_getreg_b32", "s_setreg_b32", "s_setreg_imm32_b32",
+                              "s_barrier_signal_isfirst"):    # mode, hwregs, barrier: not SALU datapath
             out.add(n)
     return out
 
