@@ -43,14 +43,17 @@ def _event_values(counters: dict) -> dict:
     return out
 
 
+CALL_OPS = ("s_swappc_b64", "s_setpc_b64")     # the call structure's, seen when the model ran them
+
+
 def program_coverage(prog: Program, lanes: dict, counters: dict) -> dict:
     ops: dict = {}
     for op in prog.ops():
         e = ops.setdefault(op.name, {"operands": set(), "lanes": set()})
         e["operands"] |= set(op.operands)
     for name, seen in lanes.items():
-        if name in ops:
-            ops[name]["lanes"] |= seen
+        if name in ops or name in CALL_OPS:
+            ops.setdefault(name, {"operands": set(), "lanes": set()})["lanes"] |= seen
     structures = Counter(n.kind for top in prog.body for n in top.nodes() if isinstance(n, Block))
     return {"ops": {k: {"operands": sorted(v["operands"]), "lanes": sorted(v["lanes"])} for k, v in ops.items()},
             "structures": dict(structures), "events": _event_values(counters),
@@ -86,8 +89,7 @@ def merge(parts: list[dict], target: str) -> dict:
         if "shape" in p:
             shapes[p["shape"]] += 1
     pool = pools(target)
-    generated = {i.name for grp in (pool.salu, pool.exec_ops, pool.valu, pool.cmpx, pool.vopc, pool.gload,
-                                    pool.gstore, pool.gatomic, pool.ds, pool.smem) for i in grp}
+    generated = pool.generated()
     infos = {i.name: i for i in OPCODES}
     never = sorted(generated - set(ops))
     operand_gaps = {}

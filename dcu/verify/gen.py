@@ -54,10 +54,8 @@ INLINE_FLOATS = ("0.5", "-0.5", "1.0", "-1.0", "2.0", "-2.0", "4.0", "-4.0", "0.
 
 # Opcodes of executed formats that the generator leaves out, and why.
 EXCLUDED = {
-    "s_setpc_b64": "control transfer by register: no call/return structure yet",
-    "s_swappc_b64": "control transfer by register: no call/return structure yet",
     "s_getpc_b64": "its value is the code address, which the RTL image and the model place alike "
-                   "but the output would depend on the layout",
+                   "but the output would depend on the layout (the call structure uses it)",
     "s_barrier_signal": "emitted by the barrier structure only",
     "s_barrier_signal_isfirst": "emitted by the barrier structure only (its result depends on arrival order)",
     "v_nop": "does nothing a comparison could see",
@@ -209,7 +207,7 @@ def _usable(info: OpInfo) -> bool:
     if any(b not in (16, 32, 64) for b in info.src_bits) or info.dst_bits not in (0, 16, 32, 64):
         return False
     return not info.name.startswith(("v_s_", "v_permlane", "v_pk_", "v_dot", "v_fma_mix", "v_movrel",
-                                     "v_swap", "v_readfirstlane"))
+                                     "v_swap"))
 
 
 @dataclass
@@ -224,7 +222,43 @@ class Pools:
     gatomic: list
     ds: list
     smem: list
+    hints: list               # (text maker, counter) of HINTS the target executes
+    call: bool                # s_swappc_b64 and s_setpc_b64 both execute
     no_clamp: frozenset        # mnemonics not to give clamp; "omod:NAME": no omod
+
+    def generated(self) -> set[str]:
+        """Every mnemonic a program may hold as an instruction node."""
+        return ({i.name for grp in (self.salu, self.exec_ops, self.valu, self.cmpx, self.vopc, self.gload,
+                                    self.gstore, self.gatomic, self.ds, self.smem) for i in grp}
+                | {n for n, _, _ in self.hints} | ({"s_swappc_b64", "s_setpc_b64"} if self.call else set()))
+
+
+# Hints, prefetches and cache maintenance: no effect the output could show, but each must
+# decode, issue and retire on the RTL as on the model (instructions are compared by issue
+# group). Mnemonic -> (operand text maker, the counter it increments).
+HINTS = {
+    "s_nop": (lambda r: str(r.randint(0, 7)), None),
+    "s_sleep": (lambda r: str(r.randint(0, 1)), None),
+    "s_setprio": (lambda r: str(r.randint(0, 3)), None),
+    "s_delay_alu": (lambda r: r.choice(["instid0(VALU_DEP_1)", "instid0(TRANS32_DEP_1)",
+                                        "instid0(VALU_DEP_2) | instskip(NEXT) | instid1(SALU_CYCLE_1)"]), None),
+    "s_wait_alu": (lambda r: r.choice(["0xfffd", "0xfffe", "0xfff1"]), None),
+    "s_wait_idle": (lambda r: "", None),
+    "s_icache_inv": (lambda r: "", None),
+    "s_dcache_inv": (lambda r: "", None),
+    "s_prefetch_data": (lambda r: f"s[6:7], 0x{r.randrange(0, 64) * 64:x}, null, 0", None),
+    "s_prefetch_inst": (lambda r: "s[0:1], 0x0, null, 0", None),
+    "s_prefetch_data_pc_rel": (lambda r: f"0x{r.randrange(0, 16) * 64:x}, null, 0", None),
+    "s_prefetch_inst_pc_rel": (lambda r: f"0x{r.randrange(0, 16) * 64:x}, null, 0", None),
+    "global_inv": (lambda r: "", "load"),        # counted by loadcnt (hdl.layouts.VecMemResp)
+    "global_wb": (lambda r: "", "store"),
+}
+
+
+def hint_op(r: random.Random, hints: list) -> Op:
+    name, make, counter = r.choice(hints)
+    args = make(r)
+    return Op(f"{name} {args}".rstrip(), counter=counter, name=name)
 
 
 def pools(target: str) -> Pools:
@@ -235,6 +269,8 @@ def pools(target: str) -> Pools:
         if i.name not in seen:
             seen.add(i.name)
             uniq.append(i)
+    hints = [(n, *HINTS[n]) for n in sorted(HINTS) if n in names]
+    call = {"s_swappc_b64", "s_setpc_b64", "s_getpc_b64"} <= names
     if target == "model":
         no_clamp, no_omod = frozenset(), frozenset()
     else:
@@ -253,6 +289,7 @@ def pools(target: str) -> Pools:
         gatomic=by(lambda i: i.kind == "vmem_atomic" and i.fmt == Fmt.VGLOBAL),
         ds=by(lambda i: i.fmt == Fmt.DS),
         smem=by(lambda i: i.fmt == Fmt.SMEM),
+        hints=hints, call=call,
         no_clamp=frozenset(no_clamp) | {f"omod:{n}" for n in no_omod})
 
 
@@ -273,7 +310,7 @@ class _Operands:
     def __init__(self, r: random.Random, valu: bool, bus: int = 2):
         self.r, self.valu = r, valu
         self.literal = None
-        self.bus = bus
+        self.bus = self.limit = bus
         self.reads: set[str] = set()
         self.kinds: list[str] = []
 
@@ -313,6 +350,8 @@ class _Operands:
         return str(self.r.randint(-16, 64))
 
     def lit(self, bits=32) -> str | None:
+        if self.valu and self.limit == 1 and self.literal is not None:
+            return None                 # the 64-bit shifts: even the same literal twice is two reads
         if self.literal is None:
             if self.valu and self.bus <= 0:
                 return None
@@ -429,6 +468,11 @@ def valu_op(r: random.Random, info: OpInfo, no_clamp: frozenset = frozenset(), v
         d, writes = _sdst(r)
         lane = o.sgpr() if r.random() < 0.5 else o.inline(32, floats=False)
         return Op(f"{name} {d}, {o.vgpr()}, {lane}", frozenset(o.reads), frozenset(writes), name=name,
+                  operands=tuple(o.kinds))
+    if name == "v_readfirstlane_b32":      # an EXEC of 0 reads lane 0
+        o = _Operands(r, valu=True)
+        d, writes = _sdst(r)
+        return Op(f"{name} {d}, {o.vgpr()}", frozenset(o.reads | {"exec_lo"}), frozenset(writes), name=name,
                   operands=tuple(o.kinds))
     if name == "v_writelane_b32":
         o = _Operands(r, valu=True, bus=1)
@@ -624,6 +668,7 @@ class _Gen:
         self.layout = layout
         self.budget = length
         self.struct_sgprs = list(STRUCT_SGPRS)
+        self.in_call = False
         # one commutative atomic for each shared slice: two different ones (min, sub) from two
         # waves give a result that depends on their order
         shared = lambda grp: [i for i in grp if commutative(i.name)]
@@ -651,8 +696,10 @@ class _Gen:
             info = r.choice(p.ds)
             shared = info.kind == "ds_atomic" and self.shared_ds is not None and r.random() < 0.4
             return ds_op(r, self.shared_ds if shared else info, shared)
-        if p.smem:
+        if c < 0.98 and p.smem:
             return smem_op(r, r.choice(p.smem))
+        if p.hints:
+            return hint_op(r, p.hints)
         return salu_op(r, r.choice(p.salu))
 
     def body(self, n: int, depth: int, vloop_depth: int, top: bool = False) -> list:
@@ -671,11 +718,32 @@ class _Gen:
                 out.append(self.vloop(depth, vloop_depth))
             elif top and c < 0.19:
                 out.append(Block("barrier"))
+            elif depth < 2 and not self.in_call and c < 0.21 and self.p.call:
+                out.append(self.call(depth, vloop_depth))
             else:
                 out.append(self.one())
                 self.budget -= 1
             n -= 1
         return out
+
+    def take_pair(self) -> str | None:
+        """An even-aligned SGPR pair ("s[62:63]"), from the top of the structure registers."""
+        s = self.struct_sgprs
+        if len(s) < 2 or s[-1] % 2 == 0 or s[-2] != s[-1] - 1:
+            return None
+        hi, lo = s.pop(), s.pop()
+        return f"s[{lo}:{hi}]"
+
+    def call(self, depth, vloop_depth) -> Block:
+        """A subroutine call (``s_swappc_b64``) to a body placed after ``s_endpgm``, which
+        returns with ``s_setpc_b64``."""
+        target, ret = self.take_pair(), self.take_pair()
+        if ret is None:
+            return self.skip(depth, vloop_depth)
+        self.in_call = True
+        body = self.body(self.r.randint(2, 8), depth + 1, vloop_depth)
+        self.in_call = False
+        return Block("call", [], [body], {"target": target, "ret": ret})
 
     def _inner(self, depth, vloop_depth):
         return self.body(self.r.randint(1, 5), depth + 1, vloop_depth)
@@ -803,6 +871,7 @@ class _Renderer:
         self.lines: list[str] = []
         self.w = _Waits()
         self.label = 0
+        self.subroutines: list[tuple[str, Block]] = []    # rendered after s_endpgm
 
     def emit(self, op: Op):
         for s in op.setup:
@@ -859,6 +928,20 @@ class _Renderer:
             self.nodes(b.bodies[1])
             self.place(end)
         self.raw(f"s_mov_b32 exec_lo, {saved}")
+
+    def block_call(self, b: Block):
+        t, ret = b.regs["target"], b.regs["ret"]
+        lo, hi = t[2:-1].split(":")
+        sub, here = self.new_label("sub"), self.new_label("pc")
+        self.subroutines.append((sub, b))
+        self.sync()
+        self.lines += [f"  s_getpc_b64 {t}", f"{here}:", f"  s_add_co_u32 s{lo}, s{lo}, {sub}-{here}",
+                       f"  s_add_co_ci_u32 s{hi}, s{hi}, 0", f"  s_swappc_b64 {ret}, {t}"]
+
+    def subroutine(self, label: str, b: Block):
+        self.lines.append(f"{label}:")
+        self.nodes(b.bodies[0])
+        self.branch(f"s_setpc_b64 {b.regs['ret']}")
 
     def block_exec(self, b: Block):
         saved = b.regs["saved"]
@@ -971,6 +1054,8 @@ def _render(prog: Program, name: str) -> str:
                 f"  s_mov_b32 {SHARED_LDS}, {L.waves * L.lds_slice}"]
     r.nodes(prog.body)
     _epilogue(r)
+    for label, b in r.subroutines:
+        r.subroutine(label, b)
     body = "\n".join(r.lines)
     return _KERNEL.format(name=name, body=body, vgprs=VGPRS, sgprs=SGPRS, lds=L.lds_bytes)
 
