@@ -350,9 +350,10 @@ class _Operands:
         return str(self.r.randint(-16, 64))
 
     def lit(self, bits=32) -> str | None:
-        if self.valu and self.limit == 1 and self.literal is not None:
-            return None                 # the 64-bit shifts: even the same literal twice is two reads
+        if self.literal is not None and (self.valu and self.limit == 1 or (bits == 64) != self.lit64):
+            return None     # the 64-bit shifts read even the same literal twice; a 64-bit operand's differs
         if self.literal is None:
+            self.lit64 = bits == 64
             if self.valu and self.bus <= 0:
                 return None
             self._take_bus()
