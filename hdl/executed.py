@@ -20,7 +20,7 @@ def _implemented() -> frozenset:
     from .valu_fp import FP_OPS
     from .valu_int import IMPLEMENTED as int_ops
     names = set(salu_ops) | set(int_ops) | {o.name.lower() for o in FP_OPS} | {o.name.lower() for o in trans_ops}
-    names |= {"v_readfirstlane_b32", "v_readlane_b32", "v_writelane_b32"}
+    names |= {"v_readfirstlane_b32", "v_readlane_b32", "v_writelane_b32", "s_getpc_b64"}
     names |= {op.name.lower() for op in OpId if op is not OpId.NONE
               and info_of(op).kind in _OWN_KINDS and rtl_memory_op(info_of(op))}
     return frozenset(names)

@@ -6,7 +6,7 @@ bit-exact with it. One ``Case`` per opcode of a ``Switch`` on ``op`` sets the de
 SCC and EXEC results and their write enables.
 
 Not here: branches, waits, barriers and memory (the SIMD's), ``s_getpc_b64`` (needs the
-PC, which the SALU does not see: the SIMD computes PC + 4), the SALU float ops
+PC, which the SALU does not see: the scalar pipe writes PC + 4), the SALU float ops
 (``s_add_f32``, ``s_cmp_*_f32``, ``s_cvt_*``, ...: a floating-point unit's) and
 ``s_round_mode``/``s_denorm_mode``. These, and every non-SALU opcode, raise ``illegal``.
 """

@@ -32,7 +32,8 @@ from isa.operands import inline_constant
 from .bitops import mux_tree
 from .config import DCUConfig
 from .decoder import Decoder, is_branch_word
-from .isa_tables import Kind, OpId, info_of, rtl_memory_op
+from .executed import IMPLEMENTED as EXECUTED
+from .isa_tables import Kind, OpId, info_of
 from .salu import SALU
 from .salu_shared import SALUShared
 from .valu_fp import VALUFloat
@@ -910,7 +911,8 @@ class SIMD(wiring.Component):
         mw.d.comb += x_valu.eq((x_valid & (xk == Kind.VALU) & ~lo) if banked else (x_valid & (xk == Kind.VALU)))
         mws = fragment("s_writeback")
         y_salu = Signal()
-        mws.d.comb += y_salu.eq(exs.valid & (yi.kind == Kind.SALU))
+        y_getpc = yi.op == OpId.S_GETPC_B64     # a SALU opcode, but its operand is the PC
+        mws.d.comb += y_salu.eq(exs.valid & (yi.kind == Kind.SALU) & ~y_getpc)
         with m.If(y_salu):
             fault(salu.illegal, ys, exs.pc)
             with m.If(salu.scc_we):
@@ -919,6 +921,10 @@ class SIMD(wiring.Component):
                 m.d.sync += exec_[ys][:32].eq(salu.exec)
         write_scalar(yi.sdst, salu.d, 2, y_salu & salu.d_we & (yi.sdst_dw == 2), ys, sw_s, mws)
         write_scalar(yi.sdst, salu.d, 1, y_salu & salu.d_we & (yi.sdst_dw == 1), ys, sw_s, mws)
+        # s_getpc_b64 and s_swappc_b64 write the return address: the next instruction's
+        link = Signal(64)
+        mws.d.comb += link.eq((exs.pc + 4)[:ADDR])
+        write_scalar(yi.sdst, link, 2, exs.valid & (y_getpc | (yi.op == OpId.S_SWAPPC_B64)), ys, sw_s, mws)
         with m.If(x_valid & (xi.op == OpId.S_BARRIER_SIGNAL)):
             m.d.sync += bar_sig[xw].eq(1)
         # each EX cycle of a VALU instruction writes its lane group, the scalar result goes with
@@ -1002,7 +1008,10 @@ class SIMD(wiring.Component):
                     mws.d.comb += taken.eq(y_exec64[:32] == 0)
                 with mws.Case(OpId.S_CBRANCH_EXECNZ):
                     mws.d.comb += taken.eq(y_exec64[:32] != 0)
-            mws.d.comb += target.eq(exs.pc + 4 + (yi.simm16.as_signed() << 2))
+                with mws.Case(OpId.S_SETPC_B64, OpId.S_SWAPPC_B64):
+                    mws.d.comb += taken.eq(1)
+            by_register = _is_op(yi.op, OpId.S_SETPC_B64, OpId.S_SWAPPC_B64)
+            mws.d.comb += target.eq(Mux(by_register, t64[0], exs.pc + 4 + (yi.simm16.as_signed() << 2)))
         loop_hit = Signal()     # a taken branch to the wave's loop line: no refetch
         mws.d.comb += loop_hit.eq(loop_valid[ys] & (loop_addr[ys] == target[lb:]))
         with m.If(y_branch):
@@ -1410,23 +1419,8 @@ def _overlap(r, rn, e, en):
     return (rn != 0) & (en != 0) & (r < e + en) & (e < r + rn)
 
 
-def _implemented() -> frozenset:
-    """Mnemonics the SIMD executes: its units' operations, the control flow and waits it handles
-    itself, and the memory instructions it issues through its ports."""
-    from .salu import IMPLEMENTED as salu_ops
-    from .trans import _CLS_OF as trans_ops
-    from .valu_fp import FP_OPS
-    from .valu_int import IMPLEMENTED as int_ops
-    own = {"smem", "vmem_load", "vmem_store", "vmem_atomic", "ds_load", "ds_store", "ds_atomic", "cache",
-           "sbranch", "swait", "shint", "sbarrier", "sendpgm"}
-    names = set(salu_ops) | set(int_ops) | {o.name.lower() for o in FP_OPS} | {o.name.lower() for o in trans_ops}
-    names |= {"v_readfirstlane_b32", "v_readlane_b32", "v_writelane_b32"}
-    names |= {o.name.lower() for o in _ops(lambda i: i.kind in own and rtl_memory_op(i))}
-    return frozenset(names)
-
-
 #: Mnemonics the RTL SIMD executes (docs/opcodes.md's RTL column).
-IMPLEMENTED = _implemented()
+IMPLEMENTED = EXECUTED
 
 
 def _no_clamp() -> frozenset:

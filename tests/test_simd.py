@@ -577,6 +577,46 @@ def test_sixteen_bit_merges_and_cndmask_source_modifiers(tmp_path, preset):
     _run_all([(run, check)])
 
 
+CALL = """s_load_b64 s[4:5], s[0:1], 0x0
+s_wait_kmcnt 0
+v_lshlrev_b32 v20, 2, v0
+v_mov_b32 v1, 1
+s_getpc_b64 s[10:11]
+.Lhere:
+s_add_co_u32 s10, s10, .Lsub-.Lhere
+s_add_co_ci_u32 s11, s11, 0
+s_swappc_b64 s[12:13], s[10:11]
+v_add_nc_u32 v1, 4, v1
+s_getpc_b64 s[14:15]
+s_sub_co_u32 s16, s12, s14
+s_sub_co_ci_u32 s17, s13, s15
+v_mov_b32 v2, s16
+v_mov_b32 v3, s17
+global_store_b32 v20, v1, s[4:5]
+global_store_b32 v20, v2, s[4:5] offset:128
+global_store_b32 v20, v3, s[4:5] offset:256
+s_endpgm
+.Lsub:
+v_lshlrev_b32 v1, 1, v1
+s_setpc_b64 s[12:13]"""
+
+
+@pytest.mark.parametrize("preset", PRESETS)
+def test_call_and_return_through_registers(tmp_path, preset):
+    """s_getpc_b64 gives the next instruction's address, s_swappc_b64 jumps to a register
+    pair and leaves its return address, s_setpc_b64 returns: the subroutine doubles v1 (1 -> 2,
+    then + 4 after the return), and the return address is 8 bytes before the second getpc's."""
+    out = np.zeros(3 * 32, np.uint32)
+    run = _one_wave(tmp_path, "call", CALL, get_config(preset), buffers=(out,))
+
+    def check():
+        got = run.prep.read_back()[0].reshape(3, 32)
+        assert [int(x) for x in got[0]] == [6] * 32
+        assert [int(x) for x in got[1]] == [0xFFFF_FFF8] * 32
+        assert [int(x) for x in got[2]] == [0xFFFF_FFFF] * 32     # the 64-bit difference is -8
+    _run_all([(run, check)])
+
+
 def test_illegal_instruction_stops_the_wave_with_its_cause():
     """A word that is no instruction: error.valid with cause ILLEGAL_INSTRUCTION, the slot,
     PC and raw dword; the wave never ends, and the word counts as an issued "other"."""
