@@ -362,7 +362,8 @@ class DCUConfig:
             need = [n for n in ("shared_mem_request", "coalesce_in_place", "lds_in_place") if not getattr(self, n)]
             if need or self.regfile != "banked":
                 errors.append("request_in_rows needs shared_mem_request, coalesce_in_place, lds_in_place and "
-                              f"regfile='banked' (missing: {', '.join(need + (['banked'] if self.regfile != 'banked' else []))})")
+                              "regfile='banked' (missing: "
+                              f"{', '.join(need + (['banked'] if self.regfile != 'banked' else []))})")
             for n in ("coalesce_lanes", "lds_window_lanes"):
                 if getattr(self, n) > self.lanes:
                     errors.append(f"{n} ({getattr(self, n)}) must be at most lanes ({self.lanes}), a request row, "

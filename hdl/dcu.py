@@ -174,7 +174,6 @@ class DCU(wiring.Component):
         m = Module()
         stop = Signal()          # an error froze the DCU
         run = ~stop
-        S, W = cfg.simds, cfg.wave_slots
 
         def add(name, unit):
             m.submodules[name] = _Freeze(run)(unit)

@@ -13,9 +13,10 @@ by the LFSR.
 
 With ``registered_read`` (the FPGA build) the RAM's output (and the addressed dword) is
 registered before the merge, so stage B becomes two cycles: the line arrives in ``t + 1``
-and is merged and written back in ``t + 2``. The memory then accepts a request every other cycle, so that no read can miss
-a write still in flight; the one-cycle path from a block RAM's output through the dword
-select and the atomic adder back into the RAM is what kept the bring-up bitstream at 37 MHz.
+and is merged and written back in ``t + 2``. The memory then accepts a request every other
+cycle, so that no read can miss a write still in flight; the one-cycle path from a block
+RAM's output through the dword select and the atomic adder back into the RAM is what kept
+the bring-up bitstream at 37 MHz.
 
 With ``runtime_knobs`` the latency range, the ordering and the back-pressure rate are inputs
 (``knobs``) loaded with the seed, so one build serves every setting; with ``scoreboard`` a

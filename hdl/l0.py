@@ -132,7 +132,8 @@ class L0Array(wiring.Component):
         vbits, ages, hits = Signal(ways), Signal(ways * age_bits), Signal(ways)
         f = frag("compare")
         f.d.comb += [vbits.eq(valid.word_select(set1, ways)), ages.eq(lru.word_select(set1, ways * age_bits)),
-                     hits.eq(Cat(*[valid.word_select(set1, ways)[w] & (tag_r.data[w * tag_bits:(w + 1) * tag_bits] == tag1)
+                     hits.eq(Cat(*[valid.word_select(set1, ways)[w]
+                                   & (tag_r.data[w * tag_bits:(w + 1) * tag_bits] == tag1)
                                    for w in range(ways)]))]
         f = frag("hit")
         f.d.comb += [self.hit.eq(hits.any()), self.way.eq(onehot_index(hits))]

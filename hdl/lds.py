@@ -388,7 +388,8 @@ class _Pipe(Elaboratable):
             with wsel.If(p_valid):
                 wsel.d.comb += c_exec.eq(w_meta.exec.word_select(win, WL))
                 if staged:   # the window's accesses: its lanes' EXEC bits and the op's slots
-                    wsel.d.comb += c_pend.eq(Cat(*[c_exec[n] & w_ctl.smask[s_] for n in range(WL) for s_ in range(SLOTS)]))
+                    wsel.d.comb += c_pend.eq(Cat(*[c_exec[n] & w_ctl.smask[s_]
+                                                   for n in range(WL) for s_ in range(SLOTS)]))
                 else:
                     wsel.d.comb += c_pend.eq(pend.word_select(win, NW))
         else:
@@ -412,14 +413,16 @@ class _Pipe(Elaboratable):
                 if cfg.request_rows > 1:
                     wsel.d.comb += self.row.eq(win[exact_log2(SUBS):])
                 wsel.d.comb += [
-                    c_addr.eq(tree_or([Mux(pick[SUBS * s_ + j], Cat(*[lane(a, 64, WL * j + n)[:32] for n in range(WL)]), 0)
+                    c_addr.eq(tree_or([Mux(pick[SUBS * s_ + j],
+                                           Cat(*[lane(a, 64, WL * j + n)[:32] for n in range(WL)]), 0)
                                        for s_, a in enumerate(self.addr_srcs) for j in range(SUBS)])),
                     c_data.eq(tree_or([Mux(pick[SUBS * s_ + j], lane(d, 128 * WL, j), 0)
                                        for s_, d in enumerate(self.data_srcs) for j in range(SUBS)]))]
         elif NWIN > 1:
             c_addr, c_data = Signal(32 * WL, name=f"c_addr{h}"), Signal(128 * WL, name=f"c_data{h}")
             with wsel.If(p_valid):
-                wsel.d.comb += [c_addr.eq(w_addr.word_select(win, 32 * WL)), c_data.eq(w_data.word_select(win, 128 * WL))]
+                wsel.d.comb += [c_addr.eq(w_addr.word_select(win, 32 * WL)),
+                                c_data.eq(w_data.word_select(win, 128 * WL))]
         else:
             c_addr, c_data = w_addr, w_data
 
@@ -432,7 +435,8 @@ class _Pipe(Elaboratable):
         with ln.If(p_valid):
             ln.d.comb += c_y.eq(Cat(*[(lane(c_addr, 32, n)[:2] + w_offs[0][:2])[:2] for n in range(WL)]))
             ln.d.comb += mis.eq(Cat(*[
-                c_exec[n] & (((lane(c_y, 2, n) | Mux(w_ctl.two, (lane(c_addr, 32, n)[:2] + w_off1[:2])[:2], 0)) & amask) != 0)
+                c_exec[n] & (((lane(c_y, 2, n) | Mux(w_ctl.two, (lane(c_addr, 32, n)[:2] + w_off1[:2])[:2], 0))
+                              & amask) != 0)
                 for n in range(WL)]))
         mis_n = encode_onehot(lowest_bit(mis))
         ln.d.comb += [self.misaligned.eq(mis.any() & load if staged else mis.any()),     # staged: as it is loaded
@@ -441,7 +445,8 @@ class _Pipe(Elaboratable):
 
         # the window's accesses, in canonical order (access 4 * lane + slot of the window)
         c_dp, c_inr = Signal(DW * NW, name=f"c_dp{h}"), Signal(2 * NW, name=f"c_inr{h}")
-        c_be, c_wd, c_val = Signal(4 * NW, name=f"c_be{h}"), Signal(32 * NW, name=f"c_wd{h}"), Signal(NW, name=f"c_val{h}")
+        c_be, c_wd, c_val = (Signal(4 * NW, name=f"c_be{h}"), Signal(32 * NW, name=f"c_wd{h}"),
+                             Signal(NW, name=f"c_val{h}"))
         ac = _sub(m, "access")
         s4 = w_size[2:]
         rmtab = Cat(Const(0, 4), w_meta.em, Const(0xF, 4), Const(0xF, 4))   # by where: bytes inside the window
@@ -470,7 +475,8 @@ class _Pipe(Elaboratable):
         # the order the leader selection sees them in: stores from the window's last access, so
         # that a dword's leader is its last writer (a later window writes later)
         v_dp, v_inr = Signal(DW * NW, name=f"v_dp{h}"), Signal(2 * NW, name=f"v_inr{h}")
-        v_pend, v_wd, v_be = Signal(NW, name=f"v_pend{h}"), Signal(32 * NW, name=f"v_wd{h}"), Signal(4 * NW, name=f"v_be{h}")
+        v_pend, v_wd, v_be = (Signal(NW, name=f"v_pend{h}"), Signal(32 * NW, name=f"v_wd{h}"),
+                              Signal(4 * NW, name=f"v_be{h}"))
         rev = w_ctl.order == _Order.REV
         back = list(reversed(range(NW)))
 
@@ -478,8 +484,8 @@ class _Pipe(Elaboratable):
             return Mux(rev, _words(value, width, back), value)
         od = _sub(m, "order")
         with od.If(p_valid):
-            od.d.comb += [v_dp.eq(ordered(c_dp, DW)), v_inr.eq(ordered(c_inr, 2)), v_pend.eq(ordered(c_pend & c_val, 1)),
-                          v_wd.eq(ordered(c_wd, 32)), v_be.eq(ordered(c_be, 4))]
+            od.d.comb += [v_dp.eq(ordered(c_dp, DW)), v_inr.eq(ordered(c_inr, 2)),
+                          v_pend.eq(ordered(c_pend & c_val, 1)), v_wd.eq(ordered(c_wd, 32)), v_be.eq(ordered(c_be, 4))]
 
         # the banks of the window's accesses, decoded from their dwords rather than registered:
         # bank b holds bit j = access j falls in bank b (validity is ``pend``'s)
@@ -491,11 +497,15 @@ class _Pipe(Elaboratable):
         # what the passes read: the pass registers (staged), or the window as computed above
         if staged:
             q_valid, q_first = Signal(name=f"q_valid{h}"), Signal(name=f"q_first{h}")
-            q_passed, q_last = Signal(name=f"q_passed{h}"), Signal(name=f"q_last{h}")   # a pass has run; the last window
-            q_ctl, q_meta, q_y = Signal(_Ctl, name=f"q_ctl{h}"), Signal(Meta, name=f"q_meta{h}"), Signal(2 * WL, name=f"q_y{h}")
+            # q_passed: a pass has run; q_last: the last window
+            q_passed, q_last = Signal(name=f"q_passed{h}"), Signal(name=f"q_last{h}")
+            q_ctl, q_meta, q_y = (Signal(_Ctl, name=f"q_ctl{h}"), Signal(Meta, name=f"q_meta{h}"),
+                                  Signal(2 * WL, name=f"q_y{h}"))
             q_win = Signal(range(NWIN), name=f"q_win{h}")
-            q_dp, q_inr, q_pend = Signal(DW * NW, name=f"q_dp{h}"), Signal(2 * NW, name=f"q_inr{h}"), Signal(NW, name=f"q_pend{h}")
-            q_wd, q_be, q_rows = Signal(32 * NW, name=f"q_wd{h}"), Signal(4 * NW, name=f"q_be{h}"), Signal(BANKS * NW, name=f"q_rows{h}")
+            q_dp, q_inr, q_pend = (Signal(DW * NW, name=f"q_dp{h}"), Signal(2 * NW, name=f"q_inr{h}"),
+                                   Signal(NW, name=f"q_pend{h}"))
+            q_wd, q_be, q_rows = (Signal(32 * NW, name=f"q_wd{h}"), Signal(4 * NW, name=f"q_be{h}"),
+                                  Signal(BANKS * NW, name=f"q_rows{h}"))
             # accesses i and j to one dword (row i): the passes serve a bank leader's dword
             # from this, not by comparing dwords in the loop
             q_same, same_w = Signal(NW * NW, name=f"q_same{h}"), Signal(NW * NW, name=f"same_w{h}")

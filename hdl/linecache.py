@@ -156,8 +156,8 @@ class MissTable:
     Entry ``i`` reads with tag ``i``; its response is the *fill*. A requester that misses
     on a memory line already being read waits for that entry instead of reading again.
     Up to two entries are allocated per cycle: ``alloc(0, ...)`` takes the lowest free
-    entry, ``alloc(1, ...)`` the next one (the lowest when ``alloc(0, ...)`` is idle). A flush marks the reads in flight as not to be
-    installed: their data went out before the flush.
+    entry, ``alloc(1, ...)`` the next one (the lowest when ``alloc(0, ...)`` is idle). A flush
+    marks the reads in flight as not to be installed: their data went out before the flush.
 
     Each entry keeps its fill in a memory (``kept_line``) until the requesters that waited
     for it have read it; the cache marks those entries with ``hold``, and a held entry is not

@@ -241,7 +241,8 @@ class SIMD(wiring.Component):
         loop_line, loop_addr = slots(8 * fb, "loop_line"), slots(ADDR - lb, "loop_addr")
         loop_known, loop_want, loop_valid = slots(1, "loop_known"), slots(1, "loop_want"), slots(1, "loop_valid")
         loop_epoch = slots(2, "loop_epoch")
-        loadcnt, storecnt, dscnt, kmcnt = slots(6, "loadcnt"), slots(6, "storecnt"), slots(6, "dscnt"), slots(5, "kmcnt")
+        loadcnt, storecnt, dscnt, kmcnt = (slots(6, "loadcnt"), slots(6, "storecnt"), slots(6, "dscnt"),
+                                           slots(5, "kmcnt"))
         seq = slots(SEQ, "seq")
         vbusy, sbusy = slots(V, "vbusy"), slots(128, "sbusy")
         bar_sig, bar_pass = slots(1, "bar_sig"), slots(1, "bar_pass")
@@ -280,7 +281,8 @@ class SIMD(wiring.Component):
                          pc[i].eq(p.pc), base[i].eq(p.vgpr_base), wg[i].eq(p.wg), exec_[i].eq(p.exec),
                          vcc[i].eq(0), m0[i].eq(0), scc[i].eq(0), nvalid[i].eq(0), infl[i].eq(0),
                          fetch_addr[i].eq(p.pc & ~(fb - 1)), epoch[i].eq(epoch[i] + 1), br_pending[i].eq(0),
-                         loop_known[i].eq(0), loop_want[i].eq(0), loop_valid[i].eq(0), loop_epoch[i].eq(loop_epoch[i] + 1),
+                         loop_known[i].eq(0), loop_want[i].eq(0), loop_valid[i].eq(0),
+                         loop_epoch[i].eq(loop_epoch[i] + 1),
                          loadcnt[i].eq(0), storecnt[i].eq(0), dscnt[i].eq(0), kmcnt[i].eq(0),
                          seq[i].eq(0), vbusy[i].eq(1 if banked else 0), sbusy[i].eq(0), bar_sig[i].eq(0),
                          bar_pass[i].eq(0),
@@ -323,7 +325,8 @@ class SIMD(wiring.Component):
                 m.d.sync += [self.fetch_req.payload.wave.eq(fetch_pick), fetch_last.eq(fetch_pick),
                              self.fetch_req.payload.addr.eq(Mux(pick_stream, fetch_addr[fetch_pick],
                                                                 Cat(Const(0, lb), loop_addr[fetch_pick]))),
-                             self.fetch_req.payload.epoch.eq(Mux(pick_stream, epoch[fetch_pick], loop_epoch[fetch_pick])),
+                             self.fetch_req.payload.epoch.eq(Mux(pick_stream, epoch[fetch_pick],
+                                                                 loop_epoch[fetch_pick])),
                              self.fetch_req.payload.target.eq(~pick_stream)]
         fr = self.fetch_resp.payload
         mfill = fragment("fetch_fill")   # follows the fetch response input
@@ -449,7 +452,8 @@ class SIMD(wiring.Component):
         vmem_kinds = (Kind.VMEM_LOAD, Kind.VMEM_STORE, Kind.VMEM_ATOMIC, Kind.CACHE)
         ds_kinds = (Kind.DS_LOAD, Kind.DS_STORE, Kind.DS_ATOMIC)
         if cfg.shared_mem_request:
-            mreq, mreq_valid, mreq_lds = Signal(VecMemReq(cfg), name="mreq"), Signal(name="mreq_valid"), Signal(name="mreq_lds")
+            mreq, mreq_valid, mreq_lds = (Signal(VecMemReq(cfg), name="mreq"), Signal(name="mreq_valid"),
+                                          Signal(name="mreq_lds"))
             m.d.comb += [self.vmem_req.payload.eq(mreq), self.lds_req.payload.eq(mreq),
                          self.vmem_req.valid.eq(mreq_valid & ~mreq_lds), self.lds_req.valid.eq(mreq_valid & mreq_lds)]
             req_held = {"vmem": mreq_valid, "lds": mreq_valid}
@@ -462,7 +466,8 @@ class SIMD(wiring.Component):
                 mreq_w, mreq_r = rows_mem.write_port(), rows_mem.read_port(domain="comb")
                 m.d.comb += mreq_r.addr.eq(Mux(mreq_lds, self.lds_req_row, self.vmem_req_row))
                 for port in (self.vmem_req, self.lds_req):
-                    m.d.comb += [port.payload.addr.eq(mreq_r.data[:64 * RQ]), port.payload.data.eq(mreq_r.data[64 * RQ:])]
+                    m.d.comb += [port.payload.addr.eq(mreq_r.data[:64 * RQ]),
+                                 port.payload.data.eq(mreq_r.data[64 * RQ:])]
             kinds_of = {"vmem": vmem_kinds + ds_kinds, "lds": vmem_kinds + ds_kinds}
         else:
             req_held = {"vmem": self.vmem_req.valid, "lds": self.lds_req.valid}
@@ -1049,7 +1054,8 @@ class SIMD(wiring.Component):
                 m.d.sync += port.valid.eq(0)
         lane = lambda v, n: v[32 * n: 32 * n + 32]   # noqa: E731
         vaddr_lanes = Cat(*[(Mux(xi.saddr == NULL, Cat(lane(vdata[0], n), lane(vdata[1], n)),
-                                                     sr[0].data + lane(vdata[0], n)) + xi.offset)[:64] for n in range(RL)])
+                                                     sr[0].data + lane(vdata[0], n)) + xi.offset)[:64]
+                            for n in range(RL)])
         ds_lanes = Cat(*[Cat(lane(vdata[0], n), Const(0, 32)) for n in range(RL)])
         data_lanes = Cat(*[Cat(*[lane(vdata[2 + d], n) for d in range(4)]) for n in range(RL)])
 
@@ -1088,15 +1094,18 @@ class SIMD(wiring.Component):
         # ---- counters and busy bits: up at issue, down on the last response beat ------------
         inc = {c: Signal(W, name=f"inc_{c}") for c in ("load", "store", "ds", "km")}
         dec_ = {c: Signal(W, name=f"dec_{c}") for c in ("load", "store", "ds", "km")}
-        vset, vclr = Array(Signal(V, name=f"vset{i}") for i in range(W)), Array(Signal(V, name=f"vclr{i}") for i in range(W))
-        sset, sclr = Array(Signal(128, name=f"sset{i}") for i in range(W)), Array(Signal(128, name=f"sclr{i}") for i in range(W))
+        vset, vclr = (Array(Signal(V, name=f"vset{i}") for i in range(W)),
+                      Array(Signal(V, name=f"vclr{i}") for i in range(W)))
+        sset, sclr = (Array(Signal(128, name=f"sset{i}") for i in range(W)),
+                      Array(Signal(128, name=f"sclr{i}") for i in range(W)))
         valu_busy = (sk == Kind.VALU) if lat > 1 else Const(0)   # VALU destinations wait for ``lat``
         with mqp.If(issue & ~si.illegal):
             with mqp.If(sk == Kind.SMEM):
                 mqp.d.comb += inc["km"].bit_select(sel, 1).eq(1)
             with mqp.If((sk == Kind.SMEM) | valu_busy):
                 mqp.d.comb += sset[sel].eq(((Const(1, 17) << si.sdst_dw) - 1) << si.sdst)
-            with mqp.If(_is_kind(sk, Kind.VMEM_LOAD, Kind.VMEM_ATOMIC) & (si.vdst_dw != 0) | (si.op == OpId.GLOBAL_INV)):
+            with mqp.If(_is_kind(sk, Kind.VMEM_LOAD, Kind.VMEM_ATOMIC) & (si.vdst_dw != 0)
+                        | (si.op == OpId.GLOBAL_INV)):
                 mqp.d.comb += inc["load"].bit_select(sel, 1).eq(1)
             with mqp.Elif(_is_kind(sk, Kind.VMEM_STORE, Kind.VMEM_ATOMIC, Kind.CACHE)):
                 mqp.d.comb += inc["store"].bit_select(sel, 1).eq(1)
@@ -1115,7 +1124,8 @@ class SIMD(wiring.Component):
                           sw_mem.en.eq(Mux(sp.sdst[0], 0b10, 0b01)), sclr[sp.wave].eq(Const(1, 128) << sp.sdst)]
             with mr.If(sp.last):
                 mr.d.comb += dec_["km"].bit_select(sp.wave, 1).eq(1)
-        launch_pairs = Array([Const(0, 6), Const(1, 6), Const(57, 6), Const(58, 6)])   # s[0:1] s[2:3] ttmp[6:7] ttmp[8:9]
+        # the register pairs a launch writes: s[0:1] s[2:3] ttmp[6:7] ttmp[8:9]
+        launch_pairs = Array([Const(0, 6), Const(1, 6), Const(57, 6), Const(58, 6)])
         launch_vals = Array([Cat(hold.sgpr[0], hold.sgpr[1]), Cat(hold.sgpr[2], hold.sgpr[3]),
                              Cat(Const(0, 32), hold.ttmp7), Cat(Const(0, 32), hold.ttmp9)])
         with mr.If(launch_go):

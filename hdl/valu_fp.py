@@ -412,7 +412,8 @@ class VALUFloat(wiring.Component):
                     lzc_lane(s4l, lfield(i), nfield(i, 0, MW))
         # stage 5 reads only this stage's signals, so the simulator evaluates it once per input
         # change rather than once after stage 4 and again after the encoders
-        norms4, recs4l = [Signal.like(x, name=f"{x.name}l") for x in norms], [Signal.like(x, name=f"{x.name}l") for x in recs4]
+        norms4, recs4l = ([Signal.like(x, name=f"{x.name}l") for x in norms],
+                          [Signal.like(x, name=f"{x.name}l") for x in recs4])
         c4l, bits4l = ctl("ctl4l"), Signal(W, name="bits4l")
         s4l.d.comb += [c4l.eq(c4), bits4l.eq(bits4), *[a.eq(b) for a, b in zip(norms4 + recs4l, norms + recs4)]]
         norms, recs4, c4, bits4 = norms4, recs4l, c4l, bits4l

@@ -201,7 +201,8 @@ class VecMemUnit(wiring.Component):
         if min(entries, mshrs, waits, write_slots, mem_queue) < 2:
             raise ValueError("entries, mshrs, waits, write_slots and mem_queue must be at least 2")
         self.config = config
-        self.entries, self.mshrs, self.waits, self.write_slots, self.mem_queue = entries, mshrs, waits, write_slots, mem_queue
+        (self.entries, self.mshrs, self.waits,
+         self.write_slots, self.mem_queue) = entries, mshrs, waits, write_slots, mem_queue
         self.map_ranges = map_ranges
         S = config.simds_per_cu
         super().__init__({
@@ -238,7 +239,7 @@ class VecMemUnit(wiring.Component):
     # ------------------------------------------------------------------------------------
     def elaborate(self, platform):
         cfg = self.config
-        S, W, WID = cfg.simds_per_cu, cfg.wave_slots, cfg.wave_ids
+        S, WID = cfg.simds_per_cu, cfg.wave_ids
         G, NG = cfg.coalesce_lanes, LANES // cfg.coalesce_lanes   # lanes per group, groups
         GS = (G - 1).bit_length()                                  # lane = group << GS | lane in group
         R, NR = cfg.resp_lanes, LANES // cfg.resp_lanes            # lanes per response beat, beats per register
@@ -328,7 +329,8 @@ class VecMemUnit(wiring.Component):
             # request again (386 copies in the fpga Verilog, Verilator's V3MergeCond stalled)
             m.d.comb += c_req.eq(Array(r.payload for r in self.req)[c_simd])
         # otherwise a copy: the SIMD's register is free once the unit accepts
-        c_kind, c_size, c_ext, c_beats, c_aop = Signal(OpKind), Signal(range(17)), Signal(Ext), Signal(range(5)), Signal(AtomicOp)
+        c_kind, c_size, c_ext, c_beats, c_aop = (Signal(OpKind), Signal(range(17)), Signal(Ext), Signal(range(5)),
+                                                 Signal(AtomicOp))
         done1, done2 = Signal(G), Signal(G)                     # the group's lanes whose first / second line is issued
 
         s1 = Signal(S1Ctl)
@@ -507,7 +509,8 @@ class VecMemUnit(wiring.Component):
 
         def lane_bytes(i, b1, b2):
             """Byte mask (within the line) of the group's lane ``i`` when it is in ``b1`` / ``b2``."""
-            return Mux(b1[i], spans[SPAN * i:SPAN * i + LINE_BYTES], Mux(b2[i], spans[SPAN * i + LINE_BYTES:SPAN * (i + 1)], 0))
+            return Mux(b1[i], spans[SPAN * i:SPAN * i + LINE_BYTES],
+                       Mux(b2[i], spans[SPAN * i + LINE_BYTES:SPAN * (i + 1)], 0))
 
         # Two lanes of one store that write the same byte: the later lane must win, so such a
         # line is written one lane at a time. Found as a byte of a lane that an earlier lane
@@ -689,7 +692,8 @@ class VecMemUnit(wiring.Component):
             m.d.sync += f_busy.eq(0)
         with m.If(s1.valid):
             m.d.sync += [m_stale.eq(Mux(inv, m_alloc, m_stale | Mux(st | at, mm, 0)) & ~set_alloc),
-                         ws_ret.eq(Mux(st | at, ws_ret & ~bit(WS, s1.wslot) | Mux(at & s1.returns, bit(WS, s1.wslot), 0),
+                         ws_ret.eq(Mux(st | at,
+                                       ws_ret & ~bit(WS, s1.wslot) | Mux(at & s1.returns, bit(WS, s1.wslot), 0),
                                        ws_ret))]
         with m.If(st | at | ack | a1_valid):
             wfree = Mux(ack | a1_valid, bit(WS, Mux(ack, s1.wslot, a1_slot)), 0)
@@ -774,7 +778,8 @@ class VecMemUnit(wiring.Component):
         # on `default`) is copied only when one is accepted, not multiplexed every cycle
         g_op, g_wave, g_returns, a_exec = (Array(Value.cast(getattr(r.payload, name)) for r in self.req)[sel]
                                            for name in ("op", "wave", "returns", "exec"))
-        d_kind, d_size, d_ext, d_beats, d_aop = Signal(OpKind), Signal(range(17)), Signal(Ext), Signal(range(5)), Signal(AtomicOp)
+        d_kind, d_size, d_ext, d_beats, d_aop = (Signal(OpKind), Signal(range(17)), Signal(Ext), Signal(range(5)),
+                                                 Signal(AtomicOp))
         f = frag("decode")
         with f.Switch(g_op):
             for op, (kind, size, ext, beats, aop) in op_table().items():
@@ -783,7 +788,8 @@ class VecMemUnit(wiring.Component):
                     if aop is not None:
                         f.d.comb += d_aop.eq(aop)
         new = onehot_index(free_oh)
-        m.d.sync += [c_fresh.eq(fire), g_fresh.eq((c_fresh if staged else fire) | g_done & has_nxt), c_valid.eq(fire | c_valid & ~c_finish)]
+        m.d.sync += [c_fresh.eq(fire), g_fresh.eq((c_fresh if staged else fire) | g_done & has_nxt),
+                     c_valid.eq(fire | c_valid & ~c_finish)]
         with m.If(fire | c_finish | freeing.any()):
             m.d.sync += [valid.eq((valid | Mux(fire, free_oh, 0)) & ~freeing),
                          issuing.eq((issuing | Mux(fire, free_oh, 0)) & ~Mux(c_finish, bit(E, c_entry), 0))]
@@ -833,7 +839,8 @@ class VecMemUnit(wiring.Component):
         with m.Elif((fill | ack | a1_valid) & Mux(a1_valid, a1_fault, s1.fault) & ~err.valid):
             e = Mux(fill, field(m_entry, s1.mshr, EB), slot.entry)
             m.d.sync += [err.valid.eq(1), err.cause.eq(ErrorCause.MEMORY), err.simd.eq(field(ent_simd, e, SB)),
-                         err.wave.eq(field(ent_wave, e, WB)), err.lane.eq(Mux(fill, field(m_lane, s1.mshr, 5), slot.lane)),
+                         err.wave.eq(field(ent_wave, e, WB)),
+                         err.lane.eq(Mux(fill, field(m_lane, s1.mshr, 5), slot.lane)),
                          err.addr.eq(Mux(fill, Cat(Const(0, 7), s1.line), slot.addr))]
 
         # ---- requests outstanding per entry: +1 per request issued, -1 per S2 operation and
@@ -878,7 +885,8 @@ class VecMemUnit(wiring.Component):
             k, g = kg[GB:], kg[:GB]
             port = self.resp[s]
             md = data.View(Meta, meta_r[s].data)
-            pick, take, done = Signal(range(E), name=f"rt_pick{s}"), Signal(name=f"rt_take{s}"), Signal(name=f"rt_done{s}")
+            pick, take, done = (Signal(range(E), name=f"rt_pick{s}"), Signal(name=f"rt_take{s}"),
+                                Signal(name=f"rt_done{s}"))
             f = frag(f"retire{s}")
             elig = retirable & Cat(*[field(ent_simd, e, SB) == s for e in range(E)]) & ~Mux(busy, bit(E, cur), 0)
             is_last = k + 1 >= md.beats
@@ -933,11 +941,13 @@ class VecMemUnit(wiring.Component):
             rows = Signal(32 * R, name=f"rt_rows{name}")
             f = frag(f"rows{name}")
             with f.If(reading):
-                f.d.comb += rows.eq(Cat(*[rdata[j].word_select(Cat(k, Const(i, RLB)), 32) for j in range(NM) for i in range(RL)]))
+                f.d.comb += rows.eq(Cat(*[rdata[j].word_select(Cat(k, Const(i, RLB)), 32)
+                                          for j in range(NM) for i in range(RL)]))
             f = frag(f"beat{name}")
 
             def extend(n):
-                return Cat(*[Mux(rows[32 * i + n - 1], Cat(rows[32 * i:32 * i + n], Const(-1, 32 - n)), rows[32 * i:32 * i + n])
+                return Cat(*[Mux(rows[32 * i + n - 1], Cat(rows[32 * i:32 * i + n], Const(-1, 32 - n)),
+                                 rows[32 * i:32 * i + n])
                              for i in range(R)])
             with f.Switch(Mux(k == 0, ext, Ext.RAW)):
                 with f.Case(Ext.U8):
@@ -951,7 +961,8 @@ class VecMemUnit(wiring.Component):
                 with f.Default():
                     f.d.comb += beat.eq(rows)
         if shared:
-            beat_of(beats[0], [rbuf_r[j][0].data for j in range(NM)], Array(ks)[rd_for], Array(exts)[rd_for], rd_valid, "")
+            beat_of(beats[0], [rbuf_r[j][0].data for j in range(NM)], Array(ks)[rd_for], Array(exts)[rd_for],
+                    rd_valid, "")
         else:
             for s in range(S):
                 beat_of(beats[s], [rbuf_r[j][s].data for j in range(NM)], ks[s], exts[s], busys[s], s)
