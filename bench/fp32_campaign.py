@@ -25,7 +25,6 @@ import os
 import subprocess
 import sys
 import time
-from fractions import Fraction
 from multiprocessing import Pool
 
 import numpy as np

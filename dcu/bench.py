@@ -107,7 +107,8 @@ def _valu_ipc() -> dict:
         for waves, run in zip((1, 2, 4), runs):
             c = run.valu_cycles
             rows.append({"lanes": lanes, "waves": waves, "valu_instructions": len(c), "cycles": c[-1] - c[0] + 1,
-                         "valu_ipc": round(len(c) / (c[-1] - c[0] + 1), 3), "expected_ipc": round(1 / cfg.valu_cycles, 3),
+                         "valu_ipc": round(len(c) / (c[-1] - c[0] + 1), 3),
+                         "expected_ipc": round(1 / cfg.valu_cycles, 3),
                          "valu_busy": run.perf["valu_busy"], "dependent_issue_latency": latency})
     return {"benchmark": "valu-ipc", "rows": rows,
             "goal": "valu_ipc near 1 / valu_cycles (32 // lanes) with 2 or more waves; dependent issue latency "
@@ -815,7 +816,8 @@ def _kernels(config: str = "tiny", backend: str | None = None, seed: int = 0) ->
         simds = sorted({k.split(".")[0] for k in c if k.startswith("simd")})
         total = {name: sum(c[f"{s}.{name}"] for s in simds) for name in _KERNEL_COUNTERS}
         rows.append({"kernel": t.name, "cycles": r.cycles, "instructions": r.instructions, "checked": not problems,
-                     "ipc": round(r.instructions / r.cycles, 3), **{k.replace("stall.", ""): v for k, v in total.items()},
+                     "ipc": round(r.instructions / r.cycles, 3),
+                     **{k.replace("stall.", ""): v for k, v in total.items()},
                      "lds_conflicts": c["lds.conflict_cycles0"] + c["lds.conflict_cycles1"],
                      "l0_hits": c["vmem0.hits"] + c["vmem1.hits"], "l0_misses": c["vmem0.misses"] + c["vmem1.misses"],
                      "scache_miss": c["scache.misses"], "icache_miss": c["icache.misses"],
@@ -1019,7 +1021,8 @@ def _depth(config: str = "fpga", paths: int = 3) -> dict:
             "note": "levels: LUT4s, carry cells entered through their logic inputs, wide multiplexers "
                     "through their selects, LUT RAM reads; an unregistered multiplier and a block RAM's read "
                     f"data count {HARD_LEVELS} (dcu/depth.py); fmax_mhz and critical_path: nextpnr's, the block "
-                    "placed and routed alone at 50 MHz from the same RTLIL and synthesis (dcu bench fpga), where it was"}
+                    "placed and routed alone at 50 MHz from the same RTLIL and synthesis (dcu bench fpga), "
+                    "where it was"}
 
 
 def _sim_instructions(configs=("default", "fpga"), test: str = "divergence_cl", seed: int = 0) -> dict:
@@ -1145,9 +1148,10 @@ def _synth(config: str | None = None, timeout: float = 4 * 3600) -> dict:
                     "generic cells, flip-flops as bits ($_DFF_* cells), memories as $mem_v2 cells"}
 
 
-BENCHMARKS = {"model-speed": _model_speed, "valu-ipc": _valu_ipc, "valu-peak": _valu_peak, "sim-speed-simd": _sim_speed_simd,
-              "lds-stride": _lds_stride, "coalescing": _coalescing, "latency": _latency,
-              "ooo": _ooo, "kernels": _kernels, "sim-speed": _sim_speed, "sim-instructions": _sim_instructions,
+BENCHMARKS = {"model-speed": _model_speed, "valu-ipc": _valu_ipc, "valu-peak": _valu_peak,
+              "sim-speed-simd": _sim_speed_simd, "lds-stride": _lds_stride, "coalescing": _coalescing,
+              "latency": _latency, "ooo": _ooo, "kernels": _kernels, "sim-speed": _sim_speed,
+              "sim-instructions": _sim_instructions,
               "fpga": _fpga, "fpga-budget": _fpga_budget, "synth": _synth, "depth": _depth}
 
 

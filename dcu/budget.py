@@ -66,7 +66,8 @@ def rtlil_budget(text: str, top: str) -> dict:
             elif kind == "$mul":
                 wa, wb = int(params["A_WIDTH"]), int(params["B_WIDTH"])
                 operands = tuple(re.findall(r"connect \\[AB] (.*)", cbody)) + (params["A_SIGNED"], params["B_SIGNED"])
-                if min(wa, wb) >= 8 and not (_constant(cbody, "A") or _constant(cbody, "B")) and operands not in products:
+                constant = _constant(cbody, "A") or _constant(cbody, "B")
+                if min(wa, wb) >= 8 and not constant and operands not in products:
                     products.add(operands)
                     b["dsp"] += _mul_tiles(wa, wb)
                     b["multipliers"][f"{wa}x{wb}"] += 1

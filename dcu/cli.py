@@ -10,7 +10,8 @@
     dcu disasm FILE [--kernel NAME]
     dcu bench NAME [--out DIR] [--json FILE] [--config PRESET] [--backend rtl|verilator]
     dcu verilog [--config PRESET] [--top NAME] -o FILE.v [--lint]
-    dcu fpga [--board ulx3s] [--config PRESET] [--clock MHZ] [--baud N] [--block NAME [--generic] [--attribute] [--place] [--depth [N]]] [--budget]
+    dcu fpga [--board ulx3s] [--config PRESET] [--clock MHZ] [--baud N]
+             [--block NAME [--generic] [--attribute] [--place] [--depth [N]]] [--budget]
 
 Every command takes ``--debug`` (or ``DCU_DEBUG=1``): a failure then shows its traceback.
 Without it a failure is one line on stderr and an exit status by its class
@@ -366,7 +367,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "the project's recorded results and bench/RESULTS.md)")
     b.add_argument("--json", metavar="FILE", help="also write the results there")
     b.add_argument("--config", metavar="PRESET", help="the preset, for benchmarks that take one (kernels)")
-    b.add_argument("--backend", choices=("rtl", "verilator"), help="the RTL backend, for benchmarks that take one (kernels)")
+    b.add_argument("--backend", choices=("rtl", "verilator"),
+                   help="the RTL backend, for benchmarks that take one (kernels)")
     from .verify.cli import add_parser as add_verify_parser
     add_verify_parser(sub, common)
     return p
@@ -838,7 +840,10 @@ def cmd_fpga(ns: argparse.Namespace) -> int:
             _write_json(ns.json, res)
             print(f"wrote {ns.json}")
         return 0
-    needed = (("YOSYS", "NEXTPNR_ECP5") if ns.place else ("YOSYS",)) if ns.block else ("YOSYS", "NEXTPNR_ECP5", "ECPPACK")
+    if ns.block:
+        needed = ("YOSYS", "NEXTPNR_ECP5") if ns.place else ("YOSYS",)
+    else:
+        needed = ("YOSYS", "NEXTPNR_ECP5", "ECPPACK")
     missing = fpga.missing_tools(needed)
     if missing:
         from .errors import ToolMissing
@@ -854,7 +859,8 @@ def cmd_fpga(ns: argparse.Namespace) -> int:
             print(f"{ns.block} ({get_config(config).name}), seed {seed}: {e.get('lut_equiv')} LUT4 equivalents, "
                   f"{e.get('ff')} FF; nextpnr exit {p.get('rc')} in {p.get('seconds')} s")
             for clock, f in p.get("fmax", {}).items():
-                print(f"  Fmax {f['mhz']:.2f} MHz for {clock} ({'PASS' if f['pass'] else 'FAIL'} at {f['target_mhz']:g} MHz)"
+                verdict = "PASS" if f["pass"] else "FAIL"
+                print(f"  Fmax {f['mhz']:.2f} MHz for {clock} ({verdict} at {f['target_mhz']:g} MHz)"
                       + ("" if res.get("routed", True) else ", estimated from the placement (not routed)"))
             if p.get("critical_path"):
                 c = p["critical_path"]

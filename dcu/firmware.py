@@ -55,14 +55,17 @@ def compare(expected: np.ndarray, got: np.ndarray, ulp_tol: int, label: str) -> 
     if ulp_tol and got.dtype == np.float32:
         nan_e, nan_g = np.isnan(expected), np.isnan(got)
         bad = (nan_e != nan_g) | (~nan_e & (_ulp_distance(expected, got) > ulp_tol))
+    elif expected.ndim:
+        expected_bytes = expected.view(np.uint8).reshape(expected.shape + (-1,))
+        bad = (expected_bytes != got.view(np.uint8).reshape(got.shape + (-1,))).any(axis=-1)
     else:
-        bad = (expected.view(np.uint8).reshape(expected.shape + (-1,)) != got.view(np.uint8).reshape(got.shape + (-1,))).any(axis=-1) \
-            if expected.ndim else np.array(expected.tobytes() != got.tobytes())
+        bad = np.array(expected.tobytes() != got.tobytes())
     if not bad.any():
         return []
     idx = np.argwhere(bad)
     first = tuple(int(i) for i in idx[0])
-    return [f"{label}: {len(idx)} of {bad.size} elements differ; first at {first}: expected {expected[first]!r}, got {got[first]!r}"]
+    return [f"{label}: {len(idx)} of {bad.size} elements differ; first at {first}: "
+            f"expected {expected[first]!r}, got {got[first]!r}"]
 
 
 def program(test, vopd: bool = True):

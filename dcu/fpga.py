@@ -162,7 +162,9 @@ def summarize_ecp5(by_type: dict) -> dict:
 # over the datapath), so a whole DCU would not finish. Everything else is synth_lattice's
 # own script for the ECP5 (Yosys 0.70, `help synth_lattice`, and its source for what the help
 # elides: `chtype` turns a multiplier mul2dsp left to logic back into a `$mul`).
-COARSE_NO_SHARE = """\
+_MUL2DSP_18X18 = ("techmap -map +/mul2dsp.v -D DSP_A_MAXWIDTH=18 -D DSP_B_MAXWIDTH=18 "
+                  "-D DSP_A_MINWIDTH=2 -D DSP_B_MINWIDTH=2 -D DSP_NAME=$__MUL18X18")
+COARSE_NO_SHARE = f"""\
 proc -latches error
 check
 flatten
@@ -180,7 +182,7 @@ opt_clean
 techmap -map +/cmp2lut.v -D LUT_WIDTH=4
 opt_expr
 opt_clean
-techmap -map +/mul2dsp.v -D DSP_A_MAXWIDTH=18 -D DSP_B_MAXWIDTH=18 -D DSP_A_MINWIDTH=2 -D DSP_B_MINWIDTH=2 -D DSP_NAME=$__MUL18X18
+{_MUL2DSP_18X18}
 techmap -map +/lattice/dsp_map_18x18.v
 chtype -set $mul t:$__soft_mul
 alumacc
@@ -460,8 +462,9 @@ def _synth_once(top, config, out_dir, generic, timeout, quiet, share, until, reu
                        PROJECT, dict(os.environ), timeout, out / f"{stem}.out")
     stat_file = out / f"{stem}.stat"
     stat = parse_yosys_stat(stat_file.read_text()) if rc == 0 and stat_file.exists() else {"cells": None, "by_type": {}}
+    flow = "synth, memories kept, fast abc" if generic else "synth_ecp5"
     res = {"top": top, "config": cfg.name,
-           "flow": ("synth, memories kept, fast abc" if generic else "synth_ecp5") + (f" {synth_opts}" if synth_opts and not generic else "")
+           "flow": flow + (f" {synth_opts}" if synth_opts and not generic else "")
            + ("" if share else " (no share)") + (f" until {until}" if until else ""),
            "convert_s": round(convert_s, 1), "synth_s": round(synth_s, 1), "rc": rc, "script": synth,
            "rtlil_sha256": digest, **stat}

@@ -392,8 +392,10 @@ class SimdRun:
                 if self.lockstep and not self.order_dependent:
                     evs = self.events[self.slot_id[slot]]
                     if sq >= len(evs) or evs[sq]["pc"] != pc:
-                        want = f"{evs[sq]['pc']:#x} ({disassemble(evs[sq]['inst'])})" if sq < len(evs) else "the wave to have ended"
-                        self._fail(slot, f"instruction {sq}: issued PC {pc:#x} ({disassemble(self._inst_at(pc))}), model expected {want}")
+                        want = (f"{evs[sq]['pc']:#x} ({disassemble(evs[sq]['inst'])})" if sq < len(evs)
+                                else "the wave to have ended")
+                        self._fail(slot, f"instruction {sq}: issued PC {pc:#x} ({disassemble(self._inst_at(pc))}), "
+                                         f"model expected {want}")
 
             # ---- memory requests ----------------------------------------------------
             if st["smem_req"]:
@@ -402,7 +404,8 @@ class SimdRun:
                 vals = self._serve_smem(slot, issued_pc[(slot, sq)], q["addr"], q["dwords"],
                                         wgs[self.slot_id[slot][0]]["ctx"])
                 n = q["dwords"]
-                beats = [dict(wave=slot, seq=sq, sdst=q["sdst"] + j, data=vals[j], last=int(j == n - 1)) for j in range(n)]
+                beats = [dict(wave=slot, seq=sq, sdst=q["sdst"] + j, data=vals[j], last=int(j == n - 1))
+                         for j in range(n)]
                 smem_q.append((cyc + self.rng.randint(*self.latency), beats))
             for name, queue in (("vmem_req", vmem_q), ("lds_req", lds_q)):
                 if st[name]:
@@ -535,7 +538,8 @@ class SimdRun:
             f["addr"], f["vdst"] = 0, 16
             regs[0] = np.array([int(x) & M32 for x in _lanes(req["addr"], 64)], dtype=U32)
             f["data0"], f["data1"] = 4, 8
-            if kind != "ds_load" and inst.name not in ("ds_store_b96", "ds_store_b128") and inst.f.get("data1") is not None:
+            two_data = inst.name not in ("ds_store_b96", "ds_store_b128") and inst.f.get("data1") is not None
+            if kind != "ds_load" and two_data:
                 regs[4], regs[5], regs[8], regs[9] = dwords[0], dwords[1], dwords[2], dwords[3]
             else:
                 regs.update({4 + j: dwords[j] for j in range(4)})
@@ -580,7 +584,8 @@ class SimdRun:
         if w.get("v_en"):
             g = io.group_lanes
             data = sum(w["v_data"] << (32 * g * k) for k in range(LANES // g))   # every group holds the result
-            self._compare_vgpr(slot, ev, w["v_addr"] - io.wave[slot].get(ctx)["base"], data, w["v_en"] << (g * w["v_grp"]))
+            reg = w["v_addr"] - io.wave[slot].get(ctx)["base"]
+            self._compare_vgpr(slot, ev, reg, data, w["v_en"] << (g * w["v_grp"]))
         en = w["s_en"]
         if en:
             pair = w["s_addr"] - slot * 64
@@ -591,17 +596,19 @@ class SimdRun:
                     got = (value >> (32 * half)) & M32
                     want = ev["sgprs"][code]
                     if got != want:
-                        self._fail(slot, f"PC {ev['pc']:#x} {disassemble(ev['inst'])}: s{code} = {got:#010x}, model {want:#010x}")
+                        self._fail(slot, f"PC {ev['pc']:#x} {disassemble(ev['inst'])}: s{code} = {got:#010x}, "
+                                         f"model {want:#010x}")
 
     def _compare_vgpr(self, slot, ev, reg, value, en, what="writes"):
         want = ev["vgprs"].get(reg)
         got = _lanes(value)
         if want is None:
-            self._fail(slot, f"PC {ev['pc']:#x} {disassemble(ev['inst'])}: RTL {what} v{reg}, which the model's instruction does not")
+            self._fail(slot, f"PC {ev['pc']:#x} {disassemble(ev['inst'])}: RTL {what} v{reg}, "
+                             "which the model's instruction does not")
         for lane in range(LANES):
             if en >> lane & 1 and int(got[lane]) != int(want[lane]):
-                self._fail(slot, f"PC {ev['pc']:#x} {disassemble(ev['inst'])}: v{reg} lane {lane} = {int(got[lane]):#010x}, "
-                                 f"model {int(want[lane]):#010x}")
+                self._fail(slot, f"PC {ev['pc']:#x} {disassemble(ev['inst'])}: v{reg} lane {lane} = "
+                                 f"{int(got[lane]):#010x}, model {int(want[lane]):#010x}")
 
     def _check_vgpr_return(self, ctx, tr, beat):
         if not beat["write"] or not self.lockstep or self.order_dependent:
@@ -619,8 +626,8 @@ class SimdRun:
             return
         ev = self._event(slot, beat["seq"])
         if ev is not None and ev["sgprs"][beat["sdst"]] != beat["data"]:
-            self._fail(slot, f"PC {ev['pc']:#x} {disassemble(ev['inst'])}: s{beat['sdst']} loaded {beat['data']:#010x}, "
-                             f"model {ev['sgprs'][beat['sdst']]:#010x}")
+            self._fail(slot, f"PC {ev['pc']:#x} {disassemble(ev['inst'])}: s{beat['sdst']} loaded "
+                             f"{beat['data']:#010x}, model {ev['sgprs'][beat['sdst']]:#010x}")
 
     def _check_ffs(self, ctx, io, slot, seq, key, changed_only=False):
         """The wave's flip-flop state after instruction ``seq``; ``changed_only``: only what that
@@ -644,4 +651,5 @@ class SimdRun:
             want = {k: v for k, v in want.items() if v != before[k]}
         for k in want:
             if got[k] != want[k]:
-                self._fail(slot, f"after PC {ev['pc']:#x} {disassemble(ev['inst'])}: {k} = {got[k]:#x}, model {want[k]:#x}")
+                self._fail(slot, f"after PC {ev['pc']:#x} {disassemble(ev['inst'])}: {k} = {got[k]:#x}, "
+                                 f"model {want[k]:#x}")

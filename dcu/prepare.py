@@ -40,7 +40,8 @@ class Program:
         """The kernel ``name``; with no name, the only kernel (an error lists them if there are several)."""
         if name is None:
             if len(self.kernels) != 1:
-                raise KeyError(f"{self.source} has {len(self.kernels)} kernels, name one of: {', '.join(sorted(self.kernels))}")
+                raise KeyError(f"{self.source} has {len(self.kernels)} kernels, "
+                               f"name one of: {', '.join(sorted(self.kernels))}")
             return next(iter(self.kernels.values()))
         return self.code_object.kernel(name)
 
@@ -146,7 +147,8 @@ def _user_sgprs(kernel: KernelInfo, kernarg_addr: int, dispatch_addr: int) -> di
         elif what == "private_segment_size":
             regs[n] = private_lane_bytes(kernel)
         else:
-            raise LaunchUnsupported(f"kernel {kernel.name} asks for the {what} user SGPRs, which this device does not provide")
+            raise LaunchUnsupported(f"kernel {kernel.name} asks for the {what} user SGPRs, "
+                                    "which this device does not provide")
         n += size
     return regs
 

