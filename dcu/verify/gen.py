@@ -415,7 +415,7 @@ def salu_op(r: random.Random, info: OpInfo) -> Op:
         for b in info.src_bits:
             c = r.random()
             ops.append(o.sgpr(b) if c < 0.55 else o.inline(b) if c < 0.8 or b == 64 and o.literal is not None
-                       else o.lit(b))
+                       else o.lit(b) or o.inline(b))
     if "mac" in info.flags:
         o.reads |= writes
     return Op(f"{name} {', '.join(ops)}", frozenset(o.reads), frozenset(writes), name=name, operands=tuple(o.kinds))
