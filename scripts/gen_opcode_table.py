@@ -93,6 +93,9 @@ def render(fw: set[str] | None) -> str:
     rtl = _implemented("hdl.simd")
     fw_names = fw if fw is not None else set()
     ops = isa.OPCODES
+    names = {o.name for o in ops}
+    model_count = "not present" if model is None else f"{len(model & names)} implemented"
+    rtl_count = "not present" if rtl is None else f"{len(rtl & names)} implemented"
     lines = [
         "# gfx1200 opcodes",
         "",
@@ -101,9 +104,8 @@ def render(fw: set[str] | None) -> str:
         "",
         f"{len(ops)} opcodes. Every opcode is verified against llvm-mc-19 by "
         "`tests/test_isa_roundtrip.py` (column tests: `rt`); `fw` marks opcodes that appear in "
-        "the firmware_tests kernels. model = `sim` reference model "
-        f"({'not present' if model is None else f'{len(model & {o.name for o in ops})} implemented'}), "
-        f"RTL = executed by the `hdl.simd` SIMD ({'not present' if rtl is None else f'{len(rtl & {o.name for o in ops})} implemented'}; "
+        f"the firmware_tests kernels. model = `sim` reference model ({model_count}), "
+        f"RTL = executed by the `hdl.simd` SIMD ({rtl_count}; "
         "not in their VOPD or DPP forms, which the RTL backends refuse before a launch: `dcu/rtlcheck.py`).",
         "",
         "VOP3 op: the opcode of the _e64 (VOP3/VOP3SD) encoding of a VOP1/VOP2/VOPC op. "

@@ -73,7 +73,8 @@ def _register_float_ops():
         "v_cvt_f32_ubyte3": lambda a: F.cvt_f32_u32(a >> U32(24)),
         "v_floor_f32": F.floor, "v_ceil_f32": F.ceil, "v_trunc_f32": F.trunc, "v_rndne_f32": F.rndne,
         "v_fract_f32": F.fract,
-        "v_rcp_f32": F.rcp, "v_rcp_iflag_f32": F.rcp, "v_rsq_f32": F.rsq, "v_sqrt_f32": F.sqrt, "v_exp_f32": F.exp, "v_log_f32": F.log,
+        "v_rcp_f32": F.rcp, "v_rcp_iflag_f32": F.rcp, "v_rsq_f32": F.rsq, "v_sqrt_f32": F.sqrt,
+        "v_exp_f32": F.exp, "v_log_f32": F.log,
     }
     VFLOAT.update({k: v for k, v in table.items() if v is not None})
 
@@ -232,8 +233,8 @@ def _build_sop1(inst):
             w.swrite(d, 64, inst.pc + inst.size)
             w.pc = target
         return h
-    if name.startswith(("s_cvt_", "s_floor_", "s_ceil_", "s_trunc_", "s_rndne_")) and name.endswith(("f32", "i32", "u32")) \
-            and "v" + name[1:] in VFLOAT:
+    if name.startswith(("s_cvt_", "s_floor_", "s_ceil_", "s_trunc_", "s_rndne_")) \
+            and name.endswith(("f32", "i32", "u32")) and "v" + name[1:] in VFLOAT:
         fn1 = _sfloat("v" + name[1:])
         return lambda w, ctx: w.swrite(d, 32, fn1(w.sread(s0, 32, lit)))
     fn = SOP1.get(name) or _unsupported(inst)
@@ -511,7 +512,8 @@ _SPECIAL_VALU = {
 def _implemented() -> set[str]:
     from isa import OPCODES
     from .memory_ops import IMPLEMENTED_MEMORY
-    names = set(VINT) | set(VFLOAT) | set(_SPECIAL_VALU) | set(V16) | set(V16_TO_32) | {"v_add_nc_i32", "v_sub_nc_i32"} | set(SOP2) | set(SOP1) | set(SOP1_BITSET)
+    names = set(VINT) | set(VFLOAT) | set(_SPECIAL_VALU) | set(V16) | set(V16_TO_32) | {"v_add_nc_i32", "v_sub_nc_i32"}
+    names |= set(SOP2) | set(SOP1) | set(SOP1_BITSET)
     names |= {"s_cmov_b32", "s_cmov_b64", "s_barrier_signal", "s_getpc_b64", "s_setpc_b64", "s_swappc_b64"}
     names.add("s_barrier_signal_isfirst")
     names |= {f"s_{k}_saveexec_b32" for k in SAVEEXEC} | {"s_and_not0_wrexec_b32", "s_and_not1_wrexec_b32"}
@@ -521,7 +523,8 @@ def _implemented() -> set[str]:
     names |= {i.name for i in OPCODES if i.fmt == Fmt.SMEM and i.kind == "shint"}
     for info in OPCODES:
         n = info.name
-        if info.fmt == Fmt.SOP2 and n.endswith("_f32") and ("v" + n[1:] in VFLOAT or n in ("s_fmac_f32", "s_fmaak_f32", "s_fmamk_f32")):
+        if info.fmt == Fmt.SOP2 and n.endswith("_f32") \
+                and ("v" + n[1:] in VFLOAT or n in ("s_fmac_f32", "s_fmaak_f32", "s_fmamk_f32")):
             names.add(n)
         elif info.fmt == Fmt.SOP1 and "v" + n[1:] in VFLOAT:
             names.add(n)

@@ -73,7 +73,10 @@ class GlobalMemory:
         return alloc
 
     def write_bytes(self, addr: int, data: bytes | np.ndarray) -> None:
-        raw = np.frombuffer(bytes(data), dtype=np.uint8) if not isinstance(data, np.ndarray) else data.view(np.uint8).ravel()
+        if isinstance(data, np.ndarray):
+            raw = data.view(np.uint8).ravel()
+        else:
+            raw = np.frombuffer(bytes(data), dtype=np.uint8)
         self._check_range(addr, raw.size, lane=None)
         off = addr - self.base
         self._data[off: off + raw.size] = raw

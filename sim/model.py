@@ -230,7 +230,8 @@ class Model:
             return hit
         i = (pc - self.code_base) // 4
         if pc % 4 or not 0 <= i < self._words.size:
-            raise ModelError(f"PC {pc:#x} is outside the code image [{self.code_base:#x}, {self.code_base + len(self.code):#x})")
+            end = self.code_base + len(self.code)
+            raise ModelError(f"PC {pc:#x} is outside the code image [{self.code_base:#x}, {end:#x})")
         words = [int(x) for x in self._words[i: i + 3]]
         inst = decode(words, pc)
         entry = (inst, build(inst))

@@ -109,7 +109,6 @@ _U32_MAX, _I32 = (1 << 32) - 1, (-(1 << 31), (1 << 31) - 1)
 def _exact32(name, a, b, c):
     """Exact (int64) result of a 32-bit integer op with clamp, and its (lo, hi) range."""
     ua, ub = a.astype(I64), b.astype(I64)
-    sa, sb = a.view(np.int32).astype(I64), b.view(np.int32).astype(I64)
     u24 = lambda x: x.astype(I64) & 0xFF_FFFF
     i24 = lambda x: V.i24(x).astype(I64)
     table = {
