@@ -13,7 +13,7 @@ import re
 
 import pytest
 from amaranth.back import verilog
-from amaranth.hdl import Module, Signal
+from amaranth.hdl import Module
 from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 from amaranth.sim import Simulator
@@ -77,9 +77,8 @@ def test_verilog_ports_and_what_reads_them():
     text = verilog.convert(SimTop(_Small(), registered=("base",)), name="simtop", emit_src=False)
     head = text[text.index("module simtop"):]
     head = head[:head.index(");")]
-    ports = set(re.findall(r"\\?([A-Za-z_][\w$]*)\s*[,)]?\s*$", head, re.M))
-    for name in ("clk", "rst", "base", "step", "count", "sum", "cmd__payload", "cmd__valid", "cmd__ready"):
-        assert re.search(rf"\b{name}\b", head), name
+    ports = {p.strip().lstrip("\\") for p in head[head.index("(") + 1:].split(",")}
+    assert ports == {"clk", "rst", "base", "step", "count", "sum", "cmd__payload", "cmd__valid", "cmd__ready"}, ports
     body = text[text.index("module simtop"):]
     body = body[body.index(");") + 2:body.index("endmodule")]
     for name in ("rst", "base"):         # read only by a register (not by the design's logic)
