@@ -65,7 +65,8 @@ def random_requests(rng, n, base, size, *, image=None, tag_bits=8, faults=True, 
         if faults and rng.random() < 0.05:
             what = int(rng.integers(0, 5))
             if what == 0:       # outside, below or above
-                addr = base - LINE_BYTES if base and rng.random() < 0.5 else base + size + int(rng.integers(0, 4)) * LINE_BYTES
+                addr = (base - LINE_BYTES if base and rng.random() < 0.5
+                        else base + size + int(rng.integers(0, 4)) * LINE_BYTES)
                 words.append(request(tag_bits, kind=int(k), addr=addr, tag=tag, mask=1))
             elif what == 1:     # misaligned line access
                 words.append(request(tag_bits, kind=int(rng.integers(0, 2)), addr=line + 4, tag=tag, mask=3))

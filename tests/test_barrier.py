@@ -8,7 +8,6 @@ every release comes exactly one cycle after the last wave of the workgroup arriv
 """
 from __future__ import annotations
 
-import random
 from collections import defaultdict
 
 import pytest

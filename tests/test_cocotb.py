@@ -229,7 +229,8 @@ def _lds():
     from hdl.config import get_config
     from hdl.lds import LDS
     name = f"lds_{BLOCK_PRESET}"
-    return name, *verilog_for(name, "hdl.lds", lambda: LDS(get_config(BLOCK_PRESET)), ("LDS", get_config(BLOCK_PRESET)))[:2]
+    return name, *verilog_for(name, "hdl.lds", lambda: LDS(get_config(BLOCK_PRESET)),
+                              ("LDS", get_config(BLOCK_PRESET)))[:2]
 
 
 def _vmem():

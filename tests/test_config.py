@@ -36,8 +36,9 @@ def test_preset_names_and_sizes():
     assert d.l0_sets == 4096 // (4 * 128)
     assert r.return_order == "in_order" and d.return_order == "per_wave"
     assert [c.regfile for c in (d, t, r, f)] == ["wide", "wide", "wide", "banked"]
+    # the FPGA's economies and stages
     for flag in ("trans_shared", "shared_multiplier", "shared_mem_request", "coalesce_in_place",
-                 "lds_in_place", "shared_int_datapath", "scalar_cache_stage", "coalesce_stage", "lds_pass_stage"):   # the FPGA's economies and stages
+                 "lds_in_place", "shared_int_datapath", "scalar_cache_stage", "coalesce_stage", "lds_pass_stage"):
         assert [getattr(c, flag) for c in (d, t, r, f)] == [False, False, False, True], flag
     assert all(c.name == n for n, c in PRESETS.items())
 

@@ -201,7 +201,8 @@ def _store_then(tail: str) -> str:
 def test_illegal_instruction_names_wave_pc_and_words(tmp_path):
     k = _kernel(tmp_path, _store_then("\t.long 0xffffffff"))
     out = np.zeros(32, np.uint32)
-    with pytest.raises(RtlError, match=r"illegal instruction at SIMD \d, wave slot \d, PC 0x[0-9a-f]+: .*ffffffff") as e:
+    with pytest.raises(RtlError, match=r"illegal instruction at SIMD \d, wave slot \d, "
+                                       r"PC 0x[0-9a-f]+: .*ffffffff") as e:
         dcu.launch(k, 1, 32, [out], backend="rtl", config="tiny", reuse=True)
     # the stores before the bad word reached memory and come back with the error
     assert np.array_equal(e.value.buffers[0], np.arange(1, 33))
@@ -228,7 +229,8 @@ def test_refusal_at_execute_names_unit_pc_and_words(tmp_path, monkeypatch):
                      r"transcendental unit does not execute v_exp_f32_e64 v3, v2 clamp \(dwords d5a58003 00000102\)$",
                      str(e.value)), str(e.value)
     f = e.value.fault
-    assert (e.value.category, f.pc, f.instruction) == ("unsupported", pc, "v_exp_f32_e64 v3, v2 clamp (dwords d5a58003 00000102)")
+    assert (e.value.category, f.pc, f.instruction) == \
+        ("unsupported", pc, "v_exp_f32_e64 v3, v2 clamp (dwords d5a58003 00000102)")
     assert f.what == "an instruction the RTL's transcendental unit does not execute"
     assert np.array_equal(e.value.buffers[0], np.arange(1, 33))
 
@@ -271,6 +273,7 @@ def test_barrier_that_never_completes_trips_the_watchdog(tmp_path):
     # s_barrier_wait without a signal: the wave can never pass it
     k = _kernel(tmp_path, _store_then("\ts_barrier_wait -1"))
     out = np.zeros(32, np.uint32)
-    with pytest.raises(RtlError, match=r"watchdog: no instruction issued for 2000 cycles.*\n.*SIMD \d slot \d: PC") as e:
+    with pytest.raises(RtlError,
+                       match=r"watchdog: no instruction issued for 2000 cycles.*\n.*SIMD \d slot \d: PC") as e:
         dcu.launch(k, 1, 32, [out], backend="rtl", config="tiny", watchdog_cycles=2000, reuse=True)
     assert np.array_equal(e.value.buffers[0], np.arange(1, 33))

@@ -45,7 +45,8 @@ def build(source: str, wgp: bool) -> str:
     obj, hsaco = base + ".o", base + ".hsaco"
     if source.endswith(".cl"):
         from dcu import toolchain
-        libs = [a for lib in toolchain.device_library() for a in ("-Xclang", "-mlink-builtin-bitcode", "-Xclang", str(lib))]
+        libs = [a for lib in toolchain.device_library()
+                for a in ("-Xclang", "-mlink-builtin-bitcode", "-Xclang", str(lib))]
         _run(["clang-19", *toolchain.cl_flags(wgp), *libs, "-include", HEADER, "-c", src, "-o", obj])
     else:
         _run(["llvm-mc-19", "-triple=amdgcn-amd-amdhsa", "-mcpu=gfx1200", "-filetype=obj", src, "-o", obj])

@@ -286,7 +286,8 @@ def test_fma_single_rounding_vs_double_rounding():
     a = (ma.astype(np.float64) * 2.0 ** -23).astype(np.float32)
     b = (mb.astype(np.float64) * 2.0 ** -23).astype(np.float32)
     p = a.astype(np.float64) * b.astype(np.float64)
-    mid = (p.astype(np.float32).astype(np.float64) + np.nextafter(p.astype(np.float32), np.float32(8)).astype(np.float64)) / 2
+    p32 = p.astype(np.float32)
+    mid = (p32.astype(np.float64) + np.nextafter(p32, np.float32(8)).astype(np.float64)) / 2
     c = ((mid - p) * rng.choice([0.999, 1.0, 1.001, 2 ** -30], 4000)).astype(np.float32)
     ab, bb, cb = a.view(U32), b.view(U32), c.view(U32)
     got = F.fma(ab, bb, cb)
@@ -459,7 +460,8 @@ def test_round_to_integral(kind):
 
 def test_rndne_examples():
     v = lambda *x: np.array([f2b(t) for t in x], U32)
-    assert F.rndne(v(0.5, 1.5, 2.5, -0.5, -2.5, 0.49999997)).tolist() == [PZERO, f2b(2.0), f2b(2.0), NZERO, f2b(-2.0), PZERO]
+    assert F.rndne(v(0.5, 1.5, 2.5, -0.5, -2.5, 0.49999997)).tolist() == \
+        [PZERO, f2b(2.0), f2b(2.0), NZERO, f2b(-2.0), PZERO]
 
 
 def test_fract():

@@ -373,7 +373,6 @@ def test_vector_add_through_the_link_on_tiny():
     go through the protocol."""
     import dcu
     from dcu.launch import prepare
-    from firmware_tests.manifest import get
     cfg = get_config("tiny")
     kern = dcu.load_program("firmware_tests/vector_add.s").kernel("vector_add")
     n = 128
@@ -549,7 +548,8 @@ def test_native_yosys_reports_errors(tmp_path, capfd):
     err = capfd.readouterr().err
     assert "ERROR" in err and "missing.v" in err and "missing.v" in log.read_text()
     good = tmp_path / "good.ys"
-    good.write_text("read_verilog -sv <<EOT\nmodule t(input [7:0] a, b, output [15:0] y); assign y = a * b; endmodule\nEOT\n"
+    good.write_text("read_verilog -sv <<EOT\n"
+                    "module t(input [7:0] a, b, output [15:0] y); assign y = a * b; endmodule\nEOT\n"
                     f"synth_ecp5 -top t\ntee -o {tmp_path}/t.stat stat\n")
     assert main(["-q", str(good)]) == 0
     assert "MULT18X18D" in (tmp_path / "t.stat").read_text()
@@ -617,7 +617,8 @@ def test_block_synthesis_takes_synth_options(monkeypatch):
     # -area: ABC9's delay target set before map_luts, with or without share
     before, after = fpga.ecp5_synth_script("x", "-nodsp -area", share=True)
     assert (before, after) == ("synth_ecp5 -nodsp -top x -run begin:map_luts",
-                               f"scratchpad -set abc9.D {fpga.ABC9_DELAY_PS}\nsynth_ecp5 -nodsp -top x -run map_luts:\n")
+                               f"scratchpad -set abc9.D {fpga.ABC9_DELAY_PS}\n"
+                               "synth_ecp5 -nodsp -top x -run map_luts:\n")
     assert "abc9.D" not in ys and "abc9.D" not in "".join(fpga.ecp5_synth_script("x", share=True))
     before, after = fpga.ecp5_synth_script("x", "-splitnets -area")
     assert before == "synth_ecp5 -top x -run begin:coarse" and after.startswith("scratchpad -set abc9.D ")
@@ -625,7 +626,8 @@ def test_block_synthesis_takes_synth_options(monkeypatch):
     # Yosys 0.70's ABC9 assertion (YosysHQ/yosys#4349): the same synthesis again with -splitnets
 
     def abc9_assert(cmd, cwd, env, timeout, log):
-        log.write_text("ERROR: Assert `count_id(wire->name) == 0' failed\n" if "splitnets" not in cmd[-1] else "other\n")
+        log.write_text("ERROR: Assert `count_id(wire->name) == 0' failed\n" if "splitnets" not in cmd[-1]
+                       else "other\n")
         return 1, 0.0
     monkeypatch.setattr(fpga, "_run", abc9_assert)
     res = fpga.synth_block("barrier", "tiny", out_dir="build/fpga/test", quiet=True)
@@ -808,7 +810,8 @@ def test_fit_check_sums_blocks_measured_from_the_same_rtlil(tmp_path):
     n = sum(k for _, k in fpga.dcu_blocks(get_config("fpga")))           # 4 SIMDs, 2 vector memory units, ...
     assert fit["stale"] == [] and fit["total"]["lut_equiv"] == n * 20_000 and fit["total"]["ff"] == n * 10
     assert fit["fits"] is False and fit["over"] == ["lut_equiv"]
-    assert "does not fit" in fpga.fit_summary(fit) and f"{n * 20_000:,} LUT4 equivalents of 83,640" in fpga.fit_summary(fit)
+    summary = fpga.fit_summary(fit)
+    assert "does not fit" in summary and f"{n * 20_000:,} LUT4 equivalents of 83,640" in summary
     results.write_text(json.dumps(_synth_rows({top: 1_000 for top in tops}, digests)))
     fit = fpga.fit_check("fpga", results, digest=digests.__getitem__)
     assert fit["fits"] is True and fit["over"] == []
@@ -834,7 +837,8 @@ def test_board_build_of_a_dcu_that_does_not_fit_is_refused(monkeypatch, capsys):
     monkeypatch.setattr(fpga, "build_board", lambda *a, **kw: built.append(kw["with_dcu"]) or report)
     assert main(["fpga", "--board", "ulx3s"]) == 1 and built == [] and asked == ["fpga"]
     err = capsys.readouterr().err
-    assert "does not fit the LFE5U-85F" in err and "604,816 LUT4 equivalents of 83,640 (7.23 x)" in err and "--force" in err
+    assert "does not fit the LFE5U-85F" in err and "604,816 LUT4 equivalents of 83,640 (7.23 x)" in err
+    assert "--force" in err
     main(["fpga", "--board", "ulx3s", "--force"])
     assert built == [True]
     main(["fpga", "--board", "ulx3s", "--no-dcu"])

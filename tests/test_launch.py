@@ -40,7 +40,8 @@ def test_scalar_arguments_are_packed_by_type(tmp_path):
     }""")
     out = np.zeros(32, np.float32)
     run = dcu.launch(prog.kernel("scal"), 1, 32, [out, np.float32(1.5), np.int32(-4), np.uint64(7 << 32)])
-    assert np.array_equal(run.buffers[0], np.float32(1.5) * np.float32(-4) + np.float32(7) + np.arange(32, dtype=np.float32))
+    assert np.array_equal(run.buffers[0],
+                          np.float32(1.5) * np.float32(-4) + np.float32(7) + np.arange(32, dtype=np.float32))
     with pytest.raises(LaunchError, match="expects 4 bytes"):
         dcu.launch(prog.kernel("scal"), 1, 32, [out, np.float64(1.5), np.int32(-4), np.uint64(0)])
     with pytest.raises(LaunchError, match="takes 4 arguments"):
@@ -74,7 +75,8 @@ def test_fault_reports_lane_and_keeps_other_buffers(tmp_path):
         small[i * 4] = i;          /* lanes past the end of 'small' fault */
     }""")
     done, small = np.zeros(64, np.uint32), np.zeros(16, np.uint32)
-    with pytest.raises(ExecutionError, match=r"lane \d+: access of 4 bytes at 0x[0-9a-f]+ is outside every buffer") as e:
+    with pytest.raises(ExecutionError,
+                       match=r"lane \d+: access of 4 bytes at 0x[0-9a-f]+ is outside every buffer") as e:
         dcu.launch(prog.kernel("oob"), 1, 64, [done, small])
     # wave 0 stored 'done' and then faulted, before wave 1 ran: its stores are kept, nothing else changed
     assert np.array_equal(e.value.buffers[0], np.concatenate([np.arange(1, 33), np.zeros(32)]))

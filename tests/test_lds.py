@@ -340,7 +340,8 @@ class Bench:
                             got = (g["data"] >> (32 * i)) & M32
                             assert got == int(vals[n_]), (
                                 f"{r.op} simd {s} wave {r.wave} seq {r.seq} v{vdst} lane {n_}: {got:#010x}, "
-                                f"model {int(vals[n_]):#010x} (address {r.addr[n_]:#x}, offsets {r.offset0}/{r.offset1})")
+                                f"model {int(vals[n_]):#010x} "
+                                f"(address {r.addr[n_]:#x}, offsets {r.offset0}/{r.offset1})")
                 k += n
             for wave, seqs in order.items():
                 issued = [r.seq for _, r in sorted(self.accepted, key=lambda x: x[0]) if r.simd == s and r.wave == wave]
@@ -580,7 +581,8 @@ def test_atomics_long():
 _FPGA8 = get_config("fpga").replace(lanes=8, coalesce_lanes=8)
 WINDOWED = {"fpga": get_config("fpga"), "fpga_w8": _FPGA8.replace(name="fpga_w8", lds_window_lanes=8),
             "fpga_w4_r8": _FPGA8.replace(name="fpga_w4_r8", lds_window_lanes=4),
-            "default_w4": CFG.replace(name="default_w4", lds_window_lanes=4), "fpga_unstaged": VARIANTS["fpga_unstaged"]}
+            "default_w4": CFG.replace(name="default_w4", lds_window_lanes=4),
+            "fpga_unstaged": VARIANTS["fpga_unstaged"]}
 
 
 @pytest.mark.parametrize("name", list(WINDOWED))
@@ -712,7 +714,8 @@ def test_request_is_handed_back_after_its_passes(in_place, stage):
     else:
         assert b.handed == [t0, t1] and t1 == t0 + passes + stage, (b.accepted, b.handed)
     groups = LANES // cfg.resp_lanes
-    first = t1 + passes - 2 + stage + cfg.lds_latency   # lds_latency - 1 cycles after its last pass, t1 + passes - 1 + stage
+    # lds_latency - 1 cycles after its last pass, t1 + passes - 1 + stage
+    first = t1 + passes - 2 + stage + cfg.lds_latency
     assert [x["cycle"] for x in b.beats[0][1:]] == [first + g for g in range(groups)], b.beats[0]
 
 

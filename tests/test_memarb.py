@@ -127,7 +127,8 @@ def run_arb(requests, *, memory="fifo", valid_p=1.0, ready_p=1.0, mem_ready_p=1.
             if mvalid and mem_ready_now:
                 r = unpack(ext, mword)
                 client = r["tag"] >> CLIENT_TAG_BITS
-                assert accepted_now[client], f"cycle {cycle}: forwarded client {client}'s tag but accepted {accepted_now}"
+                assert accepted_now[client], \
+                    f"cycle {cycle}: forwarded client {client}'s tag but accepted {accepted_now}"
                 own = unpack(MemReq(), offered[client][0])
                 assert {**own, "tag": own["tag"] | client << CLIENT_TAG_BITS} == r
                 res["grants"].append(client)

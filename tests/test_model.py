@@ -137,8 +137,10 @@ def test_global_load_store_and_fault_names_lane():
     run(text, mem=mem, user={0: buf.base, 1: 0})
     got = mem.read_bytes(buf.base, 128).view(np.uint32)
     assert list(got) == [3 * i + 1 for i in range(32)]
-    with pytest.raises(ExecutionError, match=r"lane 31: access of 4 bytes at 0x[0-9a-f]+ is outside every buffer .*'data'"):
-        run("v_lshlrev_b32 v1, 2, v0\nv_add_nc_u32 v1, 4, v1\nglobal_load_b32 v2, v1, s[0:1]", mem=mem, user={0: buf.base, 1: 0})
+    with pytest.raises(ExecutionError,
+                       match=r"lane 31: access of 4 bytes at 0x[0-9a-f]+ is outside every buffer .*'data'"):
+        run("v_lshlrev_b32 v1, 2, v0\nv_add_nc_u32 v1, 4, v1\nglobal_load_b32 v2, v1, s[0:1]",
+            mem=mem, user={0: buf.base, 1: 0})
 
 
 @pytest.mark.parametrize("stride", [0, 1, 2, 3, 4, 8, 16, 31, 32, 33, 64])

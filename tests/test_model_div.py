@@ -5,7 +5,6 @@ three helper opcodes follow the ISA guide's special cases (sim/fp32ext.py, docs/
 from __future__ import annotations
 
 import numpy as np
-import pytest
 
 from sim import fp32 as F
 from sim import fp32ext as E

@@ -229,7 +229,6 @@ def _dec(h):
 def _unary_golden(op, h):
     if _is_nan(h):
         return h | 0x200
-    f = _fl(h)
     neg = h >> 15 == 1
     zero, inf = (h & 0x7FFF) == 0, (h & 0x7FFF) == INF
     with localcontext() as ctx:

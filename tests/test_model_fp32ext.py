@@ -11,7 +11,6 @@ import numpy as np
 import pytest
 
 from sim import fp32 as F
-from sim.wave import ModelError
 from tests import laneops
 from tests.asmutil import needs_llvm
 from tests.fpexact import sin_turns, to_bits, value

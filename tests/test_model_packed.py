@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import math
 import random
-from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -148,7 +147,6 @@ def _f32(bits):
 
 
 def test_dot2_and_fma_mix():
-    rng = random.Random(SEED + 3)
     nrng = np.random.default_rng(SEED + 3)
     a = [x | y << 16 for x, y in zip(halves(nrng, 32), halves(nrng, 32))]
     b = [x | y << 16 for x, y in zip(halves(nrng, 32), halves(nrng, 32))]

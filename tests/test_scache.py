@@ -326,7 +326,8 @@ def config_error(make, match):
 
 
 def test_bad_geometry():
-    config_error(lambda: ScalarCache(get_config("default").replace(scalar_cache_line=128)), "lines of 128 bytes are not supported")
+    config_error(lambda: ScalarCache(get_config("default").replace(scalar_cache_line=128)),
+                 "lines of 128 bytes are not supported")
     config_error(lambda: ScalarCache(get_config("default"), mshrs=100), "100 reads in flight")
 
 

@@ -87,7 +87,6 @@ def apply_mods(v, absm, negm, k):
 
 def model(op, a, b, c, absm, negm, clamp, omod):
     """Expected (d, mask, illegal) of VALUFloat for arrays of vectors, shape (n, lanes)."""
-    n = a.shape[0]
     absm, negm = np.asarray(absm), np.asarray(negm)
     name = op.name.lower()
     if op not in FP_OPS:

@@ -9,8 +9,8 @@
 The CI set runs on the ``fpga`` preset (``PRESET``): the DCU that goes on the board, and the
 cheapest build of the whole topology (14 minutes, Verilog conversion and C++, against 34 for
 ``tiny`` on a busier machine; docs/toolflow.md); ``DCU_VERILATOR_PRESET=tiny`` runs it on
-another. The first test builds it, later tests reuse the cached build. The ``default`` and ``tiny`` builds and the whole firmware set
-against ``rtl`` are under ``-m slow``.
+another. The first test builds it, later tests reuse the cached build. The ``default`` and
+``tiny`` builds and the whole firmware set against ``rtl`` are under ``-m slow``.
 """
 from __future__ import annotations
 
@@ -124,7 +124,8 @@ def test_occupancy_and_queued_workgroups(tmp_path, vgprs, limit):
     from hdl.config import get_config
     cfg = get_config(PRESET)
     p = tmp_path / "k.s"
-    p.write_text(HEADER + _store_then("") + TRAILER.replace(".amdhsa_next_free_vgpr 8", f".amdhsa_next_free_vgpr {vgprs}"))
+    trailer = TRAILER.replace(".amdhsa_next_free_vgpr 8", f".amdhsa_next_free_vgpr {vgprs}")
+    p.write_text(HEADER + _store_then("") + trailer)
     k = dcu.load_program(p).kernel("k")
     limits = cfg.occupancy_limits(k.vgpr_count)
     occupancy = cfg.occupancy(k.vgpr_count)
@@ -141,7 +142,8 @@ def test_occupancy_and_queued_workgroups(tmp_path, vgprs, limit):
 def test_illegal_instruction_reported_with_buffers(tmp_path):
     k = _kernel(tmp_path, _store_then("\t.long 0xffffffff"))
     out = np.zeros(32, np.uint32)
-    with pytest.raises(RtlError, match=r"verilator .*illegal instruction at SIMD \d, wave slot \d, PC 0x[0-9a-f]+: .*ffffffff") as e:
+    with pytest.raises(RtlError, match=r"verilator .*illegal instruction at SIMD \d, wave slot \d, "
+                                       r"PC 0x[0-9a-f]+: .*ffffffff") as e:
         dcu.launch(k, 1, 32, [out], backend="verilator", config=PRESET, seed=3)
     assert np.array_equal(e.value.buffers[0], np.arange(1, 33))
 

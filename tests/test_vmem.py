@@ -327,7 +327,8 @@ class Run:
                         if gmask >> i & 1:
                             g = (got.data >> (32 * i)) & M32
                             assert g == int(value[lane]), (f"{where} beat {n} lane {lane} (address "
-                                                           f"{ins.addrs[lane]:#x}): {g:#010x}, model {int(value[lane]):#010x}")
+                                                           f"{ins.addrs[lane]:#x}): {g:#010x}, "
+                                                           f"model {int(value[lane]):#010x}")
         got = self.image
         want = self.gm.read_bytes(self.base, BUF)
         bad = np.flatnonzero(got != want)
@@ -337,7 +338,8 @@ class Run:
         for key in {(i.simd, i.wave, i.beats[-1][1].store) for i in self.instrs}:
             wave = [i for i in self.instrs if (i.simd, i.wave, i.beats[-1][1].store) == key]
             ends = [i.beats[-1][0] for i in wave]
-            assert ends == sorted(ends), f"SIMD {key[0]} wave {key[1]} store={key[2]} retired out of issue order: {ends}"
+            assert ends == sorted(ends), \
+                f"SIMD {key[0]} wave {key[1]} store={key[2]} retired out of issue order: {ends}"
         return lines
 
 
@@ -580,8 +582,9 @@ def test_hits_misses_and_lru():
         dh, dm = ins.counters["hits"] - hits, ins.counters["misses"] - misses
         hits, misses = ins.counters["hits"], ins.counters["misses"]
         if want[k] is not None:
-            assert (dh, dm) == ((1, 0) if want[k] else (0, 1)), f"load {k} of line {lines[k] if k < len(lines) else cold}: " \
-                                                                f"{dh} hits, {dm} misses; LRU model: {'hit' if want[k] else 'miss'}"
+            line = lines[k] if k < len(lines) else cold
+            assert (dh, dm) == ((1, 0) if want[k] else (0, 1)), \
+                f"load {k} of line {line}: {dh} hits, {dm} misses; LRU model: {'hit' if want[k] else 'miss'}"
     assert sum(w is False for w in want) == misses and sum(w is True for w in want) == hits
 
 
@@ -837,7 +840,8 @@ def test_hit_latency_and_one_line_per_cycle(latency, stage):
     assert set(lat) == {max(5 + stage, latency)}, lat
     acc = sorted(h.accepted for h in hits)
     if latency < 16:
-        assert acc[-1] - acc[0] == (len(hits) - 1) * (1 + 2 * stage), "one instruction accepted per cycle (three staged)"
+        assert acc[-1] - acc[0] == (len(hits) - 1) * (1 + 2 * stage), \
+            "one instruction accepted per cycle (three staged)"
         ends = sorted(h.beats[-1][0] for h in hits)
         assert ends[-1] - ends[0] <= len(hits) * (1 + 2 * stage)
     else:

@@ -186,7 +186,8 @@ def test_value_read_by_two_processes_under_one_condition_gets_a_process_of_its_o
     sunk = simulation_verilog(Guarded(), "g", keep_depth=None, stats=stats)
     assert stats["assigns_moved"] == 3, stats
     assert not re.search(r"^  assign p = ", sunk, re.M)
-    assert re.search(r"^  always @\* begin\n    if \(a\[7\]\) begin\n      p = a \* b;\n    end\n  end$", sunk, re.M), sunk
+    assert re.search(r"^  always @\* begin\n    if \(a\[7\]\) begin\n      p = a \* b;\n"
+                     r"    end\n  end$", sunk, re.M), sunk
     _same_outputs_as_amaranth(tmp_path, Guarded, "g", sunk, ("y1", "y2"), seed=3)
 
 
@@ -206,16 +207,18 @@ def _same_outputs_as_amaranth(tmp_path, component, name, sunk, outputs, seed):
     rng = random.Random(seed)
     vectors = [(rng.randrange(256), rng.randrange(256)) for _ in range(200)]
     shown = ", ".join(outputs)
+    formats = " ".join(["%h"] * len(outputs))
     tb = ["module tb;", f"reg [7:0] a = 0, b = 0; wire [7:0] {shown};",
           f"{name} dut(.a(a), .b(b), " + ", ".join(f".{y}({y})" for y in outputs) + ");", "initial begin"] + \
-         [f"a = {a}; b = {b}; #1 $display(\"" + " ".join(["%h"] * len(outputs)) + f"\", {shown});" for a, b in vectors] + \
+         [f"a = {a}; b = {b}; #1 $display(\"{formats}\", {shown});" for a, b in vectors] + \
          ["$finish;", "end", "endmodule"]
     outs = []
     for tag, text in (("original", verilog.convert(component(), name=name, emit_src=False)), ("sunk", sunk)):
         (tmp_path / f"{tag}.v").write_text(text)
         (tmp_path / f"tb_{tag}.v").write_text("\n".join(tb))
         exe = tmp_path / f"{tag}.vvp"
-        subprocess.run(["iverilog", "-o", str(exe), str(tmp_path / f"tb_{tag}.v"), str(tmp_path / f"{tag}.v")], check=True)
+        subprocess.run(["iverilog", "-o", str(exe), str(tmp_path / f"tb_{tag}.v"), str(tmp_path / f"{tag}.v")],
+                       check=True)
         outs.append(subprocess.run(["vvp", "-n", str(exe)], capture_output=True, text=True, check=True).stdout)
     assert outs[0].count("\n") == 200 and "x" not in outs[0]
     assert outs[1] == outs[0]
@@ -263,7 +266,8 @@ class Selected(wiring.Component):
 
 def test_a_process_read_only_under_one_condition_runs_under_it(tmp_path):
     sunk = simulation_verilog(Selected(), "sel", keep_depth=None)
-    assert re.search(r"^  always @\* begin\n    if \(c\) begin\n(      .*\n)*?        2'h3:\n( .*\n)*? +r = ", sunk, re.M), sunk
+    assert re.search(r"^  always @\* begin\n    if \(c\) begin\n(      .*\n)*?        2'h3:\n"
+                     r"( .*\n)*? +r = ", sunk, re.M), sunk
     _same_outputs_as_amaranth(tmp_path, Selected, "sel", sunk, ("y1", "y2"), seed=5)
     # a condition computed from the process's output would make a loop: the process stays
     sunk = simulation_verilog(Selected(loop=True), "sell", keep_depth=None)

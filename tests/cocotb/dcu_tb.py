@@ -127,7 +127,8 @@ async def firmware_kernel(dut):
     assert (img.base, memory_size_for(img.used_bytes)) == (int(env["DCU_MEM_BASE"]), int(env["DCU_MEM_BYTES"])), \
         "the image does not match the memory this Verilog was built with"
 
-    write_gtkw(lambda: {"host": [dut.clk, dut.rst, dut.host_we, dut.host_re, dut.host_addr, dut.host_wdata, dut.host_rdata],
+    write_gtkw(lambda: {"host": [dut.clk, dut.rst, dut.host_we, dut.host_re, dut.host_addr, dut.host_wdata,
+                         dut.host_rdata],
                 "dispatch": [dut.dispatch__valid, dut.dispatch__ready, dut.busy, dut.done, dut.cycles, dut.error],
                 "counters": [dut.perf_addr, dut.perf_data]})
     # (inside the DCU, Verilog names carry the converter's suffixes; a Verilator VCD gets the

@@ -24,7 +24,7 @@ from hdl.config import get_config
 from hdl.isa_tables import OpId
 from hdl.lds import LdsAlloc
 from hdl.layouts import VecMemReq, VecMemResp
-from tests.test_lds import ALL, LANES, LOADS, M32, STORES, Req, _nregs, _pack, model_exec, rand_req
+from tests.test_lds import LANES, LOADS, M32, STORES, Req, _nregs, _pack, model_exec, rand_req
 from tbutil import Rate, Stream, report, start, unpack, write_gtkw
 
 CFG = get_config(os.environ.get("DCU_PRESET", "default"))
@@ -74,7 +74,8 @@ async def _one(dut, r: Req, max_cycles=400):
         if passes is not None:
             return beats, passes, cycles
         assert cycles < max_cycles, (f"LDS watchdog: {r.op} on SIMD {r.simd} wave {r.wave} "
-                                     f"{'accepted' if sent else 'never accepted'}, {len(beats)} beats in {cycles} cycles")
+                                     f"{'accepted' if sent else 'never accepted'}, "
+                                     f"{len(beats)} beats in {cycles} cycles")
 
 
 def _check(r: Req, beats, regs):
@@ -85,7 +86,8 @@ def _check(r: Req, beats, regs):
     for b in beats:
         assert (b.wave, b.seq, b.store, b.write) == (r.wave, r.seq, 0, int(bool(regs))), f"{where}: beat {b}"
     for b, (vdst, vals) in zip(beats, regs):
-        assert b.vdst == vdst and b.mask == r.exec, f"{where}: beat v{b.vdst} mask {b.mask:#x}, model v{vdst} {r.exec:#x}"
+        assert b.vdst == vdst and b.mask == r.exec, \
+            f"{where}: beat v{b.vdst} mask {b.mask:#x}, model v{vdst} {r.exec:#x}"
         for lane in range(LANES):
             if r.exec >> lane & 1:
                 got = b.data >> (32 * lane) & M32

@@ -68,7 +68,8 @@ class Bench:
             p = unpack(VecMemResp(CFG), port.payload.value.to_unsigned()) if valid else None
             await RisingEdge(self.dut.clk)
             edge += 1
-            assert held is None or (valid and p.as_bits() == held), f"SIMD {s}: response withdrawn or changed while stalled"
+            assert held is None or (valid and p.as_bits() == held), \
+                f"SIMD {s}: response withdrawn or changed while stalled"
             held = p.as_bits() if valid and not ready else None
             if valid and ready:
                 key = (s, p.wave, p.seq)
@@ -142,8 +143,9 @@ async def vmem_random_against_model(dut):
             if edge > limit:
                 stuck = [f"SIMD {i.simd} wave {i.wave} seq {i.seq} {i.name} (accepted at {i.accepted}, "
                          f"{len(i.beats)} beats)" for i in prog if not i.done]
+                counters = unpack(CountersLayout, dut.counters.value.to_unsigned())
                 raise AssertionError(f"watchdog: {len(stuck)} instructions not retired after {limit} cycles: "
-                                     f"{stuck[:6]}; counters {unpack(CountersLayout, dut.counters.value.to_unsigned())}")
+                                     f"{stuck[:6]}; counters {counters}")
     await ReadOnly()
     run.cycles = edge
     run.counters = {n: getattr(unpack(CountersLayout, dut.counters.value.to_unsigned()), n) for n in COUNTERS}
