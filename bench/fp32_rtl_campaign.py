@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Long verification campaign for the RTL FP32 unit; writes bench/results/fp32_rtl_campaign.json.
 
-1. Every operation of ``hdl.valu_fp.VALUFloat`` (``FP_OPS``): ``--vectors`` random 32-lane
+1. Every operation of ``hdl.simd.valu_fp.VALUFloat`` (``FP_OPS``): ``--vectors`` random 32-lane
    vectors (default 4,000 = 128,000 operand triples per op), drawn by the biased generators of
    tests/test_valu_fp.py (denormals, near-overflow, cancellation, rounding ties, NaN payloads,
    infinities; a quarter with random abs/neg/omod/clamp), plus the corner-case grids and, for
@@ -98,7 +98,7 @@ def run_ops(args):
 def lint_32_lanes():
     """Convert the 32-lane unit and run Verilator lint; returns a result dict."""
     from amaranth.back import verilog
-    from hdl.valu_fp import VALUFloat
+    from hdl.simd.valu_fp import VALUFloat
     tool = shutil.which("verilator")
     t = time.time()
     text = verilog.convert(VALUFloat(), name="valu_fp", emit_src=False)
@@ -141,7 +141,7 @@ def main():
     total_vec = sum(r["vectors"] for r in ops.values())
     total_cpu = sum(r["cpu_s"] for r in ops.values())
     res = {
-        "what": "VALUFloat (hdl/valu_fp.py) vs the model (sim.execute.VFLOAT / sim.fp32), bit for bit",
+        "what": "VALUFloat (hdl/simd/valu_fp.py) vs the model (sim.execute.VFLOAT / sim.fp32), bit for bit",
         "commit": subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True,
                                  text=True).stdout.strip(),
         "date": time.strftime("%Y-%m-%d %H:%M:%S"),

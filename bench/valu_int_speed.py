@@ -1,4 +1,4 @@
-"""Amaranth-simulator evaluation rate of VALUInt (hdl/valu_int.py), in 32-lane vectors/s.
+"""Amaranth-simulator evaluation rate of VALUInt (hdl/simd/valu_int.py), in 32-lane vectors/s.
 
 For each opcode, a testbench sets the op once, then applies random vectors: every data
 input of the unit is driven from one packed signal, so a vector is one ``ctx.set`` (one
@@ -17,7 +17,7 @@ from amaranth.hdl import Cat, Module, Signal
 from amaranth.sim import Simulator
 
 from hdl.isa_tables import OpId
-from hdl.valu_int import VALUInt
+from hdl.simd.valu_int import VALUInt
 
 OPS = ["v_nop", "v_mov_b32", "v_add_nc_u32", "v_add_co_u32", "v_add_co_ci_u32", "v_mul_lo_u32",
        "v_mad_co_u64_u32", "v_lshlrev_b32", "v_lshlrev_b64", "v_and_b32", "v_cmp_lt_i32",

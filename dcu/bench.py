@@ -282,7 +282,7 @@ def _simulate(dut, testbench, processes=()) -> dict:
 def _lds_unit(cfg, body) -> tuple:
     """``await body(ctx, lds, driver)`` on one LDS in CU mode: SIMD 0 (wave 0) owns half 0,
     SIMD 2 (wave 0) half 1, each a whole-half window. -> (body's result, timing)."""
-    from hdl.lds import LDS
+    from hdl.mem.lds import LDS
     dut, half, out = LDS(cfg), cfg.lds_bytes_per_half, {}
 
     async def testbench(ctx):
@@ -308,7 +308,7 @@ def _vmem_unit(cfg, body, latency=None) -> tuple:
     two SIMDs, wave 0 each) with ``dcu.memmodel.PyMemory`` behind its memory port (its
     default latency unless ``latency``), aperture ``[_VM_BASE, _VM_BASE + _VM_BYTES)``."""
     import numpy as np
-    from hdl.vmem import VecMemUnit
+    from hdl.mem.vmem import VecMemUnit
     from .memmodel import PyMemory
     dut, out = VecMemUnit(cfg), {}
     image = np.frombuffer(random.Random(7).randbytes(_VM_BYTES), np.uint8).copy()
@@ -326,7 +326,7 @@ def _vmem_unit(cfg, body, latency=None) -> tuple:
 
 
 def _vmem_counters(ctx, dut) -> dict:
-    from hdl.vmem import COUNTERS
+    from hdl.mem.vmem import COUNTERS
     c = ctx.get(dut.counters)
     return {n: int(getattr(c, n)) for n in COUNTERS}
 
@@ -399,7 +399,7 @@ def _lds_stride(strides=range(65), per_stride: int = 8, stream: int = 64) -> dic
             "goal": "bank cycles per access = lds_conflict_cycles (gcd(S, 32) for S > 0; checked, the bench "
                     "fails otherwise); conflict-free stream 128 B/cycle per half",
             "met": per_half >= 128,
-            "note": f"hdl.lds.LDS alone, preset default, CU mode, {per_stride} loads per stride issued back to "
+            "note": f"hdl.mem.lds.LDS alone, preset default, CU mode, {per_stride} loads per stride issued back to "
                     "back by SIMD 0 (half 0), every lane active, load k at dword k + S * lane; "
                     "bank_cycles/conflict_cycles per access from the unit's counters, issue_interval: cycles "
                     "between acceptances of consecutive loads (a half accepts the next instruction in its "
@@ -493,7 +493,7 @@ def _coalescing(per_pattern: int = 16, stream: int = 64) -> dict:
             "goal": "lines per instruction = lines_touched (checked, the bench fails otherwise); a stream of "
                     "hitting loads: one 128-byte line per cycle (128 B/cycle)",
             "met": bw["bytes_per_cycle"] >= 128,
-            "note": f"hdl.vmem.VecMemUnit alone, preset default, dcu.memmodel.PyMemory behind it; {per_pattern} "
+            "note": f"hdl.mem.vmem.VecMemUnit alone, preset default, dcu.memmodel.PyMemory behind it; {per_pattern} "
                     f"global_load_b32 per pattern, all lanes active, alternating between the CU's two SIMD ports, "
                     f"addresses inside one {region}-byte region (the L0's size) warmed first, so every line hits; "
                     "load k of a strided pattern starts at line k; random: dword-aligned lanes anywhere in the "
@@ -721,7 +721,7 @@ def _ooo(tests=("wave_xy_asm", "wave_xy_u8_asm"), K: int = 32, latency: int = 20
               "met": all(min(v.values()) >= 0.9 for v in per_wave.values()),
               "config": {"preset": "default", "memory_latency": latency, "reorder": True, "K": K,
                          "cap_alone": cap_alone, "waves (simd, slot)": waves},
-              "note": "backend rtl's DCU (hdl/dcu.py, built as dcu.rtl does) with dcu.memmodel.PyMemory at a fixed "
+              "note": "backend rtl's DCU (hdl/top/dcu.py, built as dcu.rtl does) with dcu.memmodel.PyMemory at a fixed "
                       f"latency of {latency} cycles (the rtl default is a random (8, 32)), so each of Y's loads (one "
                       "chain node per 128-byte line, K distinct lines) misses the L0; X's xbuf lines stay in it. "
                       "Accesses: the global loads the VecMemUnits accept, recorded per cycle by a monitor process "
@@ -856,7 +856,7 @@ def _sim_speed(configs=("default", "fpga"), compiled=("default", "fpga"), test: 
     import numpy as np
     from firmware_tests.manifest import get, path
     from hdl.config import get_config
-    from hdl.dcu import DCU
+    from hdl.top.dcu import DCU
     from .launch import load_program, prepare
     from . import rtl, verilator
     t = get(test)

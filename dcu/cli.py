@@ -482,7 +482,7 @@ def _check_backend_options(ns: argparse.Namespace) -> None:
                              f"{'waveform' if opt == '--vcd' else 'cycles or memory latencies'}")
     rtl_memory = ns.backend == "verilator" or ns.rtl_memory == "rtl"
     if ns.latency and rtl_memory:
-        from hdl.hosttop import MAX_LATENCY
+        from hdl.top.hosttop import MAX_LATENCY
         if not (2 <= ns.latency[0] and ns.latency[1] <= MAX_LATENCY):
             raise UsageError(f"--latency {ns.latency[0]},{ns.latency[1]}: the RTL memory's latency is 2 to "
                              f"{MAX_LATENCY} cycles")

@@ -253,11 +253,11 @@ def describe_words(words: int, pc: int) -> str:
 def rtl_fault(err, config, prep, kernel: str, backend: str, buffers, *, mem_faults=(), waves=None,
               watchdog_cycles: int | None = None, max_cycles: int | None = None) -> tuple[Fault, str]:
     """The :class:`Fault` and category (``fault``, ``unsupported``, ``timeout``) of a dispatch
-    the DCU stopped: ``err`` is its latched ``hdl.dcu.DcuError`` (None or not valid: the cycle
+    the DCU stopped: ``err`` is its latched ``hdl.top.dcu.DcuError`` (None or not valid: the cycle
     limit ran out), ``mem_faults`` the memory model's :class:`dcu.memmodel.MemFault` records
     (they add the kind and the bytes of a vector access the memory refused), ``buffers`` the
     buffer map, ``waves`` the resident waves described."""
-    from hdl.dcu import DcuErrorCause as Cause
+    from hdl.top.dcu import DcuErrorCause as Cause
 
     f = Fault("", kernel, backend, waves=list(waves or []))
     if err is None or not err.valid:
@@ -292,7 +292,7 @@ def rtl_fault(err, config, prep, kernel: str, backend: str, buffers, *, mem_faul
     elif cause == Cause.FETCH_FAULT:
         f.access = "instruction fetch"
     else:
-        from hdl.vmem import OpKind
+        from hdl.mem.vmem import OpKind
         f.lane = int(err.lane)
         access = {OpKind.LOAD: "load", OpKind.STORE: "store", OpKind.ATOMIC: "atomic"}.get(OpKind(err.access))
         if access:     # the vector memory unit's own check names the lane's access and bytes
@@ -308,7 +308,7 @@ def _refine_vector_fault(f: Fault, err, config, buffers, mem_faults) -> None:
     reported (its L0's, of the same line, or the same dword for an atomic). The DCU latches a
     line fill's or a store's line: the memory adds the first byte of a store outside every
     buffer; a load's address stays its line's (the memory sees no lane address)."""
-    from hdl.memport import CLIENT_TAG_BITS, Client, MemKind
+    from hdl.mem.memport import CLIENT_TAG_BITS, Client, MemKind
     from .memmodel import first_outside
 
     client = Client.L0_CU0 + int(err.simd) // config.simds_per_cu

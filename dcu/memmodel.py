@@ -1,8 +1,8 @@
 """The external memory as a Python process for Amaranth's simulator (docs/memory.md,
 "External memory and its models").
 
-:class:`PyMemory` serves the external port (:mod:`hdl.memport`) with the semantics of the RTL
-model :class:`hdl.extmem.ExtMemory`: every request takes effect when it is accepted, in
+:class:`PyMemory` serves the external port (:mod:`hdl.mem.memport`) with the semantics of the RTL
+model :class:`hdl.mem.extmem.ExtMemory`: every request takes effect when it is accepted, in
 acceptance order; its response is offered ``latency`` cycles later (a fixed value, or drawn
 per request from ``(lo, hi)``) and stays offered until taken; ``reorder`` lets any response
 whose latency has elapsed leave first; at most ``slots`` responses wait; a faulting request
@@ -31,9 +31,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from hdl.atomic import AtomicOp
-from hdl.extmem import latency_range
-from hdl.memport import LINE_BYTES, MemKind, MemReq, MemResp
+from hdl.mem.atomic import AtomicOp
+from hdl.mem.extmem import latency_range
+from hdl.mem.memport import LINE_BYTES, MemKind, MemReq, MemResp
 from sim.memory import GlobalMemory
 from sim.memory_ops import ATOMIC_OPS
 
@@ -71,7 +71,7 @@ def buffer_ranges(allocations, count: int | None = None) -> list[tuple[int, int]
 #: kind and bytes (the aperture's check, in the vector memory unit before any request, would
 #: report the lane and address alone)
 OPEN_APERTURE = (0, (1 << 48) - 1)
-#: ranges of the buffer map the simulation hosts' HostTop holds (hdl.hosttop): a code object,
+#: ranges of the buffer map the simulation hosts' HostTop holds (hdl.top.hosttop): a code object,
 #: a kernarg segment, a dispatch packet and 13 buffers before neighbours are merged
 HOST_MAP_RANGES = 16
 
@@ -110,7 +110,7 @@ class Scoreboard:
 
     @classmethod
     def from_record(cls, rec) -> "Scoreboard":
-        """From ``hdl.extmem.ScoreboardLayout`` (a const or the value a simulator reads)."""
+        """From ``hdl.mem.extmem.ScoreboardLayout`` (a const or the value a simulator reads)."""
         return cls([int(rec.accepted[k]) for k in range(4)], [int(rec.answered[k]) for k in range(4)],
                    int(rec.duplicate_tag) if rec.duplicate else None, int(rec.reused_tag) if rec.reused else None)
 
@@ -143,10 +143,10 @@ def check_scoreboard(board: Scoreboard, where: str, stopped: bool = False) -> No
 
 
 def hosttop_knobs(latency, reorder: bool, backpressure: float) -> dict:
-    """The ``mem_knobs`` of a ``runtime_memory`` :class:`hdl.hosttop.HostTop` for these settings;
+    """The ``mem_knobs`` of a ``runtime_memory`` :class:`hdl.top.hosttop.HostTop` for these settings;
     ValueError naming the range its memory takes (2 to ``MAX_LATENCY`` cycles)."""
-    from hdl.extmem import knob_values
-    from hdl.hosttop import MAX_LATENCY
+    from hdl.mem.extmem import knob_values
+    from hdl.top.hosttop import MAX_LATENCY
     lo, hi = latency_range(latency)
     if lo < 2 or hi > MAX_LATENCY:
         raise ValueError(f"the RTL memory's latency is 2 to {MAX_LATENCY} cycles, got {latency!r}")

@@ -1,4 +1,4 @@
-"""The report of an instruction a SIMD's unit refused at execute (``hdl.dcu.DcuErrorCause.
+"""The report of an instruction a SIMD's unit refused at execute (``hdl.top.dcu.DcuErrorCause.
 REFUSED_AT_EXECUTE``): the DCU latches the PC but not the words, as hardware keeps no
 instruction words down the pipeline; the host reads them from the dispatch's memory image at
 that PC, disassembles them and names the unit that executes the operation."""
@@ -11,10 +11,10 @@ __all__ = ["unit_of", "refused_instruction"]
 
 def unit_of(name: str) -> str:
     """The SIMD unit that executes mnemonic ``name``, in words."""
-    from hdl.salu import IMPLEMENTED as salu_ops
-    from hdl.trans import _CLS_OF as trans_ops
-    from hdl.valu_fp import FP_OPS
-    from hdl.valu_int import IMPLEMENTED as int_ops
+    from hdl.simd.salu import IMPLEMENTED as salu_ops
+    from hdl.simd.trans import _CLS_OF as trans_ops
+    from hdl.simd.valu_fp import FP_OPS
+    from hdl.simd.valu_int import IMPLEMENTED as int_ops
     if name in {o.name.lower() for o in trans_ops}:
         return "transcendental unit"
     if name in {o.name.lower() for o in FP_OPS}:

@@ -1,4 +1,4 @@
-"""Backend ``rtl``: a dispatch on the DCU (``hdl/dcu.py``) in Amaranth's simulator, with the
+"""Backend ``rtl``: a dispatch on the DCU (``hdl/top/dcu.py``) in Amaranth's simulator, with the
 Python memory model (``dcu/memmodel.py``) behind its external port.
 
 The launcher lays out memory exactly as for the model (``dcu.launch.prepare``); the memory
@@ -59,7 +59,7 @@ class RtlSession:
     config : DCUConfig
     watchdog_cycles : int
         The DCU stops when no instruction issues for this many cycles.
-    host_top : hdl.hosttop.HostTop, optional
+    host_top : hdl.top.hosttop.HostTop, optional
         Simulate this top (the DCU with the RTL memory model: a dispatch's image as its
         memory's initial contents, or, built without contents, each dispatch's image written
         into it first) instead of the DCU with :class:`dcu.memmodel.PyMemory` behind its port.
@@ -68,14 +68,14 @@ class RtlSession:
     -------
     sim : amaranth.sim.Simulator
         Processes added to it (``sim.add_process``) run again in every dispatch.
-    dcu : hdl.dcu.DCU
+    dcu : hdl.top.dcu.DCU
     """
 
     def __init__(self, config, *, watchdog_cycles: int = 50_000, host_top=None):
         from amaranth.sim import Simulator
         self.config, self.watchdog_cycles = config, watchdog_cycles
         if host_top is None:
-            from hdl.dcu import DCU
+            from hdl.top.dcu import DCU
             from .memmodel import HOST_MAP_RANGES
             self.top = self.dcu = DCU(config, watchdog_cycles=watchdog_cycles, map_ranges=HOST_MAP_RANGES)
         else:
@@ -115,7 +115,7 @@ class RtlSession:
                     line = img.words[i * line_words:(i + 1) * line_words]
                     if line.any():
                         ctx.set(ram[i], int.from_bytes(line.astype("<u4").tobytes(), "little"))
-        from hdl.dispatch import DispatchLayout
+        from hdl.top.dispatch import DispatchLayout
         ctx.set(port.dispatch.payload, DispatchLayout(config).from_bits(img.dispatch_bits))
         ctx.set(port.dispatch.valid, 1)
         await ctx.tick().until(port.dispatch.ready)
@@ -171,7 +171,7 @@ class RtlSession:
         session's dispatch: the contents the top was built with, or, for a top built without
         them, written into its memory before the dispatch starts."""
         from .hostimage import host_image
-        from hdl.extmem import latency_range
+        from hdl.mem.extmem import latency_range
         from .memmodel import PyMemory, buffer_ranges, check_scoreboard, hosttop_knobs
         rtl_memory = self.top is not self.dcu
         if rtl_memory and img is None:
@@ -241,7 +241,7 @@ def run_dispatch(prep, kernel, config, wgp: bool, *, seed: int = 0, latency=(8, 
         WGP mode.
     seed, latency, reorder, backpressure
         The memory model's randomness, latency range (cycles; 2 to
-        ``hdl.hosttop.MAX_LATENCY`` with ``memory="rtl"``), response reordering, and the
+        ``hdl.top.hosttop.MAX_LATENCY`` with ``memory="rtl"``), response reordering, and the
         probability that it refuses a request in a cycle. Either memory keeps a scoreboard of
         its port, checked after the run.
     vcd : str, optional
@@ -257,7 +257,7 @@ def run_dispatch(prep, kernel, config, wgp: bool, *, seed: int = 0, latency=(8, 
         Draw every wave slot's state on every cycle (issue, or why it stalls) to this PNG.
     memory : {"py", "rtl"}
         ``py``: the Python memory model (:class:`dcu.memmodel.PyMemory`) behind the DCU's
-        port. ``rtl``: simulate :class:`hdl.hosttop.HostTop`, the DCU with the RTL memory
+        port. ``rtl``: simulate :class:`hdl.top.hosttop.HostTop`, the DCU with the RTL memory
         model, exactly the design the ``verilator`` backend compiles, so the two backends
         count the same cycles for the same ``seed``, ``latency``, ``reorder`` and
         ``backpressure`` (run-time settings of one build).
@@ -323,9 +323,9 @@ async def _drained_scoreboard(ctx, port, mem, max_cycles: int):
 
 
 def error_text(err, config, prep, watchdog_cycles: int, waves: list[str] | None = None) -> str:
-    """The report of a latched ``hdl.dcu.DcuError`` (a view or const); ``waves`` describes the
+    """The report of a latched ``hdl.top.dcu.DcuError`` (a view or const); ``waves`` describes the
     resident waves for a watchdog report, when the backend can see them."""
-    from hdl.dcu import DcuErrorCause as Cause
+    from hdl.top.dcu import DcuErrorCause as Cause
     cause = Cause(err.cause)
     where = f"SIMD {err.simd}, wave slot {err.wave}"
     if cause == Cause.ILLEGAL_INSTRUCTION:
@@ -352,7 +352,7 @@ def error_text(err, config, prep, watchdog_cycles: int, waves: list[str] | None 
 
 def mem_faults(records) -> list:
     """HostTop's ``mem_faults`` (a const of its layout) as :class:`dcu.memmodel.MemFault` records."""
-    from hdl.memport import MemKind
+    from hdl.mem.memport import MemKind
     from .memmodel import MemFault
     return [MemFault(int(r.addr), MemKind(r.kind), int(r.mask), int(r.tag)) for r in records if r.valid]
 

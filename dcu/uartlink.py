@@ -1,4 +1,4 @@
-"""The host side of the FPGA's UART link (``hdl/fpgatop.py`` ``HostLink``; docs/fpga.md).
+"""The host side of the FPGA's UART link (``hdl/fpga/fpgatop.py`` ``HostLink``; docs/fpga.md).
 
 :class:`UartLink` speaks the byte protocol over any *transport* with ``write(bytes)`` and
 ``read(n) -> bytes``: :class:`SerialPort` for a board (a POSIX tty, e.g. the ULX3S's
@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from hdl.linkproto import ACK, BUSY, MAGIC, NAK, OPS, REGS  # noqa: F401 (re-exported)
+from hdl.fpga.linkproto import ACK, BUSY, MAGIC, NAK, OPS, REGS  # noqa: F401 (re-exported)
 
 from .rtl import issued_by_group
 
@@ -62,9 +62,9 @@ class LinkResult:
     cycles : int
         HostTop's cycle count of the dispatch.
     error_bits : int
-        The packed ``hdl.dcu.DcuError`` (0: none).
+        The packed ``hdl.top.dcu.DcuError`` (0: none).
     counters : dict
-        Counter name to value (``hdl.hosttop.HostTop.perf_names``).
+        Counter name to value (``hdl.top.hosttop.HostTop.perf_names``).
     issued : dict
         Instructions issued per group, summed over the SIMDs.
     seconds : float
@@ -270,7 +270,7 @@ class UartLink:
             write; at 115,200 baud a dword takes 0.35 ms).
         """
         from hdl.config import get_config
-        from hdl.dcu import DCU, DcuError
+        from hdl.top.dcu import DCU, DcuError
         from .hostimage import host_image
         from .rtl import RtlError, error_text
         cfg = get_config(config)

@@ -1,4 +1,4 @@
-"""Backend ``verilator``: :class:`hdl.hosttop.HostTop` (the DCU with its RTL memory model)
+"""Backend ``verilator``: :class:`hdl.top.hosttop.HostTop` (the DCU with its RTL memory model)
 compiled by Verilator into a C++ program that loads a dispatch, runs it and writes the
 results back, with no Python on any cycle (docs/toolflow.md).
 
@@ -27,7 +27,7 @@ The program reads one binary input file and writes one output file, both little-
   the program's CPU time in that phase (nanoseconds, 2 words), the error (``n`` then
   words), the memory's fault records (``mem_faults``: ``n`` then words), every wave slot's
   state (HostTop's ``waves``: ``n`` then words), the counters (``n``
-  then words, in :attr:`hdl.hosttop.HostTop.perf_names`
+  then words, in :attr:`hdl.top.hosttop.HostTop.perf_names`
   order), the image read back, the memory's scoreboard once nothing is in flight
   (``mem_scoreboard``: ``n`` then words), and the cycles the harness simulated in all
   (loading, the dispatch, reading back the counters and the image, waiting for the memory).
@@ -363,10 +363,10 @@ class VerilatorBuild:
 
 
 def _design_sources() -> list[Path]:
-    """The project files HostTop is built from: hdl/hosttop.py and, transitively, every
+    """The project files HostTop is built from: hdl/top/hosttop.py and, transitively, every
     hdl/ and isa/ module it imports (found from the import statements, so the set does not
     depend on what else a process has imported)."""
-    todo, seen = [ROOT / "hdl" / "hosttop.py"], set()
+    todo, seen = [ROOT / "hdl" / "top" / "hosttop.py"], set()
     while todo:
         f = todo.pop()
         if f in seen or not f.exists():
@@ -442,7 +442,7 @@ def _convert_locked(d: Path, cfg, mem_bytes, mem_base, watchdog_cycles) -> list[
     """Write ``d/hosttop.v`` (and the counter names) unless there; the caller holds the lock."""
     names_file = d / "perf_names.json"
     if not names_file.exists():
-        from hdl.hosttop import SimTop
+        from hdl.top.hosttop import SimTop
         from dcu.vpost.vopt import simulation_verilog
         top = SimTop(simulation_hosttop(cfg, mem_bytes, mem_base, watchdog_cycles),
                      registered=("aperture_base", "aperture_size", "seed", "map_base", "map_end", "mem_knobs"))
@@ -554,9 +554,9 @@ def _input_bytes(img, cfg, max_cycles: int, seed: int, ranges=(), knobs: dict | 
     """The program's input file (the module docstring's format) for a :class:`HostImage`, its
     buffer map ``ranges`` (``dcu.memmodel.buffer_ranges``) and the memory's settings
     (``dcu.memmodel.hosttop_knobs``; default :data:`DEFAULT_MEMORY`)."""
-    from hdl.dispatch import DispatchLayout
-    from hdl.extmem import Knobs
-    from hdl.hosttop import MAX_LATENCY
+    from hdl.top.dispatch import DispatchLayout
+    from hdl.mem.extmem import Knobs
+    from hdl.top.hosttop import MAX_LATENCY
     from .memmodel import HOST_MAP_RANGES, OPEN_APERTURE, hosttop_knobs, map_words
     knob_bits = Knobs(MAX_LATENCY).const(knobs or hosttop_knobs(**DEFAULT_MEMORY)).as_bits()
     nknob = -(-Knobs(MAX_LATENCY).size // 32)
@@ -636,7 +636,7 @@ def run_dispatch(prep, kernel, config, wgp: bool, *, seed: int = 0, latency=(8, 
     ``prep.mem`` are updated in place. Errors the DCU latched raise ``dcu.rtl.RtlError``
     with the same report as the ``rtl`` backend. ``wrapper``: a command that runs the
     simulation program (``["valgrind", "--tool=callgrind", ...]``), its arguments after it.
-    ``latency`` (2 to ``hdl.hosttop.MAX_LATENCY`` cycles), ``reorder`` and ``backpressure``
+    ``latency`` (2 to ``hdl.top.hosttop.MAX_LATENCY`` cycles), ``reorder`` and ``backpressure``
     are the memory's run-time settings; a response its scoreboard finds lost or duplicated
     raises ``dcu.memmodel.ScoreboardError``."""
     from hdl.config import get_config
@@ -680,7 +680,7 @@ def run_dispatch(prep, kernel, config, wgp: bool, *, seed: int = 0, latency=(8, 
         from .waves import gtkw_for_vcd
         gtkw_for_vcd(vcd, cfg.wave_slots, cfg.simds)
     board = _scoreboard_layout().from_bits(sum(w << (32 * i) for i, w in enumerate(board_words)))
-    from hdl.dcu import DcuError
+    from hdl.top.dcu import DcuError
     from .rtl import describe_waves, error_text
     err = DcuError(cfg).from_bits(error_bits)
     check_scoreboard(Scoreboard.from_record(board), f"{kernel.name} on verilator ({cfg.name})",
@@ -728,17 +728,17 @@ def _waves_layout(cfg):
 
 
 def _scoreboard_layout():
-    """HostTop's ``mem_scoreboard`` layout (:func:`hdl.extmem.ScoreboardLayout`)."""
-    from hdl.extmem import ScoreboardLayout
-    from hdl.memport import CLIENT_TAG_BITS, Client
+    """HostTop's ``mem_scoreboard`` layout (:func:`hdl.mem.extmem.ScoreboardLayout`)."""
+    from hdl.mem.extmem import ScoreboardLayout
+    from hdl.mem.memport import CLIENT_TAG_BITS, Client
     return ScoreboardLayout(CLIENT_TAG_BITS + (len(Client) - 1).bit_length())
 
 
 def _fault_layout():
-    """HostTop's ``mem_faults`` layout: a ``hdl.extmem.FaultRecord`` per memory client."""
+    """HostTop's ``mem_faults`` layout: a ``hdl.mem.extmem.FaultRecord`` per memory client."""
     from amaranth.lib import data
-    from hdl.extmem import FaultRecord
-    from hdl.memport import CLIENT_TAG_BITS, Client
+    from hdl.mem.extmem import FaultRecord
+    from hdl.mem.memport import CLIENT_TAG_BITS, Client
     tag_bits = CLIENT_TAG_BITS + (len(Client) - 1).bit_length()
     return data.ArrayLayout(FaultRecord(tag_bits), len(Client))
 

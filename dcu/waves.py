@@ -50,7 +50,7 @@ _UNITS = ("simd", "lds", "vmem", "dispatcher")
 
 def gtkw_for_vcd(vcd: str, wave_slots: int, simds: int = 4) -> str:
     """Write a GTKWave save file beside a VCD of the DCU (Amaranth's simulator) or of
-    :class:`hdl.hosttop.HostTop` (a compiled simulator), zoomed to the whole run: the DCU's
+    :class:`hdl.top.hosttop.HostTop` (a compiled simulator), zoomed to the whole run: the DCU's
     status; per SIMD the issue select and the instruction in EX by name (Amaranth dumps the
     ``OpId`` as text; for a numeric dump a translate filter is written beside the file);
     per wave slot PC, EXEC and the four counters; the LDS, the L0s and the dispatcher.

@@ -114,7 +114,7 @@ class DCUConfig:
     trans_lanes : int
         Lanes of the transcendental unit.
     shared_multiplier : bool
-        ``True``: one multiplier per lane serves both vector ALUs (``hdl/lanemul.py``; the
+        ``True``: one multiplier per lane serves both vector ALUs (``hdl/simd/lanemul.py``; the
         ``fpga`` preset's, halving the ALUs' DSP blocks). ``False``: each ALU has its own.
     shared_mem_request : bool
         ``True``: each SIMD keeps one request register for its vector memory and LDS
@@ -144,10 +144,10 @@ class DCUConfig:
         a register.
     shared_int_datapath : bool
         ``True``: the integer VALU computes every operation on one adder, one shifter and one
-        bitwise unit per lane (``hdl/valu_int_shared.py``, the ``fpga`` preset's: 37 % fewer
-        LUTs on the ECP5), and the scalar ALU on one of each (``hdl/salu_shared.py``).
-        ``False``: an adder, shift or compare per operation (``hdl/valu_int.py``,
-        ``hdl/salu.py``), which Amaranth's simulator evaluates faster.
+        bitwise unit per lane (``hdl/simd/valu_int_shared.py``, the ``fpga`` preset's: 37 % fewer
+        LUTs on the ECP5), and the scalar ALU on one of each (``hdl/simd/salu_shared.py``).
+        ``False``: an adder, shift or compare per operation (``hdl/simd/valu_int.py``,
+        ``hdl/simd/salu.py``), which Amaranth's simulator evaluates faster.
     decode_memo : bool
         ``True``: each wave slot keeps its decoded instruction and the three dwords it was
         decoded from, and uses its decoder's result only when those dwords change (an issue,
@@ -187,10 +187,10 @@ class DCUConfig:
         coalescer reads the group's lanes in the cycle it splits them.
     trans_shared : bool
         ``False``: a transcendental unit per SIMD (RDNA). ``True``: one for the whole DCU,
-        which its SIMDs take in turn (``hdl/transshare.py``): the ``fpga`` preset's, since
+        which its SIMDs take in turn (``hdl/simd/transshare.py``): the ``fpga`` preset's, since
         the unit is the largest block of a SIMD on an FPGA.
     trans_mul_regs : int
-        Registers around each multiply of the transcendental unit's steps (``hdl/trans.py``):
+        Registers around each multiply of the transcendental unit's steps (``hdl/simd/trans.py``):
         0, none (RDNA's latency); 1, its operands registered; 2, its product too (the ``fpga``
         preset's: a step's operand select, 32 x 32 multiply and adders were 28 ns on the ECP5).
         Each register adds 9 cycles to the unit's latency; its throughput does not change.
@@ -222,7 +222,7 @@ class DCUConfig:
     wave_policy : str
         Issue arbitration among ready waves: ``"oldest"`` or ``"round_robin"``.
     regfile : str
-        Organisation of each SIMD's register files (``hdl/regfile.py``): ``"wide"``, a
+        Organisation of each SIMD's register files (``hdl/simd/regfile.py``): ``"wide"``, a
         32-lane VGPR row per register with two write and six read ports and an SGPR file with
         three write ports (fastest to simulate), or ``"banked"``, which maps to FPGA block
         RAM: a VGPR row per lane group of ``lanes`` lanes, three read ports, and one write
@@ -307,7 +307,7 @@ class DCUConfig:
         elif self.valu_stages == 3:
             if self.shared_int_datapath is not True:
                 errors.append("valu_stages=3 needs shared_int_datapath (the integer unit in stages is "
-                              "hdl/valu_int_shared.py)")
+                              "hdl/simd/valu_int_shared.py)")
             if self.lanes > 8:
                 # a dependent instruction reads a lane group as early as the cycles after the
                 # last group's EX: the staged writes must land first (``valu_cycles`` >= 4)

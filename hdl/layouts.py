@@ -1,6 +1,6 @@
 """Data layouts of the SIMD's ports and of what its units share.
 
-* :data:`DecodedInst`, produced by :class:`hdl.decoder.Decoder` and carried through the
+* :data:`DecodedInst`, produced by :class:`hdl.simd.decoder.Decoder` and carried through the
   instruction buffer and issue stages. A register of this layout reset to zero reads as an
   empty slot (``valid = 0, illegal = 0``).
 * The payloads of the SIMD's streams (docs/simd.md), functions of the configuration: wave

@@ -23,7 +23,7 @@ Not a rule: a 16-bit VOP1/VOP2/VOPC (``_e32``) operand at v128-v255 names the hi
 v(N-128) (RDNA 4 ISA guide, true16), which the model executes; LLVM 19 decodes it only with
 ``-mattr=+real-true16``.
 
-Each rule is a :class:`Rule` on one field, so that the RTL decoder (hdl/decoder.py) builds the
+Each rule is a :class:`Rule` on one field, so that the RTL decoder (hdl/simd/decoder.py) builds the
 same checks from :func:`rules` as hardware.
 """
 from __future__ import annotations

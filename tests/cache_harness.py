@@ -14,7 +14,7 @@ from collections import deque
 import numpy as np
 from amaranth.sim import Simulator
 
-from hdl.memport import LINE_BYTES, MemKind
+from hdl.mem.memport import LINE_BYTES, MemKind
 
 
 class MemImage:

@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 from amaranth.hdl import Elaboratable, Module
 from amaranth.sim import Simulator
 
-from hdl.barrier import WorkgroupBarrier
-from hdl.dispatch import Dispatcher, DispatchLayout, dispatch_fields
+from hdl.top.barrier import WorkgroupBarrier
+from hdl.top.dispatch import Dispatcher, DispatchLayout, dispatch_fields
 
 LAUNCH_BUSY = 4   # cycles a SIMD spends writing a launch (hdl.simd)
 

@@ -2,7 +2,7 @@
 (test_extmem, test_memmodel, test_memarb).
 
 The reference applies requests in stream order to a numpy image with the semantics of
-hdl/memport.py (atomics from ``sim.memory_ops.ATOMIC_OPS``); the driver offers a request
+hdl/mem/memport.py (atomics from ``sim.memory_ops.ATOMIC_OPS``); the driver offers a request
 stream on a ``MemReq`` port, takes responses with random back-pressure, checks the stream
 rules on the response side and records acceptance and response cycles.
 """
@@ -15,8 +15,8 @@ import numpy as np
 import pytest
 from amaranth.hdl import UnusedElaboratable
 
-from hdl.atomic import AtomicOp
-from hdl.memport import LINE_BYTES, MemKind, MemReq, MemResp
+from hdl.mem.atomic import AtomicOp
+from hdl.mem.memport import LINE_BYTES, MemKind, MemReq, MemResp
 from sim.memory_ops import ATOMIC_OPS
 
 M32 = 0xFFFF_FFFF

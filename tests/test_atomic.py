@@ -1,4 +1,4 @@
-"""hdl.atomic.atomic_result against the model's ATOMIC_OPS (sim/memory_ops.py), and the
+"""hdl.mem.atomic.atomic_result against the model's ATOMIC_OPS (sim/memory_ops.py), and the
 OpId -> AtomicOp table against the opcode list."""
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import random
 from amaranth.hdl import Module, Signal
 from amaranth.sim import Simulator
 
-from hdl.atomic import ATOMIC_OF, AtomicOp, atomic_result
+from hdl.mem.atomic import ATOMIC_OF, AtomicOp, atomic_result
 from hdl.isa_tables import info_of, ops_of, rtl_memory_op
 from sim.memory_ops import ATOMIC_OPS
 

@@ -13,7 +13,7 @@ from collections import defaultdict
 import pytest
 from amaranth.sim import Simulator
 
-from hdl.barrier import WorkgroupBarrier
+from hdl.top.barrier import WorkgroupBarrier
 from hdl.config import get_config
 from tests.fake_simd import FakeDCU
 from tests.lint import convert_and_lint

@@ -1,4 +1,4 @@
-"""The memory models' buffer map (dcu/memmodel.py, hdl/extmem.py): an access outside every
+"""The memory models' buffer map (dcu/memmodel.py, hdl/mem/extmem.py): an access outside every
 buffer a host laid out faults, in both models alike.
 
 The expected faults come from the rule itself, applied here per request: a READ faults when
@@ -15,8 +15,8 @@ import numpy as np
 from amaranth.sim import Simulator
 
 from dcu.memmodel import PyMemory, buffer_ranges, first_outside, map_words
-from hdl.extmem import ExtMemory
-from hdl.memport import LINE_BYTES, MemKind, MemReq, MemResp
+from hdl.mem.extmem import ExtMemory
+from hdl.mem.memport import LINE_BYTES, MemKind, MemReq, MemResp
 from sim.memory import GlobalMemory
 from tests.memtraffic import drive, request, unpack
 

@@ -440,7 +440,7 @@ def test_spinning_kernel_stops_within_the_default_limit_on_rtl(tmp_path, capsys,
 
 @pytest.mark.xdist_group("verilator")    # the fpga build tests/test_verilator.py makes
 def test_out_of_bounds_faults_match_on_model_and_verilator(tmp_path, capsys):
-    """The verilator backend compiles HostTop with the RTL memory (hdl/extmem.py) and its
+    """The verilator backend compiles HostTop with the RTL memory (hdl/mem/extmem.py) and its
     buffer map: the same reports as the model's, on the ``fpga`` DCU."""
     from dcu import verilator
     if not verilator.toolchains():

@@ -5,10 +5,10 @@ keyed by a hash of the ``hdl/`` and ``isa/`` modules it is built from and its pa
 builds it with a simulator through ``cocotb_tools.runner`` and runs a cocotb test module of
 ``tests/cocotb/`` on it:
 
-* ``lds_tb``: the LDS block (``hdl/lds.py``), data and bank-conflict passes against the model;
-* ``vmem_tb``: the vector memory unit (``hdl/vmem.py``) with a memory responder in the
+* ``lds_tb``: the LDS block (``hdl/mem/lds.py``), data and bank-conflict passes against the model;
+* ``vmem_tb``: the vector memory unit (``hdl/mem/vmem.py``) with a memory responder in the
   testbench, against the model (the checks of ``tests/test_vmem.py``);
-* ``dcu_tb``: a firmware kernel on the whole DCU (``hdl/hosttop.py``: DCU + RTL memory +
+* ``dcu_tb``: a firmware kernel on the whole DCU (``hdl/top/hosttop.py``: DCU + RTL memory +
   host port), loaded and read back through the host port, checked with the firmware test's
   golden check.
 
@@ -75,7 +75,7 @@ def _environ(overrides: dict):
 
 # ---- Verilog, converted once per source state ----------------------------------------------
 def design_sources(module: str) -> list[Path]:
-    """``module`` (e.g. ``"hdl.lds"``) and every ``hdl``/``isa`` module it imports, transitively,
+    """``module`` (e.g. ``"hdl.mem.lds"``) and every ``hdl``/``isa`` module it imports, transitively,
     found from its import statements."""
     import ast
     todo, seen = [ROOT.joinpath(*module.split(".")).with_suffix(".py")], set()
@@ -227,17 +227,17 @@ BLOCK_PRESET = "default"
 
 def _lds():
     from hdl.config import get_config
-    from hdl.lds import LDS
+    from hdl.mem.lds import LDS
     name = f"lds_{BLOCK_PRESET}"
-    return name, *verilog_for(name, "hdl.lds", lambda: LDS(get_config(BLOCK_PRESET)),
+    return name, *verilog_for(name, "hdl.mem.lds", lambda: LDS(get_config(BLOCK_PRESET)),
                               ("LDS", get_config(BLOCK_PRESET)))[:2]
 
 
 def _vmem():
     from hdl.config import get_config
-    from hdl.vmem import VecMemUnit
+    from hdl.mem.vmem import VecMemUnit
     name = f"vmem_{BLOCK_PRESET}"
-    return name, *verilog_for(name, "hdl.vmem", lambda: VecMemUnit(get_config(BLOCK_PRESET)),
+    return name, *verilog_for(name, "hdl.mem.vmem", lambda: VecMemUnit(get_config(BLOCK_PRESET)),
                               ("VecMemUnit", get_config(BLOCK_PRESET)))[:2]
 
 

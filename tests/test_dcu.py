@@ -1,4 +1,4 @@
-"""The whole DCU (hdl/dcu.py) in Amaranth's simulator: backend ``rtl``.
+"""The whole DCU (hdl/top/dcu.py) in Amaranth's simulator: backend ``rtl``.
 
 * Firmware kernels run on the DCU and on the model: outputs equal the golden functions, and
   the instructions the four SIMDs issued equal the model's count, group by group.
@@ -25,7 +25,7 @@ from dcu.launch import LaunchUnsupported
 from firmware_tests.manifest import TESTS, get
 from dcu.firmware import issue_mismatches, run_firmware
 from hdl.config import ResourceError, get_config
-from hdl.dcu import DCU
+from hdl.top.dcu import DCU
 from tests.asmutil import needs_llvm
 from tests.lint import convert_and_lint
 
@@ -82,7 +82,7 @@ def test_rdna1_preset_runs_a_kernel():
                          ids=["fpga", "tiny-trans-shared"])
 def test_one_transcendental_unit_shared_by_the_simds(config):
     """The SIMDs take turns on one transcendental unit (``config.trans_shared``,
-    hdl/transshare.py): a kernel whose waves issue transcendental instructions on every SIMD
+    hdl/simd/transshare.py): a kernel whose waves issue transcendental instructions on every SIMD
     gives the golden results and the model's counts. ``fpga`` has the banked register file;
     on ``tiny`` (the wide one) an instruction the unit does not take at once waits in EX."""
     report = _check("transcendental_asm", config)

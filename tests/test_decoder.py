@@ -1,4 +1,4 @@
-"""RTL decoder (hdl/decoder.py) against the Python decoder, LLVM and the model.
+"""RTL decoder (hdl/simd/decoder.py) against the Python decoder, LLVM and the model.
 
 * LLVM corpus: random legal instructions for every opcode (the generator of
   tests/test_isa_roundtrip.py), assembled with llvm-mc-19 in one call.
@@ -26,7 +26,7 @@ from amaranth.sim import Simulator
 import isa
 from isa import Fmt
 from isa.decoder import VMEM_FMTS
-from hdl.decoder import IMPLEMENTED, Decoder
+from hdl.simd.decoder import IMPLEMENTED, Decoder
 from hdl.isa_tables import FmtId, Kind, OpId
 from hdl.layouts import DecodedInst
 from tests.lint import convert_and_lint
@@ -658,7 +658,7 @@ def test_is_branch_word_matches_the_python_decoder():
     ``isa.decode`` reads as a SOPP branch (``s_branch`` / ``s_cbranch_*``, not ``s_setpc``
     and the other SOP1 jumps): every opcode's encodings with random fields, and random dwords."""
     from amaranth.hdl import Module, Signal
-    from hdl.decoder import is_branch_word
+    from hdl.simd.decoder import is_branch_word
     rng = random.Random(SEED)
     words = [encode(fmt, op, [rng.getrandbits(32) for _ in range(3)]) & 0xFFFF_FFFF
              for info in isa.OPCODES for fmt, op in _encodings(info) for _ in range(4)]

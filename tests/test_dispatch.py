@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from hdl.config import get_config
-from hdl.dispatch import Dispatcher
+from hdl.top.dispatch import Dispatcher
 from sim.model import Dispatch, wave_inits
 from sim.wave import TTMP
 from tests.fake_simd import FakeDCU

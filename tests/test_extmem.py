@@ -1,4 +1,4 @@
-"""hdl.extmem.ExtMemory in Amaranth's simulator, against a numpy reference memory.
+"""hdl.mem.extmem.ExtMemory in Amaranth's simulator, against a numpy reference memory.
 
 * Random mixes of reads, masked writes and every atomic op (with faults mixed in), random
   valid gaps and response back-pressure: every response and the final image (read through
@@ -20,10 +20,10 @@ import numpy as np
 import pytest
 from amaranth.sim import Simulator
 
-from hdl.atomic import AtomicOp
+from hdl.mem.atomic import AtomicOp
 from dcu.memmodel import Scoreboard as PyScoreboard, ScoreboardError, check_scoreboard
-from hdl.extmem import ExtMemory, Knobs, Scoreboard, knob_values
-from hdl.memport import LINE_BYTES, MemKind
+from hdl.mem.extmem import ExtMemory, Knobs, Scoreboard, knob_values
+from hdl.mem.memport import LINE_BYTES, MemKind
 from tests.lint import convert_and_lint
 from tests.memtraffic import (Reference, check_against_reference, drive, match, random_requests,
                               rejects, request)

@@ -14,9 +14,9 @@ from amaranth.lib.wiring import In, Out
 from amaranth.sim import Simulator
 
 import dcu.uartlink as ul
-import hdl.fpgatop as ft
+import hdl.fpga.fpgatop as ft
 from hdl.config import get_config
-from hdl.uart import UARTRx, UARTTx, uart_divisor
+from hdl.fpga.uart import UARTRx, UARTTx, uart_divisor
 
 BASE = 0x1000_0000
 
@@ -160,7 +160,7 @@ def test_uart_divisor():
 # ---- protocol ----------------------------------------------------------------------------
 def test_host_side_does_not_import_amaranth():
     """The host talks to a board without Amaranth: the protocol constants live in the pure
-    Python hdl/linkproto.py that both sides import."""
+    Python hdl/fpga/linkproto.py that both sides import."""
     import subprocess
     import sys
     code = "import sys, dcu.uartlink; sys.exit('amaranth' in sys.modules)"
@@ -173,9 +173,9 @@ class _LinkBench(wiring.Component):
     counter file where counter ``i`` reads ``0xC0DE0000 + i`` one cycle after its address."""
 
     def __init__(self, cfg, mem_bytes=4096):
-        from hdl.dcu import DcuError
-        from hdl.dispatch import DispatchLayout
-        from hdl.extmem import ExtMemory
+        from hdl.top.dcu import DcuError
+        from hdl.top.dispatch import DispatchLayout
+        from hdl.mem.extmem import ExtMemory
         self.link = ft.HostLink(cfg, mem_bytes, BASE, counters=5)
         self.mem = ExtMemory(mem_bytes, base=BASE, latency=2)
         super().__init__({
@@ -231,8 +231,8 @@ def _with_host(dut, host_fn, *extra, timeout=60):
 def test_hostlink_protocol_against_host_class():
     cfg = get_config("tiny")
     dut = _LinkBench(cfg)
-    from hdl.dcu import DcuError
-    from hdl.dispatch import DispatchLayout
+    from hdl.top.dcu import DcuError
+    from hdl.top.dispatch import DispatchLayout
     dwords = -(-DispatchLayout(cfg).size // 32)
     ewords = -(-DcuError(cfg).size // 32)
     rng = np.random.default_rng(1)
@@ -747,20 +747,20 @@ def test_cells_by_source():
     def cell(t, src):
         return {"type": t, "attributes": {"src": src} if src is not None else {}}
     netlist = {"modules": {"top": {"cells": {
-        "a": cell("$_MUX_", f"{root}/hdl/simd.py:10.5-10.9|{root}/hdl/simd.py:12"),
-        "b": cell("$_MUX_", f"{root}/hdl/simd.py:10"),
-        "c": cell("TRELLIS_FF", f"{root}/hdl/simd.py:20"),
+        "a": cell("$_MUX_", f"{root}/hdl/simd/core.py:10.5-10.9|{root}/hdl/simd/core.py:12"),
+        "b": cell("$_MUX_", f"{root}/hdl/simd/core.py:10"),
+        "c": cell("TRELLIS_FF", f"{root}/hdl/simd/core.py:20"),
         "d": cell("$_AND_", "/venv/lib/python3.11/site-packages/amaranth/hdl/_ast.py:99"),
         "e": cell("CCU2C", "/usr/share/yosys/lattice/arith_map_ccu2c.v:40.3-50.4"),
         "f": cell("$_OR_", None),
-        "g": cell("$scopeinfo", f"{root}/hdl/simd.py:1")}},
-        "other": {"cells": {"x": cell("$_MUX_", f"{root}/hdl/lds.py:1")}}}}
+        "g": cell("$scopeinfo", f"{root}/hdl/simd/core.py:1")}},
+        "other": {"cells": {"x": cell("$_MUX_", f"{root}/hdl/mem/lds.py:1")}}}}
     r = fpga.cells_by_source(netlist, "top")
     assert r["cells"] == 6
-    assert r["by_line"][0] == ["hdl/simd.py:10", 2, {"$_MUX_": 2}]
-    assert {row[0] for row in r["by_line"]} == {"hdl/simd.py:10", "hdl/simd.py:20", "amaranth/hdl/_ast.py:99",
+    assert r["by_line"][0] == ["hdl/simd/core.py:10", 2, {"$_MUX_": 2}]
+    assert {row[0] for row in r["by_line"]} == {"hdl/simd/core.py:10", "hdl/simd/core.py:20", "amaranth/hdl/_ast.py:99",
                                                 "(yosys) arith_map_ccu2c.v", "(no source)"}
-    assert r["by_file"]["hdl/simd.py"] == {"$_MUX_": 2, "TRELLIS_FF": 1}
+    assert r["by_file"]["hdl/simd/core.py"] == {"$_MUX_": 2, "TRELLIS_FF": 1}
     assert sum(sum(t.values()) for t in r["by_file"].values()) == 6
     assert len(fpga.cells_by_source(netlist, "top", lines=2)["by_line"]) == 2
 

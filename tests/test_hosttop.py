@@ -1,4 +1,4 @@
-"""hdl/hosttop.py SimTop: the compiled simulators' top around HostTop, checked on a small
+"""hdl/top/hosttop.py SimTop: the compiled simulators' top around HostTop, checked on a small
 component with the same kinds of ports (HostTop itself is covered by test_verilator, whose
 runs count the same cycles as the rtl backend's HostTop without the wrapper).
 
@@ -18,7 +18,7 @@ from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 from amaranth.sim import Simulator
 
-from hdl.hosttop import SimTop
+from hdl.top.hosttop import SimTop
 
 
 class _Small(wiring.Component):

@@ -1,4 +1,4 @@
-"""hdl.icache.ICache in Amaranth's simulator, against a numpy memory image.
+"""hdl.mem.icache.ICache in Amaranth's simulator, against a numpy memory image.
 
 * Random instruction streams (several waves per port, sequential chunks with jumps to new
   epochs) on all four ports at once, with random memory latency and reordering and
@@ -22,7 +22,7 @@ import pytest
 from amaranth.hdl import UnusedElaboratable
 
 from hdl.config import ConfigError, get_config
-from hdl.icache import ICache
+from hdl.mem.icache import ICache
 from tests.cache_harness import CacheBench, MemImage
 from tests.lint import convert_and_lint
 

@@ -19,7 +19,7 @@ the model executes; LLVM 19 reads it only with ``+real-true16``); a word LLVM de
 decode to the same mnemonic and size, or raise a ``DecodeError`` naming that mnemonic
 (decoded but not implemented).
 
-The RTL decoder (hdl/decoder.py) runs the same sweep in one Amaranth simulation: it flags a
+The RTL decoder (hdl/simd/decoder.py) runs the same sweep in one Amaranth simulation: it flags a
 word illegal exactly when the model's decoder rejects it, the word is a VOPD or DPP form, or
 the SIMD does not execute the opcode (``hdl.simd.IMPLEMENTED``).
 

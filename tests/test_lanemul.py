@@ -1,4 +1,4 @@
-"""hdl.lanemul.LaneMultiplier: exact signed 33 x 33-bit products of the integer unit's
+"""hdl.simd.lanemul.LaneMultiplier: exact signed 33 x 33-bit products of the integer unit's
 operands, or unsigned 24 x 24-bit ones of the FP32 unit's, per lane; Verilog lint."""
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import random
 
 from amaranth.sim import Simulator
 
-from hdl.lanemul import FP_WIDTH, WIDTH, LaneMultiplier
+from hdl.simd.lanemul import FP_WIDTH, WIDTH, LaneMultiplier
 from tests.lint import convert_and_lint
 
 LANES = 4

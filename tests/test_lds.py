@@ -1,4 +1,4 @@
-"""The LDS (hdl/lds.py) driven directly, against the reference model's DS semantics.
+"""The LDS (hdl/mem/lds.py) driven directly, against the reference model's DS semantics.
 
 Every request the RTL accepts is replayed, in the order the halves took them, through
 the model's own DS handlers (``sim.memory_ops.build_ds``) on a numpy image of the physical
@@ -27,7 +27,7 @@ from amaranth.sim import Simulator
 
 from hdl.config import get_config
 from hdl.isa_tables import OpId
-from hdl.lds import IMPLEMENTED, LDS, LdsErrorCause
+from hdl.mem.lds import IMPLEMENTED, LDS, LdsErrorCause
 from isa import Inst, by_name
 from sim.memory_ops import build_ds, lds_conflict_cycles
 from sim.model import _Workgroup

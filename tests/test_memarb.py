@@ -1,4 +1,4 @@
-"""hdl.memarb.MemArbiter in Amaranth's simulator.
+"""hdl.mem.memarb.MemArbiter in Amaranth's simulator.
 
 * Round robin: clients that keep a request up are granted strictly in turn, whatever the
   memory's back-pressure; a client waiting with a request is granted within n_clients grants.
@@ -22,9 +22,9 @@ from amaranth.lib import wiring
 from amaranth.sim import Simulator
 
 from dcu.memmodel import PyMemory
-from hdl.extmem import ExtMemory
-from hdl.memarb import MemArbiter
-from hdl.memport import CLIENT_TAG_BITS, MemReq, MemResp
+from hdl.mem.extmem import ExtMemory
+from hdl.mem.memarb import MemArbiter
+from hdl.mem.memport import CLIENT_TAG_BITS, MemReq, MemResp
 from tests.lint import convert_and_lint
 from tests.memtraffic import Reference, random_requests, rejects, unpack
 from tests.test_extmem import host_read
@@ -43,7 +43,7 @@ def run_arb(requests, *, memory="fifo", valid_p=1.0, ready_p=1.0, mem_ready_p=1.
 
     ``memory``: ``"fifo"`` answers in order ``resp_delay`` cycles after acceptance with the
     request's address as data; ``"py"`` is :class:`dcu.memmodel.PyMemory` over ``image``,
-    ``"ext"`` an :class:`hdl.extmem.ExtMemory` holding ``image`` (read back into ``image``).
+    ``"ext"`` an :class:`hdl.mem.extmem.ExtMemory` holding ``image`` (read back into ``image``).
     ``ready_p`` may be a list per client; ``stop_ready`` = (client, cycles) keeps that
     client's response ready low for the first ``cycles`` cycles.
     Returns a dict: ``grants`` (client per memory handshake), ``mem_words`` (external request

@@ -1,5 +1,5 @@
 """dcu.memmodel.PyMemory (the Python memory process) against the numpy reference, and against
-the RTL model hdl.extmem.ExtMemory.
+the RTL model hdl.mem.extmem.ExtMemory.
 
 * Random mixes of reads, masked writes, every atomic op and faults, with random valid gaps,
   response back-pressure, request back-pressure, reordering: responses, final image,
@@ -22,8 +22,8 @@ from amaranth.lib import stream
 from amaranth.sim import Simulator
 
 from dcu.memmodel import PyMemory, ScoreboardError, check_scoreboard, stress_settings
-from hdl.atomic import AtomicOp
-from hdl.memport import LINE_BYTES, MemKind, MemReq, MemResp
+from hdl.mem.atomic import AtomicOp
+from hdl.mem.memport import LINE_BYTES, MemKind, MemReq, MemResp
 from sim.memory import GlobalMemory
 from tests.memtraffic import (Reference, check_against_reference, drive, match, pack, random_requests, request,
                               unpack)

@@ -1,4 +1,4 @@
-"""hdl.regfile.VgprFile in Amaranth's simulator, both organisations.
+"""hdl.simd.regfile.VgprFile in Amaranth's simulator, both organisations.
 
 * Random traffic against a Python model of the registers: lane-group writes every cycle,
   whole-register writes taken when ``ready``, reads on every port with random enables. A
@@ -21,7 +21,7 @@ import pytest
 from amaranth.sim import Simulator
 
 from hdl.config import get_config
-from hdl.regfile import LANES, SgprFile, VgprFile
+from hdl.simd.regfile import LANES, SgprFile, VgprFile
 from tests.lint import convert_and_lint
 
 M32 = 0xFFFF_FFFF

@@ -1,4 +1,4 @@
-"""SALU (hdl/salu.py) and SALUShared (hdl/salu_shared.py, one shared datapath) against the
+"""SALU (hdl/simd/salu.py) and SALUShared (hdl/simd/salu_shared.py, one shared datapath) against the
 reference model, bit for bit.
 
 Every scalar integer opcode runs ``VECTORS`` random operand sets (edge values 0, 1,
@@ -31,8 +31,8 @@ from amaranth.sim import Simulator
 
 from isa import Fmt, Inst, by_name
 from hdl.isa_tables import OpId, info_of, ops_of
-from hdl.salu import IMPLEMENTED, SALU
-from hdl.salu_shared import SALUShared
+from hdl.simd.salu import IMPLEMENTED, SALU
+from hdl.simd.salu_shared import SALUShared
 from sim import execute as X
 from sim import scalar as S
 from sim.wave import EXEC, Wave

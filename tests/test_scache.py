@@ -1,4 +1,4 @@
-"""hdl.scache.ScalarCache in Amaranth's simulator, against the model's s_load semantics.
+"""hdl.mem.scache.ScalarCache in Amaranth's simulator, against the model's s_load semantics.
 
 * Random loads of every width (b32..b512, u8/i8/u16/i16) at exact byte addresses, many
   straddling two lines or two memory lines, on all four ports at once, with random memory
@@ -27,7 +27,7 @@ from amaranth.hdl import UnusedElaboratable
 
 from hdl.config import ConfigError, get_config
 from hdl.isa_tables import OpId
-from hdl.scache import ScalarCache
+from hdl.mem.scache import ScalarCache
 from sim.memory import GlobalMemory, MemoryFault
 from sim.memory_ops import build_smem
 from sim.wave import NULL

@@ -1,4 +1,4 @@
-"""hdl.trans.TransUnit in Amaranth's simulator, bit for bit against sim.fp32.
+"""hdl.simd.trans.TransUnit in Amaranth's simulator, bit for bit against sim.fp32.
 
 * ROM tables generated in hdl/ equal the model's literals; every datapath register field holds
   the model's intermediates over every significand (both exponent parities for sqrt/rsq).
@@ -23,7 +23,7 @@ from amaranth.sim import Simulator
 from hdl import trans
 from hdl.config import DCUConfig
 from hdl.isa_tables import OpId
-from hdl.trans import FIELDS, TransUnit
+from hdl.simd.trans import FIELDS, TransUnit
 from sim import fp32 as F
 from tests.lint import convert_and_lint
 

@@ -1,4 +1,4 @@
-"""hdl.transshare.SharedTrans: one transcendental unit behind a round-robin arbiter.
+"""hdl.simd.transshare.SharedTrans: one transcendental unit behind a round-robin arbiter.
 
 * Four ports send waves with random gaps and take results with random back-pressure: every
   port gets exactly its own results, in its own order, bit-exact against ``sim.fp32``.
@@ -14,7 +14,7 @@ import numpy as np
 from amaranth.sim import Simulator
 
 from hdl.config import DCUConfig
-from hdl.transshare import SharedTrans
+from hdl.simd.transshare import SharedTrans
 from tests.lint import convert_and_lint
 from tests.test_trans import OPS, _pack, _unpack, make_waves, random_inputs
 

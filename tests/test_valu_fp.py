@@ -1,4 +1,4 @@
-"""VALUFloat (hdl/valu_fp.py) against the model's FP32 semantics, bit for bit.
+"""VALUFloat (hdl/simd/valu_fp.py) against the model's FP32 semantics, bit for bit.
 
 The oracle is the model itself: ``sim.execute.VFLOAT`` (the model's table of FP32 VALU ops,
 which calls ``sim.fp32``), ``sim.fp32.compare`` / ``cmp_class`` for the compares and
@@ -29,8 +29,8 @@ from amaranth.hdl import Cat, Module, Signal, Value
 from amaranth.sim import Simulator
 
 from hdl.isa_tables import OpId, info_of
-from hdl.lanemul import LaneMultiplier
-from hdl.valu_fp import FP_OPS, FUSED_OPS, VALUFloat
+from hdl.simd.lanemul import LaneMultiplier
+from hdl.simd.valu_fp import FP_OPS, FUSED_OPS, VALUFloat
 from sim import execute as X
 from sim import fp32 as F
 from tests.lint import convert_and_lint
@@ -123,7 +123,7 @@ def run_rtl(jobs, lanes=LANES, shared_mul=False, stages=1):
 
     A job is ``(op, a, b, c, abs, neg, clamp, omod)`` with operand arrays of shape
     (n, lanes) and per-vector modifier arrays of shape (n,). ``shared_mul``: the unit's
-    significand products come from a ``hdl.lanemul.LaneMultiplier`` (the fpga preset's).
+    significand products come from a ``hdl.simd.lanemul.LaneMultiplier`` (the fpga preset's).
     ``stages=3``: the unit in stages takes a vector every cycle; its ``d`` and ``mask_out``
     are read two cycles later, ``illegal`` in the same cycle.
     """

@@ -1,4 +1,4 @@
-"""VALUInt (hdl/valu_int.py) and VALUIntShared (hdl/valu_int_shared.py) against the reference
+"""VALUInt (hdl/simd/valu_int.py) and VALUIntShared (hdl/simd/valu_int_shared.py) against the reference
 model, bit for bit.
 
 Every integer VALU opcode the unit implements runs ``VECTORS`` random 32-lane vectors
@@ -38,9 +38,9 @@ from amaranth.sim import Simulator
 
 from isa import Fmt, Inst, by_name
 from hdl.isa_tables import OpId, info_of, ops_of
-from hdl.lanemul import LaneMultiplier
-from hdl.valu_int import IMPLEMENTED, VALUInt
-from hdl.valu_int_shared import VALUIntShared
+from hdl.simd.lanemul import LaneMultiplier
+from hdl.simd.valu_int import IMPLEMENTED, VALUInt
+from hdl.simd.valu_int_shared import VALUIntShared
 from sim import execute as X
 from sim.valu_ext import INT_CLAMP_OPS
 from sim.packed import BUILDERS as MODEL_PACKED
@@ -183,7 +183,7 @@ def _unpack64(v: int, lanes: int = LANES) -> np.ndarray:
 class Harness:
     """An integer VALU (``unit``: VALUInt or VALUIntShared) with every data input driven from
     one packed signal ``stim``; with ``shared_mul`` its products come from a
-    ``hdl.lanemul.LaneMultiplier`` (the fpga preset's)."""
+    ``hdl.simd.lanemul.LaneMultiplier`` (the fpga preset's)."""
 
     def __init__(self, lanes: int = LANES, shared_mul: bool = False, unit=VALUInt, **kw):
         self.lanes = lanes

@@ -1,4 +1,4 @@
-"""Backend ``verilator`` (dcu/verilator.py): HostTop (hdl/hosttop.py) compiled by Verilator.
+"""Backend ``verilator`` (dcu/verilator.py): HostTop (hdl/top/hosttop.py) compiled by Verilator.
 
 * Firmware kernels give the golden results, the model's instruction counts, and the same
   cycles and counters as the ``rtl`` backend simulating the same HostTop in Amaranth's
@@ -235,7 +235,7 @@ def test_sources_changed_under_the_process_is_refused(monkeypatch, tmp_path):
     monkeypatch.setattr(vl, "_digest_seen", None)
     digest = ["a" * 64]
     monkeypatch.setattr(vl, "_source_digest", lambda: digest[0])
-    monkeypatch.setitem(sys.modules, "hdl.hosttop", sys.modules.get("hdl.hosttop") or object())
+    monkeypatch.setitem(sys.modules, "hdl.top.hosttop", sys.modules.get("hdl.top.hosttop") or object())
     cfg = get_config(PRESET)
     params = vl._params(cfg, MIN_MEMORY_BYTES, 0x1000_0000, 50_000)
     first = vl._design_dir(cfg, params)

@@ -1,4 +1,4 @@
-"""hdl.vmem.VecMemUnit (with hdl.l0.L0Array) in Amaranth's simulator, against the model.
+"""hdl.mem.vmem.VecMemUnit (with hdl.mem.l0.L0Array) in Amaranth's simulator, against the model.
 
 The unit is driven directly: one Python process per SIMD issues requests, one per SIMD takes
 the response beats (random back-pressure), and a memory responder of this file serves the
@@ -20,10 +20,10 @@ from amaranth.sim import Simulator
 
 from hdl.config import PRESETS
 from hdl.isa_tables import OpId, info_of
-from hdl.l0 import L0Array
-from hdl.memport import MemKind
+from hdl.mem.l0 import L0Array
+from hdl.mem.memport import MemKind
 from dcu.memmodel import map_words
-from hdl.vmem import COUNTERS, ErrorCause, Ext, OpKind, VecMemUnit, op_table, rtl_ops
+from hdl.mem.vmem import COUNTERS, ErrorCause, Ext, OpKind, VecMemUnit, op_table, rtl_ops
 from isa import Fmt, Inst, by_name
 from sim.memory import GlobalMemory
 from sim.memory_ops import ATOMIC_OPS, build_global, lines_touched

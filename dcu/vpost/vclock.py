@@ -167,7 +167,8 @@ def _inline_temporaries(block: list[str], regs: set[str], temps: dict, inside: C
         q, t = m.group(2).rstrip(), m.group(3).rstrip()
         if t not in temps or inside[t] != 2 or t not in ranges or ranges.get(q) != ranges[t]:
             continue
-        defs = [j for j in range(k) if block[j] is not None and (d := _LHS.match(block[j])) and d.group(1).rstrip() == t]
+        defs = [j for j in range(k)
+                if block[j] is not None and (d := _LHS.match(block[j])) and d.group(1).rstrip() == t]
         if len(defs) != 1 or _LHS.match(block[defs[0]]).group(2) or not _dominates(block, defs[0], k):
             continue
         j = defs[0]

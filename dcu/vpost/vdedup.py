@@ -122,7 +122,8 @@ def dedup_modules(text: str) -> str:
                                      for p in ports.split(",")))
         new_body = re.sub("\x00(\\d+)\x00", lambda t: names_of[int(t.group(1))], sub(body))
         rename_ports[name] = {k: v for k, v in names.items()}
-        digest = hashlib.sha256((new_ports + "\0" + "\0".join(sorted(map(_normal, _items(new_body))))).encode()).hexdigest()
+        items = "\0".join(sorted(map(_normal, _items(new_body))))
+        digest = hashlib.sha256((new_ports + "\0" + items).encode()).hexdigest()
         if digest in by_hash:
             use_as[name] = by_hash[digest]
             continue

@@ -1,5 +1,5 @@
 """cocotb test of a real firmware kernel on the whole DCU, as generated Verilog:
-``hdl/hosttop.py`` HostTop (the DCU, its RTL memory and a host port).
+``hdl/top/hosttop.py`` HostTop (the DCU, its RTL memory and a host port).
 
 The host side is the one every backend of that top shares (``dcu/hostimage.py``): the
 kernel is prepared exactly as for the model (``dcu.launch.prepare``), its image goes in
@@ -30,9 +30,9 @@ from dcu.memmodel import hosttop_knobs
 from dcu.verilator import DEFAULT_MEMORY
 from firmware_tests.manifest import TESTS, check_outputs, path as fw_path
 from hdl.config import get_config
-from hdl.dcu import DcuError, DcuErrorCause
-from hdl.extmem import Knobs
-from hdl.hosttop import MAX_LATENCY
+from hdl.top.dcu import DcuError, DcuErrorCause
+from hdl.mem.extmem import Knobs
+from hdl.top.hosttop import MAX_LATENCY
 from tbutil import PERIOD_NS, Rate, report, start, unpack, write_gtkw
 
 CHUNK = 2_000          # cycles simulated between two looks at the DCU

@@ -1,4 +1,4 @@
-"""cocotb smoke test of the LDS (``hdl/lds.py``) as generated Verilog.
+"""cocotb smoke test of the LDS (``hdl/mem/lds.py``) as generated Verilog.
 
 A few wave32 accesses, one at a time, from a CU 0 SIMD and a CU 1 SIMD: b128 stores that fill
 part of each half, ``ds_load_b32`` with strides 0 (broadcast), 1, 2, 3, 4, 8, 16 and 32 dwords,
@@ -22,7 +22,7 @@ from cocotb.triggers import ReadOnly, RisingEdge
 
 from hdl.config import get_config
 from hdl.isa_tables import OpId
-from hdl.lds import LdsAlloc
+from hdl.mem.lds import LdsAlloc
 from hdl.layouts import VecMemReq, VecMemResp
 from tests.test_lds import LANES, LOADS, M32, STORES, Req, _nregs, _pack, model_exec, rand_req
 from tbutil import Rate, Stream, report, start, unpack, write_gtkw

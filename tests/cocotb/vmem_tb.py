@@ -1,4 +1,4 @@
-"""cocotb smoke test of the vector memory unit (``hdl/vmem.py`` VecMemUnit: coalescer, L0,
+"""cocotb smoke test of the vector memory unit (``hdl/mem/vmem.py`` VecMemUnit: coalescer, L0,
 return queues) as generated Verilog, with a memory responder written here.
 
 The program, the memory semantics and every check are ``tests/test_vmem.py``'s: its random
@@ -22,9 +22,9 @@ from amaranth.hdl import UnusedElaboratable
 from cocotb.triggers import ReadOnly, RisingEdge
 
 from hdl.config import get_config
-from hdl.memport import MemReq, MemResp
+from hdl.mem.memport import MemReq, MemResp
 from hdl.layouts import VecMemResp
-from hdl.vmem import COUNTERS, CountersLayout, ErrorLayout
+from hdl.mem.vmem import COUNTERS, CountersLayout, ErrorLayout
 from tests.test_vmem import ATOMICS, LOADS, Run, base_of, random_program
 from tbutil import Rate, Stream, report, start, unpack, write_gtkw
 

@@ -1,0 +1,2 @@
+"""The board: the FPGA top, its UART and the host link protocol.
+"""

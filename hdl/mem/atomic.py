@@ -1,0 +1,70 @@
+"""32-bit read-modify-write operations, shared by the LDS bank ALUs and the memory side of
+global atomics (RDNA 4 ISA guide, DS_* and GLOBAL_ATOMIC_* pseudocode)."""
+from __future__ import annotations
+
+from amaranth.hdl import Mux, Value, unsigned
+from amaranth.lib import enum
+
+from ..isa_tables import OpId
+
+__all__ = ["AtomicOp", "atomic_result", "ATOMIC_OF"]
+
+
+class AtomicOp(enum.Enum, shape=unsigned(4)):
+    ADD = 0
+    SUB = 1
+    RSUB = 2
+    INC = 3
+    DEC = 4
+    MIN_I32 = 5
+    MAX_I32 = 6
+    MIN_U32 = 7
+    MAX_U32 = 8
+    AND = 9
+    OR = 10
+    XOR = 11
+    SWAP = 12
+    CMPSWAP = 13      # new = data if old == cmp
+
+
+def atomic_result(op, old: Value, d: Value, cmp: Value) -> Value:
+    """The value written back: ``op`` applied to the old dword, operand ``d`` and ``cmp``."""
+    old, d, cmp = old[:32], d[:32], cmp[:32]
+    lt_s = d.as_signed() < old.as_signed()
+    return Mux(op == AtomicOp.ADD, (old + d)[:32],
+           Mux(op == AtomicOp.SUB, (old - d)[:32],
+           Mux(op == AtomicOp.RSUB, (d - old)[:32],
+           Mux(op == AtomicOp.INC, Mux(old >= d, 0, (old + 1)[:32]),
+           Mux(op == AtomicOp.DEC, Mux((old == 0) | (old > d), d, (old - 1)[:32]),
+           Mux(op == AtomicOp.MIN_I32, Mux(lt_s, d, old),
+           Mux(op == AtomicOp.MAX_I32, Mux(lt_s, old, d),
+           Mux(op == AtomicOp.MIN_U32, Mux(d < old, d, old),
+           Mux(op == AtomicOp.MAX_U32, Mux(d < old, old, d),
+           Mux(op == AtomicOp.AND, old & d,
+           Mux(op == AtomicOp.OR, old | d,
+           Mux(op == AtomicOp.XOR, old ^ d,
+           Mux(op == AtomicOp.SWAP, d,
+           Mux(old == cmp, d, old))))))))))))))
+
+
+def _atomic_of() -> dict:
+    """OpId of every DS and global atomic -> its AtomicOp."""
+    table = {"add_u32": "ADD", "sub_u32": "SUB", "rsub_u32": "RSUB", "inc_u32": "INC",
+             "dec_u32": "DEC", "min_i32": "MIN_I32", "max_i32": "MAX_I32", "min_u32": "MIN_U32",
+             "max_u32": "MAX_U32", "and_b32": "AND", "or_b32": "OR", "xor_b32": "XOR",
+             "swap_b32": "SWAP", "cmpswap_b32": "CMPSWAP", "storexchg_b32": "SWAP",
+             "storexchg_2addr_b32": "SWAP", "storexchg_2addr_stride64_b32": "SWAP",
+             "cmpstore_b32": "CMPSWAP"}
+    out = {}
+    for op in OpId:
+        name = op.name.lower()
+        for prefix in ("ds_", "global_atomic_"):
+            if name.startswith(prefix):
+                key = name[len(prefix):].replace("_rtn", "")
+                if key in table:
+                    out[op] = AtomicOp[table[key]]
+    return out
+
+
+#: ``{OpId: AtomicOp}`` for every DS and global atomic opcode.
+ATOMIC_OF = _atomic_of()

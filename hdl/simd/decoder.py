@@ -1,0 +1,369 @@
+"""Combinational gfx1200 instruction decoder (docs/simd.md, "decoder").
+
+Everything opcode-specific is generated at elaboration time from ``isa.OPCODES`` and the
+Python decoder's rules (``isa.decoder``): a ``Switch`` on the format bits (the ISA guide's microcode formats; the
+patterns and the opcode field positions are derived from ``isa.decoder._fmt_of`` and
+``_raw_op``), inside it a ``Switch`` on the opcode field with one ``Case`` per opcode that
+sets the ``OpId``, the ``Kind`` and the per-opcode properties (:func:`op_properties`). The
+VOP3 opcode space holds the native VOP3/VOP3SD opcodes and the ``_e64`` forms of VOP1/VOP2/
+VOPC. Adding an opcode to ``isa/opcodes.py`` adds it here once the SIMD executes it
+(``hdl.simd.executed``, equal to ``hdl.simd.IMPLEMENTED``); any other opcode, a VOPD or foreign
+format, a DPP/SDWA source code, or a field that breaks a rule of ``isa.legality`` (which the
+model's decoder applies too) decodes as ``illegal``.
+
+Literal rule (as ``isa.decode``): a literal dword follows the base encoding when one of the
+first ``len(info.src_bits)`` source fields of the format is 255, or for fmamk/fmaak (K).
+"""
+from __future__ import annotations
+
+import re
+
+from amaranth.hdl import C, Cat, Module, Mux, Signal, unsigned
+from amaranth.lib import data, wiring
+from amaranth.lib.wiring import In, Out
+
+from isa import OPCODES, Fmt, OpInfo
+from isa import operands as O
+from isa.legality import FIELDS, rules
+# The Python decoder's own tables, so that both decoders follow one set of rules.
+from isa.decoder import _BASE_WORDS, _DPP_CODES, _SRC_FIELDS, VMEM_FMTS, _fmt_of, _raw_op
+
+from .executed import IMPLEMENTED as EXECUTED
+from ..isa_tables import FmtId, Kind, OpId, info_of, ops_of
+from ..layouts import DecodedInst
+
+__all__ = ["Decoder", "DecodedInst", "IMPLEMENTED", "op_properties", "is_branch_word"]
+
+#: Mnemonics the RTL decoder decodes: those the SIMD executes (the other opcodes are illegal).
+IMPLEMENTED = EXECUTED
+
+_FMT_LSB = 23        # the format is a function of dword 0 bits [31:23]
+
+
+def _fmt_cubes() -> dict[Fmt, list[str]]:
+    """Disjoint ``Case`` patterns on dword 0 bits [31:23] for each implemented format.
+
+    Classifies all 512 values with the Python decoder's own ``_fmt_of`` and merges them into
+    don't-care cubes along a binary decision tree, so that no two patterns overlap (Verilator
+    flags overlapping ``casez`` items). VOPD and foreign formats are left out: illegal.
+    """
+    width = 32 - _FMT_LSB
+    cls = [_fmt_of(v << _FMT_LSB) for v in range(1 << width)]
+    cls = [None if f == Fmt.VOPD else f for f in cls]
+    cubes: dict[Fmt, list[str]] = {}
+
+    def walk(prefix: str) -> None:
+        free = width - len(prefix)
+        base = int(prefix, 2) << free if prefix else 0
+        kinds = set(cls[base:base + (1 << free)])
+        if len(kinds) == 1:
+            fmt = kinds.pop()
+            if fmt is not None:
+                cubes.setdefault(fmt, []).append(prefix + "-" * free)
+            return
+        walk(prefix + "0")
+        walk(prefix + "1")
+
+    walk("")
+    return cubes
+
+
+def _op_field(fmt: Fmt) -> tuple[int, int]:
+    """(lsb, width) of the opcode field of dword 0, probed from ``isa.decoder._raw_op``."""
+    width = _raw_op(fmt, 0xFFFFFFFF).bit_length()
+    lsb = next(b for b in range(32) if _raw_op(fmt, 1 << b) == 1)
+    assert _raw_op(fmt, ((1 << width) - 1) << lsb) == (1 << width) - 1
+    return lsb, width
+
+
+def is_branch_word(d):
+    """Whether dword ``d`` encodes a PC-relative branch, ``s_branch`` or an ``s_cbranch_*``
+    (the SOPP members of kind ``sbranch``, with the format patterns and opcode field the
+    :class:`Decoder` uses); its ``simm16`` is ``d[0:16]``."""
+    lsb, width = _op_field(Fmt.SOPP)
+    sopp = Cat(*[d[_FMT_LSB:32].matches(p) for p in _fmt_cubes()[Fmt.SOPP]]).any()
+    ops = [info_of(op).op for op in ops_of("sbranch") if info_of(op).fmt == Fmt.SOPP]
+    return sopp & Cat(*[d[lsb:lsb + width] == op for op in ops]).any()
+
+
+_VALU_FMTS = (Fmt.VOP1, Fmt.VOP2, Fmt.VOPC, Fmt.VOP3, Fmt.VOP3SD, Fmt.VOP3P)
+_VOP3_FMTS = (Fmt.VOP3, Fmt.VOP3SD)
+
+# SALU ops that leave SCC alone (RDNA 4 ISA guide): everything else in SOP2 writes SCC.
+_SOP2_KEEPS_SCC = re.compile(r"^s_(bfm|mul|cselect|pack|add_nc|sub_nc)_|_f32$")
+
+# Decoder-internal intermediate values (one signal, so the simulator updates it at once).
+_Temp = data.StructLayout({
+    "src0": unsigned(9), "src1": unsigned(9), "src2": unsigned(9),
+    "litsel": unsigned(3),       # which of src0..src2 may name the literal (code 255)
+    "lit_k": 1,                  # fmamk/fmaak: the literal is the K constant
+    "nbase": unsigned(2),        # dwords before the literal
+    "dpp_chk": 1,                # src0 must not be a DPP/SDWA code
+    "bad": 1,                    # a field breaks a rule of isa.legality
+})
+
+
+def _dw(bits: int) -> int:
+    return (bits + 31) // 32
+
+
+def op_properties(info: OpInfo, enc: Fmt) -> dict:
+    """Constant ``DecodedInst`` fields of one opcode in one encoding.
+
+    Parameters
+    ----------
+    info : isa.OpInfo
+        The opcode.
+    enc : isa.Fmt
+        The encoding actually used: ``info.fmt``, or ``info.vop3_fmt`` for the ``_e64`` form
+        of a VOP1/VOP2/VOPC opcode.
+
+    Returns
+    -------
+    dict
+        Field name -> Python value for the fields that do not depend on operand bits
+        (``src*_dw``, ``vdst_dw``, ``sdst_dw``, ``data*_dw`` and the implicit-access flags).
+        Operand-dependent widths (VGLOBAL ``vaddr_dw``, returning atomics) are set by
+        :class:`Decoder` itself.
+    """
+    name, fl = info.name, info.flags
+    p = dict.fromkeys(("src0_dw", "src1_dw", "src2_dw", "vdst_dw", "sdst_dw", "vaddr_dw",
+                       "data0_dw", "data1_dw"), 0)
+    if enc in _VALU_FMTS or enc in (Fmt.SOP1, Fmt.SOP2, Fmt.SOPC):
+        for i, bits in enumerate(info.src_bits[:3]):
+            p[f"src{i}_dw"] = _dw(bits)
+    if enc in _VALU_FMTS:
+        if info.fmt == Fmt.VOPC or "sdst" in fl or enc == Fmt.VOP3SD or "carry_out" in fl:
+            p["sdst_dw"] = 1             # lane mask, carry-out or readlane result
+        if info.fmt != Fmt.VOPC and "sdst" not in fl:
+            p["vdst_dw"] = _dw(info.dst_bits)
+    elif enc in (Fmt.SOP1, Fmt.SOP2, Fmt.SOPK, Fmt.SMEM):
+        p["sdst_dw"] = _dw(info.dst_bits)
+    elif enc == Fmt.DS:
+        p["vdst_dw"] = _dw(info.dst_bits)
+        p["vaddr_dw"] = 1
+        for i, bits in enumerate(info.src_bits[1:3]):
+            p[f"data{i}_dw"] = _dw(bits)
+    elif enc in VMEM_FMTS:
+        if info.kind == "vmem_load":
+            p["vdst_dw"] = _dw(info.dst_bits)
+        if len(info.src_bits) > 1:
+            p["data0_dw"] = _dw(info.src_bits[1])
+    p["reads_vcc"] = int(("reads_vcc" in fl and info.fmt == Fmt.VOP3)
+                         or name.startswith("s_cbranch_vcc"))
+    p["writes_exec"] = int("cmpx" in fl or "saveexec" in fl)
+    p["reads_scc"] = int("reads_scc" in fl or name.startswith("s_cbranch_scc"))
+    p["writes_scc"] = int(
+        enc == Fmt.SOPC
+        or (enc == Fmt.SOP2 and not _SOP2_KEEPS_SCC.search(name))
+        or (enc == Fmt.SOP1 and ("saveexec" in fl or name.startswith(("s_not_", "s_abs_",
+                                                                       "s_bcnt"))))
+        or (enc == Fmt.SOPK and name.startswith(("s_addk_", "s_cmpk_"))))
+    p["reads_dst"] = int(
+        "mac" in fl or "writelane" in fl
+        or ("d16" in fl and info.kind in ("vmem_load", "ds_load"))   # merged into half a VGPR
+        or (enc in _VALU_FMTS and info.dst_bits == 16)      # merged into half a VGPR
+        or name.startswith(("s_cmov", "s_bitset", "s_addk_", "s_mulk_")))
+    return p
+
+
+def _vop3_space() -> dict[int, OpInfo]:
+    """VOP3 opcode -> OpInfo over native VOP3/VOP3SD ops and the _e64 forms of VOP1/2/C."""
+    space: dict[int, OpInfo] = {}
+    for info in OPCODES:
+        code = info.op if info.fmt in _VOP3_FMTS else info.vop3_op
+        if code is None:
+            continue
+        assert code not in space, (info.name, space.get(code))
+        space[code] = info
+    return space
+
+
+def _in_range(v, lo: int, hi: int):
+    """lo <= v <= hi, without comparisons that are constant (Verilator flags those)."""
+    if lo == hi:
+        return v == lo
+    if lo == 0 and hi == (1 << len(v)) - 1:
+        return C(1, 1)
+    return v <= hi if lo == 0 else v >= lo if hi == (1 << len(v)) - 1 else (v >= lo) & (v <= hi)
+
+
+def _breaks_a_rule(info: OpInfo, enc: Fmt, words):
+    """1 when a field of the instruction breaks a rule of ``isa.legality`` (the model's decoder
+    refuses such a word)."""
+    bad = []
+    for r in rules(info, enc):
+        d, lsb, width = FIELDS[enc][r.field]
+        v = words[d][lsb:lsb + width]
+        if r.mask & ((1 << width) - 1):
+            bad.append((v & (r.mask & ((1 << width) - 1))).any())
+        bad += [_in_range(v, lo, min(hi, (1 << width) - 1)) for lo, hi in r.ranges if lo < 1 << width]
+    return Cat(*bad).any() if bad else C(0, 1)
+
+
+class Decoder(wiring.Component):
+    """Decode one gfx1200 instruction, combinationally.
+
+    Parameters
+    ----------
+    pc_width : int
+        Width of the byte program counter used for ``next_pc`` and ``target``.
+
+    Attributes
+    ----------
+    words : In(unsigned(96))
+        Dword 0 of the instruction in bits [31:0], then the next two dwords (the upper
+        dwords of a 64/96-bit encoding, or the literal).
+    pc : In(unsigned(pc_width))
+        Byte address of the instruction.
+    inst : Out(DecodedInst)
+        The decoded instruction (see :data:`hdl.layouts.DecodedInst`). When ``illegal`` is
+        set, ``op`` is ``OpId.NONE``, ``kind`` is ``Kind.ILLEGAL`` and the other fields are
+        unspecified.
+    next_pc : Out(unsigned(pc_width))
+        ``pc + 4 * size``: the fall-through address (also what ``s_getpc_b64`` returns).
+    target : Out(unsigned(pc_width))
+        ``pc + 4 + 4 * simm16`` (signed): the target of ``s_branch`` / ``s_cbranch_*``.
+    """
+
+    def __init__(self, pc_width: int = 32):
+        self.pc_width = pc_width
+        super().__init__({
+            "words": In(unsigned(96)),
+            "pc": In(unsigned(pc_width)),
+            "inst": Out(DecodedInst),
+            "next_pc": Out(unsigned(pc_width)),
+            "target": Out(unsigned(pc_width)),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        inst = self.inst
+        w0, w1, w2 = self.words[0:32], self.words[32:64], self.words[64:96]
+        t = Signal(_Temp, init={"nbase": 1})
+
+        m.d.comb += inst.illegal.eq(1)       # until an opcode Case matches
+        with m.Switch(w0[_FMT_LSB:32]):
+            for fmt, patterns in _fmt_cubes().items():
+                with m.Case(*patterns):
+                    m.d.comb += [inst.fmt.eq(FmtId[fmt.name]), t.nbase.eq(_BASE_WORDS[fmt]),
+                                 t.dpp_chk.eq("src0" in _SRC_FIELDS.get(fmt, ()))]
+                    m.d.comb += self._fields(fmt, inst, t, w0, w1, w2)
+                    lsb, width = _op_field(fmt)
+                    if fmt == Fmt.VOP3:
+                        ops = sorted(_vop3_space().items(), key=lambda kv: kv[0])
+                    else:
+                        ops = sorted((i.op, i) for i in OPCODES if i.fmt == fmt)
+                    ops = [(code, info) for code, info in ops if info.name in EXECUTED]
+                    with m.Switch(w0[lsb:lsb + width]):
+                        for code, info in ops:
+                            with m.Case(code):
+                                enc = info.vop3_fmt if fmt == Fmt.VOP3 else fmt
+                                m.d.comb += self._op_case(info, enc, inst, t, w0, w1)
+                                m.d.comb += t.bad.eq(_breaks_a_rule(info, enc, (w0, w1, w2)))
+
+        eq255 = Cat(t.src0 == O.LITERAL, t.src1 == O.LITERAL, t.src2 == O.LITERAL)
+        has_lit = t.lit_k | (t.litsel & eq255).any()
+        m.d.comb += [
+            inst.src0.eq(t.src0), inst.src1.eq(t.src1), inst.src2.eq(t.src2),
+            inst.has_literal.eq(has_lit),
+            inst.size.eq(t.nbase + has_lit),
+            inst.literal.eq(Mux(has_lit, Mux(t.nbase[1], w2, w1), 0)),
+        ]
+        dpp = t.dpp_chk & Cat(*(t.src0 == code for code in _DPP_CODES)).any()
+        with m.If(dpp | t.bad):
+            m.d.comb += [inst.valid.eq(0), inst.illegal.eq(1), inst.op.eq(OpId.NONE),
+                         inst.kind.eq(Kind.ILLEGAL)]
+
+        m.d.comb += [
+            self.next_pc.eq(self.pc + Cat(C(0, 2), t.nbase + has_lit)),
+            self.target.eq(self.pc + 4 + (w0[0:16].as_signed() << 2)),
+        ]
+        return m
+
+    @staticmethod
+    def _fields(fmt, inst, t, w0, w1, w2) -> list:
+        """Operand fields of one format (isa.decoder._fields)."""
+        if fmt == Fmt.SOP2:
+            return [t.src0.eq(w0[0:8]), t.src1.eq(w0[8:16]), inst.sdst.eq(w0[16:23])]
+        if fmt == Fmt.SOPK:
+            return [inst.sdst.eq(w0[16:23]), inst.simm16.eq(w0[0:16])]
+        if fmt == Fmt.SOP1:
+            return [t.src0.eq(w0[0:8]), inst.sdst.eq(w0[16:23])]
+        if fmt == Fmt.SOPC:
+            return [t.src0.eq(w0[0:8]), t.src1.eq(w0[8:16])]
+        if fmt == Fmt.SOPP:
+            return [inst.simm16.eq(w0[0:16])]
+        if fmt == Fmt.SMEM:
+            return [inst.sdst.eq(w0[6:13]), inst.sbase.eq(w0[0:6]), inst.soffset.eq(w1[25:32]),
+                    inst.offset.eq(w1[0:24].as_signed()), inst.th.eq(w0[23:25]),
+                    inst.scope.eq(w0[21:23])]
+        if fmt == Fmt.VOP1:
+            return [inst.vdst.eq(w0[17:25]), t.src0.eq(w0[0:9])]
+        if fmt in (Fmt.VOP2, Fmt.VOPC):
+            vsrc1 = Cat(w0[9:17], C(1, 1))          # VGPR code 256 + v
+            out = [t.src0.eq(w0[0:9]), t.src1.eq(vsrc1)]
+            return out + ([inst.vdst.eq(w0[17:25])] if fmt == Fmt.VOP2 else [])
+        if fmt == Fmt.VOP3:
+            return [inst.vdst.eq(w0[0:8]), t.src0.eq(w1[0:9]), t.src1.eq(w1[9:18]),
+                    t.src2.eq(w1[18:27]), inst.neg.eq(w1[29:32]), inst.omod.eq(w1[27:29]),
+                    inst.clamp.eq(w0[15]), inst.abs.eq(w0[8:11]), inst.opsel.eq(w0[11:15])]
+        if fmt == Fmt.VOP3P:        # op_sel_hi and neg_hi have no DecodedInst field
+            return [inst.vdst.eq(w0[0:8]), t.src0.eq(w1[0:9]), t.src1.eq(w1[9:18]),
+                    t.src2.eq(w1[18:27]), inst.neg.eq(w1[29:32]), inst.clamp.eq(w0[15]),
+                    inst.opsel.eq(w0[11:14])]
+        if fmt == Fmt.DS:
+            return [inst.offset0.eq(w0[0:8]), inst.offset1.eq(w0[8:16]),
+                    inst.offset.eq(w0[0:16]), inst.vdst.eq(w1[24:32]), inst.data1.eq(w1[16:24]),
+                    inst.data0.eq(w1[8:16]), inst.vaddr.eq(w1[0:8])]
+        if fmt in VMEM_FMTS:
+            return [inst.vdst.eq(w1[0:8]), inst.data0.eq(w1[23:31]), inst.vaddr.eq(w2[0:8]),
+                    inst.saddr.eq(w0[0:7]), inst.offset.eq(w2[8:32].as_signed()),
+                    inst.th.eq(w1[20:23]), inst.scope.eq(w1[18:20])]
+        raise AssertionError(fmt)
+
+    @staticmethod
+    def _op_case(info: OpInfo, enc: Fmt, inst, t, w0, w1) -> list:
+        """Statements of one opcode's Case: OpId, Kind and the per-opcode properties."""
+        fl = info.flags
+        e32 = enc == info.fmt and enc in (Fmt.VOP1, Fmt.VOP2, Fmt.VOPC)
+        stmts = [inst.valid.eq(1), inst.illegal.eq(0), inst.op.eq(OpId[info.name.upper()]),
+                 inst.kind.eq(Kind[info.kind.upper()])]
+        nlit = min(len(_SRC_FIELDS.get(enc, ())), len(info.src_bits))
+        if nlit:
+            stmts.append(t.litsel.eq((1 << nlit) - 1))
+        if "literal_k" in fl:
+            stmts += [t.lit_k.eq(1), t.dpp_chk.eq(0)]
+        props = op_properties(info, enc)
+        stmts += [getattr(inst, k).eq(v) for k, v in props.items() if v]
+
+        # scalar destinations that are not in an SOP/SMEM sdst field
+        if enc == Fmt.VOP3SD:
+            stmts += [inst.fmt.eq(FmtId.VOP3SD), inst.sdst.eq(w0[8:15]), inst.abs.eq(0),
+                      inst.opsel.eq(0)]
+        if info.fmt == Fmt.VOPC:
+            if "cmpx" in fl:
+                stmts.append(inst.sdst.eq(O.EXEC_LO))
+            elif e32:
+                stmts.append(inst.sdst.eq(O.VCC_LO))
+            else:
+                stmts.append(inst.sdst.eq(w0[0:7]))
+        elif "sdst" in fl:
+            stmts.append(inst.sdst.eq(w0[17:24] if enc == Fmt.VOP1 else w0[0:7]))
+        elif e32 and "carry_out" in fl:
+            stmts.append(inst.sdst.eq(O.VCC_LO))
+        # the _e32 forms read VCC where the _e64 forms name an SGPR in src2
+        if e32 and len(info.src_bits) == 3:
+            stmts.append(t.src2.eq(O.VCC_LO))
+
+        if enc in VMEM_FMTS and info.kind != "cache":
+            if enc == Fmt.VGLOBAL:             # a 64-bit address, or a 32-bit offset to saddr
+                stmts.append(inst.vaddr_dw.eq(Mux(w0[0:7] == O.SOFFSET_NONE,
+                                                  _dw(info.src_bits[0]), 1)))
+            elif enc == Fmt.VSCRATCH:          # the offset VGPR is read iff sve
+                stmts.append(inst.vaddr_dw.eq(w1[17]))
+            else:
+                stmts.append(inst.vaddr_dw.eq(_dw(info.src_bits[0])))
+            if "th_return" in fl:              # returns the old value iff th[0]
+                stmts.append(inst.vdst_dw.eq(Mux(w1[20], _dw(info.dst_bits), 0)))
+        return stmts

@@ -1,0 +1,556 @@
+"""Per-lane FP32 datapath builders for :class:`hdl.simd.valu_fp.VALUFloat`.
+
+Every function here builds the Amaranth expressions (or ``Module`` statements) of ONE lane from
+slices of the stage signals of ``VALUFloat``; the component calls them once per lane and the
+lanes share nothing.  The semantics are those of ``sim/fp32.py`` (docs/fp32.md), bit for bit.
+
+Simulation-speed rules followed here:
+
+* Amaranth's Python simulator compiles an expression tree literally: a sub-expression used
+  twice is evaluated twice.  Values that are needed several times are therefore kept in stage
+  signals (slices of a signal are cheap) and the datapath is cut into stages; inside a stage,
+  ``m.If``/``m.Switch`` evaluate a test once and guard several assignments.
+* ``Mux`` and ``Switch`` evaluate only the selected branch, so special cases cost nothing
+  on the common path.
+* Wide operators (a 24 x 24 multiply, a variable shift) are one Python operation each.
+
+Number representation between stages: a finite result that still needs rounding is carried
+as a signed integer ``V`` and an exponent ``T`` (value = V x 2^T, exact, except that an
+operand far below the rounding position is replaced by one unit in the last place of V,
+which rounds identically -- see :func:`fma_lane`).  T is stored biased by ``T_BIAS`` so that
+the exponent arithmetic stays unsigned.  ``round_lane`` rounds it to float32 with ties to
+even, gradual underflow and overflow to infinity (docs/fp32.md §5.2).
+"""
+from __future__ import annotations
+
+from amaranth.hdl import Cat, Const, Mux, Value, signed
+
+__all__ = [
+    "VW", "TW", "T_BIAS", "BLW", "MW", "REC_W", "NORM_W", "R_T", "R_ZS", "R_FIN", "R_NEG",
+    "R_V", "FIN_REC", "record", "fit", "rep", "swar_unpack", "swar_spec",
+    "Opnd", "fma_special", "fma_lane", "fma_sum", "TERMS_W", "minmax_bits", "MINMAX_OPS", "cmp_bit", "class_bit",
+    "f2i_bits", "rint_bits", "RINT_OPS", "fract_lane", "ldexp_lane", "i2f_rec",
+    "lzc_lane", "round_lane", "omod_lane", "clamp_lane",
+]
+
+# ---------------------------------------------------------------------------------------
+# Widths of the pre-rounding record (one per lane, see VALUFloat stage 3).
+VW = 76             #: signed width of V (|V| < 2^75, see fma_lane)
+TW = 10             #: width of T + T_BIAS (-512 <= T <= 511)
+T_BIAS = 512
+BLW = 7             #: width of the bit length of |V| (0 .. 75)
+MW = VW - 1         #: width of |V|
+# Pre-rounding record (stage 3 -> 5), LSB first: T + T_BIAS, zsign (sign of an exact zero),
+# fin (the lane's result is final, in the bits vector), neg (negate V), V (two's complement).
+# V is the top field so that a narrower non-negative V needs no padding.
+R_T, R_ZS, R_FIN, R_NEG, R_V = 0, TW, TW + 1, TW + 2, TW + 3
+REC_W = R_V + VW
+TERMS_W = 2 * VW + 1  #: fma_lane's terms of V, per lane: a, b, sub
+NORM_W = MW + 1  #: stage 4 record, LSB first: |V|, sign of the result
+
+QUIET = 0x0040_0000
+SIGN = 0x8000_0000
+INF = 0x7F80_0000
+DEFAULT_NAN = 0xFFC0_0000
+ONE = 0x3F80_0000
+ALMOST_ONE = 0x3F7F_FFFF
+
+# fma_lane: d = exponent difference of the addend's lsb over the product's lsb; the exact sum is
+# formed for |d| <= _NEAR; beyond, the smaller operand is shifted down with a sticky bit below
+# the larger one, placed this many bits up (the minimum that keeps the rounding exact, see fma_lane).
+_NEAR = 26
+_DD = 1088           # fma_lane's dd = d + _DD: unsigned, and a multiple of 64 (d = dd[:6] for 0 <= d < 64)
+_BIGC_SHIFT = 3      # addend placed 3 bits up when the product is the smaller operand
+_BIGP_SHIFT = 26     # product placed 26 bits up when the addend is the smaller one
+
+
+def fit(v: Value, width: int) -> Value:
+    """``v`` as exactly ``width`` bits: truncated, or sign-/zero-extended by its own signedness
+    (``Cat`` packs its parts at their own widths, so record fields must be exact)."""
+    v = Value.cast(v)
+    if len(v) >= width:
+        return v[:width]
+    if v.shape().signed:
+        return (v + Const(0, signed(width)))[:width]
+    return Cat(v, Const(0, width - len(v)))
+
+
+#: The record of a lane whose result is final.
+FIN_REC = 1 << R_FIN
+
+
+def record(v: Value, t: Value, zsign=0, neg=0) -> Value:
+    """A pre-rounding record: value (-1)^neg x v x 2^(t - T_BIAS); ``v`` is a VW-bit two's
+    complement number, or a narrower non-negative one (zero-extended, so that records can be
+    concatenated)."""
+    v = Value.cast(v)
+    pad = [Const(0, VW - len(v))] if len(v) < VW else []
+    return Cat(fit(t, TW), zsign, Const(0, 1), neg, v[:VW], *pad)
+
+
+def rep(value: int, lanes: int, width: int = 32) -> int:
+    """The integer with ``value`` in every ``width``-bit lane slot (a SWAR constant)."""
+    return sum(value << (width * i) for i in range(lanes))
+
+
+def _tree(op, items):
+    """Balanced reduction (keeps the expression depth logarithmic)."""
+    items = list(items)
+    while len(items) > 1:
+        items = [op(items[k], items[k + 1]) if k + 1 < len(items) else items[k]
+                 for k in range(0, len(items), 2)]
+    return items[0]
+
+
+def swar_unpack(v: Value, lanes: int) -> Value:
+    """Per 32-bit lane of ``v`` (float32 bits): ``M | E << 24`` with bitwise logic only.
+
+    ``M`` (24 bits) is the significand with the hidden bit (0 for zero and denormals) and ``E``
+    (8 bits) the exponent field with 0 replaced by 1, so that a finite x = M x 2^(E - 150).
+    No carries cross lane boundaries (only AND/OR/shifts by constants).
+    """
+    e = v & rep(0x7F80_0000, lanes)
+    hid = _tree(lambda p, q: p | q, [e >> k for k in range(8)]) & rep(0x0080_0000, lanes)
+    lo = (v & rep(0x007F_FFFF, lanes)) | hid
+    hi = ((v << 1) & rep(0xFF00_0000, lanes)) | ((hid ^ rep(0x0080_0000, lanes)) << 1)
+    return (lo | hi)[:32 * lanes]
+
+
+def swar_spec(v: Value, lanes: int) -> Value:
+    """Bit 23 of every 32-bit lane: the exponent field of ``v`` is 255 (inf or NaN)."""
+    e = v & rep(0x7F80_0000, lanes)
+    return _tree(lambda p, q: p & q, [e >> k for k in range(8)]) & rep(0x0080_0000, lanes)
+
+
+class Opnd:
+    """Slices of one float32 operand of one lane.
+
+    Parameters
+    ----------
+    word : Signal
+        All lanes of the operand (lane ``i`` at bits ``[32 i + 31 : 32 i]``).
+    unpacked : Signal or None
+        The :func:`swar_unpack` of ``word`` (significand and exponent), if available.
+    lane : int
+        Lane index.
+    """
+
+    def __init__(self, word, unpacked, lane: int):
+        self._w, self._u, self._b = word, unpacked, 32 * lane
+
+    def bits(self, lo: int, width: int) -> Value:
+        """Bits ``[lo + width - 1 : lo]`` of the operand."""
+        return self._w[self._b + lo: self._b + lo + width]
+
+    @property
+    def word(self):
+        return self.bits(0, 32)
+
+    @property
+    def mag(self):
+        return self.bits(0, 31)
+
+    @property
+    def exp(self):
+        return self.bits(23, 8)
+
+    @property
+    def frac(self):
+        return self.bits(0, 23)
+
+    @property
+    def sign(self):
+        return self.bits(31, 1)
+
+    @property
+    def quiet_bit(self):
+        return self.bits(22, 1)
+
+    @property
+    def m(self):
+        """Significand with hidden bit (24 bits)."""
+        return self._u[self._b: self._b + 24]
+
+    @property
+    def E(self):
+        """Exponent field, 0 replaced by 1 (8 bits)."""
+        return self._u[self._b + 24: self._b + 32]
+
+    def is_nan(self):
+        return self.mag > INF
+
+    def is_inf(self):
+        return self.mag == INF
+
+    def is_zero(self):
+        return self.mag == 0
+
+    def is_snan(self):
+        return (self.mag > INF) & ~self.quiet_bit
+
+    def quieted(self):
+        return self.word | QUIET
+
+
+# ---------------------------------------------------------------------------------------
+# Stage 3: add / sub / mul / fma (one fused datapath)
+def fma_special(x: Opnd, y: Opnd, z: Opnd, sp, zneg) -> Value:
+    """Result of x * y + z when an operand is inf or NaN (docs/fp32.md §2 rules 1-2).
+
+    ``zneg`` undoes the negation of src1 that v_sub/v_subrev apply to z, so that a NaN there
+    keeps its own sign; ``sp`` is the sign of the product.
+    """
+    p_inf = x.is_inf() | y.is_inf()
+    invalid = (p_inf & (x.is_zero() | y.is_zero())) | (p_inf & z.is_inf() & (sp ^ z.sign))
+    return Mux(x.is_nan(), x.quieted(),
+           Mux(y.is_nan(), y.quieted(),
+           Mux(z.is_nan(), z.quieted() ^ Cat(Const(0, 31), zneg),
+           Mux(invalid, DEFAULT_NAN,
+           Mux(p_inf, Cat(Const(INF, 31), sp), z.word)))))
+
+
+def _jam_shift(x: Value, s: Value, out_all: Value) -> Value:
+    """``x >> s`` with the bits shifted out ORed into its lsb (sticky); ``x != 0`` when
+    ``out_all`` (``s`` is at least ``x``'s width)."""
+    w = len(x)
+    lost = (x & ~(Const((1 << w) - 1, w) << s)[:w]) != 0
+    return Mux(out_all, x != 0, (x >> s) | lost)
+
+
+def fma_lane(m, rec, terms, x: Opnd, y: Opnd, z: Opnd, sp, sub, zsign, P=None):
+    """Statements that fill the pre-rounding record ``rec`` of x*y + z, but for its V, and
+    ``terms``, the two terms whose sum (:func:`fma_sum`, a stage later) is V.
+
+    Finite operands only (the caller handles inf/NaN).  With M the significands and
+    E the exponents (:func:`swar_unpack`), P = Mx*My (48 bits) weighs 2^ep, ep = Ex+Ey-300,
+    and the addend Mz weighs 2^ec, ec = Ez-150; d = ec - ep.  V = a +- b, T:
+
+    * -26 <= d <= 26: exact, a = P << max(-d, 0), b = Mz << max(d, 0), T = min(ep, ec);
+      |V| < 2^75.
+    * d >= 27 (the product below 2^(ec+21)): a = P >> (d - 3) with the bits shifted out
+      ORed into its lsb (a sticky bit), b = Mz << 3, T = ec - 3.
+    * d <= -27 (the addend below 2^(ep-3)): a = P << 26, b = Mz >> (-d - 26) with a
+      sticky bit, T = ep - 26.
+    * a zero product: a = 0, b = Mz << 3, T = ec - 3; a zero addend: a = P << 26, b = 0,
+      T = ep - 26.
+
+    Why the sticky bit rounds alike: let u = 2^T. The small term's lost part f lies in
+    (0, 1) u, so the exact sum lies strictly between two consecutive multiples of u, n u and
+    (n + 1) u; the large term is a multiple of 2u, so the term with its lsb set makes V the
+    odd one of n and n + 1. If the result's rounding bit weighs at least 2u, every rounding
+    boundary (a representable value or a midpoint) is a multiple of 2u, and no multiple of
+    2u lies strictly between (n - 1) u and (n + 1) u for odd n: the exact sum and V round
+    alike. The rounding bit does weigh that much. For d >= 27 a normal addend is at least
+    2^(ec+23), the sum at least 2^(ec+22), its ulp at least 2^(ec-1), the rounding bit
+    2^(ec-2) = 2u; a denormal addend has ec = -149, and no result has an ulp below 2^-149.
+    For d <= -27 a product with its leading bit at 2^(ep+k) (k >= 0) gives a sum of at
+    least 2^(ep+k-1): rounding bit at least 2^(ep+k-25) >= 2^(ep-25) = 2u.
+
+    The sign of an exact zero (``zsign``) is that of the IEEE sum of two zeros: negative only
+    when the product and the addend are both negative (x - x = +0 in round to nearest).
+    ``sp`` is the sign of the product, ``sub`` = sp xor sign(z) (an effective subtraction);
+    the record holds V / (-1)^sp = a +- b and neg = sp. ``P``: the product of the
+    significands when a multiplier outside the unit computes it (``hdl/simd/lanemul.py``).
+
+    The cases are ``If``/``Elif`` statements, not ``Mux`` chains: Amaranth's simulator then
+    tests each case once and builds only the chosen case's terms; the adder is in the next
+    stage, which reads the terms from signals (``TERMS_W`` bits per lane: a, b, sub).
+    """
+    P = x.m * y.m if P is None else P
+
+    def tp(k=0):                                    # ep - k + T_BIAS
+        return x.E + y.E + (T_BIAS - 300 - k)
+
+    def tc(k=0):                                    # ec - k + T_BIAS
+        return z.E + (T_BIAS - 150 - k)
+    # dd = d + _DD in [795, 1554]: d = ec - ep = Ez - Ex - Ey + 150, written without a
+    # subtraction (~E = 255 - E) so that the simulator keeps to unsigned arithmetic. The shift
+    # amounts below are dd's low bits plus a constant, modulo 2^11 (~dd = 2047 - dd).
+    dd = (z.E + ~x.E + ~y.E + (_DD + 150 - 510))[:11]
+    z_zero, p_zero = z.is_zero(), x.is_zero() | y.is_zero()
+
+    def case(a, b, t):
+        return [terms.eq(Cat(fit(a, VW), fit(b, VW), sub)), rec.eq(record(Const(0, 1), t, zsign, sp))]
+    with m.If(z_zero | p_zero):
+        # the addend alone (zero product), or the product alone (zero addend)
+        with m.If(~z_zero):
+            m.d.comb += case(Const(0, 1), z.m << _BIGC_SHIFT, tc(_BIGC_SHIFT))
+        with m.Else():
+            m.d.comb += case(P << _BIGP_SHIFT, Const(0, 1), tp(_BIGP_SHIFT))
+    with m.Elif(dd >= _DD + _NEAR + 1):    # d >= 27: the product shifted down by d - 3 (< 48 bits: 6 bits)
+        m.d.comb += case(_jam_shift(P, (dd + (2048 - _DD - _BIGC_SHIFT))[:6], dd >= _DD + _BIGC_SHIFT + 48),
+                         z.m << _BIGC_SHIFT, tc(_BIGC_SHIFT))
+    with m.Elif(dd >= _DD):                # 0 <= d <= 26: the addend shifted up by d = dd[:5]
+        m.d.comb += case(P, z.m << dd[:5], tp())
+    with m.Elif(dd >= _DD - _NEAR):        # -26 <= d <= -1: the product shifted up by -d = 1 + ~dd[:5]
+        m.d.comb += case((P << 1) << ~dd[:5], z.m, tc())
+    with m.Else():                         # d <= -27: the addend shifted down by -d - 26 (< 24 bits: 5 bits)
+        m.d.comb += case(P << _BIGP_SHIFT,
+                         _jam_shift(z.m, (~dd + (_DD - _BIGP_SHIFT + 1))[:5], dd <= _DD - _BIGP_SHIFT - 24),
+                         tp(_BIGP_SHIFT))
+
+
+def fma_sum(terms: Value) -> Value:
+    """V = a + b, or a - b when ``sub``, in VW-bit two's complement, from one lane's
+    ``terms`` (:func:`fma_lane`): one adder for every alignment case."""
+    a, b, sub = terms[:VW], terms[VW:2 * VW], terms[2 * VW]
+    return (a + (b ^ Mux(sub, (1 << VW) - 1, 0)) + sub)[:VW]
+
+
+# ---------------------------------------------------------------------------------------
+# Stage 3: min / max / med3
+def _key(v: Opnd, for_max: bool) -> Value:
+    """Unsigned 32-bit key ordered like the float value (-0 < +0), reversed for max."""
+    if for_max:
+        return Mux(v.sign, v.word, v.word ^ 0x7FFF_FFFF)
+    return Mux(v.sign, v.word ^ 0xFFFF_FFFF, v.word ^ 0x8000_0000)
+
+
+def _nkey(v: Opnd, for_max) -> Value:
+    """33-bit key with NaN above every number (a NaN never wins a *_num selection);
+    ``for_max`` may be a run-time bit."""
+    return Mux(v.is_nan(), 1 << 32, Mux(for_max, _key(v, True), _key(v, False)))
+
+
+#: The selections :func:`minmax_bits` makes, in the order of its ``sub`` index.
+MINMAX_OPS = ("min_num", "max_num", "minimum", "maximum", "min3", "max3", "med3")
+
+
+def minmax_bits(sub: Value, x: Opnd, y: Opnd, z: Opnd) -> Value:
+    """v_min_num / max_num / minimum / maximum / min3_num / max3_num / med3_num, ``sub`` the
+    run-time index into :data:`MINMAX_OPS`.
+
+    NaN rules of docs/fp32.md §2 rules 3-5: *_num return the non-NaN operand (the first
+    operand's quiet NaN when all are NaN); minimum/maximum propagate sNaN(x), sNaN(y),
+    qNaN(x), qNaN(y) in that order; med3 with a NaN operand is min3_num.
+
+    All seven share three compares of the keys (NaN above every number; reversed for the max
+    ops). Without NaNs those keys order the operands as the plain keys do, so med3's median
+    and the IEEE minimum/maximum (which decide NaNs first) take the same compares: one
+    comparator per operand pair instead of one per operation.
+    """
+    mx = Cat(*[sub == k for k, name in enumerate(MINMAX_OPS) if name.startswith("max")]).any()
+    kx, ky, kz = (_nkey(v, mx) for v in (x, y, z))
+    xy, yz, xz = kx < ky, ky < kz, kx < kz
+    two = Mux(xy, x.word, y.word)
+    three = Mux(x.is_nan() & y.is_nan() & z.is_nan(), x.quieted(),
+                Mux(xy, Mux(xz, x.word, z.word), Mux(yz, y.word, z.word)))
+    num = Mux(x.is_nan() & y.is_nan(), x.quieted(), two)
+    ieee = Mux(x.is_snan(), x.quieted(), Mux(y.is_snan(), y.quieted(),
+               Mux(x.is_nan(), x.word, Mux(y.is_nan(), y.word, two))))
+    median = Mux(xy, Mux(yz, y.word, Mux(xz, z.word, x.word)), Mux(yz, Mux(xz, x.word, z.word), y.word))
+    # the pseudocode compares max3 with S0, then S1, as floats (+0 == -0): when the maximum is
+    # a zero, the result is max_num of the two operands after the first zero (med3(-0, +0, -1) = +0)
+    top = Mux(xy, Mux(yz, z.word, y.word), Mux(xz, z.word, x.word))
+    later = Mux(x.is_zero(), Mux(yz, z.word, y.word),
+                Mux(y.is_zero(), Mux(xz, z.word, x.word), Mux(xy, y.word, x.word)))
+    median = Mux(top[:31] == 0, later, median)
+    med3 = Mux(x.is_nan() | y.is_nan() | z.is_nan(), three, median)
+    # a chain of multiplexers (0 for an index past the table, as an Array would give) rather
+    # than an Array, whose process a compiled simulator would evaluate on every cycle: the
+    # chain's operations move into the branch of the unit that selects them (dcu/vpost/vsink.py)
+    result = {"min_num": num, "max_num": num, "minimum": ieee, "maximum": ieee, "min3": three,
+              "max3": three, "med3": med3}
+    out = Const(0, 32)
+    for value in (med3, three, ieee, num):
+        out = Mux(Cat(*[sub == k for k, name in enumerate(MINMAX_OPS) if result[name] is value]).any(), value, out)
+    return out
+
+
+# ---------------------------------------------------------------------------------------
+# Stage 3: compares, class
+def cmp_bit(cond: Value, x: Opnd, y: Opnd) -> Value:
+    """v_cmp_<cond>_f32: ``cond`` is the 4-bit condition index (VOPC opcode - 16).
+
+    Its bits are the answers for (lt, eq, gt, unordered): f=0000, lt=0001, eq=0010, ...,
+    t=1111, so the result is one bit of ``cond`` chosen by the relation of x and y.
+    -0 == +0; any NaN makes the relation unordered.
+    """
+    return Mux(x.is_nan() | y.is_nan(), cond[3],
+           Mux((x.word == y.word) | ((x.mag | y.mag) == 0), cond[1],
+           Mux(_key(x, False) < _key(y, False), cond[0], cond[2])))
+
+
+def class_bit(x: Opnd, y: Opnd) -> Value:
+    """v_cmp_class_f32: bit class(x) of the mask y (0 sNaN, 1 qNaN, 2 -inf, 3 -normal,
+    4 -denormal, 5 -0, 6 +0, 7 +denormal, 8 +normal, 9 +inf)."""
+    def yb(k):
+        return y.bits(k, 1)
+    return Mux(x.is_nan(), Mux(x.quiet_bit, yb(1), yb(0)),
+           Mux(x.is_inf(), Mux(x.sign, yb(2), yb(9)),
+           Mux(x.is_zero(), Mux(x.sign, yb(5), yb(6)),
+           Mux(x.exp == 0, Mux(x.sign, yb(4), yb(7)),
+               Mux(x.sign, yb(3), yb(8))))))
+
+
+# ---------------------------------------------------------------------------------------
+# Stage 3: conversions and rounding to integral values
+def f2i_bits(is_signed: Value, x: Opnd) -> Value:
+    """v_cvt_i32_f32 (``is_signed``) / v_cvt_u32_f32: truncate toward zero, saturate, NaN -> 0.
+    One shifter for both: |x| in [1, 2^32) is the significand shifted (a signed result
+    saturates from 2^31)."""
+    t = (Cat(x.frac, 1) << 8) >> (158 - x.exp)[:5]
+    signed_r = Mux(x.is_nan() | (x.exp < 127), 0,
+                   Mux(x.exp >= 158, Mux(x.sign, 0x8000_0000, 0x7FFF_FFFF), Mux(x.sign, -t, t)))[:32]
+    unsigned_r = Mux(x.is_nan() | x.sign | (x.exp < 127), 0, Mux(x.exp >= 159, 0xFFFF_FFFF, t))[:32]
+    return Mux(is_signed, signed_r, unsigned_r)
+
+
+#: The roundings :func:`rint_bits` makes, in the order of its ``sub`` index.
+RINT_OPS = ("floor", "ceil", "trunc", "rndne")
+
+
+def rint_bits(sub: Value, x: Opnd) -> Value:
+    """v_floor / v_ceil / v_trunc / v_rndne_f32 (roundToIntegral; zero keeps the input sign),
+    ``sub`` the run-time index into :data:`RINT_OPS`.
+
+    For 1 <= |x| < 2^23 the f = 150 - exp fraction bits are dropped from the bit pattern
+    after adding 0 (trunc), 2^f - 1 (away from zero: floor of a negative, ceil of a positive)
+    or 2^(f-1) - 1 + lsb (ties to even); a carry ripples into the exponent field. One adder
+    and one mask serve the four.
+    """
+    f = (150 - x.exp)[:5]
+    signed0 = x.word & SIGN
+    trunc, rndne = sub == RINT_OPS.index("trunc"), sub == RINT_OPS.index("rndne")
+    away = Mux(sub == RINT_OPS.index("floor"), x.sign, ~x.sign)     # (ceil: a positive x)
+    low = ((Const(1, 1) << f) - 1)[:32]             # the f fraction bits
+    addend = Mux(trunc, 0, Mux(rndne, (Const(1, 1) << (f - 1)[:5]) - 1 + (x.word >> f)[0],
+                                Mux(away, low, 0)))
+    mid = (x.word + addend)[:32] & ~low
+    up = Mux(rndne, (x.exp == 126) & (x.frac != 0), away & (x.mag != 0))
+    small = Mux(~trunc & up, ONE | signed0, signed0)
+    return Mux(x.exp >= 150, Mux(x.is_nan(), x.quieted(), x.word),
+               Mux(x.exp < 127, small, mid))
+
+
+def fract_lane(m, rec, bits, x: Opnd, fin_rec):
+    """v_fract_f32 = minimum(x - floor(x), 0x3F7FFFFF), the subtraction rounded once.
+
+    x >= 0: the fraction bits of x (exact).  x < 0: 1 - frac(|x|), which equals (-M) mod 2^s
+    in units of 2^(E-150) with s = 150 - E fraction bits (0 if x is an integer); it is
+    rounded by stage 5.  For -2^-24 < x < 0 the result is 0x3F7FFFFF whichever way
+    1 - |x| rounds (1.0 is capped).  NaN -> quiet, +-inf -> DEFAULT_NAN.
+    """
+    with m.If(x.exp == 255):
+        m.d.comb += [rec.eq(fin_rec), bits.eq(Mux(x.frac != 0, x.quieted(), DEFAULT_NAN))]
+    with m.Else():
+        with m.If(x.sign & (x.exp <= 102) & (x.mag != 0)):
+            m.d.comb += [rec.eq(fin_rec), bits.eq(ALMOST_ONE)]
+        with m.Else():
+            s = Mux(x.exp >= 150, 0, Mux(x.exp <= 102, 48, (150 + ~x.exp)[:8] + 1))[:6]
+            v = Mux(x.sign, (1 << 48) - x.m, x.m)[:48] & ~(Const((1 << 48) - 1, 48) << s)[:48]
+            m.d.comb += rec.eq(record(v, x.E + (T_BIAS - 150)))
+
+
+def ldexp_lane(m, rec, bits, x: Opnd, y: Opnd, fin_rec):
+    """v_ldexp_f32: x * 2^n rounded once, n = int32 y clamped to +-300 (beyond that every finite
+    non-zero x over- or underflows).  +-0, +-inf unchanged, NaN -> quiet."""
+    with m.If((x.exp == 255) | x.is_zero()):
+        m.d.comb += [rec.eq(fin_rec), bits.eq(Mux(x.is_nan(), x.quieted(), x.word))]
+    with m.Else():
+        n = y.word.as_signed()
+        n = Mux(n > 300, 300, Mux(n < -300, -300, n))
+        m.d.comb += rec.eq(record(x.m, x.E + (T_BIAS - 150) + n, neg=x.sign))
+
+
+def i2f_rec(is_signed: bool, x: Opnd) -> Value:
+    """Record of v_cvt_f32_i32 / u32 / ubyteN: V = the integer, T = 0 (rounded by stage 5)."""
+    if is_signed:
+        v = Mux(x.sign, x.word | (((1 << VW) - 1) ^ 0xFFFF_FFFF), x.word)
+    else:
+        v = x.word
+    return record(v, Const(T_BIAS, TW))
+
+
+# ---------------------------------------------------------------------------------------
+# Stage 4: bit length of |V|
+def _bitlen_chunk(m, out, chunk: Value, base: int):
+    """out = base + bit length of a non-zero chunk (one Switch: the test runs once)."""
+    w = len(chunk)
+    with m.Switch(chunk):
+        for k in range(w, 0, -1):
+            with m.Case("0" * (w - k) + "1" + "-" * (k - 1)):
+                m.d.comb += out.eq(base + k)
+
+
+def lzc_lane(m, out, mag: Value):
+    """Statements: ``out`` = bit length of the non-negative ``mag`` (0 for 0).
+
+    A balanced binary search over 16-bit chunks (nested ``If``: only the tests on the taken
+    path are evaluated), then a priority ``Switch`` inside the chunk.
+    """
+    chunks = [(base, min(base + 16, len(mag))) for base in range(0, len(mag), 16)]
+
+    def search(lo, hi):                 # chunks[lo:hi] hold the leading one (or mag = 0)
+        if hi - lo == 1:
+            base, top = chunks[lo]
+            _bitlen_chunk(m, out, mag[base:top], base)
+            return
+        mid = (lo + hi) // 2
+        with m.If(mag[chunks[mid][0]:] != 0):
+            search(mid, hi)
+        with m.Else():
+            search(lo, mid)
+
+    search(0, len(chunks))
+
+
+# ---------------------------------------------------------------------------------------
+# Stage 5: round to float32
+_RNE_W = 26        # bits of a rounded result: a 24-bit significand, its carry, a denormal's
+
+
+def _rne_shift(xv: Value, sh: Value, sh_m1: Value) -> Value:
+    """xv / 2^sh rounded to nearest, ties to even (sh >= 1, sh_m1 = sh - 1), as ``_RNE_W`` bits.
+
+    The quotient goes up by one when the first dropped bit (weight 2^(sh-1)) is set and so is
+    a bit below it (sticky) or the quotient's lsb: only the quotient's few bits need an adder.
+    """
+    q = (xv >> sh)[:_RNE_W]
+    below = ~(Const((1 << len(xv)) - 1, len(xv)) << sh_m1)[:len(xv)]   # the bits under 2^(sh-1)
+    return q + ((xv >> sh_m1)[0] & (((xv & below) != 0) | q[0]))
+
+
+def round_lane(m, out, mag: Value, bl: Value, neg: Value, tb: Value, zsign: Value):
+    """Statements: ``out`` = float32 bits of (-1)^neg x mag x 2^(tb - T_BIAS), RNE.
+
+    ``mag`` = |V| with bit length ``bl`` (0: an exact zero, signed ``zsign``).  Gradual
+    underflow (the last kept bit is never below 2^-149) and overflow to infinity; the rounding
+    carry ripples into the exponent field (up to infinity), as docs/fp32.md §5.2.
+    """
+    e1 = tb + bl                                # exponent of the leading bit + 1 + T_BIAS
+    X = mag << 24
+    is_normal = e1 >= T_BIAS - 125
+    # one rounding shifter for both results: a normal one keeps 24 significant bits (a
+    # shift by bl); a denormal one keeps bits down to 2^-149: sh = -125 - T = 387 - tb,
+    # <= 137 when tb >= T_BIAS - 262
+    sh = Mux(is_normal, bl, (~tb + (T_BIAS - 125 + 1))[:8])
+    sh_m1 = Mux(is_normal, (bl + 255)[:8], (~tb + (T_BIAS - 125))[:8])
+    rounded = _rne_shift(X, sh, sh_m1)
+    normal = ((e1 + (1024 - (T_BIAS - 125)))[:8] << 23) + rounded
+    denorm = Mux(tb < T_BIAS - 262, 0, rounded)
+    value = Mux(e1 > T_BIAS + 128, INF, Mux(is_normal, normal, denorm)[:31])
+    with m.If(bl == 0):
+        m.d.comb += out.eq(Cat(Const(0, 31), zsign))
+    with m.Else():
+        m.d.comb += out.eq(Cat(value[:31], neg))
+
+
+# ---------------------------------------------------------------------------------------
+# Stages 6-7: output modifiers
+def omod_lane(code: Value, r: Opnd) -> Value:
+    """r * 2^k for the VOP3 ``omod`` code (1: k = 1, 2: k = 2, 3: k = -1), rounded like
+    v_mul_f32 by 2.0, 4.0 or 0.5 (NaN -> quiet); one datapath for the three codes."""
+    sgn = r.word & SIGN
+    times4 = code == 2
+    den = Mux(times4, Mux(r.mag < (1 << 22), r.mag << 2, (r.mag << 1) + (1 << 23)), r.mag << 1)[:31]
+    up = Mux(r.exp == 0, den | sgn,
+         Mux(r.exp >= Mux(times4, 253, 254), INF | sgn, (r.word + Mux(times4, 2 << 23, 1 << 23))[:32]))
+    half = ((r.mag >> 1) + (r.bits(0, 1) & r.bits(1, 1)))[:31]
+    down = Mux(r.exp >= 2, (r.word - (1 << 23))[:32], half | sgn)
+    return Mux(r.exp == 255, Mux(r.is_nan(), r.quieted(), r.word), Mux(code == 3, down, up))
+
+
+def clamp_lane(r: Opnd) -> Value:
+    """The VOP3 clamp bit: NaN and x < 0 -> +0, x > 1.0 -> 1.0, else x (-0 stays -0)."""
+    return Mux(r.is_nan() | (r.sign & ~r.is_zero()), 0, Mux(~r.sign & (r.word >= ONE), ONE, r.word))

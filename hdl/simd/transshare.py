@@ -1,0 +1,81 @@
+"""One transcendental unit shared by the SIMDs of a DCU (``config.trans_shared``).
+
+RDNA gives every SIMD its own transcendental unit. On an FPGA that unit is the largest
+block of a SIMD (at 8 lanes: 288 of the SIMD's multipliers and 16,000 flip-flops;
+docs/fpga.md), while kernels issue few transcendental instructions, so the ``fpga`` preset
+keeps one for the whole DCU. :class:`SharedTrans` puts a round-robin
+arbiter in front of one :class:`~hdl.simd.trans.TransUnit` and sends each result back to the SIMD
+that sent the wave (the unit carries the SIMD's index in its ``tag``; it returns waves in
+the order it took them, so each SIMD gets its own in order).
+"""
+from __future__ import annotations
+
+from amaranth.hdl import Cat, Const, Module, Signal
+from amaranth.lib import stream, wiring
+from amaranth.lib.wiring import In, Out
+
+from .trans import TransIn, TransOut, TransUnit
+
+__all__ = ["SharedTrans"]
+
+
+class SharedTrans(wiring.Component):
+    """A :class:`~hdl.simd.trans.TransUnit` shared by ``ports`` SIMDs, taken in turn.
+
+    Parameters
+    ----------
+    config : hdl.config.DCUConfig
+        ``trans_lanes`` sizes the unit.
+    ports : int
+        SIMDs sharing it.
+
+    Members
+    -------
+    req : In(stream of TransIn), one per SIMD
+        Waves to compute (``tag`` is ignored). ``ready`` does not depend on the port's own
+        ``valid`` (a SIMD reads it before it sends): it is the unit's ready while no port
+        ahead of this one in the round-robin order has a wave; the port after the last one
+        taken comes first.
+    resp : Out(stream of TransOut), one per SIMD
+        Results, each on the port its wave came from, in the order that port sent them. A
+        result waiting for its port's ``ready`` stalls the unit.
+    """
+
+    def __init__(self, config, ports: int):
+        self.config = config
+        self.ports = ports
+        super().__init__({
+            "req": In(stream.Signature(TransIn)).array(ports),
+            "resp": Out(stream.Signature(TransOut)).array(ports),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        n = self.ports
+        m.submodules.unit = unit = TransUnit(self.config)
+        valid = Cat(*[r.valid for r in self.req])
+        last = Signal(range(n))                 # the port taken last
+        first = Signal(n)                       # one-hot: the port whose wave goes in now
+        with m.Switch(last):
+            for l in range(n):
+                with m.Case(l):
+                    order = [(l + 1 + k) % n for k in range(n)]
+                    for pos, p in enumerate(order):
+                        ahead = Cat(*[valid[q] for q in order[:pos]]).any() if pos else Const(0, 1)
+                        m.d.comb += [self.req[p].ready.eq(unit.i.ready & ~ahead),
+                                     first[p].eq(valid[p] & ~ahead)]
+        m.d.comb += unit.i.valid.eq(valid.any())
+        for p in range(n):
+            with m.If(first[p]):
+                m.d.comb += [unit.i.payload.op.eq(self.req[p].payload.op),
+                             unit.i.payload.a.eq(self.req[p].payload.a), unit.i.payload.tag.eq(p)]
+                with m.If(unit.i.ready):
+                    m.d.sync += last.eq(p)
+
+        tag = unit.o.payload.tag
+        for p in range(n):
+            m.d.comb += [self.resp[p].valid.eq(unit.o.valid & (tag == p)),
+                         self.resp[p].payload.d.eq(unit.o.payload.d), self.resp[p].payload.tag.eq(tag)]
+            with m.If(tag == p):
+                m.d.comb += unit.o.ready.eq(self.resp[p].ready)
+        return m

@@ -1,0 +1,454 @@
+"""The vector FP32 unit of the SIMD32 (docs/simd.md, "vector FP32 unit"), combinational.
+
+``VALUFloat`` computes, for all lanes at once, the FP32 VALU operations of the model's
+``VFLOAT`` table (sim/execute.py) bit for bit as ``sim/fp32.py`` defines them
+(docs/fp32.md): add, sub, subrev, mul and fma (one fused datapath: add = fma(a, 1.0, b),
+sub = fma(a, 1.0, -b), mul = fma(a, b, -0.0)), min/max (num and IEEE 754-2019 forms),
+min3/max3/med3, ldexp, the int <-> float conversions, floor/ceil/trunc/rndne/fract, and
+every v_cmp(x)_*_f32 / v_cmp(x)_class_f32 (result in ``mask_out``).
+
+The fused datapath is bit-exact for add, sub and mul as well: x * 1.0 and x * y are exact in
+it, so each result is rounded once like the separate operation; the NaN operand order is kept
+(add: a, then b; subrev: b, then a; a NaN in the negated src1 of sub/subrev is returned with its
+own sign); an exact zero sum takes the sign of the IEEE sum of the two zero terms, so
+x*1 + (+-0) and x*y + (-0) give the signed zeros of add and mul (mul(-0, 1) + (-0) = -0,
+mul(+0, 1) + (-0) = +0); inf*1 - inf is the invalid case of add.
+
+Operand conventions
+-------------------
+* ``a``, ``b``, ``c`` are src0, src1, src2, lane ``i`` at bits ``[32 i + 31 : 32 i]``.
+* The VOP3 input modifiers are applied here to the source bits, abs first, then neg, for every
+  operation (as the model's operand readers do), except that v_fmac_f32 takes ``c`` (its
+  old destination, which the SIMD routes to ``c``) without modifiers, like the model.
+* v_fmac_f32, v_fmaak_f32 and v_fmamk_f32 are computed as fma(a, b, c): the SIMD arranges the
+  operands (fmac: c = old vdst; fmaak: c = K; fmamk: b = K, c = src1).
+* ``omod`` (1: x2, 2: x4, 3: x0.5, each rounded like v_mul_f32) and then ``clamp`` are applied to
+  ``d`` of every operation except the compares (whose ``d`` is 0); VOP2 encodings of fmaak/fmamk
+  have neither.  As in the model, this includes v_cvt_i32_f32/v_cvt_u32_f32, whose integer
+  result bits are then treated as a float.
+* ``illegal`` is set for an ``op`` this unit does not execute (then ``d`` = 0, ``mask_out`` = 0):
+  the transcendental ops belong to the transcendental unit, and the float ops the model does not
+  execute (v_frexp_*, v_div_*, v_cvt_floor/nearest_i32_f32, v_mul_dx9_zero_f32,
+  v_minimum3/maximum3_f32, v_minmax/maxmin_num_f32) are refused like the model refuses them.
+
+Structure and simulation speed
+------------------------------
+The datapath is cut into seven combinational stages, each a submodule of its own (so that
+Amaranth's simulator evaluates each stage's code once per input change, in order), each
+reading only the previous submodule's signals (a submodule that reads two others' is
+evaluated after each: the sum and the encoders pass on what the next stage needs):
+
+1. decode ``op`` into an operation class, apply the modifiers and arrange the operands (whole
+   vectors at once: add/sub/subrev/mul become fma operands);
+2. unpack significands and exponents and the inf/NaN flags with bitwise SWAR logic over the
+   whole vector (no carries cross lanes);
+3. the per-lane core (``hdl.simd.fp32lane``): for the fma, the two terms of its exact sum and the
+   exponent T; or a final result (min/max, conversions, rounding to integers, specials), the
+   compare/class mask; then, in a submodule of its own, the fma's one adder: the sum as a
+   signed integer V;
+4. |V|, then its bit length (a priority encoder, in a submodule of its own);
+5. rounding to float32 (RNE, gradual underflow, overflow);
+6. ``omod`` (one datapath for its three codes);
+7. ``clamp``.
+
+With ``stages=3`` (``config.valu_stages``) the unit is a pipeline: stage 2's outputs are
+registered, then stage 3's sum (and the compare/class mask), so ``d`` and ``mask_out``
+answer the inputs of two cycles before; ``illegal`` answers the current ones, and the
+multiplier's operands leave and its product returns in the middle stage.
+
+Operations of one family share their datapath, selected at run time: the seven min/max
+selections three compares, the four roundings to integers one adder, the two float -> int
+conversions one shifter, normal and denormal rounding one shifter, the three ``omod`` codes
+one path (the 4-lane ``fpga`` unit: 40,268 multiplexers with a datapath per operation,
+26,824 shared; docs/fpga.md).
+
+Each lane's datapath is written once, as expressions and ``If``/``Switch`` statements on
+slices of the stage signals; there are no per-lane signals.  Stages that an operation does
+not need pass the vector through in one assignment.  Measured with Amaranth 0.5's simulator
+(tests/test_valu_fp.py, bench/results/fp32_rtl_campaign.json): about 2,700 32-lane vectors
+per CPU second through the fused add/mul/fma path, 3,500 for the int -> float conversions,
+ldexp and fract, 6,000-9,000 for min/max, compares, rounding to integers and float -> int.
+"""
+from __future__ import annotations
+
+from amaranth.hdl import Cat, Const, Module, Mux, Signal, Value
+from amaranth.lib import data, enum, wiring
+from amaranth.lib.wiring import In, Out
+
+from .fp32lane import (BLW, FIN_REC, MW, NORM_W, R_FIN, R_NEG, R_T, R_V, R_ZS, REC_W, TERMS_W, TW, VW,
+                       Opnd, fit, class_bit, clamp_lane, cmp_bit, f2i_bits,
+                       fma_lane, fma_special, fma_sum, fract_lane, i2f_rec, ldexp_lane, lzc_lane,
+                       minmax_bits, MINMAX_OPS, omod_lane, rep, rint_bits, RINT_OPS, round_lane, swar_spec,
+                       swar_unpack)
+from ..isa_tables import OpId, info_of
+
+__all__ = ["VALUFloat", "Cls", "FP_OPS", "FUSED_OPS", "CMP_CONDITIONS"]
+
+#: v_cmp_<cond>_f32 condition names in opcode order (VOPC opcode 16 + index; ISA guide).
+CMP_CONDITIONS = ("f", "lt", "eq", "le", "gt", "lg", "ge", "o", "u",
+                  "nge", "nlg", "ngt", "nle", "neq", "nlt", "t")
+
+_BANK = 8           # lanes per pre-rounding record signal (keeps each signal about 1 kbit)
+
+
+class Cls(enum.Enum, shape=4):
+    """Operation class of VALUFloat (stage 1 decodes ``op`` into it)."""
+    NONE = 0     #: not an FP32 VALU op of this unit (``illegal``)
+    FMA = 1      #: add, sub, subrev, mul, fma, fmac, fmaak, fmamk
+    MINMAX = 2   #: min/max/min3/max3/med3 (sub = index in MINMAX_OPS)
+    CMP = 3      #: v_cmp(x)_<cond>_f32 (sub = condition index)
+    CLASS = 4    #: v_cmp(x)_class_f32
+    I2F = 5      #: cvt_f32_i32 (sub = 1), cvt_f32_u32, cvt_f32_ubyteN (sub = 0)
+    F2I = 6      #: cvt_i32_f32 (sub = 1), cvt_u32_f32 (sub = 0)
+    RINT = 7     #: floor, ceil, trunc, rndne (sub = index in RINT_OPS)
+    FRACT = 8
+    LDEXP = 9
+
+
+_ROUNDED = (Cls.FMA, Cls.I2F, Cls.FRACT, Cls.LDEXP)   # classes that go through stages 4-5
+
+_Ctl = data.StructLayout({
+    "cls": Cls, "sub": 4, "zneg": 1, "omod": 2, "clamp": 1, "rnd": 1,
+})
+
+
+def _decode_table() -> dict:
+    """OpId -> (Cls, sub, arrangement) for every operation of the unit."""
+    t = {}
+    fma = {"V_ADD_F32": "add", "V_SUB_F32": "sub", "V_SUBREV_F32": "subrev", "V_MUL_F32": "mul",
+           "V_FMA_F32": "abc", "V_FMAAK_F32": "abc", "V_FMAMK_F32": "abc", "V_FMAC_F32": "fmac"}
+    for name, arr in fma.items():
+        t[OpId[name]] = (Cls.FMA, 0, arr)
+    names = {"min_num": "V_MIN_NUM_F32", "max_num": "V_MAX_NUM_F32", "minimum": "V_MINIMUM_F32",
+             "maximum": "V_MAXIMUM_F32", "min3": "V_MIN3_NUM_F32", "max3": "V_MAX3_NUM_F32",
+             "med3": "V_MED3_NUM_F32"}
+    for k, sub in enumerate(MINMAX_OPS):
+        t[OpId[names[sub]]] = (Cls.MINMAX, k, "abc")
+    for op in OpId:
+        n = op.name
+        if n.startswith(("V_CMP_", "V_CMPX_")) and n.endswith("_F32"):
+            cond = n.split("_")[2].lower()
+            if cond == "class":
+                t[op] = (Cls.CLASS, 0, "abc")
+            else:
+                idx = info_of(op).op & 15            # VOPC 16 + cond (v_cmpx: 144 + cond)
+                assert CMP_CONDITIONS[idx] == cond, n
+                t[op] = (Cls.CMP, idx, "abc")
+    t[OpId.V_CVT_F32_I32] = (Cls.I2F, 1, "abc")
+    t[OpId.V_CVT_F32_U32] = (Cls.I2F, 0, "abc")
+    for k in range(4):
+        t[OpId[f"V_CVT_F32_UBYTE{k}"]] = (Cls.I2F, 0, f"ubyte{k}")
+    t[OpId.V_CVT_I32_F32] = (Cls.F2I, 1, "abc")
+    t[OpId.V_CVT_U32_F32] = (Cls.F2I, 0, "abc")
+    for k, sub in enumerate(RINT_OPS):
+        t[OpId[f"V_{sub.upper()}_F32"]] = (Cls.RINT, k, "abc")
+    t[OpId.V_FRACT_F32] = (Cls.FRACT, 0, "abc")
+    t[OpId.V_LDEXP_F32] = (Cls.LDEXP, 0, "abc")
+    return t
+
+
+_TABLE = _decode_table()
+#: Every OpId that VALUFloat executes (``illegal`` is 0 exactly for these).
+FP_OPS = frozenset(_TABLE)
+#: The ops of the fused datapath: those that use the significand multiplier.
+FUSED_OPS = frozenset(op for op, (cls, _, _) in _TABLE.items() if cls is Cls.FMA)
+
+
+class VALUFloat(wiring.Component):
+    """The vector FP32 ALU: all lanes, combinational (docs/simd.md, docs/fp32.md).
+
+    Parameters
+    ----------
+    lanes : int
+        Number of lanes (32 for the wave32 SIMD).
+    external_mul : bool
+        Leave the significand multipliers out: the unit presents each lane's significands on
+        ``mul_x``/``mul_y`` (fma-class ops) and takes their product from ``mul_p`` in the
+        same cycle (``hdl/simd/lanemul.py``, shared with the integer unit).
+
+    Attributes
+    ----------
+    op : OpId, in
+        The operation.
+    a, b, c : unsigned(32 * lanes), in
+        src0, src1, src2 (see the module docstring for fmac/fmaak/fmamk).
+    abs, neg : unsigned(3), in
+        VOP3 input modifiers, bit k for source k (abs applied before neg).
+    clamp : unsigned(1), in
+        VOP3 clamp of the float result to [+0, 1.0] (NaN -> +0).
+    omod : unsigned(2), in
+        VOP3 output modifier: 0 none, 1 x2, 2 x4, 3 x0.5.
+    d : unsigned(32 * lanes), out
+        The result (0 for compares and illegal ops).
+    mask_out : unsigned(lanes), out
+        Compare / class results, bit i for lane i, before EXEC masking (0 for other ops).
+    illegal : unsigned(1), out
+        ``op`` is not executed by this unit.
+    mul_x, mul_y : unsigned(24 * lanes), out; mul_p : unsigned(48 * lanes), in
+        With ``external_mul`` only: the significands to multiply, lane ``i`` at
+        ``[24 i + 23 : 24 i]``, and their products.
+    """
+
+    def __init__(self, lanes: int = 32, external_mul: bool = False, stages: int = 1):
+        if stages not in (1, 3):
+            raise ValueError(f"stages must be 1 or 3, got {stages}")
+        self.lanes = lanes
+        self.external_mul = external_mul
+        self.stages = stages
+        w = 32 * lanes
+        mul = {"mul_x": Out(24 * lanes), "mul_y": Out(24 * lanes), "mul_p": In(48 * lanes)} if external_mul else {}
+        super().__init__({
+            "op": In(OpId), "a": In(w), "b": In(w), "c": In(w),
+            "abs": In(3), "neg": In(3), "clamp": In(1), "omod": In(2),
+            "d": Out(w), "mask_out": Out(lanes), "illegal": Out(1), **mul,
+        })
+
+    # -----------------------------------------------------------------------------------
+    def elaborate(self, platform):
+        m = Module()
+        L = self.lanes
+        W = 32 * L
+        banks = [list(range(s, min(s + _BANK, L))) for s in range(0, L, _BANK)]
+
+        def bank_of(i):
+            return i // _BANK, i % _BANK
+
+        def ctl(name):
+            return Signal(_Ctl, name=name)
+
+        def cut(*values):
+            """``values`` as the next stage sees them: registered when the unit is in stages."""
+            if self.stages == 1:
+                return values
+            regs = tuple(Signal.like(v, name=f"{Value.cast(v).name}r") for v in values)
+            m.d.sync += [r.eq(v) for r, v in zip(regs, values)]
+            return regs
+
+        # ---- stage 1: decode, modifiers, operand arrangement --------------------------
+        s1 = Module()
+        m.submodules.s1_front = s1
+        x1, y1, z1 = Signal(W, name="x1"), Signal(W, name="y1"), Signal(W, name="z1")
+        c1 = ctl("ctl1")
+        sign_rep, abs_rep, ones = rep(0x8000_0000, L), rep(0x7FFF_FFFF, L), (1 << W) - 1
+
+        def modified(v, k):
+            return ((v & Mux(self.abs[k], abs_rep, ones)) ^ Mux(self.neg[k], sign_rep, 0))[:W]
+
+        am, bm, cm = modified(self.a, 0), modified(self.b, 1), modified(self.c, 2)
+        arrangements = {
+            "abc": (am, bm, cm, 0),
+            "fmac": (am, bm, self.c, 0),
+            "add": (am, rep(0x3F80_0000, L), bm, 0),
+            "sub": (am, rep(0x3F80_0000, L), bm ^ sign_rep, 1),
+            "subrev": (bm, rep(0x3F80_0000, L), am ^ sign_rep, 1),
+            "mul": (am, bm, sign_rep, 0),
+        }
+        for k in range(4):
+            arrangements[f"ubyte{k}"] = ((am >> (8 * k)) & rep(0xFF, L), 0, 0, 0)
+        groups = {}
+        for op, key in _TABLE.items():
+            groups.setdefault(key, []).append(op)
+        s1.d.comb += [c1.omod.eq(self.omod), c1.clamp.eq(self.clamp)]
+        # OpId.NONE (no instruction) apart, so that a compiled simulation evaluates the
+        # operand arrangements only under the branch of an operation
+        with s1.If(self.op == OpId.NONE):
+            s1.d.comb += self.illegal.eq(1)
+        with s1.Else(), s1.Switch(self.op):
+            for (cls, sub, arr), ops in groups.items():
+                with s1.Case(*ops):
+                    xa, ya, za, zneg = arrangements[arr]
+                    s1.d.comb += [x1.eq(xa), y1.eq(ya), z1.eq(za),
+                                  c1.cls.eq(cls), c1.sub.eq(sub), c1.zneg.eq(zneg),
+                                  c1.rnd.eq(cls in _ROUNDED)]
+            with s1.Default():
+                s1.d.comb += self.illegal.eq(1)
+
+        # ---- stage 2: SWAR unpack ------------------------------------------------------
+        s2 = Module()
+        m.submodules.s2_unpack = s2
+        x2, y2, z2 = Signal(W, name="x2"), Signal(W, name="y2"), Signal(W, name="z2")
+        ux, uy, uz = Signal(W, name="ux"), Signal(W, name="uy"), Signal(W, name="uz")
+        # per lane: [23] an operand is inf/NaN, [31] sign of x*y, [30] zsign (x*y and z both
+        # negative), [29] effective subtraction (sign of x*y != sign of z)
+        fl = Signal(W, name="flags")
+        c2 = ctl("ctl2")
+        s2.d.comb += [x2.eq(x1), y2.eq(y1), z2.eq(z1), c2.eq(c1)]
+        with s2.Switch(c1.cls):
+            with s2.Case(Cls.FMA):
+                s2.d.comb += [
+                    ux.eq(swar_unpack(x1, L)), uy.eq(swar_unpack(y1, L)), uz.eq(swar_unpack(z1, L)),
+                    fl.eq(swar_spec(x1, L) | swar_spec(y1, L) | swar_spec(z1, L)
+                          | ((x1 ^ y1) & sign_rep) | ((((x1 ^ y1) & z1) & sign_rep) >> 1)
+                          | (((x1 ^ y1 ^ z1) & sign_rep) >> 2)),
+                ]
+            with s2.Case(Cls.FRACT, Cls.LDEXP):
+                s2.d.comb += ux.eq(swar_unpack(x1, L))
+
+        # the first register of ``stages=3``: stage 3 reads only these
+        x2, y2, z2, ux, uy, uz, fl, c2 = cut(x2, y2, z2, ux, uy, uz, fl, c2)
+
+        # ---- stage 3: per-lane core ------------------------------------------------------
+        s3 = Module()
+        m.submodules.s3_core = s3
+        recs = [Signal(REC_W * len(b), name=f"rec3_{k}") for k, b in enumerate(banks)]
+        terms = [Signal(TERMS_W * len(b), name=f"terms3_{k}") for k, b in enumerate(banks)]
+        bits3 = Signal(W, name="bits3")
+        mask3 = Signal(L, name="mask3")
+        c3 = ctl("ctl3")
+        s3.d.comb += c3.eq(c2)
+        fin_rec = Const(FIN_REC, REC_W)
+
+        def rec_of(sigs, i):
+            k, j = bank_of(i)
+            return sigs[k][REC_W * j: REC_W * (j + 1)]
+
+        def lane_ops(i, unpacked=True):
+            return (Opnd(x2, ux if unpacked else None, i), Opnd(y2, uy, i), Opnd(z2, uz, i))
+
+        def lane_word(sig, i):
+            return sig[32 * i: 32 * i + 32]
+
+        with s3.Switch(c2.cls):
+            with s3.Case(Cls.FMA):
+                if self.external_mul:
+                    s3.d.comb += [self.mul_x.eq(Cat(*[lane_ops(i)[0].m for i in range(L)])),
+                                  self.mul_y.eq(Cat(*[lane_ops(i)[1].m for i in range(L)]))]
+                for i in range(L):
+                    x, y, z = lane_ops(i)
+                    with s3.If(fl[32 * i + 23]):
+                        s3.d.comb += [rec_of(recs, i).eq(fin_rec),
+                                      lane_word(bits3, i).eq(
+                                          fma_special(x, y, z, fl[32 * i + 31], c2.zneg))]
+                    with s3.Else():
+                        k, j = bank_of(i)
+                        fma_lane(s3, rec_of(recs, i), terms[k][TERMS_W * j: TERMS_W * (j + 1)],
+                                 x, y, z, fl[32 * i + 31], fl[32 * i + 29],
+                                 fl[32 * i + 30], self.mul_p[48 * i:48 * (i + 1)] if self.external_mul else None)
+            with s3.Case(Cls.MINMAX):
+                s3.d.comb += bits3.eq(Cat(fit(minmax_bits(c2.sub, *lane_ops(i, False)), 32) for i in range(L)))
+            with s3.Case(Cls.CMP):
+                s3.d.comb += mask3.eq(Cat(cmp_bit(c2.sub, *lane_ops(i, False)[:2])
+                                                  for i in range(L)))
+            with s3.Case(Cls.CLASS):
+                s3.d.comb += mask3.eq(Cat(class_bit(*lane_ops(i, False)[:2])
+                                                  for i in range(L)))
+            with s3.Case(Cls.I2F):
+                with s3.If(c2.sub[0]):
+                    s3.d.comb += [r.eq(Cat(i2f_rec(True, Opnd(x2, None, i)) for i in b))
+                                  for r, b in zip(recs, banks)]
+                with s3.Else():
+                    s3.d.comb += [r.eq(Cat(i2f_rec(False, Opnd(x2, None, i)) for i in b))
+                                  for r, b in zip(recs, banks)]
+            with s3.Case(Cls.F2I):
+                s3.d.comb += bits3.eq(Cat(fit(f2i_bits(c2.sub[0], Opnd(x2, None, i)), 32) for i in range(L)))
+            with s3.Case(Cls.RINT):
+                s3.d.comb += bits3.eq(Cat(fit(rint_bits(c2.sub, Opnd(x2, None, i)), 32) for i in range(L)))
+            with s3.Case(Cls.FRACT):
+                for i in range(L):
+                    fract_lane(s3, rec_of(recs, i), lane_word(bits3, i), Opnd(x2, ux, i), fin_rec)
+            with s3.Case(Cls.LDEXP):
+                for i in range(L):
+                    ldexp_lane(s3, rec_of(recs, i), lane_word(bits3, i), Opnd(x2, ux, i),
+                               Opnd(y2, None, i), fin_rec)
+
+        # the fused sum's adder, a stage of its own that reads stage 3's terms (a lane that
+        # fma_lane did not fill has terms 0, and its record's V is 0 or comes from stage 3)
+        s3s = Module()
+        m.submodules.s3_sum = s3s
+        sums = [Signal(len(r), name=f"rec3s_{k}") for k, r in enumerate(recs)]
+        with s3s.If(c3.cls == Cls.FMA):
+            for r, t, sm, b in zip(recs, terms, sums, banks):
+                s3s.d.comb += sm.eq(Cat(*[Cat(r[REC_W * j: REC_W * j + R_V], fma_sum(t[TERMS_W * j: TERMS_W * (j + 1)]))
+                                          for j in range(len(b))]))
+        with s3s.Else():
+            s3s.d.comb += [sm.eq(r) for sm, r in zip(sums, recs)]
+        # stage 4 reads only this stage's signals, so the simulator evaluates it once
+        c3s, bits3s = ctl("ctl3s"), Signal(W, name="bits3s")
+        s3s.d.comb += [c3s.eq(c3), bits3s.eq(bits3)]
+        recs, c3, bits3 = sums, c3s, bits3s
+        # the second register of ``stages=3``: stage 4 reads only these; the mask is the output
+        *recs, c3, bits3, mask3 = cut(*recs, c3, bits3, mask3)
+        m.d.comb += self.mask_out.eq(mask3)
+
+        # ---- stage 4: |V|, then its bit length ------------------------------------------
+        s4 = Module()
+        m.submodules.s4_norm = s4
+        recs4 = [Signal(len(r), name=f"rec4_{k}") for k, r in enumerate(recs)]
+        norms = [Signal(NORM_W * len(b), name=f"norm4_{k}") for k, b in enumerate(banks)]
+        bits4 = Signal(W, name="bits4")
+        c4 = ctl("ctl4")
+        s4.d.comb += [c4.eq(c3), bits4.eq(bits3)] + [r4.eq(r3) for r4, r3 in zip(recs4, recs)]
+
+        def rfield(sigs, i, lo, width):
+            """Field [lo, lo + width) of lane i's pre-rounding record (one slice of a bank)."""
+            k, j = bank_of(i)
+            return sigs[k][REC_W * j + lo: REC_W * j + lo + width]
+
+        def nfield(i, lo, width):
+            k, j = bank_of(i)
+            return norms[k][NORM_W * j + lo: NORM_W * j + lo + width]
+
+        with s4.If(c3.rnd):
+            for i in range(L):
+                U = rfield(recs, i, R_V, VW)          # V as VW-bit two's complement
+                vneg = rfield(recs, i, R_NEG, 1)
+                with s4.If(~rfield(recs, i, R_FIN, 1)):
+                    with s4.If(U[-1]):                # V < 0: |V| = ~U + 1
+                        s4.d.comb += nfield(i, 0, MW + 1).eq(Cat((~U + 1)[:MW], ~vneg))
+                    with s4.Else():
+                        s4.d.comb += nfield(i, 0, MW + 1).eq(Cat(U[:MW], vneg))
+        # one priority encoder per lane, on |V| whatever V's sign
+        s4l = Module()
+        m.submodules.s4_len = s4l
+        lens = [Signal(BLW * len(b), name=f"len4_{k}") for k, b in enumerate(banks)]
+
+        def lfield(i):
+            k, j = bank_of(i)
+            return lens[k][BLW * j: BLW * (j + 1)]
+
+        with s4l.If(c4.rnd):
+            for i in range(L):
+                with s4l.If(~rfield(recs4, i, R_FIN, 1)):
+                    lzc_lane(s4l, lfield(i), nfield(i, 0, MW))
+        # stage 5 reads only this stage's signals, so the simulator evaluates it once per input
+        # change rather than once after stage 4 and again after the encoders
+        norms4, recs4l = ([Signal.like(x, name=f"{x.name}l") for x in norms],
+                          [Signal.like(x, name=f"{x.name}l") for x in recs4])
+        c4l, bits4l = ctl("ctl4l"), Signal(W, name="bits4l")
+        s4l.d.comb += [c4l.eq(c4), bits4l.eq(bits4), *[a.eq(b) for a, b in zip(norms4 + recs4l, norms + recs4)]]
+        norms, recs4, c4, bits4 = norms4, recs4l, c4l, bits4l
+
+        # ---- stage 5: round ----------------------------------------------------------------
+        s5 = Module()
+        m.submodules.s5_round = s5
+        r5 = Signal(W, name="r5")
+        c5 = ctl("ctl5")
+        s5.d.comb += c5.eq(c4)
+        with s5.If(c4.rnd):
+            for i in range(L):
+                out = lane_word(r5, i)
+                with s5.If(rfield(recs4, i, R_FIN, 1)):
+                    s5.d.comb += out.eq(lane_word(bits4, i))
+                with s5.Else():
+                    round_lane(s5, out, nfield(i, 0, MW), lfield(i), nfield(i, MW, 1),
+                               rfield(recs4, i, R_T, TW), rfield(recs4, i, R_ZS, 1))
+        with s5.Else():
+            s5.d.comb += r5.eq(bits4)
+
+        # ---- stage 6: omod; stage 7: clamp -----------------------------------------------
+        s6 = Module()
+        m.submodules.s6_omod = s6
+        r6 = Signal(W, name="r6")
+        c6 = ctl("ctl6")
+        s6.d.comb += c6.eq(c5)
+        with s6.If(c5.omod == 0):
+            s6.d.comb += r6.eq(r5)
+        with s6.Else():
+            s6.d.comb += r6.eq(Cat(fit(omod_lane(c5.omod, Opnd(r5, None, i)), 32) for i in range(L)))
+        s7 = Module()
+        m.submodules.s7_clamp = s7
+        with s7.If(c6.clamp):
+            s7.d.comb += self.d.eq(Cat(fit(clamp_lane(Opnd(r6, None, i)), 32) for i in range(L)))
+        with s7.Else():
+            s7.d.comb += self.d.eq(r6)
+        return m

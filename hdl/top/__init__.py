@@ -1,0 +1,2 @@
+"""The dual compute unit's top: the dispatcher, the barrier, the DCU and the host-facing top.
+"""
