@@ -497,9 +497,9 @@ class SIMD(wiring.Component):
                                     ~ib[i].illegal for i in range(W)])),
                       ready.eq(Cat(*ready_w) & ~to_s & ~ex_hold.replicate(W))]
         if banked:
-            # one SGPR write a cycle: a SALU instruction with a destination does not issue when
-            # its result would meet a VALU instruction's scalar result (written in its last EX
-            # cycle)
+            # one SGPR write a cycle: a scalar-pipe instruction with a destination does not issue
+            # when its result would meet a VALU instruction's scalar result (written in its last
+            # EX cycle)
             s_block = Signal(W)
             mq.d.comb += ready_s.eq(Cat(*ready_w) & to_s & ~Mux(ex_hold, Const(1, W) << xw, 0) & ~s_block)
         else:
@@ -522,8 +522,9 @@ class SIMD(wiring.Component):
                 valu_sw = ex.valid & (xk == Kind.VALU) & (xi.sdst_dw != 0) & ex_hold
                 if C == 1:   # a VALU instruction issuing now writes its scalar result next cycle
                     valu_sw = valu_sw | issue & (sk == Kind.VALU) & (si.sdst_dw != 0)
-            mq.d.comb += s_block.eq(Cat(*[(ib[i].kind == Kind.SALU) & (ib[i].sdst_dw != 0) for i in range(W)]) &
-                                    valu_sw.replicate(W))
+            # every scalar-pipe write (SALU results, s_swappc_b64's return address) shares the
+            # SGPR write port with the VALU's scalar results (ready_s keeps scalar-pipe kinds)
+            mq.d.comb += s_block.eq(Cat(*[ib[i].sdst_dw != 0 for i in range(W)]) & valu_sw.replicate(W))
         mss = fragment("issue_select_s")
         si_s = Signal(DecodedInst)
         sel_s_pc, sel_s_seq = Signal(ADDR), Signal(SEQ)
