@@ -134,6 +134,18 @@ def test_cli_runs_a_campaign_and_writes_the_report(tmp_path, capsys):
     assert "2 passed, 0 failed" in capsys.readouterr().out
 
 
+def test_a_campaign_in_parts_merges_into_the_whole():
+    from dcu.verify.run import merge_reports
+    whole = campaign(4, seed=20, backend="model", length=8)
+    parts = merge_reports([campaign(2, seed=20, backend="model", length=8),
+                           campaign(2, seed=22, backend="model", length=8)])
+    for key in ("seeds", "programs", "passed", "failed", "instructions", "failures"):
+        assert parts[key] == whole[key], key
+    assert parts["coverage"] == whole["coverage"]
+    with pytest.raises(ValueError):
+        merge_reports([whole, {**whole, "backend": "rtl"}])
+
+
 @pytest.mark.skipif(not vl.available(), reason=vl.INSTALL_HINT)
 @pytest.mark.xdist_group("verilator")
 def test_campaign_on_verilator_matches_the_model():

@@ -72,7 +72,8 @@ def _expected_operands(info) -> set:
 
 
 def merge(parts: list[dict], target: str) -> dict:
-    """One campaign's coverage from its programs', with the gaps."""
+    """One campaign's coverage from its programs' (or from campaigns' merged coverage), with
+    the gaps."""
     ops: dict = {}
     events: Counter = Counter()
     structures: Counter = Counter()
@@ -82,12 +83,13 @@ def merge(parts: list[dict], target: str) -> dict:
             e = ops.setdefault(name, {"operands": set(), "lanes": set(), "programs": 0})
             e["operands"] |= set(v["operands"])
             e["lanes"] |= set(v["lanes"])
-            e["programs"] += 1
+            e["programs"] += v.get("programs", 1)
         for k, v in p.get("events", {}).items():
             events[k] = max(events[k], v) if k.startswith("most") else events[k] + v
         structures.update(p.get("structures", {}))
         if "shape" in p:
             shapes[p["shape"]] += 1
+        shapes.update(p.get("shapes", {}))
     pool = pools(target)
     generated = pool.generated()
     infos = {i.name: i for i in OPCODES}

@@ -21,7 +21,7 @@ import numpy as np
 from .gen import RAND_SGPRS, RAND_VGPRS, Program, generate
 
 __all__ = ["Outcome", "Runner", "MEMORY", "PRESET", "model_runner", "backend_runner", "check", "campaign",
-           "kernel_of", "describe_mismatch"]
+           "kernel_of", "describe_mismatch", "merge_reports"]
 
 # The Verilator build parameters of tests/test_verilator.py: CI builds the design once for both.
 MEMORY = {"latency": (8, 32), "reorder": True}
@@ -231,6 +231,23 @@ def campaign(programs: int, seed: int = 0, backend: str = "verilator", jobs: int
             "instructions": sum(r["instructions"] for r in results),
             "seconds": round(time.perf_counter() - t0, 1), "failures": failing,
             "coverage": merge([r["coverage"] for r in results], target)}
+
+
+def merge_reports(reports: list[dict]) -> dict:
+    """One report from campaigns run in parts (same backend, configuration and target): the
+    totals summed, the seed ranges and failures joined, the coverage merged."""
+    from .coverage import merge
+    first = reports[0]
+    keys = ("backend", "config", "target")
+    if any(tuple(r[k] for k in keys) != tuple(first[k] for k in keys) for r in reports):
+        raise ValueError("the reports ran on different backends, configurations or targets")
+    total = lambda k: sum(r[k] for r in reports)
+    return {**{k: first[k] for k in keys},
+            "seeds": [min(r["seeds"][0] for r in reports), max(r["seeds"][1] for r in reports)],
+            "programs": total("programs"), "passed": total("passed"), "failed": total("failed"),
+            "instructions": total("instructions"), "seconds": round(total("seconds"), 1),
+            "failures": [f for r in reports for f in r["failures"]],
+            "coverage": merge([r["coverage"] for r in reports], first["target"])}
 
 
 def write_report(report: dict, path: str | Path) -> None:
