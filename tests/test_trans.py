@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 from amaranth.sim import Simulator
 
-from hdl import trans
+from hdl.simd import trans
 from hdl.config import DCUConfig
 from hdl.isa_tables import OpId
 from hdl.simd.trans import FIELDS, TransUnit
