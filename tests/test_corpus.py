@@ -10,6 +10,7 @@ does not execute before they elaborate anything.
 from __future__ import annotations
 
 import re
+import subprocess
 from collections import defaultdict
 from pathlib import Path
 
@@ -130,6 +131,33 @@ def test_vopd_build_gives_the_same_results(test):
     for k, (a, b) in enumerate(zip(on.run.buffers, off.run.buffers)):
         if a is not None:
             assert a.tobytes() == b.tobytes(), f"argument {k} differs between the VOPD and VOPD-free builds"
+
+
+FOREIGN_KERNEL = """
+__kernel __attribute__((reqd_work_group_size(64, 1, 1)))
+void foreign(__global const float4 *a, __global float4 *c, float d) {
+  uint i = __builtin_amdgcn_workgroup_id_x() * 64 + __builtin_amdgcn_workitem_id_x();
+  float4 x = a[i];
+  c[i] = x * x / d + (float4)(1.0f, 2.0f, 3.0f, 4.0f) * x;
+}
+"""
+
+
+def test_code_object_from_plain_clang_runs_as_it_is(tmp_path):
+    """A code object built by clang-19's own driver, not by dcu.toolchain: stock flags (VOPD
+    pairs, WGP mode, no -mcumode), no device library and no project header. The model runs it
+    within OpenCL C's 2.5 ulp for the division and the rounding of the rest."""
+    src, hsaco = _write(tmp_path, "foreign.cl", FOREIGN_KERNEL), tmp_path / "foreign.hsaco"
+    subprocess.run([toolchain.find_tool("clang"), "-x", "cl", "-cl-std=CL2.0", "-target", "amdgcn-amd-amdhsa",
+                    "-mcpu=gfx1200", "-O2", "-nogpulib", str(src), "-o", str(hsaco)], check=True)
+    kernel = dcu.load_program(hsaco).kernel("foreign")
+    assert kernel.wgp_mode and any(f.form == "VOPD" for f in kernel_instructions(kernel))
+    a = np.random.default_rng(7).uniform(0.5, 2.0, 4 * 128).astype(np.float32)
+    run = dcu.launch(kernel, grid=(2,), block=(64,), args=[a, np.zeros_like(a), np.float32(3.0)], backend="model")
+    x = a.astype(np.float64).reshape(-1, 4)
+    want = (x * x / 3.0 + np.array([1.0, 2.0, 3.0, 4.0]) * x).ravel()
+    ulps = np.abs(run.buffers[1] - want) / np.spacing(want.astype(np.float32)).astype(np.float64)
+    assert ulps.max() <= 3.0, ulps.max()
 
 
 # --------------------------------------------------------------------------- RTL refusal
