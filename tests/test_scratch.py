@@ -1,5 +1,5 @@
 """Private (scratch) memory and flat addressing: OpenCL C private arrays indexed by data run on
-the model through ``dcu.launch``; every scratch_* addressing mode and width against a numpy
+the model through ``dcu.launch`` and ``dcu run``; every scratch_* addressing mode and width against a numpy
 model of each lane's private bytes; the lanes' dword interleaving in backing memory (LLVM
 AMDGPUUsage, "Private Segment"); faults name the wave, PC, lane and private address; flat_*
 reaches the LDS, private and global apertures; the RTL backends refuse a kernel with a private
@@ -76,6 +76,24 @@ def test_private_array_indexed_by_data_runs_on_the_model(tmp_path):
     run = dcu.launch(kernel, grid=(3,), block=(64,), args=[inp, idx, out])
     np.testing.assert_array_equal(run.buffers[2], _private_golden(inp, idx))
     assert any("private (scratch)" in c for c in run.report.checks)
+
+
+def test_dcu_run_of_a_private_array_gives_numpys_result(tmp_path, capsys):
+    """The same kernel from the command line, with stock flags (VOPD on), buffers from .npy
+    files and the result written back with --out."""
+    from dcu.cli import main
+    src = tmp_path / "priv.cl"
+    src.write_text(PRIVATE_CL)
+    rng = np.random.default_rng(6)
+    inp = rng.integers(-(1 << 20), 1 << 20, 128 * 48).astype(np.int32)
+    idx = rng.integers(0, 1 << 32, 128, dtype=np.uint64).astype(np.uint32)
+    np.save(tmp_path / "in.npy", inp)
+    np.save(tmp_path / "idx.npy", idx)
+    rc = main(["run", str(src), "--grid", "2", "--block", "64", "--arg", f"buf:{tmp_path / 'in.npy'}",
+               "--arg", f"buf:{tmp_path / 'idx.npy'}", "--arg", "zeros:128:i32", "--out", str(tmp_path / "out"), "-q"])
+    out = capsys.readouterr().out
+    assert rc == 0 and "every private (scratch) access fell inside its lane's" in out
+    np.testing.assert_array_equal(np.load(tmp_path / "out" / "arg2.npy"), _private_golden(inp, idx))
 
 
 # -- every scratch_* mode and width, checked against each lane's private bytes -----------------
