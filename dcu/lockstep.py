@@ -29,7 +29,7 @@ from hdl.layouts import ISSUE_GROUPS, SimdPerf, issue_group
 from hdl.simd import SIMD, ErrorCause
 from isa import decode, disassemble
 from sim.execute import build as build_handler
-from sim.model import Model, _Workgroup, wave_inits
+from sim.model import Model, Workgroup, wave_inits
 from sim.wave import LANES, NULL, Wave
 
 U32 = np.uint32
@@ -293,7 +293,7 @@ class SimdRun:
         self.slot_id = {}
         tr = dut.trace
         launch_q = deque()
-        wgs = {}                # wg id -> {"ctx": _Workgroup, "live": n}
+        wgs = {}                # wg id -> {"ctx": Workgroup, "live": n}
         seqs = defaultdict(int)
         issued_pc = {}          # (slot, seq) -> pc
         issued_key = {}         # (slot, seq) -> (workgroup, wave) that issued it
@@ -346,7 +346,7 @@ class SimdRun:
                 live = sum(w["live"] for w in wgs.values())
                 if len(inits) <= cfg.wave_slots - live:
                     pending.popleft()
-                    wgc = _Workgroup(Model(self.mem, self.prep.code, self.prep.code_base), wg_id, d.lds_bytes)
+                    wgc = Workgroup(Model(self.mem, self.prep.code, self.prep.code_base), wg_id, d.lds_bytes)
                     wgs[wg_id] = {"ctx": wgc, "live": len(inits)}
                     wg_tag[wg_id] = len(wg_tag) & 0xFF
                     for k, init in enumerate(inits):

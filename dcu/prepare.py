@@ -20,7 +20,7 @@ from .launch_errors import LaunchError, LaunchUnsupported
 from .toolchain import build
 
 __all__ = ["Program", "Prepared", "load_program", "prepare", "private_lane_bytes", "image_base",
-           "DYNAMIC_STACK_BYTES"]
+           "launch_dims", "DYNAMIC_STACK_BYTES"]
 
 
 class Program:
@@ -54,7 +54,8 @@ def load_program(path: str | os.PathLike, wgp: bool = False, vopd: bool = True,
     return Program(path, wgp=wgp, vopd=vopd, options=options)
 
 
-def _dims(v) -> tuple[int, int, int]:
+def launch_dims(v) -> tuple[int, int, int]:
+    """A grid or block size (an int or 1 to 3 ints) as an (x, y, z) triple."""
     t = (int(v),) if np.isscalar(v) else tuple(int(x) for x in v)
     if not 1 <= len(t) <= 3 or any(x < 1 for x in t):
         raise LaunchError(f"grid and block need 1 to 3 positive sizes, got {v!r}")
@@ -194,7 +195,7 @@ class Prepared:
 def prepare(kernel: KernelInfo, grid, block, args: Sequence, max_instructions: int = 50_000_000) -> Prepared:
     """Lay out memory for a dispatch: the code object image, the buffers, the kernarg segment
     and a dispatch packet, and the ABI state of every wave (the same for every backend)."""
-    grid, block = _dims(grid), _dims(block)
+    grid, block = launch_dims(grid), launch_dims(block)
     from sim.memory import GlobalMemory
     from sim.model import Dispatch
     mem = GlobalMemory()

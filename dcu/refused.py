@@ -12,7 +12,7 @@ __all__ = ["unit_of", "refused_instruction"]
 def unit_of(name: str) -> str:
     """The SIMD unit that executes mnemonic ``name``, in words."""
     from hdl.simd.salu import IMPLEMENTED as salu_ops
-    from hdl.simd.trans import _CLS_OF as trans_ops
+    from hdl.simd.trans import CLS_OF as trans_ops
     from hdl.simd.valu_fp import FP_OPS
     from hdl.simd.valu_int import IMPLEMENTED as int_ops
     if name in {o.name.lower() for o in trans_ops}:

@@ -19,7 +19,7 @@ from isa import DecodeError, decode, disassemble
 from .errors import describe_words
 from .launch_errors import RtlError
 
-__all__ = ["RtlError", "RtlResult", "RtlSession", "describe_waves", "issued_by_group", "run_dispatch"]
+__all__ = ["RtlError", "RtlResult", "RtlSession", "describe_waves", "issued_by_group", "run_dispatch", "SESSIONS"]
 
 
 @dataclass
@@ -223,7 +223,8 @@ class RtlSession:
         return result
 
 
-_SESSIONS: dict[tuple, RtlSession] = {}
+# The simulators ``run_dispatch(reuse=True)`` keeps, by what they were built for.
+SESSIONS: dict[tuple, RtlSession] = {}
 
 
 def run_dispatch(prep, kernel, config, wgp: bool, *, seed: int = 0, latency=(8, 32),
@@ -301,13 +302,13 @@ def run_dispatch(prep, kernel, config, wgp: bool, *, seed: int = 0, latency=(8, 
         def session():
             return RtlSession(config, watchdog_cycles=watchdog_cycles)
         key = (repr(config), watchdog_cycles)
-    if not reuse or key not in _SESSIONS:
+    if not reuse or key not in SESSIONS:
         progress.phase(f"elaborating the DCU ({config.name})")
         built = session()
         if not reuse:
             return built.run(prep, kernel, wgp, img=img if memory == "rtl" else None, **options)
-        _SESSIONS[key] = built
-    return _SESSIONS[key].run(prep, kernel, wgp, img=img if memory == "rtl" else None, **options)
+        SESSIONS[key] = built
+    return SESSIONS[key].run(prep, kernel, wgp, img=img if memory == "rtl" else None, **options)
 
 
 async def _drained_scoreboard(ctx, port, mem, max_cycles: int):

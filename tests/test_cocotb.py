@@ -320,8 +320,8 @@ def _converted_hosttop(cfg, mem_bytes, mem_base):
     ``hosttop_verilog`` waits for the design directory's lock, which a Verilator build of the
     same design holds for as long as it compiles (tens of minutes)."""
     try:
-        from dcu.verilator import _design_dir, _params
-        d = _design_dir(cfg, _params(cfg, mem_bytes, mem_base, 50_000))
+        from dcu.verilator import design_dir, design_params
+        d = design_dir(cfg, design_params(cfg, mem_bytes, mem_base, 50_000))
     except (ImportError, TypeError):
         return None
     return d / "hosttop.v" if (d / "perf_names.json").exists() and (d / "hosttop.v").exists() else None

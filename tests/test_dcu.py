@@ -107,7 +107,7 @@ def test_session_reset_leaves_nothing_of_the_previous_dispatch():
     kernel run before and after another one counts the same cycles and counters and
     writes the same output, though the other kernel ran its own code through the same
     instruction, scalar and L0 caches in between."""
-    from dcu.prepare import _dims, prepare
+    from dcu.prepare import launch_dims, prepare
     from dcu.rtl import RtlSession
     from dcu.firmware import HERE
     from hdl.config import get_config
@@ -119,7 +119,7 @@ def test_session_reset_leaves_nothing_of_the_previous_dispatch():
         kernel = dcu.load_program(HERE / test.source, wgp=test.wgp, vopd=False).kernel(test.kernel)
         args = test.make_args(np.random.default_rng(0))
         prep = prepare(kernel, test.grid, test.block, args)
-        cfg.check_kernel(kernel, _dims(test.block))
+        cfg.check_kernel(kernel, launch_dims(test.block))
         res = session.run(prep, kernel, bool(kernel.wgp_mode), progress=False)
         return res, prep.read_back()
 
@@ -136,7 +136,7 @@ def test_reused_hosttop_counts_what_a_new_one_does():
     memory, each dispatch's image written into it before the dispatch. A kernel run first,
     and again after another kernel, counts the cycles and counters of a HostTop built with
     that kernel's image as its memory's contents, and writes the golden output."""
-    from dcu.rtl import _SESSIONS
+    from dcu.rtl import SESSIONS
     opts = dict(backend="rtl", config="tiny", memory="rtl", memory_seed=3, progress=False, vopd=False)
 
     def run(name, **kw):
@@ -146,9 +146,9 @@ def test_reused_hosttop_counts_what_a_new_one_does():
 
     fresh = run("vector_add_asm")
     first = run("vector_add_asm", reuse=True)
-    sessions = dict(_SESSIONS)     # the HostTop that served it (another test may have built it)
+    sessions = dict(SESSIONS)     # the HostTop that served it (another test may have built it)
     other, again = run("scalar_loads_asm", reuse=True), run("vector_add_asm", reuse=True)
-    assert _SESSIONS == sessions   # served the other two as well
+    assert SESSIONS == sessions   # served the other two as well
     assert other.cycles != first.cycles
     for r in (first, again):
         assert (r.cycles, r.counters) == (fresh.cycles, fresh.counters)

@@ -558,7 +558,7 @@ def test_native_yosys_reports_errors(tmp_path, capfd):
 def test_build_files_must_stay_in_the_project(tmp_path):
     import dcu.fpga as fpga
     with pytest.raises(ValueError, match="outside the project"):
-        fpga._rel(tmp_path)
+        fpga.project_path(tmp_path)
 
 
 NEXTPNR_LOG = """\

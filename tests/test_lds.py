@@ -2,7 +2,7 @@
 
 Every request the RTL accepts is replayed, in the order the halves took them, through
 the model's own DS handlers (``sim.memory_ops.build_ds``) on a numpy image of the physical
-LDS, with the model's window rule (``sim.model._Workgroup.lds_read`` and friends: reads past
+LDS, with the model's window rule (``sim.model.Workgroup.lds_read`` and friends: reads past
 the window give 0, writes there are dropped). The response beats (a beat per lane group of
 ``resp_lanes`` lanes of each destination register, in order: destination, group, the group's
 exec bits, data of its active lanes, ``write``/``last``), the per-wave response order and the
@@ -30,7 +30,7 @@ from hdl.isa_tables import OpId
 from hdl.mem.lds import IMPLEMENTED, LDS, LdsErrorCause
 from isa import Inst, by_name
 from sim.memory_ops import build_ds, lds_conflict_cycles
-from sim.model import _Workgroup
+from sim.model import Workgroup
 from sim.wave import EXEC, Wave
 from tests.lint import convert_and_lint
 from tests.reqrows import RequestRows
@@ -73,7 +73,7 @@ class Req:
         return self.op in ATOMICS
 
 
-class _Window(_Workgroup):
+class _Window(Workgroup):
     """The model's LDS access rules on the window ``[base, base + size)`` of the physical image."""
 
     def __init__(self, image, base, size, banks, window_lanes):   # only the LDS of a workgroup: no model, no waves

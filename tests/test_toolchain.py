@@ -64,7 +64,7 @@ def test_find_tool_finds_llvm19(name):
 
 
 def test_missing_tool_names_apt_command(monkeypatch, tmp_path):
-    monkeypatch.setitem(toolchain._TOOLS, "clang", "clang-does-not-exist-19")
+    monkeypatch.setitem(toolchain.TOOLS, "clang", "clang-does-not-exist-19")
     monkeypatch.setattr(toolchain, "LLVM_DIR", tmp_path / "nothing")
     monkeypatch.delenv("DCU_LLVM_BIN", raising=False)
     with pytest.raises(ToolNotFoundError) as ei:

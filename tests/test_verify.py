@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from dcu import verilator as vl
-from dcu.verify.gen import Op, _Waits, generate, pools
+from dcu.verify.gen import Op, Waits, generate, pools
 from dcu.verify.run import campaign, check, fails_on, kernel_of, model_runner
 from dcu.verify.shrink import shrink, size, write_reproducer
 from tests.asmutil import needs_llvm
@@ -62,7 +62,7 @@ def test_every_opcode_of_the_pools_assembles(tmp_path, target):
 
 
 def test_waits_use_partial_counters():
-    w = _Waits()
+    w = Waits()
     load = lambda d: Op(f"global_load_b32 {d}", writes=frozenset({d}), counter="load")
     out = []
     for op in (load("v2"), load("v3"), load("v4"), Op("v_mov_b32 v5, v3", reads=frozenset({"v3"}))):

@@ -237,12 +237,12 @@ def test_sources_changed_under_the_process_is_refused(monkeypatch, tmp_path):
     monkeypatch.setattr(vl, "_source_digest", lambda: digest[0])
     monkeypatch.setitem(sys.modules, "hdl.top.hosttop", sys.modules.get("hdl.top.hosttop") or object())
     cfg = get_config(PRESET)
-    params = vl._params(cfg, MIN_MEMORY_BYTES, 0x1000_0000, 50_000)
-    first = vl._design_dir(cfg, params)
-    assert vl._design_dir(cfg, params) == first
+    params = vl.design_params(cfg, MIN_MEMORY_BYTES, 0x1000_0000, 50_000)
+    first = vl.design_dir(cfg, params)
+    assert vl.design_dir(cfg, params) == first
     digest[0] = "b" * 64
     with pytest.raises(RuntimeError, match="sources changed after this process imported them"):
-        vl._design_dir(cfg, params)
+        vl.design_dir(cfg, params)
 
 
 def test_missing_verilator_is_a_clear_error(monkeypatch):

@@ -6,7 +6,7 @@ or a per-lane loop, a barrier) holding bodies of nodes. The tree renders to gfx1
 with a fixed prologue (buffer addresses, the wave's slices, every register it uses given a
 value) and epilogue (every VGPR and SGPR it used, and its LDS, stored to the output buffer).
 
-The waits are not nodes: rendering inserts them (:class:`_Waits`) from each instruction's
+The waits are not nodes: rendering inserts them (:class:`Waits`) from each instruction's
 registers, so a program stays free of races whatever the shrinker removes: a load's result is
 waited for (with a partial counter where later loads are still in flight) before an
 instruction touches its register, a global load waits for the wave's stores, and every label,
@@ -29,7 +29,7 @@ import numpy as np
 
 from isa.opcodes import OPCODES, Fmt, OpInfo
 
-__all__ = ["Op", "Block", "Program", "generate", "executable", "Layout", "EXCLUDED"]
+__all__ = ["Op", "Block", "Program", "generate", "executable", "Layout", "EXCLUDED", "Waits"]
 
 # ---- registers ----------------------------------------------------------------------------
 # s[0:1] kernarg; s[2:3] out, s[4:5] data, s[6:7] constants; s8 wave index in the dispatch,
@@ -818,7 +818,7 @@ def generate(seed: int, target: str = "rtl", length: int | None = None, waves: i
 
 
 # ---- rendering ----------------------------------------------------------------------------
-class _Waits:
+class Waits:
     """Outstanding memory results, in issue order per counter; emits the waits an
     instruction needs before it."""
 
@@ -870,7 +870,7 @@ class _Renderer:
     def __init__(self, prog: Program):
         self.p = prog
         self.lines: list[str] = []
-        self.w = _Waits()
+        self.w = Waits()
         self.label = 0
         self.subroutines: list[tuple[str, Block]] = []    # rendered after s_endpgm
 

@@ -41,7 +41,7 @@ from .lanemul import FP_WIDTH as FP_MUL_W, WIDTH as MUL_W, LaneMultiplier
 from ..layouts import (ADDR, ISSUE_GROUPS, LANES, SEQ, DecodedInst, FetchReq, FetchResp, LaunchLayout, ReqRow,
                       SimdPerf, SmemReq, SmemResp, StallReason, VecMemReq, VecMemResp)
 from .regfile import SgprFile, VgprFile
-from .trans import _CLS_OF as _TRANS_OPS, TransIn, TransOut, TransUnit, latency as trans_latency
+from .trans import CLS_OF as _TRANS_OPS, TransIn, TransOut, TransUnit, latency as trans_latency
 from .valu_int import VALUInt
 from .valu_int_shared import VALUIntShared
 
@@ -1438,7 +1438,7 @@ def _no_clamp() -> frozenset:
     """Executed mnemonics that fault on the VOP3 ``clamp`` bit: the transcendentals (clamp not
     implemented) and the plain 32-bit integer ops that do not saturate (the model rejects
     clamp on them too)."""
-    from .trans import _CLS_OF as trans_ops
+    from .trans import CLS_OF as trans_ops
     from .valu_int import _PLAIN32, CLAMP_SATURATES
     return frozenset((_PLAIN32 - CLAMP_SATURATES) | {o.name.lower() for o in trans_ops})
 

@@ -16,7 +16,7 @@ _OWN_KINDS = {"smem", "vmem_load", "vmem_store", "vmem_atomic", "ds_load", "ds_s
 
 def _implemented() -> frozenset:
     from .salu import IMPLEMENTED as salu_ops
-    from .trans import _CLS_OF as trans_ops
+    from .trans import CLS_OF as trans_ops
     from .valu_fp import FP_OPS
     from .valu_int import IMPLEMENTED as int_ops
     names = set(salu_ops) | set(int_ops) | {o.name.lower() for o in FP_OPS} | {o.name.lower() for o in trans_ops}

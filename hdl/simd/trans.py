@@ -64,7 +64,7 @@ from ..isa_tables import OpId
 
 __all__ = [
     "TransUnit", "TransIn", "TransOut", "Cls", "LATENCY", "ROM_LAYOUT", "FIELDS",
-    "RCP_T0", "RSQ_T0", "EXP2_T", "EXP2_C", "LOG2_C", "LOG2_L", "LOG2_P", "rom_words",
+    "RCP_T0", "RSQ_T0", "EXP2_T", "EXP2_C", "LOG2_C", "LOG2_L", "LOG2_P", "rom_words", "CLS_OF",
 ]
 
 WAVE = 32
@@ -145,7 +145,8 @@ class Cls(enum.Enum, shape=unsigned(3)):
     LOG = 5
 
 
-_CLS_OF = {
+# The opcodes the unit executes, each with its class (the SIMD and the refusal list read it too).
+CLS_OF = {
     OpId.V_RCP_F32: Cls.RCP, OpId.V_RCP_IFLAG_F32: Cls.RCP, OpId.V_RSQ_F32: Cls.RSQ,
     OpId.V_SQRT_F32: Cls.SQRT, OpId.V_EXP_F32: Cls.EXP, OpId.V_LOG_F32: Cls.LOG,
 }
@@ -406,7 +407,7 @@ class TransUnit(wiring.Component):
         m.d.comb += self.i.ready.eq(~busy & run)
 
         op = self.i.payload.op
-        in_cls = _sel([(op == o, c) for o, c in _CLS_OF.items()], Cls.NONE)
+        in_cls = _sel([(op == o, c) for o, c in CLS_OF.items()], Cls.NONE)
         h0 = S[0].hdr
 
         def onehot(c):
