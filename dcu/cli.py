@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
+from .admission import ResourceError, check_kernel, occupancy_limits, vgpr_alloc
 from .errors import EXIT_CODES, UsageError, classify
 
 __all__ = ["main", "build_parser", "parse_dims", "parse_arg_spec", "ArgSpec", "UsageError",
@@ -718,7 +719,7 @@ def _fmt_bool3(t: Sequence[bool]) -> str:
 
 def cmd_info(ns: argparse.Namespace) -> int:
     """``dcu info``: descriptors, resources and occupancy of every kernel."""
-    from hdl.config import ResourceError, get_config
+    from hdl.config import get_config
 
     _check_file(ns.file)
     co = _load_code_object(ns.file, ns.wgp)
@@ -739,7 +740,7 @@ def cmd_info(ns: argparse.Namespace) -> int:
               f"workgroup id {_fmt_bool3(k.workgroup_id_enable)}, "
               f"work-item id {'xyz'[:k.workitem_id_enable + 1]}")
         print(f"  VGPRs {k.vgpr_count} (descriptor allocates {k.vgpr_alloc}, config granule "
-              f"{cfg.vgpr_alloc(k.vgpr_count)})  SGPRs "
+              f"{vgpr_alloc(cfg, k.vgpr_count)})  SGPRs "
               f"{k.sgpr_count if k.sgpr_count is not None else '?'}  "
               f"LDS {k.group_segment_size} B  scratch {k.private_segment_size} B/lane")
         reqd = f"  reqd_work_group_size {k.reqd_workgroup_size}" if k.reqd_workgroup_size else ""
@@ -752,10 +753,10 @@ def cmd_info(ns: argparse.Namespace) -> int:
                       f"{a.type_name or '':<10} {label}{extra}")
         else:
             print("    (no argument metadata)")
-        limits = cfg.occupancy_limits(k.vgpr_count, k.group_segment_size, waves, k.wgp_mode)
+        limits = occupancy_limits(cfg, k.vgpr_count, k.group_segment_size, waves, k.wgp_mode)
         lim = ", ".join(f"{key} {v}" for key, v in limits.items())
         try:
-            occ = cfg.check_kernel(k, dims)
+            occ = check_kernel(cfg, k, dims)
             print(f"  occupancy on {cfg.name}: {occ} wave(s)/SIMD with block {dims} "
                   f"({waves} wave(s)/workgroup; limits: {lim})")
         except ResourceError as e:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
+from .admission import ResourceError
 from .launch_errors import (LaunchError, LaunchUnsupported, RtlError, RtlUnsupportedError,
                             VerilatorMissing)
 
@@ -199,7 +200,7 @@ def classify(e: BaseException, kernel: str | None = None) -> DcuError:
         return ToolMissing(_first_line(e))
     if isinstance(e, ToolchainError):
         return BuildFailed(_build_message(e))
-    from hdl.config import ConfigError, ResourceError
+    from hdl.config import ConfigError
     if isinstance(e, (ResourceError, LaunchUnsupported, RtlUnsupportedError)):
         return Unsupported(str(e))
     if isinstance(e, (LaunchError, ConfigError)):

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Sequence
 
+from .admission import check_kernel
 from .codeobj import KernelInfo
 from .launch_errors import LaunchError, LaunchUnsupported, RtlError, VerilatorError
 from .prepare import Prepared, Program, image_base, launch_dims, load_program, prepare, private_lane_bytes
@@ -125,7 +126,7 @@ def launch(kernel: KernelInfo, grid, block, args: Sequence, backend: str = "mode
         raise LaunchError(f"kernel {kernel.name} requires block {tuple(kernel.reqd_workgroup_size)}, got {block}")
     from hdl.config import get_config
     cfg = get_config(config)
-    occupancy = cfg.check_kernel(kernel, block)
+    occupancy = check_kernel(cfg, kernel, block)
     if backend in ("rtl", "verilator"):
         from .rtlcheck import refuse_unsupported
         refuse_unsupported(kernel, backend)

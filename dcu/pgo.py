@@ -21,6 +21,7 @@ import shutil
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
+from .admission import ResourceError, check_kernel
 
 __all__ = ["TRAINING", "ProfileTools", "tools", "training_images"]
 
@@ -81,7 +82,6 @@ def training_images(cfg, mem_bytes: int, mem_base: int) -> list[tuple[str, objec
     generator, seed 0)."""
     import numpy as np
     from firmware_tests.manifest import get, path
-    from hdl.config import ResourceError
     from .hostimage import host_image, memory_size_for
     from .prepare import load_program, prepare
 
@@ -90,7 +90,7 @@ def training_images(cfg, mem_bytes: int, mem_base: int) -> list[tuple[str, objec
         t = get(name)
         kernel = load_program(path(t), vopd=False).kernel(t.kernel)
         try:
-            cfg.check_kernel(kernel, t.block)
+            check_kernel(cfg, kernel, t.block)
         except ResourceError:
             continue
         prep = prepare(kernel, t.grid, t.block, t.make_args(np.random.default_rng(0)))

@@ -5,6 +5,6 @@ is imported by the model, the launcher and the CLI; importing this package must
 therefore stay free of Amaranth so that those users do not pay for it.
 """
 
-from .config import PRESETS, ConfigError, DCUConfig, ResourceError, get_config
+from .config import PRESETS, ConfigError, DCUConfig, get_config
 
-__all__ = ["DCUConfig", "PRESETS", "get_config", "ConfigError", "ResourceError"]
+__all__ = ["DCUConfig", "PRESETS", "get_config", "ConfigError"]

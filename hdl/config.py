@@ -3,6 +3,13 @@
 Pure Python on purpose: the reference model, the launcher and the CLI use it
 without importing Amaranth, and the RTL takes its sizes from the same object.
 
+A :class:`DCUConfig` is a name and four groups, each a frozen dataclass validated on its own:
+:class:`Sizes` (what the architecture has), :class:`Latencies` (how long it takes),
+:class:`Policies` (architectural choices: return order, issue arbitration) and
+:class:`Implementation` (how the RTL builds the same architecture: register-file organisation,
+pipeline stages, shared units). Every field also reads as an attribute of the configuration
+(``cfg.lanes`` is ``cfg.sizes.lanes``), and :meth:`DCUConfig.replace` takes fields by name.
+
 Presets (``PRESETS``):
 
 =========  =====  ==========  ===========  ==========  ==========  =====================
@@ -15,20 +22,23 @@ fpga       4      2           128          4 KiB, 4    2 KiB, 8    targets an EC
 =========  =====  ==========  ===========  ==========  ==========  =====================
 
 VGPRs/SIMD counts registers of 32 lanes x 32 bits; LDS/half: bytes and banks; L0: bytes and
-the lanes coalesced per line request.
+the lanes coalesced per line request. Whether a kernel fits a configuration (occupancy and
+resource checks) is the launcher's question: :mod:`dcu.admission`.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import math
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
 __all__ = [
     "DCUConfig",
+    "Sizes",
+    "Latencies",
+    "Policies",
+    "Implementation",
     "ConfigError",
-    "ResourceError",
     "PRESETS",
     "get_config",
     "WAVE_SIZE",
@@ -39,10 +49,6 @@ __all__ = [
 WAVE_SIZE = 32            # the core runs wave32 only
 MAX_VGPRS_PER_WAVE = 256  # v0..v255 is all an instruction can address
 MAX_WORKGROUP_SIZE = 1024  # work-items; the OpenCL/HSA limit LLVM assumes
-# LLVM's metadata `.sgpr_count` includes VCC's two registers, which live beside
-# s0..s105 (encodings 106/107), so the metadata count may exceed the addressable
-# SGPRs by this much.
-VCC_SGPRS = 2
 
 RETURN_ORDERS = ("per_wave", "in_order")
 WAVE_POLICIES = ("oldest", "round_robin")
@@ -53,22 +59,33 @@ class ConfigError(ValueError):
     """An inconsistent configuration (bad sizes, unknown preset or policy)."""
 
 
-class ResourceError(ValueError):
-    """A kernel or launch needs more resources than the configuration has."""
-
-
 def _pow2(x: int) -> bool:
     return x > 0 and (x & (x - 1)) == 0
 
 
+def _type_errors(group: Any) -> list[str]:
+    """A field whose value is not of its declared type (``bool`` is not an ``int`` here)."""
+    errors = []
+    for f in dataclasses.fields(group):
+        v = getattr(group, f.name)
+        if f.type == "int" and (not isinstance(v, int) or isinstance(v, bool)):
+            errors.append(f"{f.name} must be an int, got {v!r}")
+        elif f.type == "bool" and not isinstance(v, bool):
+            errors.append(f"{f.name} must be a bool, got {v!r}")
+    return errors
+
+
+def _raise(errors: list[str]) -> None:
+    if errors:
+        raise ConfigError("; ".join(errors))
+
+
 @dataclass(frozen=True)
-class DCUConfig:
-    """Sizes, latencies and policies of one dual compute unit.
+class Sizes:
+    """What the DCU has: its units, lanes, wave slots, register files and memories.
 
     Attributes
     ----------
-    name : str
-        Preset name (``"custom"`` for hand-made configurations).
     cus : int
         Compute units in the DCU (2).
     simds_per_cu : int
@@ -113,9 +130,171 @@ class DCUConfig:
         halves those buffers and the cache's answer queues (docs/simd.md, "Fetch").
     trans_lanes : int
         Lanes of the transcendental unit.
+    """
+
+    cus: int = 2
+    simds_per_cu: int = 2
+    lanes: int = 32
+    wave_slots: int = 4
+    vgprs_per_simd: int = 256
+    vgpr_granule: int = 8
+    sgprs_per_wave: int = 106
+    lds_bytes_per_half: int = 16 * 1024
+    lds_banks: int = 32
+    lds_window_lanes: int = 32
+    l0_bytes: int = 4 * 1024
+    l0_ways: int = 4
+    l0_line: int = 128
+    coalesce_lanes: int = 32
+    scalar_cache_bytes: int = 4 * 1024
+    scalar_cache_line: int = 64
+    icache_bytes: int = 8 * 1024
+    icache_line: int = 64
+    fetch_bytes: int = 64
+    trans_lanes: int = 8
+
+    def __post_init__(self) -> None:
+        _raise(_type_errors(self))
+        errors = [f"{f.name} must be > 0, got {getattr(self, f.name)}" for f in dataclasses.fields(self)
+                  if getattr(self, f.name) <= 0]
+        _raise(errors)
+        # Lanes and granules must divide evenly: the datapath serialises a wave32
+        # over 32 // lanes cycles, and cache indexing uses bit fields.
+        for n in ("lanes", "trans_lanes"):
+            if getattr(self, n) > WAVE_SIZE or WAVE_SIZE % getattr(self, n):
+                errors.append(f"{n} must divide {WAVE_SIZE}, got {getattr(self, n)}")
+        if self.vgprs_per_simd % self.vgpr_granule:
+            errors.append(f"vgprs_per_simd ({self.vgprs_per_simd}) must be a multiple of "
+                          f"vgpr_granule ({self.vgpr_granule})")
+        for n in ("lds_banks", "coalesce_lanes"):
+            if getattr(self, n) > WAVE_SIZE:
+                errors.append(f"{n} is at most {WAVE_SIZE} (one per lane), got {getattr(self, n)}")
+        if not _pow2(self.lds_window_lanes) or not 4 <= self.lds_window_lanes <= WAVE_SIZE:
+            errors.append(f"lds_window_lanes must be a power of two from 4 to {WAVE_SIZE}, "
+                          f"got {self.lds_window_lanes}")
+        if self.sgprs_per_wave > 106:
+            errors.append(f"sgprs_per_wave is at most 106 (s0..s105), got {self.sgprs_per_wave}")
+        for n in ("lds_bytes_per_half", "lds_banks", "coalesce_lanes", "l0_line", "l0_ways", "scalar_cache_line",
+                  "icache_line", "vgpr_granule"):
+            if not _pow2(getattr(self, n)):
+                errors.append(f"{n} must be a power of two, got {getattr(self, n)}")
+        if not _pow2(self.fetch_bytes) or not 32 <= self.fetch_bytes <= self.icache_line:
+            errors.append(f"fetch_bytes must be a power of two from 32 to icache_line ({self.icache_line}), "
+                          f"got {self.fetch_bytes}")
+        for size, line, ways, what in ((self.l0_bytes, self.l0_line, self.l0_ways, "l0"),
+                                       (self.scalar_cache_bytes, self.scalar_cache_line, 1, "scalar_cache"),
+                                       (self.icache_bytes, self.icache_line, 1, "icache")):
+            if size % (line * ways) or not _pow2(size // (line * ways)):
+                errors.append(f"{what}: bytes ({size}) / (line {line} x ways {ways}) must be "
+                              "a power-of-two number of sets")
+        _raise(errors)
+
+
+@dataclass(frozen=True)
+class Latencies:
+    """How long the DCU's operations take, in cycles.
+
+    Attributes
+    ----------
+    valu_dep_latency : int
+        Cycles from a VALU instruction's issue to the issue of a dependent one.
+    l0_hit_latency : int
+        Cycles from a vector memory issue to its data on an L0 hit.
+    memory_latency : int
+        Extra cycles of an L0 miss (the backing memory).
+    lds_latency : int
+        Cycles of an LDS access without bank conflicts.
+    scalar_hit_latency : int
+        Cycles of a scalar load that hits the scalar cache.
+    """
+
+    valu_dep_latency: int = 5
+    l0_hit_latency: int = 4
+    memory_latency: int = 32
+    lds_latency: int = 4
+    scalar_hit_latency: int = 4
+
+    def __post_init__(self) -> None:
+        _raise(_type_errors(self))
+        _raise([f"{f.name} must be > 0, got {getattr(self, f.name)}" for f in dataclasses.fields(self)
+                if f.name != "memory_latency" and getattr(self, f.name) <= 0]
+               + ([f"memory_latency must be >= 0, got {self.memory_latency}"] if self.memory_latency < 0 else []))
+
+
+@dataclass(frozen=True)
+class Policies:
+    """Architectural choices that change the order of events, not the results.
+
+    Attributes
+    ----------
+    return_order : str
+        ``"per_wave"``: memory returns retire in order per wave (RDNA 4);
+        ``"in_order"``: one return queue shared by all waves (RDNA 3 and before).
+    wave_policy : str
+        Issue arbitration among ready waves: ``"oldest"`` or ``"round_robin"``.
+    """
+
+    return_order: str = "per_wave"
+    wave_policy: str = "oldest"
+
+    def __post_init__(self) -> None:
+        errors = []
+        if self.return_order not in RETURN_ORDERS:
+            errors.append(f"return_order must be one of {RETURN_ORDERS}, got {self.return_order!r}")
+        if self.wave_policy not in WAVE_POLICIES:
+            errors.append(f"wave_policy must be one of {WAVE_POLICIES}, got {self.wave_policy!r}")
+        _raise(errors)
+
+
+@dataclass(frozen=True)
+class Implementation:
+    """How the RTL builds the architecture: register-file organisation, pipeline stages and
+    units shared to save area. The ``fpga`` preset sets most of them; each costs or saves
+    cycles as described, never changes results.
+
+    Attributes
+    ----------
+    regfile : str
+        Organisation of each SIMD's register files (``hdl/simd/regfile.py``): ``"wide"``, a
+        32-lane VGPR row per register with two write and six read ports and an SGPR file with
+        three write ports (fastest to simulate), or ``"banked"``, which maps to FPGA block
+        RAM: a VGPR row per lane group of ``lanes`` lanes, three read ports, and one write
+        port for each file, with a copy of the file per read port. ``"banked"`` costs cycles
+        (docs/simd.md, "Register files"): vector memory and transcendental instructions stay
+        in EX for ``valu_cycles`` cycles, vector memory instructions and 64-bit VGPR sources
+        read each lane group in two cycles, whole-register writes (launch, memory and
+        transcendental returns) are written a group at a time while the main pipe waits,
+        and SGPR writes are taken one at a time.
+    valu_stages : int
+        Pipeline stages of the VALU units: 1, each lane group's result is computed and
+        written in its EX cycle; 3 (the ``fpga`` preset's), the integer and FP32 units
+        register their work twice (the integer unit after its operand extension and after its
+        result select, the FP32 unit after its unpack and after the fused sum) and a lane
+        group's result is written two cycles after its EX cycle (one path of 61 cells from
+        EX's operands to the VGPR write data on the ECP5, ``dcu fpga --depth``). A dependent
+        instruction reads a VGPR result no sooner than ``valu_stages + 1`` cycles after its
+        producer issues, and a scalar result (a compare's lane mask, ``v_readlane``) is read
+        ``valu_stages - 1`` cycles after the last lane group. Needs ``shared_int_datapath`` and
+        lanes of at most 8 (so that a lane group is written before a dependent instruction,
+        issued after the last group's EX cycle, reads it).
+    trans_shared : bool
+        ``False``: a transcendental unit per SIMD (RDNA). ``True``: one for the whole DCU,
+        which its SIMDs take in turn (``hdl/simd/transshare.py``): the ``fpga`` preset's, since
+        the unit is the largest block of a SIMD on an FPGA.
+    trans_mul_regs : int
+        Registers around each multiply of the transcendental unit's steps (``hdl/simd/trans.py``):
+        0, none (RDNA's latency); 1, its operands registered; 2, its product too (the ``fpga``
+        preset's: a step's operand select, 32 x 32 multiply and adders were 28 ns on the ECP5).
+        Each register adds 9 cycles to the unit's latency; its throughput does not change.
     shared_multiplier : bool
         ``True``: one multiplier per lane serves both vector ALUs (``hdl/simd/lanemul.py``; the
         ``fpga`` preset's, halving the ALUs' DSP blocks). ``False``: each ALU has its own.
+    shared_int_datapath : bool
+        ``True``: the integer VALU computes every operation on one adder, one shifter and one
+        bitwise unit per lane (``hdl/simd/valu_int_shared.py``, the ``fpga`` preset's: 37 % fewer
+        LUTs on the ECP5), and the scalar ALU on one of each (``hdl/simd/salu_shared.py``).
+        ``False``: an adder, shift or compare per operation (``hdl/simd/valu_int.py``,
+        ``hdl/simd/salu.py``), which Amaranth's simulator evaluates faster.
     shared_mem_request : bool
         ``True``: each SIMD keeps one request register for its vector memory and LDS
         requests (a whole wave's addresses and data: 6,200 flip-flops), so one kind waits
@@ -142,12 +321,6 @@ class DCUConfig:
         ``shared_mem_request``, both ``*_in_place``, the banked register file, and coalescer
         groups and LDS windows of at most ``lanes`` lanes. ``False``: one row, the whole wave,
         a register.
-    shared_int_datapath : bool
-        ``True``: the integer VALU computes every operation on one adder, one shifter and one
-        bitwise unit per lane (``hdl/simd/valu_int_shared.py``, the ``fpga`` preset's: 37 % fewer
-        LUTs on the ECP5), and the scalar ALU on one of each (``hdl/simd/salu_shared.py``).
-        ``False``: an adder, shift or compare per operation (``hdl/simd/valu_int.py``,
-        ``hdl/simd/salu.py``), which Amaranth's simulator evaluates faster.
     decode_memo : bool
         ``True``: each wave slot keeps its decoded instruction and the three dwords it was
         decoded from, and uses its decoder's result only when those dwords change (an issue,
@@ -161,15 +334,6 @@ class DCUConfig:
         keeps its latency when ``scalar_hit_latency`` >= 4; an answer from a fill takes a cycle
         more, and a second answer for the same SIMD starts a cycle after the first ends.
         ``False``: one cycle from the choice to the answer's first beat.
-    lds_pass_stage : bool
-        ``True``: each LDS half computes a window's accesses (the request's row read, the
-        dword adders, the bank decode, which accesses share a dword) into registers, and its
-        bank passes serve the window from there while the next window is computed (the
-        ``fpga`` preset's: the passes' leader loop and the take of the next instruction were
-        one path of 77 ns on the ECP5). An instruction takes a cycle more, and the next one
-        is taken once the last window is loaded. Needs ``lds_window_lanes`` of at most 8.
-        ``False``: a pass computes its window's accesses in its own cycle, and the next
-        instruction is taken with the last pass.
     coalesce_stage : bool
         ``True``: the vector memory unit registers the lane fields of the group it splits
         (lines, straddles, faults, offsets, addresses and data, and for each pair of its
@@ -185,191 +349,120 @@ class DCUConfig:
         instruction takes two cycles more to split, and a hit answers ``max(6,
         l0_hit_latency)`` cycles after acceptance, not ``max(5, ...)``. ``False``: the
         coalescer reads the group's lanes in the cycle it splits them.
-    trans_shared : bool
-        ``False``: a transcendental unit per SIMD (RDNA). ``True``: one for the whole DCU,
-        which its SIMDs take in turn (``hdl/simd/transshare.py``): the ``fpga`` preset's, since
-        the unit is the largest block of a SIMD on an FPGA.
-    trans_mul_regs : int
-        Registers around each multiply of the transcendental unit's steps (``hdl/simd/trans.py``):
-        0, none (RDNA's latency); 1, its operands registered; 2, its product too (the ``fpga``
-        preset's: a step's operand select, 32 x 32 multiply and adders were 28 ns on the ECP5).
-        Each register adds 9 cycles to the unit's latency; its throughput does not change.
-    valu_stages : int
-        Pipeline stages of the VALU units: 1, each lane group's result is computed and
-        written in its EX cycle; 3 (the ``fpga`` preset's), the integer and FP32 units
-        register their work twice (the integer unit after its operand extension and after its
-        result select, the FP32 unit after its unpack and after the fused sum) and a lane
-        group's result is written two cycles after its EX cycle (one path of 61 cells from
-        EX's operands to the VGPR write data on the ECP5, ``dcu fpga --depth``). A dependent
-        instruction reads a VGPR result no sooner than ``valu_stages + 1`` cycles after its
-        producer issues, and a scalar result (a compare's lane mask, ``v_readlane``) is read
-        ``valu_stages - 1`` cycles after the last lane group. Needs ``shared_int_datapath`` and
-        lanes of at most 8 (so that a lane group is written before a dependent instruction,
-        issued after the last group's EX cycle, reads it).
-    valu_dep_latency : int
-        Cycles from a VALU instruction's issue to the issue of a dependent one.
-    l0_hit_latency : int
-        Cycles from a vector memory issue to its data on an L0 hit.
-    memory_latency : int
-        Extra cycles of an L0 miss (the backing memory).
-    lds_latency : int
-        Cycles of an LDS access without bank conflicts.
-    scalar_hit_latency : int
-        Cycles of a scalar load that hits the scalar cache.
-    return_order : str
-        ``"per_wave"``: memory returns retire in order per wave (RDNA 4);
-        ``"in_order"``: one return queue shared by all waves (RDNA 3 and before).
-    wave_policy : str
-        Issue arbitration among ready waves: ``"oldest"`` or ``"round_robin"``.
-    regfile : str
-        Organisation of each SIMD's register files (``hdl/simd/regfile.py``): ``"wide"``, a
-        32-lane VGPR row per register with two write and six read ports and an SGPR file with
-        three write ports (fastest to simulate), or ``"banked"``, which maps to FPGA block
-        RAM: a VGPR row per lane group of ``lanes`` lanes, three read ports, and one write
-        port for each file, with a copy of the file per read port. ``"banked"`` costs cycles
-        (docs/simd.md, "Register files"): vector memory and transcendental instructions stay
-        in EX for ``valu_cycles`` cycles, vector memory instructions and 64-bit VGPR sources
-        read each lane group in two cycles, whole-register writes (launch, memory and
-        transcendental returns) are written a group at a time while the main pipe waits,
-        and SGPR writes are taken one at a time.
+    lds_pass_stage : bool
+        ``True``: each LDS half computes a window's accesses (the request's row read, the
+        dword adders, the bank decode, which accesses share a dword) into registers, and its
+        bank passes serve the window from there while the next window is computed (the
+        ``fpga`` preset's: the passes' leader loop and the take of the next instruction were
+        one path of 77 ns on the ECP5). An instruction takes a cycle more, and the next one
+        is taken once the last window is loaded. Needs ``lds_window_lanes`` of at most 8.
+        ``False``: a pass computes its window's accesses in its own cycle, and the next
+        instruction is taken with the last pass.
     """
 
-    name: str = "custom"
-    cus: int = 2
-    simds_per_cu: int = 2
-    lanes: int = 32
-    wave_slots: int = 4
-    vgprs_per_simd: int = 256
-    vgpr_granule: int = 8
-    sgprs_per_wave: int = 106
-    lds_bytes_per_half: int = 16 * 1024
-    lds_banks: int = 32
-    lds_window_lanes: int = 32
-    l0_bytes: int = 4 * 1024
-    l0_ways: int = 4
-    l0_line: int = 128
-    coalesce_lanes: int = 32
-    scalar_cache_bytes: int = 4 * 1024
-    scalar_cache_line: int = 64
-    icache_bytes: int = 8 * 1024
-    icache_line: int = 64
-    fetch_bytes: int = 64
-    trans_lanes: int = 8
+    regfile: str = "wide"
+    valu_stages: int = 1
     trans_shared: bool = False
     trans_mul_regs: int = 0
     shared_multiplier: bool = False
+    shared_int_datapath: bool = False
     shared_mem_request: bool = False
     coalesce_in_place: bool = False
     lds_in_place: bool = False
     request_in_rows: bool = False
-    shared_int_datapath: bool = False
     decode_memo: bool = True
     scalar_cache_stage: bool = False
     coalesce_stage: bool = False
     lds_pass_stage: bool = False
-    valu_stages: int = 1
-    valu_dep_latency: int = 5
-    l0_hit_latency: int = 4
-    memory_latency: int = 32
-    lds_latency: int = 4
-    scalar_hit_latency: int = 4
-    return_order: str = "per_wave"
-    wave_policy: str = "oldest"
-    regfile: str = "wide"
 
     def __post_init__(self) -> None:
-        errors = []
-        for f in dataclasses.fields(self):
-            v = getattr(self, f.name)
-            if f.type in ("int", int) and (not isinstance(v, int) or isinstance(v, bool)):
-                errors.append(f"{f.name} must be an int, got {v!r}")
-        if errors:
-            raise ConfigError("; ".join(errors))
-        positive = ["cus", "simds_per_cu", "lanes", "wave_slots", "vgprs_per_simd", "vgpr_granule",
-                    "sgprs_per_wave", "lds_bytes_per_half", "lds_banks", "l0_bytes", "l0_ways",
-                    "l0_line", "coalesce_lanes", "scalar_cache_bytes", "scalar_cache_line", "icache_bytes",
-                    "icache_line", "fetch_bytes", "trans_lanes", "valu_dep_latency", "l0_hit_latency",
-                    "lds_latency", "scalar_hit_latency"]
-        errors += [f"{n} must be > 0, got {getattr(self, n)}" for n in positive
-                   if getattr(self, n) <= 0]
-        if self.memory_latency < 0:
-            errors.append(f"memory_latency must be >= 0, got {self.memory_latency}")
-        if errors:
-            raise ConfigError("; ".join(errors))
-        # Lanes and granules must divide evenly: the datapath serialises a wave32
-        # over 32 // lanes cycles, and cache indexing uses bit fields.
-        if self.lanes > WAVE_SIZE or WAVE_SIZE % self.lanes:
-            errors.append(f"lanes must divide {WAVE_SIZE}, got {self.lanes}")
-        if self.trans_lanes > WAVE_SIZE or WAVE_SIZE % self.trans_lanes:
-            errors.append(f"trans_lanes must divide {WAVE_SIZE}, got {self.trans_lanes}")
+        errors = _type_errors(self)
+        _raise(errors)
         if self.valu_stages not in (1, 3):
             errors.append(f"valu_stages must be 1 or 3, got {self.valu_stages}")
-        elif self.valu_stages == 3:
-            if self.shared_int_datapath is not True:
-                errors.append("valu_stages=3 needs shared_int_datapath (the integer unit in stages is "
-                              "hdl/simd/valu_int_shared.py)")
-            if self.lanes > 8:
-                # a dependent instruction reads a lane group as early as the cycles after the
-                # last group's EX: the staged writes must land first (``valu_cycles`` >= 4)
-                errors.append(f"valu_stages=3 needs lanes of at most 8, got {self.lanes}")
+        elif self.valu_stages == 3 and not self.shared_int_datapath:
+            errors.append("valu_stages=3 needs shared_int_datapath (the integer unit in stages is "
+                          "hdl/simd/valu_int_shared.py)")
         if self.trans_mul_regs not in (0, 1, 2):
             errors.append(f"trans_mul_regs must be 0, 1 or 2, got {self.trans_mul_regs}")
-        if self.vgprs_per_simd % self.vgpr_granule:
-            errors.append(f"vgprs_per_simd ({self.vgprs_per_simd}) must be a multiple of "
-                          f"vgpr_granule ({self.vgpr_granule})")
-        for n in ("lds_banks", "coalesce_lanes"):
-            if getattr(self, n) > WAVE_SIZE:
-                errors.append(f"{n} is at most {WAVE_SIZE} (one per lane), got {getattr(self, n)}")
-        if not _pow2(self.lds_window_lanes) or not 4 <= self.lds_window_lanes <= WAVE_SIZE:
-            errors.append(f"lds_window_lanes must be a power of two from 4 to {WAVE_SIZE}, "
-                          f"got {self.lds_window_lanes}")
-        if self.sgprs_per_wave > 106:
-            errors.append(f"sgprs_per_wave is at most 106 (s0..s105), got {self.sgprs_per_wave}")
-        for n in ("lds_bytes_per_half", "lds_banks", "coalesce_lanes", "l0_line", "l0_ways", "scalar_cache_line",
-                  "icache_line", "vgpr_granule"):
-            if not _pow2(getattr(self, n)):
-                errors.append(f"{n} must be a power of two, got {getattr(self, n)}")
-        if not _pow2(self.fetch_bytes) or not 32 <= self.fetch_bytes <= self.icache_line:
-            errors.append(f"fetch_bytes must be a power of two from 32 to icache_line ({self.icache_line}), "
-                          f"got {self.fetch_bytes}")
-        for size, line, ways, what in ((self.l0_bytes, self.l0_line, self.l0_ways, "l0"),
-                                       (self.scalar_cache_bytes, self.scalar_cache_line, 1,
-                                        "scalar_cache"),
-                                       (self.icache_bytes, self.icache_line, 1, "icache")):
-            if size % (line * ways) or not _pow2(size // (line * ways)):
-                errors.append(f"{what}: bytes ({size}) / (line {line} x ways {ways}) must be "
-                              "a power-of-two number of sets")
-        if self.return_order not in RETURN_ORDERS:
-            errors.append(f"return_order must be one of {RETURN_ORDERS}, got {self.return_order!r}")
-        if self.wave_policy not in WAVE_POLICIES:
-            errors.append(f"wave_policy must be one of {WAVE_POLICIES}, got {self.wave_policy!r}")
-        flags = ("trans_shared", "shared_multiplier", "shared_mem_request", "coalesce_in_place",
-                 "lds_in_place", "request_in_rows", "shared_int_datapath", "decode_memo", "scalar_cache_stage",
-                 "coalesce_stage", "lds_pass_stage")
-        errors += [f"{n} must be a bool, got {getattr(self, n)!r}" for n in flags
-                   if not isinstance(getattr(self, n), bool)]
         if self.regfile not in REGFILES:
             errors.append(f"regfile must be one of {REGFILES}, got {self.regfile!r}")
-        elif self.coalesce_lanes > self.resp_lanes:
-            # a line request's lanes go into one result row of the vector memory unit
-            errors.append(f"coalesce_lanes ({self.coalesce_lanes}) must be at most the lanes of a "
-                          f"response beat ({self.resp_lanes}: lanes with regfile='banked', else 32)")
-        if self.lds_pass_stage is True and self.lds_window_lanes > 8:
-            # the pass registers keep which of a window's accesses share a dword: a matrix
-            # that grows with the square of the window (32 lanes: 16,384 bits)
-            errors.append(f"lds_pass_stage needs lds_window_lanes of at most 8, got {self.lds_window_lanes}")
-        if self.request_in_rows is True:
+        if self.request_in_rows:
             need = [n for n in ("shared_mem_request", "coalesce_in_place", "lds_in_place") if not getattr(self, n)]
             if need or self.regfile != "banked":
                 errors.append("request_in_rows needs shared_mem_request, coalesce_in_place, lds_in_place and "
                               "regfile='banked' (missing: "
                               f"{', '.join(need + (['banked'] if self.regfile != 'banked' else []))})")
+        _raise(errors)
+
+
+_GROUPS = {"sizes": Sizes, "latencies": Latencies, "policies": Policies, "impl": Implementation}
+#: The group each field belongs to, by field name.
+FIELD_GROUP = {f.name: g for g, cls in _GROUPS.items() for f in dataclasses.fields(cls)}
+
+
+@dataclass(frozen=True, init=False)
+class DCUConfig:
+    """Sizes, latencies, policies and implementation options of one dual compute unit.
+
+    Parameters
+    ----------
+    name : str
+        Preset name (``"custom"`` for hand-made configurations).
+    sizes, latencies, policies, impl : Sizes, Latencies, Policies, Implementation, optional
+        The groups (each defaults to its class's defaults, the ``default`` preset's).
+    **fields
+        Any group field by name (``lanes=4``), applied to its group.
+
+    Every group field reads as an attribute (``cfg.lanes``, ``cfg.l0_hit_latency``).
+    Construction validates each group and the rules that join groups.
+    """
+
+    name: str
+    sizes: Sizes
+    latencies: Latencies
+    policies: Policies
+    impl: Implementation
+
+    def __init__(self, name: str = "custom", *, sizes: Sizes = Sizes(), latencies: Latencies = Latencies(),
+                 policies: Policies = Policies(), impl: Implementation = Implementation(), **fields: Any) -> None:
+        unknown = set(fields) - set(FIELD_GROUP)
+        if unknown:
+            raise ConfigError(f"unknown DCUConfig field(s): {', '.join(sorted(unknown))}")
+        if not isinstance(name, str):
+            raise ConfigError(f"name must be a str, got {name!r}")
+        object.__setattr__(self, "name", name)
+        for group, value in (("sizes", sizes), ("latencies", latencies), ("policies", policies), ("impl", impl)):
+            changes = {k: v for k, v in fields.items() if FIELD_GROUP[k] == group}
+            object.__setattr__(self, group, dataclasses.replace(value, **changes) if changes else value)
+        self._check_across_groups()
+
+    def __getattr__(self, field: str) -> Any:
+        group = FIELD_GROUP.get(field)
+        if group is None:
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {field!r}")
+        return getattr(object.__getattribute__(self, group), field)
+
+    def _check_across_groups(self) -> None:
+        errors = []
+        if self.valu_stages == 3 and self.lanes > 8:
+            # a dependent instruction reads a lane group as early as the cycles after the
+            # last group's EX: the staged writes must land first (``valu_cycles`` >= 4)
+            errors.append(f"valu_stages=3 needs lanes of at most 8, got {self.lanes}")
+        if self.coalesce_lanes > self.resp_lanes:
+            # a line request's lanes go into one result row of the vector memory unit
+            errors.append(f"coalesce_lanes ({self.coalesce_lanes}) must be at most the lanes of a "
+                          f"response beat ({self.resp_lanes}: lanes with regfile='banked', else 32)")
+        if self.lds_pass_stage and self.lds_window_lanes > 8:
+            # the pass registers keep which of a window's accesses share a dword: a matrix
+            # that grows with the square of the window (32 lanes: 16,384 bits)
+            errors.append(f"lds_pass_stage needs lds_window_lanes of at most 8, got {self.lds_window_lanes}")
+        if self.request_in_rows:
             for n in ("coalesce_lanes", "lds_window_lanes"):
                 if getattr(self, n) > self.lanes:
                     errors.append(f"{n} ({getattr(self, n)}) must be at most lanes ({self.lanes}), a request row, "
                                   "with request_in_rows")
-        if errors:
-            raise ConfigError("; ".join(errors))
+        _raise(errors)
 
     # ---- derived sizes -------------------------------------------------------
     @property
@@ -422,146 +515,17 @@ class DCUConfig:
         """Wave slots in one CU."""
         return self.simds_per_cu * self.wave_slots
 
-    # ---- resource arithmetic -----------------------------------------------
+    # ---- resource arithmetic -------------------------------------------------
     def lds_bytes_per_workgroup(self, wgp: bool = False) -> int:
         """LDS bytes one workgroup can use: one half in CU mode, both in WGP mode."""
         return self.lds_bytes_total if wgp else self.lds_bytes_per_half
 
-    def vgpr_alloc(self, vgprs: int) -> int:
-        """VGPRs allocated for a wave using ``vgprs``: rounded up to the granule (at least one)."""
-        if vgprs < 0:
-            raise ValueError(f"vgprs must be >= 0, got {vgprs}")
-        g = self.vgpr_granule
-        return max(1, math.ceil(vgprs / g)) * g
-
-    def occupancy_limits(self, vgprs: int, lds_bytes: int = 0, waves_per_workgroup: int = 1,
-                         wgp: bool = False) -> dict[str, int]:
-        """Waves per SIMD allowed by each resource on its own.
-
-        Parameters
-        ----------
-        vgprs : int
-            VGPRs per wave.
-        lds_bytes : int, optional
-            LDS bytes per workgroup.
-        waves_per_workgroup : int, optional
-            Waves in one workgroup.
-        wgp : bool, optional
-            WGP mode: a workgroup may use both CUs' SIMDs and both LDS halves.
-
-        Returns
-        -------
-        dict
-            ``{"wave_slots": n, "vgprs": n, "lds": n}``; ``"lds"`` is the wave
-            slots when the kernel uses no LDS. The LDS limit counts whole
-            workgroups, ``floor(LDS available / lds_bytes)``, spread over the
-            SIMDs that share that LDS, rounded up like LLVM's occupancy estimate.
-        """
-        if waves_per_workgroup < 1:
-            raise ValueError(f"waves_per_workgroup must be >= 1, got {waves_per_workgroup}")
-        if lds_bytes < 0:
-            raise ValueError(f"lds_bytes must be >= 0, got {lds_bytes}")
-        by_vgpr = self.vgprs_per_simd // self.vgpr_alloc(vgprs)
-        if vgprs > MAX_VGPRS_PER_WAVE:
-            by_vgpr = 0
-        if lds_bytes == 0:
-            by_lds = self.wave_slots
-        else:
-            sharing = self.simds if wgp else self.simds_per_cu
-            groups = self.lds_bytes_per_workgroup(wgp) // lds_bytes
-            by_lds = math.ceil(groups * waves_per_workgroup / sharing)
-        return {"wave_slots": self.wave_slots, "vgprs": by_vgpr, "lds": min(by_lds, self.wave_slots)}
-
-    def occupancy(self, vgprs: int, lds_bytes: int = 0, waves_per_workgroup: int = 1,
-                  wgp: bool = False) -> int:
-        """Waves per SIMD a kernel can keep resident (0 if it cannot run at all).
-
-        ``min(wave_slots, floor(vgprs_per_simd / vgpr_alloc(vgprs)), LDS limit)``;
-        see :meth:`occupancy_limits` for the parameters and the LDS rule.
-        """
-        return min(self.occupancy_limits(vgprs, lds_bytes, waves_per_workgroup, wgp).values())
-
-    def check_kernel(self, kernel: Any, block: int | tuple[int, ...] | list[int],
-                     wgp: bool | None = None) -> int:
-        """Check that a kernel and workgroup shape fit this DCU.
-
-        Parameters
-        ----------
-        kernel : KernelInfo-like
-            Anything with ``name``, ``vgpr_count``, ``sgpr_count`` (may be None),
-            ``group_segment_size`` and optionally ``reqd_workgroup_size``,
-            ``max_flat_workgroup_size`` and ``wgp_mode``
-            (:class:`dcu.codeobj.KernelInfo`).
-        block : int or tuple of int
-            Workgroup size (x[, y[, z]]).
-        wgp : bool, optional
-            WGP mode; defaults to the kernel's ``wgp_mode``.
-
-        Returns
-        -------
-        int
-            The occupancy (waves per SIMD) of this kernel.
-
-        Raises
-        ------
-        ResourceError
-            With the numbers, when the kernel needs more VGPRs (more than 256 or
-            than a SIMD has), SGPRs or LDS than this configuration has, when the
-            block does not match the kernel's required or maximum size, or when
-            one workgroup has more waves than the CU (both CUs in WGP mode) can hold.
-        """
-        name = getattr(kernel, "name", "?")
-        dims = _block_dims(block)
-        threads = math.prod(dims)
-        waves = math.ceil(threads / WAVE_SIZE)
-        if wgp is None:
-            wgp = bool(getattr(kernel, "wgp_mode", False))
-        where = f"kernel {name!r} on config {self.name!r}"
-
-        vgprs = int(kernel.vgpr_count)
-        if vgprs > MAX_VGPRS_PER_WAVE:
-            raise ResourceError(f"{where}: needs {vgprs} VGPRs per wave, at most "
-                                f"{MAX_VGPRS_PER_WAVE} are addressable")
-        alloc = self.vgpr_alloc(vgprs)
-        if alloc > self.vgprs_per_simd:
-            raise ResourceError(f"{where}: needs {vgprs} VGPRs (allocated {alloc}) per wave, "
-                                f"a SIMD has {self.vgprs_per_simd}")
-        sgprs = getattr(kernel, "sgpr_count", None)
-        if sgprs is not None and sgprs > self.sgprs_per_wave + VCC_SGPRS:
-            raise ResourceError(f"{where}: needs {sgprs} SGPRs (VCC included), a wave has "
-                                f"{self.sgprs_per_wave} + {VCC_SGPRS} for VCC")
-        lds = int(getattr(kernel, "group_segment_size", 0))
-        avail = self.lds_bytes_per_workgroup(wgp)
-        if lds > avail:
-            raise ResourceError(f"{where}: needs {lds} bytes of LDS per workgroup, "
-                                f"{'WGP' if wgp else 'CU'} mode gives {avail}")
-        reqd = getattr(kernel, "reqd_workgroup_size", None)
-        if reqd and tuple(reqd) != dims:
-            raise ResourceError(f"{where}: block {dims} differs from the kernel's "
-                                f"reqd_work_group_size {tuple(reqd)}")
-        mfw = getattr(kernel, "max_flat_workgroup_size", None) or MAX_WORKGROUP_SIZE
-        if threads > mfw:
-            raise ResourceError(f"{where}: block of {threads} work-items exceeds the kernel's "
-                                f"maximum workgroup size {mfw}")
-        occ = self.occupancy(vgprs, lds, waves, wgp)
-        sharing = self.simds if wgp else self.simds_per_cu
-        per_simd_cap = min(self.wave_slots, self.vgprs_per_simd // alloc)
-        if math.ceil(waves / sharing) > per_simd_cap:
-            slots = f"{self.wave_slots} slot" + "s" * (self.wave_slots != 1)
-            raise ResourceError(
-                f"{where}: a workgroup of {threads} work-items is {waves} waves; the "
-                f"{'DCU' if wgp else 'CU'} holds {sharing * per_simd_cap} waves of this kernel "
-                f"({sharing} SIMDs x {per_simd_cap}: {slots}, "
-                f"{self.vgprs_per_simd} VGPRs / {alloc})")
-        return occ
-
     # ---- variants and serialisation -----------------------------------------
     def replace(self, **changes: Any) -> "DCUConfig":
-        """Return a copy with some fields changed (validated like a new object)."""
-        unknown = set(changes) - {f.name for f in dataclasses.fields(self)}
-        if unknown:
-            raise ConfigError(f"unknown DCUConfig field(s): {', '.join(sorted(unknown))}")
-        return dataclasses.replace(self, **changes)
+        """Return a copy with some fields (any group's, by name, or ``name`` or a whole group)
+        changed, validated like a new object."""
+        kept = {"name": self.name, **{g: getattr(self, g) for g in _GROUPS}}
+        return DCUConfig(**{**kept, **changes})
 
     def with_settings(self, settings: Sequence[str]) -> "DCUConfig":
         """Return a copy with fields set from ``FIELD=VALUE`` strings (the command line's
@@ -576,13 +540,13 @@ class DCUConfig:
         """
         if not settings:
             return self
-        types = {f.name: f.type for f in dataclasses.fields(self)}
+        types = {f.name: f.type for cls in _GROUPS.values() for f in dataclasses.fields(cls)}
         changes: dict[str, Any] = {}
         for item in settings:
             key, eq, text = item.partition("=")
-            if not eq or key not in types or key == "name":
+            if not eq or key not in types:
                 raise ConfigError(f"bad setting {item!r}: expected FIELD=VALUE with FIELD one of "
-                                  f"{', '.join(k for k in types if k != 'name')}")
+                                  f"{', '.join(types)}")
             kind = types[key]
             try:
                 if kind == "bool":
@@ -598,15 +562,8 @@ class DCUConfig:
         return self.replace(name="+".join([self.name, *settings]), **changes)
 
     def to_dict(self) -> dict[str, Any]:
-        """All fields as a plain dict (for JSON reports)."""
+        """The name and the groups' fields as a plain nested dict (for JSON reports)."""
         return dataclasses.asdict(self)
-
-
-def _block_dims(block: int | tuple[int, ...] | list[int]) -> tuple[int, int, int]:
-    dims = (block,) if isinstance(block, int) else tuple(block)
-    if not 1 <= len(dims) <= 3 or any(not isinstance(d, int) or d < 1 for d in dims):
-        raise ValueError(f"block must be 1 to 3 positive ints, got {block!r}")
-    return tuple(dims) + (1,) * (3 - len(dims))  # type: ignore[return-value]
 
 
 _DEFAULT = DCUConfig(name="default")

@@ -1,16 +1,10 @@
-"""hdl.config: presets, validation, occupancy arithmetic and kernel resource checks."""
+"""hdl.config: presets, groups, validation and variants."""
 
 import dataclasses
-from types import SimpleNamespace
 
 import pytest
 
-from hdl.config import PRESETS, ConfigError, DCUConfig, ResourceError, get_config
-
-
-def kern(vgprs=8, sgprs=10, lds=0, reqd=None, mfw=None, wgp=False, name="k"):
-    return SimpleNamespace(name=name, vgpr_count=vgprs, sgpr_count=sgprs, group_segment_size=lds,
-                           reqd_workgroup_size=reqd, max_flat_workgroup_size=mfw, wgp_mode=wgp)
+from hdl.config import PRESETS, ConfigError, DCUConfig, Implementation, Latencies, Policies, Sizes, get_config
 
 
 def test_preset_names_and_sizes():
@@ -124,7 +118,7 @@ def test_config_is_frozen_and_replace_validates():
         d.replace(coalesce_lanes=64)
     with pytest.raises(ConfigError, match="coalesce_lanes must be a power of two"):
         d.replace(coalesce_lanes=12)
-    assert d.to_dict()["lds_bytes_per_half"] == 16384
+    assert d.to_dict()["sizes"]["lds_bytes_per_half"] == 16384 and d.to_dict()["name"] == "default"
 
 
 def test_settings_from_the_command_line():
@@ -148,111 +142,34 @@ def test_lds_per_workgroup_cu_and_wgp_mode():
     assert d.lds_bytes_per_workgroup(True) == 32768
 
 
-@pytest.mark.parametrize("vgprs,alloc", [(0, 8), (1, 8), (8, 8), (9, 16), (64, 64), (65, 72), (256, 256)])
-def test_vgpr_alloc_rounds_to_granule(vgprs, alloc):
-    assert get_config("default").vgpr_alloc(vgprs) == alloc
+def test_groups_hold_the_fields_and_read_through_the_config():
+    """Each field lives in one group; the configuration reads it by name, builds from fields
+    or whole groups, and refuses a field no group has."""
+    f = get_config("fpga")
+    assert (f.sizes.lanes, f.latencies.valu_dep_latency, f.policies.return_order, f.impl.regfile) == \
+        (f.lanes, f.valu_dep_latency, f.return_order, f.regfile) == (4, 5, "per_wave", "banked")
+    names = [{x.name for x in dataclasses.fields(g)} for g in (Sizes, Latencies, Policies, Implementation)]
+    assert sum(map(len, names)) == len(set().union(*names))          # no field in two groups
+    assert DCUConfig(name="x", sizes=f.sizes, impl=f.impl) == DCUConfig(name="x", **{
+        n: getattr(f, n) for n in set().union(names[0], names[3])})
+    assert f.replace(impl=f.impl) == f and f.replace(l0_hit_latency=7).latencies == Latencies(l0_hit_latency=7)
+    with pytest.raises(AttributeError, match="no attribute 'lane'"):
+        f.lane  # noqa: B018
+    with pytest.raises(ConfigError, match="unknown DCUConfig field"):
+        DCUConfig(lane=4)
+    # a group validates its own fields, the configuration the rules that join groups
+    with pytest.raises(ConfigError, match="lanes must divide 32"):
+        Sizes(lanes=3)
+    with pytest.raises(ConfigError, match="memory_latency must be >= 0"):
+        Latencies(memory_latency=-1)
+    with pytest.raises(ConfigError, match="valu_stages=3 needs lanes of at most 8, got 32"):
+        DCUConfig(impl=f.impl)
 
 
-@pytest.mark.parametrize("preset,vgprs,expected", [
-    ("default", 8, 4),     # wave slots limit
-    ("default", 64, 4),    # 256 / 64 = 4
-    ("default", 65, 3),    # 256 / 72 = 3
-    ("default", 129, 1),   # 256 / 136 = 1
-    ("rdna1", 24, 20),     # 1024 / 24 = 42, 20 slots
-    ("rdna1", 128, 8),
-    ("rdna1", 256, 4),
-    ("tiny", 100, 1),
-])
-def test_occupancy_vgpr_limit(preset, vgprs, expected):
-    assert get_config(preset).occupancy(vgprs) == expected
-
-
-def test_occupancy_lds_limit_cu_and_wgp():
-    d = get_config("default")
-    # 8 KiB per workgroup of 2 waves: 2 groups in a 16 KiB half -> 4 waves over 2 SIMDs
-    assert d.occupancy_limits(8, 8192, 2)["lds"] == 2
-    assert d.occupancy(8, 8192, 2) == 2
-    # WGP mode: 32 KiB shared by 4 SIMDs -> 4 groups x 2 waves / 4 = 2
-    assert d.occupancy(8, 8192, 2, wgp=True) == 2
-    assert d.occupancy(8, 16384, 1) == 1
-    assert d.occupancy(8, 16385, 1) == 0  # does not fit a half
-    assert d.occupancy(8, 16385, 1, wgp=True) == 1
-
-
-def test_occupancy_matches_the_cdna2_seed_example():
-    # Seed cdna2-memory-hierarchy.txt: 64 KB LDS per CU, 4 SIMDs, 8 waves per SIMD.
-    # V0: 64 KB per 128-work-item (2 x wave64) workgroup -> "Occupancy [waves/SIMD]: 1".
-    # V2: 2 KB per workgroup -> "Occupancy [waves/SIMD]: 8".
-    cdna = DCUConfig(cus=1, simds_per_cu=4, wave_slots=8, vgprs_per_simd=512,
-                     lds_bytes_per_half=65536)
-    assert cdna.occupancy(42, 65536, 2) == 1
-    assert cdna.occupancy(42, 2048, 2) == 8
-
-
-def test_check_kernel_accepts_and_returns_occupancy():
-    assert get_config("default").check_kernel(kern(vgprs=64), (64,)) == 4
-    assert get_config("rdna1").check_kernel(kern(vgprs=40, lds=4096), 256) == 20
-
-
-@pytest.mark.parametrize("k,block,preset,needle", [
-    (kern(vgprs=257), (32,), "rdna1", "257 VGPRs"),
-    (kern(vgprs=136), (32,), "tiny", "a SIMD has 128"),
-    (kern(sgprs=109), (32,), "default", "109 SGPRs"),
-    (kern(lds=16385), (32,), "default", "16385 bytes of LDS"),
-    (kern(reqd=(64, 1, 1)), (32,), "default", "reqd_work_group_size"),
-    (kern(mfw=64), (128,), "default", "maximum workgroup size 64"),
-    (kern(), (160,), "tiny", "5 waves"),       # tiny CU: 2 SIMDs x 2 slots = 4 waves
-    (kern(vgprs=129), (96,), "default", "3 waves"),  # 1 wave/SIMD by VGPRs, 2 SIMDs
-])
-def test_check_kernel_resource_errors(k, block, preset, needle):
-    with pytest.raises(ResourceError) as ei:
-        get_config(preset).check_kernel(k, block)
-    assert needle in str(ei.value)
-    assert "'k'" in str(ei.value) and preset in str(ei.value)
-
-
-def test_check_kernel_vcc_allowance_and_wgp_mode():
-    d = get_config("default")
-    d.check_kernel(kern(sgprs=108), (32,))          # 106 + VCC
-    d.check_kernel(kern(sgprs=None), (32,))         # assembly without metadata
-    d.check_kernel(kern(lds=20000, wgp=True), (32,))  # both halves in WGP mode
-    with pytest.raises(ResourceError):
-        d.check_kernel(kern(lds=20000), (32,))
-    with pytest.raises(ResourceError):
-        d.check_kernel(kern(lds=20000, wgp=True), (32,), wgp=False)
-    # a 16-wave workgroup fits the DCU in WGP mode (4 SIMDs x 4 slots), not one CU
-    d.check_kernel(kern(), (512,), wgp=True)
-    with pytest.raises(ResourceError):
-        d.check_kernel(kern(), (512,), wgp=False)
-
-
-def test_check_kernel_rejects_bad_block():
-    with pytest.raises(ValueError):
-        get_config("default").check_kernel(kern(), (0,))
-    with pytest.raises(ValueError):
-        get_config("default").check_kernel(kern(), (1, 1, 1, 1))
-
-
-def test_check_kernel_with_a_compiled_kernel(tmp_path, monkeypatch):
-    from dcu import toolchain
-    from dcu.codeobj import CodeObject
-
-    monkeypatch.setattr(toolchain, "CACHE_DIR", tmp_path / "cache")
-    src = tmp_path / "lds.cl"
-    src.write_text("""
-__kernel __attribute__((reqd_work_group_size(64, 1, 1)))
-void k(__global uint *a) {
-  __local uint tmp[1024];            // 4 KiB of LDS
-  uint l = __builtin_amdgcn_workitem_id_x();
-  tmp[l] = a[l];
-  __builtin_amdgcn_s_barrier();
-  a[l] = tmp[63 - l];
-}
-""")
-    k = CodeObject(toolchain.build(src)).kernel("k")
-    assert k.group_segment_size == 4096
-    assert get_config("default").check_kernel(k, (64, 1, 1)) == 4
-    # tiny: 4 KiB half -> one workgroup (2 waves over 2 SIMDs) -> 1 wave per SIMD
-    assert get_config("tiny").check_kernel(k, (64, 1, 1)) == 1
-    with pytest.raises(ResourceError):
-        get_config("tiny").check_kernel(k, (32, 1, 1))
+def test_config_survives_pickle_and_copy():
+    """Configurations cross process boundaries (``dcu verify --jobs``) and are dict keys."""
+    import copy
+    import pickle
+    f = get_config("fpga")
+    for g in (pickle.loads(pickle.dumps(f)), copy.deepcopy(f), copy.copy(f)):
+        assert g == f and hash(g) == hash(f) and g.lanes == 4

@@ -20,11 +20,12 @@ import numpy as np
 import pytest
 
 import dcu
+from dcu.admission import ResourceError, check_kernel
 from dcu.rtl import RtlError
 from dcu.launch import LaunchUnsupported
 from firmware_tests.manifest import TESTS, get
 from dcu.firmware import issue_mismatches, run_firmware
-from hdl.config import ResourceError, get_config
+from hdl.config import get_config
 from hdl.top.dcu import DCU
 from tests.asmutil import needs_llvm
 from tests.lint import convert_and_lint
@@ -119,7 +120,7 @@ def test_session_reset_leaves_nothing_of_the_previous_dispatch():
         kernel = dcu.load_program(HERE / test.source, wgp=test.wgp, vopd=False).kernel(test.kernel)
         args = test.make_args(np.random.default_rng(0))
         prep = prepare(kernel, test.grid, test.block, args)
-        cfg.check_kernel(kernel, launch_dims(test.block))
+        check_kernel(cfg, kernel, launch_dims(test.block))
         res = session.run(prep, kernel, bool(kernel.wgp_mode), progress=False)
         return res, prep.read_back()
 

@@ -3,7 +3,7 @@
 Fake SIMDs (tests/fake_simd.py) take the launches into random free slots and end waves
 after random lifetimes. Checked: every wave's ABI state equals ``sim.model.wave_inits``
 (user SGPRs, ttmp7/ttmp9, EXEC, v0 in every lane), workgroups launch in the model's order,
-resident waves per SIMD never exceed ``DCUConfig.occupancy`` and reach it when the grid is
+resident waves per SIMD never exceed ``dcu.admission.occupancy`` and reach it when the grid is
 large enough, CU/WGP placement, ``wg_last``, VGPR and LDS blocks in bounds and never shared,
 ``done`` only after the last wave ended, the counters, and a clear error for a dispatch that
 could never be placed.
@@ -15,6 +15,7 @@ from collections import defaultdict
 import numpy as np
 import pytest
 
+from dcu.admission import occupancy
 from hdl.config import get_config
 from hdl.top.dispatch import Dispatcher
 from sim.model import Dispatch, wave_inits
@@ -151,7 +152,7 @@ def test_occupancy(name):
     block, vgprs, lds, wgp, grid, limit = OCC_CASES[name]
     d = make_dispatch(grid, block, vgprs=vgprs, lds=lds, id_dims=1)
     waves = -(-int(np.prod(block)) // 32)
-    occ = DEFAULT.occupancy(vgprs, lds, waves, wgp)
+    occ = occupancy(DEFAULT, vgprs, lds, waves, wgp)
     assert 0 < occ < DEFAULT.wave_slots or limit == "blocked_slots"
     (res,) = FakeDCU(DEFAULT, seed=11, life=(60, 120)).run([(d, wgp)])
     check_abi(d, res)

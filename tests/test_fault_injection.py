@@ -24,12 +24,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from dcu.admission import ResourceError
 from dcu import verilator as vl
 from dcu.firmware import run_firmware
 from dcu.memmodel import stress_settings
 from dcu.rtlcheck import RtlUnsupportedError
 from firmware_tests.manifest import TESTS, get
-from hdl.config import ResourceError
 from tests.asmutil import needs_llvm
 from tests.test_verilator import PRESET
 

@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 
 import dcu
+from dcu.admission import ResourceError
 from dcu.launch import LaunchError
-from hdl.config import ResourceError
 from sim.model import ExecutionError
 from tests.asmutil import needs_llvm
 

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from dcu.admission import ResourceError, check_kernel
 from dcu import pgo
 from dcu.hostimage import MIN_MEMORY_BYTES, memory_size_for
 from hdl.config import get_config
@@ -61,12 +62,11 @@ def test_training_skips_kernels_the_configuration_cannot_hold():
     cfg = get_config("fpga")
     from firmware_tests.manifest import get, path
     from dcu.launch import load_program
-    from hdl.config import ResourceError
 
     def holds(name):
         t = get(name)
         try:
-            cfg.check_kernel(load_program(path(t), vopd=False).kernel(t.kernel), t.block)
+            check_kernel(cfg, load_program(path(t), vopd=False).kernel(t.kernel), t.block)
             return True
         except ResourceError:
             return False

@@ -22,6 +22,7 @@ import numpy as np
 import pytest
 
 import dcu
+from dcu.admission import ResourceError, occupancy, occupancy_limits
 from dcu import pgo, verilator as vl
 from dcu.hostimage import MIN_MEMORY_BYTES
 from dcu.launch import LaunchError
@@ -29,7 +30,7 @@ from dcu.rtl import RtlError
 from dcu.launch import LaunchUnsupported
 from firmware_tests.manifest import TESTS, get, path
 from dcu.firmware import issue_mismatches, run_firmware
-from hdl.config import ResourceError, get_config
+from hdl.config import get_config
 from tests.asmutil import needs_llvm
 from tests.lint import LINT_FLAGS
 from tests.test_dcu import HEADER, TRAILER, _kernel, _store_then
@@ -127,15 +128,15 @@ def test_occupancy_and_queued_workgroups(tmp_path, vgprs, limit):
     trailer = TRAILER.replace(".amdhsa_next_free_vgpr 8", f".amdhsa_next_free_vgpr {vgprs}")
     p.write_text(HEADER + _store_then("") + trailer)
     k = dcu.load_program(p).kernel("k")
-    limits = cfg.occupancy_limits(k.vgpr_count)
-    occupancy = cfg.occupancy(k.vgpr_count)
-    assert min(limits, key=limits.get) == limit and occupancy == {8: 2, 72: 1}[vgprs]
+    limits = occupancy_limits(cfg, k.vgpr_count)
+    occ = occupancy(cfg, k.vgpr_count)
+    assert min(limits, key=limits.get) == limit and occ == {8: 2, 72: 1}[vgprs]
     out = np.zeros(32, np.uint32)
     run = dcu.launch(k, 16, 32, [out], backend="verilator", config=PRESET, seed=3)
     c = run.report.counters
     assert np.array_equal(run.buffers[0], np.arange(1, 33))
     assert c["dispatch.workgroups"] == 16 and c["dispatch.waves"] == 16
-    assert c["dispatch.max_resident"] == cfg.simds * occupancy
+    assert c["dispatch.max_resident"] == cfg.simds * occ
     assert c["dispatch.blocked_" + ("slots" if limit == "wave_slots" else "vgprs")] > 0
 
 

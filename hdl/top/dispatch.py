@@ -12,7 +12,7 @@ each lane's work-item.
 Resources are fixed-size blocks of the dispatch's own sizes, so one kernel per dispatch
 packs perfectly: ``min(wave_slots, vgprs_per_simd // vgprs)`` VGPR blocks per SIMD (a
 wave holds one), and ``lds_bytes`` blocks in each CU's half of the LDS (CU mode) or in
-the whole LDS (WGP mode). Resident waves per SIMD thus reach ``DCUConfig.occupancy``.
+the whole LDS (WGP mode). Resident waves per SIMD thus reach ``dcu.admission.occupancy``.
 """
 from __future__ import annotations
 
