@@ -142,13 +142,16 @@ def _f16_const(inst: Inst, code: int, bits: int) -> str | None:
     """An inline float constant as a source of an f16 op prints as a number ("1.0"), unlike
     the 16-bit integer ops' hex pattern; None for any other operand."""
     name = inst.info.name
-    if bits != 16 or not O.FLOAT_FIRST <= code <= O.FLOAT_LAST or not name.endswith("_f16"):
+    if bits != 16 or not O.FLOAT_FIRST <= code <= O.FLOAT_LAST or not name.endswith("_f16") \
+            or inst.fmt == Fmt.SOPC:          # s_cmp_*_f16 prints the f16 pattern in hex
         return None
     return O.operand_name(code, 32)
 
 
 def _src(inst: Inst, key: str, bits: int) -> str:
     code = inst.f[key]
+    if code == O.LITERAL and bits == 16 and inst.fmt in (Fmt.SOP2, Fmt.SOPC):
+        return O.salu_f16_literal_text(inst.literal, inst.fmt == Fmt.SOPC)
     return _f16_const(inst, code, bits) or O.operand_name(code, bits, inst.literal, _fp64(inst, bits))
 
 

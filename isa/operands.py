@@ -134,6 +134,27 @@ def literal_text(value: int, bits: int = 32, fp64: bool = False) -> str:
     return f"0x{value:x}"
 
 
+_F16_INLINE_TEXT = {p: _FLOATS[c][2] for c, p in _F16.items()}
+
+
+def salu_f16_literal_text(value: int, compare: bool) -> str:
+    """LLVM 19's text of a literal on an f16 source of a SOP2 op (``compare`` False) or of an
+    s_cmp_*_f16 (True). SOP2: the low half, as an f16 inline constant's number, a 16-bit
+    inline integer, else hex. SOPC: the dword as a 32-bit operand's inline value, else the low
+    half in hex (llvm-mc-19 -disassemble)."""
+    value &= 0xFFFFFFFF
+    low = value & 0xFFFF
+    if compare:
+        signed = value - (1 << 32) if value & 0x80000000 else value
+        if -16 <= signed <= 64:
+            return str(signed)
+        return _F32_INLINE_TEXT.get(value, f"0x{low:x}")
+    signed = low - (1 << 16) if low & 0x8000 else low
+    if low in _F16_INLINE_TEXT:
+        return _F16_INLINE_TEXT[low]
+    return str(signed) if -16 <= signed <= 64 else f"0x{low:x}"
+
+
 def operand_name(code: int, bits: int = 32, literal: int | None = None, fp64: bool = False) -> str:
     """LLVM text of a source operand code (0..511) of the given width.
 

@@ -657,3 +657,46 @@ def test_firmware_kernel_disassembly(src):
            for i in prog if norm(isa.disassemble(i)) != norm(ref.get(i.pc, ""))]
     assert len(prog) == len(ref)
     assert not bad, "\n".join(bad[:20])
+
+
+_SALU_F16_CODES = [1, 106, 124, 125, 128, 129, 192, 193, 208, *range(240, 249), 251, 253]
+_SALU_F16_LITERALS = [0x3C00, 0x3118, 0xBC00, 0x7E00, 0x8000, 0xFFFF, 0x12345678, 0xFFFF3C00,
+                      0x13C00, 0x10000, 5, 64, 65, 0xFFFFFFF0, 0xFFFFFFEF, 0x80000000,
+                      0x3F800000, 0x3E22F983]
+
+
+def _salu_f16_encodings():
+    """Every scalar f16 opcode with each source slot set to registers, every inline constant and
+    literals that probe LLVM's per-operand-type printing (raw bytes: llvm-mc folds some)."""
+    out = []
+    for info in isa.OPCODES:
+        if not (info.name.startswith("s_") and "_f16" in info.name):
+            continue
+        for slot in range(len(info.src_bits)):
+            for code, lit in [(c, None) for c in _SALU_F16_CODES] + [(255, v) for v in _SALU_F16_LITERALS]:
+                s0, s1 = (code, 3) if slot == 0 else (3, code)
+                if info.fmt == Fmt.SOP1:
+                    w = 0b101111101 << 23 | 2 << 16 | info.op << 8 | s0
+                elif info.fmt == Fmt.SOP2:
+                    w = 0b10 << 30 | info.op << 23 | 2 << 16 | s1 << 8 | s0
+                else:
+                    w = 0b101111110 << 23 | info.op << 16 | s1 << 8 | s0
+                out.append(w.to_bytes(4, "little") + (b"" if lit is None else lit.to_bytes(4, "little")))
+    return out
+
+
+@needs_llvm
+def test_salu_f16_operand_text():
+    """The 30 scalar f16 opcodes disassemble as llvm-mc-19 does for every source kind: SOP2 f16
+    sources print like an f16 operand, s_cmp_*_f16's inline floats as f16 hex patterns, SOP1
+    and s_cvt_pk_rtz_f16_f32 sources as 32-bit operands."""
+    blobs = _salu_f16_encodings()
+    assert len({b[:4] for b in blobs if len(b) == 4}) >= 30 * len(_SALU_F16_CODES)
+    ref = llvm_disassemble(blobs)
+    bad = []
+    for blob, r in zip(blobs, ref):
+        words = [int.from_bytes(blob[i:i + 4], "little") for i in range(0, len(blob), 4)]
+        mine = isa.disassemble(isa.decode(words + [0]))
+        if norm(mine) != norm(r):
+            bad.append(f"[{blob.hex()}] {mine!r} != llvm {r!r}")
+    assert not bad, f"{len(bad)}/{len(blobs)}:\n" + "\n".join(bad[:30])
