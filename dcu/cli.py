@@ -49,18 +49,19 @@ SCALAR_TYPES = {
     "f32": ("float32", "float", 32),
     "u64": ("uint64", "uint", 64),
     "i64": ("int64", "int", 64),
+    "f64": ("float64", "float", 64),
 }
 BUFFER_DTYPES = {
-    "u8": "uint8", "i8": "int8", "u16": "uint16", "i16": "int16",
+    "u8": "uint8", "i8": "int8", "u16": "uint16", "i16": "int16", "f16": "float16",
     "u32": "uint32", "i32": "int32", "f32": "float32",
     "u64": "uint64", "i64": "int64", "f64": "float64",
 }
 _SPEC_HELP = """\
 argument SPEC (repeat --arg in argument order; I is the 0-based position):
   buf:PATH.npy      a buffer holding that array; written back as DIR/argI.npy
-  zeros:N:DTYPE     N zero elements of u8/i8/u16/i16/u32/i32/f32/u64/i64/f64,
+  zeros:N:DTYPE     N zero elements of u8/i8/u16/i16/f16/u32/i32/f32/u64/i64/f64,
                     written back the same way
-  u32:V | i32:V | f32:V | u64:V | i64:V   a scalar argument
+  u32:V | i32:V | f32:V | u64:V | i64:V | f64:V   a scalar argument
 --grid counts workgroups; buffers are passed as global addresses.
 --json writes {"status": "ok" or "failed", "exit_code", "kernel", "backend",
 "config", "grid", "block", "instructions", "instructions_by_kind", "cycles" (null
@@ -199,7 +200,7 @@ def parse_arg_spec(text: str) -> ArgSpec:
             except ValueError:
                 raise argparse.ArgumentTypeError(
                     f"bad argument spec {text!r}: {rest!r} is not a number") from None
-            if math.isfinite(value) and abs(value) > 3.4028234663852886e38:
+            if bits == 32 and math.isfinite(value) and abs(value) > 3.4028234663852886e38:
                 raise argparse.ArgumentTypeError(
                     f"bad argument spec {text!r}: {rest} overflows float32")
         else:

@@ -77,10 +77,11 @@ def test_zeros_and_buf_specs_materialize(tmp_path):
 
 def test_scalar_specs_materialize_to_numpy_scalars():
     for text, typ in [("u32:7", np.uint32), ("i32:-7", np.int32), ("f32:0.1", np.float32),
-                      ("u64:7", np.uint64), ("i64:-7", np.int64)]:
+                      ("u64:7", np.uint64), ("i64:-7", np.int64), ("f64:0.1", np.float64)]:
         v = parse_arg_spec(text).materialize()
         assert type(v) is typ
     assert parse_arg_spec("f32:0.1").materialize() == np.float32(0.1)
+    assert parse_arg_spec("f64:1e39").materialize() == np.float64(1e39)   # no float32 bound
 
 
 def test_bad_npy_content_is_a_usage_error(tmp_path):

@@ -451,3 +451,27 @@ def test_out_of_bounds_faults_match_on_model_and_verilator(tmp_path, capsys):
         vl = _fault(tmp_path, capsys, k, "verilator", "--config", "fpga")
         assert {f: model.get(f) for f in ("access", "lane", "address", "where")} == \
             {f: vl.get(f) for f in ("access", "lane", "address", "where")}, case
+
+
+HSCALE = """__kernel void hscale(__global const half *a, __global half *o, double s) {
+    uint i = get_global_id(0);
+    vstore_half((float)(vload_half(i, a) * s), i, o);
+}"""
+
+
+def test_half_buffers_and_double_scalars_from_the_command_line(tmp_path, capsys):
+    """``half*`` takes an f16 buffer (a ``.npy`` or ``zeros:N:f16``), ``double`` an ``f64:``
+    scalar; a u16 buffer for ``half*`` is refused like any other kind mismatch."""
+    src = cl_kernel(tmp_path, HSCALE)
+    a = (np.arange(64, dtype=np.float32) / 8 - 3).astype(np.float16)
+    np.save(tmp_path / "a.npy", a)
+    out = tmp_path / "out"
+    rc = main(["run", str(src), "--grid", "1", "--block", "64", "--arg", f"buf:{tmp_path / 'a.npy'}",
+               "--arg", "zeros:64:f16", "--arg", "f64:1.25", "--out", str(out), "--quiet"])
+    assert rc == 0, capsys.readouterr().err
+    got = np.load(out / "arg1.npy")
+    assert got.dtype == np.float16
+    assert np.array_equal(got, (a.astype(np.float64) * 1.25).astype(np.float32).astype(np.float16))
+    line, _ = run_cli(["run", src, "--grid", 1, "--block", 64, "--arg", f"buf:{tmp_path / 'a.npy'}",
+                       "--arg", "zeros:64:u16", "--arg", "f64:1"], capsys, code=2)
+    assert "takes 16-bit float elements; a buffer of uint16" in line
