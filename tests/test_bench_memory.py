@@ -1,4 +1,5 @@
-"""Smoke tests of the memory-system benchmarks of ``dcu bench`` (dcu/bench.py) at tiny sizes.
+"""Smoke tests of the memory-system benchmarks of ``dcu bench`` (dcu/bench/memory.py and
+dcu/bench/ooo.py) at tiny sizes.
 
 The benchmarks drive the units in Amaranth's simulator, so their cycle figures are exact and
 checked here; nothing is timed. The functions are called directly: bench/results is not
@@ -8,11 +9,11 @@ from __future__ import annotations
 
 import pytest
 
-from dcu import bench
+from dcu.bench import memory, ooo
 
 
 def test_lds_stride_small():
-    r = bench._lds_stride(strides=[0, 1, 2, 3, 8, 32, 64], per_stride=2, stream=8)
+    r = memory.lds_stride(strides=[0, 1, 2, 3, 8, 32, 64], per_stride=2, stream=8)
     by = {row["stride_dwords"]: row for row in r["rows"]}
     for s, row in by.items():               # the bench itself fails if the counters disagree
         assert row["bank_cycles_per_access"] == row["model_cycles"] == (1 if s == 0 else min(s & -s, 32))
@@ -22,7 +23,7 @@ def test_lds_stride_small():
 
 
 def test_coalescing_small():
-    r = bench._coalescing(per_pattern=3, stream=8)
+    r = memory.coalescing(per_pattern=3, stream=8)
     by = {row["pattern"]: row for row in r["rows"]}
     for name, lines in (("unit stride", 1), ("unit stride, +64 B", 2), ("stride 2", 2), ("stride 4", 4),
                         ("stride 8", 8), ("stride 32", 32)):
@@ -33,7 +34,7 @@ def test_coalescing_small():
 
 
 def test_latency_small():
-    r = bench._latency(samples=1)
+    r = memory.latency(samples=1)
     rows = {row["access"]: row for row in r["rows"]}
     assert rows["ds_load_b32, conflict-free"]["cycles_min"] == 4
     assert rows["global_load_b32, L0 hit, 1 line"]["cycles_min"] == 5
@@ -46,7 +47,7 @@ def test_latency_small():
 @pytest.mark.slow
 def test_ooo_small():
     """Two DCU simulators (about 40 s each to build), K = 3."""
-    r = bench._ooo(tests=("wave_xy_asm",), K=3, cap_alone=8, png=False)
+    r = ooo.ooo(tests=("wave_xy_asm",), K=3, cap_alone=8, png=False)
     rows = {row["return_order"]: row for row in r["rows"]}
     assert rows["in_order"]["x_accesses"] < rows["per_wave"]["x_accesses"]
     assert rows["per_wave"]["x_rate_vs_alone"] >= 0.9

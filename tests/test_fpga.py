@@ -769,7 +769,7 @@ def test_bench_synth_sums_the_dcu_blocks(monkeypatch):
     """``dcu bench synth``: one row per block of each preset's DCU and their sum over the DCU's
     instances (four SIMDs, two vector memory units, one of the rest; the default DCU has no
     shared transcendental unit), the default's as generic cells; Yosys is not run."""
-    import dcu.bench as bench
+    from dcu.bench import fpga as bench_fpga
     import dcu.fpga as fpga
     luts = {"simd": 1000, "lds": 200, "l0": 30, "icache": 4, "scache": 5, "dispatcher": 6, "barrier": 7,
             "trans_shared": 8}
@@ -780,7 +780,7 @@ def test_bench_synth_sums_the_dcu_blocks(monkeypatch):
                 "by_type": {"$_DFF_P_": 1, "$_AND_": 1}, "rtlil_sha256": f"sha-{top}"}
     monkeypatch.setattr(fpga, "synth_block", fake)
     monkeypatch.delenv("DCU_SYNTH_WHOLE", raising=False)
-    rows = bench._synth()["rows"]
+    rows = bench_fpga.synth()["rows"]
     default_blocks = [top for top in luts if top != "trans_shared"]     # default: a unit per SIMD
     assert [r["top"] for r in rows] == [*luts, "dcu: its blocks summed", *default_blocks, "dcu: its blocks summed"]
     total = rows[len(luts)]
