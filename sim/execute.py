@@ -18,6 +18,7 @@ from .scratch import build_flat, build_scratch
 from .scalar import M32, SAVEEXEC, SOP1, SOP1_BITSET, SOP2, sopc, sopk, sx
 from .dpp import build_dpp
 from .lanes import BUILDERS as LANE_BUILDERS
+from .salu_f16 import BUILDERS as SALU_F16_BUILDERS
 from .valu_ext import BUILDERS as EXT_BUILDERS
 from .valu64 import BUILDERS as F64_BUILDERS
 from .vopd import build_vopd
@@ -101,6 +102,8 @@ def build(inst: Inst):
         return EXT_BUILDERS[name](inst)
     if name in F64_BUILDERS:
         return F64_BUILDERS[name](inst)
+    if name in SALU_F16_BUILDERS:
+        return SALU_F16_BUILDERS[name](inst)
     if fmt == Fmt.SOP2:
         return _build_sop2(inst)
     if fmt == Fmt.SOP1:
@@ -519,6 +522,7 @@ def _implemented() -> set[str]:
     names |= {f"s_{k}_saveexec_b32" for k in SAVEEXEC} | {"s_and_not0_wrexec_b32", "s_and_not1_wrexec_b32"}
     names |= set(_BRANCH_COND) | _SOPP_NOP | {"s_endpgm", "s_barrier_wait"} | IMPLEMENTED_MEMORY
     names |= set(F64_BUILDERS)
+    names |= set(SALU_F16_BUILDERS)
     names |= set(EXT_BUILDERS) | set(LANE_BUILDERS)
     names |= {i.name for i in OPCODES if i.fmt == Fmt.SMEM and i.kind == "shint"}
     for info in OPCODES:

@@ -176,13 +176,14 @@ _FLOAT_TYPE = re.compile(r"_(f16|f32|f64|bf16)(?:_|$)")
 _EXACT = re.compile(
     r"^[vs]_(cmp|cmpx)_|_(min|max|minimum|maximum|min3|max3|minimum3|maximum3|med3|minmax|maxmin)"
     r"(_num)?_f|_(floor|ceil|trunc|rndne|fract|frexp_mant|frexp_exp)_|^v_cvt_(i32|u32|i16|u16)_f"
-    r"|^v_cvt_floor_|^[vs]_cvt_f32_f16|^v_cvt_f64_f32|_cvt_pk_rtz_|_pack_b32_f16|_cmp_class_")
+    r"|^v_cvt_floor_|^[vs]_cvt_(hi_)?f32_f16|^v_cvt_f64_f32|_cvt_pk_rtz_|_pack_b32_f16|_cmp_class_")
 _ROUNDED = {
     "v_add_f32", "v_sub_f32", "v_subrev_f32", "v_mul_f32", "v_fma_f32", "v_fmac_f32",
     "v_fmamk_f32", "v_fmaak_f32", "v_ldexp_f32", "v_cvt_f32_i32", "v_cvt_f32_u32",
     "v_cvt_f32_ubyte0", "v_cvt_f32_ubyte1", "v_cvt_f32_ubyte2", "v_cvt_f32_ubyte3",
     "s_add_f32", "s_sub_f32", "s_mul_f32", "s_fmac_f32", "s_fmaak_f32", "s_fmamk_f32",
     "s_cvt_f32_i32", "s_cvt_f32_u32",
+    "s_add_f16", "s_sub_f16", "s_mul_f16", "s_fmac_f16", "s_cvt_f16_f32",
     "v_add_f16", "v_sub_f16", "v_subrev_f16", "v_mul_f16", "v_fma_f16", "v_fmac_f16",
     "v_fmamk_f16", "v_fmaak_f16", "v_ldexp_f16", "v_cvt_f16_f32", "v_cvt_f16_i16",
     "v_cvt_f16_u16", "v_pk_add_f16", "v_pk_mul_f16", "v_pk_fma_f16",

@@ -50,7 +50,7 @@ def _model_integer_salu() -> set[str]:
     out = set()
     for op in ops_of("salu"):
         n = op.name.lower()
-        if n in X.IMPLEMENTED and "_f32" not in n and not n.startswith(_FLOAT_PREFIXES) \
+        if n in X.IMPLEMENTED and "_f32" not in n and "_f16" not in n and not n.startswith(_FLOAT_PREFIXES) \
                 and n not in ("s_getpc_b64", "s_round_mode", "s_denorm_mode",
                               "s_getreg_b32", "s_setreg_b32", "s_setreg_imm32_b32",
                               "s_barrier_signal_isfirst"):    # mode, hwregs, barrier: not SALU datapath
