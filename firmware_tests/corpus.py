@@ -420,6 +420,70 @@ def half_golden(args):
     return {2: oh.ravel(), 3: of.astype(np.float32).ravel(), 4: np.array(st, np.float16)}
 
 
+# ------------------------------------------------------------------------ uniform half
+SALU_HALF_PAIRS = [(0.0, -0.0), (-0.0, -0.0), (np.inf, -np.inf), (65504.0, 65504.0), (6e-8, 6e-8),
+                   (1.0, 2.0 ** -11), (1.0009765625, 2.0 ** -11), (2.5, -3.5), (-0.75, np.nan),
+                   (np.nan, 1.0), (-np.inf, 0.5), (3.0, 3.0)]
+SALU_HALF_N = 64              # pairs: each of the 2 workgroups walks 32 in a uniform loop
+
+
+def salu_half_args(rng):
+    n = SALU_HALF_N
+    hs = (rng.standard_normal(2 * n) * np.exp2(rng.integers(-10, 10, 2 * n))).astype(np.float16)
+    for k, (a, b) in enumerate(SALU_HALF_PAIRS):
+        hs[2 * k], hs[2 * k + 1] = a, b
+    fs = np.concatenate([rng.uniform(-8, 8, n - 8), [65520.0, -65519.0, 1e-8, 3e-5, 0.0, -0.0,
+                                                      1.0004882, 2049.0]]).astype(np.float32)
+    return [hs, fs, np.zeros(10 * n, np.float16), np.zeros(2 * n, np.float32), np.zeros(n, np.int32)]
+
+
+def _first_nan(r, *srcs):
+    """An f16 NaN result as the model makes it: the first NaN source quieted, else 0xFE00."""
+    if not np.isnan(r):
+        return np.float16(r)
+    bits = next((int(np.float16(x).view(np.uint16)) | 0x200 for x in srcs if np.isnan(x)), 0xFE00)
+    return np.uint16(bits).view(np.float16)
+
+
+def _exact_or_f64(exact, fallback: float, dtype):
+    """``exact()`` (a Fraction) rounded once to ``dtype``, or ``fallback`` (the float64 value) for
+    zeros, infinities and NaNs, whose sign and class float64 arithmetic already gets right."""
+    if fallback == 0 or not math.isfinite(fallback):
+        return dtype(fallback)
+    return round_exact(exact(), dtype)
+
+
+def _min_num(a, b, less=True):
+    """fmin/fmax (v_/s_min_num, max_num): a NaN gives the other operand, -0 < +0."""
+    if np.isnan(a) or np.isnan(b):
+        return b if np.isnan(a) else a
+    key = lambda x: (float(x), math.copysign(1, float(x)))
+    return a if (key(a) < key(b)) == less and key(a) != key(b) else b
+
+
+def salu_half_golden(args):
+    hs, fs = np.asarray(args[0], np.float16), np.asarray(args[1], np.float32)
+    oh, of, oi = [], [], []
+    with np.errstate(all="ignore"):
+        for p in range(SALU_HALF_N):
+            a, b, f = hs[2 * p], hs[2 * p + 1], fs[p]
+            x, y = np.float64(a), np.float64(b)
+            c = np.float16(f)
+            z = np.float64(c)
+            fma = _first_nan(_exact_or_f64(lambda: Fraction(x) * Fraction(y) + Fraction(z), x * y + z,
+                                           np.float16), a, b, c)
+            r = [_first_nan(x + y, a, b), _first_nan(x - y, a, b), _first_nan(x * y, a, b), fma,
+                 _min_num(a, b), _min_num(a, c, less=False), c,
+                 _first_nan(np.floor(x) + np.ceil(y), a, b), c if a < b else b,
+                 _first_nan(x - z, a, c) if a > c else _first_nan(z * 0.5, c)]
+            oh += [np.float16(v) for v in r]
+            of += [_exact_or_f64(lambda: Fraction(x) + Fraction(float(f)), x + np.float64(f), np.float32),
+                   np.float32(np.float64(fma) * 2)]
+            oi.append(int(a == b) | int(a <= c) << 1 | int(np.isnan(a) or np.isnan(b)) << 2
+                      | int(b != c) << 3 | int(a >= b) << 4 | int(b < c) << 5)
+    return {2: np.array(oh, np.float16), 3: np.array(of, np.float32), 4: np.array(oi, np.int32)}
+
+
 # ------------------------------------------------------------------------------- double
 def double_args(rng):
     ds = (rng.uniform(1, 10, 2 * N) * 10.0 ** rng.integers(-5, 7, 2 * N)
@@ -814,6 +878,8 @@ def entries() -> list:
         _t("corpus_cvt_cl", "corpus_cvt.cl", "corpus_cvt", cvt_args, cvt_golden, {"cvt", "float", "f64", "f16"}),
         _t("corpus_narrow_cl", "corpus_narrow.cl", "corpus_narrow", narrow_args, narrow_golden, {"int", "widths"}),
         _t("corpus_half_cl", "corpus_half.cl", "corpus_half", half_args, half_golden, {"f16", "widths"}),
+        _t("corpus_salu_half_cl", "corpus_salu_half.cl", "corpus_salu_half", salu_half_args, salu_half_golden,
+           {"f16"}),
         _t("corpus_double_cl", "corpus_double.cl", "corpus_double", double_args, double_golden, {"f64"}),
         _t("corpus_vec_cl", "corpus_vec.cl", "corpus_vec", vec_args, vec_golden, {"float", "widths"}),
         _t("corpus_private_cl", "corpus_private.cl", "corpus_private", private_args, private_golden, {"scratch"}),

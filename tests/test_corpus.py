@@ -240,6 +240,22 @@ def test_instruction_the_rtl_lacks_is_refused_by_name(tmp_path, no_simulation):
     assert np.all(run.buffers[0].view(np.float32) == np.float32(3.5))
 
 
+@pytest.mark.parametrize("backend", ["rtl", "verilator"])
+def test_scalar_f16_is_refused_by_name(tmp_path, backend, no_simulation):
+    """s_cvt_f16_f32 and s_fmac_f16 (SALU f16): the model runs them, the RTL SIMD does not.
+    s4 = 0x40400000; s_cvt_f16_f32 sets its low half to 0.5 (0x3800), s_fmac_f16 adds 3.0 * 1.0
+    to it (3.5, 0x4300); the high half stays 0x4040."""
+    body = "s_cvt_f16_f32 s4, 0.5\n  s_fmac_f16 s4, 0x4200, 1.0"
+    src = _write(tmp_path, "salu_f16.s", ASM_KERNEL.format(body=body))
+    kernel = dcu.load_program(src).kernel("k")
+    out = np.zeros(32, np.uint32)
+    with pytest.raises(RtlUnsupportedError, match=r"execute 2 of its instructions: s_cvt_f16_f32 at "
+                       r"0x[0-9a-f]+, s_fmac_f16 at 0x[0-9a-f]+;"):
+        dcu.launch(kernel, 1, 32, [out], backend=backend, config="tiny")
+    run = dcu.launch(kernel, 1, 32, [out], backend="model")
+    assert np.all(run.buffers[0] == 0x4040_4300)
+
+
 def test_dpp_form_is_refused_though_its_operation_is_implemented(tmp_path, no_simulation):
     from hdl.simd import IMPLEMENTED
     assert "v_mov_b32" in IMPLEMENTED
