@@ -8,7 +8,7 @@ import os
 import pytest
 
 import dcu.bench as bench
-from dcu.bench.simspeed import _environ
+from dcu.bench.simspeed import setenv
 from dcu.errors import UsageError
 
 
@@ -19,7 +19,7 @@ def test_results_and_other_files_go_to_out_dir(tmp_path, monkeypatch):
         seen["out_dir"] = out_dir
         (out_dir / "plot.png").write_bytes(b"png")
         return {"benchmark": "fake", "rows": [{"config": config}]}
-    monkeypatch.setattr(bench, "_benchmark", lambda name: fake)
+    monkeypatch.setattr(bench, "benchmark", lambda name: fake)
     summary = bench.ROOT / "bench" / "RESULTS.md"
     before = summary.stat().st_mtime_ns if summary.exists() else None
     result = bench.run("ooo", str(tmp_path / "copy.json"), out_dir=tmp_path, config="tiny", backend=None)
@@ -32,14 +32,14 @@ def test_results_and_other_files_go_to_out_dir(tmp_path, monkeypatch):
 def test_unknown_benchmark_and_option(monkeypatch):
     with pytest.raises(UsageError, match="unknown benchmark 'nope'"):
         bench.run("nope")
-    monkeypatch.setattr(bench, "_benchmark", lambda name: lambda config="x": {})
+    monkeypatch.setattr(bench, "benchmark", lambda name: lambda config="x": {})
     with pytest.raises(UsageError, match="takes no option backend"):
         bench.run("kernels", backend="rtl")
 
 
 def test_every_benchmark_resolves():
     for name in bench.BENCHMARKS:
-        assert callable(bench._benchmark(name)), name
+        assert callable(bench.benchmark(name)), name
 
 
 @pytest.mark.parametrize("old", [None, "znver4"])
@@ -49,7 +49,7 @@ def test_environ_sets_then_restores(monkeypatch, old):
     else:
         monkeypatch.setenv("DCU_VERILATOR_MARCH", old)
     with pytest.raises(RuntimeError):
-        with _environ("DCU_VERILATOR_MARCH", "x86-64-v3"):
+        with setenv("DCU_VERILATOR_MARCH", "x86-64-v3"):
             assert os.environ["DCU_VERILATOR_MARCH"] == "x86-64-v3"
             raise RuntimeError("restored on the way out too")
     assert os.environ.get("DCU_VERILATOR_MARCH") == old

@@ -25,7 +25,7 @@ from pathlib import Path
 
 from ..errors import UsageError
 
-__all__ = ["BENCHMARKS", "RESULTS", "run", "write_summary"]
+__all__ = ["BENCHMARKS", "RESULTS", "benchmark", "run", "write_summary"]
 
 ROOT = Path(__file__).resolve().parents[2]
 RESULTS = ROOT / "bench" / "results"
@@ -43,7 +43,7 @@ BENCHMARKS = {
 }
 
 
-def _benchmark(name: str):
+def benchmark(name: str):
     """Benchmark ``name``'s function, its family's module loaded."""
     if name not in BENCHMARKS:
         raise UsageError(f"unknown benchmark {name!r}; available: {', '.join(BENCHMARKS)}")
@@ -68,7 +68,7 @@ def run(name: str, json_path: str | None = None, out_dir: str | os.PathLike | No
     them, and name its results file ``out_dir/NAME-CONFIG-BACKEND.json`` (default
     ``bench/results``, whose files make ``bench/RESULTS.md``). A benchmark that writes other
     files (``ooo``'s plot) gets ``out_dir`` too."""
-    fn = _benchmark(name)
+    fn = benchmark(name)
     options = {k: v for k, v in options.items() if v is not None}
     takes = inspect.signature(fn).parameters
     if any(k not in takes for k in options):

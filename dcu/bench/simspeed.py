@@ -98,7 +98,7 @@ def sim_speed(configs=("default", "fpga"), compiled=("default", "fpga"), test: s
 
 
 @contextlib.contextmanager
-def _environ(name: str, value: str):
+def setenv(name: str, value: str):
     """``$name`` set to ``value`` for the block, then restored (or unset) as it was: the
     Verilator build reads its target from the environment."""
     old = os.environ.get(name)
@@ -125,7 +125,7 @@ def sim_instructions(configs=("default", "fpga"), test: str = "divergence_cl", s
     kern = load_program(path(t), vopd=False).kernel(t.kernel)
     rows = []
     march = "x86-64-v3"     # valgrind decodes AVX2, not AVX-512
-    with _environ("DCU_VERILATOR_MARCH", march), tempfile.TemporaryDirectory(prefix="dcu-cg-") as tmp:
+    with setenv("DCU_VERILATOR_MARCH", march), tempfile.TemporaryDirectory(prefix="dcu-cg-") as tmp:
         for config in configs:
             cfg = get_config(config)
             out = Path(tmp) / f"{config}.callgrind"
