@@ -22,8 +22,8 @@ from .salu_f16 import BUILDERS as SALU_F16_BUILDERS
 from .valu_ext import BUILDERS as EXT_BUILDERS
 from .valu64 import BUILDERS as F64_BUILDERS
 from .vopd import build_vopd
-from .valu_common import (VINT, _build_carry, _build_lanewise, _build_mad64, _full, _lane_bits,
-                          _omod_clamp, _readers, _valu_sources, _vdst)
+from .valu_common import (VINT, as_lanes, build_carry, build_lanewise, build_mad64, lane_bits,
+                          omod_clamp, source_readers, valu_sources, vdst_of)
 from .wave import EXEC, LANES, VCC, ModelError
 
 U32, U64 = np.uint32, np.uint64
@@ -326,7 +326,7 @@ def _build_valu(inst, fn=None, is_float=False):
     if fn is None:
         is_float = inst.name in VFLOAT
         fn = VFLOAT[inst.name] if is_float else VINT[inst.name]
-    return _build_lanewise(inst, fn, is_float)
+    return build_lanewise(inst, fn, is_float)
 
 
 def _build_valu16(inst):
@@ -339,13 +339,13 @@ def _build_valu16(inst):
     clamp = inst.f.get("clamp", 0) if inst.fmt == Fmt.VOP3 else 0
     if inst.f.get("neg", 0) or inst.f.get("abs", 0) or inst.f.get("omod", 0):
         raise ModelError(f"{name}: float modifiers on an integer operation")
-    codes, bits = _valu_sources(inst), inst.info.src_bits
-    d = _vdst(inst)
+    codes, bits = valu_sources(inst), inst.info.src_bits
+    d = vdst_of(inst)
 
     def source(w, i):
         # a 16-bit operand takes an inline constant's 16-bit form, zero-extended: FP16 for the
         # float constants (1.0 -> 0x3c00; docs/model.md, "Inline constants in 16-bit operands")
-        x = _full(w.vread(codes[i], bits[i], inst.literal)).astype(np.int64)
+        x = as_lanes(w.vread(codes[i], bits[i], inst.literal)).astype(np.int64)
         if bits[i] == 32:
             return x - ((x >> 31 & 1) << 32) if signed else x
         h = (x >> (16 * (opsel >> i & 1))) & 0xFFFF
@@ -371,10 +371,10 @@ def _build_valu16(inst):
 
 def _build_add_i32(inst):
     """v_add_nc_i32 / v_sub_nc_i32: wrap, or saturate to the int32 range with clamp."""
-    r0, r1 = _readers(inst)
+    r0, r1 = source_readers(inst)
     sub = inst.name == "v_sub_nc_i32"
     clamp = inst.f.get("clamp", 0)
-    d = _vdst(inst)
+    d = vdst_of(inst)
 
     def h(w, ctx):
         a = r0(w).view(np.int32).astype(np.int64)
@@ -403,7 +403,7 @@ def _build_vcmp(inst):
         fn = V.int_compare(cond, typ)
     else:
         _unsupported(inst)
-    reads = _readers(inst)
+    reads = source_readers(inst)
     if inst.fmt == Fmt.VOP3:
         dst = EXEC if cmpx else inst.f["vdst"]
     else:
@@ -417,20 +417,20 @@ def _build_vcmp(inst):
 
 
 def _build_cndmask(inst):
-    r0, r1 = _readers(inst)[:2]
-    d = _vdst(inst)
+    r0, r1 = source_readers(inst)[:2]
+    d = vdst_of(inst)
     sel_code = inst.f["src2"] if inst.fmt == Fmt.VOP3 else VCC
 
     def h(w, ctx):
-        sel = _lane_bits(w.sread(sel_code, 32, inst.literal))
+        sel = lane_bits(w.sread(sel_code, 32, inst.literal))
         w.vwrite(d, np.where(sel, r1(w), r0(w)))
     return h
 
 
 def _build_fmac(inst):
-    r0, r1 = _readers(inst)[:2]
-    d = _vdst(inst)
-    post = _omod_clamp(inst, True)
+    r0, r1 = source_readers(inst)[:2]
+    d = vdst_of(inst)
+    post = omod_clamp(inst, True)
 
     def h(w, ctx):
         x = F.fma(r0(w), r1(w), w.v[d])
@@ -440,8 +440,8 @@ def _build_fmac(inst):
 
 def _build_fmak(inst):
     """v_fmamk_f32 D = S0 * K + S1; v_fmaak_f32 D = S0 * S1 + K (K is the literal)."""
-    r0, r1 = _readers(inst)[:2]
-    d, k = _vdst(inst), np.full(LANES, inst.literal, U32)
+    r0, r1 = source_readers(inst)[:2]
+    d, k = vdst_of(inst), np.full(LANES, inst.literal, U32)
     if inst.name == "v_fmamk_f32":
         return lambda w, ctx: w.vwrite(d, F.fma(r0(w), k, r1(w)))
     return lambda w, ctx: w.vwrite(d, F.fma(r0(w), r1(w), k))
@@ -453,7 +453,7 @@ def _first_active(w) -> int:
 
 
 def _build_readfirstlane(inst):
-    src, d = _valu_sources(inst)[0], _vdst(inst)
+    src, d = valu_sources(inst)[0], vdst_of(inst)
 
     def h(w, ctx):
         x = w.vread(src, 32, inst.literal)
@@ -463,7 +463,7 @@ def _build_readfirstlane(inst):
 
 def _build_readlane(inst):
     src, lane_code = inst.f["src0"], inst.f["src1"]
-    d = _vdst(inst)
+    d = vdst_of(inst)
 
     def h(w, ctx):
         lane = w.sread(lane_code, 32, inst.literal) & 31
@@ -474,7 +474,7 @@ def _build_readlane(inst):
 
 def _build_writelane(inst):
     src, lane_code = inst.f["src0"], inst.f["src1"]
-    d = _vdst(inst)
+    d = vdst_of(inst)
 
     def h(w, ctx):
         lane = w.sread(lane_code, 32, inst.literal) & 31
@@ -483,8 +483,8 @@ def _build_writelane(inst):
 
 
 def _build_mbcnt(inst):
-    r0, r1 = _readers(inst)
-    d = _vdst(inst)
+    r0, r1 = source_readers(inst)
+    d = vdst_of(inst)
     below = (U64(1) << np.arange(LANES, dtype=U64)) - U64(1)
     hi = inst.name.endswith("hi_u32_b32")
 
@@ -501,9 +501,9 @@ def _build_nop(inst):
 
 _SPECIAL_VALU = {
     "v_cndmask_b32": _build_cndmask,
-    "v_add_co_u32": _build_carry, "v_sub_co_u32": _build_carry, "v_subrev_co_u32": _build_carry,
-    "v_add_co_ci_u32": _build_carry, "v_sub_co_ci_u32": _build_carry, "v_subrev_co_ci_u32": _build_carry,
-    "v_mad_co_u64_u32": _build_mad64, "v_mad_co_i64_i32": _build_mad64,
+    "v_add_co_u32": build_carry, "v_sub_co_u32": build_carry, "v_subrev_co_u32": build_carry,
+    "v_add_co_ci_u32": build_carry, "v_sub_co_ci_u32": build_carry, "v_subrev_co_ci_u32": build_carry,
+    "v_mad_co_u64_u32": build_mad64, "v_mad_co_i64_i32": build_mad64,
     "v_fmac_f32": _build_fmac, "v_fmamk_f32": _build_fmak, "v_fmaak_f32": _build_fmak,
     "v_readfirstlane_b32": _build_readfirstlane, "v_readlane_b32": _build_readlane,
     "v_writelane_b32": _build_writelane,

@@ -55,7 +55,7 @@ _FLOAT = {
 def _raw(inst, i: int, f32: bool = False):
     """Reader of source i as 32 bits per lane (see the module docstring for constants)."""
     code, lit = inst.f[f"src{i}"], inst.literal
-    full = X._full
+    full = X.as_lanes
     if is_inline_constant(code):
         value = np.full(LANES, inline_constant(code, 32 if f32 else 16), U32)
         return lambda w: value

@@ -59,7 +59,7 @@ def _check_opsel(inst):
 def _build_elementwise(inst):
     fn, clamp_fn = _ELEMENTWISE[inst.name]
     _check_opsel(inst)
-    reads = X._readers(inst)
+    reads = X.source_readers(inst)
     post = _post(inst, clamp_fn)
     d, db = inst.f["vdst"], inst.info.dst_bits
 
@@ -71,7 +71,7 @@ def _build_elementwise(inst):
 
 def _build_div_scale(inst):
     """VOP3SD: D = S0 scaled, SDST = the lanes whose quotient div_fmas must rescale."""
-    r0, r1, r2 = X._readers(inst)
+    r0, r1, r2 = X.source_readers(inst)
     post = _post(inst, D.clamp01)
     d, sd = inst.f["vdst"], inst.f["sdst"]
 
@@ -86,12 +86,12 @@ def _build_div_scale(inst):
 def _build_div_fmas(inst):
     """D = fma(S0, S1, S2), rescaled by 2^+-128 on the lanes whose VCC bit is set."""
     _check_opsel(inst)
-    r0, r1, r2 = X._readers(inst)
+    r0, r1, r2 = X.source_readers(inst)
     post = _post(inst, D.clamp01)
     d = inst.f["vdst"]
 
     def h(w, ctx):
-        x = D.div_fmas(r0(w), r1(w), r2(w), X._lane_bits(w.s[VCC]))
+        x = D.div_fmas(r0(w), r1(w), r2(w), X.lane_bits(w.s[VCC]))
         w.vwrite(d, post(x) if post else x, 64)
     return h
 
@@ -102,7 +102,7 @@ def _build_compare(inst):
     cmpx = name.startswith("v_cmpx_")
     cond = name.split("_")[2]
     fn = D.cmp_class if cond == "class" else (lambda a, b: D.compare(cond, a, b))
-    r0, r1 = X._readers(inst)
+    r0, r1 = X.source_readers(inst)
     dst = EXEC if cmpx else (inst.f["vdst"] if inst.fmt == Fmt.VOP3 else VCC)
 
     def h(w, ctx):

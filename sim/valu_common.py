@@ -82,7 +82,7 @@ VINT = {
 }
 
 
-def _full(x, bits=32):
+def as_lanes(x, bits=32):
     """Broadcast a scalar source to a lane array (so numpy wraps instead of warning)."""
     if isinstance(x, np.ndarray) and x.shape == (LANES,):
         return x
@@ -91,7 +91,7 @@ def _full(x, bits=32):
 
 # --------------------------------------------------------------------------------------
 # Source operand plumbing for the VALU encodings.
-def _valu_sources(inst: Inst):
+def valu_sources(inst: Inst):
     """The 9-bit source codes of a VALU instruction in operand order."""
     f, fmt = inst.f, inst.fmt
     if fmt in (Fmt.VOP3, Fmt.VOP3SD):
@@ -103,11 +103,12 @@ def _valu_sources(inst: Inst):
     return codes[: len(inst.info.src_bits)]
 
 
-def _make_reader(code: int, bits: int, lit, neg: bool, absf: bool):
+def make_reader(code: int, bits: int, lit, neg: bool, absf: bool):
+    """w -> the lanes of source ``code`` (``bits`` wide), its abs and neg modifiers applied."""
     sign = (U64(1) << U64(63)) if bits == 64 else SIGN32
 
     def read(w):
-        x = _full(w.vread(code, bits, lit), bits)
+        x = as_lanes(w.vread(code, bits, lit), bits)
         if absf:
             x = x & ~sign
         if neg:
@@ -116,12 +117,13 @@ def _make_reader(code: int, bits: int, lit, neg: bool, absf: bool):
     return read
 
 
-def _readers(inst: Inst):
-    codes = _valu_sources(inst)
+def source_readers(inst: Inst):
+    """One :func:`make_reader` per source operand of a VALU instruction, in operand order."""
+    codes = valu_sources(inst)
     f = inst.f
     neg = f.get("neg", 0)
     absm = f.get("abs", 0) if inst.fmt == Fmt.VOP3 else 0
-    return [_make_reader(c, b, _literal(inst, b), bool(neg >> i & 1), bool(absm >> i & 1))
+    return [make_reader(c, b, _literal(inst, b), bool(neg >> i & 1), bool(absm >> i & 1))
             for i, (c, b) in enumerate(zip(codes, inst.info.src_bits))]
 
 
@@ -132,7 +134,7 @@ def _literal(inst: Inst, bits: int):
     return inst.literal
 
 
-def _omod_clamp(inst: Inst, is_float: bool):
+def omod_clamp(inst: Inst, is_float: bool):
     """Return a post-processing function for VOP3 omod/clamp, or None."""
     f = inst.f
     omod, clamp = f.get("omod", 0), f.get("clamp", 0)
@@ -151,18 +153,19 @@ def _omod_clamp(inst: Inst, is_float: bool):
     return post
 
 
-def _vdst(inst: Inst) -> int:
+def vdst_of(inst: Inst) -> int:
+    """The destination VGPR's number."""
     return inst.f["vdst"]
 
 
-def _build_lanewise(inst, fn, is_float: bool):
+def build_lanewise(inst, fn, is_float: bool):
     """A VALU op computed by ``fn`` on whole lanes; ``is_float``: omod/clamp apply to its result."""
     name = inst.name
-    reads = _readers(inst)
-    post = _omod_clamp(inst, is_float)
+    reads = source_readers(inst)
+    post = omod_clamp(inst, is_float)
     if inst.fmt == Fmt.VOP3 and inst.f.get("opsel", 0):
         raise ModelError(f"{name}: op_sel on a 32-bit operation is not supported by the model")
-    d, db = _vdst(inst), inst.info.dst_bits
+    d, db = vdst_of(inst), inst.info.dst_bits
     n = len(reads)
     if n == 1:
         r0 = reads[0]
@@ -185,16 +188,17 @@ def _build_lanewise(inst, fn, is_float: bool):
     return h
 
 
-def _lane_bits(value: int) -> np.ndarray:
+def lane_bits(value: int) -> np.ndarray:
+    """A 32-bit lane mask (an SGPR value) as one bool per lane."""
     return ((np.uint32(value & M32) >> np.arange(LANES, dtype=U32)) & U32(1)).astype(bool)
 
 
-def _build_carry(inst):
+def build_carry(inst):
     """v_add/sub/subrev_co_u32 and the _co_ci_ forms: carry in/out through VCC or SGPRs."""
     name = inst.name
-    reads = _readers(inst)
+    reads = source_readers(inst)
     r0, r1 = reads[0], reads[1]
-    d = _vdst(inst)
+    d = vdst_of(inst)
     vop3 = inst.fmt in (Fmt.VOP3, Fmt.VOP3SD)
     cout = inst.f["sdst"] if vop3 else VCC
     with_ci = "_co_ci_" in name
@@ -203,7 +207,7 @@ def _build_carry(inst):
 
     def h(w, ctx):
         a, b = r0(w), r1(w)
-        cin = _lane_bits(w.sread(cin_code, 32, inst.literal)) if with_ci else None
+        cin = lane_bits(w.sread(cin_code, 32, inst.literal)) if with_ci else None
         if op == "add":
             r, c = V.add_co(a, b, cin)
         elif op == "sub":
@@ -216,9 +220,10 @@ def _build_carry(inst):
     return h
 
 
-def _build_mad64(inst):
-    r0, r1, r2 = _readers(inst)
-    d, sd = _vdst(inst), inst.f["sdst"]
+def build_mad64(inst):
+    """v_mad_co_u64_u32 / v_mad_co_i64_i32: the 64-bit result and the carry out to an SGPR."""
+    r0, r1, r2 = source_readers(inst)
+    d, sd = vdst_of(inst), inst.f["sdst"]
     fn = V.mad_u64_u32 if inst.name == "v_mad_co_u64_u32" else V.mad_i64_i32
 
     def h(w, ctx):

@@ -42,13 +42,13 @@ _TO_INT = {
 
 
 def _float_op(fn, is_float):
-    return lambda inst: X._build_lanewise(inst, fn, is_float)
+    return lambda inst: X.build_lanewise(inst, fn, is_float)
 
 
 def _build_div_scale(inst):
     """VOP3SD: D = scaled S0, SDST (the lane mask, bit = scale applied) for active lanes."""
-    r0, r1, r2 = X._readers(inst)
-    post = X._omod_clamp(inst, True)
+    r0, r1, r2 = X.source_readers(inst)
+    post = X.omod_clamp(inst, True)
     d, sd = inst.f["vdst"], inst.f["sdst"]
 
     def h(w, ctx):
@@ -61,12 +61,12 @@ def _build_div_scale(inst):
 
 def _build_div_fmas(inst):
     """D = fma(S0, S1, S2), rescaled by 2^+-64 on the lanes whose VCC bit is set."""
-    r0, r1, r2 = X._readers(inst)
-    post = X._omod_clamp(inst, True)
+    r0, r1, r2 = X.source_readers(inst)
+    post = X.omod_clamp(inst, True)
     d = inst.f["vdst"]
 
     def h(w, ctx):
-        vcc = X._lane_bits(w.s[VCC])
+        vcc = X.lane_bits(w.s[VCC])
         x = E.div_fmas(r0(w), r1(w), r2(w), vcc)
         w.vwrite(d, post(x) if post else x)
     return h
@@ -86,7 +86,7 @@ def _build_scalar_trans(inst):
     if code >= 256:
         raise ModelError(f"{inst.name}: source must be scalar, got v{code - 256}")
     neg, absf = inst.f["neg"] & 1, inst.f["abs"] & 1
-    post = X._omod_clamp(inst, True)
+    post = X.omod_clamp(inst, True)
     d = inst.f["vdst"]
 
     def h(w, ctx):
@@ -125,14 +125,14 @@ def _exact32(name, a, b, c):
 
 def _build_int_clamp(inst):
     if not inst.f.get("clamp"):
-        return X._build_lanewise(inst, X.VINT[inst.name], False)
+        return X.build_lanewise(inst, X.VINT[inst.name], False)
     if inst.f.get("omod") or inst.f.get("opsel"):
         raise ModelError(f"{inst.name}: omod/op_sel on a 32-bit integer operation")
-    reads = X._readers(inst)
+    reads = X.source_readers(inst)
     d, name = inst.f["vdst"], inst.name
 
     def h(w, ctx):
-        xs = [X._full(r(w)) for r in reads] + [None] * (3 - len(reads))
+        xs = [X.as_lanes(r(w)) for r in reads] + [None] * (3 - len(reads))
         r, (lo, hi) = _exact32(name, *xs)
         w.vwrite(d, (np.clip(r, lo, hi) & _U32_MAX).astype(U32))
     return h
@@ -142,8 +142,8 @@ def _build_carry_clamp(inst):
     """v_add/sub/subrev_co[_ci]_u32 with clamp: the sum saturates at 0xffffffff, the difference
     at 0; the carry/borrow out is unchanged."""
     if not inst.f.get("clamp"):
-        return X._build_carry(inst)
-    reads = X._readers(inst)
+        return X.build_carry(inst)
+    reads = X.source_readers(inst)
     r0, r1 = reads[0], reads[1]
     d, cout = inst.f["vdst"], inst.f["sdst"]
     name = inst.name
@@ -152,8 +152,8 @@ def _build_carry_clamp(inst):
     op = name.split("_")[1]
 
     def h(w, ctx):
-        a, b = X._full(r0(w)), X._full(r1(w))
-        cin = X._lane_bits(w.sread(cin_code, 32, inst.literal)) if with_ci else np.zeros(LANES, bool)
+        a, b = X.as_lanes(r0(w)), X.as_lanes(r1(w))
+        cin = X.lane_bits(w.sread(cin_code, 32, inst.literal)) if with_ci else np.zeros(LANES, bool)
         if op == "add":
             r, c = V.add_co(a, b, cin)
             r = np.where(c, U32(_U32_MAX), r)
@@ -170,16 +170,16 @@ def _build_carry_clamp(inst):
 def _build_mad64_clamp(inst):
     """v_mad_co_u64_u32 / v_mad_co_i64_i32 with clamp: the 65-bit result saturates to 64 bits."""
     if not inst.f.get("clamp"):
-        return X._build_mad64(inst)
-    r0, r1, r2 = X._readers(inst)
+        return X.build_mad64(inst)
+    r0, r1, r2 = X.source_readers(inst)
     d, sd = inst.f["vdst"], inst.f["sdst"]
     signed = inst.name == "v_mad_co_i64_i32"
 
     def h(w, ctx):
-        a, b, c = r0(w), r1(w), X._full(r2(w), 64)
+        a, b, c = r0(w), r1(w), X.as_lanes(r2(w), 64)
         if signed:
             r, neg = V.mad_i64_i32(a, b, c)
-            p_neg = (X._full(a).view(np.int32).astype(I64) * X._full(b).view(np.int32).astype(I64)) < 0
+            p_neg = (X.as_lanes(a).view(np.int32).astype(I64) * X.as_lanes(b).view(np.int32).astype(I64)) < 0
             over = (p_neg == (c.view(I64) < 0)) & ((r.view(I64) < 0) != p_neg)
             sat = np.where(p_neg, U64(1 << 63), U64((1 << 63) - 1))
             r, flag = np.where(over, sat, r), neg

@@ -76,13 +76,13 @@ def _source(inst, i: int, kind: str):
     neg = vop3 and bool(f.get("neg", 0) >> i & 1)
     absf = vop3 and bool(f.get("abs", 0) >> i & 1)
     if kind == "f":
-        return X._make_reader(code, 32, lit, neg, absf)
+        return X.make_reader(code, 32, lit, neg, absf)
     if kind == "u" and (neg or absf):
         raise ModelError(f"{inst.name}: neg/abs on the 16-bit integer source {i}")
     hi = vop3 and bool(f.get("opsel", 0) >> i & 1)
     if not vop3 and code >= 256 + 128:
         code, hi = code - 128, True
-    full = X._full
+    full = X.as_lanes
     shift = U32(16 if hi else 0)
 
     def read(w):
@@ -122,7 +122,7 @@ def _writer(inst, kind: str):
     if kind in ("i", "w") and (inst.f.get("omod", 0) or inst.f.get("clamp", 0)):
         raise ModelError(f"{inst.name}: clamp/omod on an integer or packed result is not modelled")
     if kind == "f":
-        post, d = X._omod_clamp(inst, True), inst.f["vdst"]
+        post, d = X.omod_clamp(inst, True), inst.f["vdst"]
         return lambda w, r: w.vwrite(d, post(r) if post else r)
     if kind == "w":
         d = inst.f["vdst"]
