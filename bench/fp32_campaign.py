@@ -173,13 +173,13 @@ def datapath_ranges():
     def rng_of(d, keys):
         return {k: [int(d[k].min()), int(d[k].max())] for k in keys}
 
-    t = F._rcp_core(M)
+    t = F.rcp_core(M)
     exact = (np.int64(1) << 48) // M
     out["rcp"] = rng_of(t, ["R0", "E0", "R1", "E1", "E1s", "R2", "Q"])
     out["rcp"]["candidate_minus_floor"] = [int((t["Q"] - exact).min()), int((t["Q"] - exact).max())]
     out["rcp"]["r2_error_units_2^-32"] = float(np.abs(t["R2"] - (2.0 ** 55 / M)).max())
     for par in (0, 1):
-        t = F._rsqrt_core(M, np.full(M.shape, par, I64))
+        t = F.rsqrt_core(M, np.full(M.shape, par, I64))
         N = t["N"]
         s_exact = isqrt_u(N << 25)
         q1, r1 = np.divmod(np.full(N.shape, 1 << 63, np.uint64), N.astype(U64))
@@ -190,14 +190,14 @@ def datapath_ranges():
         out["rsqrt_parity%d" % par] = d
     # log: all significands, e in {0, -1, 1} (the near-1 paths and the general path)
     for e in (0, -1, 1):
-        t = F._log2_core(M, np.full(M.shape, e, I64))
+        t = F.log2_core(M, np.full(M.shape, e, I64))
         out["log_e%d" % e] = rng_of(t, ["C", "T", "A2", "A1", "P", "V", "S"])
     # exp: a dense sample of every input class that reaches the datapath (|a| < 256, both signs)
     xs = np.concatenate([np.arange(e << 23, (e + 1) << 23, 61, dtype=np.uint64) for e in range(0, 135)])
     xs = np.concatenate([xs, xs | np.uint64(1 << 31)]).astype(U32)
-    sign, Mx, ex = F._unpack(xs)
-    t = F._exp2_core(sign, Mx, ex)
-    t["A3r"] = F._EXP2_C3 * t["r"]
+    sign, Mx, ex = F.unpack(xs)
+    t = F.exp2_core(sign, Mx, ex)
+    t["A3r"] = F.EXP2_C3 * t["r"]
     out["exp"] = rng_of(t, ["X", "n", "r", "A2", "A1", "P", "T", "sig"])
     return out
 

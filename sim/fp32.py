@@ -43,6 +43,9 @@ __all__ = [
     "cvt_f32_i32", "cvt_f32_u32", "cvt_i32_f32", "cvt_u32_f32",
     "floor", "ceil", "trunc", "rndne", "fract", "ldexp", "frexp_mant", "frexp_exp",
     "rcp", "rsq", "sqrt", "exp", "log",
+    "is_nan", "nan_fixup", "unpack", "rcp_core", "rsqrt_core", "exp2_core", "log2_core",
+    "RCP_T0", "RSQ_T0", "EXP2_T", "EXP2_C1", "EXP2_C2", "EXP2_C3", "LOG2_C", "LOG2_L",
+    "LOG2_P0", "LOG2_P1", "LOG2_P2", "LOG2_P3",
 ]
 
 U32, U64, I64 = np.uint32, np.uint64, np.int64
@@ -59,7 +62,7 @@ _ONE = U32(0x3F800000)
 # Tables of the transcendental unit (docs/fp32.md, section "Transcendentals").  They are the
 # hardware ROM contents; tests/test_fp32.py regenerates every entry from its defining formula
 # with exact integer / 80-digit decimal arithmetic and checks it against these literals.
-_RCP_T0 = (
+RCP_T0 = (
     0x0ff01, 0x0fd09, 0x0fb19, 0x0f930, 0x0f74e, 0x0f574, 0x0f3a1, 0x0f1d5, 0x0f00f, 0x0ee50,
     0x0ec98, 0x0eae5, 0x0e939, 0x0e793, 0x0e5f3, 0x0e459, 0x0e2c5, 0x0e136, 0x0dfac, 0x0de28,
     0x0dca9, 0x0db2f, 0x0d9ba, 0x0d84a, 0x0d6df, 0x0d579, 0x0d417, 0x0d2ba, 0x0d161, 0x0d00d,
@@ -75,7 +78,7 @@ _RCP_T0 = (
     0x083dd, 0x08356, 0x082cf, 0x0824a, 0x081c6, 0x08143, 0x080c1, 0x08040,
 )
 
-_RSQ_T0 = (
+RSQ_T0 = (
     0x0ff01, 0x0fd0d, 0x0fb24, 0x0f946, 0x0f773, 0x0f5a9, 0x0f3ea, 0x0f234, 0x0f087, 0x0eee2,
     0x0ed46, 0x0ebb3, 0x0ea27, 0x0e8a3, 0x0e727, 0x0e5b1, 0x0e443, 0x0e2db, 0x0e17a, 0x0e020,
     0x0decb, 0x0dd7c, 0x0dc34, 0x0daf1, 0x0d9b3, 0x0d87b, 0x0d748, 0x0d61a, 0x0d4f1, 0x0d3cd,
@@ -91,7 +94,7 @@ _RSQ_T0 = (
     0x083ec, 0x08361, 0x082d8, 0x08250, 0x081c9, 0x08145, 0x080c2, 0x08040,
 )
 
-_EXP2_T = (
+EXP2_T = (
     0x80000000, 0x8164d1f4, 0x82cd8699, 0x843a28c4, 0x85aac368, 0x871f6197, 0x88980e81, 0x8a14d575,
     0x8b95c1e4, 0x8d1adf5b, 0x8ea4398b, 0x9031dc43, 0x91c3d374, 0x935a2b2f, 0x94f4efa9, 0x96942d37,
     0x9837f052, 0x99e04593, 0x9b8d39ba, 0x9d3ed9a7, 0x9ef53261, 0xa0b05110, 0xa2704303, 0xa43515ae,
@@ -102,8 +105,8 @@ _EXP2_T = (
     0xeac0c6e8, 0xed4f301f, 0xefe4b99c, 0xf281773c, 0xf5257d15, 0xf7d0df73, 0xfa83b2db, 0xfd3e0c0d,
 )
 
-_EXP2_C1, _EXP2_C2, _EXP2_C3 = 0x2c5c85fe, 0xf5fdf00, 0x38d611b
-_LOG2_C = (
+EXP2_C1, EXP2_C2, EXP2_C3 = 0x2c5c85fe, 0xf5fdf00, 0x38d611b
+LOG2_C = (
     0x400, 0x3f4, 0x3ec, 0x3e5, 0x3dd, 0x3d6, 0x3cf, 0x3c7, 0x3c0, 0x3b9, 0x3b2, 0x3ac, 0x3a5,
     0x39e, 0x398, 0x391, 0x38b, 0x385, 0x37f, 0x379, 0x373, 0x36d, 0x367, 0x361, 0x35b, 0x356,
     0x350, 0x34b, 0x346, 0x340, 0x33b, 0x336, 0x331, 0x32c, 0x327, 0x322, 0x31d, 0x318, 0x313,
@@ -116,7 +119,7 @@ _LOG2_C = (
     0x216, 0x214, 0x212, 0x20f, 0x20d, 0x20b, 0x209, 0x207, 0x205, 0x203, 0x200,
 )
 
-_LOG2_L = (
+LOG2_L = (
     0x00000000000000, 0x0045a887882829, 0x00748ebf1244e8, 0x009de6ecdcf808, 0x00cd8281c6c205,
     0x00f77bc92845b5, 0x0121c1ef55f06c, 0x015271a78622a1, 0x017d60496cfbb5, 0x01a89f5a6dc9ad,
     0x01d4300a2524d4, 0x01f9c95dc1d116, 0x0225f4deaa1f13, 0x02527587b834cd, 0x0278df6ca19bca,
@@ -145,13 +148,13 @@ _LOG2_L = (
     0x0fc69278a85d75, 0x0fdd79f2fdb446, 0x10000000000000,
 )
 
-_LOG2_P0, _LOG2_P1, _LOG2_P2, _LOG2_P3 = 0x171547653, -0xb8aa3b29, 0x7b1c2771, -0x5c551d95
+LOG2_P0, LOG2_P1, LOG2_P2, LOG2_P3 = 0x171547653, -0xb8aa3b29, 0x7b1c2771, -0x5c551d95
 
-_T_RCP0 = np.array(_RCP_T0, dtype=I64)
-_T_RSQ0 = np.array(_RSQ_T0, dtype=I64)
-_T_EXP2 = np.array(_EXP2_T, dtype=I64)
-_T_LOG2C = np.array(_LOG2_C, dtype=I64)
-_T_LOG2L = np.array(_LOG2_L, dtype=I64)
+_T_RCP0 = np.array(RCP_T0, dtype=I64)
+_T_RSQ0 = np.array(RSQ_T0, dtype=I64)
+_T_EXP2 = np.array(EXP2_T, dtype=I64)
+_T_LOG2C = np.array(LOG2_C, dtype=I64)
+_T_LOG2L = np.array(LOG2_L, dtype=I64)
 
 
 # --------------------------------------------------------------------------------------
@@ -176,29 +179,29 @@ def _bits(x: np.ndarray) -> np.ndarray:
     return np.asarray(x, dtype=F32).view(U32)
 
 
-def _is_nan(x: np.ndarray) -> np.ndarray:
+def is_nan(x: np.ndarray) -> np.ndarray:
     return (x & _ABS) > _INF
 
 
 def _is_snan(x: np.ndarray) -> np.ndarray:
-    return _is_nan(x) & ((x & U32(QUIET_BIT)) == 0)
+    return is_nan(x) & ((x & U32(QUIET_BIT)) == 0)
 
 
 def _quiet(x: np.ndarray) -> np.ndarray:
     return x | U32(QUIET_BIT)
 
 
-def _nan_fixup(r: np.ndarray, *srcs: np.ndarray) -> np.ndarray:
+def nan_fixup(r: np.ndarray, *srcs: np.ndarray) -> np.ndarray:
     """Apply the NaN rules to a float result ``r`` computed from operands ``srcs``.
 
     NaN operands win in operand order (quieted); any other NaN result is DEFAULT_NAN.
     """
-    rn = _is_nan(r)
+    rn = is_nan(r)
     if not rn.any():
         return r
     out = np.where(rn, U32(DEFAULT_NAN), r)
     for s in reversed(srcs):            # earliest operand applied last = highest priority
-        out = np.where(_is_nan(s), _quiet(s), out)
+        out = np.where(is_nan(s), _quiet(s), out)
     return out.astype(U32, copy=False)
 
 
@@ -247,7 +250,7 @@ def _round_pack(sign, sig, scale, sticky=None) -> np.ndarray:
     return (bits.astype(U32) | (np.asarray(sign).astype(U32) << U32(31))).astype(U32)
 
 
-def _unpack(x: np.ndarray):
+def unpack(x: np.ndarray):
     """Split finite non-zero float32 bits into (sign, M, e): |x| = M * 2**(e-23), M in [2^23, 2^24).
 
     Denormals are normalised.  Values for zero/inf/NaN lanes are meaningless.
@@ -283,7 +286,7 @@ def add(a, b) -> np.ndarray:
     a, b = FM.src(32, *_args(a, b))
     with np.errstate(all="ignore"):
         r = _bits(_f32(a) + _f32(b))
-    return _rounded(_nan_fixup(r, a, b), lambda: FM.fma_odd64(_f64(a), 1.0, _f64(b)), (a, b))
+    return _rounded(nan_fixup(r, a, b), lambda: FM.fma_odd64(_f64(a), 1.0, _f64(b)), (a, b))
 
 
 def sub(a, b) -> np.ndarray:
@@ -291,7 +294,7 @@ def sub(a, b) -> np.ndarray:
     a, b = FM.src(32, *_args(a, b))
     with np.errstate(all="ignore"):
         r = _bits(_f32(a) - _f32(b))
-    return _rounded(_nan_fixup(r, a, b), lambda: FM.fma_odd64(_f64(a), 1.0, -_f64(b)),
+    return _rounded(nan_fixup(r, a, b), lambda: FM.fma_odd64(_f64(a), 1.0, -_f64(b)),
                     (a, b ^ _SIGN))
 
 
@@ -300,7 +303,7 @@ def mul(a, b) -> np.ndarray:
     a, b = FM.src(32, *_args(a, b))
     with np.errstate(all="ignore"):
         r = _bits(_f32(a) * _f32(b))
-    return _rounded(_nan_fixup(r, a, b), lambda: _f64(a) * _f64(b))
+    return _rounded(nan_fixup(r, a, b), lambda: _f64(a) * _f64(b))
 
 
 def _product_proxy(a, b) -> np.ndarray:
@@ -322,7 +325,7 @@ def fma(a, b, c) -> np.ndarray:
     with np.errstate(all="ignore"):
         odd = FM.fma_odd64(_f64(a), _f64(b), _f64(c))
         r = _bits(odd.astype(F32))
-    return _rounded(_nan_fixup(r, a, b, c), lambda: odd, (_product_proxy(a, b), c))
+    return _rounded(nan_fixup(r, a, b, c), lambda: odd, (_product_proxy(a, b), c))
 
 
 # --------------------------------------------------------------------------------------
@@ -336,7 +339,7 @@ def _lt_signed_zero(a, b):
 def min_num(a, b) -> np.ndarray:
     """v_min_num_f32: IEEE 754-2019 minimumNumber (-0 < +0; a single NaN operand is ignored)."""
     a, b = FM.src(32, *_args(a, b))
-    na, nb = _is_nan(a), _is_nan(b)
+    na, nb = is_nan(a), is_nan(b)
     r = np.where(_lt_signed_zero(a, b), a, b)
     r = np.where(nb, a, r)
     r = np.where(na, np.where(nb, _quiet(a), b), r)
@@ -346,7 +349,7 @@ def min_num(a, b) -> np.ndarray:
 def max_num(a, b) -> np.ndarray:
     """v_max_num_f32: IEEE 754-2019 maximumNumber (+0 > -0; a single NaN operand is ignored)."""
     a, b = FM.src(32, *_args(a, b))
-    na, nb = _is_nan(a), _is_nan(b)
+    na, nb = is_nan(a), is_nan(b)
     r = np.where(_lt_signed_zero(b, a), a, b)
     r = np.where(nb, a, r)
     r = np.where(na, np.where(nb, _quiet(a), b), r)
@@ -355,8 +358,8 @@ def max_num(a, b) -> np.ndarray:
 
 def _nan_select_2019(a, b, r):
     """NaN propagation of v_minimum/v_maximum: sNaN(a), sNaN(b), qNaN(a), qNaN(b)."""
-    r = np.where(_is_nan(b), b, r)
-    r = np.where(_is_nan(a), a, r)
+    r = np.where(is_nan(b), b, r)
+    r = np.where(is_nan(a), a, r)
     r = np.where(_is_snan(b), _quiet(b), r)
     r = np.where(_is_snan(a), _quiet(a), r)
     return r.astype(U32, copy=False)
@@ -380,7 +383,7 @@ def med3_num(a, b, c) -> np.ndarray:
     The pseudocode's ``v_max3_num_f32(S0, S1, S2) == S0.f32`` is a float compare (+0 == -0):
     med3(-0, +0, -1) is max_num(+0, -1) = +0 (LLVM's fmed3 constant folding agrees)."""
     a, b, c = FM.src(32, *_args(a, b, c))
-    anynan = _is_nan(a) | _is_nan(b) | _is_nan(c)
+    anynan = is_nan(a) | is_nan(b) | is_nan(c)
     mx = max_num(max_num(a, b), c)
     med = np.where(cmp_eq(mx, a), max_num(b, c),
                    np.where(cmp_eq(mx, b), max_num(a, c), max_num(a, b)))
@@ -393,7 +396,7 @@ def clamp01(x) -> np.ndarray:
     x = _u32(x)
     with np.errstate(invalid="ignore"):
         r = np.where(_f32(x) < 0, U32(0), np.where(_f32(x) > 1, _ONE, x))
-    return np.where(_is_nan(x), U32(0), r).astype(U32, copy=False)
+    return np.where(is_nan(x), U32(0), r).astype(U32, copy=False)
 
 
 # --------------------------------------------------------------------------------------
@@ -450,12 +453,12 @@ def cmp_ge(a, b):
 
 def cmp_o(a, b):
     a, b = _args(a, b)
-    return ~_is_nan(a) & ~_is_nan(b)
+    return ~is_nan(a) & ~is_nan(b)
 
 
 def cmp_u(a, b):
     a, b = _args(a, b)
-    return _is_nan(a) | _is_nan(b)
+    return is_nan(a) | is_nan(b)
 
 
 def cmp_nge(a, b):
@@ -529,7 +532,7 @@ def cvt_i32_f32(a) -> np.ndarray:
     a = _u32(a)
     with np.errstate(all="ignore"):
         f = np.trunc(_f32(a).astype(F64))
-        f = np.where(_is_nan(a), 0.0, np.clip(f, -2.0 ** 31, 2.0 ** 31 - 1))
+        f = np.where(is_nan(a), 0.0, np.clip(f, -2.0 ** 31, 2.0 ** 31 - 1))
     return f.astype(I64).astype(U32)
 
 
@@ -538,7 +541,7 @@ def cvt_u32_f32(a) -> np.ndarray:
     a = _u32(a)
     with np.errstate(all="ignore"):
         f = np.trunc(_f32(a).astype(F64))
-        f = np.where(_is_nan(a), 0.0, np.clip(f, 0.0, 2.0 ** 32 - 1))
+        f = np.where(is_nan(a), 0.0, np.clip(f, 0.0, 2.0 ** 32 - 1))
     return f.astype(I64).astype(U32)
 
 
@@ -546,7 +549,7 @@ def _unary_np(fn, a):
     a = FM.src(32, _u32(a))
     with np.errstate(all="ignore"):
         r = _bits(fn(_f32(a)))
-    return _nan_fixup(r, a)
+    return nan_fixup(r, a)
 
 
 def floor(a) -> np.ndarray:
@@ -580,7 +583,7 @@ def fract(a) -> np.ndarray:
         d = _bits(fa - np.floor(fa))
     d = np.where(d > _ALMOST_ONE, _ALMOST_ONE, d)            # d >= +0 here (bit order = value order)
     d = np.where((a & _ABS) == _INF, U32(DEFAULT_NAN), d)
-    return FM.result(np.where(_is_nan(a), _quiet(a), d).astype(U32, copy=False), 32)
+    return FM.result(np.where(is_nan(a), _quiet(a), d).astype(U32, copy=False), 32)
 
 
 def ldexp(a, n) -> np.ndarray:
@@ -591,25 +594,25 @@ def ldexp(a, n) -> np.ndarray:
     with np.errstate(all="ignore"):
         x = np.ldexp(_f32(a).astype(F64), k)                 # exact in float64
         r = _bits(x.astype(F32))
-    return _rounded(_nan_fixup(r, a), lambda: x)
+    return _rounded(nan_fixup(r, a), lambda: x)
 
 
 def frexp_mant(a) -> np.ndarray:
     """v_frexp_mant_f32: mantissa in [0.5, 1) with the sign of a (denormals normalised);
     +-0 -> +-0, +-inf -> +-inf, NaN -> quiet NaN."""
     a = FM.src(32, _u32(a))
-    sign, M, _ = _unpack(a)
+    sign, M, _ = unpack(a)
     r = (sign.astype(U32) << U32(31)) | U32(126 << 23) | (M.astype(U32) & U32(0x7FFFFF))
     special = ((a & _ABS) == 0) | ((a & _ABS) >= _INF)
     r = np.where(special, a, r)
-    return np.where(_is_nan(a), _quiet(a), r).astype(U32, copy=False)
+    return np.where(is_nan(a), _quiet(a), r).astype(U32, copy=False)
 
 
 def frexp_exp(a) -> np.ndarray:
     """v_frexp_exp_i32_f32: e such that a = mant * 2**e, mant in [0.5, 1) (denormals
     normalised: 2**-149 -> -148); 0 for +-0, +-inf and NaN.  Returns int32 bits."""
     a = FM.src(32, _u32(a))
-    _, _, e = _unpack(a)
+    _, _, e = unpack(a)
     special = ((a & _ABS) == 0) | ((a & _ABS) >= _INF)
     return np.where(special, 0, e + 1).astype(I64).astype(U32)
 
@@ -626,7 +629,7 @@ def _special(a):
     return mag == 0, mag == _INF, mag > _INF, (a >> U32(31)) == 1
 
 
-def _rcp_core(M):
+def rcp_core(M):
     """rcp datapath on the normalised significand M (24 bits, m = M * 2^-23 in [1, 2)).
 
     Returns the intermediates; 'Q' is the candidate for floor(2^48 / M) (exact within +-1).
@@ -651,8 +654,8 @@ def rcp(a) -> np.ndarray:
     """
     a = _trans_src(a)
     zero, inf, nan, neg = _special(a)
-    sign, M, e = _unpack(a)
-    Q = _rcp_core(M)["Q"]
+    sign, M, e = unpack(a)
+    Q = rcp_core(M)["Q"]
     rem = (1 << 48) - M * Q                             # exact remainder of 2^48 / M
     lo = rem < 0
     Q, rem = Q - lo, rem + lo * M
@@ -664,7 +667,7 @@ def rcp(a) -> np.ndarray:
     return FM.flush(np.where(nan, _quiet(a), r).astype(U32, copy=False), 32)
 
 
-def _rsqrt_core(M, e):
+def rsqrt_core(M, e):
     """Shared datapath of sqrt and rsq.  m' = N * 2^-23 in [1, 4) with |a| = m' * 2^ep, ep even;
     'Y2' ~ 2^30 / sqrt(m') (0.30 fixed)."""
     par = e & 1
@@ -691,8 +694,8 @@ def sqrt(a) -> np.ndarray:
     """
     a = _trans_src(a)
     zero, inf, nan, neg = _special(a)
-    sign, M, e = _unpack(a)
-    t = _rsqrt_core(M, e)
+    sign, M, e = unpack(a)
+    t = rsqrt_core(M, e)
     N, S = t["N"], t["S"]
     rem = (N << 25) - S * S                             # exact remainder of isqrt(N * 2^25)
     lo = rem < 0
@@ -726,8 +729,8 @@ def rsq(a) -> np.ndarray:
     """
     a = _trans_src(a)
     zero, inf, nan, neg = _special(a)
-    sign, M, e = _unpack(a)
-    t = _rsqrt_core(M, e)
+    sign, M, e = unpack(a)
+    t = rsqrt_core(M, e)
     N, Q = t["N"], t["Q"]                               # Q: candidate floor(2^25 / sqrt(m'))
     Q = Q - (_cmp_q2n(Q, N) > 0)
     Q = Q + (_cmp_q2n(Q + 1, N) <= 0)
@@ -739,7 +742,7 @@ def rsq(a) -> np.ndarray:
     return np.where(nan, _quiet(a), r).astype(U32, copy=False)
 
 
-def _exp2_core(sign, M, e):
+def exp2_core(sign, M, e):
     """exp datapath for |a| < 256: a = (-1)^sign M 2^(e-23).  'sig' * 2^('n' - 61) ~ 2^a."""
     k = e + 9                                               # a * 2^32 = M * 2^(e + 9)
     mag = np.where(k >= 0, M << np.clip(k, 0, 16), M >> np.clip(-k, 0, 63))
@@ -749,8 +752,8 @@ def _exp2_core(sign, M, e):
     t["j"] = f >> 26                                        # top 6 bits
     r = t["r"] = f & 0x3FFFFFF                              # rest: r * 2^-32 in [0, 2^-6)
     h = 1 << 31                                             # Horner products round to nearest
-    t["A2"] = _EXP2_C2 + ((_EXP2_C3 * r + h) >> 32)
-    t["A1"] = _EXP2_C1 + ((t["A2"] * r + h) >> 32)
+    t["A2"] = EXP2_C2 + ((EXP2_C3 * r + h) >> 32)
+    t["A1"] = EXP2_C1 + ((t["A2"] * r + h) >> 32)
     t["P"] = (1 << 30) + ((t["A1"] * r + h) >> 32)          # 2^(r 2^-32), 1.30 fixed
     t["T"] = _T_EXP2[t["j"]]                                # 2^(j/64), 1.31 fixed
     t["sig"] = t["T"].astype(U64) * t["P"].astype(U64)      # 2^(a - n), 2.61 fixed
@@ -765,23 +768,23 @@ def exp(a) -> np.ndarray:
     """
     a = _trans_src(a)
     zero, inf, nan, neg = _special(a)
-    sign, M, e = _unpack(a)
+    sign, M, e = unpack(a)
     big = e >= 8                                        # |a| >= 256 (includes inf): 0 or inf
-    t = _exp2_core(sign, M, e)
+    t = exp2_core(sign, M, e)
     res = _round_pack(0, t["sig"], t["n"] - 61)
     res = np.where(big, np.where(neg, U32(0), _INF), res)
     res = np.where(zero, _ONE, res)
     return FM.flush(np.where(nan, _quiet(a), res).astype(U32, copy=False), 32)
 
 
-def _log2_core(M, e):
+def log2_core(M, e):
     """log datapath: |a| = M 2^(e-23).  Result = 'V' * 2^-65 on the near-1 path, else 'S' * 2^-52."""
     t = {"i": (M >> 16) & 127}
     t["C"] = _T_LOG2C[t["i"]]                               # ~1/m, 1.10 fixed
     T = t["T"] = M * t["C"] - (1 << 33)                     # t = m c - 1, 0.33 fixed (signed)
-    t["A2"] = _LOG2_P2 + ((_LOG2_P3 * T) >> 33)             # Horner, 1.32 fixed
-    t["A1"] = _LOG2_P1 + ((t["A2"] * T) >> 33)
-    t["P"] = _LOG2_P0 + ((t["A1"] * T) >> 33)               # log2(1+t)/t, 1.32 fixed
+    t["A2"] = LOG2_P2 + ((LOG2_P3 * T) >> 33)             # Horner, 1.32 fixed
+    t["A1"] = LOG2_P1 + ((t["A2"] * T) >> 33)
+    t["P"] = LOG2_P0 + ((t["A1"] * T) >> 33)               # log2(1+t)/t, 1.32 fixed
     t["V"] = T * t["P"]                                     # log2(1+t), 0.65 fixed (signed)
     t["near1"] = ((e == 0) & (t["i"] == 0)) | ((e == -1) & (t["i"] == 127))
     t["S"] = (e << 52) + _T_LOG2L[t["i"]] + (t["V"] >> 13)  # e - log2(c) + log2(1+t), 9.52 fixed
@@ -795,8 +798,8 @@ def log(a) -> np.ndarray:
     """
     a = _trans_src(a)
     zero, inf, nan, neg = _special(a)
-    sign, M, e = _unpack(a)
-    t = _log2_core(M, e)
+    sign, M, e = unpack(a)
+    t = log2_core(M, e)
     val = np.where(t["near1"], t["V"], t["S"])
     res = _round_pack(val < 0, np.abs(val).astype(U64), np.where(t["near1"], -65, -52))
     res = np.where(neg, U32(DEFAULT_NAN), res)

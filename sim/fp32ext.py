@@ -174,7 +174,7 @@ def _fma_scaled(a, b, c, k):
     round-to-odd value is exact)."""
     with np.errstate(all="ignore"):
         r = np.ldexp(fma_odd64(_f64(a), _f64(b), _f64(c)), k).astype(F32).view(U32)
-    return FM.result(F._nan_fixup(r, a, b, c), 32)
+    return FM.result(F.nan_fixup(r, a, b, c), 32)
 
 
 def div_fmas(a, b, c, vcc) -> np.ndarray:

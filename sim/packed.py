@@ -176,7 +176,7 @@ def _first_nan16(r, *srcs32):
     narrowed (sign, top payload bits)."""
     for s in reversed(srcs32):
         narrowed = ((s >> U32(16)) & U32(0x8000)) | U32(0x7E00) | ((s >> U32(13)) & U32(0x3FF))
-        r = np.where(F._is_nan(s), narrowed, r)
+        r = np.where(F.is_nan(s), narrowed, r)
     return r.astype(U32)
 
 

@@ -706,7 +706,7 @@ def test_tables_match_formulas():
         return lo
 
     # rcp seed: round(2^16 * 2/(lo+hi)) on [1 + i/128, 1 + (i+1)/128]
-    assert list(F._RCP_T0) == [round(Fraction(2 ** 16 * 2 * 128, 257 + 2 * i)) for i in range(128)]
+    assert list(F.RCP_T0) == [round(Fraction(2 ** 16 * 2 * 128, 257 + 2 * i)) for i in range(128)]
     # rsq seed: round(2^16 * sqrt(2/(lo+hi))) on [1 + j/64, ...) (p = 0) and [2 + j/32, ...) (p = 1)
     rsq = []
     for p in range(2):
@@ -714,12 +714,12 @@ def test_tables_match_formulas():
             s = Fraction((129 + 2 * j) * (1 + p), 64)
             four_v = math.floor(4 * Fraction(2 ** 33) / s)
             rsq.append((isqrt(four_v) + 1) // 2)
-    assert list(F._RSQ_T0) == rsq
-    assert list(F._EXP2_T) == [(iroot(2 ** (32 * 64 + j), 64) + 1) // 2 for j in range(64)]
-    assert [F._EXP2_C1, F._EXP2_C2, F._EXP2_C3] == [rnd(ln2 ** k / math.factorial(k) * 2 ** 30) for k in (1, 2, 3)]
+    assert list(F.RSQ_T0) == rsq
+    assert list(F.EXP2_T) == [(iroot(2 ** (32 * 64 + j), 64) + 1) // 2 for j in range(64)]
+    assert [F.EXP2_C1, F.EXP2_C2, F.EXP2_C3] == [rnd(ln2 ** k / math.factorial(k) * 2 ** 30) for k in (1, 2, 3)]
     c = [1024] + [round(Fraction(2 ** 18, 257 + 2 * i)) for i in range(1, 127)] + [512]
-    assert list(F._LOG2_C) == c
-    assert list(F._LOG2_L) == [rnd((10 - Decimal(v).ln() / ln2) * 2 ** 52) for v in c]
-    assert [F._LOG2_P0, F._LOG2_P1, F._LOG2_P2, F._LOG2_P3] == [
+    assert list(F.LOG2_C) == c
+    assert list(F.LOG2_L) == [rnd((10 - Decimal(v).ln() / ln2) * 2 ** 52) for v in c]
+    assert [F.LOG2_P0, F.LOG2_P1, F.LOG2_P2, F.LOG2_P3] == [
         rnd(Decimal((-1) ** k) / ((k + 1) * ln2) * 2 ** 32) for k in range(4)]
-    assert max(F._RCP_T0) < 1 << 16 and max(F._RSQ_T0) < 1 << 16 and max(F._EXP2_T) < 1 << 32
+    assert max(F.RCP_T0) < 1 << 16 and max(F.RSQ_T0) < 1 << 16 and max(F.EXP2_T) < 1 << 32
