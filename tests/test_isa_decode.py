@@ -127,10 +127,10 @@ def test_known_but_unimplemented_names_mnemonic():
         decode([0xCC174001, 0x1C120702], pc=8)
     assert "0x8" in str(e.value) and "cc174001" in str(e.value)
     assert e.value.mnemonic == "v_dot4_u32_u8"
-    # s_cmp_lt_f16 (SOPC op 81) exists on gfx1200 but is not in our table
+    # s_alloc_vgpr (SOP1 op 83) exists on gfx1200 but is not in our table
     with pytest.raises(DecodeError) as e:
-        decode([0xBF510201], pc=0)
-    assert e.value.mnemonic == "s_cmp_lt_f16" and "s_cmp_lt_f16" in str(e.value)
+        decode([0xBE805301], pc=0)
+    assert e.value.mnemonic == "s_alloc_vgpr" and "s_alloc_vgpr" in str(e.value)
 
 
 def test_dpp_forms():
