@@ -9,6 +9,7 @@
   a miss that prefetches too, a prefetch past the end of memory (dropped, no error), flush.
 * A hit on one port while another port waits for memory; 2-cycle hits; one fetch accepted
   per cycle with four ports busy.
+* A flush while a read is in flight: the waiting fetch reads its line again.
 * A fetch outside memory answers zeros and latches ``error``.
 * Verilog conversion and ``verilator --lint-only`` for ``default`` and ``rdna1``.
 """
@@ -149,6 +150,21 @@ def test_prefetch_counts_and_flush():
     assert bench.counters == (17, 4, 4)              # hits, misses, prefetches
     assert [r for _, r in bench.reads] == [a, a + 128, a + 256, b - 64, b + 64, end - 64, BASE + size, a]
     assert not bench.error["valid"]
+
+
+def test_flush_while_a_read_is_in_flight():
+    """A fetch waiting for a read that a flush overtook reads its line again (the read's data
+    may predate the flush and is not installed) and answers the line; the second read is
+    installed, so the next fetch of the line hits."""
+    cfg = get_config("fpga")
+    image = make_image(1024, seed=11)
+    bench = CacheBench(ICache(cfg), image, np.random.default_rng(12), latency=(20, 21))
+    bench.send(0, fetch(BASE + 32, wave=1))
+    bench.send(0, fetch(BASE, wave=0), at=150)
+    bench.run(all_answered, hook=lambda b: b.cycle == 10, limit=1000)
+    check_in_order(bench, image, 0, size=cfg.fetch_bytes)
+    assert [r for _, r in bench.reads] == [BASE, BASE]
+    assert bench.counters == (1, 1, 0)
 
 
 def test_hit_latency_throughput_and_independent_ports():

@@ -1,47 +1,51 @@
 """The instruction cache shared by the DCU's four SIMDs (docs/memory.md, "Instruction cache").
 
-Direct-mapped 64-byte lines (``config.icache_bytes``), filled two sibling lines per 128-byte
-memory read (:mod:`hdl.mem.linecache`), with next-line prefetch. A fetch answers
-``config.fetch_bytes`` of a line: by default the whole line (16 dwords: 4 to 16
-instructions), so one fetch a cycle feeds four SIMDs that each issue up to two instructions
-a cycle (RDNA's cache delivers 32 bytes a clock to each SIMD: 128 in all; this one 64); the
-``fpga`` preset's 32 bytes halve the queues below. Each SIMD's port has a queue
-of ``depth`` requests answered in request order (so in order per wave, as the SIMD's fetch
-buffer needs); a miss on one port does not hold up the others.
+Built as block RAM with a little control around it: direct-mapped 64-byte lines whose bytes
+sit in one ``Memory`` of ``config.fetch_bytes`` words (one word per fetch), with a tag
+``Memory`` of 128-byte memory lines (a read fills both cache lines it holds) and a valid
+register that a flush clears at once. A fill is written one word per cycle, so the only
+wide path is the choice of a 1,024-bit response's word; next-line prefetch reads the
+following memory line when a fetch of an odd line finds it absent.
 
-Pipeline: cycle 0 the round-robin arbiter accepts one line fetch into the tail of its
-port's queue and addresses the line banks; cycle 1 (lookup) the line and its successor are
-compared: a hit writes the chunk into its port's queue memory, a miss reads the memory
-line (or joins a read in flight) and answers from the read's kept fill, and an absent
-successor that starts the next memory line is prefetched; cycle 2 the queue head answers.
-A hit therefore answers 2 cycles after it is accepted.
+Pipeline: cycle 0 picks one fetch (a port's head to look up again first, else a new fetch,
+round robin) and addresses the memories; cycle 1 (lookup) compares the tags, and a fetch at
+the head of its port's queue that hits is copied into the port's answer register, which
+answers in cycle 2. A fetch that cannot answer at its lookup (a miss, or a fetch behind an
+unanswered one) keeps its place in the queue and is looked up again when it reaches the head
+and its line has been installed: so a hit answers 2 cycles after it is accepted, and the
+cache never holds a copy of a line outside the line memory.
 """
 from __future__ import annotations
 
-from amaranth.hdl import Array, Cat, Const, Module, Mux, Signal, Value
+from amaranth.hdl import Array, Cat, Const, Module, Mux, Signal
 from amaranth.lib import data, memory, stream, wiring
 from amaranth.lib.wiring import In, Out
 from amaranth.utils import exact_log2
 
 from ..config import ConfigError, DCUConfig
-from .linecache import (LINE, LINE_ADDR, ErrorLayout, LinePairs, MissTable, check_geometry, check_reads,
-                        lowest, round_robin)
-from .memport import ADDR_BITS, MemReq, MemResp
+from ..bitops import mux_tree
 from ..layouts import FetchReq, FetchResp
+from .linecache import BLOCK_ADDR, ErrorLayout, check_geometry, check_reads, lowest, round_robin
+from .memport import ADDR_BITS, LINE_BYTES, MemKind, MemReq, MemResp
 
 __all__ = ["ICache"]
 
+#: Bits of a memory-line address the miss table compares (an 8 MiB window). A fetch that
+#: matches a read of another line only waits for it and is looked up again: the tags, not
+#: the miss table, decide what is present.
+FIND_BITS = 16
+
 
 class ICache(wiring.Component):
-    """Instruction cache of the DCU: 64-byte line fetches for the four SIMDs.
+    """Instruction cache of the DCU: fetches of ``config.fetch_bytes`` for the four SIMDs.
 
     Parameters
     ----------
     config : DCUConfig
-        Size (``icache_bytes``, ``icache_line`` = 64), SIMDs and wave slots.
+        Size (``icache_bytes``, ``icache_line`` = 64), fetch size, SIMDs and wave slots.
     depth : int
-        Requests queued per port (a power of two, at least 2): accepted, looked up or
-        waiting for memory, not yet answered.
+        Fetches queued per port (a power of two, at least 2): accepted and not yet taken
+        from the port's answer.
     mshrs : int
         Memory reads (demand and prefetch) in flight at once.
 
@@ -54,19 +58,20 @@ class ICache(wiring.Component):
         The fetched bytes, with the request's ``wave``, ``epoch`` and ``target``; in request
         order per port.
     mem : Out(stream.Signature(MemReq()))
-        128-byte reads, tag = miss table entry.
+        128-byte reads, tag = miss entry.
     mem_resp : In(stream.Signature(MemResp()))
-        Their responses, in any order.
+        Their responses, in any order; each is held (``ready`` low) while its words are
+        written, one per cycle.
     flush : In(1)
-        Invalidate every line (reads in flight are delivered but not kept).
+        Invalidate every line (reads in flight are delivered but not installed).
     hits, misses : Out(32)
-        Fetches whose line was present at lookup / the others.
+        Fetches whose line was present at their first lookup / the others.
     prefetches : Out(32)
         Memory reads issued by next-line prefetch.
     error : Out(ErrorLayout)
-        Latched at the first fetch outside memory (which answers zeros): SIMD, wave and the
-        line's address. A prefetch, or a SIMD's speculative ``target`` fetch, that faults is
-        dropped silently (the ``target`` fetch still answers zeros).
+        Latched at the first demand fetch answered from a read that faulted (zeros): SIMD,
+        wave and the line's address. A prefetch, or a SIMD's speculative ``target`` fetch,
+        that faults raises nothing (the ``target`` fetch still answers zeros).
     """
 
     def __init__(self, config: DCUConfig, depth: int = 4, mshrs: int = 4):
@@ -88,164 +93,255 @@ class ICache(wiring.Component):
 
     def elaborate(self, platform):
         cfg = self.config
-        P, Q = cfg.simds, self._depth
-        E, qb = P * Q, exact_log2(Q)
+        P, Q, M = cfg.simds, self._depth, self._mshrs
+        qb, lb = exact_log2(Q), exact_log2(cfg.fetch_bytes)
+        beats = LINE_BYTES // cfg.fetch_bytes          # words of one memory line
+        ib = exact_log2(self._sets // 2)               # memory-line slot index bits
+        wb = exact_log2(beats)
         m = Module()
-        pairs = LinePairs(m, "lines", self._sets)
-        misses = MissTable(m, "mshr", self._mshrs, self.mem, self.mem_resp, self.flush)
 
-        # ---- per-port queues: entry p * depth + i ------------------------------------------
-        # a fetch smaller than a line is its chunk ``part`` (no zero-width field otherwise:
-        # Verilog has none)
-        fb, lb = cfg.fetch_bytes, exact_log2(cfg.fetch_bytes)
-        part = {"part": 6 - lb} if fb < LINE else {}
+        # a fetch as the cache keeps it: ``word`` is its address above the fetch size, so
+        # ``word[:wb + ib]`` is its word in the line memory and ``word[wb:]`` its memory line
+        Fetch = data.StructLayout({"wave": range(cfg.wave_ids), "epoch": 2, "target": 1,
+                                   "word": ADDR_BITS - lb})
+        Tag = data.StructLayout({"tag": BLOCK_ADDR - ib, "fault": 1})
+        # a word read in the cycle it is written is never used (its line is not valid from
+        # its first word's write until after its last): so block RAM need not order a read
+        # against a write to the same word. Yosys takes that from ``no_rw_check`` when it
+        # merges a register into an asynchronous read port (for a synchronous port it would
+        # add a register and a multiplexer per bit to return the old word)
+        lines = memory.Memory(shape=8 * cfg.fetch_bytes, depth=beats << ib, init=[],
+                              attrs={"no_rw_check": 1})
+        tags = memory.Memory(shape=Tag, depth=1 << ib, init=[])
+        queue = memory.Memory(shape=Fetch, depth=P * Q, init=[])   # entry Cat(slot, port)
+        m.submodules.lines, m.submodules.tags, m.submodules.queue = lines, tags, queue
+        line_rd, tag_rd, tag_rd_next = lines.read_port(domain="comb"), tags.read_port(), tags.read_port()
+        line_data = Signal(8 * cfg.fetch_bytes, reset_less=True)   # the line memory's registered output
+        m.d.sync += line_data.eq(line_rd.data)
+        queue_rd = queue.read_port(domain="comb")
+        valid = Signal(1 << ib)                        # per memory-line slot
+        fill = _Fills(m, M, self.mem, self.mem_resp, self.flush)
 
-        def chunk_of(line, view):   # the fetch's bytes of ``line``
-            return line.word_select(view.part, 8 * fb) if part else line
+        # ---- per-port state --------------------------------------------------------------
+        count = [Signal(range(Q + 1), name=f"count{p}") for p in range(P)]    # not yet taken
+        unloaded = [Signal(range(Q + 1), name=f"unloaded{p}") for p in range(P)]  # not yet answered
+        head = [Signal(qb, name=f"head{p}") for p in range(P)]      # oldest not answered
+        tail = [Signal(qb, name=f"tail{p}") for p in range(P)]
+        waits = [Signal(M, name=f"wait{p}") for p in range(P)]       # reads the head awaits
+        blocked = [Signal(name=f"blocked{p}") for p in range(P)]    # head hit, answer was full
+        popped = [r.valid & r.ready for r in self.resp]
 
-        EntryInfo = data.StructLayout({"wave": range(cfg.wave_ids), "epoch": 2, "target": 1, "line": LINE_ADDR,
-                                       **part})
-        info = [Signal(EntryInfo, name=f"entry{e}") for e in range(E)]
-        waits = [Signal(range(self._mshrs), name=f"entry{e}_wait") for e in range(E)]
-        wait = Array(waits)
-        looked, waiting = Signal(E), Signal(E)    # lookup done; the line is awaited from memory
-        kept = Signal(E)                          # the bytes are the miss entry's kept fill
-        head = [Signal(qb, name=f"head{p}") for p in range(P)]
-        tail = Array(Signal(qb, name=f"tail{p}") for p in range(P))
-        count = [Signal(range(Q + 1), name=f"count{p}") for p in range(P)]
-
-        def entry_info(idx, name, entries=info):   # the fields of the entry ``idx`` selects
-            view = Signal(EntryInfo, name=name)
-            m.d.comb += view.eq(Array(Value.cast(x) for x in entries)[idx])
-            return view
-
-        # ---- cycle 0: accept one fetch (round robin) into its port's queue -----------------
-        valid = Cat(self.req[p].valid & (count[p] != Q) for p in range(P))
-        last_port = Signal(range(P))
-        port = round_robin(m, valid, last_port, "arb")
-        fetch = Signal(FetchReq(cfg))
+        # ---- cycle 0: a head to look up again, else a new fetch ---------------------------
+        s1 = Signal(data.StructLayout({"valid": 1, "again": 1, "port": range(P), "slot": qb,
+                                       "fetch": Fetch}))
+        # a head in the lookup now is assumed answered there: the entry after it may go next
+        s1_head = [s1.valid & (s1.port == p) & (s1.slot == head[p]) for p in range(P)]
+        again_slot = [(head[p] + s1_head[p])[:qb] for p in range(P)]
+        again_ok = Cat(~waits[p].any() & ~blocked[p] & (unloaded[p] > s1_head[p]) for p in range(P))
+        last_again, last_port = Signal(range(P)), Signal(range(P))
+        again_port = round_robin(m, again_ok, last_again, "again")
+        new_ok = Cat(self.req[p].valid & (count[p] != Q) for p in range(P))
+        new_port = round_robin(m, new_ok, last_port, "arb")
+        again = again_ok.any()
+        accept = new_ok.any() & ~again
         for p in range(P):
-            with m.If(port == p):
-                m.d.comb += fetch.eq(self.req[p].payload)
-        stall = Signal()
-        accept = Signal()
-        m.d.comb += accept.eq(valid.any() & ~stall)
-        for p in range(P):
-            m.d.comb += self.req[p].ready.eq(accept & (port == p))
-        new = Signal(range(E))
-        m.d.comb += new.eq(Cat(tail[port], port))
+            m.d.comb += self.req[p].ready.eq(accept & (new_port == p))
 
-        # the fetch's fields are registered whenever the lookup moves on (``~stall``), not only at
-        # ``accept``, and its queue entry is written from them in the lookup cycle (before the
-        # entry can answer): the enables then come from registers rather than from the lookup's
-        # hit compares through ``stall`` and the arbiter
-        s1 = Signal(data.StructLayout({"valid": 1, "entry": range(E), "info": EntryInfo, "succ": LINE_ADDR}))
-        succ = Signal(LINE_ADDR)                  # the fetch's line + 1, registered with it
-        m.d.comb += succ.eq(fetch.addr[6:ADDR_BITS] + 1)
-        with m.If(~stall):
-            m.d.sync += [s1.valid.eq(accept), s1.entry.eq(new), s1.succ.eq(succ),
-                         s1.info.eq(Cat(fetch.wave, fetch.epoch, fetch.target, fetch.addr[6:ADDR_BITS],
-                                        fetch.addr[lb:6]))]
+        s0 = Signal(Fetch)
+        s0_port, s0_slot = Signal(range(P)), Signal(qb)
+        m.d.comb += queue_rd.addr.eq(Cat(Array(again_slot)[again_port], again_port))
+        with m.If(again):
+            m.d.comb += [s0.eq(queue_rd.data), s0_port.eq(again_port),
+                         s0_slot.eq(Array(again_slot)[again_port])]
+            m.d.sync += last_again.eq(again_port)
+        with m.Else():
+            m.d.comb += [s0_port.eq(new_port), s0_slot.eq(Array(tail)[new_port])]
+            for p in range(P):
+                with m.If(new_port == p):
+                    req = self.req[p].payload
+                    m.d.comb += [s0.wave.eq(req.wave), s0.epoch.eq(req.epoch), s0.target.eq(req.target),
+                                 s0.word.eq(req.addr[lb:ADDR_BITS])]
         with m.If(accept):
-            m.d.sync += [last_port.eq(port), tail[port].eq(tail[port] + 1)]
-        with m.If(s1.valid):
-            for e in range(E):
-                with m.If(s1.entry == e):
-                    m.d.sync += info[e].eq(s1.info)
+            m.d.sync += last_port.eq(new_port)
+        slot0 = s0.word[wb:wb + ib]
+        m.d.comb += [line_rd.addr.eq(s0.word[:wb + ib]), tag_rd.addr.eq(slot0), tag_rd_next.addr.eq(slot0 + 1)]
+        m.d.sync += [s1.valid.eq(again | accept), s1.again.eq(again), s1.port.eq(s0_port),
+                     s1.slot.eq(s0_slot), s1.fetch.eq(s0)]
 
-        # ---- cycle 1: lookup of the line and its successor ----------------------------------
-        L = s1.info.line
-        hit, hit_next, line_data, _ = pairs.lookup(m, Mux(stall, L, fetch.addr[6:ADDR_BITS]),
-                                                   Mux(stall, s1.succ, succ), L, s1.succ)
-        blk, blk_next = L[1:], s1.succ[1:]
-        fill_now = misses.fill & (misses.fill_block == blk)
-        fill_now_next = misses.fill & (misses.fill_block == blk_next)
-        found, found_idx = misses.find(blk, "find")
-        found_next, _ = misses.find(blk_next, "find_next")
-        have = hit | fill_now
-        alloc = ~have & ~found
-        # an even line's successor comes with its own memory line: only an odd line prefetches
-        prefetch = (L[0] & ~hit_next & ~fill_now_next & ~found_next
-                    & Mux(alloc, misses.has[1], misses.has[0]))
-        m.d.comb += stall.eq(s1.valid & alloc & ~misses.has[0])
-        go = s1.valid & ~stall
-        misses.alloc(0, go & alloc, blk)
-        misses.alloc(1, go & prefetch, blk_next)
-
-        lookup = Signal(E)
-        # the miss entry an entry reads is written in every lookup cycle, the last (``go``) one
-        # counting: nothing reads it before ``waiting`` or ``kept``, and its enable stays off the
-        # path from the hit compares through ``stall``
-        with m.If(s1.valid):
-            m.d.sync += wait[s1.entry].eq(Mux(alloc, misses.entry[0], found_idx))
-        with m.If(go):
-            m.d.comb += lookup.bit_select(s1.entry, 1).eq(1)
+        # ---- cycle 1: lookup of the memory line and the next one --------------------------
+        f = s1.fetch
+        block = f.word[wb:]
+        succ = Signal(BLOCK_ADDR)
+        m.d.comb += succ.eq(block + 1)
+        hit = valid.bit_select(block[:ib], 1) & (tag_rd.data.tag == block[ib:])
+        hit_next = valid.bit_select(succ[:ib], 1) & (tag_rd_next.data.tag == succ[ib:])
+        found, found_idx = fill.find(block, "find")
+        found_next, _ = fill.find(succ, "find_next")
+        first = s1.valid & ~s1.again                   # a new fetch's lookup: counted
+        demand = s1.valid & ~hit & ~found & fill.has
+        # the fill of an even line brings its successor: only an odd line prefetches, and
+        # only when its own line needs no read (one read is allocated per cycle; a line that
+        # missed prefetches when it is looked up again, present)
+        prefetch = s1.valid & f.word[wb - 1] & ~hit_next & ~found_next & (hit | found) & fill.has
+        fill.alloc(demand | prefetch, Mux(demand, block, succ))
+        with m.If(first):
             with m.If(hit):
                 m.d.sync += self.hits.eq(self.hits + 1)
             with m.Else():
                 m.d.sync += self.misses.eq(self.misses + 1)
-            with m.If(prefetch):
-                m.d.sync += self.prefetches.eq(self.prefetches + 1)
+        with m.If(prefetch):
+            m.d.sync += self.prefetches.eq(self.prefetches + 1)
+        qw = queue.write_port()
+        m.d.comb += [qw.addr.eq(Cat(s1.slot, s1.port)), qw.data.eq(f), qw.en.eq(first)]
 
-        # ---- the bytes: a hit's (or a fill's in the lookup cycle) go into the port's queue
-        # memory at lookup; an entry that waits for memory reads its miss entry's kept fill
-        # when it answers, so a fill writes nothing per entry
-        take = Signal(E)                          # entries whose read is answered this cycle
-        m.d.comb += take.eq(Cat(misses.fill & waiting[e] & (waits[e] == misses.fill_idx) for e in range(E)))
-        misses.hold([(kept[e], waits[e]) for e in range(E)])
-        looked_up = Signal(8 * fb)
-        # only in the cycles that use it (a compiled simulation skips it otherwise). The fill's
-        # bytes when it brings the line this cycle, else the cache's: a line is never both
-        # present and being read (its memory line's two lines are installed and flushed
-        # together, and a read is sent only for an absent one), and ``fill_now`` is a compare
-        # with the fill's block, shorter than ``hit`` (the tag memory and its compare)
-        with m.If(s1.valid):
-            m.d.comb += looked_up.eq(chunk_of(Mux(fill_now, misses.half(L[0]), line_data), s1.info))
-        queue_data = []
-        for p in range(P):
-            mem = memory.Memory(shape=8 * fb, depth=Q, init=[])
-            m.submodules[f"queue{p}_data"] = mem
-            wp = mem.write_port()
-            # written in every lookup cycle, like ``wait``: the ``go`` one counts (the entry
-            # answers only once looked up), and ``stall`` stays off the write enable
-            m.d.comb += [wp.addr.eq(s1.entry[:qb]), wp.en.eq(s1.valid & (s1.entry[qb:] == p)),
-                         wp.data.eq(looked_up)]
-            queue_data.append(mem.read_port(domain="comb"))
-        pairs.fill(m, misses.fill_install, misses.fill_block, misses.fill_data, self.flush)
+        # what a head that missed waits for: the read of its line, else (none free) any read;
+        # nothing when that read is in its last two cycles (it looks up again at once)
+        awaited = Signal(M)
+        m.d.comb += awaited.eq(Mux(found, Const(1, M) << found_idx,
+                                   Mux(demand, Const(1, M) << fill.entry, (1 << M) - 1)))
+        awaited_now = Mux((awaited & (fill.wake | fill.done)).any(), 0, awaited)
 
-        # ---- answers: the head of each port's queue, in order --------------------------------
-        popped = Signal(E)
+        err = self.error
         for p in range(P):
             r = self.resp[p]
-            e = Cat(head[p], Const(p, range(P)))
-            # among the port's own entries: a select over all of them with a constant part
-            # is a full case Verilator 5.048 cannot see, and lints as a latch
-            h = entry_info(head[p], f"head{p}_info", info[p * Q: (p + 1) * Q])
-            m.d.comb += [r.valid.eq((count[p] != 0) & looked.bit_select(e, 1) & ~waiting.bit_select(e, 1)),
-                         r.payload.wave.eq(h.wave), r.payload.epoch.eq(h.epoch), r.payload.target.eq(h.target)]
-            from_fill = kept.bit_select(e, 1)
-            fill_line = misses.kept_line(Array(waits[p * Q: (p + 1) * Q])[head[p]], h.line[0],
-                                         r.valid & from_fill, f"head{p}_fill")
-            m.d.comb += queue_data[p].addr.eq(head[p])
-            with m.If(r.valid):
-                m.d.comb += r.payload.data.eq(Mux(from_fill, chunk_of(fill_line, h), queue_data[p].data))
-            pushed = accept & (port == p)
-            with m.If(r.valid & r.ready):
-                m.d.comb += popped.bit_select(e, 1).eq(1)
-                m.d.sync += [head[p].eq(head[p] + 1), count[p].eq(count[p] + pushed - 1)]
-            with m.Else():
-                m.d.sync += count[p].eq(count[p] + pushed)
-        m.d.sync += [looked.eq((looked | lookup) & ~popped),
-                     waiting.eq((waiting & ~take) | Mux(~have, lookup, 0)),
-                     kept.eq((kept & ~popped) | Mux(~have, lookup, 0))]
+            at_head = s1_head[p]
+            load = at_head & hit & (~r.valid | r.ready)
+            pushed = accept & (new_port == p)
+            m.d.sync += [count[p].eq(count[p] + pushed - popped[p]),
+                         unloaded[p].eq(unloaded[p] + pushed - load)]
+            with m.If(pushed):
+                m.d.sync += tail[p].eq(tail[p] + 1)
+            # the answer register: every port's takes the same inputs, only the enables differ
+            answer = Signal(FetchResp(cfg), name=f"answer{p}", reset_less=True)
+            m.d.comb += r.payload.eq(answer)
+            with m.If(load):
+                m.d.sync += [head[p].eq(head[p] + 1), r.valid.eq(1), answer.wave.eq(f.wave),
+                             answer.epoch.eq(f.epoch), answer.target.eq(f.target), answer.data.eq(line_data)]
+            with m.Elif(popped[p]):
+                m.d.sync += r.valid.eq(0)
+            with m.If(at_head & hit & ~load):
+                m.d.sync += blocked[p].eq(1)
+            with m.Elif(popped[p]):
+                m.d.sync += blocked[p].eq(0)
+            with m.If(at_head & ~hit):
+                m.d.sync += waits[p].eq(awaited_now)
+            with m.Elif((waits[p] & fill.wake).any()):
+                m.d.sync += waits[p].eq(0)
+            with m.If(load & tag_rd.data.fault & ~f.target & ~err.valid):
+                m.d.sync += [err.valid.eq(1), err.simd.eq(p), err.wave.eq(f.wave),
+                             err.addr.eq(Cat(Const(0, 6), f.word[wb - 1:]))]
 
-        # ---- error: the first demand fetch that faulted --------------------------------------
-        demand = Signal(E)
-        m.d.comb += demand.eq(take & ~Cat(x.target for x in info))
-        who = lowest(m, demand, "fault_entry")
-        fi = entry_info(who, "fault_info")
-        err = self.error
-        with m.If(~err.valid & misses.fill_fault & demand.any()):
-            m.d.sync += [err.valid.eq(1), err.simd.eq(who[qb:]), err.wave.eq(fi.wave),
-                         err.addr.eq(Cat(Const(0, 6), fi.line))]
+        # ---- fills: one word per cycle, then the line is valid -----------------------------
+        beat = Signal(wb)
+        last_beat = beat == beats - 1
+        slot = fill.fill_block[:ib]
+        keep = self.mem_resp.valid & ~fill.noinstall.bit_select(fill.idx, 1)
+        lw, tw = lines.write_port(), tags.write_port()
+        words = [self.mem_resp.payload.data.word_select(k, 8 * cfg.fetch_bytes) for k in range(beats)]
+        m.d.comb += [lw.addr.eq(Cat(beat, slot)), lw.en.eq(keep),
+                     lw.data.eq(mux_tree(beat, words)),
+                     tw.addr.eq(slot), tw.en.eq(keep & last_beat),
+                     tw.data.tag.eq(fill.fill_block[ib:]), tw.data.fault.eq(self.mem_resp.payload.fault),
+                     self.mem_resp.ready.eq(last_beat)]
+        with m.If(self.mem_resp.valid):
+            m.d.sync += beat.eq(Mux(last_beat, 0, beat + 1))
+        # the line becomes valid the cycle after its last word is written: a lookup then
+        # reads every word written (the line memory answers the previous cycle's address)
+        # (and the entry stays busy until then, so that a lookup finds the read); the fetches
+        # that wait for it are woken with the last word: their lookup comes a cycle later
+        fin = Signal(data.StructLayout({"valid": 1, "idx": range(M), "slot": ib}))
+        m.d.sync += [fin.valid.eq(self.mem_resp.valid & last_beat), fin.idx.eq(fill.idx), fin.slot.eq(slot)]
+        fill.complete(self.mem_resp.valid & last_beat, fill.idx, fin.valid, fin.idx)
+        cleared = Mux(keep & (beat == 0), Const(1, len(valid)) << slot, 0)
+        installed = Mux(fin.valid & ~fill.noinstall.bit_select(fin.idx, 1), Const(1, len(valid)) << fin.slot, 0)
+        with m.If(self.flush):
+            m.d.sync += valid.eq(0)
+        with m.Else():
+            m.d.sync += valid.eq((valid | installed) & ~cleared)
         return m
+
+
+class _Fills:
+    """The instruction cache's reads in flight (miss status holding registers).
+
+    Entry ``i`` reads with tag ``i``. A fetch that misses on a memory line already being read
+    joins that read; one read (a demand read or a prefetch) is allocated per cycle, in the
+    lowest free entry. An entry is busy from its allocation until its line is installed
+    (``complete``); a flush marks the busy ones ``noinstall``.
+
+    The low ``FIND_BITS`` bits of the memory lines are registers, compared all at once
+    (``find``), and the whole addresses a ``Memory`` that the request and the fill read (LUT
+    RAM on an FPGA, instead of a multiplexer over registers for each).
+    """
+
+    def __init__(self, m, entries: int, mem, mem_resp, flush):
+        M = entries
+        self._m = m
+        self.busy = Signal(M, name="mshr_busy")
+        sent = Signal(M, name="mshr_sent")
+        self.noinstall = Signal(M, name="mshr_noinstall")
+        self.wake = Signal(M, name="mshr_wake")
+        self.done = Signal(M, name="mshr_done")
+        self.block = [Signal(FIND_BITS, name=f"mshr_block{i}", reset_less=True) for i in range(M)]
+        blocks = memory.Memory(shape=BLOCK_ADDR, depth=M, init=[])
+        m.submodules.mshr_blocks = blocks
+        self.entry = lowest(m, ~self.busy, "mshr_free")
+        self.has = (~self.busy).any()
+        self._en = Signal(name="mshr_alloc")
+        self._blk = Signal(BLOCK_ADDR, name="mshr_alloc_block")
+
+        # the free entry's block is written every cycle, allocated or not (nothing reads an
+        # idle entry): the enables come from registers, not from the lookup's compares
+        with m.If(self.has):
+            for i in range(M):
+                with m.If(self.entry == i):
+                    m.d.sync += self.block[i].eq(self._blk[:FIND_BITS])
+        bw = blocks.write_port()
+        m.d.comb += [bw.addr.eq(self.entry), bw.data.eq(self._blk), bw.en.eq(self.has)]
+
+        # issue: the lowest allocated entry not yet sent; only the entry is registered (the
+        # request's other fields are constants)
+        todo = Signal(M, name="mshr_todo")
+        m.d.comb += todo.eq(self.busy & ~sent)
+        nxt = lowest(m, todo, "mshr_next")
+        sending = Signal(M, name="mshr_sending")
+        req_entry = Signal.like(nxt, name="mshr_req_entry")
+        with m.If(~mem.valid | mem.ready):
+            m.d.sync += mem.valid.eq(todo.any())
+            with m.If(todo.any()):
+                m.d.sync += req_entry.eq(nxt)
+                m.d.comb += sending.bit_select(nxt, 1).eq(1)
+        req_block = blocks.read_port(domain="comb")
+        m.d.comb += [req_block.addr.eq(req_entry), mem.payload.kind.eq(MemKind.READ),
+                     mem.payload.tag.eq(req_entry), mem.payload.addr.eq(Cat(Const(0, 7), req_block.data))]
+        self.idx = mem_resp.payload.tag[:max(1, (M - 1).bit_length())]
+        fill_block = blocks.read_port(domain="comb")
+        m.d.comb += fill_block.addr.eq(self.idx)
+        self.fill_block = fill_block.data
+
+        new = Signal(M, name="mshr_new")
+        with m.If(self._en):
+            m.d.comb += new.bit_select(self.entry, 1).eq(1)
+        m.d.sync += [self.busy.eq((self.busy & ~self.done) | new), sent.eq((sent | sending) & ~self.done),
+                     self.noinstall.eq(Mux(flush, self.noinstall | self.busy, self.noinstall) & ~new)]
+
+    def alloc(self, en, block):
+        """Allocate ``entry`` for a read of memory line ``block`` when ``en``."""
+        self._m.d.comb += [self._en.eq(en), self._blk.eq(block)]
+
+    def complete(self, last, idx, done, done_idx):
+        """Entry ``idx``'s last word is written when ``last`` (``wake``), and entry
+        ``done_idx``'s line installed (or dropped) when ``done``: it is free next cycle."""
+        with self._m.If(last):
+            self._m.d.comb += self.wake.bit_select(idx, 1).eq(1)
+        with self._m.If(done):
+            self._m.d.comb += self.done.bit_select(done_idx, 1).eq(1)
+
+    def find(self, block, name: str):
+        """``(found, idx)``: entry ``idx`` is reading memory line ``block``, or one that
+        shares its low ``FIND_BITS`` bits."""
+        m, M = self._m, len(self.busy)
+        match = Signal(M, name=f"{name}_match")
+        m.d.comb += match.eq(Cat(self.busy[i] & (self.block[i] == block[:FIND_BITS]) for i in range(M)))
+        return match.any(), lowest(m, match, f"{name}_idx")
+

@@ -1,10 +1,10 @@
-"""Building blocks shared by the scalar cache and the instruction cache (docs/memory.md).
+"""Building blocks of the scalar cache, and the checks and arbiters the instruction cache
+shares with it (docs/memory.md).
 
-Both caches hold direct-mapped 64-byte lines and fill them from the external port's
+The scalar cache holds direct-mapped 64-byte lines and fills them from the external port's
 128-byte reads, two sibling lines per read. The lines live in two banks, even and odd line
-addresses, so the pair ``(L, L + 1)`` around any line is read in one cycle: the scalar
-cache needs it for loads that straddle two lines, the instruction cache to see whether the
-next line is present (next-line prefetch).
+addresses, so the pair ``(L, L + 1)`` around any line is read in one cycle, for loads that
+straddle two lines.
 
 The helpers add their logic to the caller's module instead of being components of their
 own: a shallow hierarchy keeps Amaranth's simulator fast.
