@@ -810,7 +810,7 @@ def cmd_verilog(ns: argparse.Namespace) -> int:
         import os
         import subprocess
 
-        from .verilator import toolchain, verilator_version
+        from .backends.verilator import toolchain, verilator_version
         name, env = toolchain()     # the one the verilator backend builds with (ToolMissing: none)
         r = subprocess.run(["verilator", "--lint-only", "-Wno-CASEINCOMPLETE", "-Wno-WIDTH", ns.output],
                            env={**os.environ, **env})

@@ -4,7 +4,7 @@ A command raises one of the :class:`DcuError` classes below, or lets a library e
 through; :func:`classify` turns either into a :class:`DcuError` whose ``exit_code`` says what
 kind of failure it was and whose ``str()`` is the one line the command prints. A kernel that
 stops on a backend (the model's :class:`sim.model.ExecutionError`, the RTL's
-:class:`dcu.rtl.RtlError`) becomes a :class:`Fault`: the same fields (what, kernel,
+:class:`dcu.backends.rtl.RtlError`) becomes a :class:`Fault`: the same fields (what, kernel,
 workgroup, wave, PC, instruction, lane, address, buffer) whichever backend found it, so the
 two can be compared.
 """
@@ -218,7 +218,7 @@ def classify(e: BaseException, kernel: str | None = None) -> DcuError:
 
 
 def rtl_error(e) -> DcuError:
-    """The :class:`DcuError` of a :class:`dcu.rtl.RtlError` (its ``fault`` says the class)."""
+    """The :class:`DcuError` of a :class:`dcu.backends.rtl.RtlError` (its ``fault`` says the class)."""
     f = getattr(e, "fault", None)
     if f is None:
         return KernelFault(str(e))

@@ -77,7 +77,7 @@ def program(test, vopd: bool = True):
 
 def rtl_refusal(test) -> str | None:
     """Why the RTL backends refuse the test's (VOPD-free) kernel, or None when they run it."""
-    from .rtlcheck import RtlUnsupportedError, refuse_unsupported
+    from .backends.rtlcheck import RtlUnsupportedError, refuse_unsupported
     try:
         refuse_unsupported(program(test, vopd=False).kernel(test.kernel), "rtl")
     except RtlUnsupportedError as e:

@@ -103,9 +103,9 @@ def launch(kernel: KernelInfo, grid, block, args: Sequence, backend: str = "mode
         Progress lines on stderr (the model: a :class:`dcu.progress.Progress` only; the RTL
         backends: True, or by default when stderr is a terminal).
     **rtl_options
-        Further options of :func:`dcu.rtl.run_dispatch` (``latency``, ``reorder``,
+        Further options of :func:`dcu.backends.rtl.run_dispatch` (``latency``, ``reorder``,
         ``backpressure``, ``max_cycles``, ``watchdog_cycles``, ``progress``, ``timeline``, ``memory``) or, for
-        ``verilator``, of :func:`dcu.verilator.run_dispatch` (the same less ``timeline``
+        ``verilator``, of :func:`dcu.backends.verilator.run_dispatch` (the same less ``timeline``
         and ``memory``: it always simulates the RTL memory model).
 
     Returns
@@ -128,7 +128,7 @@ def launch(kernel: KernelInfo, grid, block, args: Sequence, backend: str = "mode
     cfg = get_config(config)
     occupancy = check_kernel(cfg, kernel, block)
     if backend in ("rtl", "verilator"):
-        from .rtlcheck import refuse_unsupported
+        from .backends.rtlcheck import refuse_unsupported
         refuse_unsupported(kernel, backend)
     prep = prepare(kernel, grid, block, args, max_instructions)
     fits = (f"fits preset '{cfg.name}' ({kernel.vgpr_count} VGPRs, {kernel.group_segment_size} B LDS; "
@@ -174,12 +174,12 @@ def _model_counters(stats) -> dict:
 
 
 def _launch_rtl(kernel: KernelInfo, prep: Prepared, cfg, grid, block, fits: str, backend: str, **options) -> Run:
-    """The RTL backends: the DCU in Amaranth's simulator (``dcu.rtl``) or compiled by
-    Verilator (``dcu.verilator``)."""
+    """The RTL backends: the DCU in Amaranth's simulator (``dcu.backends.rtl``) or compiled by
+    Verilator (``dcu.backends.verilator``)."""
     if backend == "rtl":
-        from .rtl import run_dispatch
+        from .backends.rtl import run_dispatch
     else:
-        from .verilator import run_dispatch
+        from .backends.verilator import run_dispatch
         for opt in ("timeline", "memory"):
             if options.get(opt) is not None:
                 raise LaunchError(f"option {opt!r} is for backend 'rtl' only")

@@ -1,7 +1,7 @@
 """The exceptions a launch raises, whichever backend runs it.
 
 They live apart from the modules that raise them so that the launcher (``dcu.launch``), its
-backends (``dcu.rtl``, ``dcu.verilator``), the RTL pre-check (``dcu.rtlcheck``) and the
+backends (``dcu.backends.rtl``, ``dcu.backends.verilator``), the RTL pre-check (``dcu.backends.rtlcheck``) and the
 command line's classification (``dcu.errors``) can all name them without importing one
 another. Each is also importable from the module that raises it.
 """
@@ -26,7 +26,7 @@ class RtlUnsupportedError(LaunchUnsupported):
 class RtlError(RuntimeError):
     """The DCU stopped a dispatch: the message names the cause, SIMD, wave and PC.
 
-    ``result`` is the :class:`dcu.rtl.RtlResult` of the run so far (or None); ``fault`` (a
+    ``result`` is the :class:`dcu.backends.rtl.RtlResult` of the run so far (or None); ``fault`` (a
     :class:`dcu.errors.Fault`) and ``category`` (``fault``, ``unsupported`` or ``timeout``)
     say the same for a report (:func:`dcu.errors.rtl_fault`)."""
 

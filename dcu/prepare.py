@@ -3,7 +3,7 @@
 :func:`load_program` builds (if needed) and loads a code object; :func:`prepare` lays out the
 memory of a dispatch (the code object's image, the buffers, the kernarg segment, a dispatch
 packet) and the ABI state of its waves. :func:`dcu.launch.launch` runs the result on a backend;
-the backends' own builds (``dcu.pgo``'s training dispatches) prepare dispatches here too.
+the backends' own builds (``dcu.backends.pgo``'s training dispatches) prepare dispatches here too.
 """
 from __future__ import annotations
 

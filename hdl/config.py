@@ -324,7 +324,7 @@ class Implementation:
     decode_memo : bool
         ``True``: each wave slot keeps its decoded instruction and the three dwords it was
         decoded from, and uses its decoder's result only when those dwords change (an issue,
-        a branch, a fetch arriving). The compiled model (``dcu/verilator.py``) then evaluates
+        a branch, a fetch arriving). The compiled model (``dcu/backends/verilator.py``) then evaluates
         a slot's decoder only on those cycles instead of on every cycle. ``False`` (the
         ``fpga`` preset's): no such registers (339 flip-flops per wave slot).
     scalar_cache_stage : bool

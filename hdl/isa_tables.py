@@ -47,7 +47,7 @@ def info_of(op: "OpId"):
 def rtl_memory_op(info) -> bool:
     """False for the memory opcodes the RTL decodes but its memory units do not execute:
     private (VSCRATCH) and flat (VFLAT) accesses, the d16 forms and the atomics beyond
-    ``hdl.mem.atomic.AtomicOp`` (64-bit, mask-or, float); launches refuse them (``dcu.rtlcheck``)."""
+    ``hdl.mem.atomic.AtomicOp`` (64-bit, mask-or, float); launches refuse them (``dcu.backends.rtlcheck``)."""
     if info.fmt in (Fmt.VSCRATCH, Fmt.VFLAT) or "d16" in info.flags:
         return False
     if {"lanes", "buffer"} & info.flags:   # ds_swizzle/permute/bpermute (lane moves, no LDS

@@ -102,7 +102,7 @@ command -v verilator >/dev/null 2>&1 || opt+=(verilator)
 command -v g++ >/dev/null 2>&1 || opt+=(g++)
 command -v make >/dev/null 2>&1 || opt+=(make)
 command -v ccache >/dev/null 2>&1 || opt+=(ccache)   # the verilator backend's C++ rebuilds
-# clang's profile runtime: the verilator backend's profile-guided builds (dcu/pgo.py)
+# clang's profile runtime: the verilator backend's profile-guided builds (dcu/backends/pgo.py)
 if command -v dpkg >/dev/null 2>&1 && ! dpkg -s libclang-rt-19-dev >/dev/null 2>&1; then
     opt+=(libclang-rt-19-dev)
 fi

@@ -225,7 +225,7 @@ def test_info_reports_resources_and_occupancy(tmp_path, monkeypatch, capsys):
 def test_verilog_lint_uses_the_backends_verilator(tmp_path, capsys, monkeypatch):
     """``--lint`` runs the Verilator the verilator backend builds with, and names it; without
     any Verilator it says how to install one."""
-    from dcu import verilator
+    from dcu.backends import verilator
     if not verilator.toolchains():
         pytest.skip(verilator.INSTALL_HINT)
     out = tmp_path / "barrier.v"

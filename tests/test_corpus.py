@@ -21,7 +21,7 @@ from elftools.elf.elffile import ELFFile
 import dcu
 import isa
 from dcu import toolchain
-from dcu.rtlcheck import RtlUnsupportedError, kernel_instructions, unsupported
+from dcu.backends.rtlcheck import RtlUnsupportedError, kernel_instructions, unsupported
 from firmware_tests.manifest import HERE, TESTS
 from dcu.firmware import run_firmware
 from tests.asmutil import needs_llvm
@@ -204,7 +204,7 @@ k:
 @pytest.fixture
 def no_simulation(monkeypatch):
     """Any elaboration or simulation fails the test: a refusal must come first."""
-    from dcu import rtl, verilator
+    from dcu.backends import rtl, verilator
 
     def forbidden(*a, **k):
         raise AssertionError("the RTL backend was started")

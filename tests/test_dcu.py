@@ -10,7 +10,7 @@
 
 Building a DCU simulator costs 30–50 s; CI runs a cross-section, ``-m slow`` runs every
 firmware kernel on the ``default`` and ``tiny`` presets, on one reused simulator
-(``dcu.rtl.RtlSession``) per preset and test process.
+(``dcu.backends.rtl.RtlSession``) per preset and test process.
 """
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ import pytest
 
 import dcu
 from dcu.admission import ResourceError, check_kernel
-from dcu.rtl import RtlError
+from dcu.backends.rtl import RtlError
 from dcu.launch import LaunchUnsupported
 from firmware_tests.manifest import TESTS, get
 from dcu.firmware import issue_mismatches, run_firmware
@@ -109,7 +109,7 @@ def test_session_reset_leaves_nothing_of_the_previous_dispatch():
     writes the same output, though the other kernel ran its own code through the same
     instruction, scalar and L0 caches in between."""
     from dcu.prepare import launch_dims, prepare
-    from dcu.rtl import RtlSession
+    from dcu.backends.rtl import RtlSession
     from dcu.firmware import HERE
     from hdl.config import get_config
     cfg = get_config("tiny")
@@ -137,7 +137,7 @@ def test_reused_hosttop_counts_what_a_new_one_does():
     memory, each dispatch's image written into it before the dispatch. A kernel run first,
     and again after another kernel, counts the cycles and counters of a HostTop built with
     that kernel's image as its memory's contents, and writes the golden output."""
-    from dcu.rtl import SESSIONS
+    from dcu.backends.rtl import SESSIONS
     opts = dict(backend="rtl", config="tiny", memory="rtl", memory_seed=3, progress=False, vopd=False)
 
     def run(name, **kw):
@@ -215,9 +215,9 @@ def test_refusal_at_execute_names_unit_pc_and_words(tmp_path, monkeypatch):
     v_exp_f32) stops the wave with cause REFUSED_AT_EXECUTE: the DCU keeps no words, the host
     reads them at the latched PC and names the unit (the check before launch is bypassed)."""
     from dcu.launch import image_base
-    from dcu.rtlcheck import kernel_instructions
-    import dcu.rtlcheck
-    monkeypatch.setattr(dcu.rtlcheck, "refuse_unsupported", lambda kernel, backend: None)
+    from dcu.backends.rtlcheck import kernel_instructions
+    import dcu.backends.rtlcheck
+    monkeypatch.setattr(dcu.backends.rtlcheck, "refuse_unsupported", lambda kernel, backend: None)
     k = _kernel(tmp_path, _store_then("\tv_exp_f32_e64 v3, v2 clamp"))
     at = next(f for f in kernel_instructions(k) if f.name == "v_exp_f32")
     pc = image_base() + at.pc

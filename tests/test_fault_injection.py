@@ -25,10 +25,10 @@ import numpy as np
 import pytest
 
 from dcu.admission import ResourceError
-from dcu import verilator as vl
+from dcu.backends import verilator as vl
 from dcu.firmware import run_firmware
 from dcu.memmodel import stress_settings
-from dcu.rtlcheck import RtlUnsupportedError
+from dcu.backends.rtlcheck import RtlUnsupportedError
 from firmware_tests.manifest import TESTS, get
 from tests.asmutil import needs_llvm
 from tests.test_verilator import PRESET

@@ -354,7 +354,7 @@ def test_model_reports_wave_pc_and_dwords(tmp_path, case):
 def shared_rtl(monkeypatch):
     """One tiny DCU simulator for every dispatch of the test; no refusal before launch (the
     RTL's own illegal-instruction trap is under test)."""
-    from dcu import rtl, rtlcheck
+    from dcu.backends import rtl, rtlcheck
     monkeypatch.setattr(rtl, "run_dispatch", functools.partial(rtl.run_dispatch, reuse=True))
     monkeypatch.setattr(rtlcheck, "refuse_unsupported", lambda kernel, backend: None)
 

@@ -13,7 +13,7 @@ import pytest
 
 import dcu
 import isa
-from dcu.rtlcheck import RtlUnsupportedError, float_mode_users, unsupported
+from dcu.backends.rtlcheck import RtlUnsupportedError, float_mode_users, unsupported
 from sim import execute, fpmode
 from sim.model import ExecutionError
 from sim.wave import EXEC, ModelError, Wave

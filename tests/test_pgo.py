@@ -1,4 +1,4 @@
-"""Profile-guided builds of the verilator backend (dcu/pgo.py): when they are made, and what
+"""Profile-guided builds of the verilator backend (dcu/backends/pgo.py): when they are made, and what
 they are trained on. That a profile-guided program computes what the model does is the
 Verilator firmware set's work (tests/test_verilator.py), which runs on one."""
 from __future__ import annotations
@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from dcu.admission import ResourceError, check_kernel
-from dcu import pgo
+from dcu.backends import pgo
 from dcu.hostimage import MIN_MEMORY_BYTES, memory_size_for
 from hdl.config import get_config
 from tests.asmutil import needs_llvm

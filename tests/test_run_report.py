@@ -14,7 +14,7 @@ import dcu
 from dcu import progress
 from dcu.cli import main, report_json
 from dcu.launch import RunReport
-from dcu.rtl import issued_by_group
+from dcu.backends.rtl import issued_by_group
 from firmware_tests.manifest import HERE
 from tests.asmutil import needs_llvm
 from tests.test_cli_errors import SPIN, asm_kernel

@@ -336,13 +336,13 @@ def test_flat_kernel_disassembles_as_llvm_prints_it(tmp_path):
 # -- the RTL backends ------------------------------------------------------------------------
 @pytest.mark.parametrize("backend", ["rtl", "verilator"])
 def test_rtl_backends_refuse_scratch_before_simulation(tmp_path, monkeypatch, backend):
-    import dcu.rtl
-    import dcu.verilator
+    import dcu.backends.rtl
+    import dcu.backends.verilator
 
     def simulate(*a, **k):
         raise AssertionError("the RTL was asked to simulate a kernel with a private segment")
-    monkeypatch.setattr(dcu.rtl, "run_dispatch", simulate)
-    monkeypatch.setattr(dcu.verilator, "run_dispatch", simulate)
+    monkeypatch.setattr(dcu.backends.rtl, "run_dispatch", simulate)
+    monkeypatch.setattr(dcu.backends.verilator, "run_dispatch", simulate)
     kernel = asmkernel.load(tmp_path, "modes", MODES_BODY, vgprs=48, sgprs=16, private=64)
     with pytest.raises(LaunchError, match=r"backend '%s'.*64 bytes of private \(scratch\) memory per "
                                           r"lane.*backend 'model' runs it" % backend):

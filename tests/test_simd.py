@@ -26,7 +26,7 @@ from dcu.firmware import HERE, compare
 from hdl.config import get_config
 from isa import Fmt
 from tests.asmutil import needs_llvm
-from dcu.lockstep import SimdRun
+from dcu.backends.lockstep import SimdRun
 from tests.lint import convert_and_lint
 
 pytestmark = needs_llvm
@@ -71,7 +71,7 @@ def _firmware_cases():
 
 def _rtl_refuses(kernel) -> str | None:
     """Why the SIMD cannot execute the kernel (instructions the RTL lacks), or None."""
-    from dcu.rtlcheck import RtlUnsupportedError, refuse_unsupported
+    from dcu.backends.rtlcheck import RtlUnsupportedError, refuse_unsupported
     try:
         refuse_unsupported(kernel, "rtl")
     except RtlUnsupportedError as e:

@@ -14,7 +14,7 @@ import json
 import numpy as np
 import pytest
 
-from dcu import verilator as vl
+from dcu.backends import verilator as vl
 from dcu.verify.gen import Op, Waits, generate, pools
 from dcu.verify.run import campaign, check, fails_on, kernel_of, model_runner
 from dcu.verify.shrink import shrink, size, write_reproducer
@@ -31,7 +31,7 @@ def test_same_seed_same_program_and_seeds_differ():
 
 
 def test_programs_use_only_what_the_rtl_executes(tmp_path):
-    from dcu.rtlcheck import unsupported
+    from dcu.backends.rtlcheck import unsupported
     for seed in range(6):
         kernel = kernel_of(generate(seed), tmp_path)
         assert unsupported(kernel) == [], seed

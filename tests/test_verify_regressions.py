@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import dcu.verilator as vl
+import dcu.backends.verilator as vl
 from dcu.launch import launch, load_program
 from dcu.verify.run import MEMORY
 

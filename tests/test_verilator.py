@@ -1,4 +1,4 @@
-"""Backend ``verilator`` (dcu/verilator.py): HostTop (hdl/top/hosttop.py) compiled by Verilator.
+"""Backend ``verilator`` (dcu/backends/verilator.py): HostTop (hdl/top/hosttop.py) compiled by Verilator.
 
 * Firmware kernels give the golden results, the model's instruction counts, and the same
   cycles and counters as the ``rtl`` backend simulating the same HostTop in Amaranth's
@@ -23,10 +23,10 @@ import pytest
 
 import dcu
 from dcu.admission import ResourceError, occupancy, occupancy_limits
-from dcu import pgo, verilator as vl
+from dcu.backends import pgo, verilator as vl
 from dcu.hostimage import MIN_MEMORY_BYTES
 from dcu.launch import LaunchError
-from dcu.rtl import RtlError
+from dcu.backends.rtl import RtlError
 from dcu.launch import LaunchUnsupported
 from firmware_tests.manifest import TESTS, get, path
 from dcu.firmware import issue_mismatches, run_firmware
@@ -190,7 +190,7 @@ def test_build_verilog_lints():
 def test_build_is_profile_guided_where_clang_can():
     """With clang and its profile runtime (scripts/setup.sh installs both), the program the
     firmware set runs on was compiled from a profile of the training kernels this preset
-    holds (dcu/pgo.py), so that set checks a profile-guided program against the model."""
+    holds (dcu/backends/pgo.py), so that set checks a profile-guided program against the model."""
     if pgo.tools(vl.make_variables().get("CXX")) is None:
         pytest.skip(f"no profile-guided build here: {pgo.INSTALL_HINT}")
     b = vl.build(PRESET, MIN_MEMORY_BYTES, 0x1000_0000)

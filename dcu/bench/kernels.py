@@ -6,11 +6,11 @@ import time
 
 from firmware_tests.manifest import TESTS
 
-from .. import verilator
+from ..backends import verilator
 from ..admission import ResourceError
 from ..firmware import issue_mismatches, run_firmware
-from ..rtl import RtlError
-from ..rtlcheck import RtlUnsupportedError
+from ..backends.rtl import RtlError
+from ..backends.rtlcheck import RtlUnsupportedError
 
 
 def _compiled_backend() -> str:

@@ -14,13 +14,13 @@ from hdl.config import get_config
 from ..admission import check_kernel
 from ..launch import load_program
 from ..prepare import launch_dims, prepare
-from ..rtl import RtlSession
+from ..backends.rtl import RtlSession
 from ..timeline import draw_text, write_png
 from . import BUILD, RESULTS
 
 
 class _TracedDCU:
-    """Backend ``rtl``'s DCU (a :class:`dcu.rtl.RtlSession`: the same host and memory model)
+    """Backend ``rtl``'s DCU (a :class:`dcu.backends.rtl.RtlSession`: the same host and memory model)
     plus a monitor of the vector memory requests the two VecMemUnits accept. One simulator
     per configuration, reset for each dispatch."""
 
@@ -160,9 +160,10 @@ def ooo(tests=("wave_xy_asm", "wave_xy_u8_asm"), K: int = 32, latency: int = 200
               "met": all(min(v.values()) >= 0.9 for v in per_wave.values()),
               "config": {"preset": "default", "memory_latency": latency, "reorder": True, "K": K,
                          "cap_alone": cap_alone, "waves (simd, slot)": waves},
-              "note": "backend rtl's DCU (hdl/top/dcu.py, built as dcu.rtl does) with dcu.memmodel.PyMemory at a fixed "
-                      f"latency of {latency} cycles (the rtl default is a random (8, 32)), so each of Y's loads (one "
-                      "chain node per 128-byte line, K distinct lines) misses the L0; X's xbuf lines stay in it. "
+              "note": "backend rtl's DCU (hdl/top/dcu.py, built as dcu.backends.rtl does) with dcu.memmodel.PyMemory "
+                      f"at a fixed latency of {latency} cycles (the rtl default is a random (8, 32)), so each of Y's "
+                      "loads (one chain node per 128-byte line, K distinct lines) misses the L0; X's xbuf lines stay "
+                      "in it. "
                       "Accesses: the global loads the VecMemUnits accept, recorded per cycle by a monitor process "
                       "(X's count equals 4 (u8: 8) * out[2] and Y's K, checked; the manifest's check passes). "
                       "x_per_y: X's accesses / K (the seed's figure). x_loads_per_kcycle: X's rate in its loop "

@@ -13,7 +13,7 @@ from hdl.config import WAVE_POLICIES, get_config
 
 from ..firmware import run_firmware
 from ..launch import launch, load_program
-from ..lockstep import SimdRun
+from ..backends.lockstep import SimdRun
 from . import BUILD
 
 MODEL_SPEED_TESTS = ("saxpy_cl", "matmul_tile_cl", "lds_reduce_cl", "divergence_cl", "int_alu_cl")

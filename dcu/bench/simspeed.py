@@ -19,7 +19,7 @@ from firmware_tests.manifest import get, path
 from hdl.config import get_config
 from hdl.top.dcu import DCU
 
-from .. import rtl, verilator
+from ..backends import rtl, verilator
 from ..launch import load_program, prepare
 
 
@@ -88,12 +88,13 @@ def sim_speed(configs=("default", "fpga"), compiled=("default", "fpga"), test: s
     return {"benchmark": "sim-speed", "kernel": test, "rows": rows,
             "note": "signals, signal_bits, memories, memory_bits: the DCU as Amaranth's simulator sees it "
                     "(HostTop adds the memory model); Verilator only for the presets in 'compiled', once per "
-                    "Verilator found (dcu.verilator.toolchains) or the one $DCU_VERILATOR names; Verilator rows: "
+                    "Verilator found (dcu.backends.verilator.toolchains) or the one $DCU_VERILATOR names; "
+                    "Verilator rows: "
                     "cycles_per_cpu_s is the dispatch phase's run_cycles over the CPU time the program measured "
                     "for that phase, the best of 'runs' runs, and its median; harness_cycles_per_cpu_s: every "
                     "cycle simulated (loading and reading back included) over the program's CPU time, best run; "
                     "ratio: against Amaranth, per CPU second (best); trained_on: the kernels the build's "
-                    "profile came from (dcu/pgo.py; empty: a build without one)",
+                    "profile came from (dcu/backends/pgo.py; empty: a build without one)",
             "compiled": list(compiled)}
 
 
@@ -113,7 +114,7 @@ def setenv(name: str, value: str):
 
 
 def sim_instructions(configs=("default", "fpga"), test: str = "divergence_cl", seed: int = 0) -> dict:
-    """Instructions the compiled model (``dcu.verilator``) executes for one kernel, counted by
+    """Instructions the compiled model (``dcu.backends.verilator``) executes for one kernel, counted by
     valgrind's callgrind: exact and the same on every run, where CPU seconds on a shared
     machine vary by 30 % (docs/toolflow.md). Per harness cycle (loading and reading back
     included) and per dispatch cycle. The builds target x86-64-v3 (``DCU_VERILATOR_MARCH``):

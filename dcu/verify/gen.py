@@ -65,7 +65,7 @@ EXCLUDED = {
 # Where the RTL disagrees with the model (docs/verify.md, "Findings"), left out of programs for
 # an RTL backend until it is fixed: mnemonic -> how.
 RTL_DISAGREES: dict[str, str] = {}
-# Modifiers the RTL does not execute are refused before launch (dcu/rtlcheck.py), so never
+# Modifiers the RTL does not execute are refused before launch (dcu/backends/rtlcheck.py), so never
 # generated for an RTL backend: clamp on hdl.simd.NO_CLAMP, omod on hdl.simd.NO_OMOD (the
 # transcendentals: v_rcp_f32_e64 v1, v2 mul:4).
 

@@ -27,7 +27,7 @@ from cocotb.triggers import First, ReadOnly, RisingEdge, Timer
 from dcu.hostimage import host_image, memory_size_for
 from dcu.launch import load_program, prepare
 from dcu.memmodel import hosttop_knobs
-from dcu.verilator import DEFAULT_MEMORY
+from dcu.backends.verilator import DEFAULT_MEMORY
 from firmware_tests.manifest import TESTS, check_outputs, path as fw_path
 from hdl.config import get_config
 from hdl.top.dcu import DcuError, DcuErrorCause

@@ -21,7 +21,7 @@ import shutil
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
-from .admission import ResourceError, check_kernel
+from ..admission import ResourceError, check_kernel
 
 __all__ = ["TRAINING", "ProfileTools", "tools", "training_images"]
 
@@ -82,8 +82,8 @@ def training_images(cfg, mem_bytes: int, mem_base: int) -> list[tuple[str, objec
     generator, seed 0)."""
     import numpy as np
     from firmware_tests.manifest import get, path
-    from .hostimage import host_image, memory_size_for
-    from .prepare import load_program, prepare
+    from ..hostimage import host_image, memory_size_for
+    from ..prepare import load_program, prepare
 
     out = []
     for name in TRAINING:

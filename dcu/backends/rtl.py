@@ -16,8 +16,8 @@ import numpy as np
 
 from isa import DecodeError, decode, disassemble
 
-from .errors import describe_words
-from .launch_errors import RtlError
+from ..errors import describe_words
+from ..launch_errors import RtlError
 
 __all__ = ["RtlError", "RtlResult", "RtlSession", "describe_waves", "issued_by_group", "run_dispatch", "SESSIONS"]
 
@@ -76,7 +76,7 @@ class RtlSession:
         self.config, self.watchdog_cycles = config, watchdog_cycles
         if host_top is None:
             from hdl.top.dcu import DCU
-            from .memmodel import HOST_MAP_RANGES
+            from ..memmodel import HOST_MAP_RANGES
             self.top = self.dcu = DCU(config, watchdog_cycles=watchdog_cycles, map_ranges=HOST_MAP_RANGES)
         else:
             self.top, self.dcu = host_top, host_top.dcu
@@ -99,10 +99,10 @@ class RtlSession:
     async def _host(self, ctx):
         job, dcu, config = self._job, self.dcu, self.config
         port, img, prep = self.top, job["img"], job["prep"]
-        from .memmodel import OPEN_APERTURE
+        from ..memmodel import OPEN_APERTURE
         ctx.set(port.aperture_base, OPEN_APERTURE[0])
         ctx.set(port.aperture_size, OPEN_APERTURE[1])
-        from .memmodel import HOST_MAP_RANGES, buffer_ranges, map_words
+        from ..memmodel import HOST_MAP_RANGES, buffer_ranges, map_words
         base, end = map_words(buffer_ranges(prep.mem.allocations, HOST_MAP_RANGES))
         ctx.set(port.map_base.as_value(), base)      # the memory's and the vector memory units' map
         ctx.set(port.map_end.as_value(), end)
@@ -170,19 +170,19 @@ class RtlSession:
         parameters are :func:`run_dispatch`'s; ``img`` is the host image of a ``host_top``
         session's dispatch: the contents the top was built with, or, for a top built without
         them, written into its memory before the dispatch starts."""
-        from .hostimage import host_image
+        from ..hostimage import host_image
         from hdl.mem.extmem import latency_range
-        from .memmodel import PyMemory, buffer_ranges, check_scoreboard, hosttop_knobs
+        from ..memmodel import PyMemory, buffer_ranges, check_scoreboard, hosttop_knobs
         rtl_memory = self.top is not self.dcu
         if rtl_memory and img is None:
             raise ValueError("a HostTop session runs the image it was built with: pass it as img")
         img = img or host_image(prep, self.config, wgp)
         tl = None
         if timeline:
-            from .timeline import Timeline
+            from ..timeline import Timeline
             W = self.config.wave_slots
             tl = Timeline([f"SIMD{s} w{w}" for s in range(len(self.dcu.simds)) for w in range(W)])
-        from .progress import as_progress
+        from ..progress import as_progress
         buffers = buffer_ranges(prep.mem.allocations)
         self._job = {"prep": prep, "img": img, "seed": seed, "max_cycles": max_cycles, "timeline": tl,
                      "load": rtl_memory and not self.top.memory.init_lines,   # a top built empty
@@ -199,7 +199,7 @@ class RtlSession:
         self._used = True
         t0, c0 = time.perf_counter(), time.process_time()
         if vcd:
-            from .waves import gtkw_for_vcd
+            from ..waves import gtkw_for_vcd
             with self.sim.write_vcd(vcd):
                 self.sim.run()
             gtkw_for_vcd(vcd, self.config.wave_slots, self.config.simds)
@@ -215,7 +215,7 @@ class RtlSession:
         check_scoreboard(job["scoreboard"], f"{kernel.name} on rtl ({self.config.name})",
                          stopped=job["dcu_error"] is not None)
         if job["error"]:
-            from .errors import rtl_fault
+            from ..errors import rtl_fault
             fault, category = rtl_fault(job["dcu_error"], self.config, prep, kernel.name, "rtl", job["buffers"],
                                         mem_faults=job["mem_faults"], waves=job["waves"],
                                         watchdog_cycles=self.watchdog_cycles, max_cycles=max_cycles)
@@ -276,8 +276,8 @@ def run_dispatch(prep, kernel, config, wgp: bool, *, seed: int = 0, latency=(8, 
     dcu.memmodel.ScoreboardError
         When the memory model lost or duplicated a response.
     """
-    from .hostimage import host_image, memory_size_for
-    from .progress import as_progress
+    from ..hostimage import host_image, memory_size_for
+    from ..progress import as_progress
 
     if memory not in ("py", "rtl"):
         raise ValueError(f"memory must be 'py' or 'rtl', got {memory!r}")
@@ -285,8 +285,8 @@ def run_dispatch(prep, kernel, config, wgp: bool, *, seed: int = 0, latency=(8, 
     options = dict(seed=seed, latency=latency, reorder=reorder, backpressure=backpressure, vcd=vcd,
                    max_cycles=max_cycles, progress=progress, timeline=timeline)
     if memory == "rtl":
-        from .hostimage import simulation_hosttop
-        from .memmodel import hosttop_knobs
+        from ..hostimage import simulation_hosttop
+        from ..memmodel import hosttop_knobs
         hosttop_knobs(latency, reorder, backpressure)     # settings it takes, before minutes of elaboration
         img = host_image(prep, config, wgp)
         mem_bytes = memory_size_for(img.used_bytes)
@@ -315,7 +315,7 @@ async def _drained_scoreboard(ctx, port, mem, max_cycles: int):
     """The memory's scoreboard (:class:`dcu.memmodel.Scoreboard`) once it has nothing in flight,
     at most ``max_cycles`` after the run: an instruction fill may be outstanding when the last
     wave ends, and a stopped DCU's requests are still answered."""
-    from .memmodel import Scoreboard
+    from ..memmodel import Scoreboard
     for _ in range(max_cycles):
         if mem.idle if mem is not None else ctx.get(port.mem_idle):
             break
@@ -332,7 +332,7 @@ def error_text(err, config, prep, watchdog_cycles: int, waves: list[str] | None 
     if cause == Cause.ILLEGAL_INSTRUCTION:
         return f"illegal instruction at {where}, PC {err.pc:#x}: {describe_words(err.words, err.pc)}"
     if cause == Cause.REFUSED_AT_EXECUTE:
-        from .refused import refused_instruction
+        from ..refused import refused_instruction
         unit, inst = refused_instruction(prep, int(err.pc))
         return f"instruction refused at execute at {where}, PC {err.pc:#x}: the RTL's {unit} does not execute {inst}"
     if cause == Cause.MEMORY_FAULT:
@@ -354,7 +354,7 @@ def error_text(err, config, prep, watchdog_cycles: int, waves: list[str] | None 
 def mem_faults(records) -> list:
     """HostTop's ``mem_faults`` (a const of its layout) as :class:`dcu.memmodel.MemFault` records."""
     from hdl.mem.memport import MemKind
-    from .memmodel import MemFault
+    from ..memmodel import MemFault
     return [MemFault(int(r.addr), MemKind(r.kind), int(r.mask), int(r.tag)) for r in records if r.valid]
 
 

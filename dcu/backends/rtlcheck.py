@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from isa.decoder import DecodeError, decode
 
-from .launch_errors import RtlUnsupportedError
+from ..launch_errors import RtlUnsupportedError
 
 __all__ = ["Found", "RtlUnsupportedError", "kernel_instructions", "unsupported", "float_mode_users",
            "refuse_unsupported"]
