@@ -83,17 +83,16 @@ class WorkgroupBarrier(wiring.Component):
         complete = Signal(G)
         c = self.counters
         n_complete, n_waiting = Signal(range(G + 1)), Signal(range(N + 1))
-        # with no wave at a barrier nothing completes and nothing is counted: the workgroup
-        # sums are not needed (and a compiled simulator skips them)
-        with m.If(waiting_raw.any()):
-            m.d.comb += [live.eq(self.slot_live & ~Cat(*self.ended)),
-                         waiting.eq(live & waiting_raw & ~released),
-                         running.eq(live & ~(waiting_raw & ~released)),
-                         has_wait.eq(onehot_or([waiting[i] for i in range(N)], wg, G)),
-                         blocked.eq(onehot_or([running[i] for i in range(N)], wg, G)),
-                         complete.eq(has_wait & ~blocked & ~opened),
-                         n_complete.eq(popcount(complete)), n_waiting.eq(popcount(waiting_raw & self.slot_live))]
-            m.d.sync += [c.barriers.eq(c.barriers + n_complete), c.wait_cycles.eq(c.wait_cycles + n_waiting)]
+        # not forced to 0 while no wave waits (they are 0 then, or unused): Yosys cannot see
+        # that such a gate is redundant, and it cost a fifth of the unit's LUTs
+        m.d.comb += [live.eq(self.slot_live & ~Cat(*self.ended)),
+                     waiting.eq(live & waiting_raw & ~released),
+                     running.eq(live & ~(waiting_raw & ~released)),
+                     has_wait.eq(onehot_or([waiting[i] for i in range(N)], wg, G)),
+                     blocked.eq(onehot_or([running[i] for i in range(N)], wg, G)),
+                     complete.eq(has_wait & ~blocked & ~opened),
+                     n_complete.eq(popcount(complete)), n_waiting.eq(popcount(waiting_raw & self.slot_live))]
+        m.d.sync += [c.barriers.eq(c.barriers + n_complete), c.wait_cycles.eq(c.wait_cycles + n_waiting)]
         release = Cat(*[waiting[i] & complete.bit_select(wg[i], 1) for i in range(N)])
         m.d.sync += released.eq(release)
         m.d.comb += [self.bar_release[s].eq(released[s * W:(s + 1) * W]) for s in range(S)]
