@@ -338,7 +338,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "(a block whose routing does not converge)")
     f.add_argument("--depth", type=int, nargs="?", const=10, metavar="N",
                    help="with --block: its N (10) deepest register-to-register paths in cells, from "
-                        "the synthesized netlist, without placing it (dcu/depth.py)")
+                        "the synthesized netlist, without placing it (dcu/fpga/depth.py)")
     f.add_argument("--ports", action="store_true",
                    help="with --depth: also the paths from the block's inputs and to its outputs (the "
                         "depth of a combinational unit such as valu_int)")
@@ -348,7 +348,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="with --block: reuse the block's RTLIL from an earlier run (saves the conversion)")
     f.add_argument("--budget", action="store_true",
                    help="no synthesis: count register bits, DSP blocks and memories in the RTLIL of the "
-                        "DCU (or --block) against the ECP5-85F (dcu/budget.py; no FPGA tools needed)")
+                        "DCU (or --block) against the ECP5-85F (dcu/fpga/budget.py; no FPGA tools needed)")
     f.add_argument("--no-dcu", action="store_true",
                    help="bring-up build: the UART link and the block-RAM memory without the DCU")
     f.add_argument("--force", action="store_true",
@@ -821,10 +821,10 @@ def cmd_verilog(ns: argparse.Namespace) -> int:
 
 
 def cmd_fpga(ns: argparse.Namespace) -> int:
-    """``dcu fpga``: the ECP5 build (``dcu/fpga.py``); exit 6 with the install command when a
+    """``dcu fpga``: the ECP5 build (``dcu/fpga/flow.py``); exit 6 with the install command when a
     YoWASP tool is missing."""
     from hdl.config import ConfigError, get_config
-    from . import fpga
+    from .fpga import flow as fpga
 
     config = ns.config
     if ns.set:
@@ -835,7 +835,7 @@ def cmd_fpga(ns: argparse.Namespace) -> int:
         except ConfigError as e:
             raise UsageError(str(e)) from None
     if ns.budget:
-        from . import budget
+        from .fpga import budget
         res = budget.budget(config, ns.block or "dcu")
         print(budget.summary(res))
         if ns.json:
@@ -889,7 +889,7 @@ def cmd_fpga(ns: argparse.Namespace) -> int:
             print(f"dcu fpga: {ns.block}: synthesis failed: {res.get('error')}", file=sys.stderr)
             return 1
         print(f"{ns.block} ({get_config(config).name}): {d['cells']} cells; the deepest paths "
-              f"(levels: LUTs and routed cell inputs, dcu/depth.py):")
+              f"(levels: LUTs and routed cell inputs, dcu/fpga/depth.py):")
         for p in d["paths"]:
             print(f"  {p['levels']:3}  {p['from']} -> {p['to']}")
         if d["paths"]:

@@ -1,4 +1,4 @@
-"""dcu.budget: register bits, DSP tiles and memories counted in a design's RTLIL.
+"""dcu.fpga.budget: register bits, DSP tiles and memories counted in a design's RTLIL.
 
 * A small design with known contents: an 8-bit register, a 33 x 33 multiplier (its
   expression used twice: Amaranth writes it twice, synthesis keeps one) and a 24 x 24 one,
@@ -15,7 +15,7 @@ from amaranth.hdl import Module, Signal, signed
 from amaranth.lib.memory import Memory
 
 from dcu import cli
-from dcu.budget import budget, rtlil_budget
+from dcu.fpga.budget import budget, rtlil_budget
 from hdl.config import get_config
 
 

@@ -1,10 +1,10 @@
-"""Logic depth from a mapped netlist (``dcu/depth.py``): levels per cell type, where paths
+"""Logic depth from a mapped netlist (``dcu/fpga/depth.py``): levels per cell type, where paths
 start and end, one path per end signal, and a block through Yosys (``dcu fpga --depth``)."""
 from __future__ import annotations
 
 import pytest
 
-from dcu.depth import HARD_LEVELS, logic_depth, signal_of
+from dcu.fpga.depth import HARD_LEVELS, logic_depth, signal_of
 
 
 def _cell(t, **conns):
@@ -85,7 +85,7 @@ def test_signal_of_a_yosys_cell_name():
 def test_depth_of_a_block_through_yosys():
     """``dcu fpga --block barrier --depth``: the synthesized barrier's paths, saved and reused
     for the same RTLIL."""
-    import dcu.fpga as fpga
+    import dcu.fpga.flow as fpga
     out = "build/fpga/test/depth"
     res = fpga.depth_block("barrier", "fpga", out_dir=out, paths=3, quiet=True)
     d = res["depth"]

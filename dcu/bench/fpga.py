@@ -1,6 +1,6 @@
 """FPGA benchmarks: the ECP5-85F build and each block placed alone (``fpga``), logic depth per
 block (``depth``), the resource budget counted in RTLIL (``fpga-budget``) and Yosys's cell
-counts per block (``synth``). The FPGA tools they need are checked by ``dcu.fpga``."""
+counts per block (``synth``). The FPGA tools they need are checked by ``dcu.fpga.flow``."""
 from __future__ import annotations
 
 import json
@@ -9,9 +9,9 @@ import time
 
 from hdl.config import get_config
 
-from .. import fpga
-from ..budget import ECP5_85F, budget
-from ..depth import HARD_LEVELS
+from ..fpga import flow as fpga
+from ..fpga.budget import ECP5_85F, budget
+from ..fpga.depth import HARD_LEVELS
 
 PLACE_SHARE = 0.75   # the largest share of the 85F's LUTs that `dcu bench fpga` places a block alone at
 # a block that does not fit alone is placed (not routed: its routing did not converge) as a
@@ -24,7 +24,7 @@ def fpga_build(board: str = "ulx3s", config: str = "fpga", clock_mhz: float = 50
     report, cells from Yosys, stage times. Always the bring-up build (UART link and block-RAM
     memory); the whole DCU only with ``DCU_FPGA_FULL=1`` (hours, and it does not fit). Then
     each block of the DCU that needs at most :data:`PLACE_SHARE` of the device, placed and
-    routed alone, out of context, at ``clock_mhz`` (``dcu.fpga.place_block``, reusing a result
+    routed alone, out of context, at ``clock_mhz`` (``dcu.fpga.flow.place_block``, reusing a result
     for the same RTLIL): its own Fmax; a larger block has its Yosys counts and no Fmax, and
     one in :data:`ONE_LANE` is also placed (not routed) with one lane: the placer's estimate."""
     missing = fpga.missing_tools()
@@ -88,7 +88,7 @@ def fpga_build(board: str = "ulx3s", config: str = "fpga", clock_mhz: float = 50
 
 def depth(config: str = "fpga", paths: int = 3) -> dict:
     """Each block of the DCU through ``synth_ecp5`` and its deepest register-to-register paths
-    in cells (``dcu fpga --block NAME --depth``, ``dcu/depth.py``), beside the Fmax and
+    in cells (``dcu fpga --block NAME --depth``, ``dcu/fpga/depth.py``), beside the Fmax and
     critical path nextpnr found for the same RTLIL placed alone (``dcu bench fpga``), where
     there is one; then the SIMD's combinational units from their inputs to their outputs:
     where in the SIMD its depth is."""
@@ -116,14 +116,14 @@ def depth(config: str = "fpga", paths: int = 3) -> dict:
     return {"benchmark": "depth", "config": config, "rows": rows,
             "note": "levels: LUT4s, carry cells entered through their logic inputs, wide multiplexers "
                     "through their selects, LUT RAM reads; an unregistered multiplier and a block RAM's read "
-                    f"data count {HARD_LEVELS} (dcu/depth.py); fmax_mhz and critical_path: nextpnr's, the block "
+                    f"data count {HARD_LEVELS} (dcu/fpga/depth.py); fmax_mhz and critical_path: nextpnr's, the block "
                     "placed and routed alone at 50 MHz from the same RTLIL and synthesis (dcu bench fpga), "
                     "where it was"}
 
 
 def fpga_budget(config: str = "fpga") -> dict:
     """The whole DCU's register bits, DSP blocks and memory bits counted in its RTLIL
-    (``dcu/budget.py``; no FPGA tools, minutes instead of a synthesis that does not finish)
+    (``dcu/fpga/budget.py``; no FPGA tools, minutes instead of a synthesis that does not finish)
     against the ECP5-85F: the preset, the preset without its three sharing options
     (``trans_shared``, ``shared_multiplier``, ``shared_mem_request``, and with it ``request_in_rows``),
     and other lane counts."""
@@ -155,7 +155,7 @@ def synth(config: str | None = None, timeout: float = 4 * 3600) -> dict:
     generic ``synth`` (memories kept as memories). With ``DCU_SYNTH_WHOLE=1`` also each whole
     DCU in one run (the ``fpga`` one's ABC9 did not finish in two hours; the ``default`` one's
     ``techmap`` ran out of 24 GB). ``config`` runs one preset's rows. An earlier result is
-    reused when the block's RTLIL is unchanged (``dcu.fpga.synth_block``)."""
+    reused when the block's RTLIL is unchanged (``dcu.fpga.flow.synth_block``)."""
     whole = os.environ.get("DCU_SYNTH_WHOLE") == "1"
     blocks = {c: fpga.dcu_blocks(get_config(c)) for c in ("fpga", "default")}
     runs = [("fpga", top, False) for top, _ in blocks["fpga"]] + ([("fpga", "dcu", False)] if whole else [])
@@ -183,7 +183,7 @@ def synth(config: str | None = None, timeout: float = 4 * 3600) -> dict:
         else:
             row.update({k: r["ecp5"][k] for k in keys})
             row["of_85f"] = share(r["ecp5"])
-        row["rtlil_sha256"] = r.get("rtlil_sha256")     # what dcu.fpga.fit_check matches a block by
+        row["rtlil_sha256"] = r.get("rtlil_sha256")     # what dcu.fpga.flow.fit_check matches a block by
         rows.append(row)
     for c, generic in (("fpga", False), ("default", True)):
         done = {r["top"]: r for r in rows if r["config"] == c and r["rc"] == 0}

@@ -8,7 +8,7 @@ host link, for the ULX3S's ECP5-85F (docs/fpga.md).
                                 registers, start, status, cycles, counters)
 
 The byte protocol (:data:`OPS`, :data:`REGS`) is spoken on the host side by
-``dcu/uartlink.py``; all multi-byte fields are little-endian.
+``dcu/fpga/uartlink.py``; all multi-byte fields are little-endian.
 
 =====  ========  ====================================  ==========================================
 byte   command   arguments                             answer

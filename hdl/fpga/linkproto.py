@@ -1,5 +1,5 @@
 """The UART host link's protocol constants (docs/fpga.md), shared by the gateware
-(:mod:`hdl.fpga.fpgatop`) and the host (:mod:`dcu.uartlink`). Pure Python, like
+(:mod:`hdl.fpga.fpgatop`) and the host (:mod:`dcu.fpga.uartlink`). Pure Python, like
 :mod:`hdl.config`: the host side does not import Amaranth."""
 
 __all__ = ["MAGIC", "ACK", "BUSY", "NAK", "OPS", "REGS"]

@@ -4,7 +4,7 @@ The YoWASP Yosys is WebAssembly, so it stops at 4 GiB: the whole ``fpga`` DCU, e
 SIMD through ABC, did not fit it (docs/fpga.md). pyosys is the same Yosys release compiled
 for the machine, as a Python extension with its own ``yosys-abc``; it has no ``yosys``
 program, so this module is one, for the command lines the project runs (amaranth's ECP5
-build script and :func:`dcu.fpga.synth_block`)::
+build script and :func:`dcu.fpga.flow.synth_block`)::
 
     dcu-yosys [-q] [-l LOGFILE] [-p COMMANDS] [SCRIPT.ys ...]
 

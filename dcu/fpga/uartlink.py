@@ -21,7 +21,7 @@ import numpy as np
 
 from hdl.fpga.linkproto import ACK, BUSY, MAGIC, NAK, OPS, REGS  # noqa: F401 (re-exported)
 
-from .backends.rtl import issued_by_group
+from ..backends.rtl import issued_by_group
 
 __all__ = ["UartLink", "LinkInfo", "LinkResult", "LinkError", "SerialPort", "QueueTransport",
            "sim_bridge"]
@@ -271,8 +271,8 @@ class UartLink:
         """
         from hdl.config import get_config
         from hdl.top.dcu import DCU, DcuError
-        from .hostimage import host_image
-        from .backends.rtl import RtlError, error_text
+        from ..hostimage import host_image
+        from ..backends.rtl import RtlError, error_text
         cfg = get_config(config)
         img = host_image(prep, cfg, wgp)
         ranges = None if whole_image else [(alloc.base - img.base, alloc.end - img.base)
