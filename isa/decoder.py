@@ -79,7 +79,8 @@ _VMEM_PREFIX = {0xEC: Fmt.VFLAT, 0xED: Fmt.VSCRATCH, 0xEE: Fmt.VGLOBAL}
 VMEM_FMTS = tuple(_VMEM_PREFIX.values())
 
 
-def _fmt_of(w0: int) -> Fmt | None:
+def fmt_of(w0: int) -> Fmt | None:
+    """The encoding format of an instruction whose first dword is ``w0`` (None: no gfx1200 format)."""
     top7 = w0 >> 25
     if top7 == 0x3F:
         return Fmt.VOP1
@@ -112,15 +113,17 @@ def _fmt_of(w0: int) -> Fmt | None:
     return _VMEM_PREFIX.get(w0 >> 24)
 
 
-_BASE_WORDS = {Fmt.SOP1: 1, Fmt.SOP2: 1, Fmt.SOPK: 1, Fmt.SOPC: 1, Fmt.SOPP: 1, Fmt.VOP1: 1,
+# dwords of each format before any literal, DPP or DPP8 dword
+BASE_WORDS = {Fmt.SOP1: 1, Fmt.SOP2: 1, Fmt.SOPK: 1, Fmt.SOPC: 1, Fmt.SOPP: 1, Fmt.VOP1: 1,
                Fmt.VOP2: 1, Fmt.VOPC: 1, Fmt.VOP3: 2, Fmt.VOP3SD: 2, Fmt.SMEM: 2, Fmt.DS: 2,
                Fmt.VGLOBAL: 3, Fmt.VSCRATCH: 3, Fmt.VFLAT: 3, Fmt.VOPD: 2}
 
 
-_BASE_WORDS[Fmt.VOP3P] = 2
+BASE_WORDS[Fmt.VOP3P] = 2
 
 
-def _raw_op(fmt: Fmt, w0: int) -> int:
+def raw_op(fmt: Fmt, w0: int) -> int:
+    """The opcode field of ``fmt``'s first dword ``w0``."""
     if fmt == Fmt.SOP2:
         return (w0 >> 23) & 0x7F
     if fmt == Fmt.SOPK:
@@ -197,12 +200,12 @@ def _fields(fmt: Fmt, w: Sequence[int]) -> dict:
 
 
 # which fields hold source operand codes that may be 255 (literal), per format
-_SRC_FIELDS = {Fmt.SOP1: ("ssrc0",), Fmt.SOP2: ("ssrc0", "ssrc1"), Fmt.SOPC: ("ssrc0", "ssrc1"),
+SRC_FIELDS = {Fmt.SOP1: ("ssrc0",), Fmt.SOP2: ("ssrc0", "ssrc1"), Fmt.SOPC: ("ssrc0", "ssrc1"),
                Fmt.VOP1: ("src0",), Fmt.VOP2: ("src0",), Fmt.VOPC: ("src0",),
                Fmt.VOP3: ("src0", "src1", "src2"), Fmt.VOP3SD: ("src0", "src1", "src2")}
 
 
-_SRC_FIELDS[Fmt.VOP3P] = ("src0", "src1", "src2")
+SRC_FIELDS[Fmt.VOP3P] = ("src0", "src1", "src2")
 
 
 # formats this decoder does not implement: (prefix mask, prefix value, name, op shift, op width)
@@ -229,7 +232,7 @@ def encoding_size(words) -> int:
     a literal dword when a source field holds the literal code. A listing steps over words the
     decoder rejects by this, and so stays in step with the instruction stream."""
     words = [int(w) & 0xFFFFFFFF for w in words]
-    fmt = _fmt_of(words[0])
+    fmt = fmt_of(words[0])
     if fmt == Fmt.VOPD:
         w1 = words[1] if len(words) > 1 else 0
         literal = (words[0] & 0x1FF) == O.LITERAL or (w1 & 0x1FF) == O.LITERAL or \
@@ -237,9 +240,9 @@ def encoding_size(words) -> int:
         return 4 * (2 + literal)
     if fmt is None:
         return 4 * _FOREIGN_DWORDS.get(_foreign(words[0])[0], 1)
-    n = _BASE_WORDS[fmt]
-    if fmt in _SRC_FIELDS and len(words) >= n and any(_fields(fmt, words).get(k) == O.LITERAL
-                                                      for k in _SRC_FIELDS[fmt]):
+    n = BASE_WORDS[fmt]
+    if fmt in SRC_FIELDS and len(words) >= n and any(_fields(fmt, words).get(k) == O.LITERAL
+                                                      for k in SRC_FIELDS[fmt]):
         n += 1
     return 4 * n
 
@@ -268,7 +271,7 @@ def decode(words: Sequence[int], pc: int = 0) -> Inst:
     if not words:
         raise DecodeError("no instruction dword (truncated input)", pc, ())
     w0 = words[0]
-    fmt = _fmt_of(w0)
+    fmt = fmt_of(w0)
     if fmt == Fmt.VOPD:
         return _decode_vopd(words, pc)
     if fmt is None:
@@ -276,9 +279,9 @@ def decode(words: Sequence[int], pc: int = 0) -> Inst:
         raise DecodeError(f"unsupported {fname or 'unknown'} encoding"
                           + (f" (opcode {fop})" if fop >= 0 else ""), pc, words[:2],
                           _unknown_name(fname, fop))
-    op = _raw_op(fmt, w0)
+    op = raw_op(fmt, w0)
     info = lookup(fmt, op)
-    nbase = _BASE_WORDS[fmt]
+    nbase = BASE_WORDS[fmt]
     if info is None:
         name = _unknown_name(fmt.value, op)
         what = "unimplemented" if name else "unknown"
@@ -292,11 +295,11 @@ def decode(words: Sequence[int], pc: int = 0) -> Inst:
     nsrc = len(info.src_bits)
     if fmt in _DPP_FMTS and f["src0"] in _DPP_CODES and "literal_k" not in info.flags:
         return check(_decode_dpp(info, fmt, f, words, pc, nbase))
-    if fmt in _SRC_FIELDS and f.get("src0") in _DPP_CODES and "literal_k" not in info.flags:
+    if fmt in SRC_FIELDS and f.get("src0") in _DPP_CODES and "literal_k" not in info.flags:
         raise DecodeError(f"{info.name}: DPP/SDWA-style source 0x{f['src0']:x} is not supported",
                           pc, words[:nbase + 1], info.name)
     need_lit = "literal_k" in info.flags or any(
-        f[k] == O.LITERAL for k in _SRC_FIELDS.get(fmt, ())[:max(nsrc, 1) if nsrc else 0])
+        f[k] == O.LITERAL for k in SRC_FIELDS.get(fmt, ())[:max(nsrc, 1) if nsrc else 0])
     literal = None
     n = nbase
     if need_lit:

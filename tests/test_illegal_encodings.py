@@ -39,7 +39,7 @@ import pytest
 
 import isa
 from isa import DecodeError, Fmt
-from isa.decoder import _BASE_WORDS, _fmt_of
+from isa.decoder import BASE_WORDS, fmt_of
 from tests.asmutil import LLVM_MC, needs_llvm
 
 pytestmark = needs_llvm
@@ -134,7 +134,7 @@ def _word(fmt: Fmt, op: int) -> int:
 
 def _base(fmt: Fmt, op: int) -> list[int]:
     """The opcode with its fields 0 (``saddr`` off where FLAT and the cache ops need it)."""
-    words = [_word(fmt, op)] + [0] * (_BASE_WORDS[fmt] - 1)
+    words = [_word(fmt, op)] + [0] * (BASE_WORDS[fmt] - 1)
     info = isa.lookup(fmt, op)
     if fmt == Fmt.VFLAT or (info is not None and info.kind == "cache"):
         words[0] |= 0x7C
@@ -146,7 +146,7 @@ def opcode_sweep() -> list[tuple[str, list[int]]]:
     for fmt, (_, _, _, width) in ENC.items():
         for op in range(1 << width):
             words = _base(fmt, op)
-            if _fmt_of(words[0]) == fmt:              # else another format's prefix
+            if fmt_of(words[0]) == fmt:              # else another format's prefix
                 out.append((f"{fmt.value} op {op}", words + [LIT]))
     for name, (_, value, lsb, width, n) in FOREIGN.items():
         out += [(f"{name} op {op}", [value | op << lsb] + [0] * (n - 1) + [LIT]) for op in range(1 << width)]

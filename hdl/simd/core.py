@@ -1439,8 +1439,8 @@ def _no_clamp() -> frozenset:
     implemented) and the plain 32-bit integer ops that do not saturate (the model rejects
     clamp on them too)."""
     from .trans import CLS_OF as trans_ops
-    from .valu_int import _PLAIN32, CLAMP_SATURATES
-    return frozenset((_PLAIN32 - CLAMP_SATURATES) | {o.name.lower() for o in trans_ops})
+    from .valu_int import PLAIN32, CLAMP_SATURATES
+    return frozenset((PLAIN32 - CLAMP_SATURATES) | {o.name.lower() for o in trans_ops})
 
 
 #: Mnemonics of ``IMPLEMENTED`` that the SIMD does not execute with ``clamp`` set.

@@ -2,8 +2,8 @@
 
 Everything opcode-specific is generated at elaboration time from ``isa.OPCODES`` and the
 Python decoder's rules (``isa.decoder``): a ``Switch`` on the format bits (the ISA guide's microcode formats; the
-patterns and the opcode field positions are derived from ``isa.decoder._fmt_of`` and
-``_raw_op``), inside it a ``Switch`` on the opcode field with one ``Case`` per opcode that
+patterns and the opcode field positions are derived from ``isa.decoder.fmt_of`` and
+``raw_op``), inside it a ``Switch`` on the opcode field with one ``Case`` per opcode that
 sets the ``OpId``, the ``Kind`` and the per-opcode properties (:func:`op_properties`). The
 VOP3 opcode space holds the native VOP3/VOP3SD opcodes and the ``_e64`` forms of VOP1/VOP2/
 VOPC. Adding an opcode to ``isa/opcodes.py`` adds it here once the SIMD executes it
@@ -26,7 +26,8 @@ from isa import OPCODES, Fmt, OpInfo
 from isa import operands as O
 from isa.legality import FIELDS, rules
 # The Python decoder's own tables, so that both decoders follow one set of rules.
-from isa.decoder import _BASE_WORDS, _DPP_CODES, _SRC_FIELDS, VMEM_FMTS, _fmt_of, _raw_op
+from isa.decoder import BASE_WORDS, SRC_FIELDS, VMEM_FMTS, fmt_of, raw_op
+from isa.dpp import CODES as DPP_CODES
 
 from .executed import IMPLEMENTED as EXECUTED
 from ..isa_tables import FmtId, Kind, OpId, info_of, ops_of
@@ -43,12 +44,12 @@ _FMT_LSB = 23        # the format is a function of dword 0 bits [31:23]
 def _fmt_cubes() -> dict[Fmt, list[str]]:
     """Disjoint ``Case`` patterns on dword 0 bits [31:23] for each implemented format.
 
-    Classifies all 512 values with the Python decoder's own ``_fmt_of`` and merges them into
+    Classifies all 512 values with the Python decoder's own ``fmt_of`` and merges them into
     don't-care cubes along a binary decision tree, so that no two patterns overlap (Verilator
     flags overlapping ``casez`` items). VOPD and foreign formats are left out: illegal.
     """
     width = 32 - _FMT_LSB
-    cls = [_fmt_of(v << _FMT_LSB) for v in range(1 << width)]
+    cls = [fmt_of(v << _FMT_LSB) for v in range(1 << width)]
     cls = [None if f == Fmt.VOPD else f for f in cls]
     cubes: dict[Fmt, list[str]] = {}
 
@@ -69,10 +70,10 @@ def _fmt_cubes() -> dict[Fmt, list[str]]:
 
 
 def _op_field(fmt: Fmt) -> tuple[int, int]:
-    """(lsb, width) of the opcode field of dword 0, probed from ``isa.decoder._raw_op``."""
-    width = _raw_op(fmt, 0xFFFFFFFF).bit_length()
-    lsb = next(b for b in range(32) if _raw_op(fmt, 1 << b) == 1)
-    assert _raw_op(fmt, ((1 << width) - 1) << lsb) == (1 << width) - 1
+    """(lsb, width) of the opcode field of dword 0, probed from ``isa.decoder.raw_op``."""
+    width = raw_op(fmt, 0xFFFFFFFF).bit_length()
+    lsb = next(b for b in range(32) if raw_op(fmt, 1 << b) == 1)
+    assert raw_op(fmt, ((1 << width) - 1) << lsb) == (1 << width) - 1
     return lsb, width
 
 
@@ -246,8 +247,8 @@ class Decoder(wiring.Component):
         with m.Switch(w0[_FMT_LSB:32]):
             for fmt, patterns in _fmt_cubes().items():
                 with m.Case(*patterns):
-                    m.d.comb += [inst.fmt.eq(FmtId[fmt.name]), t.nbase.eq(_BASE_WORDS[fmt]),
-                                 t.dpp_chk.eq("src0" in _SRC_FIELDS.get(fmt, ()))]
+                    m.d.comb += [inst.fmt.eq(FmtId[fmt.name]), t.nbase.eq(BASE_WORDS[fmt]),
+                                 t.dpp_chk.eq("src0" in SRC_FIELDS.get(fmt, ()))]
                     m.d.comb += self._fields(fmt, inst, t, w0, w1, w2)
                     lsb, width = _op_field(fmt)
                     if fmt == Fmt.VOP3:
@@ -270,7 +271,7 @@ class Decoder(wiring.Component):
             inst.size.eq(t.nbase + has_lit),
             inst.literal.eq(Mux(has_lit, Mux(t.nbase[1], w2, w1), 0)),
         ]
-        dpp = t.dpp_chk & Cat(*(t.src0 == code for code in _DPP_CODES)).any()
+        dpp = t.dpp_chk & Cat(*(t.src0 == code for code in DPP_CODES)).any()
         with m.If(dpp | t.bad):
             m.d.comb += [inst.valid.eq(0), inst.illegal.eq(1), inst.op.eq(OpId.NONE),
                          inst.kind.eq(Kind.ILLEGAL)]
@@ -329,7 +330,7 @@ class Decoder(wiring.Component):
         e32 = enc == info.fmt and enc in (Fmt.VOP1, Fmt.VOP2, Fmt.VOPC)
         stmts = [inst.valid.eq(1), inst.illegal.eq(0), inst.op.eq(OpId[info.name.upper()]),
                  inst.kind.eq(Kind[info.kind.upper()])]
-        nlit = min(len(_SRC_FIELDS.get(enc, ())), len(info.src_bits))
+        nlit = min(len(SRC_FIELDS.get(enc, ())), len(info.src_bits))
         if nlit:
             stmts.append(t.litsel.eq((1 << nlit) - 1))
         if "literal_k" in fl:

@@ -20,7 +20,7 @@ from . import lanemul
 from ..isa_tables import OpId
 from .valu_int import count_leading_zeros, count_trailing_zeros, fit, low_mask, popcount, select
 
-__all__ = ["SALU", "IMPLEMENTED", "salu_signature"]
+__all__ = ["SALU", "IMPLEMENTED", "salu_signature", "SAVEEXEC"]
 
 M32, M64 = (1 << 32) - 1, (1 << 64) - 1
 
@@ -60,7 +60,8 @@ def _cmp(cond: str, x, y):
             "lt": x < y, "le": x <= y}[cond]
 
 
-_SAVEEXEC = {
+# s_<op>_saveexec_b32/b64 and s_<op>_wrexec_b32/b64: <op> -> f(S0, EXEC), the new EXEC.
+SAVEEXEC = {
     "and": lambda s, e: s & e, "or": lambda s, e: s | e, "xor": lambda s, e: s ^ e,
     "nand": lambda s, e: ~(s & e), "nor": lambda s, e: ~(s | e), "xnor": lambda s, e: ~(s ^ e),
     "and_not0": lambda s, e: ~s & e, "or_not0": lambda s, e: ~s | e,
@@ -166,7 +167,7 @@ def _semantics(a64, b64, scc_in, d_in, k16, exec_in, p):
     # s_cmov writes only when SCC is set; d is also right if the SIMD writes d_in back
     t["s_cmov_b32"] = {"d": select(scc_in, a, d32), "d_we": scc_in}
     t["s_cmov_b64"] = {"d": select(scc_in, a64, d_in), "d_we": scc_in}
-    for k, f in _SAVEEXEC.items():
+    for k, f in SAVEEXEC.items():
         new = fit(f(a, exec_in), 32)
         t[f"s_{k}_saveexec_b32"] = {"d": exec_in, "exec": new, "scc": new != 0}
         t[f"s_{k}_wrexec_b32"] = {"d": new, "exec": new, "scc": new != 0}

@@ -30,8 +30,8 @@ from amaranth.lib import data, enum, wiring
 
 from . import lanemul
 from ..isa_tables import OpId
-from .salu import IMPLEMENTED, _SAVEEXEC, salu_signature
-from .valu_int import _balanced, count_leading_zeros, low_mask, popcount
+from .salu import IMPLEMENTED, SAVEEXEC, salu_signature
+from .valu_int import balanced, count_leading_zeros, low_mask, popcount
 
 __all__ = ["SALUShared"]
 
@@ -206,7 +206,7 @@ def _table() -> dict[str, dict]:
     t["s_mul_hi_i32"] = {**mul, "rs": Result.MUL_HI, "mul_sgn": 1}
     t["s_mul_u64"] = {**mul, "rs": Result.MUL_64, "dst64": 1}
     t["s_mulk_i32"] = {**mul, "rs": Result.MUL_LO, "mul_xd": 1, "mul_yk": 1}
-    for k, f in _SAVEEXEC.items():
+    for k, f in SAVEEXEC.items():
         tt = _tt(lambda x, y, f=f: f(x, y) & 1)
         t[f"s_{k}_saveexec_b32"] = {"rs": Result.EXEC_IN, "y": YSrc.EXEC, "tt": tt, "d_we": DWe.YES,
                                     "exec_we": 1, "scc": SccSrc.LOGIC_NZ}
@@ -311,7 +311,7 @@ class SALUShared(wiring.Component):
         # the bitwise unit: a truth table over X and Y (for the selects, X or Y by SCC)
         st = stage("bitwise")
         tt = Mux(ctl.csel, Mux(self.scc_in, _TT_X, _TT_Y), ctl.tt)
-        LOG = sig(st, "logic", _balanced([_rep(tt[i], 64) & (X if i & 2 else ~X) & (Y if i & 1 else ~Y)
+        LOG = sig(st, "logic", balanced([_rep(tt[i], 64) & (X if i & 2 else ~X) & (Y if i & 1 else ~Y)
                                           for i in range(4)], operator.or_))
 
         # counts, negation, multiplier

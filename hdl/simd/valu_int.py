@@ -46,7 +46,9 @@ from . import lanemul
 from ..isa_tables import OpId, info_of
 
 __all__ = ["VALUInt", "IMPLEMENTED", "CLAMP_SATURATES", "int_valu_signature", "select", "popcount",
-           "count_leading_zeros", "count_trailing_zeros", "low_mask", "fit", "clip"]
+           "count_leading_zeros", "count_trailing_zeros", "low_mask", "fit", "clip",
+           "balanced", "perm", "MM_MODES", "MINMAX", "MAD", "V16", "V16_TO_32", "MUL_OPERANDS", "CMP",
+           "COMPARES", "PLAIN32"]
 
 
 # --------------------------------------------------------------------------------------
@@ -61,7 +63,7 @@ _CLZ4 = _nibble_table(lambda n: 4 - n.bit_length())
 _CTZ4 = _nibble_table(lambda n: (n & -n).bit_length() - 1 if n else 4)
 
 
-def _balanced(items, fn):
+def balanced(items, fn):
     """Combine ``items`` pairwise with ``fn`` as a balanced tree (not a chain)."""
     items = list(items)
     while len(items) > 1:
@@ -102,7 +104,7 @@ def popcount(v, lo: int = 0, n: int | None = None) -> Value:
         if len(nib) < 4:
             nib = Cat(nib, Const(0, 4 - len(nib)))
         leaves.append(_POP4.word_select(nib, 3))
-    return _balanced(leaves, lambda x, y: x + y)
+    return balanced(leaves, lambda x, y: x + y)
 
 
 def _check_pow2(n: int) -> None:
@@ -286,7 +288,7 @@ def _s(x):
     return x.as_signed()
 
 
-def _perm(L):
+def perm(L):
     """v_perm_b32 as four byte parts: each result byte picks, by its selector byte of S2,
     a byte of {S0, S1} (0-7, S1 in bytes 0-3), the sign of byte 1/3/5/7 (8-11), 0 (12) or
     0xFF (13 and up): below 8 a byte of the pool, from 8 on a byte of copies of one bit."""
@@ -302,7 +304,7 @@ def _perm(L):
 
 
 # name -> f(lane) -> value whose low dst_bits bits are the lane result, or a list of parts
-# (sim/execute.py VINT; the bit counts and 3-operand min/max are in _COUNT and _MINMAX)
+# (sim/execute.py VINT; the bit counts and 3-operand min/max are in _COUNT and MINMAX)
 _VINT = {
     "v_mov_b32": lambda L: L.a,
     "v_not_b32": lambda L: ~L.a,
@@ -310,7 +312,7 @@ _VINT = {
     "v_add_nc_u32": lambda L: L.a + L.b,
     "v_sub_nc_u32": lambda L: L.a - L.b,
     "v_subrev_nc_u32": lambda L: L.b - L.a,
-    # L.p: the lane's product of S0 and S1 as _MUL_OPERANDS gives them (the shared multiplier)
+    # L.p: the lane's product of S0 and S1 as MUL_OPERANDS gives them (the shared multiplier)
     "v_mul_lo_u32": lambda L: L.p,
     "v_mul_hi_u32": lambda L: L.p[32:64],
     "v_mul_hi_i32": lambda L: L.p[32:64],
@@ -348,7 +350,7 @@ _VINT = {
     "v_max_i32": lambda L: _max(_s(L.a), _s(L.b)),
     "v_min_u32": lambda L: _min(L.a, L.b),
     "v_max_u32": lambda L: _max(L.a, L.b),
-    "v_perm_b32": _perm,
+    "v_perm_b32": perm,
     "v_bcnt_u32_b32": lambda L: popcount(L.a) + L.b,
 }
 
@@ -372,18 +374,18 @@ _COUNT = {
 
 # The shared 3-operand min/max stage: name -> mode. The Case puts min(S0, S1) and
 # max(S0, S1) into lo/hi; the stage combines them with S2.
-_MM_MODES = ("min3", "max3", "maxmin", "minmax", "med3")
-_MINMAX = {f"v_{op}_{t}": mode for mode, op in enumerate(_MM_MODES) for t in ("i32", "u32")}
+MM_MODES = ("min3", "max3", "maxmin", "minmax", "med3")
+MINMAX = {f"v_{op}_{t}": mode for mode, op in enumerate(MM_MODES) for t in ("i32", "u32")}
 
 
-# 16-bit ops (sim/execute.py V16, V16_TO_32): name -> (f on exact integers, signed?); _MAD:
+# 16-bit ops (sim/execute.py V16, V16_TO_32): name -> (f on exact integers, signed?); MAD:
 # S0 * S1 (+ S2 when the op has one) on the shared multiplier
-_MAD = "mad"
-_V16 = {
+MAD = "mad"
+V16 = {
     "v_add_nc_u16": (lambda a, b: a + b, False), "v_add_nc_i16": (lambda a, b: a + b, True),
     "v_sub_nc_u16": (lambda a, b: a - b, False), "v_sub_nc_i16": (lambda a, b: a - b, True),
-    "v_mul_lo_u16": (_MAD, False),
-    "v_mad_u16": (_MAD, False), "v_mad_i16": (_MAD, True),
+    "v_mul_lo_u16": (MAD, False),
+    "v_mad_u16": (MAD, False), "v_mad_i16": (MAD, True),
     "v_max_u16": (_max, False), "v_max_i16": (_max, True),
     "v_min_u16": (_min, False), "v_min_i16": (_min, True),
     "v_lshlrev_b16": (lambda a, b: b << a[:4], False),
@@ -393,10 +395,10 @@ _V16 = {
     "v_xor_b16": (lambda a, b: a ^ b, False),
     "v_not_b16": (lambda a: -a - 1, False),   # ~a on an exact integer (negative: clamps to 0)
 }
-_V16_TO_32 = {
+V16_TO_32 = {
     "v_cvt_u32_u16": (lambda a: a, False), "v_cvt_i32_i16": (lambda a: a, True),
-    "v_mad_u32_u16": (_MAD, False),
-    "v_mad_i32_i16": (_MAD, True),
+    "v_mad_u32_u16": (MAD, False),
+    "v_mad_i32_i16": (MAD, True),
 }
 
 # carry ops: name -> f(lane) -> the exact result, whose bit 32 (bit 64 for v_mad_co_*) is the
@@ -426,8 +428,8 @@ _CLAMP32 = {
 }
 
 # The 32-bit multiplies: name -> (bits, signed): the shared multiplier takes the low ``bits``
-# bits of S0 and S1, sign- or zero-extended (the 16-bit ones are the _V16 entries marked _MAD).
-_MUL_OPERANDS = {
+# bits of S0 and S1, sign- or zero-extended (the 16-bit ones are the V16 entries marked MAD).
+MUL_OPERANDS = {
     "v_mul_lo_u32": (32, False), "v_mul_hi_u32": (32, False), "v_mul_hi_i32": (32, True),
     "v_mul_u32_u24": (24, False), "v_mul_hi_u32_u24": (24, False), "v_mul_i32_i24": (24, True),
     "v_mul_hi_i32_i24": (24, True), "v_mad_u32_u24": (24, False), "v_mad_i32_i24": (24, True),
@@ -435,7 +437,8 @@ _MUL_OPERANDS = {
 }
 
 
-_CMP = {"lt": lambda x, y: x < y, "eq": lambda x, y: x == y, "le": lambda x, y: x <= y,
+# The integer compare conditions: <cond> of v_cmp_<cond>_<type> -> f(x, y).
+CMP = {"lt": lambda x, y: x < y, "eq": lambda x, y: x == y, "le": lambda x, y: x <= y,
         "gt": lambda x, y: x > y, "ne": lambda x, y: x != y, "lg": lambda x, y: x != y,
         "ge": lambda x, y: x >= y}
 
@@ -443,9 +446,9 @@ _CMP = {"lt": lambda x, y: x < y, "eq": lambda x, y: x == y, "le": lambda x, y: 
 def _compare(name: str):
     """f(lane) -> bit for an integer ``v_cmp_*``/``v_cmpx_*``, or None."""
     parts = name.split("_")
-    if len(parts) != 4 or parts[0] != "v" or parts[1] not in ("cmp", "cmpx") or parts[2] not in _CMP:
+    if len(parts) != 4 or parts[0] != "v" or parts[1] not in ("cmp", "cmpx") or parts[2] not in CMP:
         return None
-    cond, typ = _CMP[parts[2]], parts[3]
+    cond, typ = CMP[parts[2]], parts[3]
     if typ not in ("i32", "u32", "i64", "u64"):
         return None
     wide, sgn = typ.endswith("64"), typ[0] == "i"
@@ -457,21 +460,22 @@ def _compare(name: str):
 
 
 _ALL_OPS = {op.name.lower(): op for op in OpId if op is not OpId.NONE}
-_COMPARES = {n: f for n, f in ((n, _compare(n)) for n in _ALL_OPS) if f is not None}
+# Every integer v_cmp_*/v_cmpx_*: name -> f(lane) -> the compare bit.
+COMPARES = {n: f for n, f in ((n, _compare(n)) for n in _ALL_OPS) if f is not None}
 _OTHER = {"v_add_nc_i32", "v_sub_nc_i32", "v_cndmask_b32", "v_mbcnt_lo_u32_b32",
           "v_mbcnt_hi_u32_b32", "v_nop"}
 #: The model's VINT ops: ``op_sel`` on them is illegal, and so is ``clamp`` but on the
 #: ``_CLAMP32`` ones (the model rejects both).
-_PLAIN32 = frozenset(set(_VINT) | set(_COUNT) | set(_MINMAX))
-assert set(_CLAMP32) <= _PLAIN32
+PLAIN32 = frozenset(set(_VINT) | set(_COUNT) | set(MINMAX))
+assert set(_CLAMP32) <= PLAIN32
 
 #: Mnemonics whose VOP3 ``clamp`` saturates the exact result to the destination's range.
-CLAMP_SATURATES = frozenset(set(_CLAMP32) | set(_CARRY) | set(_V16) | set(_V16_TO_32)
+CLAMP_SATURATES = frozenset(set(_CLAMP32) | set(_CARRY) | set(V16) | set(V16_TO_32)
                             | {"v_add_nc_i32", "v_sub_nc_i32"})
 
 #: Mnemonics VALUInt implements (everything else raises ``illegal``).
-IMPLEMENTED = frozenset(set(_VINT) | set(_COUNT) | set(_MINMAX) | set(_V16) | set(_V16_TO_32)
-                        | set(_CARRY) | set(_COMPARES) | _OTHER)
+IMPLEMENTED = frozenset(set(_VINT) | set(_COUNT) | set(MINMAX) | set(V16) | set(V16_TO_32)
+                        | set(_CARRY) | set(COMPARES) | _OTHER)
 assert IMPLEMENTED <= set(_ALL_OPS), sorted(IMPLEMENTED - set(_ALL_OPS))
 
 
@@ -621,8 +625,8 @@ class VALUInt(wiring.Component):
             return Cat(*parts)
 
         def feed_mul(name):
-            if name in _MUL_OPERANDS:
-                bits, sgn = _MUL_OPERANDS[name]
+            if name in MUL_OPERANDS:
+                bits, sgn = MUL_OPERANDS[name]
                 ext = _s if sgn else (lambda v: v)
                 m.d.comb += st.feed_mul(lanes, lambda L: ext(L.a[:bits]), lambda L: ext(L.b[:bits]))
 
@@ -645,7 +649,7 @@ class VALUInt(wiring.Component):
                 with m.Case(_ALL_OPS[name]):
                     m.d.comb += [st.cnt.eq(lanes_of(f)), st.cnt_on.eq(1), st.cnt_minus1.eq(minus1),
                                  self.illegal.eq(plain_illegal)]
-            for name, mode in _MINMAX.items():
+            for name, mode in MINMAX.items():
                 with m.Case(_ALL_OPS[name]):
                     sgn = name.endswith("i32")
                     lt = [(_s(L.a) < _s(L.b)) if sgn else (L.a < L.b) for L in lanes]
@@ -654,7 +658,7 @@ class VALUInt(wiring.Component):
                         st.mm_hi.eq(Cat(*[select(t, L.b, L.a) for t, L in zip(lt, lanes)])),
                         st.mm_on.eq(1), st.mm_signed.eq(sgn), st.mm_mode.eq(mode),
                         self.illegal.eq(plain_illegal)]
-            for table, wide in ((_V16, False), (_V16_TO_32, True)):
+            for table, wide in ((V16, False), (V16_TO_32, True)):
                 for name, (f, sgn) in table.items():
                     with m.Case(_ALL_OPS[name]):
                         self._v16_exact(m, lanes, st, _ALL_OPS[name], f, sgn, wide)
@@ -681,7 +685,7 @@ class VALUInt(wiring.Component):
                             m.d.comb += st.feed_exact(lanes, f, sgn=False, wide=True)
                         with m.Else():
                             put(f)
-            for name, f in _COMPARES.items():
+            for name, f in COMPARES.items():
                 with m.Case(_ALL_OPS[name]):
                     put_mask(f)
             with m.Case(OpId.V_CNDMASK_B32):
@@ -736,7 +740,7 @@ class VALUInt(wiring.Component):
                  "med3": lambda L: mx(lo(L), mn(hi(L), L.c))}
         with m.If(st.mm_on):
             with m.Switch(st.mm_mode):
-                for mode, name in enumerate(_MM_MODES):
+                for mode, name in enumerate(MM_MODES):
                     with m.Case(mode):
                         put(modes[name])
 
@@ -763,11 +767,11 @@ class VALUInt(wiring.Component):
 
         def result(L):
             srcs = sources(L)
-            if f is not _MAD:
+            if f is not MAD:
                 return f(*srcs)
             return L.p + srcs[2] if len(srcs) > 2 else L.p
 
-        if f is _MAD:
+        if f is MAD:
             m.d.comb += st.feed_mul(lanes, lambda L: sources(L)[0], lambda L: sources(L)[1])
         m.d.comb += st.feed_exact(lanes, result, sgn, wide)
 

@@ -40,8 +40,8 @@ from amaranth.hdl import Cat, Const, Module, Mux, Signal, Value
 from amaranth.lib import data, enum, wiring
 
 from ..isa_tables import OpId, info_of
-from .valu_int import (CLAMP_SATURATES, IMPLEMENTED, _CMP, _balanced, _COMPARES, _MINMAX, _MM_MODES,
-                       _MUL_OPERANDS, _MAD, _PLAIN32, _V16, _V16_TO_32, _perm, count_leading_zeros,
+from .valu_int import (CLAMP_SATURATES, IMPLEMENTED, CMP, balanced, COMPARES, MINMAX, MM_MODES,
+                       MUL_OPERANDS, MAD, PLAIN32, V16, V16_TO_32, perm, count_leading_zeros,
                        int_valu_signature, low_mask, popcount)
 from . import lanemul
 
@@ -171,36 +171,36 @@ _ADD = {"ax": AddX.A, "ay": AddY.B}
 _LEFT = {"left": 1}
 # compare conditions as truth tables over the index 2 lt + eq of S0 - S1 (gt, eq, lt)
 _COND = {c: sum(int(f(x, y)) << k for k, (x, y) in enumerate(((1, 0), (0, 0), (0, 1))))
-         for c, f in _CMP.items()}
+         for c, f in CMP.items()}
 
 
 def _control(name: str) -> dict:
     """The control word of one implemented op, as a dict of :data:`Control` fields."""
     op = OpId[name.upper()]
     dst64 = info_of(op).dst_bits == 64
-    ctl = {"legal": 1, "plain": int(name in _PLAIN32), "wa": Width.W32, "wb": Width.W32,
+    ctl = {"legal": 1, "plain": int(name in PLAIN32), "wa": Width.W32, "wb": Width.W32,
            "wc": Width.W32, "dst64": int(dst64), "sat": int(name in CLAMP_SATURATES),
            "sat_to": Width.W64 if dst64 else Width.W32}
-    if name in _MUL_OPERANDS:
-        bits, sgn = _MUL_OPERANDS[name]
+    if name in MUL_OPERANDS:
+        bits, sgn = MUL_OPERANDS[name]
         ctl.update(mul24=int(bits == 24), sgn=int(sgn))
     if name in _LOGIC:
         ctl.update(rs=Result.LOGIC, tt=_tt(_LOGIC[name]))
-    if name in _MINMAX:
-        mode = _MM_MODES[_MINMAX[name]]
+    if name in MINMAX:
+        mode = MM_MODES[MINMAX[name]]
         ctl.update(_SUB, rs=Result.MINMAX3, sgn=int(name.endswith("i32")), mm3_med=int(mode == "med3"),
                    mm3_lo=int(mode in ("min3", "minmax", "med3")), mm3_max=int(mode in ("max3", "minmax", "med3")))
-    if name in _COMPARES:
+    if name in COMPARES:
         _, kind, cond, typ = name.split("_")
         w = Width.W64 if typ.endswith("64") else Width.W32
         ctl.update(_SUB, wa=w, wb=w, sgn=int(typ[0] == "i"), mo=MaskOut.COMPARE, cond=_COND[cond])
-    for table, wide in ((_V16, False), (_V16_TO_32, True)):
+    for table, wide in ((V16, False), (V16_TO_32, True)):
         if name in table:
             f, sgn = table[name]
             ctl.update(sgn=int(sgn), sat_to=Width.W32 if wide else Width.W16, half=int(not wide),
                        **{w: Width.W16 if bits == 16 else Width.W32
                           for w, bits in zip(("wa", "wb", "wc"), info_of(op).src_bits)})
-            if f is _MAD:
+            if f is MAD:
                 ctl.update(ax=AddX.P, ay=AddY.C if len(info_of(op).src_bits) > 2 else AddY.ZERO)
     ctl.update(_EXTRA.get(name, {}))
     return ctl
@@ -263,7 +263,7 @@ _EXTRA = {
     "v_mbcnt_lo_u32_b32": {"ax": AddX.POP, "ay": AddY.B, "pop_below": 1},
     "v_nop": {},
 }
-_COVERED = set(_EXTRA) | set(_LOGIC) | set(_MINMAX) | set(_COMPARES) | set(_V16) | set(_V16_TO_32)
+_COVERED = set(_EXTRA) | set(_LOGIC) | set(MINMAX) | set(COMPARES) | set(V16) | set(V16_TO_32)
 assert _COVERED == IMPLEMENTED, sorted(IMPLEMENTED ^ _COVERED)
 
 
@@ -301,7 +301,7 @@ def _overflow(e, to, sgn) -> Value:
 
 
 class _Lane:
-    """The raw 32-bit sources of one lane, for ``hdl.simd.valu_int._perm``."""
+    """The raw 32-bit sources of one lane, for ``hdl.simd.valu_int.perm``."""
 
     def __init__(self, a, b, c):
         self.a, self.b, self.ports = a, b, (a, b, c)
@@ -421,7 +421,7 @@ class VALUIntShared(wiring.Component):
             c = sig(st, f"logic_c{i}", Mux(ctl.tt_mask, _rep(mask_in[i], 32), C(i)[:32]))
             terms = [_rep(ctl.tt[k], 32) & (a if k & 4 else ~a) & (b if k & 2 else ~b) & (c if k & 1 else ~c)
                      for k in range(8)]
-            return _balanced(terms, operator.or_)
+            return balanced(terms, operator.or_)
         LOG = wide(st, "logic", 32, logic)
 
         def pop(i):   # v_mbcnt_lo: S0's bits below the lane's index in the wave
@@ -518,7 +518,7 @@ class VALUIntShared(wiring.Component):
                 for src, v in ((Result.SUM, SUM(i)[:64]), (Result.SHIFT, SH(i)), (Result.LOGIC, LOG(i)),
                                (Result.P_HI, P(i)[32:64]), (Result.MINMAX, MM(i)), (Result.MINMAX3, MM3(i)),
                                (Result.COUNT, CNT(i)),
-                               (Result.PERM, Cat(*_perm(_Lane(A(i)[:32], B(i)[:32], C(i)[:32]))))):
+                               (Result.PERM, Cat(*perm(_Lane(A(i)[:32], B(i)[:32], C(i)[:32]))))):
                     with st.Case(src):
                         st.d.comb += r.eq(v)
             return r
