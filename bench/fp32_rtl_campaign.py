@@ -44,7 +44,7 @@ FMA_CLASS = ("v_add_f32", "v_sub_f32", "v_subrev_f32", "v_mul_f32", "v_fma_f32",
 
 def _classes(d, mask, op):
     """Counts of the expected results by class."""
-    if T._cmp_cond(op.name.lower()) is not None:
+    if T.cmp_cond(op.name.lower()) is not None:
         return {"true": int(mask.sum()), "false": int(mask.size - mask.sum())}
     mag = d & U32(0x7FFF_FFFF)
     return {"nan": int((mag > 0x7F80_0000).sum()), "inf": int((mag == 0x7F80_0000).sum()),
@@ -129,7 +129,7 @@ def main():
     ap.add_argument("--out", default=os.path.join(ROOT, "bench", "results", "fp32_rtl_campaign.json"))
     args = ap.parse_args()
 
-    names = [op.name for op in T._ops()]
+    names = [op.name for op in T.sorted_ops()]
     chunks = [names[k::args.jobs] for k in range(args.jobs)]
     t0 = time.time()
     with Pool(args.jobs) as pool:

@@ -178,13 +178,14 @@ TRAILER = """
 ERRORS = pytest.mark.xdist_group("dcu_tiny_errors")
 
 
-def _kernel(tmp_path, body: str):
+def asm_kernel(tmp_path, body: str):
+    """Kernel ``k`` of ``body`` between :data:`HEADER` and :data:`TRAILER`, assembled in ``tmp_path``."""
     p = tmp_path / "k.s"
     p.write_text(HEADER + body + TRAILER)
     return dcu.load_program(p).kernel("k")
 
 
-def _store_then(tail: str) -> str:
+def store_then(tail: str) -> str:
     """Every lane stores lane + 1 to out[lane], waits, then runs ``tail``."""
     return f"""
 \ts_load_b64 s[4:5], s[0:1], 0x0
@@ -200,7 +201,7 @@ def _store_then(tail: str) -> str:
 
 @ERRORS
 def test_illegal_instruction_names_wave_pc_and_words(tmp_path):
-    k = _kernel(tmp_path, _store_then("\t.long 0xffffffff"))
+    k = asm_kernel(tmp_path, store_then("\t.long 0xffffffff"))
     out = np.zeros(32, np.uint32)
     with pytest.raises(RtlError, match=r"illegal instruction at SIMD \d, wave slot \d, "
                                        r"PC 0x[0-9a-f]+: .*ffffffff") as e:
@@ -218,7 +219,7 @@ def test_refusal_at_execute_names_unit_pc_and_words(tmp_path, monkeypatch):
     from dcu.backends.rtlcheck import kernel_instructions
     import dcu.backends.rtlcheck
     monkeypatch.setattr(dcu.backends.rtlcheck, "refuse_unsupported", lambda kernel, backend: None)
-    k = _kernel(tmp_path, _store_then("\tv_exp_f32_e64 v3, v2 clamp"))
+    k = asm_kernel(tmp_path, store_then("\tv_exp_f32_e64 v3, v2 clamp"))
     at = next(f for f in kernel_instructions(k) if f.name == "v_exp_f32")
     pc = image_base() + at.pc
     words = [int.from_bytes(k.code[at.pc - k.code_base:][i:i + 4], "little") for i in (0, 4)]
@@ -241,7 +242,7 @@ def test_an_error_stops_requests_in_flight(tmp_path):
     """Atomics still on their way to memory when an illegal instruction stops the DCU are
     applied at most once: the stopped DCU requests nothing more (the backend watches its
     port for some cycles after the stop)."""
-    k = _kernel(tmp_path, """
+    k = asm_kernel(tmp_path, """
 \ts_load_b64 s[4:5], s[0:1], 0x0
 \tv_lshlrev_b32 v1, 2, v0
 \tv_add_nc_u32 v2, 1, v0
@@ -258,7 +259,7 @@ def test_an_error_stops_requests_in_flight(tmp_path):
 @ERRORS
 def test_memory_fault_names_lane_and_address(tmp_path):
     # lane 5 adds 16 MiB to its address: far outside every buffer
-    k = _kernel(tmp_path, _store_then("""\tv_cmp_eq_u32 vcc_lo, 5, v0
+    k = asm_kernel(tmp_path, store_then("""\tv_cmp_eq_u32 vcc_lo, 5, v0
 \tv_cndmask_b32 v3, 0, 0x1000000, vcc_lo
 \tv_add_nc_u32 v1, v1, v3
 \tglobal_store_b32 v1, v2, s[4:5]
@@ -272,7 +273,7 @@ def test_memory_fault_names_lane_and_address(tmp_path):
 @ERRORS
 def test_barrier_that_never_completes_trips_the_watchdog(tmp_path):
     # s_barrier_wait without a signal: the wave can never pass it
-    k = _kernel(tmp_path, _store_then("\ts_barrier_wait -1"))
+    k = asm_kernel(tmp_path, store_then("\ts_barrier_wait -1"))
     out = np.zeros(32, np.uint32)
     with pytest.raises(RtlError,
                        match=r"watchdog: no instruction issued for 2000 cycles.*\n.*SIMD \d slot \d: PC") as e:

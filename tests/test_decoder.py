@@ -29,6 +29,7 @@ from isa.decoder import VMEM_FMTS
 from hdl.simd.decoder import IMPLEMENTED, Decoder
 from hdl.isa_tables import FmtId, Kind, OpId
 from hdl.layouts import DecodedInst
+from tests.bitpack import pack96
 from tests.lint import convert_and_lint
 
 SEED = 20250614
@@ -81,10 +82,6 @@ def run_decoder(vectors: list[tuple[int, int]]) -> list[dict]:
         d["next_pc"], d["target"] = next_pc, target
         out.append(d)
     return out
-
-
-def _pack96(dwords) -> int:
-    return dwords[0] | dwords[1] << 32 | dwords[2] << 64
 
 
 def _dwords(words: int) -> list[int]:
@@ -250,7 +247,7 @@ def encode(fmt: Fmt, op: int, dws: list[int]) -> int:
     opmask = ((1 << width) - 1) << lsb
     dws = list(dws)
     dws[0] = (dws[0] & ~mask & ~opmask) | value | (op << lsb)
-    return _pack96(dws)
+    return pack96(dws)
 
 
 def _clear_reserved(info: isa.OpInfo, fmt: Fmt, dws: list[int]) -> None:
@@ -313,7 +310,7 @@ def _llvm_vectors():
     for blob in blobs:
         dws = [int.from_bytes(blob[i:i + 4], "little") for i in range(0, len(blob), 4)]
         dws += [rng.getrandbits(32) for _ in range(3 - len(dws))]   # junk after the inst
-        vecs.append((_pack96(dws), rng.getrandbits(30) << 2))
+        vecs.append((pack96(dws), rng.getrandbits(30) << 2))
     return vecs, [info.name for info, _ in cases]
 
 
@@ -358,9 +355,9 @@ def test_random_words():
             words = encode(fmt, rng.getrandbits(_ENC[fmt][3]), dws)
         elif x < 0.9:
             dws[0] = (dws[0] & 0x00FFFFFF) | rng.choice(_FOREIGN_TOP) << 24
-            words = _pack96(dws)
+            words = pack96(dws)
         else:
-            words = _pack96(dws)
+            words = pack96(dws)
         vecs.append((words, rng.getrandbits(30) << 2))
     legal, illegal = compare(vecs, run_decoder(vecs))
     assert legal > 100 and illegal > 500       # random fields mostly break an isa.legality rule

@@ -277,9 +277,10 @@ def test_decoder_rejects_what_llvm_rejects_and_names_what_it_decodes():
 def test_rtl_decoder_flags_every_word_the_simd_cannot_execute():
     from hdl.simd import IMPLEMENTED
     from hdl.isa_tables import OpId
-    from tests.test_decoder import _pack96, run_decoder
+    from tests.bitpack import pack96
+    from tests.test_decoder import run_decoder
     cands, _ = sweep()
-    vecs = [(_pack96((words + [0, 0])[:3]), 0x1000) for _, words in cands]
+    vecs = [(pack96((words + [0, 0])[:3]), 0x1000) for _, words in cands]
     bad = []
     for (label, words), got in zip(cands, run_decoder(vecs)):
         try:

@@ -32,6 +32,7 @@ from isa import Inst, by_name
 from sim.memory_ops import build_ds, lds_conflict_cycles
 from sim.model import Workgroup
 from sim.wave import EXEC, Wave
+from tests.bitpack import pack_fields
 from tests.lint import convert_and_lint
 from tests.reqrows import RequestRows
 
@@ -86,7 +87,7 @@ class _Window(Workgroup):
         self.ds_cycles = ds_cycles
 
 
-def _nregs(op: str) -> int:
+def result_regs(op: str) -> int:
     info = by_name(op)
     if op in STORES or (op in ATOMICS and "_rtn" not in op):
         return 0
@@ -136,7 +137,7 @@ def model_exec(r: Req, image: np.ndarray, base: int, size: int, banks: int = 32,
         w.v[reg] = v
     build_ds(inst)(w, win)
     cost = _atomic_cost(r, banks, window_lanes, size) if r.atomic else win.ds_cycles
-    return [(r.vdst + j, w.v[16 + j].copy()) for j in range(_nregs(r.op))], cost
+    return [(r.vdst + j, w.v[16 + j].copy()) for j in range(result_regs(r.op))], cost
 
 
 def _xchg2(r: Req, win: _Window):
@@ -154,13 +155,6 @@ def _xchg2(r: Req, win: _Window):
 
 
 # ---- the bench ----------------------------------------------------------------------------
-def _pack(values, width):
-    out = 0
-    for i, v in enumerate(values):
-        out |= (int(v) & ((1 << width) - 1)) << (width * i)
-    return out
-
-
 _SIMS: dict = {}
 
 
@@ -238,9 +232,9 @@ class Bench:
                         ctx.set(p.op, OpId[r.op.upper()])
                         for k in ("wave", "seq", "exec", "offset0", "offset1", "vdst"):
                             ctx.set(getattr(p, k), getattr(r, k))
-                        ctx.set(p.returns, int(_nregs(r.op) != 0))
-                        ctx.set(p.addr, _pack(r.addr, 64))
-                        ctx.set(p.data, _pack([_pack(d, 32) for d in r.data], 128))
+                        ctx.set(p.returns, int(result_regs(r.op) != 0))
+                        ctx.set(p.addr, pack_fields(r.addr, 64))
+                        ctx.set(p.data, pack_fields([pack_fields(d, 32) for d in r.data], 128))
                         ctx.set(port.valid, 1)
                     ctx.set(dut.resp[s].ready, int(self.rng.random() < ready))
                 fired = [s for s in range(4) if current[s] is not None and ctx.get(dut.req[s].ready)]

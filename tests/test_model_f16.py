@@ -17,6 +17,7 @@ from sim.wave import EXEC, Wave
 from tests import clkernel, laneops
 from tests.asmutil import needs_llvm
 from tests.fpexact import sin_turns, to_bits, value
+from tests.fpgolden import exact_or_special16, fl16, fma16, is_nan16
 
 pytestmark = needs_llvm
 U32 = np.uint32
@@ -36,32 +37,6 @@ def halves(rng, n):
     den = (rng.integers(0, 2, k) << 15) | rng.integers(0, 0x800, k)
     out = np.concatenate([rng.integers(0, 1 << 16, k), mid, den, rng.choice(SPECIAL, n - 3 * k)])
     return [int(x) for x in out[rng.permutation(n)]]
-
-
-def _is_nan(h):
-    return (h & 0x7FFF) > INF
-
-
-def _fl(h):
-    """Python float of a half (exact), inf/NaN included."""
-    return float(np.uint16(h).view(np.float16))
-
-
-def _exact_or_special(srcs, fvals, exact_fn, float_fn):
-    """Golden of an arithmetic op: NaN operands (first, quieted), invalid -> default NaN,
-    infinities from the float result, finite -> exact value rounded once."""
-    for s in srcs:
-        if _is_nan(s):
-            return s | 0x200
-    r = float_fn(*fvals)
-    if math.isnan(r):
-        return DNAN
-    if math.isinf(r) and not any(math.isinf(v) for v in fvals):
-        return to_bits(exact_fn(*[value(s, 16) for s in srcs]), 16)   # overflow
-    if math.isinf(r) or r == 0 and all(math.isfinite(v) for v in fvals) and \
-            exact_fn(*[value(s, 16) for s in srcs]) == 0:
-        return int(np.float16(r).view(np.uint16))                       # inf / exact zero's sign
-    return to_bits(exact_fn(*[value(s, 16) for s in srcs]), 16)
 
 
 def run_op(op, srcs, tail="", dst_old=0):
@@ -92,28 +67,10 @@ def test_binary_arithmetic(op):
     got = run_op(op, [a, b])
     for x, y, g in zip(a, b, got):
         order = [y, x] if "subrev" in op else [x, y]
-        want = _exact_or_special(order, [_fl(v) for v in order],
+        want = exact_or_special16(order, [fl16(v) for v in order],
                                  lambda p, q: exact_fn(*([q, p] if "subrev" in op else [p, q])),
                                  lambda p, q: float_fn(*([q, p] if "subrev" in op else [p, q])))
         assert g & 0xFFFF == want, f"{op} {x:04x} {y:04x}: got {g & 0xFFFF:04x} want {want:04x}"
-
-
-def _fma_golden(a, b, c):
-    for s in (a, b, c):
-        if _is_nan(s):
-            return s | 0x200
-    fa, fb, fc = _fl(a), _fl(b), _fl(c)
-    if any(math.isinf(v) for v in (fa, fb, fc)):
-        r = fa * fb + fc if not ((fa == 0 or fb == 0) and math.isinf(fa * 1 if fb == 0 else fb)) else math.nan
-        if (math.isinf(fa) and fb == 0) or (math.isinf(fb) and fa == 0):
-            r = math.nan
-        return DNAN if math.isnan(r) else int(np.float16(r).view(np.uint16))
-    exact = value(a, 16) * value(b, 16) + value(c, 16)
-    if exact == 0:
-        prod_neg = (a ^ b) >> 15 & 1
-        both_zero = (fa * fb == 0) and fc == 0
-        return 0x8000 if both_zero and prod_neg and c >> 15 else 0
-    return to_bits(exact, 16)
 
 
 def test_fma_and_fmac():
@@ -121,7 +78,7 @@ def test_fma_and_fmac():
     rounding of a*b + c."""
     rng = np.random.default_rng(SEED + 1)
     a, b, c = halves(rng, 512), halves(rng, 512), halves(rng, 512)
-    want = [_fma_golden(x, y, z) for x, y, z in zip(a, b, c)]
+    want = [fma16(x, y, z) for x, y, z in zip(a, b, c)]
     assert [g & 0xFFFF for g in run_op("v_fma_f16", [a, b, c])] == want
     out = []
     for k in range(0, 512, LANES):
@@ -151,7 +108,7 @@ def test_conversions():
     h = halves(rng, 256)
     got = run_op("v_cvt_f32_f16_e32", [h])
     for x, g in zip(h, got):
-        if _is_nan(x):
+        if is_nan16(x):
             assert g == (x & 0x8000) << 16 | 0x7FC0_0000 | (x & 0x3FF) << 13
         elif (x & 0x7FFF) == INF:
             assert g == (x & 0x8000) << 16 | 0x7F80_0000
@@ -164,7 +121,7 @@ def test_conversions():
     for op, lo, hi in (("v_cvt_u16_f16_e32", 0, 0xFFFF), ("v_cvt_i16_f16_e32", -(1 << 15), (1 << 15) - 1)):
         got = run_op(op, [h])
         for x, g in zip(h, got):
-            want = 0 if _is_nan(x) else max(lo, min(hi, math.trunc(_fl(x)) if math.isfinite(_fl(x))
+            want = 0 if is_nan16(x) else max(lo, min(hi, math.trunc(fl16(x)) if math.isfinite(fl16(x))
                                                     else (hi if x < 0x8000 else lo)))
             assert g & 0xFFFF == want & 0xFFFF, (op, hex(x))
 
@@ -188,9 +145,9 @@ def test_pack_rtz():
 
 def _cmp_golden(cond, a, b):
     if cond in ("o", "u"):
-        un = _is_nan(a) or _is_nan(b)
+        un = is_nan16(a) or is_nan16(b)
         return un if cond == "u" else not un
-    fa, fb = _fl(a), _fl(b)
+    fa, fb = fl16(a), fl16(b)
     base = {"lt": fa < fb, "eq": fa == fb, "le": fa <= fb, "gt": fa > fb, "ge": fa >= fb,
             "lg": fa < fb or fa > fb}
     return base[cond] if cond in base else not base[cond[1:]]
@@ -227,7 +184,7 @@ def _dec(h):
 
 
 def _unary_golden(op, h):
-    if _is_nan(h):
+    if is_nan16(h):
         return h | 0x200
     neg = h >> 15 == 1
     zero, inf = (h & 0x7FFF) == 0, (h & 0x7FFF) == INF
@@ -387,21 +344,21 @@ def test_compiled_half_kernel():
     A, B = [int(x) for x in a], [int(x) for x in b]
     for i in range(n):
         x, y = A[i], B[i]
-        assert c[i] == _exact_or_special([x, y], [_fl(x), _fl(y)], lambda p, q: p + q, lambda p, q: p + q), i
-        assert c[i + n] == _exact_or_special([x, y], [_fl(x), _fl(y)], lambda p, q: p * q, lambda p, q: p * q), i
-        assert c[i + 2 * n] == _exact_or_special([x, y], [_fl(x), _fl(y)], lambda p, q: p - q, lambda p, q: p - q), i
-        assert c[i + 3 * n] == (x if _fl(x) < _fl(y) else y), i
-        qx, qy = (v | 0x200 if _is_nan(v) else v for v in (x, y))
-        big = qx if _is_nan(qy) or (not _is_nan(qx) and (_fl(qx), qx < 0x8000) > (_fl(qy), qy < 0x8000)) else qy
+        assert c[i] == exact_or_special16([x, y], [fl16(x), fl16(y)], lambda p, q: p + q, lambda p, q: p + q), i
+        assert c[i + n] == exact_or_special16([x, y], [fl16(x), fl16(y)], lambda p, q: p * q, lambda p, q: p * q), i
+        assert c[i + 2 * n] == exact_or_special16([x, y], [fl16(x), fl16(y)], lambda p, q: p - q, lambda p, q: p - q), i
+        assert c[i + 3 * n] == (x if fl16(x) < fl16(y) else y), i
+        qx, qy = (v | 0x200 if is_nan16(v) else v for v in (x, y))
+        big = qx if is_nan16(qy) or (not is_nan16(qx) and (fl16(qx), qx < 0x8000) > (fl16(qy), qy < 0x8000)) else qy
         assert c[i + 4 * n] == big, i
-        assert c[i + 7 * n] == _fma_golden(x, y, B[i ^ 1]), i
+        assert c[i + 7 * n] == fma16(x, y, B[i ^ 1]), i
         assert c[i + 6 * n] == _unary_golden("sqrt", y), i
         fb = int(f[i:i + 1].view(U32)[0])
         assert c[i + 5 * n] == to_bits(value(fb), 16), i
-        if not _is_nan(x):
-            assert g[i] == int(np.float32(_fl(x)).view(U32)), i
-        if math.isfinite(_fl(x)):
-            assert s[i] == max(-32768, min(32767, math.trunc(_fl(x)))) & 0xFFFF, i
+        if not is_nan16(x):
+            assert g[i] == int(np.float32(fl16(x)).view(U32)), i
+        if math.isfinite(fl16(x)):
+            assert s[i] == max(-32768, min(32767, math.trunc(fl16(x)))) & 0xFFFF, i
 
 
 def test_scalar_f16_transcendentals():

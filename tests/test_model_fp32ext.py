@@ -14,6 +14,7 @@ from sim import fp32 as F
 from tests import laneops
 from tests.asmutil import needs_llvm
 from tests.fpexact import sin_turns, to_bits, value
+from tests.fpgolden import ieee_max_num, ieee_maximum, ieee_min_num, ieee_minimum
 
 pytestmark = needs_llvm
 U32 = np.uint32
@@ -118,49 +119,11 @@ def test_mul_dx9_zero():
     assert got[4:] == [0x40C0_0000, 0x0000_0000, 0xFF80_0000]   # 6; tie to even -> 0; overflow
 
 
-def _nan(b):
-    return (b & 0x7FFF_FFFF) > 0x7F80_0000
-
-
-def _key(b):
-    """Order of non-NaN floats with -0 < +0."""
-    return (float(np.uint32(b).view(np.float32)), b >> 31 == 0)
-
-
-def _minimum(a, b):          # IEEE 754-2019 minimum, NaN: sNaN(a), sNaN(b), qNaN(a), qNaN(b)
-    for x in (a, b):
-        if _nan(x) and not x & QNAN:
-            return x | QNAN
-    for x in (a, b):
-        if _nan(x):
-            return x
-    return a if _key(a) < _key(b) else b
-
-
-def _maximum(a, b):
-    m = _minimum(a, b)
-    return m if _nan(m) else (b if m == a and a != b else a)
-
-
-def _min_num(a, b):
-    if _nan(a) and _nan(b):
-        return a | QNAN
-    if _nan(a) or _nan(b):
-        return b if _nan(a) else a
-    return a if _key(a) <= _key(b) else b
-
-
-def _max_num(a, b):
-    if _nan(a) or _nan(b):
-        return _min_num(a, b)
-    return a if _key(a) >= _key(b) else b
-
-
 @pytest.mark.parametrize("op, golden", [
-    ("v_minimum3_f32", lambda a, b, c: _minimum(_minimum(a, b), c)),
-    ("v_maximum3_f32", lambda a, b, c: _maximum(_maximum(a, b), c)),
-    ("v_minmax_num_f32", lambda a, b, c: _max_num(_min_num(a, b), c)),
-    ("v_maxmin_num_f32", lambda a, b, c: _min_num(_max_num(a, b), c)),
+    ("v_minimum3_f32", lambda a, b, c: ieee_minimum(ieee_minimum(a, b), c)),
+    ("v_maximum3_f32", lambda a, b, c: ieee_maximum(ieee_maximum(a, b), c)),
+    ("v_minmax_num_f32", lambda a, b, c: ieee_max_num(ieee_min_num(a, b), c)),
+    ("v_maxmin_num_f32", lambda a, b, c: ieee_min_num(ieee_max_num(a, b), c)),
 ])
 def test_three_operand_min_max(op, golden):
     rng = np.random.default_rng(SEED + 3)

@@ -13,7 +13,9 @@ import pytest
 from tests import clkernel, laneops
 from tests.asmutil import needs_llvm
 from tests.fpexact import to_bits, value
-from tests.test_model_f16 import _exact_or_special, _fl, _fma_golden, _is_nan, halves
+from tests.fpgolden import (exact_or_special16, fl16, fma16, is_nan16, ieee_max_num, ieee_maximum,
+                            ieee_min_num, ieee_minimum)
+from tests.test_model_f16 import halves
 
 pytestmark = needs_llvm
 SEED = 20250705
@@ -100,19 +102,18 @@ def test_packed_f16(name):
             for part, sels, negs in ((0, sel, nlo), (1, sel_hi, nhi)):
                 xs = [_half(srcs[i][k], sels[i]) ^ (0x8000 * negs[i]) for i in range(n)]
                 if n == 3:
-                    r = _fma_golden(*xs)
+                    r = fma16(*xs)
                 else:
                     fn = F_OPS[name]
-                    r = _exact_or_special(xs, [_fl(x) for x in xs], fn, fn)
+                    r = exact_or_special16(xs, [fl16(x) for x in xs], fn, fn)
                 if clamp:
-                    r = 0 if _is_nan(r) or r > 0x8000 else r if r == 0x8000 else min(r, 0x3C00)  # -0 kept
+                    r = 0 if is_nan16(r) or r > 0x8000 else r if r == 0x8000 else min(r, 0x3C00)  # -0 kept
                 want |= r << (16 * part)
             assert int(w.v[10][k]) == want, (name, k, [hex(s[k]) for s in srcs])
 
 
 def test_packed_min_max():
     """v_pk_max_num_f16 / v_pk_min_num_f16 / v_pk_maximum_f16 / v_pk_minimum_f16 per half."""
-    from tests.test_model_fp32ext import _max_num, _maximum, _min_num, _minimum
     from sim import fp16 as H
     wide = lambda h: int(H.to_f32(np.array([h], np.uint32))[0])
     narrow = lambda x: int(H.from_f32_exact(np.array([x], np.uint32))[0])
@@ -120,8 +121,8 @@ def test_packed_min_max():
     rng = random.Random(SEED + 2)
     a = [rng.choice(specials) | rng.choice(specials) << 16 for _ in range(32)]
     b = [rng.choice(specials) | rng.choice(specials) << 16 for _ in range(32)]
-    for name, fn in (("v_pk_max_num_f16", _max_num), ("v_pk_min_num_f16", _min_num),
-                     ("v_pk_maximum_f16", _maximum), ("v_pk_minimum_f16", _minimum)):
+    for name, fn in (("v_pk_max_num_f16", ieee_max_num), ("v_pk_min_num_f16", ieee_min_num),
+                     ("v_pk_maximum_f16", ieee_maximum), ("v_pk_minimum_f16", ieee_minimum)):
         w = laneops.run(f"{name} v10, v0, v1", v={0: a, 1: b})
         for k in range(32):
             want = sum(narrow(fn(wide(_half(a[k], p)), wide(_half(b[k], p)))) << (16 * p) for p in (0, 1))
@@ -161,7 +162,7 @@ def test_dot2_and_fma_mix():
     for k in range(32):
         x0, x1 = _half(a[k], 0), _half(a[k], 1)
         y0, y1 = _half(b[k], 0), _half(b[k], 1)
-        vals = [_fl(x0), _fl(x1), _fl(y0), _fl(y1)]
+        vals = [fl16(x0), fl16(x1), fl16(y0), fl16(y1)]
         cf = float(np.uint32(c[k]).view(np.float32))
         if all(math.isfinite(v) for v in vals) and math.isfinite(cf):
             t = F(F(cf) + F(vals[0] * vals[2]))              # products exact in float32
@@ -224,11 +225,11 @@ def test_compiled_packed_kernel():
     c, r, v = out[2].view(np.uint16), out[5].view(np.uint16), out[7]
     for j in range(2 * n):
         x, y = int(a[j]), int(b[j])
-        fx, fy = _fl(x), _fl(y)
-        assert c[j] == _exact_or_special([x, y], [fx, fy], lambda s, t: s + t, lambda s, t: s + t), j
-        assert c[j + 2 * n] == _exact_or_special([x, y], [fx, fy], lambda s, t: s * t, lambda s, t: s * t), j
-        if not (_is_nan(x) or _is_nan(y)):       # x - y is emitted as x + (-y): NaN sign differs
-            assert c[j + 4 * n] == _exact_or_special([x, y], [fx, fy], lambda s, t: s - t, lambda s, t: s - t), j
+        fx, fy = fl16(x), fl16(y)
+        assert c[j] == exact_or_special16([x, y], [fx, fy], lambda s, t: s + t, lambda s, t: s + t), j
+        assert c[j + 2 * n] == exact_or_special16([x, y], [fx, fy], lambda s, t: s * t, lambda s, t: s * t), j
+        if not (is_nan16(x) or is_nan16(y)):       # x - y is emitted as x + (-y): NaN sign differs
+            assert c[j + 4 * n] == exact_or_special16([x, y], [fx, fy], lambda s, t: s - t, lambda s, t: s - t), j
         s, t = _s16(int(p[j])), _s16(int(q[j]))
         assert r[j] == (s + t) & M16 and r[j + 2 * n] == (s * t) & M16, j
         assert r[j + 4 * n] == (s << (t & 15)) & M16 and r[j + 6 * n] == max(s, t) & M16, j

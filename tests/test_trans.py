@@ -25,6 +25,7 @@ from hdl.config import DCUConfig
 from hdl.isa_tables import OpId
 from hdl.simd.trans import FIELDS, TransUnit
 from sim import fp32 as F
+from tests.bitpack import pack_lanes, unpack_lanes
 from tests.lint import convert_and_lint
 
 U32 = np.uint32
@@ -162,14 +163,6 @@ def random_inputs(op, n, seed) -> np.ndarray:
 
 # --------------------------------------------------------------------------------------
 # Simulation harness
-def _pack(a: np.ndarray) -> int:
-    return int.from_bytes(a.astype("<u4").tobytes(), "little")
-
-
-def _unpack(d: int) -> np.ndarray:
-    return np.frombuffer(d.to_bytes(128, "little"), "<u4").astype(U32)
-
-
 def run_waves(dut, waves, *, valid_p=1.0, ready_p=1.0, seed=0):
     """Drive ``waves`` (list of ``(op, a[32], tag)``) through ``dut``.
 
@@ -189,7 +182,7 @@ def run_waves(dut, waves, *, valid_p=1.0, ready_p=1.0, seed=0):
             if offer:
                 op, a, tag = waves[wi]
                 ctx.set(dut.i.payload.op, op)
-                ctx.set(dut.i.payload.a, _pack(a))
+                ctx.set(dut.i.payload.a, pack_lanes(a))
                 ctx.set(dut.i.payload.tag, tag)
             ctx.set(dut.i.valid, offer)
             ready = bool(rng.random() < ready_p)
@@ -201,7 +194,7 @@ def run_waves(dut, waves, *, valid_p=1.0, ready_p=1.0, seed=0):
                     assert now == stalled, f"output payload changed while stalled (cycle {cyc})"
                     res["held"] += 1
                 if ready:
-                    res["out"].append((now[1], _unpack(now[0])))
+                    res["out"].append((now[1], unpack_lanes(now[0])))
                     res["out_cycles"].append(cyc)
                     stalled = None
                 else:

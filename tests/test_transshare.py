@@ -16,7 +16,8 @@ from amaranth.sim import Simulator
 from hdl.config import DCUConfig
 from hdl.simd.transshare import SharedTrans
 from tests.lint import convert_and_lint
-from tests.test_trans import OPS, _pack, _unpack, make_waves, random_inputs
+from tests.bitpack import pack_lanes, unpack_lanes
+from tests.test_trans import OPS, make_waves, random_inputs
 
 PORTS = 4
 SEED = 20261125
@@ -45,7 +46,7 @@ def _run(dut, waves, *, valid_p, ready_p, seed, probe_ready=True):
                 if not offered[p] and nxt[p] < len(waves[p]) and rng.random() < valid_p:
                     op, a, _ = waves[p][nxt[p]]
                     ctx.set(req.payload.op, op)
-                    ctx.set(req.payload.a, _pack(a))
+                    ctx.set(req.payload.a, pack_lanes(a))
                     offered[p] = True          # held until taken, as a SIMD holds its EX
             if probe_ready:
                 for p, req in enumerate(dut.req):
@@ -62,7 +63,7 @@ def _run(dut, waves, *, valid_p, ready_p, seed, probe_ready=True):
             assert len(taken) <= 1, f"two ports taken in one cycle: {taken}"
             for p, resp in enumerate(dut.resp):
                 if ctx.get(resp.valid) and ready[p]:
-                    got[p].append(_unpack(ctx.get(resp.payload.d)))
+                    got[p].append(unpack_lanes(ctx.get(resp.payload.d)))
             for p in taken:
                 takes.append(p)
                 offered[p] = False

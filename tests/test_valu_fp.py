@@ -72,7 +72,8 @@ INT_EDGES = np.array([0, 1, 2, 3, 0xFFFF_FFFF, 0x8000_0000, 0x7FFF_FFFF, 0x0100_
 
 # --------------------------------------------------------------------------------------
 # The model side
-def _cmp_cond(name):
+def cmp_cond(name):
+    """<cond> of a v_cmp(x)_<cond>_f32 name, else None."""
     parts = name.split("_")                     # v, cmp(x), cond, f32
     if len(parts) == 4 and parts[0] == "v" and parts[1] in ("cmp", "cmpx") and parts[3] == "f32":
         return parts[2]
@@ -92,7 +93,7 @@ def model(op, a, b, c, absm, negm, clamp, omod):
     if op not in FP_OPS:
         return np.zeros_like(a), np.zeros(a.shape, bool), 1
     am, bm, cm = (apply_mods(v, absm, negm, k) for k, v in enumerate((a, b, c)))
-    cond = _cmp_cond(name)
+    cond = cmp_cond(name)
     if cond == "class":
         return np.zeros_like(a), F.cmp_class(am, bm), 0
     if cond is not None:
@@ -271,10 +272,10 @@ def gen_operands(rng, op, n):
         nan_p = (negp & U32(0x7FFF_FFFF)) > U32(PINF)
         c = np.where((pick == 0) & ~nan_p, perturb(rng, negp), c)       # cancellation
         c = np.where((pick == 1) & ~nan_p, mid, c)
-    elif _cmp_cond(name) == "class":
+    elif cmp_cond(name) == "class":
         b = rng.integers(0, 1 << 10, shape).astype(U32)                 # class masks
         b = np.where(pick == 0, U32(1) << rng.integers(0, 10, shape).astype(U32), b)
-    elif _cmp_cond(name) is not None or "min" in name or "max" in name or "med3" in name:
+    elif cmp_cond(name) is not None or "min" in name or "max" in name or "med3" in name:
         b = np.where(pick == 0, a, b)                                       # equal operands
         b = np.where(pick == 1, a ^ U32(0x8000_0000), b)                   # -x, +-0
         b = np.where(pick == 2, perturb(rng, a, 1), b)
@@ -481,7 +482,8 @@ ILLEGAL = ["NONE", "V_RCP_F32", "V_SQRT_F32", "V_EXP_F32", "V_ADD_NC_U32", "V_CM
 
 
 # --------------------------------------------------------------------------------------
-def _ops():
+def sorted_ops():
+    """The FP32 VALU's ops, by name."""
     return sorted(FP_OPS, key=lambda o: o.name)
 
 
@@ -489,7 +491,7 @@ def build_jobs(vectors_per_op, seed=SEED, corners=True):
     """(label, job) pairs: random vectors and (optionally) corner grids for every op."""
     rng = np.random.default_rng(seed)
     jobs = []
-    for op in _ops():
+    for op in sorted_ops():
         a, b, c = gen_operands(rng, op, vectors_per_op)
         jobs.append((("random", op), (op, a, b, c, *gen_mods(rng, vectors_per_op))))
         if corners:
@@ -546,7 +548,7 @@ def results():
     return jobs, outputs, bad, stats, total
 
 
-@pytest.mark.parametrize("op", _ops(), ids=lambda o: o.name.lower())
+@pytest.mark.parametrize("op", sorted_ops(), ids=lambda o: o.name.lower())
 def test_random_vectors(results, op):
     jobs, _, bad, _, _ = results
     n = sum(j[1].shape[0] for label, j in jobs if label == ("random", op))
@@ -554,7 +556,7 @@ def test_random_vectors(results, op):
     assert not bad[("random", op)], "\n".join(bad[("random", op)])
 
 
-@pytest.mark.parametrize("op", _ops(), ids=lambda o: o.name.lower())
+@pytest.mark.parametrize("op", sorted_ops(), ids=lambda o: o.name.lower())
 def test_corner_cases(results, op):
     _, _, bad, _, _ = results
     assert not bad[("corner", op)], "\n".join(bad[("corner", op)])
@@ -603,7 +605,7 @@ def test_op_set_matches_the_model():
     f32 compares, all of which the model executes."""
     expected = {OpId[n.upper()] for n in X.VFLOAT if info_of(OpId[n.upper()]).kind == "valu"}
     expected |= {OpId.V_FMAC_F32, OpId.V_FMAAK_F32, OpId.V_FMAMK_F32}
-    expected |= {op for op in OpId if _cmp_cond(op.name.lower()) is not None}
+    expected |= {op for op in OpId if cmp_cond(op.name.lower()) is not None}
     assert set(FP_OPS) == expected
     assert all(op.name.lower() in X.IMPLEMENTED for op in FP_OPS)
 
@@ -645,7 +647,7 @@ def test_in_stages():
                                      omod[v:v + 1])))
     order = rng.permutation(len(jobs))
     jobs = [jobs[k] for k in order]
-    assert set(_ops()) <= {j[0] for _, j in jobs}
+    assert set(sorted_ops()) <= {j[0] for _, j in jobs}
     bad, _ = check(jobs, run_rtl([j for _, j in jobs], lanes=lanes, shared_mul=True, stages=3))
     errors = [e for errs in bad.values() for e in errs]
     assert not errors, "\n".join(errors[:8])

@@ -11,7 +11,6 @@ else reads, and a process that also computes a value read elsewhere, stay as the
 import random
 import re
 import shutil
-import subprocess
 
 import pytest
 from amaranth.back import verilog
@@ -21,6 +20,7 @@ from amaranth.lib.wiring import In, Out
 
 from dcu.vpost.vclock import clock_verilog
 from dcu.vpost.vopt import simulation_verilog
+from tests.iverilog_tb import same_as_amaranths_verilog, simulate_regs
 from tests.lint import lint_text
 
 
@@ -67,24 +67,11 @@ def test_next_states_move_and_the_design_behaves_the_same(tmp_path):
         pytest.skip("iverilog not found: apt-get install -y iverilog")
     rng = random.Random(5)
     stimulus = [(rng.randrange(256), rng.randrange(256)) for _ in range(300)]
-    want = _simulate(tmp_path, verilog.convert(Regs(), name="regs", emit_src=False), "original", stimulus)
-    got = _simulate(tmp_path, text, "clocked", stimulus)
+    want = simulate_regs(tmp_path, verilog.convert(Regs(), name="regs", emit_src=False), "original", stimulus)
+    got = simulate_regs(tmp_path, text, "clocked", stimulus)
     assert want.count("\n") == 300 and "x" not in want
     assert len(set(want.splitlines())) > 50
     assert got == want
-
-
-def _simulate(tmp_path, text, tag, stimulus):
-    (tmp_path / f"{tag}.v").write_text(text)
-    lines = ["module tb;", "reg clk = 0, rst = 1; reg [7:0] a = 0, b = 0; wire [7:0] y;",
-             "regs dut(.clk(clk), .rst(rst), .a(a), .b(b), .y(y));", "initial begin",
-             "#1 clk = 1; #1 clk = 0; rst = 0;"]
-    lines += [f"a = {a}; b = {b}; #1 clk = 1; #1 clk = 0; $display(\"%h\", y);" for a, b in stimulus]
-    lines += ["$finish;", "end", "endmodule"]
-    (tmp_path / f"tb_{tag}.v").write_text("\n".join(lines))
-    exe = tmp_path / f"{tag}.vvp"
-    subprocess.run(["iverilog", "-o", str(exe), str(tmp_path / f"tb_{tag}.v"), str(tmp_path / f"{tag}.v")], check=True)
-    return subprocess.run(["vvp", "-n", str(exe)], capture_output=True, text=True, check=True).stdout
 
 
 _MODULE = """module t(clk, c, x, q, y);
@@ -171,18 +158,6 @@ class Ram(wiring.Component):
         return m
 
 
-def _same_as_amaranths_verilog(tmp_path, design, text):
-    lint_text(text, tmp_path / "ram.v")
-    if not shutil.which("iverilog"):
-        pytest.skip("iverilog not found: apt-get install -y iverilog")
-    rng = random.Random(6)
-    stimulus = [(rng.choice([rng.randrange(256), rng.randrange(256) & 0xC3]), rng.randrange(256)) for _ in range(300)]
-    want = _simulate(tmp_path, verilog.convert(design, name="regs", emit_src=False), "original", stimulus)
-    got = _simulate(tmp_path, text, "rewritten", stimulus)
-    assert len(set(want.splitlines())) > 20 and "x" not in want
-    assert got == want
-
-
 def test_a_write_port_with_enables_is_one_masked_write_under_a_test_of_any_enable(tmp_path):
     stats = {}
     text = simulation_verilog(Ram(), "regs", keep_depth=None, stats=stats)
@@ -192,7 +167,7 @@ def test_a_write_port_with_enables_is_one_masked_write_under_a_test_of_any_enabl
     assert ("  always @(posedge clk) begin\n    if (|a) begin\n"
             f"      mem [a[1:0]] <= mem [a[1:0]] & ~{mask} | {{n_ddd0_0 [7:0], b [7:0]}} & {mask};\n"
             "    end\n  end\n") in text, text
-    _same_as_amaranths_verilog(tmp_path, Ram(), text)
+    same_as_amaranths_verilog(tmp_path, Ram(), text)
 
 
 def test_two_write_ports_keep_their_slices(tmp_path):
@@ -202,4 +177,4 @@ def test_two_write_ports_keep_their_slices(tmp_path):
     text = simulation_verilog(Ram(ports=2), "regs", keep_depth=None, stats=stats)
     assert stats["memory_writes_guarded"] == 2 and stats["memory_writes_masked"] == 0, stats
     assert len(re.findall(r"^      if \(\S+ *\[\d\]\)\n        .* <= .*;$", text, re.M)) == 8, text
-    _same_as_amaranths_verilog(tmp_path, Ram(ports=2), text)
+    same_as_amaranths_verilog(tmp_path, Ram(ports=2), text)

@@ -8,7 +8,7 @@ from amaranth.lib.wiring import In, Out
 
 from dcu.vpost.vcse import merge_module
 from dcu.vpost.vopt import simulation_verilog
-from tests.test_vclock import _same_as_amaranths_verilog
+from tests.iverilog_tb import same_as_amaranths_verilog
 
 
 class Picks(wiring.Component):
@@ -38,7 +38,7 @@ def test_a_selection_used_in_several_places_is_made_once(tmp_path):
     # one process selects among r0..r3 (each case item reads one of them once)
     assert len(re.findall(r"= r0;$", text, re.M)) == 1, text
     assert len(re.findall(r"\} >> ", text)) == 1, text
-    _same_as_amaranths_verilog(tmp_path, Picks(), text)
+    same_as_amaranths_verilog(tmp_path, Picks(), text)
 
 
 _BODY = """  input [3:0] s;

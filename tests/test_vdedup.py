@@ -17,6 +17,7 @@ from amaranth.lib import memory, wiring
 from amaranth.lib.wiring import In, Out
 
 from dcu.vpost.vdedup import dedup_modules
+from tests.iverilog_tb import simulate_top
 from tests.lint import LINT_FLAGS
 
 
@@ -72,20 +73,6 @@ def _modules(text: str) -> list[str]:
     return re.findall(r"^module (\\\S+|\w+)", text, re.M)
 
 
-def _simulate(tmp_path, text: str, tag: str, stimulus) -> str:
-    (tmp_path / f"{tag}.v").write_text(text)
-    lines = ["`timescale 1ns/1ps", "module tb;", "reg clk = 0, rst = 1; reg [7:0] a = 0; reg [1:0] addr = 0;",
-             "wire [7:0] y0, y1, y2;", "top dut(.clk(clk), .rst(rst), .a(a), .addr(addr), .y0(y0), .y1(y1), .y2(y2));",
-             "initial begin", "#1 clk = 1; #1 clk = 0; rst = 0;"]
-    for a, addr in stimulus:
-        lines.append(f"a = {a}; addr = {addr}; #1 clk = 1; #1 clk = 0; $display(\"%h %h %h\", y0, y1, y2);")
-    lines += ["$finish;", "end", "endmodule"]
-    (tmp_path / f"tb_{tag}.v").write_text("\n".join(lines))
-    exe = tmp_path / f"{tag}.vvp"
-    subprocess.run(["iverilog", "-o", str(exe), str(tmp_path / f"tb_{tag}.v"), str(tmp_path / f"{tag}.v")], check=True)
-    return subprocess.run(["vvp", "-n", str(exe)], capture_output=True, text=True, check=True).stdout
-
-
 def test_identical_units_share_a_module_and_behave_the_same(tmp_path):
     original = verilog.convert(Top(), name="top", emit_src=False)
     shared = dedup_modules(original)
@@ -101,8 +88,8 @@ def test_identical_units_share_a_module_and_behave_the_same(tmp_path):
         pytest.skip("iverilog not found: apt-get install -y iverilog")
     rng = random.Random(1)
     stimulus = [(rng.randrange(256), rng.randrange(4)) for _ in range(200)]
-    want = _simulate(tmp_path, original, "original", stimulus)
-    got = _simulate(tmp_path, shared, "shared", stimulus)
+    want = simulate_top(tmp_path, original, "original", stimulus)
+    got = simulate_top(tmp_path, shared, "shared", stimulus)
     assert want.count("\n") == 200 and "x" not in want
     assert got == want
 

@@ -33,7 +33,7 @@ from dcu.firmware import issue_mismatches, run_firmware
 from hdl.config import get_config
 from tests.asmutil import needs_llvm
 from tests.lint import LINT_FLAGS
-from tests.test_dcu import HEADER, TRAILER, _kernel, _store_then
+from tests.test_dcu import HEADER, TRAILER, asm_kernel, store_then
 
 # one worker builds and runs them all (scripts/test.sh runs xdist with --dist loadgroup)
 pytestmark = [needs_llvm, pytest.mark.skipif(not vl.available(), reason=vl.INSTALL_HINT),
@@ -126,7 +126,7 @@ def test_occupancy_and_queued_workgroups(tmp_path, vgprs, limit):
     cfg = get_config(PRESET)
     p = tmp_path / "k.s"
     trailer = TRAILER.replace(".amdhsa_next_free_vgpr 8", f".amdhsa_next_free_vgpr {vgprs}")
-    p.write_text(HEADER + _store_then("") + trailer)
+    p.write_text(HEADER + store_then("") + trailer)
     k = dcu.load_program(p).kernel("k")
     limits = occupancy_limits(cfg, k.vgpr_count)
     occ = occupancy(cfg, k.vgpr_count)
@@ -141,7 +141,7 @@ def test_occupancy_and_queued_workgroups(tmp_path, vgprs, limit):
 
 
 def test_illegal_instruction_reported_with_buffers(tmp_path):
-    k = _kernel(tmp_path, _store_then("\t.long 0xffffffff"))
+    k = asm_kernel(tmp_path, store_then("\t.long 0xffffffff"))
     out = np.zeros(32, np.uint32)
     with pytest.raises(RtlError, match=r"verilator .*illegal instruction at SIMD \d, wave slot \d, "
                                        r"PC 0x[0-9a-f]+: .*ffffffff") as e:
@@ -150,7 +150,7 @@ def test_illegal_instruction_reported_with_buffers(tmp_path):
 
 
 def test_watchdog_reported(tmp_path):
-    k = _kernel(tmp_path, _store_then("\ts_barrier_wait -1"))
+    k = asm_kernel(tmp_path, store_then("\ts_barrier_wait -1"))
     out = np.zeros(32, np.uint32)
     # the watchdog's limit is hardware (a new build per value): the backend's default here
     with pytest.raises(RtlError, match=r"watchdog: no instruction issued for 50000 cycles") as e:
@@ -166,7 +166,7 @@ def test_cycle_limit_lists_the_spinning_wave(tmp_path):
     the cycle limit stops it, and the report lists the resident wave with its PC in the loop
     (the ``s_branch``, or the word after it while the branch resolves), the instruction there
     and its counters, as the ``rtl`` backend's does."""
-    k = _kernel(tmp_path, "\tv_mov_b32 v1, 0\nspin:\n\ts_branch spin\n\ts_endpgm\n")
+    k = asm_kernel(tmp_path, "\tv_mov_b32 v1, 0\nspin:\n\ts_branch spin\n\ts_endpgm\n")
     with pytest.raises(RtlError, match="did not finish within 20000 cycles") as e:
         dcu.launch(k, 1, 32, [np.zeros(32, np.uint32)], backend="verilator", config=PRESET, max_cycles=20_000)
     f = e.value.fault

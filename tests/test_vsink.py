@@ -24,7 +24,7 @@ from amaranth.lib.wiring import In, Out
 from dcu.vpost.vopt import simulation_verilog
 from dcu.vpost.vsink import sink_verilog
 from tests.lint import lint_text
-from tests.test_vdedup import _simulate
+from tests.iverilog_tb import simulate_top
 
 
 class Lanes(wiring.Component):
@@ -109,8 +109,8 @@ def test_sunk_design_behaves_the_same(tmp_path):
         pytest.skip("iverilog not found: apt-get install -y iverilog")
     rng = random.Random(2)
     stimulus = [(rng.randrange(256), rng.randrange(4)) for _ in range(300)]
-    want = _simulate(tmp_path, original, "original", stimulus)
-    got = _simulate(tmp_path, sunk, "sunk", stimulus)
+    want = simulate_top(tmp_path, original, "original", stimulus)
+    got = simulate_top(tmp_path, sunk, "sunk", stimulus)
     assert want.count("\n") == 300 and "x" not in want
     assert got == want
 

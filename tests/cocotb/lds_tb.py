@@ -24,7 +24,8 @@ from hdl.config import get_config
 from hdl.isa_tables import OpId
 from hdl.mem.lds import LdsAlloc
 from hdl.layouts import VecMemReq, VecMemResp
-from tests.test_lds import LANES, LOADS, M32, STORES, Req, _nregs, _pack, model_exec, rand_req
+from tests.bitpack import pack_fields
+from tests.test_lds import LANES, LOADS, M32, STORES, Req, model_exec, rand_req, result_regs
 from tbutil import Rate, Stream, report, start, unpack, write_gtkw
 
 CFG = get_config(os.environ.get("DCU_PRESET", "default"))
@@ -52,9 +53,9 @@ async def _one(dut, r: Req, max_cycles=400):
     before = _counters(dut, "bank_cycles")[half]
     req.payload.value = VecMemReq(CFG).const({
         "wave": r.wave, "seq": r.seq, "op": OpId[r.op.upper()], "exec": r.exec,
-        "addr": _pack(r.addr, 64), "data": _pack([_pack(d, 32) for d in r.data], 128),
+        "addr": pack_fields(r.addr, 64), "data": pack_fields([pack_fields(d, 32) for d in r.data], 128),
         "offset0": r.offset0, "offset1": r.offset1, "vdst": r.vdst,
-        "returns": int(_nregs(r.op) != 0)}).as_bits()
+        "returns": int(result_regs(r.op) != 0)}).as_bits()
     req.valid.value = 1
     resp.ready.value = 1
     beats, cycles, sent, passes = [], 0, False, None
