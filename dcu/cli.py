@@ -37,7 +37,8 @@ from typing import Any, Sequence
 from .admission import ResourceError, check_kernel, occupancy_limits, vgpr_alloc
 from .errors import EXIT_CODES, UsageError, classify
 
-__all__ = ["main", "build_parser", "parse_dims", "parse_arg_spec", "ArgSpec", "UsageError",
+__all__ = ["main", "build_parser", "parse_dims", "parse_arg_spec", "ArgSpec", "UsageError", "choose_kernel",
+           "check_args_against_metadata",
            "BACKENDS", "SCALAR_TYPES", "BUFFER_DTYPES"]
 
 BACKENDS = ("model", "rtl", "verilator")
@@ -382,7 +383,7 @@ def _check_file(path: str) -> None:
         raise UsageError(f"no such file: {path}")
 
 
-def _choose_kernel(names: Sequence[str], wanted: str | None, path: str) -> str:
+def choose_kernel(names: Sequence[str], wanted: str | None, path: str) -> str:
     names = sorted(names)
     if wanted is not None:
         if wanted not in names:
@@ -563,10 +564,10 @@ def cmd_run(ns: argparse.Namespace) -> int:
     # dcu.launch to the launch() function, shadowing the submodule.
     launch_mod = importlib.import_module("dcu.launch")
     prog = launch_mod.load_program(ns.file, wgp=ns.wgp, vopd=not ns.no_vopd)
-    name = _choose_kernel(list(prog.kernels), ns.kernel, ns.file)
+    name = choose_kernel(list(prog.kernels), ns.kernel, ns.file)
     ns.kernel_name = name
     kern = prog.kernel(name)
-    _check_args_against_metadata(kern, ns.args)
+    check_args_against_metadata(kern, ns.args)
     for w in check_arguments(kern, ns.args, values, math.prod(ns.grid), math.prod(ns.grid) * math.prod(ns.block)):
         print(f"dcu run: warning: {w}", file=sys.stderr)
     progress = Progress(enabled=not ns.quiet)
@@ -687,7 +688,7 @@ def _failure_json(ns: argparse.Namespace, err: Any, exc: BaseException) -> dict:
     return d
 
 
-def _check_args_against_metadata(kern: Any, specs: Sequence[ArgSpec]) -> None:
+def check_args_against_metadata(kern: Any, specs: Sequence[ArgSpec]) -> None:
     """Usage errors for a wrong argument count or a buffer/scalar mix-up.
 
     Only possible when the code object has argument metadata; without it the

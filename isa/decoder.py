@@ -254,7 +254,7 @@ _DPP_FMTS = (Fmt.VOP1, Fmt.VOP2, Fmt.VOPC, Fmt.VOP3, Fmt.VOP3SD)
 def _unknown_name(fmt_name: str, op: int) -> str | None:
     """Mnemonic of a gfx1200 opcode that this project does not implement (None if unknown)."""
     try:
-        from ._allnames import names
+        from .allnames import names
     except ImportError:       # pragma: no cover
         return None
     return names(fmt_name).get(op) or _LLVM_ONLY_NAMES.get((fmt_name, op))
@@ -331,7 +331,7 @@ def _decode_vopd(words: list[int], pc: int) -> Inst:
     try:
         x, y = VD.halves(f)
     except ValueError as e:
-        from ._allnames import names
+        from .allnames import names
         raise DecodeError(str(e), pc, words[:2], names("VOPD").get(f["opx"])) from None
     n, literal = 2, None
     if x.uses_literal or y.uses_literal:

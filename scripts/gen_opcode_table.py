@@ -14,7 +14,7 @@ Usage:
   scripts/gen_opcode_table.py            write docs/opcodes.md
   scripts/gen_opcode_table.py --check    exit 1 if docs/opcodes.md is stale
   scripts/gen_opcode_table.py --names-from DIR
-        regenerate isa/_allnames.py (mnemonics of every gfx1200 opcode, used only to name
+        regenerate isa/allnames.py (mnemonics of every gfx1200 opcode, used only to name
         unimplemented opcodes in DecodeError) from AMD's machine-readable tables as shipped in
         tinygrad (DIR = .../tinygrad/runtime/autogen/amd/rdna4)
 """
@@ -142,7 +142,7 @@ def render(fw: set[str] | None) -> str:
 
 
 def write_names(src_dir: Path) -> None:
-    """Regenerate isa/_allnames.py from AMD's tables (as shipped in tinygrad's enum.py)."""
+    """Regenerate isa/allnames.py from AMD's tables (as shipped in tinygrad's enum.py)."""
     fmt_of = {"SOP1Op": "SOP1", "SOP2Op": "SOP2", "SOPKOp": "SOPK", "SOPCOp": "SOPC",
               "SOPPOp": "SOPP", "SMEMOp": "SMEM", "VOP1Op": "VOP1", "VOP2Op": "VOP2",
               "VOPCOp": "VOPC", "VOP3Op": "VOP3", "VOP3SDOp": "VOP3", "VOP3POp": "VOP3P",
@@ -187,17 +187,17 @@ def write_names(src_dir: Path) -> None:
     out.append("    if fmt not in _PARSED:")
     out.append("        _PARSED[fmt] = {int(k): v for k, v in (t.split(\":\") for t in _NAMES.get(fmt, \"\").split())}")
     out.append("    return _PARSED[fmt]")
-    (ROOT / "isa" / "_allnames.py").write_text("\n".join(out) + "\n")
+    (ROOT / "isa" / "allnames.py").write_text("\n".join(out) + "\n")
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--check", action="store_true", help="fail if docs/opcodes.md is stale")
-    ap.add_argument("--names-from", type=Path, help="regenerate isa/_allnames.py from this directory")
+    ap.add_argument("--names-from", type=Path, help="regenerate isa/allnames.py from this directory")
     args = ap.parse_args(argv)
     if args.names_from:
         write_names(args.names_from)
-        print("wrote isa/_allnames.py")
+        print("wrote isa/allnames.py")
         return 0
     fw = firmware_opcodes()
     if fw is None:                  # kernels unavailable here: keep the committed marks

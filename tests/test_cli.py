@@ -156,14 +156,14 @@ def test_vcd_needs_an_rtl_backend(tmp_path, capsys):
 
 # ---- kernel selection and argument checks (pure helpers) -----------------------------
 def test_choose_kernel():
-    assert cli._choose_kernel(["only"], None, "f.cl") == "only"
-    assert cli._choose_kernel(["a", "b"], "b", "f.cl") == "b"
+    assert cli.choose_kernel(["only"], None, "f.cl") == "only"
+    assert cli.choose_kernel(["a", "b"], "b", "f.cl") == "b"
     with pytest.raises(UsageError, match="choose one with --kernel: a, b"):
-        cli._choose_kernel(["b", "a"], None, "f.cl")
+        cli.choose_kernel(["b", "a"], None, "f.cl")
     with pytest.raises(UsageError, match="no kernel 'c' in f.cl; kernels: a, b"):
-        cli._choose_kernel(["a", "b"], "c", "f.cl")
+        cli.choose_kernel(["a", "b"], "c", "f.cl")
     with pytest.raises(UsageError, match="no kernels"):
-        cli._choose_kernel([], None, "f.cl")
+        cli.choose_kernel([], None, "f.cl")
 
 
 def test_arguments_checked_against_metadata():
@@ -173,15 +173,15 @@ def test_arguments_checked_against_metadata():
         KernelArg(None, 16, 4, "hidden_block_count_x"),
     ))
     good = [parse_arg_spec("zeros:4:f32"), parse_arg_spec("u32:4")]
-    cli._check_args_against_metadata(kern, good)  # hidden args are not counted
+    cli.check_args_against_metadata(kern, good)  # hidden args are not counted
     with pytest.raises(UsageError, match="takes 2 argument"):
-        cli._check_args_against_metadata(kern, good[:1])
+        cli.check_args_against_metadata(kern, good[:1])
     with pytest.raises(UsageError, match="is a buffer"):
-        cli._check_args_against_metadata(kern, [parse_arg_spec("u32:1"), parse_arg_spec("u32:4")])
+        cli.check_args_against_metadata(kern, [parse_arg_spec("u32:1"), parse_arg_spec("u32:4")])
     with pytest.raises(UsageError, match="is a scalar"):
-        cli._check_args_against_metadata(kern, [good[0], parse_arg_spec("zeros:1:u32")])
+        cli.check_args_against_metadata(kern, [good[0], parse_arg_spec("zeros:1:u32")])
     # no metadata: nothing to check against
-    cli._check_args_against_metadata(SimpleNamespace(name="bare", args=()), good[:1])
+    cli.check_args_against_metadata(SimpleNamespace(name="bare", args=()), good[:1])
 
 
 # ---- info (needs the toolchain, not the model) -----------------------------------------

@@ -332,16 +332,8 @@ def test_private_uses_are_found(tmp_path):
                                       "tests/test_d.py:2: tests.helper._z", "tests/test_d.py:3: tests.helper._z"]
 
 
-# Uses of private names still allowed, as "file: module.name". dcu.cli's kernel choice and
-# argument check, unit-tested by tests/test_cli.py, are to be made public with the CLI's next
-# change; the entries go then.
-ALLOWED_PRIVATE_USES = {"tests/test_cli.py: dcu.cli._choose_kernel",
-                        "tests/test_cli.py: dcu.cli._check_args_against_metadata"}
-
-
 def test_no_private_names_across_modules():
-    found = [use for use in private_uses()
-             if f"{use.split(':')[0]}: {use.rsplit(': ', 1)[1]}" not in ALLOWED_PRIVATE_USES]
+    found = private_uses()
     assert not found, ("private names used outside their module (make them public, or move a "
                        "shared test helper into a test-support module):\n" + "\n".join(found))
 

@@ -52,7 +52,7 @@ class Found:
 
 def _vopd(words, pc: int) -> Found:
     """A VOPD word pair, named from AMD's opcode table; 12 bytes with a literal."""
-    from isa._allnames import names
+    from isa.allnames import names
     w0, w1 = words[0], words[1] if len(words) > 1 else 0
     opx, opy = (w0 >> 22) & 0xF, (w0 >> 17) & 0x1F
     table = names("VOPD")
