@@ -197,7 +197,7 @@ def prepare(kernel: KernelInfo, grid, block, args: Sequence, max_instructions: i
     and a dispatch packet, and the ABI state of every wave (the same for every backend)."""
     grid, block = launch_dims(grid), launch_dims(block)
     from sim.memory import GlobalMemory
-    from sim.model import Dispatch
+    from isa.abi import Dispatch
     mem = GlobalMemory()
     # The whole image is mapped, not just the code: clang reaches __constant data relative to the PC.
     image = mem.allocate(len(kernel.image), "code_object")

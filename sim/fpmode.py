@@ -28,11 +28,12 @@ import re
 
 import numpy as np
 
+from isa.abi import DEFAULT_MODE
+
 from .wave import ModelError
 
 U32, U64, F32, F64 = np.uint32, np.uint64, np.float32, np.float64
 
-DEFAULT_MODE = 0xF0                 # round to nearest even, denormals kept, every precision
 MODE_BITS = 0xFF                    # the MODE bits the model keeps
 HW_REG_MODE = 1
 ROUND_NAMES = ("round to nearest even", "round toward +inf", "round toward -inf",

@@ -16,13 +16,14 @@ from typing import Callable
 import numpy as np
 
 from isa import DecodeError, decode, disassemble
+from isa.abi import DEFAULT_MODE, Dispatch
 from .execute import build
-from .fpmode import DEFAULT_MODE, wrap as wrap_mode
+from .fpmode import wrap as wrap_mode
 from .memory import GlobalMemory, MemoryFault
 from .memory_ops import LDS_BANKS
 from .wave import EXEC, LANES, TTMP, ModelError, Wave
 
-__all__ = ["Dispatch", "Model", "ModelStats", "ExecutionError", "BarrierDeadlock", "Watchdog", "Workgroup"]
+__all__ = ["Model", "ModelStats", "ExecutionError", "BarrierDeadlock", "Watchdog", "Workgroup"]
 
 
 class ExecutionError(Exception):
@@ -47,24 +48,6 @@ class Watchdog(ExecutionError):
 
     limit = None              # the limit that ran out
     per_wave = False          # ... one wave's (else the dispatch's)
-
-
-@dataclass
-class Dispatch:
-    """Everything the model needs to launch one kernel (filled in by the launcher)."""
-    entry: int                       # byte address of the first instruction
-    grid: tuple[int, int, int]       # workgroups per dimension
-    block: tuple[int, int, int]      # work-items per workgroup per dimension
-    vgprs: int                       # VGPRs allocated to each wave
-    lds_bytes: int                   # LDS allocated to each workgroup
-    kernarg_addr: int = 0
-    user_sgprs: dict[int, int] = field(default_factory=dict)  # SGPR index -> initial value
-    workitem_id_dims: int = 3        # how many of v0's packed x/y/z fields the kernel enabled
-    max_instructions: int = 50_000_000
-    scratch_lane_bytes: int = 0      # private segment bytes per lane (0: none)
-    scratch_base: int = 0            # private segments of a workgroup's waves, one after the other
-    max_wave_instructions: int | None = None   # stop a wave (a spinning one) after this many
-    mode: int = DEFAULT_MODE         # MODE[7:0] each wave starts with (descriptor FLOAT_* fields)
 
 
 @dataclass

@@ -112,7 +112,7 @@ class FakeDCU:
         self.lds_ready, self.launch_ready = lds_ready, launch_ready
 
     def run(self, dispatches, max_cycles=20_000):
-        """``dispatches``: list of (sim.model.Dispatch, wgp). Returns a list of Result."""
+        """``dispatches``: list of (isa.abi.Dispatch, wgp). Returns a list of Result."""
         results = []
         sim = Simulator(self.top if self.top else self.dut)
         sim.add_clock(1e-6)

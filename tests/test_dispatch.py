@@ -18,7 +18,8 @@ import pytest
 from dcu.admission import occupancy
 from hdl.config import get_config
 from hdl.top.dispatch import Dispatcher
-from sim.model import Dispatch, wave_inits
+from isa.abi import Dispatch
+from sim.model import wave_inits
 from sim.wave import TTMP
 from tests.fake_simd import FakeDCU
 from tests.lint import convert_and_lint

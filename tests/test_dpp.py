@@ -21,7 +21,8 @@ import isa
 from isa import Fmt
 from isa import dpp as D
 from sim.memory import GlobalMemory
-from sim.model import Dispatch, ExecutionError, Model
+from isa.abi import Dispatch
+from sim.model import ExecutionError, Model
 from tests.asmutil import assemble as assemble_program
 from tests.test_isa_roundtrip import LLVM_MC, MCPU, assemble, llvm_disassemble, needs_llvm, norm
 

@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 from sim.memory import GlobalMemory
-from sim.model import BarrierDeadlock, Dispatch, ExecutionError, Model, Watchdog
+from isa.abi import Dispatch
+from sim.model import BarrierDeadlock, ExecutionError, Model, Watchdog
 from tests.asmutil import assemble, needs_llvm
 
 pytestmark = needs_llvm

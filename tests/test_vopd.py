@@ -17,7 +17,8 @@ import pytest
 import isa
 from isa import vopd as VD
 from sim.memory import GlobalMemory
-from sim.model import Dispatch, Model
+from isa.abi import Dispatch
+from sim.model import Model
 from tests.asmutil import assemble as assemble_program
 from tests.test_isa_roundtrip import LLVM_MC, MCPU, assemble, llvm_disassemble, needs_llvm, norm
 

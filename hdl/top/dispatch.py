@@ -80,7 +80,7 @@ DispatchError = data.StructLayout({"valid": 1, "slots": 1, "vgprs": 1, "lds": 1}
 
 
 def dispatch_fields(d, wgp: bool) -> dict:
-    """The :func:`DispatchLayout` field values of a launcher dispatch (``sim.model.Dispatch``
+    """The :func:`DispatchLayout` field values of a launcher dispatch (``isa.abi.Dispatch``
     or anything with its attributes), for ``DispatchLayout(cfg).const(...)``.
 
     Raises
