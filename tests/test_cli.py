@@ -50,7 +50,7 @@ def test_parse_scalar_specs():
     ("zeros:10", "zeros:N:DTYPE"),
     ("zeros:0:f32", ">= 1"),
     ("zeros:ten:f32", "N must be an integer"),
-    ("zeros:4:f16", "DTYPE must be one of"),
+    ("zeros:4:f8", "DTYPE must be one of"),
     ("buf:", "needs a path"),
     ("buf:data.bin", ".npy"),
     ("buf:/definitely/not/here.npy", "no such file"),
