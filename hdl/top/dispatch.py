@@ -16,8 +16,8 @@ the whole LDS (WGP mode). Resident waves per SIMD thus reach ``dcu.admission.occ
 """
 from __future__ import annotations
 
-from amaranth.hdl import Array, Cat, Const, Module, Mux, Signal
-from amaranth.lib import data, enum, stream, wiring
+from amaranth.hdl import Array, Cat, Const, Module, Mux, Signal, unsigned
+from amaranth.lib import data, enum, memory, stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from ..bitops import first_set, onehot_or, popcount, rr_pick, tree_max
@@ -28,7 +28,7 @@ __all__ = ["Dispatcher", "DispatchLayout", "LdsAllocLayout", "DispatchCounters",
            "OpenLayout", "resident_workgroups", "dispatch_fields", "USER_SGPRS", "ID_LANES_PER_CYCLE"]
 
 USER_SGPRS = 4            # s0..s3: what a wave launch carries (hdl.layouts.LaunchLayout)
-ID_LANES_PER_CYCLE = 4    # work-item ids computed per cycle: 8 cycles per wave
+ID_LANES_PER_CYCLE = 4    # work-item ids computed per cycle (8 cycles per wave, once per dispatch)
 MAX_WAVES = -(-MAX_WORKGROUP_SIZE // WAVE_SIZE)
 
 
@@ -217,10 +217,17 @@ class Dispatcher(wiring.Component):
         lp = Signal(range(S))                  # launch round robin
         last_cu = Signal(range(C))
 
-        # ---- v0 of the next wave, generated while the previous one is launched -----------------
-        v0_take = Signal()
-        v0, v0_ready = self._idgen(m, d, self.start.payload.block, nw,
-                                   self.start.valid & self.start.ready, v0_take)
+        # ---- v0 of every wave of a workgroup, computed once per dispatch ---------------------
+        m.submodules.v0_table = table = memory.Memory(shape=unsigned(32 * LANES), depth=MAX_WAVES, init=[])
+        gen_done = self._idgen(m, d, self.start.payload.block, table.write_port(), nw,
+                               self.start.valid & self.start.ready)
+        v0_rd = table.read_port()
+        launching = Signal()
+        # addressed by the register k, not by the launch decision (a net to every bit of the
+        # table): a launch sets ``lds_alloc.valid`` and the next waits until it is taken, so
+        # wave k + 1's row is read before it is offered
+        m.d.comb += [v0_rd.addr.eq(k),
+                     v0_rd.en.eq(launching)]   # (read only then: a compiled simulator skips it)
 
         # ---- placement check -------------------------------------------------------------
         cu_cap = [sum(caps[c * SPC + i] for i in range(SPC)) for c in range(C)]
@@ -256,7 +263,8 @@ class Dispatcher(wiring.Component):
         vb_first = first_set(m, vfree[sel], "vblk")
         vb_hold, vb_held, vb = Signal(range(WID)), Signal(), Signal(range(WID))
         m.d.comb += vb.eq(Mux(vb_held, vb_hold, vb_first))
-        offering = (state == _State.OFFER) & ~self.lds_alloc.valid & v0_ready
+        offering = (state == _State.OFFER) & ~self.lds_alloc.valid
+        m.d.comb += launching.eq((state == _State.QUOTA) | (state == _State.OFFER))
         ready = Array(self.launch[s].ready for s in range(S))
         fire = offering & ready[sel]
         with m.If(offering):
@@ -270,8 +278,7 @@ class Dispatcher(wiring.Component):
                          p.pc.eq(d.pc), p.vgpr_base.eq(vb * d.vgprs), p.vgprs.eq(d.vgprs),
                          p.wg.eq(opened.wg), p.wg_last.eq(q[sel] == 1), p.exec.eq(exec_),
                          p.sgpr.eq(d.user_sgpr), p.ttmp7.eq(Cat(wgy, wgz)), p.ttmp9.eq(wgx),
-                         p.v0.eq(v0)]
-        m.d.comb += v0_take.eq(fire)
+                         p.v0.eq(v0_rd.data)]
         wg_complete = fire & (k + 1 == nw)
         with m.If(fire):
             m.d.sync += k.eq(Mux(wg_complete, 0, k + 1))
@@ -328,7 +335,7 @@ class Dispatcher(wiring.Component):
                                  lvalid.eq(Cat(lvalid[1:], next_l <= Mux(d.wgp, total, half)))]
                 with m.If(steps < W):
                     m.d.sync += vvalid.eq(Cat(vvalid[1:], next_v <= cfg.vgprs_per_simd))
-                with m.If(steps == G):
+                with m.If((steps == G) & gen_done):
                     empty = (nw == 0) | (d.grid.x == 0) | (d.grid.y == 0) | (d.grid.z == 0)
                     m.d.sync += [vfree[s].eq(vvalid) for s in range(S)]
                     m.d.sync += [ptr[g].eq(S - 1) for g in range(C + 1)]
@@ -380,86 +387,44 @@ class Dispatcher(wiring.Component):
                     m.d.sync += [self.done.eq(1), state.eq(_State.IDLE)]
         return m
 
-    def _idgen(self, m, d, start_block, nw, restart, take):
-        """v0 of the waves of a workgroup, wave after wave, ``ID_LANES_PER_CYCLE`` lanes per
-        cycle, the work-item position carried from lane to lane (x wraps at the block's x size
-        into y, y into z; z is not wrapped, as in the model, so the padding lanes of a partial
-        last wave continue the count) and back to 0 after wave ``nw - 1``: every workgroup's
-        waves start the same. ``start_block`` is the block size of the dispatch that
-        ``restart`` accepts. A finished wave waits in a register until ``take`` (its launch),
-        while the next is generated. Returns that register and whether it holds a wave. Its own
+    def _idgen(self, m, d, start_block, wr, nw, restart):
+        """Fill the v0 table: ``ID_LANES_PER_CYCLE`` lanes per cycle, wave after wave, the
+        work-item position carried from lane to lane (x wraps at the block's x size into y, y
+        into z; z is not wrapped, as in the model, so the padding lanes of a partial last wave
+        continue the count). ``start_block`` is the block size of the dispatch that ``restart``
+        accepts. Returns the signal that says the table is complete. Its own
         fragment: its signals change every cycle while it runs, the dispatcher's rarely."""
         PL, steps = ID_LANES_PER_CYCLE, LANES // ID_LANES_PER_CYCLE
         mg = Module()
         m.submodules.idgen = mg
         tx, ty, tz = Signal(11, name="tid_x"), Signal(11, name="tid_y"), Signal(11, name="tid_z")
         cyc = Signal(range(steps))
-        wave = Signal(range(MAX_WAVES))
-        acc = Signal(32 * (LANES - PL))        # the lanes generated so far, the latest at the top
-        out, full = Signal(32 * LANES), Signal()
+        wave = Signal(range(MAX_WAVES + 1))
+        v0 = Signal(32 * LANES)
+        done = Signal()
+        mg.d.comb += done.eq(wave == nw)
         mask = Mux(d.id_dims >= 3, 0xFFFF_FFFF, Mux(d.id_dims == 2, 0x000F_FFFF, 0x3FF))
-        # the last x and y of the block, registered with the dispatch
+        xs, ys, zs = ([Signal(11, name=f"tid_{a}{p}") for p in range(PL + 1)] for a in "xyz")
+        mg.d.comb += [xs[0].eq(tx), ys[0].eq(ty), zs[0].eq(tz)]
+        lanes = []
+        # the last x and y of the block, registered with the dispatch: a lane's wrap is then one
+        # compare, and the increments run beside it rather than in the chain of lanes
         x_end, y_end = Signal(11, name="x_end"), Signal(11, name="y_end")
         with mg.If(restart):
             mg.d.sync += [x_end.eq(start_block.x - 1), y_end.eq(start_block.y - 1)]
-        xs, ys, zs = _lane_positions(mg, PL, tx, ty, tz, x_end, y_end)
-        lanes = [Cat(xs[p][:10], ys[p][:10], zs[p][:12]) & mask for p in range(PL)]
-        shifted = Cat(acc, *lanes)
-        last, wg_end = cyc == steps - 1, wave + 1 == nw
-        # the last lanes of a wave wait (recomputed) until the register is free
-        step = ~restart & (nw != 0) & ~(last & full & ~(take & (nw != 1)))
-        with mg.If(take & (nw != 1)):   # one wave per workgroup: its v0 serves them all
-            mg.d.sync += full.eq(0)
+        for p in range(PL):
+            wx, wy = Signal(name=f"wrap_x{p}"), Signal(name=f"wrap_y{p}")
+            mg.d.comb += [wx.eq(xs[p] == x_end), wy.eq(wx & (ys[p] == y_end)),
+                          xs[p + 1].eq(Mux(wx, 0, xs[p] + 1)),
+                          ys[p + 1].eq(Mux(wy, 0, Mux(wx, ys[p] + 1, ys[p]))),
+                          zs[p + 1].eq(Mux(wy, zs[p] + 1, zs[p]))]
+            lanes.append(Cat(xs[p][:10], ys[p][:10], zs[p][:12]) & mask)
+        shifted = Cat(v0[32 * PL:], *lanes)
+        last = cyc == steps - 1
+        mg.d.comb += [wr.addr.eq(wave), wr.data.eq(shifted), wr.en.eq(~done & last)]
         with mg.If(restart):
-            mg.d.sync += [tx.eq(0), ty.eq(0), tz.eq(0), cyc.eq(0), wave.eq(0), full.eq(0)]
-        with mg.Elif(step):
+            mg.d.sync += [tx.eq(0), ty.eq(0), tz.eq(0), cyc.eq(0), wave.eq(0)]
+        with mg.Elif(~done):
             mg.d.sync += [tx.eq(xs[PL]), ty.eq(ys[PL]), tz.eq(zs[PL]), cyc.eq(Mux(last, 0, cyc + 1)),
-                          acc.eq(shifted[32 * PL:])]
-            with mg.If(last):
-                mg.d.sync += [out.eq(shifted), full.eq(1), wave.eq(Mux(wg_end, 0, wave + 1))]
-                with mg.If(wg_end):
-                    mg.d.sync += [tx.eq(0), ty.eq(0), tz.eq(0)]
-        return out, full
-
-
-def _lane_positions(m, n, x0, y0, z0, x_end, y_end):
-    """The work-item positions of ``n + 1`` consecutive lanes from ``(x0, y0, z0)``, x wrapping
-    after ``x_end`` into y, y after ``y_end`` into z (z not wrapped). Without a chain of
-    lane-to-lane increments: each lane's x is ``x0 + p`` until the first wrap, then the lanes
-    since the last wrap; y is ``y0`` plus the x wraps before it, or those since the last y
-    wrap; z is ``z0`` plus the y wraps. The increments and compares of the candidates run in
-    parallel from the registers, and only 1-bit wrap flags pass from lane to lane."""
-    def cnt(bits):
-        return sum(bits) if bits else Const(0, 1)
-
-    def pick(values, index):
-        return Array(values)[index] if len(values) > 1 else values[0]
-
-    x_inc = [Signal(11, name=f"x_inc{p}") for p in range(n + 1)]
-    y_inc = [Signal(11, name=f"y_inc{p}") for p in range(n + 1)]
-    z_inc = [Signal(11, name=f"z_inc{p}") for p in range(n + 1)]
-    m.d.comb += [x_inc[p].eq(x0 + p) for p in range(n + 1)]
-    m.d.comb += [y_inc[p].eq(y0 + p) for p in range(n + 1)]
-    m.d.comb += [z_inc[p].eq(z0 + p) for p in range(n + 1)]
-    x_is = [x_end == k for k in range(n)]           # a restarted x reaches the end at k
-    y_is = [y_end == k for k in range(n)]
-    y_at = [y_inc[k] == y_end for k in range(n)]    # y0 + k is the last y
-    xs, ys, zs, wx, wy = [], [], [], [], []
-    for p in range(n + 1):
-        x, w = x_inc[p], x_inc[p] == x_end
-        for j in range(p):                          # the last x wrap before lane p decides
-            x, w = Mux(wx[j], p - 1 - j, x), Mux(wx[j], x_is[p - 1 - j], w)
-        c = cnt(wx[:p])
-        y, v = pick(y_inc[:p + 1], c), pick(y_at[:min(p + 1, n)], c)
-        for j in range(p):                          # the last y wrap before lane p decides
-            c = cnt(wx[j + 1:p])
-            y, v = Mux(wy[j], c, y), Mux(wy[j], pick(y_is[:p - j], c), v)
-        z = pick(z_inc[:p + 1], cnt(wy[:p]))
-        sx, sy, sz = Signal(11, name=f"tid_x{p}"), Signal(11, name=f"tid_y{p}"), Signal(11, name=f"tid_z{p}")
-        m.d.comb += [sx.eq(x), sy.eq(y), sz.eq(z)]
-        xs.append(sx), ys.append(sy), zs.append(sz)
-        if p < n:
-            fx, fy = Signal(name=f"wrap_x{p}"), Signal(name=f"wrap_y{p}")
-            m.d.comb += [fx.eq(w), fy.eq(w & v)]
-            wx.append(fx), wy.append(fy)
-    return xs, ys, zs
+                          v0.eq(shifted), wave.eq(wave + last)]
+        return done
