@@ -1,7 +1,8 @@
 """hdl.simd.transshare.SharedTrans: one transcendental unit behind a round-robin arbiter.
 
 * Four ports send waves with random gaps and take results with random back-pressure: every
-  port gets exactly its own results, in its own order, bit-exact against ``sim.fp32``.
+  port gets exactly its own results, in its own order, bit-exact against ``sim.fp32``. A
+  port drives its payload only while valid and ready, zero otherwise, as a SIMD does.
 * A port's ``ready`` never depends on its own ``valid`` (a SIMD reads it at issue, before
   it sends), checked every cycle by offering and withdrawing the wave.
 * With every port always sending, the unit takes them in turn: each run of four takes serves
@@ -44,10 +45,9 @@ def _run(dut, waves, *, valid_p, ready_p, seed, probe_ready=True):
         while any(len(g) < len(w) for g, w in zip(got, waves)):
             for p, req in enumerate(dut.req):
                 if not offered[p] and nxt[p] < len(waves[p]) and rng.random() < valid_p:
-                    op, a, _ = waves[p][nxt[p]]
-                    ctx.set(req.payload.op, op)
-                    ctx.set(req.payload.a, pack_lanes(a))
                     offered[p] = True          # held until taken, as a SIMD holds its EX
+                ctx.set(req.payload.op, 0)
+                ctx.set(req.payload.a, 0)
             if probe_ready:
                 for p, req in enumerate(dut.req):
                     ctx.set(req.valid, 0)
@@ -56,6 +56,11 @@ def _run(dut, waves, *, valid_p, ready_p, seed, probe_ready=True):
                     assert ctx.get(req.ready) == without, f"port {p}: ready follows its own valid (cycle {cyc})"
             for p, req in enumerate(dut.req):
                 ctx.set(req.valid, offered[p])
+            for p, req in enumerate(dut.req):
+                if offered[p] and ctx.get(req.ready):  # a SIMD drives its wave only then
+                    op, a, _ = waves[p][nxt[p]]
+                    ctx.set(req.payload.op, op)
+                    ctx.set(req.payload.a, pack_lanes(a))
             ready = [bool(rng.random() < ready_p) for _ in dut.resp]
             for p, resp in enumerate(dut.resp):
                 ctx.set(resp.ready, ready[p])
@@ -70,7 +75,7 @@ def _run(dut, waves, *, valid_p, ready_p, seed, probe_ready=True):
                 nxt[p] += 1
             await ctx.tick()
             cyc += 1
-            assert cyc < 60 * sum(map(len, waves)) + 200, "no progress"
+            assert cyc < 120 * sum(map(len, waves)) + 200, "no progress"
 
     sim.add_testbench(bench)
     sim.run()

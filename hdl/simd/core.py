@@ -116,8 +116,8 @@ class SIMD(wiring.Component):
         (``config.resp_lanes`` lanes) of each destination register.
     trans_req : Out(stream of hdl.simd.trans.TransIn); trans_resp : In(stream of hdl.simd.trans.TransOut)
         With ``external_trans`` only: transcendental waves, held until taken (``trans_req``'s
-        ``ready`` must not depend on its ``valid``: issue reads it), and their results, in
-        the order sent.
+        ``ready`` must not depend on its ``valid``: issue reads it; the payload is zero unless
+        ``valid & ready``), and their results, in the order sent.
     vmem_req_row, lds_req_row : In(ReqRow)
         The row of the request whose lanes ``vmem_req`` and ``lds_req`` carry
         (``config.request_in_rows``: the rows are a memory, read combinationally).
@@ -974,11 +974,12 @@ class SIMD(wiring.Component):
         mx.d.comb += [x_trans.eq(x_valid & (xk == Kind.VTRANS) & ((grp == C - 1) if banked else 1)),
                       trans_ready.eq(trans_i.ready), trans_take.eq(x_trans & trans_i.ready),
                       trans_i.valid.eq(x_trans)]
-        # the payload only while a transcendental is offered (0 otherwise): a compiled
-        # simulation then skips the source modifiers' 32 lanes on other cycles. Every field is
+        # the payload only while a transcendental is offered and the unit is ready (0
+        # otherwise): a shared unit ORs its SIMDs' payloads (hdl/simd/transshare.py), and a
+        # compiled simulation skips the source modifiers' 32 lanes on other cycles. Every field is
         # assigned here (tag 0: a shared unit sets its own): one left out would be a constant
         # process of its own, which Verilator's lint rejects (ALWNEVER).
-        with mx.If(x_trans):
+        with mx.If(x_trans & trans_i.ready):
             mx.d.comb += [trans_i.payload.op.eq(xi.op), trans_i.payload.a.eq(Mux(xi.neg[0], t_src ^ sign, t_src)),
                           trans_i.payload.tag.eq(0)]
         with m.If(trans_take):

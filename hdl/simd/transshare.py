@@ -3,10 +3,14 @@
 RDNA gives every SIMD its own transcendental unit. On an FPGA that unit is the largest
 block of a SIMD (at 8 lanes: 288 of the SIMD's multipliers and 16,000 flip-flops;
 docs/fpga.md), while kernels issue few transcendental instructions, so the ``fpga`` preset
-keeps one for the whole DCU. :class:`SharedTrans` puts a round-robin
-arbiter in front of one :class:`~hdl.simd.trans.TransUnit` and sends each result back to the SIMD
-that sent the wave (the unit carries the SIMD's index in its ``tag``; it returns waves in
-the order it took them, so each SIMD gets its own in order).
+keeps one for the whole DCU, and a small one: :class:`~hdl.simd.transseq.TransSeq`, which steps
+every operation through one multiplier per lane group. :class:`SharedTrans` puts a
+round-robin arbiter in front of it and sends each result back to the SIMD that sent the wave
+(the unit carries the SIMD's index in its ``tag``; it returns waves in the order it took
+them, so each SIMD gets its own in order). A SIMD drives its payload only while its port is
+valid and ready (zero otherwise), and the arbiter makes one port ready among those with a
+wave, so the wave is the OR of the ports' payloads: one LUT4 a bit for four ports, where a
+multiplexer takes three.
 """
 from __future__ import annotations
 
@@ -14,18 +18,19 @@ from amaranth.hdl import Cat, Const, Module, Signal
 from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from .trans import TransIn, TransOut, TransUnit
+from .trans import TransIn, TransOut
+from .transseq import TransSeq
 
 __all__ = ["SharedTrans"]
 
 
 class SharedTrans(wiring.Component):
-    """A :class:`~hdl.simd.trans.TransUnit` shared by ``ports`` SIMDs, taken in turn.
+    """A :class:`~hdl.simd.transseq.TransSeq` shared by ``ports`` SIMDs, taken in turn.
 
     Parameters
     ----------
     config : hdl.config.DCUConfig
-        ``trans_lanes`` sizes the unit.
+        ``trans_lanes``: the unit's datapaths.
     ports : int
         SIMDs sharing it.
 
@@ -35,7 +40,7 @@ class SharedTrans(wiring.Component):
         Waves to compute (``tag`` is ignored). ``ready`` does not depend on the port's own
         ``valid`` (a SIMD reads it before it sends): it is the unit's ready while no port
         ahead of this one in the round-robin order has a wave; the port after the last one
-        taken comes first.
+        taken comes first. ``op`` and ``a`` must be zero unless ``valid & ready``.
     resp : Out(stream of TransOut), one per SIMD
         Results, each on the port its wave came from, in the order that port sent them. A
         result waiting for its port's ``ready`` stalls the unit.
@@ -52,7 +57,7 @@ class SharedTrans(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         n = self.ports
-        m.submodules.unit = unit = TransUnit(self.config)
+        m.submodules.unit = unit = TransSeq(self.config)
         valid = Cat(*[r.valid for r in self.req])
         last = Signal(range(n))                 # the port taken last
         first = Signal(n)                       # one-hot: the port whose wave goes in now
@@ -64,13 +69,14 @@ class SharedTrans(wiring.Component):
                         ahead = Cat(*[valid[q] for q in order[:pos]]).any() if pos else Const(0, 1)
                         m.d.comb += [self.req[p].ready.eq(unit.i.ready & ~ahead),
                                      first[p].eq(valid[p] & ~ahead)]
-        m.d.comb += unit.i.valid.eq(valid.any())
-        for p in range(n):
-            with m.If(first[p]):
-                m.d.comb += [unit.i.payload.op.eq(self.req[p].payload.op),
-                             unit.i.payload.a.eq(self.req[p].payload.a), unit.i.payload.tag.eq(p)]
-                with m.If(unit.i.ready):
-                    m.d.sync += last.eq(p)
+        sel = Signal(range(n))                  # the index of ``first``
+        # every port but the one taken drives a zero payload: their OR is the wave
+        m.d.comb += [unit.i.valid.eq(valid.any()), sel.eq(_first_index(first)),
+                     unit.i.payload.op.eq(_or([r.payload.op.as_value() for r in self.req])),
+                     unit.i.payload.a.eq(_or([r.payload.a for r in self.req])),
+                     unit.i.payload.tag.eq(sel)]
+        with m.If(valid.any() & unit.i.ready):
+            m.d.sync += last.eq(sel)
 
         tag = unit.o.payload.tag
         for p in range(n):
@@ -79,3 +85,18 @@ class SharedTrans(wiring.Component):
             with m.If(tag == p):
                 m.d.comb += unit.o.ready.eq(self.resp[p].ready)
         return m
+
+
+def _first_index(onehot):
+    """The index of the set bit of a one-hot (or zero) value: OR of the indices' bits."""
+    n = len(onehot)
+    return Cat(*[Cat(*[onehot[p] for p in range(n) if p >> b & 1]).any()
+                 for b in range(max(1, (n - 1).bit_length()))])
+
+
+def _or(values):
+    """The bitwise OR of ``values``."""
+    out = values[0]
+    for v in values[1:]:
+        out = out | v
+    return out
