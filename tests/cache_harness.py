@@ -54,6 +54,7 @@ class CacheBench:
         self.accepted = [[] for _ in range(P)]       # (cycle, payload dict)
         self.beats = [[] for _ in range(P)]          # (cycle, response payload Const)
         self.reads = []                              # (cycle, addr) of every memory read
+        self.fills = []                              # (cycle, addr) of every response taken
         self.inflight = {}                           # tag -> (due cycle, addr)
         self.cycle = 0
         self.done = self.hook = None
@@ -110,6 +111,7 @@ class CacheBench:
                 self.inflight[r.tag] = (c + int(rng.integers(*self.latency)), r.addr)
                 self.reads.append((c, r.addr))
             if presented is not None and ctx.get(dut.mem_resp.ready):
+                self.fills.append((c, self.inflight[presented][1]))
                 del self.inflight[presented]
                 presented = None
             await ctx.tick()

@@ -11,7 +11,9 @@
 * Hit under miss: a hit accepted after a miss completes first, across ports and on one port;
   misses on a memory line already being read wait for that read.
 * Hit latency (default, rdna1 and fpga, whose answer stage keeps it) and one request accepted
-  per cycle with four ports busy.
+  per cycle with four ports busy; hits keep their latency while a fill is written.
+* A fill into the memory-line slot a port sends from, or that a looked-up hit will read,
+  waits until they have answered.
 * A fault (outside memory, or above the 48-bit port) answers zeros and latches ``error``.
 * Verilog conversion and ``verilator --lint-only`` for ``default``, ``rdna1`` and ``fpga``.
 """
@@ -131,7 +133,8 @@ def random_loads(preset: str, size: int, per_port: int, seed: int):
             straddles += (aligned % 64) + nbytes > 64
             bench.send(p, request(op, addr, wave=int(rng.integers(cfg.wave_slots)), seq=seq,
                                   sdst=int(rng.integers(0, 100))), at=int(rng.integers(0, 8 * per_port)))
-    bench.run(all_answered, limit=40 * per_port + 2000)
+    # a fill holds the port for 16 cycles: a run that misses on most loads is bound by fills
+    bench.run(all_answered, limit=100 * per_port + 2000)
     assert straddles > per_port // 3
     for p in range(4):
         check_against_model(bench, mem, p)
@@ -269,6 +272,57 @@ def test_misses_share_reads():
     assert bench.counters == (0, 8)
     for p in range(4):
         check_against_model(bench, mem, p)
+
+
+def test_hit_during_a_fill():
+    """A hit whose lookup falls in the cycles a fill is written answers with its usual latency,
+    while the fill's words go into another memory line's slot."""
+    cfg = get_config("default")
+    mem, image = make_memory(8192, seed=15)
+    x, y = BASE + 2048, BASE + 256
+    bench = CacheBench(ScalarCache(cfg), image, np.random.default_rng(16), latency=(20, 21),
+                       mem_ready=1.0, resp_ready=1.0)
+    bench.send(1, request(OpId.S_LOAD_B32, y, seq=0))                  # warm y
+    bench.send(0, request(OpId.S_LOAD_B64, x, seq=0), at=100)          # miss
+    for k in range(60):
+        bench.send(1, request(OpId.S_LOAD_B32, y + 4 * (k % 16), seq=1 + k, sdst=k % 16), at=100 + k)
+    bench.run(lambda b: b.cycle > 100 and all_answered(b), limit=1000)
+    (taken, _), = [f for f in bench.fills if f[1] == x]
+    first = {b.seq: c for c, b in bench.beats[1]}
+    # (one answer starts per cycle: a hit may wait a cycle for the miss's answer to start)
+    during = [(c, r) for c, r in bench.accepted[1] if r["seq"] > 0 and taken - 15 <= c + 1 <= taken - 4]
+    assert len(during) >= 10, "hits looked up while the fill is written"
+    for c, r in during:
+        assert first[r["seq"]] - c == cfg.scalar_hit_latency
+    assert responses(bench, 0)[0][4] > taken
+    for p in (0, 1):
+        check_against_model(bench, mem, p)
+    assert bench.counters == (60, 2)
+
+
+def test_fill_waits_for_the_answers_from_its_slot():
+    """A fill into the memory-line slot a port is sending from, and that a looked-up hit waiting
+    for its port will read, waits until both have answered: neither sees the new line."""
+    cfg = get_config("default")                   # 4 KiB direct mapped: BASE and BASE + 4 KiB conflict
+    mem, image = make_memory(8192, seed=17)
+    a, b, c = BASE, BASE + 4096, BASE + 1024
+    bench = CacheBench(ScalarCache(cfg), image, np.random.default_rng(18), latency=(2, 3),
+                       mem_ready=1.0, resp_ready=1.0)
+    bench.send(0, request(OpId.S_LOAD_B32, a, seq=0))                   # warm a
+    bench.send(0, request(OpId.S_LOAD_B32, c, seq=1), at=50)
+    bench.send(0, request(OpId.S_LOAD_B512, a + 8, seq=2), at=100)      # 16 beats from a's slot
+    bench.send(0, request(OpId.S_LOAD_B32, a + 4, seq=3), at=100)       # hit, waits for port 0
+    bench.send(1, request(OpId.S_LOAD_B64, b, seq=0), at=100)           # miss into a's slot
+    bench.run(lambda b_: b_.cycle > 100 and all_answered(b_), limit=1000)
+    r0 = {r[0]: r for r in responses(bench, 0)}
+    (b_read, _), = [r for r in bench.reads if r[1] == b]
+    (b_taken, _), = [f for f in bench.fills if f[1] == b]
+    assert b_taken - b_read > 25, "the response waited"
+    assert r0[2][4] < r0[3][4] < b_taken - 15, "the fill started after the last beat from a's slot"
+    assert [ad for _, ad in bench.reads] == [a, c, b]
+    for p in (0, 1):
+        check_against_model(bench, mem, p)
+    assert bench.counters == (2, 3)
 
 
 @pytest.mark.parametrize("preset", ["default", "rdna1", "fpga"])

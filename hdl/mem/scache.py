@@ -1,38 +1,46 @@
 """The scalar data cache shared by the DCU's four SIMDs (docs/memory.md, "Scalar cache").
 
-Direct-mapped 64-byte lines (``config.scalar_cache_bytes``), filled two sibling lines per
-128-byte memory read (:mod:`hdl.mem.linecache`). Each accepted request takes a *slot* that
-holds it until its last beat has left; a request whose lines are present completes while
-older requests still wait for memory (hit under miss), so requests complete out of order,
-as ``kmcnt`` allows, while the beats of one request leave back to back on its SIMD's port.
+Built as block RAM with a little control around it: direct-mapped 64-byte lines whose bytes
+sit in one ``Memory`` of 64-bit words, with a tag ``Memory`` of 128-byte memory lines (a read
+fills both cache lines it holds) and a valid register that a flush clears at once. A fill is
+written one word per cycle, so the only wide path is the choice of a 1,024-bit response's
+word. Each SIMD's answer reads its dwords from the line memory as its beats leave, through a
+read port of its own: no line is copied outside the line memory.
 
-Pipeline: cycle 0 the round-robin arbiter accepts one request into a free slot and
-addresses the line banks; cycle 1 (lookup) the pair of lines around the address is
-compared, present lines are written into the slot's memory word and missing memory lines
-are read (or joined, if already being read); a completed slot moves to its port's beat
-register, which sends one dword per cycle.
+Each accepted request takes a *slot* that holds it until its answer starts; a request whose
+lines are present answers while older requests still wait for memory (hit under miss), so
+requests complete out of order, as ``kmcnt`` allows, while the beats of one request leave
+back to back on its SIMD's port.
 
-A slot holds the 64 bytes a request can read, not its two lines: byte ``j`` comes from the
-first line when ``j`` is at or above the request's offset in it, else from the second, so
-the request's bytes are the slot rotated by the offset. A line that was missing is not
-copied into the slot: the slot reads it from its miss entry's kept fill as it completes
-(:class:`hdl.mem.linecache.MissTable`).
+Pipeline: cycle 0 takes a slot to look up again, else accepts one request (round robin) into
+a free slot, and addresses the tag memory; cycle 1 (lookup) compares the tags of the
+request's memory line and the next one, and missing memory lines are read (or joined, if
+already being read). A slot whose lines are present is chosen for its SIMD's port (round
+robin over the slots) and its beats read the line memory, one dword per cycle.
+
+A fill does not overwrite the lines of an answer: it waits (``mem_resp.ready`` low) while a
+port sends from its memory line's slot or a ready request will, and a lookup of that slot
+meanwhile is repeated. A request that is not ready and reads a line it evicts is looked up
+again.
 """
 from __future__ import annotations
 
 from amaranth.hdl import Array, Cat, Const, Module, Mux, Signal, Value
 from amaranth.lib import data, enum, memory, stream, wiring
 from amaranth.lib.wiring import In, Out
+from amaranth.utils import exact_log2
 
-from ..bitops import rr_grant, tree_or
+from ..bitops import mux_tree, rr_grant, tree_or
 from ..config import DCUConfig
 from ..isa_tables import OpId
-from .linecache import (LINE, LINE_ADDR, ErrorLayout, LinePairs, MissTable, check_geometry, check_reads,
-                        lowest, round_robin)
-from .memport import ADDR_BITS, MemReq, MemResp
 from ..layouts import SEQ, SmemReq, SmemResp
+from .linecache import BLOCK_ADDR, ErrorLayout, check_geometry, check_reads, lowest, round_robin
+from .memport import ADDR_BITS, LINE_BYTES, MemKind, MemReq, MemResp
 
 __all__ = ["ScalarCache"]
+
+WORD = 64                              # bits of a line-memory word: two dwords
+FILL_BEATS = 8 * LINE_BYTES // WORD    # cycles a fill takes to write a memory line
 
 
 class Width(enum.Enum, shape=2):
@@ -42,21 +50,14 @@ class Width(enum.Enum, shape=2):
     HALF = 2
 
 
-def _slot_layout(cfg: DCUConfig) -> data.StructLayout:
+def _info_layout(cfg: DCUConfig, dword_bits: int) -> data.StructLayout:
+    """A request's fields that only its answer reads (a LUT RAM of a word per slot)."""
     return data.StructLayout({
-        "simd": range(cfg.simds), "wave": range(cfg.wave_ids), "seq": SEQ, "sdst": 7,
-        "beats": range(17), "width": Width, "signed": 1,
-        "offset": 6,        # byte offset of the (aligned) address in its first line
-        "odd": 1,           # the first line's address is odd (it is the upper half of a memory line)
-        "addr": 64,         # the request's address, for the fault report
+        "wave": range(cfg.wave_ids), "seq": SEQ, "sdst": 7, "beats": range(17), "width": Width,
+        "signed": 1,
+        "byte": 2,              # a byte or halfword's offset in its dword
+        "dword": dword_bits,    # its first dword in the line memory
     })
-
-
-def _merge(offset, first, second):
-    """A slot's 64 bytes: byte ``j`` of ``first`` (the first line) when ``j >= offset``, else
-    of ``second``."""
-    from_first = (Const(2 ** LINE - 1, LINE) << offset)[:LINE]
-    return Cat(*[Mux(from_first[j], first.word_select(j, 8), second.word_select(j, 8)) for j in range(LINE)])
 
 
 class ScalarCache(wiring.Component):
@@ -77,7 +78,7 @@ class ScalarCache(wiring.Component):
         ``scalar_cache_stage``).
     slots : int, optional
         Requests in the cache at once (waiting out the hit latency, waiting for memory or
-        sending); by default ``max(8, scalar_hit_latency + 4)``, enough to accept one
+        for their port); by default ``max(8, scalar_hit_latency + 4)``, enough to accept one
         request per cycle.
     mshrs : int
         Memory reads in flight at once.
@@ -92,9 +93,10 @@ class ScalarCache(wiring.Component):
     mem : Out(stream.Signature(MemReq()))
         128-byte reads, tag = miss table entry.
     mem_resp : In(stream.Signature(MemResp()))
-        Their responses, in any order.
+        Their responses, in any order; each is held (``ready`` low) while its words are
+        written, one per cycle, and before that while an answer reads the slot it fills.
     flush : In(1)
-        Invalidate every line (reads in flight are delivered but not kept).
+        Invalidate every line (reads in flight answer their requests but are not kept).
     hits, misses : Out(32)
         Requests whose every line was present at lookup / the others (counted per request).
     error : Out(ErrorLayout)
@@ -119,38 +121,55 @@ class ScalarCache(wiring.Component):
 
     def elaborate(self, platform):
         cfg = self.config
-        P, N = cfg.simds, self._slots
+        P, N, M = cfg.simds, self._slots, self._mshrs
         stage = cfg.scalar_cache_stage
         delay = max(0, cfg.scalar_hit_latency - (3 if stage else 2))   # cycles a slot waits after acceptance
+        ib = exact_log2(self._sets // 2)          # memory-line slot index bits
+        db = 5 + ib                               # dword index bits in the line memory
         m = Module()
-        pairs = LinePairs(m, "lines", self._sets)
-        misses = MissTable(m, "mshr", self._mshrs, self.mem, self.mem_resp, self.flush)
-        SlotInfo = _slot_layout(cfg)
+        Info = _info_layout(cfg, db)
+        Who = data.StructLayout({"wave": range(cfg.wave_ids), "addr": 64})
 
-        # ---- slots ------------------------------------------------------------------------
-        info = [Signal(SlotInfo, name=f"slot{i}") for i in range(N)]
-        m.submodules.slot_data = slot_data = memory.Memory(shape=8 * LINE, depth=N, init=[])  # bytes of both lines
-        waits0 = [Signal(range(self._mshrs), name=f"slot{i}_wait0") for i in range(N)]
-        waits1 = [Signal(range(self._mshrs), name=f"slot{i}_wait1") for i in range(N)]
-        wait0, wait1 = Array(waits0), Array(waits1)
-        busy, looked = Signal(N), Signal(N)       # allocated; lookup done
-        waiting0, waiting1 = Signal(N), Signal(N)  # the line is awaited from memory
-        kept0, kept1 = Signal(N), Signal(N)        # the line is the miss entry's kept fill
+        # ---- memories -----------------------------------------------------------------------
+        # a word read in the cycle it is written is never used (a fill waits while a port reads
+        # its slot, and no answer from it starts while it is written): block RAM need not order
+        # them (``no_rw_check``, as in hdl/mem/icache.py)
+        lines = memory.Memory(shape=WORD, depth=self._sets * 8, init=[], attrs={"no_rw_check": 1})
+        tags = memory.Memory(shape=BLOCK_ADDR - ib, depth=1 << ib, init=[])
+        info_mem = memory.Memory(shape=Info, depth=N, init=[])
+        who_mem = memory.Memory(shape=Who, depth=N, init=[])
+        m.submodules.lines, m.submodules.tags = lines, tags
+        m.submodules.info, m.submodules.who = info_mem, who_mem
+        valid = Signal(1 << ib)                   # per memory-line slot
+        reads = _Reads(m, M, self.mem, self.mem_resp, self.flush)
+
+        # ---- slots: the fields the control compares, in registers ---------------------------
+        busy, looked, again = Signal(N), Signal(N), Signal(N)   # allocated; first lookup done; to look up again
+        waiting0, waiting1 = Signal(N), Signal(N)   # the memory line (and the next) awaited from memory
+        fault = Signal(N)                           # answers zeros
+        two = Signal(N)                             # the request reads the next memory line too
+        waits0 = [Signal(range(M), name=f"slot{i}_wait0") for i in range(N)]
+        waits1 = [Signal(range(M), name=f"slot{i}_wait1") for i in range(N)]
+        simd = [Signal(range(P), name=f"slot{i}_simd") for i in range(N)]
+        set0 = [Signal(ib, name=f"slot{i}_set") for i in range(N)]    # its memory line's slot
         timer = [Signal(range(delay + 1), name=f"slot{i}_timer") for i in range(N)]
 
-        def slot_info(idx, name):   # the fields of the slot ``idx`` selects
-            view = Signal(SlotInfo, name=name)
-            m.d.comb += view.eq(Array(Value.cast(x) for x in info)[idx])
-            return view
+        # ---- cycle 0: a slot to look up again, else a new request (round robin) -------------
+        s1 = Signal(data.StructLayout({"valid": 1, "again": 1, "slot": range(N), "block": BLOCK_ADDR,
+                                       "succ": BLOCK_ADDR, "two": 1, "bad": 1}))
+        in_s1 = Mux(s1.valid, Const(1, N) << s1.slot, 0)[:N]
+        relook = Signal(N)
+        m.d.comb += relook.eq(busy & again & ~waiting0 & ~waiting1 & ~in_s1)
+        relooking = relook.any()
+        rslot = lowest(m, relook, "relook_slot")
+        who_rd = who_mem.read_port(domain="comb")
+        m.d.comb += who_rd.addr.eq(rslot)
 
-        # ---- cycle 0: accept one request (round robin) into a free slot ---------------------
-        valid = Cat(r.valid for r in self.req)
+        req_valid = Cat(r.valid for r in self.req)
         last_port = Signal(range(P))
-        port = round_robin(m, valid, last_port, "arb")
+        port = round_robin(m, req_valid, last_port, "arb")
         head = Signal(SmemReq(cfg))
-        for p in range(P):
-            with m.If(port == p):
-                m.d.comb += head.eq(self.req[p].payload)
+        m.d.comb += head.eq(mux_tree(port, [Value.cast(r.payload) for r in self.req]))
         width, signed = Signal(Width), Signal()
         with m.Switch(head.op):
             for op, w, s in ((OpId.S_LOAD_U8, Width.BYTE, 0), (OpId.S_LOAD_I8, Width.BYTE, 1),
@@ -160,202 +179,296 @@ class ScalarCache(wiring.Component):
         addr = Signal(64)
         m.d.comb += addr.eq(Mux(width == Width.BYTE, head.addr,
                                 Mux(width == Width.HALF, head.addr & ~1, head.addr & ~3)))
-        nbytes = Mux(width == Width.DWORD, head.dwords << 2, Mux(width == Width.HALF, 2, 1))
+        new_two = (width == Width.DWORD) & (addr[2:7] + head.dwords > 32)
 
         slot = lowest(m, ~busy, "free_slot")
-        stall = Signal()          # the lookup cannot finish this cycle
         accept = Signal()
-        m.d.comb += accept.eq(valid.any() & (~busy).any() & ~stall)
+        m.d.comb += accept.eq(req_valid.any() & (~busy).any() & ~relooking)
         for p in range(P):
             m.d.comb += self.req[p].ready.eq(accept & (port == p))
-
-        # lookup stage register
-        s1 = Signal(data.StructLayout({"valid": 1, "slot": range(N), "line": LINE_ADDR, "succ": LINE_ADDR,
-                                       "offset": 6, "straddle": 1, "bad": 1}))
-        succ = Signal(LINE_ADDR)                  # the request's line + 1, registered with it
-        m.d.comb += succ.eq(addr[6:ADDR_BITS] + 1)
-        with m.If(~stall):
-            m.d.sync += s1.valid.eq(accept)
+        iw, ww = info_mem.write_port(), who_mem.write_port()
+        m.d.comb += [iw.addr.eq(slot), iw.en.eq(accept),
+                     iw.data.wave.eq(head.wave), iw.data.seq.eq(head.seq), iw.data.sdst.eq(head.sdst),
+                     iw.data.beats.eq(Mux(width == Width.DWORD, head.dwords, 1)),
+                     iw.data.width.eq(width), iw.data.signed.eq(signed), iw.data.byte.eq(addr[:2]),
+                     iw.data.dword.eq(addr[2:2 + db]),
+                     ww.addr.eq(slot), ww.en.eq(accept), ww.data.wave.eq(head.wave), ww.data.addr.eq(head.addr)]
+        alloc = Signal(N)
         with m.If(accept):
-            m.d.sync += [last_port.eq(port),
-                         s1.slot.eq(slot), s1.line.eq(addr[6:ADDR_BITS]), s1.succ.eq(succ), s1.offset.eq(addr[:6]),
-                         s1.straddle.eq(addr[:6] + nbytes > LINE), s1.bad.eq(addr[ADDR_BITS:].any())]
-        # the free slot's fields are written whenever a request is offered, accepted or not
-        # (``busy`` marks them taken only at ``accept``): their enables stay off ``stall``
-        with m.If(valid.any() & (~busy).any()):
+            m.d.comb += alloc.bit_select(slot, 1).eq(1)
+            m.d.sync += last_port.eq(port)
             for i in range(N):
                 with m.If(slot == i):
-                    m.d.sync += [info[i].simd.eq(port), info[i].wave.eq(head.wave),
-                                 info[i].seq.eq(head.seq), info[i].sdst.eq(head.sdst),
-                                 info[i].beats.eq(Mux(width == Width.DWORD, head.dwords, 1)),
-                                 info[i].width.eq(width), info[i].signed.eq(signed),
-                                 info[i].offset.eq(addr[:6]), info[i].odd.eq(addr[6]),
-                                 info[i].addr.eq(head.addr)]
+                    m.d.sync += [simd[i].eq(port), set0[i].eq(addr[7:7 + ib]), two[i].eq(new_two)]
                     if delay:
                         m.d.sync += timer[i].eq(delay)
 
-        # ---- cycle 1: lookup ----------------------------------------------------------------
-        L = s1.line
-        hit0, hit1, data0, data1 = pairs.lookup(m, Mux(stall, L, addr[6:ADDR_BITS]),
-                                                Mux(stall, s1.succ, succ), L, s1.succ)
-        blk0, blk1 = L[1:], s1.succ[1:]
-        same = ~L[0]                      # both lines in one memory line
-        fill_now0 = misses.fill & (misses.fill_block == blk0)
-        fill_now1 = misses.fill & (misses.fill_block == blk1)
-        found0, idx0 = misses.find(blk0, "find0")
-        found1, idx1 = misses.find(blk1, "find1")
-        have0 = hit0 | fill_now0 | s1.bad
-        have1 = ~s1.straddle | hit1 | fill_now1 | s1.bad
-        alloc0 = ~have0 & ~found0
-        alloc1 = ~have1 & ~found1 & ~same
-        m.d.comb += stall.eq(s1.valid & Mux(alloc0 & alloc1, ~misses.has[1], (alloc0 | alloc1) & ~misses.has[0]))
-        go = s1.valid & ~stall
-        misses.alloc(0, go & alloc0, blk0)
-        misses.alloc(1, go & alloc1, blk1)
+        block = Signal(BLOCK_ADDR)
+        m.d.comb += block.eq(Mux(relooking, who_rd.data.addr[7:ADDR_BITS], addr[7:ADDR_BITS]))
+        tag_rd, tag_rd1 = tags.read_port(), tags.read_port()
+        m.d.comb += [tag_rd.addr.eq(block[:ib]), tag_rd1.addr.eq(block[:ib] + 1)]
+        m.d.sync += [s1.valid.eq(relooking | accept), s1.again.eq(relooking),
+                     s1.slot.eq(Mux(relooking, rslot, slot)), s1.block.eq(block), s1.succ.eq(block + 1),
+                     s1.two.eq(Mux(relooking, two.bit_select(rslot, 1), new_two)),
+                     s1.bad.eq(~relooking & addr[ADDR_BITS:].any())]
 
-        w0 = Mux(alloc0, misses.entry[0], idx0)
-        w1 = Mux(same, w0, Mux(alloc1, misses.entry[1], idx1))
-        # written in every lookup cycle, the last (``go``) one counting: nothing reads them
-        # before ``waiting`` or ``kept``, and their enables stay off the path through ``stall``
-        with m.If(s1.valid):
-            m.d.sync += [wait0[s1.slot].eq(w0), wait1[s1.slot].eq(w1)]
-        with m.If(go):
-            with m.If(hit0 & (~s1.straddle | hit1) & ~s1.bad):
+        # ---- the fill on the port (its words are written below) --------------------------------
+        resp = self.mem_resp
+        fset = reads.fill_block[:ib]
+        fprev = Signal(ib)                       # a slot whose next memory line is the fill's
+        m.d.comb += fprev.eq(fset - 1)
+        beat = Signal(range(FILL_BEATS))
+        held = Signal()                          # an answer reads ``fset``: the fill waits
+        ok = resp.valid & ~resp.payload.fault
+        pending = ok & (beat == 0)               # a fill that has not started
+        writing = ok & ((beat != 0) | ~held)
+        m.d.comb += reads.last.eq(writing & (beat == FILL_BEATS - 1))
+        complete = reads.last | (resp.valid & resp.payload.fault)
+        reads.complete(complete)
+
+        # ---- cycle 1: lookup of the memory line and, for a load that crosses it, the next -----
+        hit0 = valid.bit_select(s1.block[:ib], 1) & (tag_rd.data == s1.block[ib:])
+        hit1 = valid.bit_select(s1.succ[:ib], 1) & (tag_rd1.data == s1.succ[ib:])
+        found0, idx0 = reads.find(s1.block, "find0")
+        found1, idx1 = reads.find(s1.succ, "find1")
+        need0 = ~s1.bad & ~hit0
+        need1 = ~s1.bad & s1.two & ~hit1
+        alloc0, alloc1 = need0 & ~found0, need1 & ~found1
+        wait0 = Mux(alloc0, reads.entry, idx0)
+        wait1 = Mux(alloc1, reads.entry, idx1)
+        # a read joined in the cycle its fill ends is done: the request does not wait for it
+        ends0 = need0 & found0 & complete & (idx0 == reads.fill_idx)
+        ends1 = need1 & found1 & complete & (idx1 == reads.fill_idx)
+        # looked up again: a request that reads the slot of a fill waiting to start (so that no
+        # new answer from that slot holds the fill up), one that finds no free entry, and one
+        # that needs two reads (one is allocated per cycle: it joins the first when looked up
+        # again, two cycles later)
+        blocked = ~s1.bad & pending & ((s1.block[:ib] == fset) | (s1.two & (s1.succ[:ib] == fset)))
+        room = ~blocked & (~(alloc0 | alloc1) | reads.has)
+        reads.alloc(s1.valid & room & (alloc0 | alloc1), Mux(alloc0, s1.block, s1.succ))
+        room = room & ~(alloc0 & alloc1)
+        with m.If(s1.valid & ~s1.again):
+            with m.If(~s1.bad & hit0 & (~s1.two | hit1)):
                 m.d.sync += self.hits.eq(self.hits + 1)
             with m.Else():
                 m.d.sync += self.misses.eq(self.misses + 1)
+        looked_up, retry = Signal(N), Signal(N)
+        with m.If(s1.valid):
+            with m.If(room):
+                m.d.comb += looked_up.bit_select(s1.slot, 1).eq(1)
+            with m.Else():
+                m.d.comb += retry.bit_select(s1.slot, 1).eq(1)
+            m.d.sync += [Array(waits0)[s1.slot].eq(wait0), Array(waits1)[s1.slot].eq(wait1)]
+        ended_faulted = Mux(resp.payload.fault & (ends0 | ends1), looked_up, 0)
 
-        # ---- the slot's bytes: the present lines' at lookup, into the slot memory; a missing
-        # line's stay in its miss entry's kept fill, which the slot reads as it completes
-        take0, take1 = Signal(N), Signal(N)       # slots whose read is answered this cycle
-        m.d.comb += [take0.eq(Cat(misses.fill & waiting0[i] & (waits0[i] == misses.fill_idx) for i in range(N))),
-                     take1.eq(Cat(misses.fill & waiting1[i] & (waits1[i] == misses.fill_idx) for i in range(N)))]
-        misses.hold([(kept0[i], waits0[i]) for i in range(N)] + [(kept1[i], waits1[i]) for i in range(N)])
-        looked_up = [Signal(8 * LINE, name=f"looked_up{k}") for k in range(2)]
-        # (0 when no slot reads them, as for a bad address: a compiled simulator skips them).
-        # A fill's bytes when it brings the line this cycle, else the cache's: a line is never
-        # both present and being read (as in hdl/mem/icache.py), and ``fill_now`` is a shorter
-        # path than ``hit`` (the tag memory and its compare), which reaches 512 bits here
-        with m.If(s1.valid & ~s1.bad):
-            m.d.comb += [looked_up[0].eq(Mux(fill_now0, misses.half(L[0]), data0)),
-                         looked_up[1].eq(Mux(fill_now1, misses.half(~L[0]), data1))]
-        # written in every lookup cycle, like ``wait0``/``wait1``: the ``go`` one counts (the slot
-        # is read only once looked up), and ``stall`` stays off the write enable and data
-        sw = slot_data.write_port()
-        m.d.comb += [sw.addr.eq(s1.slot), sw.en.eq(s1.valid)]
-        with m.If(s1.valid):    # (the merges only in lookup cycles: a compiled simulator skips them)
-            m.d.comb += sw.data.eq(_merge(s1.offset, looked_up[0], looked_up[1]))
-        pairs.fill(m, misses.fill_install, misses.fill_block, misses.fill_data, self.flush)
+        # ---- fills: one word per cycle, once no port sends from the slot ----------------------
+        first = writing & (beat == 0)
+        m.d.comb += resp.ready.eq(complete)
+        with m.If(writing):
+            m.d.sync += beat.eq(Mux(reads.last, 0, beat + 1))
+        lw, tw = lines.write_port(), tags.write_port()
+        words = [resp.payload.data.word_select(k, WORD) for k in range(FILL_BEATS)]
+        m.d.comb += [lw.addr.eq(Cat(beat, fset)), lw.en.eq(writing), lw.data.eq(mux_tree(beat, words)),
+                     tw.addr.eq(fset), tw.en.eq(first), tw.data.eq(reads.fill_block[ib:])]
+        keep = ~reads.noinstall.bit_select(reads.fill_idx, 1)
+        cleared = Mux(first, Const(1, len(valid)) << fset, 0)
+        installed = Mux(reads.last & keep, Const(1, len(valid)) << fset, 0)
+        with m.If(self.flush):
+            m.d.sync += valid.eq(0)
+        with m.Else():
+            m.d.sync += valid.eq((valid & ~cleared) | installed)
 
-        # ---- completion: one finished slot per cycle moves to its port's beat register ------
-        out_valid = Signal(P)
-        out_info = [Signal(SlotInfo, name=f"out{p}") for p in range(P)]
-        out_beat = [Signal(range(16), name=f"out{p}_beat") for p in range(P)]
-        out_data = [Signal(16 * 32, name=f"out{p}_data") for p in range(P)]
-        out_word = [Signal(4, name=f"out{p}_word") for p in range(P)]   # out_data's dword of the beat
-        out_last = Signal(P)    # the beat register's beat is its last: a register, as it decides
-        port_free = Signal(P)   # which ports are offered to the choice of the next answer
-        for p in range(P):
-            r, o = self.resp[p], out_info[p]
-            # the beat's dword; a byte or halfword (one beat, never straddling) is picked from
-            # its dword and extended here, after the register rather than ahead of it
-            word = out_data[p].word_select(out_word[p], 32)
-            byte, half = word.word_select(o.offset[:2], 8), word.word_select(o.offset[1], 16)
-            ext = Mux(o.width == Width.BYTE, Cat(byte, Mux(o.signed & byte[7], 0xFFFFFF, 0)),
-                      Cat(half, Mux(o.signed & half[15], 0xFFFF, 0)))
-            m.d.comb += [port_free[p].eq(~out_valid[p] | (r.ready & out_last[p])),
-                         r.valid.eq(out_valid[p]), r.payload.wave.eq(o.wave),
-                         r.payload.seq.eq(o.seq), r.payload.sdst.eq(o.sdst + out_beat[p]),
-                         r.payload.data.eq(Mux(o.width == Width.DWORD, word, ext)),
-                         r.payload.last.eq(out_last[p])]
-            with m.If(r.valid & r.ready):
-                m.d.sync += [out_beat[p].eq(out_beat[p] + 1), out_word[p].eq(out_word[p] + 1),
-                             out_last[p].eq(out_beat[p] + 2 == o.beats)]
-                with m.If(out_last[p]):
-                    m.d.sync += out_valid[p].eq(0)
+        # which slots read the fill's slot: a ready one holds the fill up (``held``); the others
+        # that do not wait for it are looked up again when it starts (it evicts their lines)
+        touches, evicts, woken0, woken1 = Signal(N), Signal(N), Signal(N), Signal(N)
+        for i in range(N):
+            for_it0 = waiting0[i] & (waits0[i] == reads.fill_idx)
+            for_it1 = waiting1[i] & (waits1[i] == reads.fill_idx)
+            on0, on1 = set0[i] == fset, two[i] & (set0[i] == fprev)
+            m.d.comb += [touches[i].eq(~fault[i] & (on0 | on1)),
+                         evicts[i].eq(busy[i] & ~fault[i] & ((on0 & ~for_it0) | (on1 & ~for_it1))),
+                         woken0[i].eq(complete & for_it0), woken1[i].eq(complete & for_it1)]
+        faulted = Mux(resp.payload.fault, woken0 | woken1, 0)
 
-        # with ``stage``, the finished slot is chosen into ``chosen`` and its bytes formed in the
-        # next cycle; a port is not offered while ``chosen`` holds a slot for it, so the chosen
-        # slot always finds its port free
-        Chosen = data.StructLayout({"valid": 1, "slot": range(N), "info": SlotInfo, "wait0": range(self._mshrs),
-                                    "wait1": range(self._mshrs), "kept0": 1, "kept1": 1})
+        # ---- choice: one slot whose lines are present, for a free port ------------------------
+        sv = Signal(P)                           # a port is sending
+        s_last = Signal(P)                       # its beat is the request's last
+        port_free = Signal(P)
+        m.d.comb += port_free.eq(Cat(~sv[p] | (self.resp[p].ready & s_last[p]) for p in range(P)))
+        Chosen = data.StructLayout({"valid": 1, "slot": range(N), "simd": range(P), "fault": 1})
         chosen = Signal(Chosen)
         if stage:
-            chosen_port = Signal(P)    # ``chosen``'s SIMD one-hot, 0 when it is empty
+            chosen_port = Signal(P)              # ``chosen``'s SIMD one-hot, 0 when it is empty
             offered = port_free & ~chosen_port
         else:
             offered = port_free
-        ready_at = Cat(busy[i] & looked[i] & ~waiting0[i] & ~waiting1[i]
-                       & ((timer[i] == 0) if delay else 1)
-                       & offered.bit_select(info[i].simd, 1) for i in range(N))
-        done = Signal(N)
-        m.d.comb += done.eq(ready_at)
-        # the chosen slot's fields through AND-OR selects of the round robin's one-hot grant
-        # rather than through its encoded index: the choice is on the path from ``chosen``
-        # back to itself
+        ready = Signal(N)
+        m.d.comb += ready.eq(Cat(busy[i] & looked[i] & ~again[i] & ~waiting0[i] & ~waiting1[i]
+                                 & ((timer[i] == 0) if delay else 1) & offered.bit_select(simd[i], 1)
+                                 for i in range(N)))
         last_done = Signal(range(N))
-        grant, pick = rr_grant(m, done, last_done, "done")
-
-        def granted(values):
-            return tree_or([Mux(grant[i], Value.cast(v), 0) for i, v in enumerate(values)])
+        grant, pick = rr_grant(m, ready, last_done, "done")
         picked = Signal(Chosen)
-        m.d.comb += [picked.valid.eq(done.any()), picked.slot.eq(pick), picked.wait0.eq(granted(waits0)),
-                     picked.wait1.eq(granted(waits1)), picked.kept0.eq((kept0 & grant).any()),
-                     picked.kept1.eq((kept1 & grant).any()), picked.info.eq(granted(info))]
+        m.d.comb += [picked.valid.eq(ready.any()), picked.slot.eq(pick), picked.fault.eq((fault & grant).any()),
+                     picked.simd.eq(tree_or([Mux(grant[i], simd[i], 0) for i in range(N)]))]
+        with m.If(ready.any()):
+            m.d.sync += last_done.eq(pick)
         if stage:
-            m.d.sync += [chosen.eq(picked),
-                         chosen_port.eq(granted([(Const(1, P) << x.simd)[:P] for x in info]))]
+            m.d.sync += [chosen.eq(picked), chosen_port.eq(Mux(picked.valid, Const(1, P) << picked.simd, 0))]
         else:
             m.d.comb += chosen.eq(picked)
-        cinfo = chosen.info
-        sr = slot_data.read_port(domain="comb")
-        m.d.comb += sr.addr.eq(chosen.slot)
-        fill0 = misses.kept_line(chosen.wait0, cinfo.odd, chosen.kept0, "kept_first")
-        fill1 = misses.kept_line(chosen.wait1, ~cinfo.odd, chosen.kept1, "kept_second")
-        bytes_ = Signal(8 * LINE)
-        # gated by a register, not by ``done``: dcu/vpost/vsink.py would move ``done`` and ``pick``
-        # into a branch on ``done`` (a combinational loop to Verilator)
-        with m.If(chosen.valid if stage else busy.any()):
-            m.d.comb += bytes_.eq(_merge(cinfo.offset, Mux(chosen.kept0, fill0, sr.data),
-                                         Mux(chosen.kept1, fill1, sr.data)))
-        # the bytes go to the beat register as they are, its beats reading dwords from the one
-        # at ``offset`` on (wrapping: the merge put the second line's bytes below ``offset``)
-        with m.If(done.any()):
-            m.d.sync += last_done.eq(pick)
-        with m.If(chosen.valid):
-            for p in range(P):
-                with m.If(cinfo.simd == p):
-                    m.d.sync += [out_valid[p].eq(1), out_info[p].eq(cinfo), out_beat[p].eq(0),
-                                 out_last[p].eq(cinfo.beats == 1),
-                                 out_word[p].eq(cinfo.offset[2:]), out_data[p].eq(bytes_)]
+        info_rd = info_mem.read_port(domain="comb")
+        m.d.comb += info_rd.addr.eq(chosen.slot)
+        ci = info_rd.data
+        ctwo = (ci.width == Width.DWORD) & (ci.dword[:5] + ci.beats > 32)
+
+        # ---- the ports: one dword per cycle from the line memory ------------------------------
+        SenderInfo = data.StructLayout({"wave": range(cfg.wave_ids), "seq": SEQ, "sdst": 7, "beats": range(17),
+                                        "width": Width, "signed": 1, "byte": 2, "fault": 1, "set": ib, "two": 1})
+        conflicts = []
+        if stage:
+            conflicts.append(chosen.valid & ~chosen.fault & ((ci.dword[5:] == fset) | (ctwo & (ci.dword[5:] == fprev))))
+        for p in range(P):
+            r = self.resp[p]
+            o = Signal(SenderInfo, name=f"out{p}")
+            cur = Signal(db, name=f"out{p}_dword")       # the dword of the beat on the port
+            nbeat = Signal(range(16), name=f"out{p}_beat")
+            load = chosen.valid & (chosen.simd == p)
+            take = r.valid & r.ready
+            rd = lines.read_port()
+            # the memory answers the previous cycle's address: address the next beat's word
+            m.d.comb += rd.addr.eq(Mux(load, ci.dword, cur + take)[1:db])
+            conflicts.append(sv[p] & ~o.fault & ((o.set == fset) | (o.two & (o.set == fprev))))
+            word = rd.data.word_select(cur[0], 32)
+            byte, half = word.word_select(o.byte, 8), word.word_select(o.byte[1], 16)
+            ext = Mux(o.width == Width.BYTE, Cat(byte, Mux(o.signed & byte[7], 0xFFFFFF, 0)),
+                      Cat(half, Mux(o.signed & half[15], 0xFFFF, 0)))
+            m.d.comb += [r.valid.eq(sv[p]), r.payload.wave.eq(o.wave), r.payload.seq.eq(o.seq),
+                         r.payload.sdst.eq(o.sdst + nbeat), r.payload.last.eq(s_last[p]),
+                         r.payload.data.eq(Mux(o.fault, 0, Mux(o.width == Width.DWORD, word, ext)))]
+            with m.If(take):
+                m.d.sync += [nbeat.eq(nbeat + 1), cur.eq(cur + 1), s_last[p].eq(nbeat + 2 == o.beats)]
+                with m.If(s_last[p]):
+                    m.d.sync += sv[p].eq(0)
+            with m.If(load):
+                m.d.sync += [sv[p].eq(1), nbeat.eq(0), cur.eq(ci.dword), s_last[p].eq(ci.beats == 1),
+                             o.wave.eq(ci.wave), o.seq.eq(ci.seq), o.sdst.eq(ci.sdst), o.beats.eq(ci.beats),
+                             o.width.eq(ci.width), o.signed.eq(ci.signed), o.byte.eq(ci.byte),
+                             o.fault.eq(chosen.fault), o.set.eq(ci.dword[5:]), o.two.eq(ctwo)]
+        # the fill also waits for the slots that are to answer from ``fset`` (their lookup is done)
+        readyish = busy & looked & ~again & ~waiting0 & ~waiting1
+        m.d.comb += held.eq(Cat(*conflicts).any() | (readyish & touches).any())
 
         # ---- slot bookkeeping ---------------------------------------------------------------
-        alloc = Signal(N)
-        freed = Signal(N)
-        with m.If(accept):
-            m.d.comb += alloc.bit_select(slot, 1).eq(1)
-        m.d.comb += freed.eq(grant)
-        lookup = Signal(N)
-        with m.If(go):
-            m.d.comb += lookup.bit_select(s1.slot, 1).eq(1)
-        m.d.sync += [busy.eq((busy | alloc) & ~freed), looked.eq((looked | lookup) & ~freed),
-                     waiting0.eq((waiting0 & ~take0) | Mux(~have0, lookup, 0)),
-                     waiting1.eq((waiting1 & ~take1) | Mux(~have1, lookup, 0)),
-                     kept0.eq((kept0 & ~freed) | Mux(~have0, lookup, 0)),
-                     kept1.eq((kept1 & ~freed) | Mux(~have1, lookup, 0))]
+        freed = grant
+        m.d.sync += [busy.eq((busy | alloc) & ~freed), looked.eq((looked & ~alloc) | looked_up),
+                     again.eq((again & ~alloc & ~looked_up) | retry | Mux(first, evicts, 0)),
+                     waiting0.eq((waiting0 & ~alloc & ~woken0) | Mux(need0 & ~ends0, looked_up, 0)),
+                     waiting1.eq((waiting1 & ~alloc & ~woken1) | Mux(need1 & ~ends1, looked_up, 0)),
+                     fault.eq((fault & ~alloc) | faulted | ended_faulted | Mux(s1.bad, looked_up, 0))]
         if delay:
             for i in range(N):
                 with m.If(~alloc[i] & (timer[i] != 0)):
                     m.d.sync += timer[i].eq(timer[i] - 1)
 
         # ---- error: the first fault ---------------------------------------------------------
-        bad_info = slot_info(s1.slot, "bad_info")
-        fault_info = slot_info(lowest(m, take0 | take1, "fault_slot"), "fault_info")
         err = self.error
-        with m.If(~err.valid):
-            # (a bad address never stalls the lookup: ``s1.valid`` is its ``go``)
-            for cond, who in ((s1.valid & s1.bad, bad_info), (misses.fill_fault & (take0 | take1).any(), fault_info)):
-                with m.If(cond):
-                    m.d.sync += [err.valid.eq(1), err.simd.eq(who.simd), err.wave.eq(who.wave),
-                                 err.addr.eq(who.addr)]
+        err_slot = Signal(range(N))
+        m.d.comb += err_slot.eq(Mux(faulted.any(), lowest(m, faulted, "fault_slot"), s1.slot))
+        err_rd = who_mem.read_port(domain="comb")
+        m.d.comb += err_rd.addr.eq(err_slot)
+        with m.If(~err.valid & ((s1.valid & s1.bad) | faulted.any())):
+            m.d.sync += [err.valid.eq(1), err.simd.eq(Array(simd)[err_slot]), err.wave.eq(err_rd.data.wave),
+                         err.addr.eq(err_rd.data.addr)]
         return m
+
+
+class _Reads:
+    """The scalar cache's reads in flight (miss status holding registers).
+
+    Entry ``i`` reads with tag ``i``. A request that misses on a memory line already being read
+    waits for that read instead of reading again. One entry, the lowest free one, is allocated
+    per cycle. An entry is busy until its fill's last word is written (``complete``); a flush
+    marks the busy ones ``noinstall``: their data may predate it.
+
+    The memory lines are registers, compared all at once (``find``), and a ``Memory`` that the
+    request and the fill read (LUT RAM on an FPGA, instead of a multiplexer over the registers
+    for each).
+
+    Members
+    -------
+    entry, has :
+        The entry ``alloc`` takes; whether one is free.
+    fill_idx, fill_block :
+        The entry the response on ``mem_resp`` answers, and its memory line.
+    last : Signal, driven by the cache
+        The fill's last word is written this cycle.
+    """
+
+    def __init__(self, m, entries: int, mem, mem_resp, flush):
+        M = entries
+        self._m = m
+        self.busy = Signal(M, name="mshr_busy")
+        sent = Signal(M, name="mshr_sent")
+        self.noinstall = Signal(M, name="mshr_noinstall")
+        self.last = Signal(name="mshr_last")
+        self.block = [Signal(BLOCK_ADDR, name=f"mshr_block{i}", reset_less=True) for i in range(M)]
+        blocks = memory.Memory(shape=BLOCK_ADDR, depth=M, init=[])
+        m.submodules.mshr_blocks = blocks
+        self.entry = lowest(m, ~self.busy, "mshr_free")
+        self.has = (~self.busy).any()
+        self._en = Signal(name="mshr_alloc")
+        self._blk = Signal(BLOCK_ADDR, name="mshr_alloc_block")
+        self._done = Signal(M, name="mshr_done")
+
+        # the free entry's block is written every cycle, allocated or not (nothing reads an
+        # idle entry): the enables come from registers, not from the lookup's compares
+        with m.If(self.has):
+            for i in range(M):
+                with m.If(self.entry == i):
+                    m.d.sync += self.block[i].eq(self._blk)
+        bw = blocks.write_port()
+        m.d.comb += [bw.addr.eq(self.entry), bw.data.eq(self._blk), bw.en.eq(self.has)]
+
+        # issue: the lowest allocated entry not yet sent; only the entry is registered (the
+        # request's other fields are constants)
+        todo = Signal(M, name="mshr_todo")
+        m.d.comb += todo.eq(self.busy & ~sent)
+        nxt = lowest(m, todo, "mshr_next")
+        sending = Signal(M, name="mshr_sending")
+        req_entry = Signal.like(nxt, name="mshr_req_entry")
+        with m.If(~mem.valid | mem.ready):
+            m.d.sync += mem.valid.eq(todo.any())
+            with m.If(todo.any()):
+                m.d.sync += req_entry.eq(nxt)
+                m.d.comb += sending.bit_select(nxt, 1).eq(1)
+        req_block = blocks.read_port(domain="comb")
+        m.d.comb += [req_block.addr.eq(req_entry), mem.payload.kind.eq(MemKind.READ),
+                     mem.payload.tag.eq(req_entry), mem.payload.addr.eq(Cat(Const(0, 7), req_block.data))]
+        self.fill_idx = mem_resp.payload.tag[:max(1, (M - 1).bit_length())]
+        fill_block = blocks.read_port(domain="comb")
+        m.d.comb += fill_block.addr.eq(self.fill_idx)
+        self.fill_block = fill_block.data
+
+        new = Signal(M, name="mshr_new")
+        with m.If(self._en):
+            m.d.comb += new.bit_select(self.entry, 1).eq(1)
+        m.d.sync += [self.busy.eq((self.busy & ~self._done) | new), sent.eq((sent | sending) & ~self._done),
+                     self.noinstall.eq(Mux(flush, self.noinstall | self.busy, self.noinstall) & ~new)]
+
+    def alloc(self, en, block):
+        """Allocate ``entry`` for a read of memory line ``block`` when ``en``."""
+        self._m.d.comb += [self._en.eq(en), self._blk.eq(block)]
+
+    def complete(self, en):
+        """The fill on the port is done when ``en`` (its last word written, or it faulted):
+        its entry is free from the next cycle."""
+        with self._m.If(en):
+            self._m.d.comb += self._done.bit_select(self.fill_idx, 1).eq(1)
+
+    def find(self, block, name: str):
+        """``(found, idx)``: an entry is reading ``block`` (its fill may end this cycle)."""
+        m, M = self._m, len(self.busy)
+        match = Signal(M, name=f"{name}_match")
+        m.d.comb += match.eq(Cat(self.busy[i] & (self.block[i] == block) for i in range(M)))
+        return match.any(), lowest(m, match, f"{name}_idx")
