@@ -23,7 +23,7 @@ Per group, stage by stage (one cycle each):
 st0   the group's operands (an AND-OR of the capture register with the group's one-hot),
       its ``sx``/``sy`` words (read asynchronously) and the ROM address
 st1   ROM word; the step's multiplier operands and post-addition terms, chosen by op and pass
-st2   six 18 × 18 partial products
+st2   six 18 × 18 partial products; ``x`` shifted into ``AB`` where the step adds it
 st3   their sum: the product ``p``
 st4   ``(p or ~p) + AB`` shifted right by 0, 13, 23 or 33: the step's result, written to
       ``sx``/``sy`` (read by the same group's next pass, at least 5 cycles later)
@@ -62,6 +62,7 @@ _RP = data.StructLayout({"sign": 1, "sig": 63, "scale": signed(10), "sticky": 1}
 #: Passes of each operation class.
 PASSES = {Cls.NONE: 1, Cls.RCP: 5, Cls.RSQ: 8, Cls.SQRT: 8, Cls.EXP: 5, Cls.LOG: 5}
 _SHIFTS = (0, 13, 23, 33)               # the post-addition's right shifts
+_ABX = (0, 33, 37, 39)                  # shifts of x added into the post-addition's term
 _DEPTH = 5                              # cycles from a group's issue to its result in sx/sy
 
 
@@ -204,8 +205,8 @@ class TransSeq(wiring.Component):
             ], Cat(a[16:23], Const(3, 2))))
 
         # ---- st1: the step's operands and terms
-        lane2 = {"a": 32, "x": signed(XW), "y": signed(YW), "nm": 1, "ab": AW, "sh": 2, "wsx": 2,
-                 "wsy": 1, "scale": signed(10)}
+        lane2 = {"a": 32, "x": signed(XW), "y": signed(YW), "nm": 1, "ab": AW, "abx": 2, "sh": 2,
+                 "wsx": 2, "wsy": 1, "scale": signed(10)}
         h2, s2 = stage("st2", lane2)
         m.d.sync += h2.eq(h1)
         for l in range(L):
@@ -228,7 +229,9 @@ class TransSeq(wiring.Component):
             xs = [Cat(x[0:17], Const(0, 1)).as_signed(), x[17:35].as_signed()]
             ys = [Cat(y[0:17], Const(0, 1)).as_signed(), Cat(y[17:34], Const(0, 1)).as_signed(),
                   y[34:52].as_signed()]
-            m.d.sync += [getattr(dst, k).eq(getattr(src, k)) for k in lane2]
+            m.d.sync += [getattr(dst, k).eq(getattr(src, k)) for k in lane2 if k != "ab"]
+            # ``x`` shifted into ``ab`` here, off st1's operand selection
+            m.d.sync += dst.ab.eq(src.ab | _sel([(src.abx == k, x << s) for k, s in enumerate(_ABX) if s], 0))
             m.d.sync += [getattr(dst, f"p{i}{j}").eq(xs[i] * ys[j]) for i in range(2) for j in range(3)]
             q = s3[l]
             prod = ((q.p00 + (q.p01 << 17)) + ((q.p10 << 17) + (q.p02 << 34))
@@ -314,26 +317,25 @@ class TransSeq(wiring.Component):
         C1, C2, C3 = EXP2_C
         P0, P1, P2, P3 = LOG2_P
         sh = {s: i for i, s in enumerate(_SHIFTS)}
-        cx = Signal(signed(XW), name=f"{name}_x")           # apart: ``ab`` may depend on it
-        ch = Signal(data.StructLayout({"y": signed(YW), "nm": 1, "ab": AW, "sh": 2,
+        cx = Signal(signed(XW), name=f"{name}_x")
+        ch = Signal(data.StructLayout({"y": signed(YW), "nm": 1, "ab": AW, "abx": 2, "sh": 2,
                                        "wsx": 2, "wsy": 1, "scale": signed(10)}), name=f"{name}_choice")
 
-        def step(k, x, y, *, nm=0, ab=0, s=0, wsx=0, wsy=1):
+        def step(k, x, y, *, nm=0, ab=0, abx=0, s=0, wsx=0, wsy=1):
+            """``abx``: ``ab`` gets ``x << abx`` too (added at st2; ``ab`` is 0 then)."""
             with m.Case(k):
-                m.d.comb += cx.eq(x)
-                abv = ab(cx) if callable(ab) else ab
-                m.d.comb += [ch.y.eq(y), ch.nm.eq(nm), ch.wsx.eq(wsx), ch.wsy.eq(wsy),
-                             ch.ab.eq(Const(abv % (1 << AW), AW) if isinstance(abv, int) else abv),
-                             ch.sh.eq(sh[s] if isinstance(s, int) else s)]
+                m.d.comb += [cx.eq(x), ch.y.eq(y), ch.nm.eq(nm), ch.wsx.eq(wsx), ch.wsy.eq(wsy),
+                             ch.ab.eq(Const(ab % (1 << AW), AW) if isinstance(ab, int) else ab),
+                             ch.abx.eq(_ABX.index(abx)), ch.sh.eq(sh[s] if isinstance(s, int) else s)]
 
         with m.Switch(h.cls):
             with m.Case(Cls.RCP):
                 m.d.comb += ch.scale.eq(-25 - _ALIGN - e)
                 with m.Switch(h.pss):
                     step(0, M, rom32, nm=1, ab=(1 << 39) + 1)                 # E0 = 2^39 - M R0
-                    step(1, rom32, sy, ab=lambda x: x << 39, s=23)           # R1
+                    step(1, rom32, sy, abx=39, s=23)           # R1
                     step(2, M, sy, nm=1, ab=(1 << 55) + 1, s=23, wsx=3)      # E1s; sx = R1
-                    step(3, sx, sy << 1, ab=lambda x: x << 33, s=33)         # R2 = R1 + R1 E1s / 2^32
+                    step(3, sx, sy << 1, abx=33, s=33)         # R2 = R1 + R1 E1s / 2^32
                     step(4, M, sy >> 7, nm=1, ab=(1 << 48) + 1, wsy=0)       # 2^48 - M Q
             for c in (Cls.RSQ, Cls.SQRT):
                 with m.Case(c):
@@ -341,10 +343,10 @@ class TransSeq(wiring.Component):
                     with m.Switch(h.pss):
                         step(0, rom32, rom32)                                # Y0sq
                         step(1, N, sy, nm=1, ab=(1 << 55) + 1, s=23)         # Eas
-                        step(2, rom32, sy << 4, ab=lambda x: x << 37, s=23)  # Y1
+                        step(2, rom32, sy << 4, abx=37, s=23)  # Y1
                         step(3, sy, sy << 5, s=33, wsx=2)                    # Y1sq; sx = Y1
                         step(4, N, sy, nm=1, ab=(1 << 55) + 1, s=23)         # Ebs
-                        step(5, sx, sy, ab=lambda x: x << 33, s=33)          # Y2
+                        step(5, sx, sy, abx=33, s=33)          # Y2
                         if c == Cls.SQRT:
                             step(6, N, sy << 4, s=33, wsx=1)                 # S = N Y2 / 2^29
                             step(7, sx, sy, nm=1, ab=Cat(Const(1, 25), N), wsy=0)   # N 2^25 - S^2
