@@ -274,9 +274,9 @@ class Implementation:
         EX's operands to the VGPR write data on the ECP5, ``dcu fpga --depth``). A dependent
         instruction reads a VGPR result no sooner than ``valu_stages + 1`` cycles after its
         producer issues, and a scalar result (a compare's lane mask, ``v_readlane``) is read
-        ``valu_stages - 1`` cycles after the last lane group. Needs ``shared_int_datapath`` and
-        lanes of at most 8 (so that a lane group is written before a dependent instruction,
-        issued after the last group's EX cycle, reads it).
+        ``valu_stages - 1`` cycles after the last lane group. Needs lanes of at most 8 (so
+        that a lane group is written before a dependent instruction, issued after the last
+        group's EX cycle, reads it).
     trans_shared : bool
         ``False``: a transcendental unit per SIMD (RDNA). ``True``: one for the whole DCU,
         which its SIMDs take in turn (``hdl/simd/transshare.py``): the ``fpga`` preset's, since
@@ -289,12 +289,6 @@ class Implementation:
     shared_multiplier : bool
         ``True``: one multiplier per lane serves both vector ALUs (``hdl/simd/lanemul.py``; the
         ``fpga`` preset's, halving the ALUs' DSP blocks). ``False``: each ALU has its own.
-    shared_int_datapath : bool
-        ``True``: the integer VALU computes every operation on one adder, one shifter and one
-        bitwise unit per lane (``hdl/simd/valu_int_shared.py``, the ``fpga`` preset's: 37 % fewer
-        LUTs on the ECP5), and the scalar ALU on one of each (``hdl/simd/salu_shared.py``).
-        ``False``: an adder, shift or compare per operation (``hdl/simd/valu_int.py``,
-        ``hdl/simd/salu.py``), which Amaranth's simulator evaluates faster.
     shared_mem_request : bool
         ``True``: each SIMD keeps one request register for its vector memory and LDS
         requests (a whole wave's addresses and data: 6,200 flip-flops), so one kind waits
@@ -365,7 +359,6 @@ class Implementation:
     trans_shared: bool = False
     trans_mul_regs: int = 0
     shared_multiplier: bool = False
-    shared_int_datapath: bool = False
     shared_mem_request: bool = False
     coalesce_in_place: bool = False
     lds_in_place: bool = False
@@ -380,9 +373,6 @@ class Implementation:
         _raise(errors)
         if self.valu_stages not in (1, 3):
             errors.append(f"valu_stages must be 1 or 3, got {self.valu_stages}")
-        elif self.valu_stages == 3 and not self.shared_int_datapath:
-            errors.append("valu_stages=3 needs shared_int_datapath (the integer unit in stages is "
-                          "hdl/simd/valu_int_shared.py)")
         if self.trans_mul_regs not in (0, 1, 2):
             errors.append(f"trans_mul_regs must be 0, 1 or 2, got {self.trans_mul_regs}")
         if self.regfile not in REGFILES:
@@ -590,7 +580,7 @@ PRESETS: Mapping[str, DCUConfig] = {
                              l0_bytes=2 * 1024, coalesce_lanes=4,
                              scalar_cache_bytes=1024, icache_bytes=2 * 1024, fetch_bytes=32, regfile="banked",
                              trans_shared=True, shared_multiplier=True, shared_mem_request=True,
-                             coalesce_in_place=True, lds_in_place=True, request_in_rows=True, shared_int_datapath=True,
+                             coalesce_in_place=True, lds_in_place=True, request_in_rows=True,
                              decode_memo=False, scalar_cache_stage=True, coalesce_stage=True,
                              lds_pass_stage=True, trans_mul_regs=2, valu_stages=3),
 }

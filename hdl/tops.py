@@ -69,14 +69,12 @@ def _valu_fp(cfg):
 
 def _valu_int(cfg):
     from .simd.valu_int import VALUInt
-    from .simd.valu_int_shared import VALUIntShared
-    return VALUIntShared(cfg.lanes, stages=cfg.valu_stages) if cfg.shared_int_datapath else VALUInt(cfg.lanes)
+    return VALUInt(cfg.lanes, stages=cfg.valu_stages)
 
 
 def _salu(cfg):
     from .simd.salu import SALU
-    from .simd.salu_shared import SALUShared
-    return SALUShared() if cfg.shared_int_datapath else SALU()
+    return SALU()
 
 
 def _trans(cfg):
@@ -102,7 +100,7 @@ TOPS: dict[str, tuple[Callable, str]] = {
     "barrier": (_barrier, "the workgroup barrier unit (hdl/top/barrier.py)"),
     "valu_fp": (_valu_fp, "the FP32 vector ALU (hdl/simd/valu_fp.py)"),
     "valu_int": (_valu_int, "the integer vector ALU (hdl/simd/valu_int.py)"),
-    "salu": (_salu, "the scalar ALU (hdl/simd/salu.py, hdl/simd/salu_shared.py)"),
+    "salu": (_salu, "the scalar ALU (hdl/simd/salu.py)"),
     "trans": (_trans, "the transcendental unit (hdl/simd/trans.py)"),
     "trans_shared": (_trans_shared, "the DCU's shared transcendental unit and its arbiter (hdl/simd/transshare.py)"),
 }

@@ -32,7 +32,7 @@ def test_preset_names_and_sizes():
     assert [c.regfile for c in (d, t, r, f)] == ["wide", "wide", "wide", "banked"]
     # the FPGA's economies and stages
     for flag in ("trans_shared", "shared_multiplier", "shared_mem_request", "coalesce_in_place",
-                 "lds_in_place", "shared_int_datapath", "scalar_cache_stage", "coalesce_stage", "lds_pass_stage"):
+                 "lds_in_place", "scalar_cache_stage", "coalesce_stage", "lds_pass_stage"):
         assert [getattr(c, flag) for c in (d, t, r, f)] == [False, False, False, True], flag
     assert all(c.name == n for n, c in PRESETS.items())
 
@@ -55,13 +55,11 @@ def test_lds_pass_stage_needs_small_windows():
         get_config("default").replace(lds_pass_stage=True)
 
 
-def test_valu_stages_need_the_shared_integer_unit_and_narrow_lanes():
+def test_valu_stages_need_narrow_lanes():
     fpga = get_config("fpga")
     assert fpga.valu_stages == 3 and get_config("default").valu_stages == 1
     with pytest.raises(ConfigError, match="valu_stages must be 1 or 3, got 2"):
         fpga.replace(valu_stages=2)
-    with pytest.raises(ConfigError, match="valu_stages=3 needs shared_int_datapath"):
-        fpga.replace(shared_int_datapath=False)
     with pytest.raises(ConfigError, match="valu_stages=3 needs lanes of at most 8, got 16"):
         fpga.replace(lanes=16)
     assert fpga.replace(lanes=16, valu_stages=1, coalesce_lanes=4, lds_window_lanes=4).valu_stages == 1

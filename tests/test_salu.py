@@ -1,5 +1,4 @@
-"""SALU (hdl/simd/salu.py) and SALUShared (hdl/simd/salu_shared.py, one shared datapath) against the
-reference model, bit for bit.
+"""SALU (hdl/simd/salu.py, one shared datapath) against the reference model, bit for bit.
 
 Every scalar integer opcode runs ``VECTORS`` random operand sets (edge values 0, 1,
 0x7fffffff, 0x80000000, 0xffffffff, 64-bit edges, shift amounts and bit-field widths past
@@ -32,7 +31,6 @@ from amaranth.sim import Simulator
 from isa import Fmt, Inst, by_name
 from hdl.isa_tables import OpId, info_of, ops_of
 from hdl.simd.salu import IMPLEMENTED, SALU
-from hdl.simd.salu_shared import SALUShared
 from sim import execute as X
 from sim import scalar as S
 from sim.wave import EXEC, Wave
@@ -132,8 +130,8 @@ def _vector(rnd: random.Random):
 class Harness:
     """SALU with every data input driven from one packed signal ``stim``."""
 
-    def __init__(self, unit):
-        self.dut = unit()
+    def __init__(self):
+        self.dut = SALU()
         self.m = Module()
         self.m.submodules.dut = d = self.dut
         self.fields = [d.a, d.b, d.scc_in, d.exec_in, d.d_in, d.simm16]
@@ -151,8 +149,8 @@ class Harness:
 _OUTS = ("d", "d_we", "scc", "scc_we", "exec", "exec_we", "illegal")
 
 
-def _run(jobs, unit):
-    h = Harness(unit)
+def _run(jobs):
+    h = Harness()
     sim = Simulator(h.m)
     out = {}
 
@@ -174,19 +172,11 @@ def test_implemented_set_is_the_models_integer_salu():
     assert set(IMPLEMENTED) == _model_integer_salu()
 
 
-UNITS = {"salu": SALU, "shared": SALUShared}
-
-
-@pytest.fixture(scope="module", params=sorted(UNITS))
-def unit(request):
-    return UNITS[request.param]
-
-
 @pytest.fixture(scope="module")
-def results(unit):
+def results():
     rnd = random.Random(SEED)
     jobs = [(n, [_vector(rnd) for _ in range(VECTORS)]) for n in sorted(IMPLEMENTED)]
-    return dict(jobs), _run(jobs, unit)
+    return dict(jobs), _run(jobs)
 
 
 @pytest.mark.parametrize("name", sorted(IMPLEMENTED))
@@ -218,15 +208,15 @@ def test_op_matches_model(results, name):
             assert exec_ == exec_in and got["exec"] == exec_in, ctx
 
 
-def test_illegal(unit):
+def test_illegal():
     """Every opcode that is not an integer SALU op (floats, s_getpc_b64, branches, VALU...)."""
     rnd = random.Random(SEED + 1)
     others = [op.name.lower() for op in OpId if op is not OpId.NONE and op.name.lower() not in IMPLEMENTED]
     assert "s_add_f32" in others and "s_getpc_b64" in others and "s_cmp_lt_f32" in others
-    out = _run([(n, [_vector(rnd)]) for n in others], unit)
+    out = _run([(n, [_vector(rnd)]) for n in others])
     bad = [n for n in others if out[n][0]["illegal"] != 1]
     assert not bad, bad
 
 
-def test_verilog_lint(unit, tmp_path):
-    convert_and_lint(unit(), unit.__name__.lower(), tmp_path)
+def test_verilog_lint(tmp_path):
+    convert_and_lint(SALU(), "salu", tmp_path)

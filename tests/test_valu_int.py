@@ -1,16 +1,16 @@
-"""VALUInt (hdl/simd/valu_int.py) and VALUIntShared (hdl/simd/valu_int_shared.py) against the reference
-model, bit for bit.
+"""VALUInt (hdl/simd/valu_int.py, one shared datapath per lane) against the reference model, bit
+for bit.
 
-Every integer VALU opcode the unit implements runs ``VECTORS`` random 32-lane vectors
-(edge values 0, 1, 0x7fffffff, 0x80000000, 0xffffffff, 16-bit edges, small and >= 32 shift
-amounts, bit-field widths 0 and 31, perm selectors 0-16) through Amaranth's simulator. Each
+Every integer VALU opcode the unit implements runs random vectors (edge values 0, 1,
+0x7fffffff, 0x80000000, 0xffffffff, 16-bit edges, small and >= 32 shift amounts, bit-field
+widths 0 and 31, perm selectors 0-16) through Amaranth's simulator on the lane counts the
+presets build (``WIDTHS``: 4, the ``fpga`` preset's lane group, and 32, ``default``'s). Each
 vector is also executed by the model's own instruction handler (``sim.execute.build`` on a
 VOP3/VOP3SD instruction over a ``sim.wave.Wave``), so the comparison covers the model's
 operand plumbing, ``op_sel`` halves, ``clamp``, carries and lane masks, not just its tables.
 All vectors run in one simulation: a harness drives every data input from one packed signal,
-so each vector is one ``ctx.set`` (one settle of the combinational logic). The shared-datapath
-unit, which the ``fpga`` preset builds with 4 lanes and which Amaranth's simulator evaluates
-whole on every vector, runs ``SHARED_VECTORS`` 4-lane vectors per opcode.
+so each vector is one ``ctx.set`` (one settle of the combinational logic). Amaranth's simulator
+evaluates the whole datapath on every vector, so the 32-lane unit runs fewer of them.
 
 Every op the model executes with ``clamp`` (``WITH_CLAMP``: the saturating 16-bit, 32-bit and
 64-bit ops, and those that ignore it) also runs every pair of ``CLAMP_EDGES`` (with the
@@ -19,8 +19,10 @@ each saturation limit is met, exceeded by one and missed by one; the model decid
 
 Also checked: the set of implemented opcodes equals the model's integer VALU set; every other
 opcode, ``op_sel`` on a plain 32-bit op and ``clamp`` on exactly the ops whose clamp the model
-rejects (it raises ``ModelError``) are ``illegal``; a narrower unit (4 lanes); Verilog
-conversion and ``verilator --lint-only``.
+rejects (it raises ``ModelError``) are ``illegal``; 8 lanes; the products from the multiplier
+the ``fpga`` preset shares with the FP32 unit; one multiplier per lane; ``v_mbcnt_lo`` in a
+lane group; the unit in stages (``valu_stages=3``); Verilog conversion and
+``verilator --lint-only``.
 
 A note on the model: ``sim.vector.cls`` (v_cls_i32) returns clz(x) - 1 where the ISA
 pseudocode (and ``sim.scalar`` for s_cls_i32) returns clz(x), x being S0 XORed with its sign
@@ -40,7 +42,6 @@ from isa import Fmt, Inst, by_name
 from hdl.isa_tables import OpId, info_of, ops_of
 from hdl.simd.lanemul import LaneMultiplier
 from hdl.simd.valu_int import IMPLEMENTED, VALUInt
-from hdl.simd.valu_int_shared import VALUIntShared
 from sim import execute as X
 from sim.valu_ext import INT_CLAMP_OPS
 from sim.packed import BUILDERS as MODEL_PACKED
@@ -49,10 +50,8 @@ from sim.wave import EXEC, ModelError, Wave
 from tests.lint import convert_and_lint
 
 SEED = 20250622
-VECTORS = 200           # random 32-lane vectors per opcode
-LANES = 32
-SHARED_VECTORS = 150    # random 4-lane vectors per opcode for VALUIntShared
-UNITS = {"per_op": VALUInt, "shared": VALUIntShared}
+LANES = 32              # of a wave (the model's vectors)
+WIDTHS = {4: 150, 32: 20}   # unit lanes -> random vectors per opcode
 SDST, SCIN = 10, 12     # SGPRs of the carry-out / compare result and of the carry-in / select
 EDGE32 = [0, 1, 2, 0x7FFF_FFFF, 0x8000_0000, 0xFFFF_FFFF, 0xFFFF_FFFE, 0x7FFF, 0x8000,
           0xFFFF, 0x1_0000, 0xFFFF_8000, 0x0000_7FFF, 31, 32, 33, 63, 64, 0x00FF_FFFF,
@@ -181,13 +180,13 @@ def _unpack64(v: int, lanes: int = LANES) -> np.ndarray:
 
 
 class Harness:
-    """An integer VALU (``unit``: VALUInt or VALUIntShared) with every data input driven from
-    one packed signal ``stim``; with ``shared_mul`` its products come from a
-    ``hdl.simd.lanemul.LaneMultiplier`` (the fpga preset's)."""
+    """A VALUInt with every data input driven from one packed signal ``stim``; with
+    ``shared_mul`` its products come from a ``hdl.simd.lanemul.LaneMultiplier`` (the fpga
+    preset's)."""
 
-    def __init__(self, lanes: int = LANES, shared_mul: bool = False, unit=VALUInt, **kw):
+    def __init__(self, lanes: int = LANES, shared_mul: bool = False, **kw):
         self.lanes = lanes
-        self.dut = unit(lanes, external_mul=shared_mul, **kw)
+        self.dut = VALUInt(lanes, external_mul=shared_mul, **kw)
         self.m = Module()
         self.m.submodules.dut = d = self.dut
         if shared_mul:
@@ -232,15 +231,13 @@ def test_implemented_set_is_the_models_integer_valu():
     assert set(IMPLEMENTED) == _model_integer_valu()
 
 
-@pytest.fixture(scope="module", params=sorted(UNITS))
+@pytest.fixture(scope="module", params=sorted(WIDTHS))
 def results(request):
-    """(unit name, lanes, jobs, results): every opcode on 32 lanes of VALUInt, on 4 lanes of
-    VALUIntShared."""
-    rnd = random.Random(SEED)
-    names = sorted(IMPLEMENTED)
-    lanes, vectors = (LANES, VECTORS) if request.param == "per_op" else (4, SHARED_VECTORS)
-    jobs = [(n, [_vector(rnd, n) for _ in range(vectors)]) for n in names]
-    return request.param, lanes, jobs, _run(Harness(lanes, unit=UNITS[request.param]), jobs)
+    """(lanes, jobs, results): every opcode on a unit of ``lanes`` lanes."""
+    rnd = random.Random(f"{SEED}-{request.param}")
+    lanes, names = request.param, sorted(IMPLEMENTED)
+    jobs = [(n, [_vector(rnd, n) for _ in range(WIDTHS[lanes])]) for n in names]
+    return lanes, jobs, _run(Harness(lanes), jobs)
 
 
 def _check(name, vec, got, model: Model, lanes: int = LANES):
@@ -273,16 +270,15 @@ def _check(name, vec, got, model: Model, lanes: int = LANES):
 
 @pytest.mark.parametrize("name", sorted(IMPLEMENTED))
 def test_op_matches_model(results, name):
-    unit, lanes, jobs, out = results
+    lanes, jobs, out = results
     vectors = dict(jobs)[name]
-    assert len(vectors) >= min(VECTORS, SHARED_VECTORS) and len(out[name]) == len(vectors)
+    assert len(vectors) == WIDTHS[lanes] and len(out[name]) == len(vectors)
     model = Model()
     for vec, got in zip(vectors, out[name]):
         _check(name, vec, got, model, lanes)
 
 
-@pytest.mark.parametrize("unit", sorted(UNITS))
-def test_illegal(unit):
+def test_illegal():
     """Every other opcode, and clamp/op_sel on a plain 32-bit op (the model rejects them)."""
     rnd = random.Random(SEED + 1)
     others = [op.name.lower() for op in OpId if op is not OpId.NONE and op.name.lower() not in IMPLEMENTED]
@@ -295,7 +291,7 @@ def test_illegal(unit):
         vec[5], vec[6] = rnd.choice([(1, 0), (8, 0)] + ([] if n in INT_CLAMP_OPS else [(0, 1), (3, 1)]))
         flagged.append((n, tuple(vec)))
         jobs.append((n, [tuple(vec)]))
-    out = _run(Harness(4, unit=UNITS[unit]), jobs)
+    out = _run(Harness(4), jobs)
     for n in others:
         assert out[n][0][2] == 1, n
     model = Model()
@@ -349,41 +345,39 @@ def _clamp_vectors(rnd: random.Random, name: str, lanes: int) -> list:
     return out
 
 
-@pytest.mark.parametrize("unit", sorted(UNITS))
-def test_clamp_at_the_edges(unit):
+def test_clamp_at_the_edges():
     """Every op the model executes with ``clamp`` (saturating 16-bit and 32-bit ops,
     carries, v_mad_co_*; compares and selects ignore it) on edge operands that land on and
     around every saturation limit, against the model's handler."""
     assert set(INT_CLAMP_OPS) & IMPLEMENTED <= set(WITH_CLAMP)
     rnd = random.Random(SEED + 6)
-    lanes = LANES if unit == "per_op" else 4
+    lanes = 4
     jobs = [(n, _clamp_vectors(rnd, n, lanes)) for n in WITH_CLAMP]
-    out = _run(Harness(lanes, unit=UNITS[unit]), jobs)
+    out = _run(Harness(lanes), jobs)
     model = Model()
     for n, vectors in jobs:
         for vec, got in zip(vectors, out[n]):
             _check(n, vec, got, model, lanes)
 
 
-@pytest.mark.parametrize("unit", sorted(UNITS))
-def test_clamp_is_illegal_where_the_model_rejects_it(unit):
+def test_clamp_is_illegal_where_the_model_rejects_it():
     """``clamp`` alone (no ``op_sel``) raises ``illegal`` on exactly the implemented ops whose
     clamp the model rejects."""
     rnd = random.Random(SEED + 7)
     jobs = [(n, [_vector(rnd, "v_mov_b32")[:5] + (0, 1)]) for n in sorted(IMPLEMENTED)]
-    out = _run(Harness(4, unit=UNITS[unit]), jobs)
+    out = _run(Harness(4), jobs)
     assert sorted(n for n, _ in jobs if not out[n][0][2]) == WITH_CLAMP
 
 
-@pytest.mark.parametrize("unit, lanes", [("per_op", 4), ("shared", 8)])
-def test_other_lane_count(unit, lanes):
-    """Another lane count (the fpga preset's 4 for VALUInt; 8 for VALUIntShared, tested on 4
-    above) on ops that depend on the lane index or on masks."""
+def test_other_lane_count():
+    """Another lane count (8, the most ``valu_stages=3`` allows) on ops that depend on the lane
+    index or on masks."""
+    lanes = 8
     rnd = random.Random(SEED + 2)
     names = ["v_mbcnt_lo_u32_b32", "v_cndmask_b32", "v_add_co_ci_u32", "v_cmp_lt_i32",
              "v_mad_co_i64_i32", "v_mad_u16", "v_cls_i32", "v_perm_b32", "v_med3_i32"]
     jobs = [(n, [_vector(rnd, n) for _ in range(20)]) for n in names]
-    out = _run(Harness(lanes, unit=UNITS[unit]), jobs)
+    out = _run(Harness(lanes), jobs)
     model = Model()
     for n, vectors in jobs:
         for vec, got in zip(vectors, out[n]):
@@ -393,46 +387,44 @@ def test_other_lane_count(unit, lanes):
 MULTIPLIES = sorted(n for n in IMPLEMENTED if "_mul_" in n or "_mad_" in n)
 
 
-@pytest.mark.parametrize("unit", sorted(UNITS))
-def test_shared_multiplier(unit):
-    """The multiply ops (and VALUIntShared's v_lshl_add_u32, a multiply by 1 << S1) with the
+def test_shared_multiplier():
+    """The multiply ops (and v_lshl_add_u32, a multiply by 1 << S1) with the
     products from the multiplier the fpga preset shares with the FP32 unit."""
     assert len(MULTIPLIES) == 16, MULTIPLIES
     rnd = random.Random(SEED + 3)
     names = MULTIPLIES + ["v_lshl_add_u32"]
     jobs = [(n, [_vector(rnd, n) for _ in range(50)]) for n in names]
-    out = _run(Harness(8, shared_mul=True, unit=UNITS[unit]), jobs)
+    out = _run(Harness(8, shared_mul=True), jobs)
     model = Model()
     for n, vectors in jobs:
         for vec, got in zip(vectors, out[n]):
             _check(n, vec, got, model, lanes=8)
 
 
-@pytest.mark.parametrize("unit", sorted(UNITS))
-def test_one_multiplier_per_lane(unit):
+def test_one_multiplier_per_lane():
     """The RTLIL has one data multiplier per lane for the 16 multiply ops (synthesis maps each
     to DSP blocks: docs/fpga.md), none with an external multiplier. (The other ``$mul``
     cells scale bit indices by small constants.)"""
     from amaranth.back import rtlil
     for external, want in ((False, [(33, 33)] * 4), (True, [])):
-        text = rtlil.convert(UNITS[unit](4, external_mul=external), name="valu_int")
+        text = rtlil.convert(VALUInt(4, external_mul=external), name="valu_int")
         cells = re.findall(r"cell \$mul \S+\n((?:\s+parameter.*\n)+)", text)
         widths = [tuple(int(w) for w in re.findall(r"parameter \\[AB]_WIDTH (\d+)", c)) for c in cells]
         assert [w for w in widths if min(w) >= 16] == want, external
 
 
-@pytest.mark.parametrize("unit", sorted(UNITS))
-def test_verilog_lint(unit, tmp_path):
-    convert_and_lint(UNITS[unit](32 if unit == "per_op" else 8), "valu_int", tmp_path)
+@pytest.mark.parametrize("lanes, stages", [(32, 1), (8, 3)])
+def test_verilog_lint(lanes, stages, tmp_path):
+    """The default preset's unit and the widest in stages."""
+    convert_and_lint(VALUInt(lanes, stages=stages), "valu_int", tmp_path)
 
 
-@pytest.mark.parametrize("unit", sorted(UNITS))
-def test_mbcnt_counts_below_the_wave_lane(unit):
+def test_mbcnt_counts_below_the_wave_lane():
     """A 4-lane unit serving lane group ``lane_base / 4`` of a wave: ``v_mbcnt_lo_u32_b32`` in
     its lane ``i`` counts S0's bits below wave lane ``lane_base + i``, plus S1 (the ISA's
     ThreadMask); ``v_mbcnt_hi_u32_b32`` (wave32) is S1."""
     rnd = random.Random(SEED + 4)
-    dut = UNITS[unit](4)
+    dut = VALUInt(4)
     cases = [(op, base, [rnd.getrandbits(32) | (1 << 31) for _ in range(4)], [rnd.getrandbits(32) for _ in range(4)])
              for op in ("v_mbcnt_lo_u32_b32", "v_mbcnt_hi_u32_b32") for base in (0, 4, 12, 28)]
     got = []
@@ -454,14 +446,14 @@ def test_mbcnt_counts_below_the_wave_lane(unit):
             assert lanes[i] == (below + b[i]) & 0xFFFF_FFFF, (op, base, i)
 
 
-def test_shared_unit_in_stages():
+def test_unit_in_stages():
     """``stages=3`` (``config.valu_stages``, the fpga preset's): a different operation every
     cycle (every opcode, shuffled), with the shared multiplier and the wave lane of the group
     changing every cycle; each result and lane mask two cycles later equals the model's,
     ``illegal`` answers in the same cycle."""
     rnd = random.Random(SEED + 5)
     lanes = 4
-    h = Harness(lanes, shared_mul=True, unit=VALUIntShared, stages=3)
+    h = Harness(lanes, shared_mul=True, stages=3)
     stream = [(n, _vector(rnd, n), rnd.randrange(0, LANES, lanes)) for n in sorted(IMPLEMENTED) for _ in range(8)]
     rnd.shuffle(stream)
     dut, got = h.dut, []

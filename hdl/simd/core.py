@@ -35,7 +35,6 @@ from .decoder import Decoder, is_branch_word
 from .executed import IMPLEMENTED as EXECUTED
 from ..isa_tables import Kind, OpId, info_of
 from .salu import SALU
-from .salu_shared import SALUShared
 from .valu_fp import VALUFloat
 from .lanemul import FP_WIDTH as FP_MUL_W, WIDTH as MUL_W, LaneMultiplier
 from ..layouts import (ADDR, ISSUE_GROUPS, LANES, SEQ, DecodedInst, FetchReq, FetchResp, LaunchLayout, ReqRow,
@@ -43,7 +42,6 @@ from ..layouts import (ADDR, ISSUE_GROUPS, LANES, SEQ, DecodedInst, FetchReq, Fe
 from .regfile import SgprFile, VgprFile
 from .trans import CLS_OF as _TRANS_OPS, TransIn, TransOut, TransUnit, latency as trans_latency
 from .valu_int import VALUInt
-from .valu_int_shared import VALUIntShared
 
 __all__ = ["SIMD", "IMPLEMENTED", "NO_CLAMP", "NO_OMOD", "ErrorCause", "ErrorLayout", "WaveStatus", "SCALAR_PIPE_KINDS"]
 
@@ -801,8 +799,7 @@ class SIMD(wiring.Component):
             src0_all = Cat(src0_seen, op32[0])
 
         stages = {"stages": cfg.valu_stages} if D else {}
-        int_unit = VALUIntShared if cfg.shared_int_datapath else VALUInt
-        mx.submodules.valu_int = vint = int_unit(G, external_mul=cfg.shared_multiplier, **stages)
+        mx.submodules.valu_int = vint = VALUInt(G, external_mul=cfg.shared_multiplier, **stages)
         mx.submodules.valu_fp = vfp = VALUFloat(G, external_mul=cfg.shared_multiplier, **stages)
         if cfg.shared_multiplier:   # one multiplier per lane for both units (hdl/simd/lanemul.py)
             mx.submodules.lane_mul = lmul = LaneMultiplier(G)
@@ -838,7 +835,7 @@ class SIMD(wiring.Component):
         y_codes = [yi.src0, yi.src1, Cat(yi.sdst, Const(0, 2))]
         t32 = [scalar_value(my, f"ssval{k}", y_codes[k], ss[k].data, 32, y_state, yi.literal) for k in range(3)]
         t64 = [scalar_value(my, f"ssval{k}", y_codes[k], ss[k].data, 64, y_state, yi.literal) for k in range(3)]
-        my.submodules.salu = salu = SALUShared() if cfg.shared_int_datapath else SALU()
+        my.submodules.salu = salu = SALU()
         my.d.comb += [
             salu.op.eq(Mux(yi.kind == Kind.SALU, yi.op, OpId.NONE)),
             salu.a.eq(Mux(yi.src0_dw == 2, t64[0], t32[0])), salu.b.eq(Mux(yi.src1_dw == 2, t64[1], t32[1])),

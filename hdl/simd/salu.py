@@ -2,8 +2,24 @@
 
 Combinational: every scalar integer opcode of the model (``sim/scalar.py`` SOP1/SOP2/SOPC/
 SOPK tables and the saveexec/wrexec, s_cmov and s_bitset handlers of ``sim/execute.py``),
-bit-exact with it. One ``Case`` per opcode of a ``Switch`` on ``op`` sets the destination,
-SCC and EXEC results and their write enables.
+bit-exact with it, on one datapath that a control word decoded from ``op`` steers:
+
+- **operands**: X is S0, the old destination (SOPK) or the sign-extended simm16; Y is S1,
+  simm16, EXEC, the old destination or a one-hot bit at S0;
+- **one 66-bit adder** ``X + (Y or ~Y) + carry`` on X and Y extended from 32 or 64 bits:
+  adds, subtractions, carries and borrows, every compare (the sign and zero of ``X - Y``),
+  the min/max selects, ``s_lshl<n>_add`` (X shifted by n first);
+- **one funnel shifter**, 128 bits right into 64 (a left shift by ``n`` is the value in the
+  high half shifted right by ``64 - n``): the shifts, ``s_bfe`` (a mask after it), ``s_bfm``,
+  ``s_bitcmp`` (its bit 0);
+- **a bitwise unit**, any function of two bits over X and Y: the logic ops, moves, selects
+  (``s_cselect``, ``s_cmov``: the table picked by SCC), saveexec/wrexec, ``s_bitset``;
+- a leading-zero counter (``s_clz``, ``s_ctz`` on the reversed value, ``s_cls``), a bit
+  count, a 32-bit negation (``s_abs``, ``s_absdiff``) and one 33 x 33 multiplier for the
+  multiplies (``s_mul_u64`` adds the low halves of the two cross products).
+
+One shared path rather than an adder, shifter or compare per opcode: 5,406 LUT4 on the ECP5
+against 8,646 (docs/fpga.md).
 
 Not here: branches, waits, barriers and memory (the SIMD's), ``s_getpc_b64`` (needs the
 PC, which the SALU does not see: the scalar pipe writes PC + 4), the SALU float ops
@@ -12,56 +28,120 @@ PC, which the SALU does not see: the scalar pipe writes PC + 4), the SALU float 
 """
 from __future__ import annotations
 
-from amaranth.hdl import Cat, Const, Module, Signal, signed
-from amaranth.lib import wiring
+import operator
+
+from amaranth.hdl import Cat, Const, Module, Mux, Signal, Value, signed
+from amaranth.lib import data, enum, wiring
 from amaranth.lib.wiring import In, Out
 
 from . import lanemul
 from ..isa_tables import OpId
-from .valu_int import count_leading_zeros, count_trailing_zeros, fit, low_mask, popcount, select
+from .valu_int import balanced, count_leading_zeros, low_mask, popcount
 
-__all__ = ["SALU", "IMPLEMENTED", "salu_signature", "SAVEEXEC"]
+__all__ = ["SALU", "IMPLEMENTED"]
 
-M32, M64 = (1 << 32) - 1, (1 << 64) - 1
-
-
-def _s(x):
-    return x.as_signed()
+WIDE = 66       # the adder: a 64-bit operand and its sign, exact
 
 
-def _ovf_add(a, b, r):
-    """Signed overflow of ``r = a + b`` (32-bit)."""
-    return (a[31] == b[31]) & (a[31] != r[31])
+class XSrc(enum.Enum, shape=2):
+    A = 0
+    D = 1           # the old destination (SOPK's register operand, s_bitset's kept bits)
+    K = 2           # simm16 sign-extended to 32 bits
+    A_SHL = 3       # S0 shifted left by ``shl`` (s_lshl<n>_add)
 
 
-def _ovf_sub(a, b, r):
-    """Signed overflow of ``r = a - b`` (32-bit)."""
-    return (a[31] != b[31]) & (a[31] != r[31])
+class YSrc(enum.Enum, shape=3):
+    B = 0
+    K = 1           # simm16 sign-extended to 32 bits
+    EXEC = 2
+    D = 3
+    BIT = 4         # 1 << S0 (s_bitset)
 
 
-def _bfe(a, b, w: int, signed: bool):
-    """s_bfe_*: offset ``b[log2 w - 1:0]``, width ``b[22:16]``, as ``sim.scalar._bfe``: the
-    field is taken after a logical shift (an arithmetic one for the signed forms, as the ISA
-    shifts S0 as a signed value), a width of ``w`` or more keeps every shifted bit, a signed
-    field narrower than ``w`` is sign-extended from its top bit, a width of 0 gives 0."""
-    lg = w.bit_length() - 1
-    off, width = b[:lg], b[16:23]
-    big = width[lg:] != 0                         # width >= w
-    mask = select(big, (1 << w) - 1, low_mask(width[:lg], w))
-    if not signed:
-        return (a >> off) & mask
-    v = fit(_s(a) >> off, w) & mask
-    sign = (v >> (width[:lg] - 1)[:lg])[0]        # bit width-1 (v is 0 when width is 0)
-    return select(~big & sign, v | ~mask, v)
+class CarryIn(enum.Enum, shape=2):
+    ZERO = 0
+    ONE = 1
+    SCC = 2
+    NSCC = 3
 
 
-def _cmp(cond: str, x, y):
-    return {"eq": x == y, "lg": x != y, "ne": x != y, "gt": x > y, "ge": x >= y,
-            "lt": x < y, "le": x <= y}[cond]
+class ShiftIn(enum.Enum, shape=1):
+    A = 0
+    MASK = 1        # the low mask of S0's ones (s_bfm)
 
 
-# s_<op>_saveexec_b32/b64 and s_<op>_wrexec_b32/b64: <op> -> f(S0, EXEC), the new EXEC.
-SAVEEXEC = {
+class Result(enum.Enum, shape=4):
+    SUM = 0
+    NEG = 1         # |SUM or S0| (s_absdiff, s_abs)
+    SHIFT = 2
+    FIELD = 3       # the shift masked to S1's field, sign-extended for the signed forms (s_bfe)
+    LOGIC = 4
+    MINMAX = 5
+    COUNT = 6
+    POP = 7
+    MUL_LO = 8
+    MUL_HI = 9
+    MUL_64 = 10
+    EXEC_IN = 11
+    BREV = 12
+    SEXT8 = 13
+    SEXT16 = 14
+    PACK = 15       # s_pack_*: a 16-bit half of S0 below a half of S1 (``pk``)
+
+
+class SccSrc(enum.Enum, shape=3):
+    NONE = 0        # SCC not written
+    D_NZ = 1        # the result is not zero
+    HI_NZ = 2       # bits [63:32] of the exact sum: a carry or a borrow
+    OVF = 3         # signed overflow of a 32-bit add or subtract
+    LT = 4          # the min/max compare (inverted for max)
+    COND = 5        # a compare: ``cond`` over (lt, eq) of X - Y
+    BIT = 6         # the shifter's bit 0 (s_bitcmp), inverted by ``want0``
+    LOGIC_NZ = 7    # the new EXEC is not zero (saveexec)
+
+
+class DWe(enum.Enum, shape=2):
+    NO = 0
+    YES = 1
+    SCC = 2         # s_cmov/s_cmovk: only when SCC is set
+
+
+Control = data.StructLayout({
+    "legal": 1,
+    "w64": 1,           # 64-bit operands (and, for the counts, shifts and masks, widths)
+    "sgn": 1,           # the adder's operands sign-extended
+    "x": XSrc, "y": YSrc, "shl": 3, "inv": 1, "cin": CarryIn,
+    "x64": 1,           # X extended from 64 bits whatever ``w64`` (S0 shifted by ``shl``)
+    "tt": 4,            # bitwise unit: bit 2x + y is f(x, y)
+    "csel": 1,          # ... f is x when SCC is set, else y
+    "sv": ShiftIn, "left": 1, "arith": 1, "sgn_field": 1,
+    "mm_max": 1,
+    "neg_a": 1,         # NEG takes S0, not the sum
+    "cnt": 2,           # leading zeros of: 0 S0, 1 S0 reversed, 2 S0 ^ its sign
+    "pop0": 1,          # the zero bits, not the ones
+    "mul_sgn": 1, "mul_xd": 1, "mul_yk": 1,    # multiplier operands: signed; old destination; simm16
+    "pk": 2,            # s_pack_*: bit 0 takes S0's high half, bit 1 S1's
+    "rs": Result,
+    "dst64": 1,
+    "scc": SccSrc, "cond": 3, "want0": 1,
+    "d_we": DWe,
+    "exec_we": 1,
+})
+
+
+def _tt(f) -> int:
+    return sum(f((k >> 1) & 1, k & 1) << k for k in range(4))
+
+
+_TT_X, _TT_Y = _tt(lambda x, y: x), _tt(lambda x, y: y)
+_LOGIC = {"and": lambda x, y: x & y, "or": lambda x, y: x | y, "xor": lambda x, y: x ^ y,
+          "nand": lambda x, y: 1 - (x & y), "nor": lambda x, y: 1 - (x | y), "xnor": lambda x, y: 1 - (x ^ y),
+          "and_not1": lambda x, y: x & (1 - y), "or_not1": lambda x, y: x | (1 - y)}
+# compare conditions as truth tables over the index 2 lt + eq of X - Y
+_CMP = {"eq": (0, 1, 0), "lg": (1, 0, 1), "gt": (1, 0, 0), "ge": (1, 1, 0), "lt": (0, 0, 1), "le": (0, 1, 1)}
+_SUB = {"inv": 1, "cin": CarryIn.ONE}
+# s_<op>_saveexec_b32 and s_<op>_wrexec_b32: <op> -> f(S0, EXEC), the new EXEC.
+_SAVEEXEC = {
     "and": lambda s, e: s & e, "or": lambda s, e: s | e, "xor": lambda s, e: s ^ e,
     "nand": lambda s, e: ~(s & e), "nor": lambda s, e: ~(s | e), "xnor": lambda s, e: ~(s ^ e),
     "and_not0": lambda s, e: ~s & e, "or_not0": lambda s, e: ~s | e,
@@ -69,146 +149,99 @@ SAVEEXEC = {
 }
 
 
-def _semantics(a64, b64, scc_in, d_in, k16, exec_in, p):
-    """Mnemonic -> dict of results for every implemented opcode.
-
-    Keys of a result: ``d`` (value, fitted to 64 bits), ``d_we`` (default 1 when ``d`` is
-    given), ``scc`` (None: SCC unchanged), ``exec`` (None: EXEC unchanged), ``mul`` (the
-    operands ``(x, y)`` of the shared multiplier, whose exact signed product is ``p``).
-    """
-    a, b, d32 = a64[:32], b64[:32], d_in[:32]
+def _table() -> dict[str, dict]:
+    """Mnemonic -> the :data:`Control` fields of every implemented opcode."""
     t = {}
-
-    def nz(name, r):
-        t[name] = {"d": r, "scc": fit(r, 64) != 0}
-
-    def plain(name, r):
-        t[name] = {"d": r}
-
-    # -- SOP2 ---------------------------------------------------------------------
-    add, sub = a + b, a - b
-    t["s_add_co_u32"] = {"d": add[:32], "scc": add[32]}
-    t["s_sub_co_u32"] = {"d": sub[:32], "scc": sub[32]}                  # borrow
-    t["s_add_co_i32"] = {"d": add[:32], "scc": _ovf_add(a, b, add[:32])}
-    t["s_sub_co_i32"] = {"d": sub[:32], "scc": _ovf_sub(a, b, sub[:32])}
-    addc, subc = a + b + scc_in, a - b - scc_in
-    t["s_add_co_ci_u32"] = {"d": addc[:32], "scc": addc[32]}
-    t["s_sub_co_ci_u32"] = {"d": subc[:32], "scc": subc[32]}
-    diff = _s(fit(a - b, 32))      # the ISA takes |S0 - S1| of the wrapped 32-bit difference
-    nz("s_absdiff_i32", fit(select(diff < 0, -diff, diff), 32))
-    nz("s_lshl_b32", fit(a << b[:5], 32))
-    nz("s_lshl_b64", fit(a64 << b[:6], 64))
-    nz("s_lshr_b32", a >> b[:5])
-    nz("s_lshr_b64", a64 >> b[:6])
-    nz("s_ashr_i32", fit(_s(a) >> b[:5], 32))
-    nz("s_ashr_i64", fit(_s(a64) >> b[:6], 64))
+    add = {"rs": Result.SUM, "d_we": DWe.YES}
+    t["s_add_co_u32"] = {**add, "scc": SccSrc.HI_NZ}
+    t["s_sub_co_u32"] = {**add, **_SUB, "scc": SccSrc.HI_NZ}
+    t["s_add_co_i32"] = {**add, "scc": SccSrc.OVF}
+    t["s_sub_co_i32"] = {**add, **_SUB, "scc": SccSrc.OVF}
+    t["s_add_co_ci_u32"] = {**add, "cin": CarryIn.SCC, "scc": SccSrc.HI_NZ}
+    t["s_sub_co_ci_u32"] = {**add, "inv": 1, "cin": CarryIn.NSCC, "scc": SccSrc.HI_NZ}
+    t["s_absdiff_i32"] = {**_SUB, "rs": Result.NEG, "d_we": DWe.YES, "scc": SccSrc.D_NZ}
+    t["s_abs_i32"] = {"rs": Result.NEG, "neg_a": 1, "d_we": DWe.YES, "scc": SccSrc.D_NZ}
     for n in (1, 2, 3, 4):
-        s = (a << n) + b
-        t[f"s_lshl{n}_add_u32"] = {"d": s[:32], "scc": s[32:] != 0}
-    for name, lt in (("i32", _s(a) < _s(b)), ("u32", a < b)):
-        t[f"s_min_{name}"] = {"d": select(lt, a, b), "scc": lt}
-        t[f"s_max_{name}"] = {"d": select(lt, b, a), "scc": ~lt}
-    for w, (x, y) in ((32, (a, b)), (64, (a64, b64))):
-        nz(f"s_and_b{w}", x & y)
-        nz(f"s_or_b{w}", x | y)
-        nz(f"s_xor_b{w}", x ^ y)
-        nz(f"s_nand_b{w}", fit(~(x & y), w))
-        nz(f"s_nor_b{w}", fit(~(x | y), w))
-        nz(f"s_xnor_b{w}", fit(~(x ^ y), w))
-        nz(f"s_and_not1_b{w}", x & ~y)
-        nz(f"s_or_not1_b{w}", fit(x | ~y, w))
-        t[f"s_cselect_b{w}"] = {"d": select(scc_in, x, y)}
-    nz("s_bfe_u32", _bfe(a, b, 32, False))
-    nz("s_bfe_i32", _bfe(a, b, 32, True))
-    nz("s_bfe_u64", _bfe(a64, b, 64, False))
-    nz("s_bfe_i64", _bfe(a64, b, 64, True))
-    plain("s_bfm_b32", fit(low_mask(a[:5], 32) << b[:5], 32))
-    plain("s_bfm_b64", fit(low_mask(a[:6], 64) << b[:6], 64))
-    # one 33 x 33 multiplier serves the multiplies (docs/fpga.md: each would be DSP blocks);
-    # s_mul_u64 adds the two cross products' low halves: (a_lo b_lo + (a_lo b_hi + a_hi b_lo) 2^32) mod 2^64
-    t["s_mul_i32"] = {"d": fit(p, 32), "mul": (a, b)}
-    t["s_mul_hi_u32"] = {"d": p[32:64], "mul": (a, b)}
-    t["s_mul_hi_i32"] = {"d": p[32:64], "mul": (_s(a), _s(b))}
-    cross = (a * b64[32:])[:32] + (a64[32:] * b)[:32]
-    t["s_mul_u64"] = {"d": fit(p + (cross[:32] << 32), 64), "mul": (a, b)}
-    plain("s_pack_ll_b32_b16", Cat(a[:16], b[:16]))
-    plain("s_pack_lh_b32_b16", Cat(a[:16], b[16:32]))
-    plain("s_pack_hh_b32_b16", Cat(a[16:32], b[16:32]))
-    plain("s_pack_hl_b32_b16", Cat(a[16:32], b[:16]))
-    plain("s_add_nc_u64", fit(a64 + b64, 64))
-    plain("s_sub_nc_u64", fit(a64 - b64, 64))
+        t[f"s_lshl{n}_add_u32"] = {**add, "x": XSrc.A_SHL, "shl": n, "x64": 1, "scc": SccSrc.HI_NZ}
+    t["s_add_nc_u64"] = {**add, "w64": 1, "dst64": 1}
+    t["s_sub_nc_u64"] = {**add, **_SUB, "w64": 1, "dst64": 1}
+    for typ in ("i32", "u32"):
+        sgn = int(typ[0] == "i")
+        t[f"s_min_{typ}"] = {**_SUB, "sgn": sgn, "rs": Result.MINMAX, "d_we": DWe.YES, "scc": SccSrc.LT}
+        t[f"s_max_{typ}"] = {**t[f"s_min_{typ}"], "mm_max": 1}
+    for cond, bits in _CMP.items():
+        code = sum(b << k for k, b in enumerate(bits))
+        cmp = {**_SUB, "scc": SccSrc.COND, "cond": code}
+        t[f"s_cmp_{cond}_i32"] = {**cmp, "sgn": 1}
+        t[f"s_cmp_{cond}_u32"] = cmp
+        t[f"s_cmp_{cond}_u64"] = {**cmp, "w64": 1}
+    t["s_addk_co_i32"] = {**add, "x": XSrc.D, "y": YSrc.K, "scc": SccSrc.OVF}
 
-    # -- SOP1 ---------------------------------------------------------------------
-    plain("s_mov_b32", a)
-    plain("s_mov_b64", a64)
-    nz("s_not_b32", ~a)
-    nz("s_not_b64", ~a64)
-    plain("s_brev_b32", a[::-1])
-    plain("s_brev_b64", a64[::-1])
-    plain("s_ctz_i32_b32", select(a == 0, M32, count_trailing_zeros(a)))
-    plain("s_ctz_i32_b64", select(a64 == 0, M32, count_trailing_zeros(a64)))
-    plain("s_clz_i32_u32", select(a == 0, M32, count_leading_zeros(a)))
-    plain("s_clz_i32_u64", select(a64 == 0, M32, count_leading_zeros(a64)))
-    for name, x, w in (("s_cls_i32", a, 32), ("s_cls_i32_i64", a64, 64)):
-        # bits equal to the sign, after it: the leading zeros of x ^ sign
-        xs = (x ^ -x[-1])[:w]
-        plain(name, select(xs == 0, M32, count_leading_zeros(xs)))
-    plain("s_sext_i32_i8", fit(_s(a[:8]), 32))
-    plain("s_sext_i32_i16", fit(_s(a[:16]), 32))
-    nz("s_abs_i32", fit(select(a[31], -_s(a), a), 32))
-    nz("s_bcnt0_i32_b32", 32 - popcount(a))
-    nz("s_bcnt0_i32_b64", 64 - popcount(a64))
-    nz("s_bcnt1_i32_b32", popcount(a))
-    nz("s_bcnt1_i32_b64", popcount(a64))
-    plain("s_bitset0_b32", d32 & ~(Const(1, 32) << a[:5])[:32])
-    plain("s_bitset1_b32", d32 | (Const(1, 32) << a[:5])[:32])
-    plain("s_bitset0_b64", d_in & ~(Const(1, 64) << a[:6])[:64])
-    plain("s_bitset1_b64", d_in | (Const(1, 64) << a[:6])[:64])
-    # s_cmov writes only when SCC is set; d is also right if the SIMD writes d_in back
-    t["s_cmov_b32"] = {"d": select(scc_in, a, d32), "d_we": scc_in}
-    t["s_cmov_b64"] = {"d": select(scc_in, a64, d_in), "d_we": scc_in}
-    for k, f in SAVEEXEC.items():
-        new = fit(f(a, exec_in), 32)
-        t[f"s_{k}_saveexec_b32"] = {"d": exec_in, "exec": new, "scc": new != 0}
-        t[f"s_{k}_wrexec_b32"] = {"d": new, "exec": new, "scc": new != 0}
-
-    # -- SOPC (SCC only) ----------------------------------------------------------
-    for cond in ("eq", "lg", "gt", "ge", "lt", "le"):
-        t[f"s_cmp_{cond}_i32"] = {"scc": _cmp(cond, _s(a), _s(b))}
-        t[f"s_cmp_{cond}_u32"] = {"scc": _cmp(cond, a, b)}
-        t[f"s_cmp_{cond}_u64"] = {"scc": _cmp(cond, a64, b64)}
-    for want in (0, 1):
-        t[f"s_bitcmp{want}_b32"] = {"scc": (a >> b[:5])[0] == want}
-        t[f"s_bitcmp{want}_b64"] = {"scc": (a64 >> b[:6])[0] == want}
-
-    # -- SOPK (operand: the old destination d_in and simm16) ------------------------
-    k = fit(_s(k16), 32)
-    plain("s_movk_i32", k)
-    t["s_cmovk_i32"] = {"d": select(scc_in, k, d32), "d_we": scc_in}
-    addk = (d32 + k)[:32]
-    t["s_addk_co_i32"] = {"d": addk, "scc": _ovf_add(d32, k, addk)}
-    t["s_mulk_i32"] = {"d": fit(p, 32), "mul": (d32, k)}
-    for cond in ("eq", "lg", "gt", "ge", "lt", "le"):
-        t[f"s_cmpk_{cond}_i32"] = {"scc": _cmp(cond, _s(d32), _s(k16))}
-        t[f"s_cmpk_{cond}_u32"] = {"scc": _cmp(cond, d32, k16)}
-    return t
+    for w in (32, 64):
+        wide = {"w64": int(w == 64), "dst64": int(w == 64)}
+        shift = {**wide, "rs": Result.SHIFT, "d_we": DWe.YES, "scc": SccSrc.D_NZ}
+        t[f"s_lshl_b{w}"] = {**shift, "left": 1}
+        t[f"s_lshr_b{w}"] = shift
+        t[f"s_ashr_i{w}"] = {**shift, "arith": 1}
+        t[f"s_bfe_u{w}"] = {**shift, "rs": Result.FIELD}
+        t[f"s_bfe_i{w}"] = {**shift, "rs": Result.FIELD, "arith": 1, "sgn_field": 1}
+        t[f"s_bfm_b{w}"] = {**shift, "left": 1, "sv": ShiftIn.MASK, "scc": SccSrc.NONE}
+        for want in (0, 1):
+            t[f"s_bitcmp{want}_b{w}"] = {"w64": int(w == 64), "scc": SccSrc.BIT, "want0": int(want == 0)}
+        logic = {**wide, "rs": Result.LOGIC, "d_we": DWe.YES}
+        for name, f in _LOGIC.items():
+            t[f"s_{name}_b{w}"] = {**logic, "tt": _tt(f), "scc": SccSrc.D_NZ}
+        t[f"s_not_b{w}"] = {**logic, "tt": _tt(lambda x, y: 1 - x), "scc": SccSrc.D_NZ}
+        t[f"s_mov_b{w}"] = {**logic, "tt": _TT_X}
+        t[f"s_cselect_b{w}"] = {**logic, "csel": 1}
+        t[f"s_cmov_b{w}"] = {**logic, "csel": 1, "y": YSrc.D, "d_we": DWe.SCC}
+        t[f"s_bitset0_b{w}"] = {**logic, "x": XSrc.D, "y": YSrc.BIT, "tt": _tt(lambda x, y: x & (1 - y))}
+        t[f"s_bitset1_b{w}"] = {**logic, "x": XSrc.D, "y": YSrc.BIT, "tt": _tt(lambda x, y: x | y)}
+        t[f"s_brev_b{w}"] = {**wide, "rs": Result.BREV, "d_we": DWe.YES}
+        t[f"s_bcnt0_i32_b{w}"] = {"w64": int(w == 64), "rs": Result.POP, "pop0": 1, "d_we": DWe.YES,
+                                  "scc": SccSrc.D_NZ}
+        t[f"s_bcnt1_i32_b{w}"] = {**t[f"s_bcnt0_i32_b{w}"], "pop0": 0}
+    counts = {"rs": Result.COUNT, "d_we": DWe.YES}
+    t["s_clz_i32_u32"] = counts
+    t["s_clz_i32_u64"] = {**counts, "w64": 1}
+    t["s_ctz_i32_b32"] = {**counts, "cnt": 1}
+    t["s_ctz_i32_b64"] = {**counts, "cnt": 1, "w64": 1}
+    t["s_cls_i32"] = {**counts, "cnt": 2}
+    t["s_cls_i32_i64"] = {**counts, "cnt": 2, "w64": 1}
+    t["s_movk_i32"] = {"rs": Result.LOGIC, "tt": _TT_X, "x": XSrc.K, "d_we": DWe.YES}
+    t["s_cmovk_i32"] = {"rs": Result.LOGIC, "csel": 1, "x": XSrc.K, "y": YSrc.D, "d_we": DWe.SCC}
+    t["s_sext_i32_i8"] = {"rs": Result.SEXT8, "d_we": DWe.YES}
+    t["s_sext_i32_i16"] = {"rs": Result.SEXT16, "d_we": DWe.YES}
+    mul = {"d_we": DWe.YES}
+    t["s_mul_i32"] = {**mul, "rs": Result.MUL_LO}
+    t["s_mul_hi_u32"] = {**mul, "rs": Result.MUL_HI}
+    t["s_mul_hi_i32"] = {**mul, "rs": Result.MUL_HI, "mul_sgn": 1}
+    t["s_mul_u64"] = {**mul, "rs": Result.MUL_64, "dst64": 1}
+    t["s_mulk_i32"] = {**mul, "rs": Result.MUL_LO, "mul_xd": 1, "mul_yk": 1}
+    for k, f in _SAVEEXEC.items():
+        tt = _tt(lambda x, y, f=f: f(x, y) & 1)
+        t[f"s_{k}_saveexec_b32"] = {"rs": Result.EXEC_IN, "y": YSrc.EXEC, "tt": tt, "d_we": DWe.YES,
+                                    "exec_we": 1, "scc": SccSrc.LOGIC_NZ}
+        t[f"s_{k}_wrexec_b32"] = {"rs": Result.LOGIC, "y": YSrc.EXEC, "tt": tt, "d_we": DWe.YES,
+                                  "exec_we": 1, "scc": SccSrc.D_NZ}
+    for halves, pk in (("ll", 0), ("hl", 1), ("lh", 2), ("hh", 3)):
+        t[f"s_pack_{halves}_b32_b16"] = {"rs": Result.PACK, "pk": pk, "d_we": DWe.YES}
+    # the loops above also name forms gfx1200 lacks (s_cmp_lt_u64, s_and_wrexec_b32, ...)
+    ops = {op.name.lower() for op in OpId}
+    return {name: {"legal": 1, **c} for name, c in t.items() if name in ops}
 
 
-_ALL_OPS = {op.name.lower(): op for op in OpId if op is not OpId.NONE}
+_TABLE = _table()
+#: Mnemonics the SALU implements (everything else raises ``illegal``).
+IMPLEMENTED = frozenset(_TABLE)
 
 
-def salu_signature() -> wiring.Signature:
-    """The members of :class:`SALU` (and of ``hdl.simd.salu_shared.SALUShared``)."""
-    return wiring.Signature({
-        "op": In(OpId), "a": In(64), "b": In(64), "scc_in": In(1), "exec_in": In(32),
-        "d_in": In(64), "simm16": In(16),
-        "d": Out(64), "d_we": Out(1), "scc": Out(1), "scc_we": Out(1), "exec": Out(32),
-        "exec_we": Out(1), "illegal": Out(1),
-    })
+def _rep(bit, n: int) -> Value:
+    return Value.cast(bit).replicate(n)
 
 
 class SALU(wiring.Component):
-    """Combinational scalar ALU (docs/simd.md).
+    """Combinational scalar ALU on one datapath (module docstring).
 
     Attributes
     ----------
@@ -222,7 +255,7 @@ class SALU(wiring.Component):
         EXEC before the instruction (saveexec/wrexec).
     d_in : In(unsigned(64))
         The old destination: kept bits of s_bitset, the kept value of s_cmov/s_cmovk and the
-        register operand of SOPK (s_addk_co_i32, s_mulk_i32, s_cmpk_*).
+        register operand of SOPK (s_addk_co_i32, s_mulk_i32).
     simm16 : In(unsigned(16))
         SOPK immediate.
     d : Out(unsigned(64))
@@ -241,36 +274,145 @@ class SALU(wiring.Component):
     """
 
     def __init__(self):
-        super().__init__(salu_signature())
+        super().__init__({
+            "op": In(OpId), "a": In(64), "b": In(64), "scc_in": In(1), "exec_in": In(32),
+            "d_in": In(64), "simm16": In(16),
+            "d": Out(64), "d_we": Out(1), "scc": Out(1), "scc_we": Out(1), "exec": Out(32),
+            "exec_we": Out(1), "illegal": Out(1),
+        })
 
     def elaborate(self, platform):
         m = Module()
-        w = lanemul.WIDTH
-        mul_x, mul_y, mul_on = Signal(w), Signal(w), Signal()
-        p = Signal(signed(2 * w))
-        table = _semantics(self.a, self.b, self.scc_in, self.d_in, self.simm16, self.exec_in, p)
-        m.d.comb += [self.scc.eq(self.scc_in), self.exec.eq(self.exec_in)]
-        with m.If(mul_on):
-            m.d.comb += p.eq(mul_x.as_signed() * mul_y.as_signed())
+        ctl = Signal(Control)
         with m.Switch(self.op):
-            for name, r in table.items():
-                if name not in _ALL_OPS:       # e.g. s_cmpk_*: not in gfx1200's table
-                    continue
-                with m.Case(_ALL_OPS[name]):
-                    if "mul" in r:
-                        m.d.comb += [mul_x.eq(fit(r["mul"][0], w)), mul_y.eq(fit(r["mul"][1], w)), mul_on.eq(1)]
-                    if "d" in r:
-                        m.d.comb += [self.d.eq(fit(r["d"], 64)), self.d_we.eq(r.get("d_we", 1))]
-                    if r.get("scc") is not None:
-                        m.d.comb += [self.scc.eq(r["scc"]), self.scc_we.eq(1)]
-                    if r.get("exec") is not None:
-                        m.d.comb += [self.exec.eq(r["exec"]), self.exec_we.eq(1)]
-            with m.Default():
-                m.d.comb += self.illegal.eq(1)
+            for name, fields in sorted(_TABLE.items()):
+                with m.Case(OpId[name.upper()]):
+                    m.d.comb += ctl.eq(Control.const(fields))
+        m.d.comb += self.illegal.eq(~ctl.legal)
+
+        # Each step is a module of its own: the simulator re-evaluates a module's logic
+        # whenever a signal it reads changes (hdl/simd/valu_int.py).
+        def stage(name):
+            m.submodules[name] = s = Module()
+            return s
+
+        def sig(st, name, value):
+            v = Value.cast(value)
+            s = Signal(v.shape(), name=name)
+            st.d.comb += s.eq(v)
+            return s
+
+        a64, b64, d64 = self.a, self.b, self.d_in
+        a, b = a64[:32], b64[:32]
+        k = Cat(self.simm16, _rep(self.simm16[15], 16))
+
+        # an idle unit (op NONE: the SIMD's other instructions) keeps its operands at 0
+        st = stage("operands")
+        X, Y = Signal(64, name="x"), Signal(64, name="y")
+        with st.If(ctl.legal):
+            with st.Switch(ctl.x):
+                for src, v in ((XSrc.A, Mux(ctl.w64, a64, a)), (XSrc.D, Mux(ctl.w64, d64, d64[:32])),
+                               (XSrc.K, k), (XSrc.A_SHL, a << ctl.shl)):
+                    with st.Case(src):
+                        st.d.comb += X.eq(v)
+            with st.Switch(ctl.y):
+                for src, v in ((YSrc.B, Mux(ctl.w64, b64, b)), (YSrc.K, k),
+                               (YSrc.EXEC, self.exec_in), (YSrc.D, Mux(ctl.w64, d64, d64[:32])),
+                               (YSrc.BIT, Const(1, 64) << Mux(ctl.w64, a64[:6], a64[:5]))):
+                    with st.Case(src):
+                        st.d.comb += Y.eq(v)
+
+        # the adder, on X and Y extended from 32 or 64 bits
+        st = stage("adder")
+
+        def extend(v, w64):
+            sign = ctl.sgn & Mux(w64, v[63], v[31])
+            return Cat(v[:32], Mux(w64, v[32:64], _rep(sign, 32)), _rep(sign, WIDE - 64))
+        code = ctl.cin.as_value()       # ZERO, ONE, SCC, NSCC: bit 1 takes SCC, bit 0 inverts
+        cin = Mux(code[1], self.scc_in ^ code[0], code[0])
+        yi = sig(st, "y_inv", (Y ^ _rep(ctl.inv, 64))[:32])
+        SUM = sig(st, "sum", (extend(X, ctl.w64 | ctl.x64) + (extend(Y, ctl.w64) ^ _rep(ctl.inv, WIDE)) + cin)[:WIDE])
+        lt, eq = SUM[WIDE - 1], SUM == 0
+
+        # the shifter: {hi, lo} >> n (a right shift: lo the value, hi its fill; a left shift
+        # by n: hi the value, lo 0, by 64 - n)
+        st = stage("shifter")
+        amount = Mux(ctl.w64, b64[:6], b64[:5])
+        v = Mux(ctl.sv == ShiftIn.MASK, Mux(ctl.w64, low_mask(a64[:6], 64), low_mask(a64[:5], 32)),
+                Mux(ctl.w64, a64, Cat(a, _rep(ctl.arith & a[31], 32))))
+        hi = Mux(ctl.left, v, _rep(ctl.arith & v[63], 64))
+        lo = Mux(ctl.left, 0, v)
+        SH = sig(st, "shift", (Cat(lo, hi) >> Mux(ctl.left, (64 - amount)[:7], amount))[:64])
+
+        # s_bfe: the field of S1[22:16] bits (all of them from the operand width up), its
+        # top bit extended for the signed forms
+        st = stage("field")
+        width = b64[16:23]
+        big = Mux(ctl.w64, width[6:] != 0, width[5:] != 0)
+        mask = sig(st, "field_mask", Mux(big, Mux(ctl.w64, (1 << 64) - 1, (1 << 32) - 1),
+                                         Mux(ctl.w64, low_mask(width[:6], 64), low_mask(width[:5], 32))))
+        field = sig(st, "field", SH & mask)
+        top = Mux(ctl.w64, (width[:6] - 1)[:6], (width[:5] - 1)[:5])
+        fill = ctl.sgn_field & ~big & field.bit_select(top, 1)
+        FIELD = Mux(fill, field | (~mask & Mux(ctl.w64, (1 << 64) - 1, (1 << 32) - 1)), field)
+
+        # the bitwise unit: a truth table over X and Y (for the selects, X or Y by SCC)
+        st = stage("bitwise")
+        tt = Mux(ctl.csel, Mux(self.scc_in, _TT_X, _TT_Y), ctl.tt)
+        LOG = sig(st, "logic", balanced([_rep(tt[i], 64) & (X if i & 2 else ~X) & (Y if i & 1 else ~Y)
+                                          for i in range(4)], operator.or_))
+
+        # counts, negation, multiplier
+        st = stage("count")
+        sign = Mux(ctl.w64, a64[63], a[31])
+        src = Mux(ctl.cnt == 1, Mux(ctl.w64, a64[::-1], a[::-1]),
+                  Mux(ctl.cnt == 2, Mux(ctl.w64, a64, a) ^ _rep(sign, 64), Mux(ctl.w64, a64, a)))
+        cnt_in = sig(st, "count_in", Mux(ctl.w64, src, Cat(Const(0, 32), src[:32])))
+        CNT = Mux(cnt_in == 0, (1 << 32) - 1, count_leading_zeros(cnt_in))
+        ones = popcount(Mux(ctl.w64, a64, a))
+        POP = Mux(ctl.pop0, Mux(ctl.w64, 64, 32) - ones, ones)[:7]
+        neg_in = Mux(ctl.neg_a, a, SUM[:32])
+        NEG = Mux(neg_in[31], -neg_in.as_signed(), neg_in)[:32]
+
+        st = stage("multiplier")
+        w = lanemul.WIDTH
+        p = Signal(signed(2 * w))
+        mx = Mux(ctl.mul_xd, d64[:32], a)
+        my = Mux(ctl.mul_yk, k, b)
+        cross = Signal(32)
+        with st.If((ctl.rs == Result.MUL_LO) | (ctl.rs == Result.MUL_HI) | (ctl.rs == Result.MUL_64)):
+            st.d.comb += p.eq(Cat(mx, ctl.mul_sgn & mx[31]).as_signed() * Cat(my, ctl.mul_sgn & my[31]).as_signed())
+            with st.If(ctl.rs == Result.MUL_64):
+                st.d.comb += cross.eq((a * b64[32:])[:32] + (a64[32:] * b)[:32])
+
+        st = stage("result")
+        r = Signal(64)
+        with st.Switch(ctl.rs):
+            for src, val in ((Result.SUM, SUM[:64]), (Result.NEG, NEG), (Result.SHIFT, SH), (Result.FIELD, FIELD),
+                             (Result.LOGIC, LOG), (Result.MINMAX, Mux(lt ^ ctl.mm_max, X, Y)),
+                             (Result.COUNT, CNT), (Result.POP, POP),
+                             (Result.MUL_LO, p[:32]), (Result.MUL_HI, p[32:64]),
+                             (Result.MUL_64, p[:64] + (cross << 32)),
+                             (Result.EXEC_IN, self.exec_in), (Result.BREV, Mux(ctl.w64, a64[::-1], a[::-1])),
+                             (Result.SEXT8, a[:8].as_signed()), (Result.SEXT16, a[:16].as_signed()),
+                             (Result.PACK, Cat(Mux(ctl.pk[0], a[16:32], a[:16]),
+                                               Mux(ctl.pk[1], b[16:32], b[:16])))):
+                with st.Case(src):
+                    st.d.comb += r.eq(val)
+        d = sig(st, "d_out", Cat(r[:32], Mux(ctl.dst64, r[32:], 0)))
+        m.d.comb += self.d.eq(d)
+        m.d.comb += self.d_we.eq(Mux(ctl.d_we == DWe.SCC, self.scc_in, ctl.d_we == DWe.YES))
+
+        # SCC and EXEC
+        ovf = (X[31] == yi[31]) & (X[31] != SUM[31])
+        cond = ctl.cond.bit_select(Cat(eq, lt), 1)
+        m.d.comb += [self.scc.eq(self.scc_in), self.exec.eq(self.exec_in), self.scc_we.eq(ctl.scc != SccSrc.NONE)]
+        with m.Switch(ctl.scc):
+            for src, val in ((SccSrc.D_NZ, d != 0), (SccSrc.HI_NZ, SUM[32:64] != 0), (SccSrc.OVF, ovf),
+                             (SccSrc.LT, lt ^ ctl.mm_max), (SccSrc.COND, cond), (SccSrc.BIT, SH[0] ^ ctl.want0),
+                             (SccSrc.LOGIC_NZ, LOG[:32] != 0)):
+                with m.Case(src):
+                    m.d.comb += self.scc.eq(val)
+        with m.If(ctl.exec_we):
+            m.d.comb += [self.exec.eq(LOG[:32]), self.exec_we.eq(1)]
         return m
-
-
-#: Mnemonics the SALU implements (everything else raises ``illegal``).
-IMPLEMENTED = frozenset(n for n in _semantics(*(Const(0, 64),) * 2, Const(0, 1), Const(0, 64),
-                                               Const(0, 16), Const(0, 32), Const(0, signed(2 * lanemul.WIDTH)))
-                        if n in _ALL_OPS)

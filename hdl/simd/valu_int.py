@@ -1,54 +1,70 @@
 """Vector integer ALU of the SIMD32 (docs/simd.md, "vector integer ALU").
 
-One combinational unit computes every integer VALU operation of the model for all lanes of
-a wave at once: the ``VINT`` table of ``sim/execute.py`` (adds, multiplies, shifts, bit-field
+One unit computes every integer VALU operation of the model for the lanes of a wave (or of
+a lane group): the ``VINT`` table of ``sim/execute.py`` (adds, multiplies, shifts, bit-field
 and bit-count ops, min/max/med3, perm), the 16-bit ops with ``op_sel`` halves,
 ``v_add_nc_i32``/``v_sub_nc_i32``, the carry ops, ``v_mad_co_u64_u32``/``v_mad_co_i64_i32``,
 ``v_cndmask_b32``, the integer compares (``v_cmp_*``/``v_cmpx_*`` on i32/u32/i64/u64) and
 ``v_mbcnt_lo/hi_u32_b32``. Float ops and the lane-crossing ``v_readlane``/
 ``v_readfirstlane``/``v_writelane`` belong to other units: they raise ``illegal``.
 
-Structure (for Amaranth's simulator speed): the lanes of an operand travel in one wide
-port; each operation is one ``Case`` of a ``Switch`` on ``op`` whose result is a ``Cat`` of
-per-lane expressions written once in a loop (no per-lane ``Signal``). The simulator only
-evaluates the ``Case`` of the current ``op``, so the cost of an evaluation is that of one
-operation. Four families share a datapath behind a few wide signals (:class:`_Stages`):
-the 16-bit ops and the 32-bit ones with ``clamp`` one saturate-and-merge stage (it takes
-their exact results), v_clz/v_ctz/v_cls one leading-zero counter,
-the 3-operand min/max/med3 ops one min/max combiner, the 16 multiply ops one multiplier per
-lane; their ``Case`` fills the stage's input and the stage computes ``d`` or the product the
-``Case`` uses (one more settle in simulation, less logic in hardware).
+Every operation runs on one datapath per lane that a control word decoded from ``op``
+steers, not an adder, a shifter or a compare per operation (which took 31,031 LUT4
+equivalents for a 4-lane unit on the ECP5, 37 % more: docs/fpga.md):
 
-Simulator code size matters as much as operation count: Amaranth compiles all of a module's
-combinational logic into one Python function, turns every ``Mux`` into two local variables
-and every sub-expression longer than 1000 characters into one, and CPython pays for each
-local of that function on every call (past about 2,000 it allocates a new stack chunk per
-call). So multiplexers here are :func:`select` (a ``Part``, a plain expression), bit counts
-use nibble lookup tables combined by balanced trees (a 32-bit leading-zero count is a
-three-level tree of 2:1 selects over eight nibbles, not a 32-deep chain), bit fields are
-sliced from the ports directly, and no expression is referenced more than a few times.
-The compiled process has about 240 locals.
+- **operands**: each source extended to 66 bits (a 16-bit half picked by ``op_sel``, or 32
+  or 64 bits; sign- or zero-extended by the op's type);
+- **a bitwise unit**: any function of three bits (an 8-entry truth table) over S0, S1 and S2
+  or the lane's mask bit (moves, logic ops, ``v_cndmask``, ``v_bfi``);
+- **one 66-bit adder** ``X + (Y or ~Y) + carry``: adds, subtractions, carries, every
+  compare (the sign and zero of ``S0 - S1``), the min/max selects, multiply-adds (``X`` the
+  product), ``v_add3`` (a carry-save step in front), ``v_xad``, bit counts plus ``S1``;
+- **one funnel shifter**, 128 bits right into 64 by 0 to 64 (a right shift fills from
+  the high half, a left shift by ``n`` is the value in the high half shifted right by
+  ``64 - n``; alone, a third fewer LUTs than reversing the input and output of a right
+  shifter, though within the whole unit ABC9's count barely differs): every shift,
+  ``v_alignbit/byte``, ``v_bfe`` (with a mask after it), ``v_bfm``, ``v_bfrev`` (its input
+  reversed, shifted by 0), ``v_lshl_or`` and ``v_add_lshl`` (the adder's sum shifted);
+  ``v_lshl_add_u32`` multiplies by ``1 << S1`` on the lane's multiplier instead, so the
+  adder never follows the shifter;
+- **one signed 33 x 33 multiplier** for the 16 multiply ops (32-bit, 24-bit and 16-bit
+  operands extended to 33 bits: synthesis would keep one per op and lane), or the product
+  from ``hdl/simd/lanemul.py``; a leading-zero counter (``v_clz``, ``v_ctz`` on the reversed
+  value, ``v_cls``), the 3-operand min/max stage and ``v_perm``'s byte selects;
+- a finishing stage: saturation (``clamp``) of the exact result, the 16-bit half merge.
 
 Semantics are bit-exact with the model (``sim/execute.py``, ``sim/vector.py``), including
 its choices documented in ``docs/model.md``: 16-bit ops merge into the untouched half of the
 old destination, ``clamp`` saturates the ops the model saturates (:data:`CLAMP_SATURATES`:
 the exact result clipped to the destination's range; a carry-out is the unclamped one), and
-an integer op that the model rejects with ``clamp`` or ``op_sel`` set (a ``VINT`` op) raises
-``illegal``.
+an integer op that the model rejects with ``clamp`` or ``op_sel`` set (:data:`PLAIN32`)
+raises ``illegal``.
+
+With ``stages=3`` the unit is a pipeline (``config.valu_stages``): the control word and the
+extended operands are registered, then the selected result and the lane mask, so ``d`` and
+``mask_out`` answer the inputs of two cycles before; ``illegal`` answers the current ones,
+and the multiplier's operands leave (``mul_x``/``mul_y``) and its product returns in the
+middle stage.
+
+Amaranth's simulator evaluates a module's logic whole whenever a signal it reads changes,
+so each step of the datapath is a module of its own, and an idle unit (``op`` NONE) holds
+its extended operands at 0. The bit-count helpers here (nibble lookup tables combined by
+balanced trees, :func:`select` for a plain-expression multiplexer) serve ``hdl/simd/salu.py``
+too.
 """
 from __future__ import annotations
 
-from amaranth.hdl import Cat, Const, Module, Signal, Value
-from amaranth.lib import wiring
+import operator
+
+from amaranth.hdl import Cat, Const, Module, Mux, Signal, Value
+from amaranth.lib import data, enum, wiring
 from amaranth.lib.wiring import In, Out
 
-from . import lanemul
 from ..isa_tables import OpId, info_of
+from . import lanemul
 
-__all__ = ["VALUInt", "IMPLEMENTED", "CLAMP_SATURATES", "int_valu_signature", "select", "popcount",
-           "count_leading_zeros", "count_trailing_zeros", "low_mask", "fit", "clip",
-           "balanced", "perm", "MM_MODES", "MINMAX", "MAD", "V16", "V16_TO_32", "MUL_OPERANDS", "CMP",
-           "COMPARES", "PLAIN32"]
+__all__ = ["VALUInt", "IMPLEMENTED", "CLAMP_SATURATES", "PLAIN32", "select", "popcount",
+           "count_leading_zeros", "low_mask", "fit", "balanced"]
 
 
 # --------------------------------------------------------------------------------------
@@ -60,7 +76,6 @@ def _nibble_table(fn) -> Const:
 
 _POP4 = _nibble_table(lambda n: bin(n).count("1"))
 _CLZ4 = _nibble_table(lambda n: 4 - n.bit_length())
-_CTZ4 = _nibble_table(lambda n: (n & -n).bit_length() - 1 if n else 4)
 
 
 def balanced(items, fn):
@@ -136,30 +151,6 @@ def count_leading_zeros(v, lo: int = 0, n: int | None = None) -> Value:
                   count_leading_zeros(v, lo + h, h))
 
 
-def count_trailing_zeros(v, lo: int = 0, n: int | None = None) -> Value:
-    """Trailing zeros of bits ``[lo + n - 1:lo]`` of ``v`` (``n`` when they are all 0); the
-    mirror of :func:`count_leading_zeros`.
-
-    Parameters
-    ----------
-    v : Value-like
-    lo, n : int
-        The window (default: all of ``v``); ``n`` a power of two, at least 4.
-
-    Returns
-    -------
-    Value
-        Unsigned count.
-    """
-    v, n = _window(v, lo, n)
-    _check_pow2(n)
-    if n == 4:
-        return _CTZ4.word_select(v[lo:lo + 4], 3)
-    h = n // 2
-    return select(v[lo:lo + h] == 0, h + count_trailing_zeros(v, lo + h, h),
-                  count_trailing_zeros(v, lo, h))
-
-
 def low_mask(width, n: int) -> Value:
     """``(1 << width) - 1`` as ``n`` bits, for a run-time ``width`` below ``n``.
 
@@ -231,332 +222,356 @@ def select(cond, x, y) -> Value:
     return r.as_signed() if sgn else r
 
 
-def _min(x, y):
-    return select(x < y, x, y)
-
-
-def _max(x, y):
-    return select(x < y, y, x)
-
-
-def clip(r, bits: int, signed: bool) -> Value:
-    """The exact value ``r`` saturated to the range of a ``bits``-bit destination, signed or
-    unsigned: its low ``bits`` bits.
-
-    The test is on the bits above the destination (all copies of the sign when ``r`` fits; an
-    unsigned destination also refuses a negative ``r``), not two comparisons with the limits:
-    a few OR gates per bit. The limit is the sign's complement in every bit but the top one
-    of a signed destination."""
-    r = Value.cast(r)
-    if not r.shape().signed:
-        r = Cat(r, Const(0, 1)).as_signed()
-    n = len(r)
-    if signed and n <= bits:
-        return fit(r, bits)
-    neg = r[n - 1]
-    k = bits - signed                    # the bits from k up must all equal the sign
-    over = Const(0, 1) if signed else neg
-    if n > k:
-        over = over | ((r[k:n] ^ neg.replicate(n - k)) != 0)
-    limit = Cat((~neg).replicate(bits - 1), neg if signed else ~neg)
-    return select(over, limit, fit(r, bits))
-
-
-# --------------------------------------------------------------------------------------
-class _Lane:
-    """The operand slices of one lane: ``a``, ``b``, ``c`` (low 32 bits), ``a64``/``b64``/
-    ``c64`` (the whole 64-bit lane), ``mask`` (bit of ``mask_in``), ``old`` (``d_old``),
-    ``p`` (the lane's product from the shared multiplier, signed)."""
-
-    def __init__(self, unit: "VALUInt", st: "_Stages", i: int):
-        lo, hi = 64 * i, 64 * i + 64
-        self.i = i
-        self.p = st.prod_lane(i)
-        self.a, self.b, self.c = unit.a[lo:lo + 32], unit.b[lo:lo + 32], unit.c[lo:lo + 32]
-        self.a64, self.b64, self.c64 = unit.a[lo:hi], unit.b[lo:hi], unit.c[lo:hi]
-        self.mask = unit.mask_in[i]
-        self.old = unit.d_old[32 * i:32 * i + 32]
-        self.ports, self.base = (unit.a, unit.b, unit.c), lo
-
-    def field(self, src: int, lo: int, hi: int):
-        """Bits ``[hi:lo]`` of source ``src`` (0-2) of this lane, sliced from the port itself
-        (a slice of a slice costs the simulator one more shift and mask)."""
-        return self.ports[src][self.base + lo:self.base + hi]
-
-
 def _s(x):
     return x.as_signed()
 
 
-def perm(L):
-    """v_perm_b32 as four byte parts: each result byte picks, by its selector byte of S2,
-    a byte of {S0, S1} (0-7, S1 in bytes 0-3), the sign of byte 1/3/5/7 (8-11), 0 (12) or
-    0xFF (13 and up): below 8 a byte of the pool, from 8 on a byte of copies of one bit."""
-    signs = Cat(L.field(1, 15, 16), L.field(1, 31, 32), L.field(0, 15, 16), L.field(0, 31, 32),
-                Const(0b1110, 4))
+def _perm(a, b, c) -> Value:
+    """v_perm_b32 on one lane's 32-bit sources: each result byte picks, by its selector byte
+    of S2, a byte of {S0, S1} (0-7, S1 in bytes 0-3), the sign of byte 1/3/5/7 (8-11), 0 (12)
+    or 0xFF (13 and up): below 8 a byte of the pool, from 8 on a byte of copies of one bit."""
+    signs = Cat(b[15], b[31], a[15], a[31], Const(0b1110, 4))
     out = []
     for k in range(4):
-        lo3 = L.field(2, 8 * k, 8 * k + 3)
-        bit = signs.bit_select(lo3, 1) | (L.field(2, 8 * k + 4, 8 * k + 8) != 0)
-        out.append(select(L.field(2, 8 * k + 3, 8 * k + 8) != 0, fit(_s(bit), 8),
-                          Cat(L.b, L.a).word_select(lo3, 8)))
-    return out
+        sel = c[8 * k:8 * k + 8]
+        bit = signs.bit_select(sel[:3], 1) | (sel[4:] != 0)
+        out.append(select(sel[3:] != 0, fit(_s(bit), 8), Cat(b, a).word_select(sel[:3], 8)))
+    return Cat(*out)
 
 
-# name -> f(lane) -> value whose low dst_bits bits are the lane result, or a list of parts
-# (sim/execute.py VINT; the bit counts and 3-operand min/max are in _COUNT and MINMAX)
-_VINT = {
-    "v_mov_b32": lambda L: L.a,
-    "v_not_b32": lambda L: ~L.a,
-    "v_bfrev_b32": lambda L: [L.a[31 - k] for k in range(32)],
-    "v_add_nc_u32": lambda L: L.a + L.b,
-    "v_sub_nc_u32": lambda L: L.a - L.b,
-    "v_subrev_nc_u32": lambda L: L.b - L.a,
-    # L.p: the lane's product of S0 and S1 as MUL_OPERANDS gives them (the shared multiplier)
-    "v_mul_lo_u32": lambda L: L.p,
-    "v_mul_hi_u32": lambda L: L.p[32:64],
-    "v_mul_hi_i32": lambda L: L.p[32:64],
-    "v_mul_u32_u24": lambda L: L.p,
-    "v_mul_hi_u32_u24": lambda L: L.p[32:48],
-    "v_mul_i32_i24": lambda L: L.p,
-    "v_mul_hi_i32_i24": lambda L: L.p >> 32,
-    "v_mad_u32_u24": lambda L: L.p + L.c,
-    "v_mad_i32_i24": lambda L: L.p[:32] + L.c,
-    "v_add3_u32": lambda L: L.a + L.b + L.c,
-    "v_xad_u32": lambda L: (L.a ^ L.b) + L.c,
-    "v_lshl_add_u32": lambda L: (L.a << L.b[:5])[:32] + L.c,
-    "v_add_lshl_u32": lambda L: (L.a + L.b)[:32] << L.c[:5],
-    "v_lshl_or_b32": lambda L: (L.a << L.b[:5])[:32] | L.c,
-    "v_and_or_b32": lambda L: (L.a & L.b) | L.c,
-    "v_or3_b32": lambda L: L.a | L.b | L.c,
-    "v_xor3_b32": lambda L: L.a ^ L.b ^ L.c,
-    "v_and_b32": lambda L: L.a & L.b,
-    "v_or_b32": lambda L: L.a | L.b,
-    "v_xor_b32": lambda L: L.a ^ L.b,
-    "v_xnor_b32": lambda L: ~(L.a ^ L.b),
-    "v_lshlrev_b32": lambda L: L.b << L.a[:5],
-    "v_lshrrev_b32": lambda L: L.b >> L.a[:5],
-    "v_ashrrev_i32": lambda L: _s(L.b) >> L.a[:5],
-    "v_lshlrev_b64": lambda L: L.b64 << L.a[:6],
-    "v_lshrrev_b64": lambda L: L.b64 >> L.a[:6],
-    "v_ashrrev_i64": lambda L: _s(L.b64) >> L.a[:6],
-    "v_bfe_u32": lambda L: (L.a >> L.b[:5]) & low_mask(L.c[:5], 32),
-    "v_bfe_i32": lambda L: _bfe_i32(L.a, L.b[:5], L.c[:5]),
-    "v_bfi_b32": lambda L: (L.a & L.b) | (~L.a & L.c),
-    "v_bfm_b32": lambda L: low_mask(L.a[:5], 32) << L.b[:5],
-    "v_alignbit_b32": lambda L: Cat(L.b, L.a) >> L.c[:5],
-    "v_alignbyte_b32": lambda L: Cat(L.b, L.a) >> Cat(Const(0, 3), L.c[:2]),
-    "v_min_i32": lambda L: _min(_s(L.a), _s(L.b)),
-    "v_max_i32": lambda L: _max(_s(L.a), _s(L.b)),
-    "v_min_u32": lambda L: _min(L.a, L.b),
-    "v_max_u32": lambda L: _max(L.a, L.b),
-    "v_perm_b32": perm,
-    "v_bcnt_u32_b32": lambda L: popcount(L.a) + L.b,
+# --------------------------------------------------------------------------------------
+# The operations, as the model groups them (sim/execute.py, sim/valu_ext.py).
+
+# The 3-operand min/max ops: name -> the index of its mode (see _minmax3 in VALUInt).
+_MM_MODES = ("min3", "max3", "maxmin", "minmax", "med3")
+_MINMAX = {f"v_{op}_{t}": mode for mode, op in enumerate(_MM_MODES) for t in ("i32", "u32")}
+
+# 16-bit ops (sim/execute.py V16; V16_TO_32 with a 32-bit destination): name -> (a multiply
+# or multiply-add, on the lane's multiplier; signed). The others' datapath is in _EXTRA/_LOGIC.
+_V16 = {
+    "v_add_nc_u16": (False, False), "v_add_nc_i16": (False, True),
+    "v_sub_nc_u16": (False, False), "v_sub_nc_i16": (False, True),
+    "v_mul_lo_u16": (True, False), "v_mad_u16": (True, False), "v_mad_i16": (True, True),
+    "v_max_u16": (False, False), "v_max_i16": (False, True),
+    "v_min_u16": (False, False), "v_min_i16": (False, True),
+    "v_lshlrev_b16": (False, False), "v_lshrrev_b16": (False, False), "v_ashrrev_i16": (False, True),
+    "v_and_b16": (False, False), "v_or_b16": (False, False), "v_xor_b16": (False, False),
+    "v_not_b16": (False, False),
+}
+_V16_TO_32 = {
+    "v_cvt_u32_u16": (False, False), "v_cvt_i32_i16": (False, True),
+    "v_mad_u32_u16": (True, False), "v_mad_i32_i16": (True, True),
 }
 
-
-def _bfe_i32(a, off, width):
-    """Signed field of ``width`` bits at ``off`` of ``a``, taken after an arithmetic shift
-    (bits past bit 31 are copies of the sign); 0 when ``width`` is 0."""
-    sh = (32 - width)[:6]                       # 32 for width 0: the field shifts out
-    t = ((_s(a) >> off)[:32] << sh)[:32]
-    return _s(t) >> sh
-
-
-# The shared leading-zero counter: name -> (minus one?, f(lane) -> the 32-bit value counted).
-# Result: leading zeros, -1 for 0; v_ctz counts the leading zeros of the reversed value;
-# v_cls those of S0 XORed with its sign, minus one (as sim.vector.cls).
-_COUNT = {
-    "v_clz_i32_u32": (0, lambda L: L.a),
-    "v_ctz_i32_b32": (0, lambda L: [L.a[31 - k] for k in range(32)]),
-    "v_cls_i32": (0, lambda L: (L.a ^ -L.a[31])[:32]),
-}
-
-# The shared 3-operand min/max stage: name -> mode. The Case puts min(S0, S1) and
-# max(S0, S1) into lo/hi; the stage combines them with S2.
-MM_MODES = ("min3", "max3", "maxmin", "minmax", "med3")
-MINMAX = {f"v_{op}_{t}": mode for mode, op in enumerate(MM_MODES) for t in ("i32", "u32")}
-
-
-# 16-bit ops (sim/execute.py V16, V16_TO_32): name -> (f on exact integers, signed?); MAD:
-# S0 * S1 (+ S2 when the op has one) on the shared multiplier
-MAD = "mad"
-V16 = {
-    "v_add_nc_u16": (lambda a, b: a + b, False), "v_add_nc_i16": (lambda a, b: a + b, True),
-    "v_sub_nc_u16": (lambda a, b: a - b, False), "v_sub_nc_i16": (lambda a, b: a - b, True),
-    "v_mul_lo_u16": (MAD, False),
-    "v_mad_u16": (MAD, False), "v_mad_i16": (MAD, True),
-    "v_max_u16": (_max, False), "v_max_i16": (_max, True),
-    "v_min_u16": (_min, False), "v_min_i16": (_min, True),
-    "v_lshlrev_b16": (lambda a, b: b << a[:4], False),
-    "v_lshrrev_b16": (lambda a, b: b >> a[:4], False),
-    "v_ashrrev_i16": (lambda a, b: b >> a[:4], True),
-    "v_and_b16": (lambda a, b: a & b, False), "v_or_b16": (lambda a, b: a | b, False),
-    "v_xor_b16": (lambda a, b: a ^ b, False),
-    "v_not_b16": (lambda a: -a - 1, False),   # ~a on an exact integer (negative: clamps to 0)
-}
-V16_TO_32 = {
-    "v_cvt_u32_u16": (lambda a: a, False), "v_cvt_i32_i16": (lambda a: a, True),
-    "v_mad_u32_u16": (MAD, False),
-    "v_mad_i32_i16": (MAD, True),
-}
-
-# carry ops: name -> f(lane) -> the exact result, whose bit 32 (bit 64 for v_mad_co_*) is the
-# carry/borrow out (a negative difference is a borrow)
-_CARRY = {
-    "v_add_co_u32": lambda L: L.a + L.b,
-    "v_sub_co_u32": lambda L: L.a - L.b,
-    "v_subrev_co_u32": lambda L: L.b - L.a,
-    "v_add_co_ci_u32": lambda L: L.a + L.b + L.mask,
-    "v_sub_co_ci_u32": lambda L: L.a - L.b - L.mask,
-    "v_subrev_co_ci_u32": lambda L: L.b - L.a - L.mask,
-    # {carry, D} = S0 * S1 + S2 (u64), {D1, D} = the 65-bit signed sum (i64)
-    "v_mad_co_u64_u32": lambda L: L.p + L.c64,
-    "v_mad_co_i64_i32": lambda L: L.p + _s(L.c64),
-}
-
-# The plain 32-bit ops whose ``clamp`` saturates (sim/valu_ext.py): name -> (f(lane) -> the
-# exact result, signed destination?); the wrapped result is its low 32 bits.
-_CLAMP32 = {
-    "v_add_nc_u32": (lambda L: L.a + L.b, False),
-    "v_sub_nc_u32": (lambda L: L.a - L.b, False),
-    "v_subrev_nc_u32": (lambda L: L.b - L.a, False),
-    "v_mul_u32_u24": (lambda L: L.p, False),
-    "v_mul_i32_i24": (lambda L: L.p, True),
-    "v_mad_u32_u24": (lambda L: L.p + L.c, False),
-    "v_mad_i32_i24": (lambda L: L.p + _s(L.c), True),
-}
-
-# The 32-bit multiplies: name -> (bits, signed): the shared multiplier takes the low ``bits``
-# bits of S0 and S1, sign- or zero-extended (the 16-bit ones are the V16 entries marked MAD).
-MUL_OPERANDS = {
+# The 32-bit multiplies: name -> (bits, signed): the multiplier takes the low ``bits`` bits
+# of S0 and S1, sign- or zero-extended.
+_MUL_OPERANDS = {
     "v_mul_lo_u32": (32, False), "v_mul_hi_u32": (32, False), "v_mul_hi_i32": (32, True),
     "v_mul_u32_u24": (24, False), "v_mul_hi_u32_u24": (24, False), "v_mul_i32_i24": (24, True),
     "v_mul_hi_i32_i24": (24, True), "v_mad_u32_u24": (24, False), "v_mad_i32_i24": (24, True),
     "v_mad_co_u64_u32": (32, False), "v_mad_co_i64_i32": (32, True),
 }
 
-
 # The integer compare conditions: <cond> of v_cmp_<cond>_<type> -> f(x, y).
-CMP = {"lt": lambda x, y: x < y, "eq": lambda x, y: x == y, "le": lambda x, y: x <= y,
+_CMP = {"lt": lambda x, y: x < y, "eq": lambda x, y: x == y, "le": lambda x, y: x <= y,
         "gt": lambda x, y: x > y, "ne": lambda x, y: x != y, "lg": lambda x, y: x != y,
         "ge": lambda x, y: x >= y}
 
 
-def _compare(name: str):
-    """f(lane) -> bit for an integer ``v_cmp_*``/``v_cmpx_*``, or None."""
+def _is_compare(name: str) -> bool:
     parts = name.split("_")
-    if len(parts) != 4 or parts[0] != "v" or parts[1] not in ("cmp", "cmpx") or parts[2] not in CMP:
-        return None
-    cond, typ = CMP[parts[2]], parts[3]
-    if typ not in ("i32", "u32", "i64", "u64"):
-        return None
-    wide, sgn = typ.endswith("64"), typ[0] == "i"
-
-    def f(L):
-        x, y = (L.a64, L.b64) if wide else (L.a, L.b)
-        return cond(_s(x), _s(y)) if sgn else cond(x, y)
-    return f
+    return len(parts) == 4 and parts[:2] in (["v", "cmp"], ["v", "cmpx"]) and parts[2] in _CMP \
+        and parts[3] in ("i32", "u32", "i64", "u64")
 
 
-_ALL_OPS = {op.name.lower(): op for op in OpId if op is not OpId.NONE}
-# Every integer v_cmp_*/v_cmpx_*: name -> f(lane) -> the compare bit.
-COMPARES = {n: f for n, f in ((n, _compare(n)) for n in _ALL_OPS) if f is not None}
-_OTHER = {"v_add_nc_i32", "v_sub_nc_i32", "v_cndmask_b32", "v_mbcnt_lo_u32_b32",
-          "v_mbcnt_hi_u32_b32", "v_nop"}
-#: The model's VINT ops: ``op_sel`` on them is illegal, and so is ``clamp`` but on the
-#: ``_CLAMP32`` ones (the model rejects both).
-PLAIN32 = frozenset(set(_VINT) | set(_COUNT) | set(MINMAX))
-assert set(_CLAMP32) <= PLAIN32
+# Every integer v_cmp_*/v_cmpx_* of gfx1200.
+_COMPARES = frozenset(n for n in (op.name.lower() for op in OpId) if _is_compare(n))
 
+# The plain 32-bit ops whose ``clamp`` saturates the exact result (sim/valu_ext.py).
+_CLAMP32 = frozenset({"v_add_nc_u32", "v_sub_nc_u32", "v_subrev_nc_u32", "v_mul_u32_u24", "v_mul_i32_i24",
+                      "v_mad_u32_u24", "v_mad_i32_i24"})
+# The carry ops: bit 32 of the exact result (bit 64 of v_mad_co_*) is the carry or borrow out.
+_CARRY = frozenset({"v_add_co_u32", "v_sub_co_u32", "v_subrev_co_u32", "v_add_co_ci_u32", "v_sub_co_ci_u32",
+                    "v_subrev_co_ci_u32", "v_mad_co_u64_u32", "v_mad_co_i64_i32"})
+# The rest that are not the model's VINT ops.
+_OTHER = frozenset({"v_add_nc_i32", "v_sub_nc_i32", "v_cndmask_b32", "v_mbcnt_lo_u32_b32",
+                    "v_mbcnt_hi_u32_b32", "v_nop"})
+
+WIDE = 66       # the adder: a 64-bit operand plus product or compare sign, exact
+
+
+class Width(enum.Enum, shape=2):
+    """How much of a source an operation reads: a 16-bit half (``op_sel``), 32 or 64 bits."""
+    W16 = 0
+    W32 = 1
+    W64 = 2
+
+
+class AddX(enum.Enum, shape=3):
+    ZERO = 0
+    A = 1
+    B = 2
+    P = 3           # the product
+    LOGIC = 4       # the bitwise unit's result
+    POP = 5         # the bit count
+
+
+class AddY(enum.Enum, shape=3):
+    ZERO = 0
+    A = 1
+    B = 2
+    C = 3
+    MAJ = 4         # the carries of S0 + S1 + S2 (v_add3's carry-save step)
+
+
+class CarryIn(enum.Enum, shape=2):
+    ZERO = 0
+    ONE = 1
+    MASK = 2
+    NMASK = 3
+
+
+class ShiftIn(enum.Enum, shape=3):
+    A = 0
+    B = 1
+    BA = 2          # {S0, S1}: v_alignbit/byte
+    MASK = 3        # the low mask of S0[4:0] ones: v_bfm
+    SUM = 4         # the adder's low 32 bits: v_add_lshl
+    REV_A = 5       # S0 bit-reversed: v_bfrev (shifted by 0)
+
+
+class ShiftBy(enum.Enum, shape=3):
+    A4 = 0
+    A5 = 1
+    A6 = 2
+    B5 = 3
+    C5 = 4
+    C_BYTES = 5     # S2[1:0] bytes
+    ZERO = 6
+
+
+class Post(enum.Enum, shape=2):
+    """What follows the shifter."""
+    NONE = 0
+    AND_MASK = 1    # v_bfe_u32: the low S2[4:0] bits
+    SIGNED_FIELD = 2    # v_bfe_i32: those bits sign-extended
+    OR_C = 3        # v_lshl_or_b32
+
+
+class Result(enum.Enum, shape=3):
+    SUM = 0
+    SHIFT = 1
+    LOGIC = 2
+    P_HI = 3        # product bits [63:32]
+    MINMAX = 4      # S0 or S1 by the compare
+    MINMAX3 = 5
+    COUNT = 6
+    PERM = 7
+
+
+class MaskOut(enum.Enum, shape=2):
+    NONE = 0
+    CARRY32 = 1
+    CARRY64 = 2
+    COMPARE = 3
+
+
+Control = data.StructLayout({
+    "legal": 1,
+    "plain": 1,         # a VINT op: op_sel, or clamp unless ``sat``, make it illegal (as the model)
+    "wa": Width, "wb": Width, "wc": Width,
+    "sgn": 1,           # sources (and multiplier operands) sign-extended
+    "mul24": 1,         # multiplier operands: the low 24 bits of S0 and S1
+    "mul_shl": 1,       # multiplier: S0 times 1 << S1[4:0] (v_lshl_add_u32)
+    "ax": AddX, "ay": AddY, "inv": 1, "cin": CarryIn,
+    "tt": 8,            # bitwise unit: bit 4a + 2b + c is f(a, b, c)
+    "tt_mask": 1,       # its third input is the lane's mask bit, not S2
+    "pop_below": 1,     # the bit count counts the lanes below this one (v_mbcnt_lo)
+    "cnt": 2,           # leading zeros of: 0 S0, 1 S0 reversed, 2 S0 ^ its sign
+    "sv": ShiftIn, "sn": ShiftBy, "left": 1, "arith": 1, "post": Post,
+    "mask_a": 1,        # the low mask counts S0[4:0] (v_bfm), else S2[4:0] (v_bfe)
+    "mm_max": 1,        # MINMAX: the larger
+    "mm3_med": 1, "mm3_lo": 1, "mm3_max": 1,    # MINMAX3 (see _minmax3)
+    "rs": Result,
+    "sat": 1,           # clamp saturates the exact result...
+    "sat_to": Width,    # ...to a 16-, 32- or 64-bit destination, signed by ``sgn``
+    "half": 1,          # a 16-bit result: merged into the op_sel[3] half of the old value
+    "dst64": 1,
+    "mo": MaskOut,
+    "cond": 4,          # COMPARE: bit 2 lt + eq
+})
+
+
+def _tt(f) -> int:
+    return sum(f((k >> 2) & 1, (k >> 1) & 1, k & 1) << k for k in range(8))
+
+
+_LOGIC = {
+    "v_mov_b32": lambda a, b, c: a, "v_not_b32": lambda a, b, c: 1 - a,
+    "v_and_b32": lambda a, b, c: a & b, "v_or_b32": lambda a, b, c: a | b,
+    "v_xor_b32": lambda a, b, c: a ^ b, "v_xnor_b32": lambda a, b, c: 1 - (a ^ b),
+    "v_and_or_b32": lambda a, b, c: (a & b) | c, "v_or3_b32": lambda a, b, c: a | b | c,
+    "v_xor3_b32": lambda a, b, c: a ^ b ^ c, "v_bfi_b32": lambda a, b, c: b if a else c,
+    "v_and_b16": lambda a, b, c: a & b, "v_or_b16": lambda a, b, c: a | b,
+    "v_xor_b16": lambda a, b, c: a ^ b, "v_mbcnt_hi_u32_b32": lambda a, b, c: b,
+}
+_SUB = {"ax": AddX.A, "ay": AddY.B, "inv": 1, "cin": CarryIn.ONE}      # S0 - S1
+_SUBREV = {"ax": AddX.B, "ay": AddY.A, "inv": 1, "cin": CarryIn.ONE}
+_ADD = {"ax": AddX.A, "ay": AddY.B}
+_LEFT = {"left": 1}
+# compare conditions as truth tables over the index 2 lt + eq of S0 - S1 (gt, eq, lt)
+_COND = {c: sum(int(f(x, y)) << k for k, (x, y) in enumerate(((1, 0), (0, 0), (0, 1))))
+         for c, f in _CMP.items()}
+
+
+def _control(name: str) -> dict:
+    """The control word of one implemented op, as a dict of :data:`Control` fields."""
+    op = OpId[name.upper()]
+    dst64 = info_of(op).dst_bits == 64
+    ctl = {"legal": 1, "plain": int(name in PLAIN32), "wa": Width.W32, "wb": Width.W32,
+           "wc": Width.W32, "dst64": int(dst64), "sat": int(name in CLAMP_SATURATES),
+           "sat_to": Width.W64 if dst64 else Width.W32}
+    if name in _MUL_OPERANDS:
+        bits, sgn = _MUL_OPERANDS[name]
+        ctl.update(mul24=int(bits == 24), sgn=int(sgn))
+    if name in _LOGIC:
+        ctl.update(rs=Result.LOGIC, tt=_tt(_LOGIC[name]))
+    if name in _MINMAX:
+        mode = _MM_MODES[_MINMAX[name]]
+        ctl.update(_SUB, rs=Result.MINMAX3, sgn=int(name.endswith("i32")), mm3_med=int(mode == "med3"),
+                   mm3_lo=int(mode in ("min3", "minmax", "med3")), mm3_max=int(mode in ("max3", "minmax", "med3")))
+    if name in _COMPARES:
+        _, kind, cond, typ = name.split("_")
+        w = Width.W64 if typ.endswith("64") else Width.W32
+        ctl.update(_SUB, wa=w, wb=w, sgn=int(typ[0] == "i"), mo=MaskOut.COMPARE, cond=_COND[cond])
+    for table, wide in ((_V16, False), (_V16_TO_32, True)):
+        if name in table:
+            mad, sgn = table[name]
+            ctl.update(sgn=int(sgn), sat_to=Width.W32 if wide else Width.W16, half=int(not wide),
+                       **{w: Width.W16 if bits == 16 else Width.W32
+                          for w, bits in zip(("wa", "wb", "wc"), info_of(op).src_bits)})
+            if mad:
+                ctl.update(ax=AddX.P, ay=AddY.C if len(info_of(op).src_bits) > 2 else AddY.ZERO)
+    ctl.update(_EXTRA.get(name, {}))
+    return ctl
+
+
+_EXTRA = {
+    "v_bfrev_b32": {"rs": Result.SHIFT, "sv": ShiftIn.REV_A, "sn": ShiftBy.ZERO},
+    "v_add_nc_u32": _ADD, "v_sub_nc_u32": _SUB, "v_subrev_nc_u32": _SUBREV,
+    "v_mul_lo_u32": {"ax": AddX.P}, "v_mul_u32_u24": {"ax": AddX.P}, "v_mul_i32_i24": {"ax": AddX.P},
+    "v_mul_hi_u32": {"rs": Result.P_HI}, "v_mul_hi_i32": {"rs": Result.P_HI},
+    "v_mul_hi_u32_u24": {"rs": Result.P_HI}, "v_mul_hi_i32_i24": {"rs": Result.P_HI},
+    "v_mad_u32_u24": {"ax": AddX.P, "ay": AddY.C}, "v_mad_i32_i24": {"ax": AddX.P, "ay": AddY.C},
+    "v_add3_u32": {"ax": AddX.LOGIC, "tt": _tt(lambda a, b, c: a ^ b ^ c), "ay": AddY.MAJ},
+    "v_xad_u32": {"ax": AddX.LOGIC, "tt": _tt(lambda a, b, c: a ^ b), "ay": AddY.C},
+    "v_lshl_add_u32": {"mul_shl": 1, "ax": AddX.P, "ay": AddY.C},
+    "v_add_lshl_u32": {**_ADD, **_LEFT, "rs": Result.SHIFT, "sv": ShiftIn.SUM, "sn": ShiftBy.C5},
+    "v_lshl_or_b32": {**_LEFT, "rs": Result.SHIFT, "sv": ShiftIn.A, "sn": ShiftBy.B5, "post": Post.OR_C},
+    "v_lshlrev_b32": {**_LEFT, "rs": Result.SHIFT, "sv": ShiftIn.B, "sn": ShiftBy.A5},
+    "v_lshrrev_b32": {"rs": Result.SHIFT, "sv": ShiftIn.B, "sn": ShiftBy.A5},
+    "v_ashrrev_i32": {"rs": Result.SHIFT, "sv": ShiftIn.B, "sn": ShiftBy.A5, "sgn": 1, "arith": 1},
+    "v_lshlrev_b64": {**_LEFT, "rs": Result.SHIFT, "sv": ShiftIn.B, "sn": ShiftBy.A6, "wb": Width.W64},
+    "v_lshrrev_b64": {"rs": Result.SHIFT, "sv": ShiftIn.B, "sn": ShiftBy.A6, "wb": Width.W64},
+    "v_ashrrev_i64": {"rs": Result.SHIFT, "sv": ShiftIn.B, "sn": ShiftBy.A6, "wb": Width.W64,
+                      "sgn": 1, "arith": 1},
+    "v_bfe_u32": {"rs": Result.SHIFT, "sv": ShiftIn.A, "sn": ShiftBy.B5, "post": Post.AND_MASK},
+    "v_bfe_i32": {"rs": Result.SHIFT, "sv": ShiftIn.A, "sn": ShiftBy.B5, "post": Post.SIGNED_FIELD,
+                  "sgn": 1, "arith": 1},
+    "v_bfm_b32": {**_LEFT, "rs": Result.SHIFT, "sv": ShiftIn.MASK, "mask_a": 1, "sn": ShiftBy.B5},
+    "v_alignbit_b32": {"rs": Result.SHIFT, "sv": ShiftIn.BA, "sn": ShiftBy.C5},
+    "v_alignbyte_b32": {"rs": Result.SHIFT, "sv": ShiftIn.BA, "sn": ShiftBy.C_BYTES},
+    "v_min_i32": {**_SUB, "rs": Result.MINMAX, "sgn": 1},
+    "v_max_i32": {**_SUB, "rs": Result.MINMAX, "sgn": 1, "mm_max": 1},
+    "v_min_u32": {**_SUB, "rs": Result.MINMAX}, "v_max_u32": {**_SUB, "rs": Result.MINMAX, "mm_max": 1},
+    "v_perm_b32": {"rs": Result.PERM},
+    "v_bcnt_u32_b32": {"ax": AddX.POP, "ay": AddY.B},
+    "v_clz_i32_u32": {"rs": Result.COUNT, "cnt": 0}, "v_ctz_i32_b32": {"rs": Result.COUNT, "cnt": 1},
+    "v_cls_i32": {"rs": Result.COUNT, "cnt": 2},
+    # 16-bit ops beyond the multiply-adds and bitwise ones (_control gives widths and saturation)
+    "v_add_nc_u16": _ADD, "v_add_nc_i16": _ADD, "v_sub_nc_u16": _SUB, "v_sub_nc_i16": _SUB,
+    "v_max_u16": {**_SUB, "rs": Result.MINMAX, "mm_max": 1},
+    "v_max_i16": {**_SUB, "rs": Result.MINMAX, "mm_max": 1},
+    "v_min_u16": {**_SUB, "rs": Result.MINMAX}, "v_min_i16": {**_SUB, "rs": Result.MINMAX},
+    "v_lshlrev_b16": {**_LEFT, "rs": Result.SHIFT, "sv": ShiftIn.B, "sn": ShiftBy.A4},
+    "v_lshrrev_b16": {"rs": Result.SHIFT, "sv": ShiftIn.B, "sn": ShiftBy.A4},
+    "v_ashrrev_i16": {"rs": Result.SHIFT, "sv": ShiftIn.B, "sn": ShiftBy.A4, "arith": 1},
+    "v_not_b16": {"ax": AddX.ZERO, "ay": AddY.A, "inv": 1},     # -a - 1, exact
+    "v_cvt_u32_u16": {"ax": AddX.A}, "v_cvt_i32_i16": {"ax": AddX.A},
+    # carries: bit 32 of the exact sum (a subtraction's borrow), bit 64 of v_mad_co_*
+    "v_add_co_u32": {**_ADD, "mo": MaskOut.CARRY32},
+    "v_sub_co_u32": {**_SUB, "mo": MaskOut.CARRY32},
+    "v_subrev_co_u32": {**_SUBREV, "mo": MaskOut.CARRY32},
+    "v_add_co_ci_u32": {**_ADD, "cin": CarryIn.MASK, "mo": MaskOut.CARRY32},
+    "v_sub_co_ci_u32": {**_SUB, "cin": CarryIn.NMASK, "mo": MaskOut.CARRY32},
+    "v_subrev_co_ci_u32": {**_SUBREV, "cin": CarryIn.NMASK, "mo": MaskOut.CARRY32},
+    "v_mad_co_u64_u32": {"ax": AddX.P, "ay": AddY.C, "wc": Width.W64, "mo": MaskOut.CARRY64},
+    "v_mad_co_i64_i32": {"ax": AddX.P, "ay": AddY.C, "wc": Width.W64, "mo": MaskOut.CARRY64},
+    "v_add_nc_i32": {**_ADD, "sgn": 1},
+    "v_sub_nc_i32": {**_SUB, "sgn": 1},
+    "v_cndmask_b32": {"rs": Result.LOGIC, "tt": _tt(lambda a, b, c: b if c else a), "tt_mask": 1},
+    "v_mbcnt_lo_u32_b32": {"ax": AddX.POP, "ay": AddY.B, "pop_below": 1},
+    "v_nop": {},
+}
+_NAMES = set(_EXTRA) | set(_LOGIC) | set(_MINMAX) | _COMPARES | set(_V16) | set(_V16_TO_32)
+#: The model's plain 32-bit ops (``VINT``): ``op_sel`` on them is illegal, and so is ``clamp``
+#: but on the saturating ones (the model rejects both).
+PLAIN32 = frozenset(_NAMES - set(_V16) - set(_V16_TO_32) - _CARRY - _COMPARES - _OTHER)
+assert _CLAMP32 <= PLAIN32 and _CARRY | _OTHER <= _NAMES
 #: Mnemonics whose VOP3 ``clamp`` saturates the exact result to the destination's range.
-CLAMP_SATURATES = frozenset(set(_CLAMP32) | set(_CARRY) | set(V16) | set(V16_TO_32)
-                            | {"v_add_nc_i32", "v_sub_nc_i32"})
-
+CLAMP_SATURATES = frozenset(_CLAMP32 | _CARRY | set(_V16) | set(_V16_TO_32) | {"v_add_nc_i32", "v_sub_nc_i32"})
+_CONTROL = {name: _control(name) for name in _NAMES}
 #: Mnemonics VALUInt implements (everything else raises ``illegal``).
-IMPLEMENTED = frozenset(set(_VINT) | set(_COUNT) | set(MINMAX) | set(V16) | set(V16_TO_32)
-                        | set(_CARRY) | set(COMPARES) | _OTHER)
-assert IMPLEMENTED <= set(_ALL_OPS), sorted(IMPLEMENTED - set(_ALL_OPS))
+IMPLEMENTED = frozenset(_CONTROL)
 
 
-class _Stages:
-    """Wide signals between the Cases of op families and the stages they share.
-
-    Sharing one saturate-and-merge stage among the 16-bit ops and the 32-bit ops with
-    ``clamp``, one leading-zero counter
-    among v_clz/v_ctz/v_cls and one min/max combiner among the 3-operand min/max ops saves
-    logic, and keeps the simulator code of each Case short
-    (references to a signal are cheap; to a long expression, not). One multiplier per lane,
-    signed 33 x 33 bits, serves all 16 multiply ops (32-bit, 24-bit and 16-bit, signed and
-    unsigned, their operands extended to 33 bits): without it synthesis keeps a multiplier
-    per op and lane (18 DSP blocks a lane on the ECP5 against 4).
-    """
-    EXACT_WIDTH = 50    # exact results of the saturating ops fit in 50 bits signed (v_mad_u32_u24)
-    MUL_WIDTH = lanemul.WIDTH   # a 32-bit operand, zero- or sign-extended
-
-    def __init__(self, lanes: int):
-        self.lanes = lanes
-        self.exact = Signal(self.EXACT_WIDTH * lanes, name="exact")
-        self.exact_on = Signal(name="exact_on")
-        self.exact_signed = Signal(name="exact_signed")
-        self.exact_wide = Signal(name="exact_wide")
-        self.cnt = Signal(32 * lanes, name="cnt_value")
-        self.cnt_on = Signal(name="cnt_on")
-        self.cnt_minus1 = Signal(name="cnt_minus1")
-        self.mm_lo = Signal(32 * lanes, name="mm_lo")
-        self.mm_hi = Signal(32 * lanes, name="mm_hi")
-        self.mm_on = Signal(name="mm_on")
-        self.mm_signed = Signal(name="mm_signed")
-        self.mm_mode = Signal(3, name="mm_mode")
-        self.mul_x = Signal(self.MUL_WIDTH * lanes, name="mul_x")
-        self.mul_y = Signal(self.MUL_WIDTH * lanes, name="mul_y")
-        self.mul_on = Signal(name="mul_on")
-        self.prod = Signal(2 * self.MUL_WIDTH * lanes, name="mul_prod")
-
-    def prod_lane(self, i: int):
-        w = 2 * self.MUL_WIDTH
-        return self.prod[w * i:w * (i + 1)].as_signed()
-
-    def feed_mul(self, lanes, x, y) -> list:
-        """Statements giving the multiplier ``x(lane)`` and ``y(lane)`` (exact values of at
-        most 33 bits, signed or unsigned)."""
-        w = self.MUL_WIDTH
-        return [self.mul_x.eq(Cat(*[fit(x(L), w) for L in lanes])),
-                self.mul_y.eq(Cat(*[fit(y(L), w) for L in lanes])), self.mul_on.eq(1)]
-
-    def exact_lane(self, i: int):
-        w = self.EXACT_WIDTH
-        return self.exact[w * i:w * (i + 1)].as_signed()
-
-    def feed_exact(self, lanes, f, sgn: bool, wide: bool) -> list:
-        """Statements giving the saturate-and-merge stage each lane's exact result ``f(lane)``
-        of a 16-bit (``wide``: 32-bit) destination, signed or unsigned."""
-        return [self.exact.eq(Cat(*[fit(f(L), self.EXACT_WIDTH) for L in lanes])), self.exact_on.eq(1),
-                self.exact_signed.eq(sgn), self.exact_wide.eq(wide)]
+def _rep(bit, n: int) -> Value:
+    return Value.cast(bit).replicate(n)
 
 
-def int_valu_signature(lanes: int, external_mul: bool) -> wiring.Signature:
-    """The ports of an integer VALU (:class:`VALUInt`, ``hdl.simd.valu_int_shared.VALUIntShared``)."""
-    w = _Stages.MUL_WIDTH
-    mul = {"mul_x": Out(w * lanes), "mul_y": Out(w * lanes), "mul_p": In(2 * w * lanes)} if external_mul else {}
-    return wiring.Signature({
-        "op": In(OpId), "a": In(64 * lanes), "b": In(64 * lanes), "c": In(64 * lanes),
-        "mask_in": In(lanes), "lane_base": In(5), "opsel": In(4), "clamp": In(1), "d_old": In(32 * lanes),
-        "d": Out(64 * lanes), "mask_out": Out(lanes), "illegal": Out(1), **mul,
-    })
+def _extend(x, w, half, sgn) -> Value:
+    """A 64-bit lane ``x`` of a source read as ``w`` (a 16-bit half by ``half``), extended to
+    :data:`WIDE` bits (signed by ``sgn``)."""
+    h = x[:32].word_select(half, 16)
+    w16, w64 = w == Width.W16, w == Width.W64
+    sign = sgn & Mux(w64, x[63], Mux(w16, h[15], x[31]))
+    return Cat(Mux(w16, h, x[:16]), Mux(w16, _rep(sign, 16), x[16:32]),
+               Mux(w64, x[32:64], _rep(sign, 32)), _rep(sign, WIDE - 64))
+
+
+def _overflow(e, to, sgn) -> Value:
+    """Whether the exact value ``e`` (:data:`WIDE` bits, signed) lies outside the range of a
+    destination of width ``to`` (a :class:`Width`), signed by ``sgn``: a bit from the
+    destination's top one up (from the one above it, unsigned) differs from the sign, or an
+    unsigned destination takes a negative value. The ORs of the bits from 64, 63, 32, 31, 16
+    and 15 up form one chain."""
+    neg = e[WIDE - 1]
+    differ = e ^ _rep(neg, WIDE)
+    above = {}
+    acc = Const(0, 1)
+    for lo, hi in ((64, WIDE), (63, 64), (32, 63), (31, 32), (16, 31), (15, 16)):
+        acc = acc | (differ[lo:hi] != 0)
+        above[lo] = acc
+
+    def over(bits):
+        return Mux(sgn, above[bits - 1], above[bits] | neg)
+    return Mux(to == Width.W16, over(16), Mux(to == Width.W32, over(32), over(64)))
 
 
 class VALUInt(wiring.Component):
-    """Combinational vector integer ALU for one wave (docs/simd.md).
+    """Vector integer ALU for one wave or lane group, one datapath per lane (module docstring).
 
     Parameters
     ----------
     lanes : int
-        Lanes per wave (32; the ``fpga`` preset's SIMD may use fewer).
+        Lanes of the unit (32; fewer when the SIMD steps a wave through lane groups).
     external_mul : bool
         Leave the multiplier out: the unit presents its operands on ``mul_x``/``mul_y`` and
         takes the products from ``mul_p`` in the same cycle (``hdl/simd/lanemul.py``, shared with
         the FP32 unit).
+    stages : int
+        1: combinational. 3: registered after the operand extension and after the result
+        select; ``d`` and ``mask_out`` two cycles after their inputs.
 
     Attributes
     ----------
@@ -586,220 +601,246 @@ class VALUInt(wiring.Component):
         Carry/borrow-out of the carry ops, bit 64 of ``v_mad_co_*``, compare results; before
         EXEC masking.
     illegal : Out(1)
-        ``op`` is not an integer VALU op, or a plain 32-bit op (``VINT``) has ``op_sel``
-        set, or ``clamp`` when the op does not saturate (the model rejects both).
+        ``op`` is not an integer VALU op, or a plain 32-bit op (:data:`PLAIN32`) has
+        ``op_sel`` set, or ``clamp`` when the op does not saturate (the model rejects both).
     mul_x, mul_y : Out(unsigned(33 * lanes)); mul_p : In(unsigned(66 * lanes))
         With ``external_mul`` only: each lane's multiplier operands (two's complement) and
         their signed product.
     """
 
-    def __init__(self, lanes: int = 32, external_mul: bool = False):
+    def __init__(self, lanes: int = 32, external_mul: bool = False, stages: int = 1):
+        if stages not in (1, 3):
+            raise ValueError(f"stages must be 1 or 3, got {stages}")
         self.lanes = lanes
         self.external_mul = external_mul
-        super().__init__(int_valu_signature(lanes, external_mul))
+        self.stages = stages
+        w = lanemul.WIDTH
+        mul = {"mul_x": Out(w * lanes), "mul_y": Out(w * lanes), "mul_p": In(2 * w * lanes)} if external_mul else {}
+        super().__init__({
+            "op": In(OpId), "a": In(64 * lanes), "b": In(64 * lanes), "c": In(64 * lanes),
+            "mask_in": In(lanes), "lane_base": In(5), "opsel": In(4), "clamp": In(1), "d_old": In(32 * lanes),
+            "d": Out(64 * lanes), "mask_out": Out(lanes), "illegal": Out(1), **mul,
+        })
 
     def elaborate(self, platform):
         m = Module()
-        st = _Stages(self.lanes)
-        lanes = [_Lane(self, st, i) for i in range(self.lanes)]
-
-        def put(f, bits=32):
-            """d <- for each lane f(lane) (a value fitted to ``bits``, or a list of parts
-            ``bits`` wide), zero-padded to 64 bits."""
-            parts = []
-            for L in lanes:
-                r = f(L)
-                parts.extend(r if isinstance(r, list) else [fit(r, bits)])
-                if bits < 64:
-                    parts.append(Const(0, 64 - bits))
-            m.d.comb += self.d.eq(Cat(*parts))
-
-        def put_mask(f):
-            m.d.comb += self.mask_out.eq(Cat(*[f(L) for L in lanes]))
-
-        def lanes_of(f):
-            parts = []
-            for L in lanes:
-                r = f(L)
-                parts.extend(r if isinstance(r, list) else [r])
-            return Cat(*parts)
-
-        def feed_mul(name):
-            if name in MUL_OPERANDS:
-                bits, sgn = MUL_OPERANDS[name]
-                ext = _s if sgn else (lambda v: v)
-                m.d.comb += st.feed_mul(lanes, lambda L: ext(L.a[:bits]), lambda L: ext(L.b[:bits]))
-
-        plain_illegal = self.clamp | (self.opsel != 0)
+        n = self.lanes
+        ctl = Signal(Control)
         with m.Switch(self.op):
-            for name, f in _VINT.items():
-                with m.Case(_ALL_OPS[name]):
-                    feed_mul(name)
-                    if name in _CLAMP32:      # with clamp: the exact result to the saturating stage
-                        exact, sgn = _CLAMP32[name]
-                        with m.If(self.clamp):
-                            m.d.comb += st.feed_exact(lanes, exact, sgn, wide=True)
-                        with m.Else():
-                            put(f)
-                        m.d.comb += self.illegal.eq(self.opsel != 0)
-                    else:
-                        put(f, info_of(_ALL_OPS[name]).dst_bits)
-                        m.d.comb += self.illegal.eq(plain_illegal)
-            for name, (minus1, f) in _COUNT.items():
-                with m.Case(_ALL_OPS[name]):
-                    m.d.comb += [st.cnt.eq(lanes_of(f)), st.cnt_on.eq(1), st.cnt_minus1.eq(minus1),
-                                 self.illegal.eq(plain_illegal)]
-            for name, mode in MINMAX.items():
-                with m.Case(_ALL_OPS[name]):
-                    sgn = name.endswith("i32")
-                    lt = [(_s(L.a) < _s(L.b)) if sgn else (L.a < L.b) for L in lanes]
-                    m.d.comb += [
-                        st.mm_lo.eq(Cat(*[select(t, L.a, L.b) for t, L in zip(lt, lanes)])),
-                        st.mm_hi.eq(Cat(*[select(t, L.b, L.a) for t, L in zip(lt, lanes)])),
-                        st.mm_on.eq(1), st.mm_signed.eq(sgn), st.mm_mode.eq(mode),
-                        self.illegal.eq(plain_illegal)]
-            for table, wide in ((V16, False), (V16_TO_32, True)):
-                for name, (f, sgn) in table.items():
-                    with m.Case(_ALL_OPS[name]):
-                        self._v16_exact(m, lanes, st, _ALL_OPS[name], f, sgn, wide)
-            for name in ("v_add_nc_i32", "v_sub_nc_i32"):
-                with m.Case(_ALL_OPS[name]):
-                    sub = name == "v_sub_nc_i32"
+            for name, fields in sorted(_CONTROL.items()):
+                with m.Case(OpId[name.upper()]):
+                    m.d.comb += ctl.eq(Control.const(fields))
+        m.d.comb += self.illegal.eq(~ctl.legal | ctl.plain & ((self.clamp & ~ctl.sat) | (self.opsel != 0)))
 
-                    def r(L, sub=sub):
-                        return _s(L.a) - _s(L.b) if sub else _s(L.a) + _s(L.b)
-                    with m.If(self.clamp):
-                        m.d.comb += st.feed_exact(lanes, r, sgn=True, wide=True)
-                    with m.Else():
-                        put(r)
-            for name, f in _CARRY.items():
-                op = _ALL_OPS[name]
-                bits = info_of(op).dst_bits
-                with m.Case(op):
-                    feed_mul(name)
-                    put_mask(lambda L, f=f, bits=bits: f(L)[bits])
-                    if bits == 64:          # v_mad_co_*: saturates here, on the bits above 63
-                        put(lambda L, f=f, sgn=name.endswith("i32"): self._mad64(f(L), sgn), 64)
-                    else:
-                        with m.If(self.clamp):
-                            m.d.comb += st.feed_exact(lanes, f, sgn=False, wide=True)
-                        with m.Else():
-                            put(f)
-            for name, f in COMPARES.items():
-                with m.Case(_ALL_OPS[name]):
-                    put_mask(f)
-            with m.Case(OpId.V_CNDMASK_B32):
-                put(lambda L: select(L.mask, L.b, L.a))
-            with m.Case(OpId.V_MBCNT_LO_U32_B32):
-                # lane i counts the set bits of S0 below its wave lane (the lanes before it)
-                put(lambda L: popcount(L.a & ((Const(1, 33) << (self.lane_base + L.i)) - 1)[:32]) + L.b)
-            with m.Case(OpId.V_MBCNT_HI_U32_B32):
-                put(lambda L: L.b)      # wave32: no lane below has an index >= 32
-            with m.Case(OpId.V_NOP):
-                pass
-            with m.Default():
-                m.d.comb += self.illegal.eq(1)
+        # Each step of the datapath is a module of its own: the simulator re-evaluates a
+        # module's logic whenever a signal it reads changes, so one module would run once per
+        # step of the chain, each time in full.
+        def stage(name):
+            m.submodules[name] = s = Module()
+            return s
 
+        def wide(st, name, width, f):
+            """A signal of ``width`` bits per lane, lane ``i`` being ``f(i)``."""
+            s = Signal(width * n, name=name)
+            st.d.comb += s.eq(Cat(*[f(i) for i in range(n)]))
+            return lambda i: s[width * i:width * (i + 1)]
+
+        def sig(st, name, value):
+            """``value`` through a signal: an expression used more than once is then built
+            (and compiled by the simulator) once."""
+            v = Value.cast(value)
+            s = Signal(v.shape(), name=name)
+            st.d.comb += s.eq(v)
+            return s
+
+        def cut(value, name):
+            """``value`` as the next stage sees it: registered when the unit is in stages. A
+            signal either way: the simulator would inline the whole of an expression into
+            each lane's slice of it (code growing with the square of the lanes)."""
+            r = Signal.like(value, name=name)
+            m.d["sync" if self.stages == 3 else "comb"] += r.eq(value)
+            return r
+
+        def raw(port, i):
+            return port[64 * i:64 * i + 64]
+
+        # an idle unit (op NONE: the SIMD's other instructions) keeps its operands at 0, so
+        # the simulator has nothing downstream to re-evaluate when the register reads change
+        st = stage("operands")
+        ext = {}
+        with st.If(ctl.legal):
+            for j, (k, port) in enumerate((("a", self.a), ("b", self.b), ("c", self.c))):
+                ext[k] = Signal(WIDE * n, name=f"{k}_ext")
+                st.d.comb += ext[k].eq(Cat(*[_extend(raw(port, i), ctl[f"w{k}"], self.opsel[j], ctl.sgn)
+                                             for i in range(n)]))
+
+        # stage 2 (``stages=3``) from here to the result select: it reads only these
+        ctl = cut(ctl, "ctl2")
+        A, B, C = ((lambda i, s=cut(ext[k], f"{k}_ext2"): s[WIDE * i:WIDE * (i + 1)]) for k in "abc")
+        mask_in, lane_base = cut(self.mask_in, "mask_in2"), cut(self.lane_base, "lane_base2")
+        finish_in = Cat(self.clamp, self.opsel[3], self.d_old)   # for the last stage
+        finish_in = cut(finish_in, "finish_in2")
+
+        # the multiplier: operands, product P
+        st, w = stage("multiplier_in"), lanemul.WIDTH
+
+        def ext24(v):
+            return Cat(v[:24], _rep(ctl.sgn & v[23], w - 24))
+        mul_x = wide(st, "mul_x_", w, lambda i: Mux(ctl.mul24, ext24(A(i)), A(i)[:w]))
+        mul_y = wide(st, "mul_y_", w, lambda i: Mux(ctl.mul_shl, (Const(1, w) << B(i)[:5])[:w],
+                                                    Mux(ctl.mul24, ext24(B(i)), B(i)[:w])))
+        st = stage("multiplier")
         if self.external_mul:
-            m.d.comb += [self.mul_x.eq(st.mul_x), self.mul_y.eq(st.mul_y), st.prod.eq(self.mul_p)]
+            st.d.comb += [self.mul_x.eq(Cat(*[mul_x(i) for i in range(n)])),
+                          self.mul_y.eq(Cat(*[mul_y(i) for i in range(n)]))]
+            P = wide(st, "prod", 2 * w, lambda i: self.mul_p[2 * w * i:2 * w * (i + 1)])
         else:
-            with m.If(st.mul_on):
-                w = st.MUL_WIDTH
-                m.d.comb += st.prod.eq(Cat(*[st.mul_x[w * i:w * (i + 1)].as_signed() *
-                                             st.mul_y[w * i:w * (i + 1)].as_signed() for i in range(self.lanes)]))
-        self._count_stage(m, lanes, st, put)
-        self._minmax_stage(m, lanes, st, put)
-        self._exact_stage(m, lanes, st)
+            P = wide(st, "prod", 2 * w, lambda i: mul_x(i).as_signed() * mul_y(i).as_signed())
+
+        # the bitwise unit: a truth table over S0, S1 and S2 (or the mask bit); the bit count
+        st = stage("bitwise")
+
+        def logic(i):
+            a, b = A(i)[:32], B(i)[:32]
+            c = sig(st, f"logic_c{i}", Mux(ctl.tt_mask, _rep(mask_in[i], 32), C(i)[:32]))
+            terms = [_rep(ctl.tt[k], 32) & (a if k & 4 else ~a) & (b if k & 2 else ~b) & (c if k & 1 else ~c)
+                     for k in range(8)]
+            return balanced(terms, operator.or_)
+        LOG = wide(st, "logic", 32, logic)
+
+        def pop(i):   # v_mbcnt_lo: S0's bits below the lane's index in the wave
+            below = ((Const(1, 33) << (lane_base + i)) - 1)[:32]
+            return popcount(A(i)[:32] & Mux(ctl.pop_below, below, Const(0xFFFF_FFFF, 32)))
+        POP = wide(st, "pop", 6, pop)
+
+        def maj(i):
+            a, b, c = A(i)[:32], B(i)[:32], C(i)[:32]
+            return Cat(Const(0, 1), (a & b) | (a & c) | (b & c))
+
+        # the adder
+        st = stage("adder")
+
+        def add(i):
+            x = Signal(WIDE, name=f"add_x{i}")
+            y = Signal(WIDE, name=f"add_y{i}")
+            with st.Switch(ctl.ax):
+                for src, v in ((AddX.A, A(i)), (AddX.B, B(i)), (AddX.P, P(i)),
+                               (AddX.LOGIC, LOG(i)), (AddX.POP, POP(i))):
+                    with st.Case(src):
+                        st.d.comb += x.eq(v)
+            with st.Switch(ctl.ay):
+                for src, v in ((AddY.A, A(i)), (AddY.B, B(i)), (AddY.C, C(i)), (AddY.MAJ, maj(i))):
+                    with st.Case(src):
+                        st.d.comb += y.eq(v)
+            code = ctl.cin.as_value()     # ZERO, ONE, MASK, NMASK: bit 1 takes the mask, bit 0 inverts
+            cin = Mux(code[1], mask_in[i] ^ code[0], code[0])
+            return (x + (y ^ _rep(ctl.inv, WIDE)) + cin)[:WIDE]
+        SUM = wide(st, "sum", WIDE, add)
+
+        def lt(i):
+            return SUM(i)[WIDE - 1]
+
+        # the shifter: its input and amount; a funnel shifter, {hi, lo} >> k for k in 0..64
+        # (a right shift: lo the value, hi its fill; a left shift by n: hi the value, lo 0,
+        # k = 64 - n); what follows it
+        st_in, st = stage("shift_in"), stage("shifter")
+
+        def shift(i):
+            a, b, c = A(i), B(i), C(i)
+            mask = sig(st_in, f"low_mask{i}", low_mask(Mux(ctl.mask_a, a[:5], c[:5]), 32))
+            v = Signal(64, name=f"shift_in{i}")
+            k = Signal(6, name=f"shift_by{i}")
+            with st_in.Switch(ctl.sv):
+                for src, val in ((ShiftIn.A, a[:64]), (ShiftIn.B, b[:64]), (ShiftIn.BA, Cat(b[:32], a[:32])),
+                                 (ShiftIn.MASK, mask), (ShiftIn.SUM, SUM(i)[:32]), (ShiftIn.REV_A, a[:32][::-1])):
+                    with st_in.Case(src):
+                        st_in.d.comb += v.eq(val)
+            with st_in.Switch(ctl.sn):
+                for src, val in ((ShiftBy.A4, a[:4]), (ShiftBy.A5, a[:5]), (ShiftBy.A6, a[:6]),
+                                 (ShiftBy.B5, b[:5]), (ShiftBy.C5, c[:5]),
+                                 (ShiftBy.C_BYTES, Cat(Const(0, 3), c[:2]))):
+                    with st_in.Case(src):
+                        st_in.d.comb += k.eq(val)
+            hi = Mux(ctl.left, v, _rep(ctl.arith & v[63], 64))
+            lo = Mux(ctl.left, 0, v)
+            s = sig(st, f"shift_out{i}", (Cat(lo, hi) >> Mux(ctl.left, (64 - k)[:7], k))[:64])
+            width = c[:5]
+            field_sign = s[:32].bit_select((width - 1)[:5], 1) & (width != 0)
+            with_mask = s[:32] & mask
+            return Mux(ctl.post == Post.NONE, s, Mux(ctl.post == Post.AND_MASK, with_mask,
+                       Mux(ctl.post == Post.SIGNED_FIELD, with_mask | (~mask & _rep(field_sign, 32)),
+                           s[:32] | c[:32])))
+        SH = wide(stage("shift_post"), "shift", 64, shift)
+
+        # min/max: S0 or S1 by the compare (the adder's S0 - S1); the 3-operand stage
+        st = stage("minmax")
+        MM = wide(st, "minmax", 64, lambda i: Mux(lt(i) ^ ctl.mm_max, A(i)[:64], B(i)[:64]))
+        bias = Cat(Const(0, 31), ctl.sgn)
+
+        def minmax3(i):
+            a, b, c = A(i)[:32], B(i)[:32], C(i)[:32]
+            lo, hi = sig(st, f"mm3_lo{i}", Mux(lt(i), a, b)), sig(st, f"mm3_hi{i}", Mux(lt(i), b, a))
+            u = sig(st, f"mm3_u{i}", Mux(ctl.mm3_med & ((c ^ bias) < (hi ^ bias)), c, Mux(ctl.mm3_med, hi, c)))
+            x = sig(st, f"mm3_x{i}", Mux(ctl.mm3_lo, lo, hi))
+            x_lt_u = (x ^ bias) < (u ^ bias)
+            return Mux(x_lt_u ^ ctl.mm3_max, x, u)
+        MM3 = wide(st, "minmax3", 32, minmax3)
+
+        st = stage("count")
+
+        def count(i):
+            a = A(i)[:32]
+            x = sig(st, f"count_in{i}", Mux(ctl.cnt == 0, a, Mux(ctl.cnt == 1, a[::-1], a ^ _rep(a[31], 32))))
+            return Mux(x == 0, 0xFFFF_FFFF, count_leading_zeros(x))
+        CNT = wide(st, "count", 32, count)
+
+        st = stage("result")
+
+        def pre(i):
+            r = Signal(64, name=f"pre{i}")
+            with st.Switch(ctl.rs):
+                for src, v in ((Result.SUM, SUM(i)[:64]), (Result.SHIFT, SH(i)), (Result.LOGIC, LOG(i)),
+                               (Result.P_HI, P(i)[32:64]), (Result.MINMAX, MM(i)), (Result.MINMAX3, MM3(i)),
+                               (Result.COUNT, CNT(i)),
+                               (Result.PERM, _perm(A(i)[:32], B(i)[:32], C(i)[:32]))):
+                    with st.Case(src):
+                        st.d.comb += r.eq(v)
+            return r
+        PRE = wide(st, "pre", 64, pre)
+        # the exact result, 66 bits: a 64-bit one that saturates is the adder's (v_mad_co_*),
+        # the others that saturate fit in 64 bits signed
+        TOP = wide(st, "pre_top", 2, lambda i: Mux(ctl.dst64, SUM(i)[64:WIDE], _rep(PRE(i)[63], 2)))
+
+        def mask_out(i):
+            s = SUM(i)
+            cond = ctl.cond.bit_select(Cat(s == 0, lt(i)), 1)
+            return Mux(ctl.mo == MaskOut.COMPARE, cond, Mux(ctl.mo == MaskOut.CARRY32, s[32],
+                       Mux(ctl.mo == MaskOut.CARRY64, s[64], 0)))
+        lane_mask = sig(st, "lane_mask", Cat(*[mask_out(i) for i in range(n)]))
+
+        # stage 3 (``stages=3``): the selected result, the lane mask and the finishing inputs
+        PRE = (lambda i, s=cut(Cat(*[Cat(PRE(i), TOP(i)) for i in range(n)]), "pre3"): s[WIDE * i:WIDE * (i + 1)])
+        st = stage("finish_out")
+        st.d.comb += self.mask_out.eq(cut(lane_mask, "lane_mask3"))
+        ctl = cut(ctl, "ctl3")
+        clamp, opsel3, d_old = (lambda v: (v[0], v[1], v[2:]))(cut(finish_in, "finish_in3"))
+
+        # finish: clamp saturates the exact result; a 16-bit result goes into the op_sel[3]
+        # half, the other half keeps d_old
+        st = stage("finish")
+        saturate = ctl.sat & clamp
+        top_bit = sig(st, "sat_top", Mux(ctl.sgn, Mux(ctl.sat_to == Width.W16, 1 << 15,
+                                                    Mux(ctl.sat_to == Width.W32, 1 << 31, 1 << 63)), 0))
+        shift16 = Cat(Const(0, 4), opsel3)
+        keep = ~(Const(0xFFFF, 32) << shift16)[:32]
+
+        def finish(i):
+            r = PRE(i)
+            over = sig(st, f"over{i}", _overflow(r, ctl.sat_to, ctl.sgn))
+            limit = _rep(~r[WIDE - 1], 64) ^ top_bit
+            v = sig(st, f"fin{i}", Mux(saturate & over, limit, r[:64]))
+            old = d_old[32 * i:32 * i + 32]
+            v = Mux(ctl.half, (old & keep) | (v[:16] << shift16)[:32], v)
+            return Cat(v[:32], Mux(ctl.dst64, v[32:64], 0))
+        st.d.comb += self.d.eq(Cat(*[finish(i) for i in range(n)]))
         return m
-
-    def _count_stage(self, m, lanes, st, put):
-        """Leading zeros of each lane of ``cnt`` (-1 for 0), minus one for v_cls_i32."""
-        with m.If(st.cnt_on):
-            put(lambda L: select(st.cnt[32 * L.i:32 * L.i + 32] == 0, 0xFFFF_FFFF,
-                                 count_leading_zeros(st.cnt, 32 * L.i, 32) - st.cnt_minus1))
-
-    def _minmax_stage(self, m, lanes, st, put):
-        """Combine min(S0, S1) (``mm_lo``) and max(S0, S1) (``mm_hi``) with S2. Signed
-        compares flip the sign bits and compare unsigned."""
-        bias = Cat(Const(0, 31), st.mm_signed)
-
-        def lo(L):
-            return st.mm_lo[32 * L.i:32 * L.i + 32]
-
-        def hi(L):
-            return st.mm_hi[32 * L.i:32 * L.i + 32]
-
-        def mn(x, y):
-            return select((x ^ bias) < (y ^ bias), x, y)
-
-        def mx(x, y):
-            return select((x ^ bias) < (y ^ bias), y, x)
-
-        modes = {"min3": lambda L: mn(lo(L), L.c), "max3": lambda L: mx(hi(L), L.c),
-                 "maxmin": lambda L: mn(hi(L), L.c), "minmax": lambda L: mx(lo(L), L.c),
-                 "med3": lambda L: mx(lo(L), mn(hi(L), L.c))}
-        with m.If(st.mm_on):
-            with m.Switch(st.mm_mode):
-                for mode, name in enumerate(MM_MODES):
-                    with m.Case(mode):
-                        put(modes[name])
-
-    def _mad64(self, r, sgn: bool):
-        """The 64-bit result of v_mad_co_*: the exact sum ``r``, saturated with ``clamp``
-        (unsigned: a carry makes it all ones; signed: bit 64 unlike bit 63 overflows)."""
-        return select(self.clamp, clip(r, 64, sgn), r[:64])
-
-    def _v16_exact(self, m, lanes, st, op, f, sgn, wide):
-        """The Case of one 16-bit op: exact per-lane results into the saturate-and-merge
-        stage. Sources are the ``op_sel``-chosen halves (a 32-bit source, S2 of
-        v_mad_*32_*16, is whole), signed or unsigned as the op; Amaranth's arithmetic on them
-        is exact like the model's Python integers (``-`` of unsigned values is signed;
-        v_not_b16 is written ``-a - 1``)."""
-        src_bits = info_of(op).src_bits
-
-        def sources(L):
-            srcs = []
-            for k, (x, bits) in enumerate(zip((L.a, L.b, L.c), src_bits)):
-                if bits == 16:
-                    x = x.word_select(self.opsel[k], 16)
-                srcs.append(_s(x) if sgn else x)
-            return srcs
-
-        def result(L):
-            srcs = sources(L)
-            if f is not MAD:
-                return f(*srcs)
-            return L.p + srcs[2] if len(srcs) > 2 else L.p
-
-        if f is MAD:
-            m.d.comb += st.feed_mul(lanes, lambda L: sources(L)[0], lambda L: sources(L)[1])
-        m.d.comb += st.feed_exact(lanes, result, sgn, wide)
-
-    def _exact_stage(self, m, lanes, st):
-        """The shared stage of the 16-bit ops and the 32-bit ones with ``clamp``: with
-        ``clamp`` the exact result saturates to the destination type; a 16-bit result goes
-        into the half ``op_sel[3]`` names, the other half keeps ``d_old``; a 32-bit one
-        (v_cvt_*32_*16, v_mad_*32_*16, the clamped 32-bit ops) is whole."""
-        dst_shift = Cat(Const(0, 4), self.opsel[3])          # 0 or 16
-        keep = ~(Const(0xFFFF, 32) << dst_shift)[:32]
-
-        def put(value):
-            m.d.comb += self.d.eq(Cat(*[Cat(value(L, st.exact_lane(L.i)), Const(0, 32))
-                                        for L in lanes]))
-
-        def merge16(L, r):
-            return (L.old & keep) | (fit(r, 16) << dst_shift)[:32]
-
-        with m.If(st.exact_on):
-            with m.If(~self.clamp):
-                with m.If(st.exact_wide):
-                    put(lambda L, r: fit(r, 32))
-                with m.Else():
-                    put(merge16)
-            for wide in (False, True):
-                for sgn in (False, True):
-                    with m.If(self.clamp & (st.exact_wide == wide) & (st.exact_signed == sgn)):
-                        if wide:
-                            put(lambda L, r, sgn=sgn: clip(r, 32, sgn))
-                        else:
-                            put(lambda L, r, sgn=sgn: merge16(L, clip(r, 16, sgn)))
