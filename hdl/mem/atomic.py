@@ -2,7 +2,7 @@
 global atomics (RDNA 4 ISA guide, DS_* and GLOBAL_ATOMIC_* pseudocode)."""
 from __future__ import annotations
 
-from amaranth.hdl import Mux, Value, unsigned
+from amaranth.hdl import Cat, Const, Mux, Value, unsigned
 from amaranth.lib import enum
 
 from ..isa_tables import OpId
@@ -28,23 +28,31 @@ class AtomicOp(enum.Enum, shape=unsigned(4)):
 
 
 def atomic_result(op, old: Value, d: Value, cmp: Value) -> Value:
-    """The value written back: ``op`` applied to the old dword, operand ``d`` and ``cmp``."""
+    """The value written back: ``op`` applied to the old dword, operand ``d`` and ``cmp``.
+
+    One adder, one magnitude compare and a select per bit, not an ALU per operation: ADD,
+    SUB, RSUB, INC and DEC are ``old`` or ``~old`` plus ``d``, ``~d``, 0 or -1 plus a carry;
+    the min/max, INC and DEC conditions come from ``old >= d`` (signed for the I32 forms by
+    flipping both sign bits) and ``old == d``."""
     old, d, cmp = old[:32], d[:32], cmp[:32]
-    lt_s = d.as_signed() < old.as_signed()
-    return Mux(op == AtomicOp.ADD, (old + d)[:32],
-           Mux(op == AtomicOp.SUB, (old - d)[:32],
-           Mux(op == AtomicOp.RSUB, (d - old)[:32],
-           Mux(op == AtomicOp.INC, Mux(old >= d, 0, (old + 1)[:32]),
-           Mux(op == AtomicOp.DEC, Mux((old == 0) | (old > d), d, (old - 1)[:32]),
-           Mux(op == AtomicOp.MIN_I32, Mux(lt_s, d, old),
-           Mux(op == AtomicOp.MAX_I32, Mux(lt_s, old, d),
-           Mux(op == AtomicOp.MIN_U32, Mux(d < old, d, old),
-           Mux(op == AtomicOp.MAX_U32, Mux(d < old, old, d),
-           Mux(op == AtomicOp.AND, old & d,
-           Mux(op == AtomicOp.OR, old | d,
-           Mux(op == AtomicOp.XOR, old ^ d,
-           Mux(op == AtomicOp.SWAP, d,
-           Mux(old == cmp, d, old))))))))))))))
+    O = AtomicOp
+    y = Mux(op == O.INC, 0, Mux(op == O.DEC, 0xFFFF_FFFF, Mux(op == O.SUB, ~d, d)))
+    carry = (op == O.SUB) | (op == O.RSUB) | (op == O.INC)
+    total = (Mux(op == O.RSUB, ~old, old) + y + carry)[:32]
+    flip = Cat(Const(0, 31), (op == O.MIN_I32) | (op == O.MAX_I32))
+    ge = (old ^ flip) >= (d ^ flip)                        # old >= d
+    d_lt = ge & (old != d)                                 # d < old
+    take_d = Mux(op == O.DEC, (old == 0) | d_lt,
+             Mux((op == O.MIN_I32) | (op == O.MIN_U32), d_lt,
+             Mux((op == O.MAX_I32) | (op == O.MAX_U32), ~d_lt,
+             Mux(op == O.CMPSWAP, old == cmp, op == O.SWAP))))
+    arith = (op == O.ADD) | (op == O.SUB) | (op == O.RSUB) | (op == O.DEC) | ((op == O.INC) & ~ge)
+    return Mux(take_d, d,
+           Mux(arith, total,
+           Mux(op == O.AND, old & d,
+           Mux(op == O.OR, old | d,
+           Mux(op == O.XOR, old ^ d,
+           Mux(op == O.INC, 0, old))))))
 
 
 def _atomic_of() -> dict:

@@ -31,7 +31,7 @@ from amaranth.lib.wiring import In, Out
 from amaranth.utils import exact_log2
 
 from .atomic import ATOMIC_OF, AtomicOp, atomic_result
-from ..bitops import encode_onehot, lowest_bit, tree_or
+from ..bitops import encode_onehot, lowest_bit, mux_tree, tree_or
 from ..config import DCUConfig
 from ..isa_tables import info_of, ops_of, rtl_memory_op
 from ..layouts import LANES, ReqRow, VecMemReq, VecMemResp
@@ -338,9 +338,7 @@ class _Pipe(Elaboratable):
         p_valid = Signal(name=f"p_valid{h}")            # the instruction's registers hold one
         w_ctl, w_meta = Signal(_Ctl, name=f"w_ctl{h}"), Signal(Meta, name=f"w_meta{h}")
         in_place = cfg.lds_in_place
-        if in_place:
-            w_simd = Signal(SIMDS, name=f"w_simd{h}")     # the SIMD served, one-hot
-        else:
+        if not in_place:
             w_addr = Signal(32 * LANES, name=f"w_addr{h}")
             w_data = Signal(128 * LANES, name=f"w_data{h}")   # store data and atomic operands (stores, atomics)
         w_offs = Signal(data.ArrayLayout(18, SLOTS), name=f"w_offs{h}")
@@ -398,26 +396,26 @@ class _Pipe(Elaboratable):
         # the request of the SIMD served, which it holds until the last pass
         if in_place:
             # Each SIMD's request carries one row of ``request_lanes`` lanes (the row this half
-            # names, ``row``): the window is at position win % SUBS of it. One AND-OR select over
-            # the SIMDs' rows and those positions, by a one-hot of (SIMD, position): on the ECP5
-            # it took about 21 LUTs per bit for 32 sources, where a tree of 2:1 multiplexers by a
-            # binary index took 37.
+            # names, ``row``): the window is at position win % SUBS of it. The SIMD's row is a
+            # 4:1 multiplexer by the binary SIMD number (two LUT4 and a PFUMX per bit on the
+            # ECP5, against about three LUT4 for an AND-OR by a one-hot), the position in it an
+            # AND-OR by a one-hot.
             c_addr, c_data = Signal(32 * WL, name=f"c_addr{h}"), Signal(128 * WL, name=f"c_data{h}")
             SUBS = cfg.request_lanes // WL
-            pick = Signal(SIMDS * SUBS, name=f"pick{h}")
             if NWIN == 1:
                 win_oh = Const(1, 1)
             sub_oh = [Cat(*[win_oh[k] for k in range(j, NWIN, SUBS)]).any() for j in range(SUBS)]
-            wsel.d.comb += pick.eq(Cat(*[w_simd[s_] & sub_oh[j] for s_ in range(SIMDS) for j in range(SUBS)]))
             with wsel.If(p_valid & ~ahead if staged else p_valid):
                 if cfg.request_rows > 1:
                     wsel.d.comb += self.row.eq(win[exact_log2(SUBS):])
+                a_row = mux_tree(w_meta.simd, [Cat(*[lane(a, 64, n)[:32] for n in range(cfg.request_lanes)])
+                                               for a in self.addr_srcs])
+                d_row = mux_tree(w_meta.simd, self.data_srcs)
                 wsel.d.comb += [
-                    c_addr.eq(tree_or([Mux(pick[SUBS * s_ + j],
-                                           Cat(*[lane(a, 64, WL * j + n)[:32] for n in range(WL)]), 0)
-                                       for s_, a in enumerate(self.addr_srcs) for j in range(SUBS)])),
-                    c_data.eq(tree_or([Mux(pick[SUBS * s_ + j], lane(d, 128 * WL, j), 0)
-                                       for s_, d in enumerate(self.data_srcs) for j in range(SUBS)]))]
+                    c_addr.eq(tree_or([Mux(sub_oh[j], lane(a_row, 32 * WL, j), 0) for j in range(SUBS)])
+                              if SUBS > 1 else a_row),
+                    c_data.eq(tree_or([Mux(sub_oh[j], lane(d_row, 128 * WL, j), 0) for j in range(SUBS)])
+                              if SUBS > 1 else d_row)]
         elif NWIN > 1:
             c_addr, c_data = Signal(32 * WL, name=f"c_addr{h}"), Signal(128 * WL, name=f"c_data{h}")
             with wsel.If(p_valid):
@@ -658,7 +656,6 @@ class _Pipe(Elaboratable):
         r_wd, r_be = Signal(32 * BANKS, name=f"r_wd{h}"), Signal(4 * BANKS, name=f"r_be{h}")
         r_cmp, r_aval = Signal(32 * BANKS, name=f"r_cmp{h}"), Signal(BANKS, name=f"r_aval{h}")
         rd = Signal(32 * BANKS, name=f"rd{h}")           # RAM outputs (stage R)
-        aold = Signal(32 * BANKS, name=f"aold{h}")       # ... for the atomic ALUs only
         anew = Signal(32 * BANKS, name=f"anew{h}")
         r_atomic = r_valid & (r_ctl.cls == _Cls.ATOMIC)
         rports, wports, rdata = _sub(m, "bank_read"), _sub(m, "bank_write"), _sub(m, "bank_data")
@@ -677,15 +674,10 @@ class _Pipe(Elaboratable):
                               wp.data.eq(Mux(r_atomic, anew[32 * b: 32 * b + 32], r_wd[32 * b: 32 * b + 32])),
                               wp.en.eq(Mux(advance & r_valid,
                                            Mux(r_atomic, Mux(r_aval[b], 0xF, 0), r_be[4 * b: 4 * b + 4]), 0))]
-        a_op = Signal(AtomicOp, name=f"a_op{h}")
-        a_d, a_cmp = Signal(32 * BANKS, name=f"a_d{h}"), Signal(32 * BANKS, name=f"a_cmp{h}")
-        gate = _sub(m, "alu_gate")      # the ALUs see inputs change only in atomic passes
-        gate.d.comb += [aold.eq(Mux(r_atomic, rd, 0)), a_d.eq(Mux(r_atomic, r_wd, 0)),
-                        a_cmp.eq(Mux(r_atomic, r_cmp, 0)), a_op.eq(Mux(r_atomic, r_ctl.aop, 0))]
-        alu = _sub(m, "alu")
+        alu = _sub(m, "alu")     # computes only in atomic passes (no gates on its inputs)
         with alu.If(r_atomic):
-            alu.d.comb += anew.eq(Cat(*[atomic_result(a_op, aold[32 * b: 32 * b + 32], a_d[32 * b: 32 * b + 32],
-                                                      a_cmp[32 * b: 32 * b + 32]) for b in range(BANKS)]))
+            alu.d.comb += anew.eq(Cat(*[atomic_result(r_ctl.aop, rd[32 * b: 32 * b + 32], r_wd[32 * b: 32 * b + 32],
+                                                      r_cmp[32 * b: 32 * b + 32]) for b in range(BANKS)]))
 
         # ---- X: RAM outputs registered; crossbar to the accesses ---------------------------------
         x_valid, x_first, x_last = Signal(name=f"x_valid{h}"), Signal(name=f"x_first{h}"), Signal(name=f"x_last{h}")
@@ -870,9 +862,7 @@ class _Pipe(Elaboratable):
             else:
                 m.d.sync += [p_first.eq(1), p_passed.eq(0),
                              pend.eq(Cat(*[req.exec[n] & ctl.smask[s] for n in range(LANES) for s in range(SLOTS)]))]
-            if in_place:
-                m.d.sync += w_simd.eq(Const(1, SIMDS) << self.simd)
-            else:
+            if not in_place:
                 m.d.sync += w_addr.eq(Cat(*[lane(req.addr, 64, n)[:32] for n in range(LANES)]))
                 with m.If(writes):      # straight from the SIMD's request: a multiplexer, not also a gate
                     with m.Switch(self.simd):
