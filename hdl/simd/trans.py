@@ -241,17 +241,17 @@ TransOut = data.StructLayout({"d": unsigned(32 * WAVE), "tag": unsigned(16)})
 
 # --------------------------------------------------------------------------------------
 # Expression helpers (balanced trees: the simulator evaluates only the taken Mux branch).
-def _lzc(v):
+def lzc(v):
     """Leading zeros of ``v`` within its width (the width itself when ``v`` is 0)."""
     w = len(v)
     if w == 1:
         return ~v[0]
     lw = w // 2
     hi, lo = v[lw:], v[:lw]
-    return Mux(hi == 0, (w - lw) + _lzc(lo), _lzc(hi))
+    return Mux(hi == 0, (w - lw) + lzc(lo), lzc(hi))
 
 
-def _sel(choices, default=0):
+def sel(choices, default=0):
     """Mux chain: the value of the first ``(condition, value)`` pair whose condition holds."""
     out = default
     for cond, val in reversed(choices):
@@ -272,13 +272,13 @@ def _round_pack_norm(rp):
     """``round_pack`` part 1: normalise ``sig`` so that bit 63 is its leading one."""
     sig = rp.sig
     v = Cat(sig, Const(0, 1))                              # 64 bits, bit 63 clear
-    lz = _lzc(v)
+    lz = lzc(v)
     x = (v << lz)[0:64]
     return {"sign": rp.sign, "x": x, "E": rp.scale + 63 - lz, "sticky": rp.sticky,
             "zero": sig == 0}
 
 
-def _round_pack_final(n):
+def round_pack_final(n):
     """``round_pack`` part 2: float32 bits of sign * x 2^(E - 63) (+ sticky), ties to even.
 
     Results below 2^-126 are rounded on the denormal grid (2^-149) and flushed to a zero of
@@ -299,7 +299,7 @@ def _round_pack_final(n):
     return Cat(mag[0:31], n.sign)
 
 
-def _specials(cls, a):
+def specials(cls, a):
     """Special-case flag and result of one lane (docs/fp32.md §5.4-5.7); a denormal ``a``
     reads as a zero of its sign."""
     sign = a[31]
@@ -313,15 +313,15 @@ def _specials(cls, a):
     sgn = Cat(Const(0, 31), sign)
     table = {
         Cls.RCP: (zero | inf | nan,
-                  _sel([(nan, quiet), (zero, sgn | _INF)], sgn)),
+                  sel([(nan, quiet), (zero, sgn | _INF)], sgn)),
         Cls.RSQ: (zero | inf | nan | sign,
-                  _sel([(nan, quiet), (pinf, 0), (zero, sgn | _INF)], _DEFAULT_NAN)),
+                  sel([(nan, quiet), (pinf, 0), (zero, sgn | _INF)], _DEFAULT_NAN)),
         Cls.SQRT: (zero | inf | nan | sign,
-                   _sel([(nan, quiet), (pinf, _INF), (zero, sgn)], _DEFAULT_NAN)),
+                   sel([(nan, quiet), (pinf, _INF), (zero, sgn)], _DEFAULT_NAN)),
         Cls.EXP: (zero | big,
-                  _sel([(nan, quiet), (zero, _ONE), (sign, 0)], _INF)),
+                  sel([(nan, quiet), (zero, _ONE), (sign, 0)], _INF)),
         Cls.LOG: (zero | inf | nan | sign,
-                  _sel([(nan, quiet), (pinf, _INF), (zero, 0xFF800000)], _DEFAULT_NAN)),
+                  sel([(nan, quiet), (pinf, _INF), (zero, 0xFF800000)], _DEFAULT_NAN)),
     }
     return table[cls]
 
@@ -407,7 +407,7 @@ class TransUnit(wiring.Component):
         m.d.comb += self.i.ready.eq(~busy & run)
 
         op = self.i.payload.op
-        in_cls = _sel([(op == o, c) for o, c in CLS_OF.items()], Cls.NONE)
+        in_cls = sel([(op == o, c) for o, c in CLS_OF.items()], Cls.NONE)
         h0 = S[0].hdr
 
         def onehot(c):
@@ -454,7 +454,7 @@ class TransUnit(wiring.Component):
             # ---- output assembly: chunks shift in from the top
             last = S[-1]
             res = Cat(*[Mux(last.hdr.spec[l], last.hdr.sval[32 * l:32 * l + 32],
-                            _round_pack_final(last.lanes[l])) for l in range(L)])
+                            round_pack_final(last.lanes[l])) for l in range(L)])
             with m.If(last.hdr.valid):
                 m.d.sync += self.o.payload.d.eq(Cat(self.o.payload.d[W:], res))
                 with m.If(last.hdr.last):
@@ -471,7 +471,7 @@ class TransUnit(wiring.Component):
         """
         oh = hdr.oh
         conds = [(Cat(*[oh[c.value] for c in cls]).any(), xy) for cls, xy in choices.items()]
-        return _sel([(c, xy[0]) for c, xy in conds]), _sel([(c, xy[1]) for c, xy in conds])
+        return sel([(c, xy[0]) for c, xy in conds]), sel([(c, xy[1]) for c, xy in conds])
 
     def _assign(self, m, dst, fields):
         m.d.sync += [getattr(dst, n).eq(v) for n, v in fields.items()]
@@ -496,7 +496,7 @@ class TransUnit(wiring.Component):
                     spec, sval = [], []
                     for l in range(self.lanes):
                         a = cur.a[32 * l:32 * l + 32]
-                        f, v = _specials(cls, a)
+                        f, v = specials(cls, a)
                         spec.append(f)
                         sval.append(v)
                         lane = nxt.lanes[l]

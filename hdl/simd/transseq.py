@@ -51,7 +51,7 @@ from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
 from .trans import (CLS_OF, EXP2_C, EXP2_T, LOG2_C, LOG2_L, LOG2_P, RCP_T0, RSQ_T0, Cls, TransIn,
-                    TransOut, _lzc, _round_pack_final, _sel, _specials)
+                    TransOut, lzc, round_pack_final, sel, specials)
 
 __all__ = ["TransSeq", "PASSES", "latency", "rom_words"]
 
@@ -84,7 +84,7 @@ def _normalise(rp):
     or has its leading one at bit 32 or above: a 32-bit leading-zero count, a 5-level shift."""
     v = Cat(rp.sig, Const(0, 1))                           # 64 bits, bit 63 clear
     top = v[32:64]
-    lz = _lzc(top)[0:5]
+    lz = lzc(top)[0:5]
     return {"sign": rp.sign, "x": (v << lz)[0:64], "E": rp.scale + 63 - lz, "sticky": rp.sticky,
             "zero": top == 0}
 
@@ -148,7 +148,7 @@ class TransSeq(wiring.Component):
         pss = Signal(4)
         cnt = Signal(range(P))
         last_pass = Signal(4)
-        m.d.comb += last_pass.eq(_sel([(cls_r == c, n - 1) for c, n in PASSES.items()]))
+        m.d.comb += last_pass.eq(sel([(cls_r == c, n - 1) for c, n in PASSES.items()]))
         running = busy & (pss <= last_pass)
         final = pss == last_pass
         hold = final & self.o.valid                        # the previous result is not taken yet
@@ -158,7 +158,7 @@ class TransSeq(wiring.Component):
         op = self.i.payload.op
         with m.If(self.i.valid & ~busy):
             m.d.sync += [busy.eq(1), cap.eq(self.i.payload.a), tag_r.eq(self.i.payload.tag),
-                         cls_r.eq(_sel([(op == o, c) for o, c in CLS_OF.items()], Cls.NONE)),
+                         cls_r.eq(sel([(op == o, c) for o, c in CLS_OF.items()], Cls.NONE)),
                          pss.eq(0), cnt.eq(0)]
         with m.If(advance):
             m.d.sync += cnt.eq(Mux(cnt == P - 1, 0, cnt + 1))
@@ -198,7 +198,7 @@ class TransSeq(wiring.Component):
             a = group[32 * l:32 * l + 32]
             m.d.sync += [s1[l].a.eq(a), s1[l].sx.eq(rx.data), s1[l].sy.eq(ry.data)]
             par = ~a[23]                                   # parity of the exponent e = ef - 127
-            m.d.comb += roms[l].addr.eq(_sel([
+            m.d.comb += roms[l].addr.eq(sel([
                 (cls_r == Cls.RCP, Cat(a[16:23], Const(0, 2))),
                 ((cls_r == Cls.RSQ) | (cls_r == Cls.SQRT), Cat(a[17:23], par, Const(1, 2))),
                 (cls_r == Cls.EXP, Cat(ry.data[26:32], Const(0, 1), Const(2, 2))),
@@ -231,7 +231,7 @@ class TransSeq(wiring.Component):
                   y[34:52].as_signed()]
             m.d.sync += [getattr(dst, k).eq(getattr(src, k)) for k in lane2 if k != "ab"]
             # ``x`` shifted into ``ab`` here, off st1's operand selection
-            m.d.sync += dst.ab.eq(src.ab | _sel([(src.abx == k, x << s) for k, s in enumerate(_ABX) if s], 0))
+            m.d.sync += dst.ab.eq(src.ab | sel([(src.abx == k, x << s) for k, s in enumerate(_ABX) if s], 0))
             m.d.sync += [getattr(dst, f"p{i}{j}").eq(xs[i] * ys[j]) for i in range(2) for j in range(3)]
             q = s3[l]
             prod = ((q.p00 + (q.p01 << 17)) + ((q.p10 << 17) + (q.p02 << 34))
@@ -255,7 +255,7 @@ class TransSeq(wiring.Component):
             wx, wy = sx_mem[l].write_port(), sy_mem[l].write_port()
             write = h4.valid & ~h4.final
             m.d.comb += [wx.addr.eq(h4.g), wy.addr.eq(h4.g),
-                         wx.data.eq(_sel([(v.wsx == 1, res), (v.wsx == 2, v.x)], v.y)),
+                         wx.data.eq(sel([(v.wsx == 1, res), (v.wsx == 2, v.x)], v.y)),
                          wy.data.eq(res), wx.en.eq(write & (v.wsx != 0)), wy.en.eq(write & v.wsy)]
             m.d.sync += [s5[l].a.eq(v.a), s5[l].x.eq(v.x), s5[l].y.eq(v.y), s5[l].res.eq(res),
                          s5[l].scale.eq(v.scale)]
@@ -277,11 +277,11 @@ class TransSeq(wiring.Component):
             with m.Switch(h7.cls):
                 for c in (Cls.RCP, Cls.RSQ, Cls.SQRT, Cls.EXP, Cls.LOG):
                     with m.Case(c):
-                        f, val = _specials(c, a)
+                        f, val = specials(c, a)
                         m.d.comb += [spec.eq(f), sval.eq(val)]
                 with m.Default():
                     m.d.comb += [spec.eq(1), sval.eq(0)]
-            res.append(Mux(spec, sval, _round_pack_final(s7[l].n)))
+            res.append(Mux(spec, sval, round_pack_final(s7[l].n)))
         with m.If(self.o.valid & self.o.ready):
             m.d.sync += self.o.valid.eq(0)
         with m.If(h7.valid & h7.final):
@@ -381,8 +381,8 @@ class TransSeq(wiring.Component):
         x, y = v.x, v.y
         M = Cat(v.a[0:23], Const(1, 1))
         N = Mux(~v.a[23], M << 1, M)
-        base = _sel([(h.cls == Cls.RCP, x), (h.cls == Cls.SQRT, x << 1)], y << 1)
-        delta = _sel([(h.cls == Cls.RCP, 0), (h.cls == Cls.SQRT, 1)], N)
+        base = sel([(h.cls == Cls.RCP, x), (h.cls == Cls.SQRT, x << 1)], y << 1)
+        delta = sel([(h.cls == Cls.RCP, 0), (h.cls == Cls.SQRT, 1)], N)
         negu = (delta - base)[0:56].as_signed()
         vv = (base + delta)[0:56].as_signed()
         c = Mux(h.cls == Cls.RCP, y, x)
