@@ -25,8 +25,8 @@ from amaranth.utils import exact_log2
 from ..config import ConfigError, DCUConfig
 from ..bitops import mux_tree
 from ..layouts import FetchReq, FetchResp
-from .linecache import BLOCK_ADDR, ErrorLayout, check_geometry, check_reads, lowest, round_robin
-from .memport import ADDR_BITS, LINE_BYTES, MemKind, MemReq, MemResp
+from .linecache import BLOCK_ADDR, ErrorLayout, MissTable, check_geometry, check_reads, round_robin
+from .memport import ADDR_BITS, LINE_BYTES, MemReq, MemResp
 
 __all__ = ["ICache"]
 
@@ -120,7 +120,8 @@ class ICache(wiring.Component):
         m.d.sync += line_data.eq(line_rd.data)
         queue_rd = queue.read_port(domain="comb")
         valid = Signal(1 << ib)                        # per memory-line slot
-        fill = _Fills(m, M, self.mem, self.mem_resp, self.flush)
+        fill = MissTable(m, M, self.mem, self.mem_resp, self.flush, find_bits=FIND_BITS)
+        wake = Signal(M, name="mshr_wake")   # an entry's last word is written
 
         # ---- per-port state --------------------------------------------------------------
         count = [Signal(range(Q + 1), name=f"count{p}") for p in range(P)]    # not yet taken
@@ -199,7 +200,7 @@ class ICache(wiring.Component):
         awaited = Signal(M)
         m.d.comb += awaited.eq(Mux(found, Const(1, M) << found_idx,
                                    Mux(demand, Const(1, M) << fill.entry, (1 << M) - 1)))
-        awaited_now = Mux((awaited & (fill.wake | fill.done)).any(), 0, awaited)
+        awaited_now = Mux((awaited & (wake | fill.done)).any(), 0, awaited)
 
         err = self.error
         for p in range(P):
@@ -225,7 +226,7 @@ class ICache(wiring.Component):
                 m.d.sync += blocked[p].eq(0)
             with m.If(at_head & ~hit):
                 m.d.sync += waits[p].eq(awaited_now)
-            with m.Elif((waits[p] & fill.wake).any()):
+            with m.Elif((waits[p] & wake).any()):
                 m.d.sync += waits[p].eq(0)
             with m.If(load & tag_rd.data.fault & ~f.target & ~err.valid):
                 m.d.sync += [err.valid.eq(1), err.simd.eq(p), err.wave.eq(f.wave),
@@ -235,7 +236,7 @@ class ICache(wiring.Component):
         beat = Signal(wb)
         last_beat = beat == beats - 1
         slot = fill.fill_block[:ib]
-        keep = self.mem_resp.valid & ~fill.noinstall.bit_select(fill.idx, 1)
+        keep = self.mem_resp.valid & ~fill.noinstall.bit_select(fill.fill_idx, 1)
         lw, tw = lines.write_port(), tags.write_port()
         words = [self.mem_resp.payload.data.word_select(k, 8 * cfg.fetch_bytes) for k in range(beats)]
         m.d.comb += [lw.addr.eq(Cat(beat, slot)), lw.en.eq(keep),
@@ -250,8 +251,10 @@ class ICache(wiring.Component):
         # (and the entry stays busy until then, so that a lookup finds the read); the fetches
         # that wait for it are woken with the last word: their lookup comes a cycle later
         fin = Signal(data.StructLayout({"valid": 1, "idx": range(M), "slot": ib}))
-        m.d.sync += [fin.valid.eq(self.mem_resp.valid & last_beat), fin.idx.eq(fill.idx), fin.slot.eq(slot)]
-        fill.complete(self.mem_resp.valid & last_beat, fill.idx, fin.valid, fin.idx)
+        m.d.sync += [fin.valid.eq(self.mem_resp.valid & last_beat), fin.idx.eq(fill.fill_idx), fin.slot.eq(slot)]
+        with m.If(self.mem_resp.valid & last_beat):
+            m.d.comb += wake.bit_select(fill.fill_idx, 1).eq(1)
+        fill.free(fin.valid, fin.idx)
         cleared = Mux(keep & (beat == 0), Const(1, len(valid)) << slot, 0)
         installed = Mux(fin.valid & ~fill.noinstall.bit_select(fin.idx, 1), Const(1, len(valid)) << fin.slot, 0)
         with m.If(self.flush):
@@ -259,89 +262,4 @@ class ICache(wiring.Component):
         with m.Else():
             m.d.sync += valid.eq((valid | installed) & ~cleared)
         return m
-
-
-class _Fills:
-    """The instruction cache's reads in flight (miss status holding registers).
-
-    Entry ``i`` reads with tag ``i``. A fetch that misses on a memory line already being read
-    joins that read; one read (a demand read or a prefetch) is allocated per cycle, in the
-    lowest free entry. An entry is busy from its allocation until its line is installed
-    (``complete``); a flush marks the busy ones ``noinstall``.
-
-    The low ``FIND_BITS`` bits of the memory lines are registers, compared all at once
-    (``find``), and the whole addresses a ``Memory`` that the request and the fill read (LUT
-    RAM on an FPGA, instead of a multiplexer over registers for each).
-    """
-
-    def __init__(self, m, entries: int, mem, mem_resp, flush):
-        M = entries
-        self._m = m
-        self.busy = Signal(M, name="mshr_busy")
-        sent = Signal(M, name="mshr_sent")
-        self.noinstall = Signal(M, name="mshr_noinstall")
-        self.wake = Signal(M, name="mshr_wake")
-        self.done = Signal(M, name="mshr_done")
-        self.block = [Signal(FIND_BITS, name=f"mshr_block{i}", reset_less=True) for i in range(M)]
-        blocks = memory.Memory(shape=BLOCK_ADDR, depth=M, init=[])
-        m.submodules.mshr_blocks = blocks
-        self.entry = lowest(m, ~self.busy, "mshr_free")
-        self.has = (~self.busy).any()
-        self._en = Signal(name="mshr_alloc")
-        self._blk = Signal(BLOCK_ADDR, name="mshr_alloc_block")
-
-        # the free entry's block is written every cycle, allocated or not (nothing reads an
-        # idle entry): the enables come from registers, not from the lookup's compares
-        with m.If(self.has):
-            for i in range(M):
-                with m.If(self.entry == i):
-                    m.d.sync += self.block[i].eq(self._blk[:FIND_BITS])
-        bw = blocks.write_port()
-        m.d.comb += [bw.addr.eq(self.entry), bw.data.eq(self._blk), bw.en.eq(self.has)]
-
-        # issue: the lowest allocated entry not yet sent; only the entry is registered (the
-        # request's other fields are constants)
-        todo = Signal(M, name="mshr_todo")
-        m.d.comb += todo.eq(self.busy & ~sent)
-        nxt = lowest(m, todo, "mshr_next")
-        sending = Signal(M, name="mshr_sending")
-        req_entry = Signal.like(nxt, name="mshr_req_entry")
-        with m.If(~mem.valid | mem.ready):
-            m.d.sync += mem.valid.eq(todo.any())
-            with m.If(todo.any()):
-                m.d.sync += req_entry.eq(nxt)
-                m.d.comb += sending.bit_select(nxt, 1).eq(1)
-        req_block = blocks.read_port(domain="comb")
-        m.d.comb += [req_block.addr.eq(req_entry), mem.payload.kind.eq(MemKind.READ),
-                     mem.payload.tag.eq(req_entry), mem.payload.addr.eq(Cat(Const(0, 7), req_block.data))]
-        self.idx = mem_resp.payload.tag[:max(1, (M - 1).bit_length())]
-        fill_block = blocks.read_port(domain="comb")
-        m.d.comb += fill_block.addr.eq(self.idx)
-        self.fill_block = fill_block.data
-
-        new = Signal(M, name="mshr_new")
-        with m.If(self._en):
-            m.d.comb += new.bit_select(self.entry, 1).eq(1)
-        m.d.sync += [self.busy.eq((self.busy & ~self.done) | new), sent.eq((sent | sending) & ~self.done),
-                     self.noinstall.eq(Mux(flush, self.noinstall | self.busy, self.noinstall) & ~new)]
-
-    def alloc(self, en, block):
-        """Allocate ``entry`` for a read of memory line ``block`` when ``en``."""
-        self._m.d.comb += [self._en.eq(en), self._blk.eq(block)]
-
-    def complete(self, last, idx, done, done_idx):
-        """Entry ``idx``'s last word is written when ``last`` (``wake``), and entry
-        ``done_idx``'s line installed (or dropped) when ``done``: it is free next cycle."""
-        with self._m.If(last):
-            self._m.d.comb += self.wake.bit_select(idx, 1).eq(1)
-        with self._m.If(done):
-            self._m.d.comb += self.done.bit_select(done_idx, 1).eq(1)
-
-    def find(self, block, name: str):
-        """``(found, idx)``: entry ``idx`` is reading memory line ``block``, or one that
-        shares its low ``FIND_BITS`` bits."""
-        m, M = self._m, len(self.busy)
-        match = Signal(M, name=f"{name}_match")
-        m.d.comb += match.eq(Cat(self.busy[i] & (self.block[i] == block[:FIND_BITS]) for i in range(M)))
-        return match.any(), lowest(m, match, f"{name}_idx")
 

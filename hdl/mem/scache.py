@@ -34,8 +34,8 @@ from ..bitops import mux_tree, rr_grant, tree_or
 from ..config import DCUConfig
 from ..isa_tables import OpId
 from ..layouts import SEQ, SmemReq, SmemResp
-from .linecache import BLOCK_ADDR, ErrorLayout, check_geometry, check_reads, lowest, round_robin
-from .memport import ADDR_BITS, LINE_BYTES, MemKind, MemReq, MemResp
+from .linecache import BLOCK_ADDR, ErrorLayout, MissTable, check_geometry, check_reads, lowest, round_robin
+from .memport import ADDR_BITS, LINE_BYTES, MemReq, MemResp
 
 __all__ = ["ScalarCache"]
 
@@ -141,7 +141,7 @@ class ScalarCache(wiring.Component):
         m.submodules.lines, m.submodules.tags = lines, tags
         m.submodules.info, m.submodules.who = info_mem, who_mem
         valid = Signal(1 << ib)                   # per memory-line slot
-        reads = _Reads(m, M, self.mem, self.mem_resp, self.flush)
+        reads = MissTable(m, M, self.mem, self.mem_resp, self.flush)
 
         # ---- slots: the fields the control compares, in registers ---------------------------
         busy, looked, again = Signal(N), Signal(N), Signal(N)   # allocated; first lookup done; to look up again
@@ -222,9 +222,10 @@ class ScalarCache(wiring.Component):
         ok = resp.valid & ~resp.payload.fault
         pending = ok & (beat == 0)               # a fill that has not started
         writing = ok & ((beat != 0) | ~held)
-        m.d.comb += reads.last.eq(writing & (beat == FILL_BEATS - 1))
-        complete = reads.last | (resp.valid & resp.payload.fault)
-        reads.complete(complete)
+        fill_last = Signal(name="mshr_last")    # the fill's last word is written
+        m.d.comb += fill_last.eq(writing & (beat == FILL_BEATS - 1))
+        complete = fill_last | (resp.valid & resp.payload.fault)
+        reads.free(complete, reads.fill_idx)
 
         # ---- cycle 1: lookup of the memory line and, for a load that crosses it, the next -----
         hit0 = valid.bit_select(s1.block[:ib], 1) & (tag_rd.data == s1.block[ib:])
@@ -265,14 +266,14 @@ class ScalarCache(wiring.Component):
         first = writing & (beat == 0)
         m.d.comb += resp.ready.eq(complete)
         with m.If(writing):
-            m.d.sync += beat.eq(Mux(reads.last, 0, beat + 1))
+            m.d.sync += beat.eq(Mux(fill_last, 0, beat + 1))
         lw, tw = lines.write_port(), tags.write_port()
         words = [resp.payload.data.word_select(k, WORD) for k in range(FILL_BEATS)]
         m.d.comb += [lw.addr.eq(Cat(beat, fset)), lw.en.eq(writing), lw.data.eq(mux_tree(beat, words)),
                      tw.addr.eq(fset), tw.en.eq(first), tw.data.eq(reads.fill_block[ib:])]
         keep = ~reads.noinstall.bit_select(reads.fill_idx, 1)
         cleared = Mux(first, Const(1, len(valid)) << fset, 0)
-        installed = Mux(reads.last & keep, Const(1, len(valid)) << fset, 0)
+        installed = Mux(fill_last & keep, Const(1, len(valid)) << fset, 0)
         with m.If(self.flush):
             m.d.sync += valid.eq(0)
         with m.Else():
@@ -381,94 +382,3 @@ class ScalarCache(wiring.Component):
             m.d.sync += [err.valid.eq(1), err.simd.eq(Array(simd)[err_slot]), err.wave.eq(err_rd.data.wave),
                          err.addr.eq(err_rd.data.addr)]
         return m
-
-
-class _Reads:
-    """The scalar cache's reads in flight (miss status holding registers).
-
-    Entry ``i`` reads with tag ``i``. A request that misses on a memory line already being read
-    waits for that read instead of reading again. One entry, the lowest free one, is allocated
-    per cycle. An entry is busy until its fill's last word is written (``complete``); a flush
-    marks the busy ones ``noinstall``: their data may predate it.
-
-    The memory lines are registers, compared all at once (``find``), and a ``Memory`` that the
-    request and the fill read (LUT RAM on an FPGA, instead of a multiplexer over the registers
-    for each).
-
-    Members
-    -------
-    entry, has :
-        The entry ``alloc`` takes; whether one is free.
-    fill_idx, fill_block :
-        The entry the response on ``mem_resp`` answers, and its memory line.
-    last : Signal, driven by the cache
-        The fill's last word is written this cycle.
-    """
-
-    def __init__(self, m, entries: int, mem, mem_resp, flush):
-        M = entries
-        self._m = m
-        self.busy = Signal(M, name="mshr_busy")
-        sent = Signal(M, name="mshr_sent")
-        self.noinstall = Signal(M, name="mshr_noinstall")
-        self.last = Signal(name="mshr_last")
-        self.block = [Signal(BLOCK_ADDR, name=f"mshr_block{i}", reset_less=True) for i in range(M)]
-        blocks = memory.Memory(shape=BLOCK_ADDR, depth=M, init=[])
-        m.submodules.mshr_blocks = blocks
-        self.entry = lowest(m, ~self.busy, "mshr_free")
-        self.has = (~self.busy).any()
-        self._en = Signal(name="mshr_alloc")
-        self._blk = Signal(BLOCK_ADDR, name="mshr_alloc_block")
-        self._done = Signal(M, name="mshr_done")
-
-        # the free entry's block is written every cycle, allocated or not (nothing reads an
-        # idle entry): the enables come from registers, not from the lookup's compares
-        with m.If(self.has):
-            for i in range(M):
-                with m.If(self.entry == i):
-                    m.d.sync += self.block[i].eq(self._blk)
-        bw = blocks.write_port()
-        m.d.comb += [bw.addr.eq(self.entry), bw.data.eq(self._blk), bw.en.eq(self.has)]
-
-        # issue: the lowest allocated entry not yet sent; only the entry is registered (the
-        # request's other fields are constants)
-        todo = Signal(M, name="mshr_todo")
-        m.d.comb += todo.eq(self.busy & ~sent)
-        nxt = lowest(m, todo, "mshr_next")
-        sending = Signal(M, name="mshr_sending")
-        req_entry = Signal.like(nxt, name="mshr_req_entry")
-        with m.If(~mem.valid | mem.ready):
-            m.d.sync += mem.valid.eq(todo.any())
-            with m.If(todo.any()):
-                m.d.sync += req_entry.eq(nxt)
-                m.d.comb += sending.bit_select(nxt, 1).eq(1)
-        req_block = blocks.read_port(domain="comb")
-        m.d.comb += [req_block.addr.eq(req_entry), mem.payload.kind.eq(MemKind.READ),
-                     mem.payload.tag.eq(req_entry), mem.payload.addr.eq(Cat(Const(0, 7), req_block.data))]
-        self.fill_idx = mem_resp.payload.tag[:max(1, (M - 1).bit_length())]
-        fill_block = blocks.read_port(domain="comb")
-        m.d.comb += fill_block.addr.eq(self.fill_idx)
-        self.fill_block = fill_block.data
-
-        new = Signal(M, name="mshr_new")
-        with m.If(self._en):
-            m.d.comb += new.bit_select(self.entry, 1).eq(1)
-        m.d.sync += [self.busy.eq((self.busy & ~self._done) | new), sent.eq((sent | sending) & ~self._done),
-                     self.noinstall.eq(Mux(flush, self.noinstall | self.busy, self.noinstall) & ~new)]
-
-    def alloc(self, en, block):
-        """Allocate ``entry`` for a read of memory line ``block`` when ``en``."""
-        self._m.d.comb += [self._en.eq(en), self._blk.eq(block)]
-
-    def complete(self, en):
-        """The fill on the port is done when ``en`` (its last word written, or it faulted):
-        its entry is free from the next cycle."""
-        with self._m.If(en):
-            self._m.d.comb += self._done.bit_select(self.fill_idx, 1).eq(1)
-
-    def find(self, block, name: str):
-        """``(found, idx)``: an entry is reading ``block`` (its fill may end this cycle)."""
-        m, M = self._m, len(self.busy)
-        match = Signal(M, name=f"{name}_match")
-        m.d.comb += match.eq(Cat(self.busy[i] & (self.block[i] == block) for i in range(M)))
-        return match.any(), lowest(m, match, f"{name}_idx")
