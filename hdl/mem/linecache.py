@@ -50,9 +50,12 @@ def lowest(m, mask, name: str) -> Signal:
     """Index of the lowest set bit of ``mask`` (0 when no bit is set)."""
     n = len(mask)
     idx = Signal(range(max(n, 2)), name=name)
+    pick = Const(0, idx.shape())
     for i in reversed(range(n)):
-        with m.If(mask[i]):
-            m.d.comb += idx.eq(i)
+        pick = Mux(mask[i], i, pick)
+    # one assignment, not an If chain: the chains of several calls share one process in the
+    # Verilog, which Verilator reports as a combinational loop (UNOPTFLAT) across them
+    m.d.comb += idx.eq(pick)
     return idx
 
 
