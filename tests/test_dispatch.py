@@ -116,6 +116,15 @@ ABI_CASES = {
     "y_not_enabled": ((3,), (16, 4), 1, False),         # v0 carries x only
     "one_item": ((3, 2, 2), (1,), 3, False),
     "full_dcu": ((2,), (8, 8, 8), 3, True),             # 16 waves fill all 16 slots
+    # the v0 generator computes 4 lanes a cycle: x and y sizes below, at and above 4 (and 8)
+    "narrow_x": ((2,), (2, 3, 6), 3, False),            # several x and y wraps in a cycle's lanes
+    "x1_y2": ((2,), (1, 2, 24), 3, False),              # every lane wraps x, every other one y
+    "x4_y3": ((1, 2), (4, 3, 5), 3, False),             # 60 items
+    "x7_y5": ((2,), (7, 5, 2), 3, True),                # 70 items: last wave 6 lanes
+    "x3_z_runs_on": ((1, 2), (3, 1, 11), 3, True),      # 33 items: the padding lanes' z passes the block
+    "z_only": ((2,), (1, 1, 40), 3, False),
+    "x8_y5": ((2,), (8, 5, 2), 3, False),               # x wraps every other cycle
+    "x9_y8": ((1, 2), (9, 8, 1), 3, True),              # 72 items: room and size saturate
 }
 
 
@@ -155,7 +164,7 @@ def test_occupancy(name):
     waves = -(-int(np.prod(block)) // 32)
     occ = occupancy(DEFAULT, vgprs, lds, waves, wgp)
     assert 0 < occ < DEFAULT.wave_slots or limit == "blocked_slots"
-    (res,) = FakeDCU(DEFAULT, seed=11, life=(60, 120)).run([(d, wgp)])
+    (res,) = FakeDCU(DEFAULT, seed=11, life=(150, 250)).run([(d, wgp)])
     check_abi(d, res)
     check_resources(DEFAULT, d, wgp, res)
     assert res.max_resident == [occ] * DEFAULT.simds, f"occupancy {occ}, resident at most {res.max_resident}"
@@ -197,7 +206,7 @@ def test_never_fits_reports_error():
     for (cause, _, _), res in zip(bad, results):
         assert res.error["valid"] and res.error[cause], f"{cause}: error {res.error}"
         assert [k for k in ("slots", "vgprs", "lds") if res.error[k]] == [cause]
-        assert not res.waves and res.cycles < 60   # the v0 table (8 cycles a wave), then the error
+        assert not res.waves and res.cycles < 60   # SETUP (G cycles), then the error
     assert not results[-1].error["valid"]
     check_abi(good, results[-1])
     check_resources(tiny, good, True, results[-1])

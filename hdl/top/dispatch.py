@@ -16,8 +16,8 @@ the whole LDS (WGP mode). Resident waves per SIMD thus reach ``dcu.admission.occ
 """
 from __future__ import annotations
 
-from amaranth.hdl import Array, Cat, Const, Module, Mux, Signal, unsigned
-from amaranth.lib import data, enum, memory, stream, wiring
+from amaranth.hdl import Array, Cat, Const, Module, Mux, Signal
+from amaranth.lib import data, enum, stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from ..bitops import first_set, onehot_or, popcount, rr_pick, tree_max
@@ -28,7 +28,7 @@ __all__ = ["Dispatcher", "DispatchLayout", "LdsAllocLayout", "DispatchCounters",
            "OpenLayout", "resident_workgroups", "dispatch_fields", "USER_SGPRS", "ID_LANES_PER_CYCLE"]
 
 USER_SGPRS = 4            # s0..s3: what a wave launch carries (hdl.layouts.LaunchLayout)
-ID_LANES_PER_CYCLE = 4    # work-item ids computed per cycle (8 cycles per wave, once per dispatch)
+ID_LANES_PER_CYCLE = 4    # work-item ids computed per cycle: 8 cycles per wave
 MAX_WAVES = -(-MAX_WORKGROUP_SIZE // WAVE_SIZE)
 
 
@@ -100,7 +100,7 @@ def dispatch_fields(d, wgp: bool) -> dict:
 
 class _State(enum.Enum, shape=3):
     IDLE = 0
-    SETUP = 1    # count the VGPR and LDS blocks that fit; fill the v0 table
+    SETUP = 1    # count the VGPR and LDS blocks that fit
     PLACE = 2    # wait until the workgroup fits; take its LDS block and workgroup id
     QUOTA = 3    # share its waves among the SIMDs (one wave per cycle)
     OFFER = 4    # launch its waves
@@ -217,17 +217,9 @@ class Dispatcher(wiring.Component):
         lp = Signal(range(S))                  # launch round robin
         last_cu = Signal(range(C))
 
-        # ---- v0 of every wave of a workgroup, computed once per dispatch ---------------------
-        m.submodules.v0_table = table = memory.Memory(shape=unsigned(32 * LANES), depth=MAX_WAVES, init=[])
-        gen_done = self._idgen(m, d, self.start.payload.block, table.write_port(), nw,
-                               self.start.valid & self.start.ready)
-        v0_rd = table.read_port()
-        launching = Signal()
-        # addressed by the register k, not by the launch decision (a net to every bit of the
-        # table): a launch sets ``lds_alloc.valid`` and the next waits until it is taken, so
-        # wave k + 1's row is read before it is offered
-        m.d.comb += [v0_rd.addr.eq(k),
-                     v0_rd.en.eq(launching)]   # (read only then: a compiled simulator skips it)
+        # ---- v0 of the next wave, generated after the last one is launched ---------------------
+        v0_take = Signal()
+        v0, v0_full = self._idgen(m, self.start.payload, nw, self.start.valid & self.start.ready, v0_take)
 
         # ---- placement check -------------------------------------------------------------
         cu_cap = [sum(caps[c * SPC + i] for i in range(SPC)) for c in range(C)]
@@ -263,8 +255,7 @@ class Dispatcher(wiring.Component):
         vb_first = first_set(m, vfree[sel], "vblk")
         vb_hold, vb_held, vb = Signal(range(WID)), Signal(), Signal(range(WID))
         m.d.comb += vb.eq(Mux(vb_held, vb_hold, vb_first))
-        offering = (state == _State.OFFER) & ~self.lds_alloc.valid
-        m.d.comb += launching.eq((state == _State.QUOTA) | (state == _State.OFFER))
+        offering = (state == _State.OFFER) & ~self.lds_alloc.valid & v0_full
         ready = Array(self.launch[s].ready for s in range(S))
         fire = offering & ready[sel]
         with m.If(offering):
@@ -278,7 +269,8 @@ class Dispatcher(wiring.Component):
                          p.pc.eq(d.pc), p.vgpr_base.eq(vb * d.vgprs), p.vgprs.eq(d.vgprs),
                          p.wg.eq(opened.wg), p.wg_last.eq(q[sel] == 1), p.exec.eq(exec_),
                          p.sgpr.eq(d.user_sgpr), p.ttmp7.eq(Cat(wgy, wgz)), p.ttmp9.eq(wgx),
-                         p.v0.eq(v0_rd.data)]
+                         p.v0.eq(v0)]
+        m.d.comb += v0_take.eq(fire)
         wg_complete = fire & (k + 1 == nw)
         with m.If(fire):
             m.d.sync += k.eq(Mux(wg_complete, 0, k + 1))
@@ -335,7 +327,7 @@ class Dispatcher(wiring.Component):
                                  lvalid.eq(Cat(lvalid[1:], next_l <= Mux(d.wgp, total, half)))]
                 with m.If(steps < W):
                     m.d.sync += vvalid.eq(Cat(vvalid[1:], next_v <= cfg.vgprs_per_simd))
-                with m.If((steps == G) & gen_done):
+                with m.If(steps == G):
                     empty = (nw == 0) | (d.grid.x == 0) | (d.grid.y == 0) | (d.grid.z == 0)
                     m.d.sync += [vfree[s].eq(vvalid) for s in range(S)]
                     m.d.sync += [ptr[g].eq(S - 1) for g in range(C + 1)]
@@ -387,44 +379,101 @@ class Dispatcher(wiring.Component):
                     m.d.sync += [self.done.eq(1), state.eq(_State.IDLE)]
         return m
 
-    def _idgen(self, m, d, start_block, wr, nw, restart):
-        """Fill the v0 table: ``ID_LANES_PER_CYCLE`` lanes per cycle, wave after wave, the
-        work-item position carried from lane to lane (x wraps at the block's x size into y, y
-        into z; z is not wrapped, as in the model, so the padding lanes of a partial last wave
-        continue the count). ``start_block`` is the block size of the dispatch that ``restart``
-        accepts. Returns the signal that says the table is complete. Its own
-        fragment: its signals change every cycle while it runs, the dispatcher's rarely."""
+    def _idgen(self, m, start, nw, restart, take):
+        """v0 of the waves of a workgroup in launch order, into one 1,024-bit register,
+        ``ID_LANES_PER_CYCLE`` lanes a cycle from a registered base position: each lane's
+        position is computed from the base and its constant offset alone (no lane waits for
+        another), see :func:`_lane_position`. Positions continue from wave to wave (x wraps at
+        the block's x size into y, y into z; z is not wrapped, as in the model, so the padding
+        lanes of a partial last wave continue the count) and restart at 0 after wave
+        ``nw - 1``: every workgroup's waves are the same. ``start`` is the dispatch that
+        ``restart`` accepts. The register holds a wave until ``take`` (its launch), in whose
+        cycle the next wave's first lanes are written; with one wave per workgroup it is kept.
+        Returns the register and whether it holds a whole wave. Its own fragment: its signals
+        change every cycle while it runs, the dispatcher's rarely."""
         PL, steps = ID_LANES_PER_CYCLE, LANES // ID_LANES_PER_CYCLE
         mg = Module()
         m.submodules.idgen = mg
-        tx, ty, tz = Signal(11, name="tid_x"), Signal(11, name="tid_y"), Signal(11, name="tid_z")
+        # per dispatch: the last x and y, the block size and the room at a workgroup's first
+        # work-item, both at most PL (what the lanes of one cycle can reach)
+        blk = start.block
+        x_end, y_end = Signal(10, name="x_end"), Signal(10, name="y_end")
+        size_x, size_y = Signal(range(PL + 1), name="size_x"), Signal(range(PL + 1), name="size_y")
+        room0_x, room0_y = Signal(range(PL + 1), name="room0_x"), Signal(range(PL + 1), name="room0_y")
+        en_y, en_z = Signal(name="en_y"), Signal(name="en_z")   # v0 fields the kernel enabled
+        # the base: the position of the cycle's first lane, and its room: the lanes after it
+        # before x (y) wraps, at most PL (z < 1,024: a workgroup has at most 1,024 work-items)
+        bx, by, bz = Signal(10, name="base_x"), Signal(10, name="base_y"), Signal(10, name="base_z")
+        room_x, room_y = Signal(range(PL + 1), name="room_x"), Signal(range(PL + 1), name="room_y")
         cyc = Signal(range(steps))
-        wave = Signal(range(MAX_WAVES + 1))
-        v0 = Signal(32 * LANES)
-        done = Signal()
-        mg.d.comb += done.eq(wave == nw)
-        mask = Mux(d.id_dims >= 3, 0xFFFF_FFFF, Mux(d.id_dims == 2, 0x000F_FFFF, 0x3FF))
-        xs, ys, zs = ([Signal(11, name=f"tid_{a}{p}") for p in range(PL + 1)] for a in "xyz")
-        mg.d.comb += [xs[0].eq(tx), ys[0].eq(ty), zs[0].eq(tz)]
-        lanes = []
-        # the last x and y of the block, registered with the dispatch: a lane's wrap is then one
-        # compare, and the increments run beside it rather than in the chain of lanes
-        x_end, y_end = Signal(11, name="x_end"), Signal(11, name="y_end")
+        wave = Signal(range(MAX_WAVES))
+        out, full = Signal(32 * LANES), Signal()
+
+        pos = [(bx, by, bz)] + [_lane_position(mg, p, (bx, by, bz), (room_x, room_y), (size_x, size_y))
+                                for p in range(1, PL + 1)]
+        lanes = [Cat(x, Mux(en_y, y, 0), Mux(en_z, z, 0), Const(0, 2)) for x, y, z in pos[:PL]]
+        nx, ny, nz = pos[PL]
+        last, wg_end = cyc == steps - 1, wave + 1 == nw
+        step = ~restart & (nw != 0) & (~full | take & (nw != 1))
+        with mg.If(take & (nw != 1)):   # one wave per workgroup: its v0 serves them all
+            mg.d.sync += full.eq(0)
         with mg.If(restart):
-            mg.d.sync += [x_end.eq(start_block.x - 1), y_end.eq(start_block.y - 1)]
-        for p in range(PL):
-            wx, wy = Signal(name=f"wrap_x{p}"), Signal(name=f"wrap_y{p}")
-            mg.d.comb += [wx.eq(xs[p] == x_end), wy.eq(wx & (ys[p] == y_end)),
-                          xs[p + 1].eq(Mux(wx, 0, xs[p] + 1)),
-                          ys[p + 1].eq(Mux(wy, 0, Mux(wx, ys[p] + 1, ys[p]))),
-                          zs[p + 1].eq(Mux(wy, zs[p] + 1, zs[p]))]
-            lanes.append(Cat(xs[p][:10], ys[p][:10], zs[p][:12]) & mask)
-        shifted = Cat(v0[32 * PL:], *lanes)
-        last = cyc == steps - 1
-        mg.d.comb += [wr.addr.eq(wave), wr.data.eq(shifted), wr.en.eq(~done & last)]
-        with mg.If(restart):
-            mg.d.sync += [tx.eq(0), ty.eq(0), tz.eq(0), cyc.eq(0), wave.eq(0)]
-        with mg.Elif(~done):
-            mg.d.sync += [tx.eq(xs[PL]), ty.eq(ys[PL]), tz.eq(zs[PL]), cyc.eq(Mux(last, 0, cyc + 1)),
-                          v0.eq(shifted), wave.eq(wave + last)]
-        return done
+            first_x, first_y = _at_most(blk.x - 1, PL), _at_most(blk.y - 1, PL)
+            mg.d.sync += [x_end.eq(blk.x - 1), y_end.eq(blk.y - 1),
+                          size_x.eq(_at_most(blk.x, PL)), size_y.eq(_at_most(blk.y, PL)),
+                          room0_x.eq(first_x), room0_y.eq(first_y), room_x.eq(first_x), room_y.eq(first_y),
+                          en_y.eq(start.id_dims >= 2), en_z.eq(start.id_dims >= 3),
+                          bx.eq(0), by.eq(0), bz.eq(0), cyc.eq(0), wave.eq(0), full.eq(0)]
+        with mg.Elif(step):
+            mg.d.sync += [out.word_select(cyc, 32 * PL).eq(Cat(*lanes)), cyc.eq(Mux(last, 0, cyc + 1))]
+            with mg.If(last & wg_end):
+                mg.d.sync += [bx.eq(0), by.eq(0), bz.eq(0), room_x.eq(room0_x), room_y.eq(room0_y)]
+            with mg.Else():
+                mg.d.sync += [bx.eq(nx), by.eq(ny), bz.eq(nz),
+                              room_x.eq(_at_most(x_end - nx, PL)), room_y.eq(_at_most(y_end - ny, PL))]
+            with mg.If(last):
+                mg.d.sync += [full.eq(1), wave.eq(Mux(wg_end, 0, wave + 1))]
+        return out, full
+
+
+def _at_most(v, n):
+    return Mux(v >= n, n, v)
+
+
+def _small_divmod(m, q, d, n, name):
+    """``(q // d, q % d)`` for ``q < n`` and ``1 <= d <= n``: a table of a few bits."""
+    qw = max(1, (n - 1).bit_length())
+    div, mod = Signal(range(n), name=f"{name}_div"), Signal(range(n), name=f"{name}_mod")
+    with m.Switch(Cat(q[:qw], d)):
+        for qq in range(n):
+            for dd in range(1, n + 1):
+                with m.Case(qq | dd << qw):
+                    m.d.comb += [div.eq(qq // dd), mod.eq(qq % dd)]
+    return div, mod
+
+
+def _wrap(m, adv, room, size, n, name):
+    """Advancing ``adv`` (at most ``n``) work-items from a coordinate with ``room`` positions
+    left before it wraps (at most ``n``) in a dimension of ``size`` (at most ``n``): whether
+    it wraps, how many times, and the coordinate after the wrap (small: below ``n``)."""
+    wraps = Signal(name=f"{name}_wraps")
+    m.d.comb += wraps.eq(adv > room)
+    div, mod = _small_divmod(m, adv - room - 1, size, n, name)
+    count = Signal(range(n + 1), name=f"{name}_count")
+    m.d.comb += count.eq(Mux(wraps, div + 1, 0))
+    return wraps, count, mod
+
+
+def _lane_position(m, p, base, room, size):
+    """The position ``p`` work-items after the base (``p <= ID_LANES_PER_CYCLE``), from the
+    base's registers and ``p`` alone: x is ``x0 + p`` until x's room runs out, then the
+    remainder within the block's x size; the x wraps advance y the same way from ``y0``, and
+    the y wraps advance z. ``room`` and ``size`` are per axis (x, y), saturated at
+    ``ID_LANES_PER_CYCLE``, so the wraps are small tables, not compares of whole coordinates."""
+    n = ID_LANES_PER_CYCLE
+    (x0, y0, z0), (room_x, room_y), (size_x, size_y) = base, room, size
+    wx, cx, rx = _wrap(m, Const(p, range(n + 1)), room_x, size_x, n, f"lane{p}_x")
+    wy, cy, ry = _wrap(m, cx, room_y, size_y, n, f"lane{p}_y")
+    x, y, z = Signal(10, name=f"lane{p}_x"), Signal(10, name=f"lane{p}_y"), Signal(10, name=f"lane{p}_z")
+    m.d.comb += [x.eq(Mux(wx, rx, x0 + p)), y.eq(Mux(wy, ry, y0 + cx)), z.eq(z0 + cy)]
+    return x, y, z
