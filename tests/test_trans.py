@@ -163,8 +163,9 @@ def random_inputs(op, n, seed) -> np.ndarray:
 
 # --------------------------------------------------------------------------------------
 # Simulation harness
-def run_waves(dut, waves, *, valid_p=1.0, ready_p=1.0, seed=0):
-    """Drive ``waves`` (list of ``(op, a[32], tag)``) through ``dut``.
+def run_waves(dut, waves, *, valid_p=1.0, ready_p=1.0, seed=0, cycles_per_wave=40):
+    """Drive ``waves`` (list of ``(op, a[32], tag)``) through ``dut``, failing when it takes
+    more than ``cycles_per_wave`` cycles a wave (and 200 more).
 
     Returns a dict with ``out`` (list of ``(tag, d[32])`` in output order), ``in_cycles`` and
     ``out_cycles`` (handshake cycles), ``held`` (cycles checked for a stable stalled payload)
@@ -206,7 +207,7 @@ def run_waves(dut, waves, *, valid_p=1.0, ready_p=1.0, seed=0):
                 wi += 1
             await ctx.tick()
             cyc += 1
-            assert cyc < 40 * len(waves) + 200, "no progress"
+            assert cyc < cycles_per_wave * len(waves) + 200, "no progress"
         res["cycles"] = cyc
 
     sim.add_testbench(bench)

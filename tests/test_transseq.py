@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from amaranth.sim import Simulator
 
 from hdl.config import DCUConfig
 from hdl.isa_tables import OpId
@@ -22,57 +21,18 @@ from hdl.simd import transseq
 from hdl.simd.trans import CLS_OF, EXP2_T, LOG2_C, LOG2_L, RCP_T0, RSQ_T0, Cls
 from hdl.simd.transseq import TransSeq
 from sim import fp32 as F
-from tests.bitpack import pack_lanes, unpack_lanes
 from tests.lint import convert_and_lint
-from tests.test_trans import OPS, make_waves, random_inputs, special_inputs
+from tests.test_trans import OPS, make_waves, random_inputs, run_waves, special_inputs
 
 SEED = 20261206
 U32 = np.uint32
 
 
-def _run(dut, waves, *, valid_p=1.0, ready_p=1.0, seed=0):
-    """Drive ``waves`` through ``dut``: ``(out, in_cycles, out_cycles, held)``."""
-    rng = np.random.default_rng(seed)
-    out, ins, outs = [], [], []
-    held = [0]
-    sim = Simulator(dut)
-    sim.add_clock(1e-8)
-
-    async def bench(ctx):
-        wi, cyc, stalled = 0, 0, None
-        while len(out) < len(waves):
-            offer = wi < len(waves) and rng.random() < valid_p
-            if offer:
-                op, a, tag = waves[wi]
-                ctx.set(dut.i.payload.op, op)
-                ctx.set(dut.i.payload.a, pack_lanes(a))
-                ctx.set(dut.i.payload.tag, tag)
-            ctx.set(dut.i.valid, offer)
-            ready = bool(rng.random() < ready_p)
-            ctx.set(dut.o.ready, ready)
-            if offer and ctx.get(dut.i.ready):
-                ins.append(cyc)
-                wi += 1
-            if ctx.get(dut.o.valid):
-                now = (ctx.get(dut.o.payload.d), ctx.get(dut.o.payload.tag))
-                if stalled is not None:
-                    assert now == stalled, f"output payload changed while stalled (cycle {cyc})"
-                    held[0] += 1
-                if ready:
-                    out.append((now[1], unpack_lanes(now[0])))
-                    outs.append(cyc)
-                    stalled = None
-                else:
-                    stalled = now
-            else:
-                assert stalled is None, f"o.valid dropped while stalled (cycle {cyc})"
-            await ctx.tick()
-            cyc += 1
-            assert cyc < 300 * len(waves) + 200, "no progress"
-
-    sim.add_testbench(bench)
-    sim.run()
-    return out, ins, outs, held[0]
+def _run(dut, waves, **kw):
+    """``(out, in_cycles, out_cycles, held)`` of :func:`tests.test_trans.run_waves`, with
+    the sequential unit's longer latency allowed."""
+    res = run_waves(dut, waves, cycles_per_wave=300, **kw)
+    return res["out"], res["in_cycles"], res["out_cycles"], res["held"]
 
 
 def _check(waves, expected, out):
