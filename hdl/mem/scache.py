@@ -30,7 +30,7 @@ from amaranth.lib import data, enum, memory, stream, wiring
 from amaranth.lib.wiring import In, Out
 from amaranth.utils import exact_log2
 
-from ..bitops import mux_tree, rr_grant, tree_or
+from ..bitops import rr_grant, tree_or
 from ..config import DCUConfig
 from ..isa_tables import OpId
 from ..layouts import SEQ, SmemReq, SmemResp
@@ -169,7 +169,8 @@ class ScalarCache(wiring.Component):
         last_port = Signal(range(P))
         port = round_robin(m, req_valid, last_port, "arb")
         head = Signal(SmemReq(cfg))
-        m.d.comb += head.eq(mux_tree(port, [Value.cast(r.payload) for r in self.req]))
+        # an AND-OR by the decoded index: fewer LUTs than a tree of 2:1 multiplexers here
+        m.d.comb += head.eq(tree_or([Mux(port == p, Value.cast(r.payload), 0) for p, r in enumerate(self.req)]))
         width, signed = Signal(Width), Signal()
         with m.Switch(head.op):
             for op, w, s in ((OpId.S_LOAD_U8, Width.BYTE, 0), (OpId.S_LOAD_I8, Width.BYTE, 1),
@@ -269,7 +270,7 @@ class ScalarCache(wiring.Component):
             m.d.sync += beat.eq(Mux(fill_last, 0, beat + 1))
         lw, tw = lines.write_port(), tags.write_port()
         words = [resp.payload.data.word_select(k, WORD) for k in range(FILL_BEATS)]
-        m.d.comb += [lw.addr.eq(Cat(beat, fset)), lw.en.eq(writing), lw.data.eq(mux_tree(beat, words)),
+        m.d.comb += [lw.addr.eq(Cat(beat, fset)), lw.en.eq(writing), lw.data.eq(Array(words)[beat]),
                      tw.addr.eq(fset), tw.en.eq(first), tw.data.eq(reads.fill_block[ib:])]
         keep = ~reads.noinstall.bit_select(reads.fill_idx, 1)
         cleared = Mux(first, Const(1, len(valid)) << fset, 0)
@@ -340,13 +341,10 @@ class ScalarCache(wiring.Component):
             # the memory answers the previous cycle's address: address the next beat's word
             m.d.comb += rd.addr.eq(Mux(load, ci.dword, cur + take)[1:db])
             conflicts.append(sv[p] & ~o.fault & ((o.set == fset) | (o.two & (o.set == fprev))))
-            word = rd.data.word_select(cur[0], 32)
-            byte, half = word.word_select(o.byte, 8), word.word_select(o.byte[1], 16)
-            ext = Mux(o.width == Width.BYTE, Cat(byte, Mux(o.signed & byte[7], 0xFFFFFF, 0)),
-                      Cat(half, Mux(o.signed & half[15], 0xFFFF, 0)))
+            dword = self._beat_data(rd.data, cur[0], o)
             m.d.comb += [r.valid.eq(sv[p]), r.payload.wave.eq(o.wave), r.payload.seq.eq(o.seq),
                          r.payload.sdst.eq(o.sdst + nbeat), r.payload.last.eq(s_last[p]),
-                         r.payload.data.eq(Mux(o.fault, 0, Mux(o.width == Width.DWORD, word, ext)))]
+                         r.payload.data.eq(Mux(o.fault, 0, dword))]
             with m.If(take):
                 m.d.sync += [nbeat.eq(nbeat + 1), cur.eq(cur + 1), s_last[p].eq(nbeat + 2 == o.beats)]
                 with m.If(s_last[p]):
@@ -382,3 +380,16 @@ class ScalarCache(wiring.Component):
             m.d.sync += [err.valid.eq(1), err.simd.eq(Array(simd)[err_slot]), err.wave.eq(err_rd.data.wave),
                          err.addr.eq(err_rd.data.addr)]
         return m
+
+    @staticmethod
+    def _beat_data(word, odd, o) -> Value:
+        """A beat's dword from its line-memory ``word`` (``odd``: the upper dword), a byte or
+        halfword extended. Each result byte selects among the word's bytes it can come from
+        (``o.byte`` is 0 for a dword and even for a halfword), not a dword and then a byte."""
+        lane = Cat(o.byte, odd)                             # the word's byte in result byte 0
+        b0 = word.word_select(lane, 8)
+        b1 = word.word_select(lane[1:], 16)[8:]             # lane + 1 unless a byte load
+        sign = o.signed & Mux(o.width == Width.BYTE, b0[7], b1[7])
+        ext = sign.replicate(8)
+        return Cat(b0, Mux(o.width == Width.BYTE, ext, b1),
+                   Mux(o.width == Width.DWORD, word.word_select(odd, 32)[16:], ext.replicate(2)))
