@@ -301,7 +301,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help=f"DCU preset: {', '.join(presets)} (default: default)")
     v.add_argument("--top", default="dcu", metavar="NAME",
                    help="block: dcu, hosttop, simd, lds, l0, icache, scache, dispatcher, barrier, "
-                        "valu_fp, valu_int, trans, trans_shared (default: dcu)")
+                        "valu_fp, valu_int, trans_shared (default: dcu)")
     v.add_argument("-o", "--output", required=True, metavar="FILE.v")
     v.add_argument("--lint", action="store_true", help="then run verilator --lint-only on it")
 

@@ -129,7 +129,8 @@ class Sizes:
         cache line), or 32 on the ``fpga`` preset (RDNA's fetch per SIMD and clock), which
         halves those buffers and the cache's answer queues (docs/simd.md, "Fetch").
     trans_lanes : int
-        Lanes of the transcendental unit.
+        Datapaths of the transcendental unit (``hdl/simd/transseq.py``; a divisor of 32), the
+        one the DCU's four SIMDs share: each steps a lane a cycle through the operation.
     """
 
     cus: int = 2
@@ -277,15 +278,6 @@ class Implementation:
         ``valu_stages - 1`` cycles after the last lane group. Needs lanes of at most 8 (so
         that a lane group is written before a dependent instruction, issued after the last
         group's EX cycle, reads it).
-    trans_shared : bool
-        ``False``: a transcendental unit per SIMD (RDNA). ``True``: one for the whole DCU,
-        which its SIMDs take in turn (``hdl/simd/transshare.py``): the ``fpga`` preset's, since
-        the unit is the largest block of a SIMD on an FPGA.
-    trans_mul_regs : int
-        Registers around each multiply of the transcendental unit's steps (``hdl/simd/trans.py``):
-        0, none (RDNA's latency); 1, its operands registered; 2, its product too (the ``fpga``
-        preset's: a step's operand select, 32 x 32 multiply and adders were 28 ns on the ECP5).
-        Each register adds 9 cycles to the unit's latency; its throughput does not change.
     shared_multiplier : bool
         ``True``: one multiplier per lane serves both vector ALUs (``hdl/simd/lanemul.py``; the
         ``fpga`` preset's, halving the ALUs' DSP blocks). ``False``: each ALU has its own.
@@ -356,8 +348,6 @@ class Implementation:
 
     regfile: str = "wide"
     valu_stages: int = 1
-    trans_shared: bool = False
-    trans_mul_regs: int = 0
     shared_multiplier: bool = False
     shared_mem_request: bool = False
     coalesce_in_place: bool = False
@@ -373,8 +363,6 @@ class Implementation:
         _raise(errors)
         if self.valu_stages not in (1, 3):
             errors.append(f"valu_stages must be 1 or 3, got {self.valu_stages}")
-        if self.trans_mul_regs not in (0, 1, 2):
-            errors.append(f"trans_mul_regs must be 0, 1 or 2, got {self.trans_mul_regs}")
         if self.regfile not in REGFILES:
             errors.append(f"regfile must be one of {REGFILES}, got {self.regfile!r}")
         if self.request_in_rows:
@@ -579,10 +567,10 @@ PRESETS: Mapping[str, DCUConfig] = {
                              lds_bytes_per_half=4 * 1024, lds_banks=4, lds_window_lanes=4,
                              l0_bytes=2 * 1024, coalesce_lanes=4,
                              scalar_cache_bytes=1024, icache_bytes=2 * 1024, fetch_bytes=32, regfile="banked",
-                             trans_shared=True, shared_multiplier=True, shared_mem_request=True,
+                             shared_multiplier=True, shared_mem_request=True,
                              coalesce_in_place=True, lds_in_place=True, request_in_rows=True,
                              decode_memo=False, scalar_cache_stage=True, coalesce_stage=True,
-                             lds_pass_stage=True, trans_mul_regs=2, valu_stages=3),
+                             lds_pass_stage=True, valu_stages=3),
 }
 
 

@@ -24,7 +24,7 @@ def _hosttop(cfg):
 
 def _simd(cfg):
     from .simd.core import SIMD
-    return SIMD(cfg, external_barrier=True, external_trans=cfg.trans_shared)   # as the DCU has it
+    return SIMD(cfg, external_barrier=True, external_trans=True)   # as the DCU has it
 
 
 def _lds(cfg):
@@ -77,11 +77,6 @@ def _salu(cfg):
     return SALU()
 
 
-def _trans(cfg):
-    from .simd.trans import TransUnit
-    return TransUnit(cfg)
-
-
 def _trans_shared(cfg):
     from .simd.transshare import SharedTrans
     return SharedTrans(cfg, cfg.simds)
@@ -101,7 +96,6 @@ TOPS: dict[str, tuple[Callable, str]] = {
     "valu_fp": (_valu_fp, "the FP32 vector ALU (hdl/simd/valu_fp.py)"),
     "valu_int": (_valu_int, "the integer vector ALU (hdl/simd/valu_int.py)"),
     "salu": (_salu, "the scalar ALU (hdl/simd/salu.py)"),
-    "trans": (_trans, "the transcendental unit (hdl/simd/trans.py)"),
     "trans_shared": (_trans_shared, "the DCU's shared transcendental unit and its arbiter (hdl/simd/transshare.py)"),
 }
 

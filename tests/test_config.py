@@ -31,7 +31,7 @@ def test_preset_names_and_sizes():
     assert r.return_order == "in_order" and d.return_order == "per_wave"
     assert [c.regfile for c in (d, t, r, f)] == ["wide", "wide", "wide", "banked"]
     # the FPGA's economies and stages
-    for flag in ("trans_shared", "shared_multiplier", "shared_mem_request", "coalesce_in_place",
+    for flag in ("shared_multiplier", "shared_mem_request", "coalesce_in_place",
                  "lds_in_place", "scalar_cache_stage", "coalesce_stage", "lds_pass_stage"):
         assert [getattr(c, flag) for c in (d, t, r, f)] == [False, False, False, True], flag
     assert all(c.name == n for n, c in PRESETS.items())
@@ -90,12 +90,11 @@ def test_config_is_frozen_and_replace_validates():
     with pytest.raises(ConfigError, match=r"coalesce_lanes \(32\) must be at most the lanes of a response beat \(8"):
         d.replace(regfile="banked", lanes=8)
     assert d.replace(regfile="banked", lanes=8, coalesce_lanes=8).resp_lanes == 8 and d.resp_lanes == 32
-    with pytest.raises(ConfigError, match="trans_shared must be a bool"):
-        d.replace(trans_shared=1)
     with pytest.raises(ConfigError, match="scalar_cache_stage must be a bool"):
         d.replace(scalar_cache_stage=1)
-    with pytest.raises(ConfigError, match="trans_mul_regs must be 0, 1 or 2"):
-        d.replace(trans_mul_regs=3)
+    for gone in ("trans_shared", "trans_mul_regs"):      # one transcendental unit, no options
+        with pytest.raises(ConfigError, match="unknown DCUConfig field"):
+            d.replace(**{gone: 1})
     with pytest.raises(ConfigError, match="unknown DCUConfig field"):
         d.replace(lane=16)
     with pytest.raises(ConfigError, match="multiple of vgpr_granule"):

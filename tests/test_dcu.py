@@ -79,13 +79,12 @@ def test_rdna1_preset_runs_a_kernel():
     _check("vector_add_asm", "rdna1")
 
 
-@pytest.mark.parametrize("config", ["fpga", get_config("tiny").replace(name="tiny-trans-shared", trans_shared=True)],
-                         ids=["fpga", "tiny-trans-shared"])
+@pytest.mark.parametrize("config", ["fpga", "tiny"])
 def test_one_transcendental_unit_shared_by_the_simds(config):
-    """The SIMDs take turns on one transcendental unit (``config.trans_shared``,
-    hdl/simd/transshare.py): a kernel whose waves issue transcendental instructions on every SIMD
-    gives the golden results and the model's counts. ``fpga`` has the banked register file;
-    on ``tiny`` (the wide one) an instruction the unit does not take at once waits in EX."""
+    """The SIMDs take turns on one transcendental unit (hdl/simd/transshare.py): a kernel whose
+    waves issue transcendental instructions on every SIMD gives the golden results and the
+    model's counts. ``fpga`` has the banked register file; on ``tiny`` (the wide one) an
+    instruction the unit does not take at once waits in EX."""
     report = _check("transcendental_asm", config)
     assert all(report.counters[f"simd{s}.issued.trans"] > 0 for s in range(4)), report.counters
 

@@ -767,8 +767,8 @@ def test_cells_by_source():
 
 def test_bench_synth_sums_the_dcu_blocks(monkeypatch):
     """``dcu bench synth``: one row per block of each preset's DCU and their sum over the DCU's
-    instances (four SIMDs, two vector memory units, one of the rest; the default DCU has no
-    shared transcendental unit), the default's as generic cells; Yosys is not run."""
+    instances (four SIMDs, two vector memory units, one of the rest), the default's as
+    generic cells; Yosys is not run."""
     from dcu.bench import fpga as bench_fpga
     import dcu.fpga.flow as fpga
     luts = {"simd": 1000, "lds": 200, "l0": 30, "icache": 4, "scache": 5, "dispatcher": 6, "barrier": 7,
@@ -781,11 +781,10 @@ def test_bench_synth_sums_the_dcu_blocks(monkeypatch):
     monkeypatch.setattr(fpga, "synth_block", fake)
     monkeypatch.delenv("DCU_SYNTH_WHOLE", raising=False)
     rows = bench_fpga.synth()["rows"]
-    default_blocks = [top for top in luts if top != "trans_shared"]     # default: a unit per SIMD
-    assert [r["top"] for r in rows] == [*luts, "dcu: its blocks summed", *default_blocks, "dcu: its blocks summed"]
+    assert [r["top"] for r in rows] == [*luts, "dcu: its blocks summed", *luts, "dcu: its blocks summed"]
     total = rows[len(luts)]
     assert total["lut_equiv"] == 4 * 1000 + 200 + 2 * 30 + 4 + 5 + 6 + 7 + 8 and total["ff"] == 12
-    assert rows[-1]["config"] == "default" and rows[-1]["cells"] == 4 + 1 + 2 + 4 and "gates" in rows[-1]
+    assert rows[-1]["config"] == "default" and rows[-1]["cells"] == 4 + 1 + 2 + 5 and "gates" in rows[-1]
     assert rows[0]["rtlil_sha256"] == "sha-simd"
 
 
@@ -801,7 +800,7 @@ def test_fit_check_sums_blocks_measured_from_the_same_rtlil(tmp_path):
     import dcu.fpga.flow as fpga
     from hdl.config import get_config
     tops = [top for top, _ in fpga.dcu_blocks(get_config("fpga"))]
-    assert tops[:3] == ["simd", "lds", "l0"] and "trans_shared" in tops      # the fpga preset shares one
+    assert tops[:3] == ["simd", "lds", "l0"] and "trans_shared" in tops      # one for the four SIMDs
     digests = {top: f"sha-{top}" for top in tops}
     results = tmp_path / "synth-fpga.json"
     luts = {top: 20_000 for top in tops}

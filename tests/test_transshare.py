@@ -18,7 +18,7 @@ from hdl.config import DCUConfig
 from hdl.simd.transshare import SharedTrans
 from tests.lint import convert_and_lint
 from tests.bitpack import pack_lanes, unpack_lanes
-from tests.test_trans import OPS, make_waves, random_inputs
+from tests.trans_inputs import OPS, make_waves, random_inputs
 
 PORTS = 4
 SEED = 20261125

@@ -124,12 +124,12 @@ def depth(config: str = "fpga", paths: int = 3) -> dict:
 def fpga_budget(config: str = "fpga") -> dict:
     """The whole DCU's register bits, DSP blocks and memory bits counted in its RTLIL
     (``dcu/fpga/budget.py``; no FPGA tools, minutes instead of a synthesis that does not finish)
-    against the ECP5-85F: the preset, the preset without its three sharing options
-    (``trans_shared``, ``shared_multiplier``, ``shared_mem_request``, and with it ``request_in_rows``),
-    and other lane counts."""
+    against the ECP5-85F: the preset, the preset without its two sharing options
+    (``shared_multiplier``, ``shared_mem_request``, and with it ``request_in_rows``), and other
+    lane counts."""
     base = get_config(config)
     variants = {config: base,
-                "without sharing": base.replace(trans_shared=False, shared_multiplier=False, shared_mem_request=False,
+                "without sharing": base.replace(shared_multiplier=False, shared_mem_request=False,
                                                 request_in_rows=False),
                 "lanes 8, trans_lanes 8": base.replace(lanes=8, trans_lanes=8),
                 # LDS windows are at least 4 lanes: wider than a 2-lane request row

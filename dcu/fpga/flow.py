@@ -605,9 +605,8 @@ def depth_block(top: str, config="fpga", out_dir="build/fpga/blocks", paths: int
 def dcu_blocks(cfg) -> list[tuple[str, int]]:
     """The blocks of ``hdl/tops.py`` that make up a DCU, with their number of instances (the
     DCU's own glue, its memory arbiter and counter select, is not among them)."""
-    blocks = [("simd", cfg.simds), ("lds", 1), ("l0", cfg.cus), ("icache", 1), ("scache", 1),
-              ("dispatcher", 1), ("barrier", 1)]
-    return blocks + ([("trans_shared", 1)] if cfg.trans_shared else [])
+    return [("simd", cfg.simds), ("lds", 1), ("l0", cfg.cus), ("icache", 1), ("scache", 1),
+            ("dispatcher", 1), ("barrier", 1), ("trans_shared", 1)]
 
 
 #: The resources :func:`fit_check` sums: a ``dcu bench synth`` row's key, the 85F's key

@@ -22,7 +22,7 @@ runs. Nothing else changes (the moved wires become ``reg`` s of the same width);
 hardware the Verilog describes is the same.
 
 The RTL helps by computing idle logic under the condition that makes it useful (a unit's
-stage under its ``valid``: ``hdl/mem/vmem.py``, ``hdl/mem/lds.py``, ``hdl/simd/trans.py``; the VALUs'
+stage under its ``valid``: ``hdl/mem/vmem.py``, ``hdl/mem/lds.py``; the VALUs'
 operands under an instruction in EX, ``hdl/simd/core.py``), which gives this pass a branch.
 
 It works on one module at a time: run it on a design flattened below the level worth

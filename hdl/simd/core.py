@@ -40,7 +40,8 @@ from .lanemul import FP_WIDTH as FP_MUL_W, WIDTH as MUL_W, LaneMultiplier
 from ..layouts import (ADDR, ISSUE_GROUPS, LANES, SEQ, DecodedInst, FetchReq, FetchResp, LaunchLayout, ReqRow,
                       SimdPerf, SmemReq, SmemResp, StallReason, VecMemReq, VecMemResp)
 from .regfile import SgprFile, VgprFile
-from .trans import CLS_OF as _TRANS_OPS, TransIn, TransOut, TransUnit, latency as trans_latency
+from .trans import CLS_OF as _TRANS_OPS, TransIn, TransOut
+from .transseq import TransSeq
 from .valu_int import VALUInt
 
 __all__ = ["SIMD", "IMPLEMENTED", "NO_CLAMP", "NO_OMOD", "ErrorCause", "ErrorLayout", "WaveStatus", "SCALAR_PIPE_KINDS"]
@@ -95,10 +96,10 @@ class SIMD(wiring.Component):
         this SIMD has signalled. True: it leaves that to the DCU (``bar_wait`` /
         ``bar_release``), for workgroups that span SIMDs.
     external_trans : bool
-        False: the SIMD has its own transcendental unit (:class:`~hdl.simd.trans.TransUnit`).
+        False: the SIMD has its own transcendental unit (:class:`~hdl.simd.transseq.TransSeq`).
         True: it sends transcendental waves out through ``trans_req`` and takes their results
-        from ``trans_resp``, for a unit the DCU shares among its SIMDs
-        (``config.trans_shared``).
+        from ``trans_resp``, for the unit the DCU shares among its SIMDs
+        (``hdl/simd/transshare.py``).
 
     Members
     -------
@@ -949,21 +950,20 @@ class SIMD(wiring.Component):
         with mw.If(wb.valu):
             mw.d.comb += [vw_alu.addr.eq(wb.v_addr), vw_alu.en.eq(wb.v_en),
                           vw_alu.data.eq(Mux(wb.writelane, Cat(*[wb.value] * G), Mux(wb.half, res_hi, res_lo)))]
-        # transcendental unit: one wave every 32 / trans_lanes cycles; results return in order,
-        # so a FIFO keeps each instruction's wave, destination, EXEC and sequence number, deep
-        # enough for every wave the unit can hold plus its stalled output. A result waits
+        # transcendental unit (hdl/simd/transseq.py): results return in order, so a FIFO keeps
+        # each instruction's wave, destination, EXEC and sequence number, two deep: the unit
+        # takes a wave when the previous one's result appears, so it holds at most that result
+        # and the wave it computes (shared, at most two of this SIMD's). A result waits
         # (the unit stalls) while the launch sequence writes v0 through the shared port (banked
         # VGPR file: while the port's buffer is full).
         if self.external_trans:
             trans_i, trans_o = self.trans_req, self.trans_resp
         else:
-            m.submodules.trans = trans = TransUnit(cfg)
+            m.submodules.trans = trans = TransSeq(cfg)
             trans_i, trans_o = trans.i, trans.o
         Pending = data.StructLayout({"wave": range(WID), "vdst": 8, "exec": 32, "seq": SEQ})
-        in_flight = -(-trans_latency(cfg.trans_lanes, cfg.trans_mul_regs) // (LANES // cfg.trans_lanes)) + 1
-        tq_bits = max(3, (in_flight - 1).bit_length())
-        tq = Array(Signal(Pending, name=f"trans_q{k}") for k in range(1 << tq_bits))
-        tq_head, tq_tail = Signal(tq_bits), Signal(tq_bits)
+        tq = Array(Signal(Pending, name=f"trans_q{k}") for k in range(2))
+        tq_head, tq_tail = Signal(1), Signal(1)
         sign = Const(sum(1 << (32 * n + 31) for n in range(LANES)), 32 * LANES)
         t_src = Mux(xi.abs[0], src0_all & ~sign, src0_all)
         x_trans, trans_take = Signal(), Signal()

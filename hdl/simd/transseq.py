@@ -1,10 +1,11 @@
-"""The DCU's shared transcendental unit, sequential: one multiplier per lane group, stepped.
+"""The transcendental unit, sequential: one multiplier per lane group, stepped.
 
-:class:`TransSeq` computes what :class:`~hdl.simd.trans.TransUnit` computes (the integer
-algorithms of ``docs/fp32.md`` §5, bit for bit equal to ``sim.fp32``) with a fraction of its
-logic: instead of a pipeline stage and a multiplier per step, each of its ``trans_lanes``
-datapaths has one 35 × 52-bit signed multiplier (six 18 × 18 tiles) through which every
-step of every operation passes.
+:class:`TransSeq` computes v_rcp_f32, v_rcp_iflag_f32, v_rsq_f32, v_sqrt_f32, v_exp_f32 and
+v_log_f32 with the integer algorithms of ``docs/fp32.md`` §5, bit for bit equal to
+``sim.fp32`` (its tables, classes and payloads: ``hdl/simd/trans.py``). Each of its
+``trans_lanes`` datapaths has one 35 × 52-bit signed multiplier (six 18 × 18 tiles) through
+which every step of every operation passes. A DCU has one, which its four SIMDs take in turn
+(``hdl/simd/transshare.py``); a SIMD built alone has its own.
 
 Organisation
 ------------
@@ -34,11 +35,11 @@ st7   ``round_pack`` rounding and the special-case result, shifted into the outp
 ====  ==================================================================================
 
 Timing: a pass lasts ``P = max(G, 5)`` cycles. A wave accepted in cycle *t* presents its
-result (``o.valid``) in cycle *t* + ``passes × P + G - P + 8`` (:func:`latency`; the ``fpga``
-preset's one lane: 264 cycles for rsq and sqrt, 168 for rcp, exp and log; an unsupported op
-40). The unit computes one wave at a time: ``i.ready`` rises again with ``o.valid``, so it
-takes one wave per latency. The next wave's last pass waits while the previous result is
-still in the output register.
+result (``o.valid``) in cycle *t* + ``passes × P + G - P + 8`` (:func:`latency`; the
+``default`` preset's eight datapaths: 47 cycles for rsq and sqrt, 32 for rcp, exp and log; the
+``fpga`` preset's one: 264 and 168; an unsupported op 40 with one). The unit computes one
+wave at a time: ``i.ready`` rises again with ``o.valid``, so it takes one wave per latency.
+The next wave's last pass waits while the previous result is still in the output register.
 
 ROM: 512 words of 64 bits (two block RAMs), addressed by table and index: rcp and rsq seeds,
 2^(j/64), and log2's ``(C, L)`` pair, read through one synchronous port per lane.
@@ -80,8 +81,8 @@ _ALIGN = 36
 
 
 def _normalise(rp):
-    """``round_pack`` part 1 (:func:`hdl.simd.trans._round_pack_norm`) for a ``sig`` that is 0
-    or has its leading one at bit 32 or above: a 32-bit leading-zero count, a 5-level shift."""
+    """``round_pack`` part 1, normalisation, for a ``sig`` that is 0 or has its leading one at
+    bit 32 or above: a 32-bit leading-zero count, a 5-level shift."""
     v = Cat(rp.sig, Const(0, 1))                           # 64 bits, bit 63 clear
     top = v[32:64]
     lz = lzc(top)[0:5]
@@ -116,8 +117,9 @@ class TransSeq(wiring.Component):
     Attributes
     ----------
     i : In(stream.Signature(TransIn))
-        As :class:`~hdl.simd.trans.TransUnit`'s. ``ready`` does not depend on ``valid``: it is
-        high while no wave is being computed (from the cycle a result appears).
+        Waves to compute (:data:`~hdl.simd.trans.TransIn`: ``op``, the 32 operands ``a``,
+        ``tag``). ``ready`` does not depend on ``valid``: it is high while no wave is being
+        computed (from the cycle a result appears).
     o : Out(stream.Signature(TransOut))
         Results with their ``tag``, one wave at a time; the payload is held while stalled.
     """

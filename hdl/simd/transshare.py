@@ -1,16 +1,15 @@
-"""One transcendental unit shared by the SIMDs of a DCU (``config.trans_shared``).
+"""The transcendental unit shared by the SIMDs of a DCU.
 
-RDNA gives every SIMD its own transcendental unit. On an FPGA that unit is the largest
-block of a SIMD (at 8 lanes: 288 of the SIMD's multipliers and 16,000 flip-flops;
-docs/fpga.md), while kernels issue few transcendental instructions, so the ``fpga`` preset
-keeps one for the whole DCU, and a small one: :class:`~hdl.simd.transseq.TransSeq`, which steps
-every operation through one multiplier per lane group. :class:`SharedTrans` puts a
-round-robin arbiter in front of it and sends each result back to the SIMD that sent the wave
-(the unit carries the SIMD's index in its ``tag``; it returns waves in the order it took
-them, so each SIMD gets its own in order). A SIMD drives its payload only while its port is
-valid and ready (zero otherwise), and the arbiter makes one port ready among those with a
-wave, so the wave is the OR of the ports' payloads: one LUT4 a bit for four ports, where a
-multiplexer takes three.
+RDNA gives every SIMD its own transcendental unit. On an FPGA a pipelined one is the largest
+block of a SIMD (at 8 lanes: 288 multipliers and 16,000 flip-flops), while kernels issue few
+transcendental instructions, so the DCU keeps one for all four SIMDs, and a small one:
+:class:`~hdl.simd.transseq.TransSeq`, which steps every operation through one multiplier per
+lane group. :class:`SharedTrans` puts a round-robin arbiter in front of it and sends each
+result back to the SIMD that sent the wave (the unit carries the SIMD's index in its ``tag``;
+it returns waves in the order it took them, so each SIMD gets its own in order). A SIMD
+drives its payload only while its port is valid and ready (zero otherwise), and the arbiter
+makes one port ready among those with a wave, so the wave is the OR of the ports' payloads:
+one LUT4 a bit for four ports, where a multiplexer takes three.
 """
 from __future__ import annotations
 

@@ -9,8 +9,7 @@
                                          \\        |         |
                                           +--------+---------+--> MemArbiter --> mem
 
-(``config.trans_shared``: one transcendental unit for the four SIMDs, ``hdl/simd/transshare.py``,
-instead of one in each.)
+(One transcendental unit serves the four SIMDs, ``hdl/simd/transshare.py``.)
 
 The DCU has one external memory port (``hdl/mem/memport.py``). Every error (an illegal
 instruction, a memory fault, a workgroup that can never be placed, the watchdog) stops the
@@ -129,8 +128,8 @@ class DCU(wiring.Component):
         self.config = config
         self.watchdog_cycles = watchdog_cycles
         cfg = config
-        self.simds = [SIMD(cfg, external_barrier=True, external_trans=cfg.trans_shared) for _ in range(cfg.simds)]
-        self.trans = SharedTrans(cfg, cfg.simds) if cfg.trans_shared else None
+        self.simds = [SIMD(cfg, external_barrier=True, external_trans=True) for _ in range(cfg.simds)]
+        self.trans = SharedTrans(cfg, cfg.simds)
         self.icache = ICache(cfg)
         self.scache = ScalarCache(cfg)
         self.vmem = [VecMemUnit(cfg, map_ranges=map_ranges) for _ in range(cfg.cus)]
@@ -180,10 +179,8 @@ class DCU(wiring.Component):
 
         for s, simd in enumerate(self.simds):
             add(f"simd{s}", simd)
-        for name in ("icache", "scache", "lds", "arbiter", "dispatcher", "barrier"):
+        for name in ("icache", "scache", "lds", "arbiter", "dispatcher", "barrier", "trans"):
             add(name, getattr(self, name))
-        if self.trans is not None:
-            add("trans", self.trans)
         for c, v in enumerate(self.vmem):
             add(f"vmem{c}", v)
         disp, bar, lds = self.dispatcher, self.barrier, self.lds
@@ -213,9 +210,8 @@ class DCU(wiring.Component):
             connect(m, simd.lds_req, lds.req[s])
             m.d.comb += [simd.vmem_req_row.eq(self.vmem[cu].req_row[k]), simd.lds_req_row.eq(lds.req_row[s])]
             connect(m, lds.resp[s], simd.lds_resp)
-            if self.trans is not None:
-                connect(m, simd.trans_req, self.trans.req[s])
-                connect(m, self.trans.resp[s], simd.trans_resp)
+            connect(m, simd.trans_req, self.trans.req[s])
+            connect(m, self.trans.resp[s], simd.trans_resp)
         for v in self.vmem:
             m.d.comb += [v.aperture_base.eq(self.aperture_base), v.aperture_size.eq(self.aperture_size)]
             if self.map_ranges:
