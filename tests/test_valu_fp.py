@@ -37,7 +37,7 @@ from tests.lint import convert_and_lint
 
 U32 = np.uint32
 LANES = 32
-RANDOM_VECTORS = 2000         # per op: 64,000 random operand triples
+RANDOM_VECTORS = 1000         # per op: 32,000 random operand triples
 SEED = 0x5EED_F32
 
 QNAN, SNAN = 0x7FC0_0000, 0x7F80_0001
