@@ -327,8 +327,9 @@ amdhsa.version:
 
 
 @pytest.mark.parametrize("preset,count", [
-    ("default", RANDOM_PROGRAMS),
+    ("default", RANDOM_PROGRAMS // 2),
     ("fpga", RANDOM_PROGRAMS // 4),
+    pytest.param("default", RANDOM_PROGRAMS, marks=pytest.mark.slow, id="default-all"),
     pytest.param("fpga", RANDOM_PROGRAMS, marks=pytest.mark.slow, id="fpga-all"),
 ])
 def test_random_programs_match_the_model_in_lock_step(tmp_path, preset, count):
