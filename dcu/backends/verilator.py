@@ -506,6 +506,9 @@ def build(config, mem_bytes: int, mem_base: int, *, watchdog_cycles: int = 50_00
             return VerilatorBuild(d, d / obj / "Vsim", tuple(info["perf_names"]), mem_bytes, mem_base,
                                   info["build_seconds"], version, tuple(info.get("trained_on") or ()))
         t0 = time.perf_counter()
+        # no record: any objects there are from a build that was stopped, and make would
+        # trust their dates (ccache makes the full rebuild cheap)
+        shutil.rmtree(d / obj, ignore_errors=True)
         names = _convert_locked(d, cfg, mem_bytes, mem_base, watchdog_cycles)
         (d / "harness.cpp").write_text(HARNESS.replace("@TOP@", TOP).replace("@NPERF@", str(len(names)))
                                        .replace("@MAGIC_IN@", f"{MAGIC_IN:08x}")
