@@ -441,14 +441,20 @@ def _at_most(v, n):
 
 
 def _small_divmod(m, q, d, n, name):
-    """``(q // d, q % d)`` for ``q < n`` and ``1 <= d <= n``: a table of a few bits."""
-    qw = max(1, (n - 1).bit_length())
+    """``(q // d, q % d)`` for ``q < n`` and ``1 <= d <= n``: a table of a few bits, read as
+    one constant word select per output (no process shared by the two)."""
+    qw, w = max(1, (n - 1).bit_length()), max(1, (n - 1).bit_length())
+    index = Cat(q[:qw], d)
+    div_t = mod_t = 0
+    for i in range(1 << len(index)):
+        qq, dd = i & ((1 << qw) - 1), i >> qw
+        if qq < n and 1 <= dd <= n:
+            div_t |= (qq // dd) << (i * w)
+            mod_t |= (qq % dd) << (i * w)
     div, mod = Signal(range(n), name=f"{name}_div"), Signal(range(n), name=f"{name}_mod")
-    with m.Switch(Cat(q[:qw], d)):
-        for qq in range(n):
-            for dd in range(1, n + 1):
-                with m.Case(qq | dd << qw):
-                    m.d.comb += [div.eq(qq // dd), mod.eq(qq % dd)]
+    size = w << len(index)
+    m.d.comb += [div.eq(Const(div_t, size).word_select(index, w)),
+                 mod.eq(Const(mod_t, size).word_select(index, w))]
     return div, mod
 
 
