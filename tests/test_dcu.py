@@ -26,7 +26,9 @@ from dcu.launch import LaunchUnsupported
 from firmware_tests.manifest import TESTS, get
 from dcu.firmware import issue_mismatches, run_firmware
 from hdl.config import get_config
+from hdl.top.barrier import WorkgroupBarrier
 from hdl.top.dcu import DCU
+from hdl.top.dispatch import Dispatcher
 from tests.asmutil import needs_llvm
 from tests.lint import convert_and_lint
 
@@ -89,17 +91,27 @@ def test_one_transcendental_unit_shared_by_the_simds(config):
     assert all(report.counters[f"simd{s}.issued.trans"] > 0 for s in range(4)), report.counters
 
 
+ONE_SLOT = get_config("tiny").replace(name="tiny-1slot", wave_slots=1)
+
+
 def test_one_wave_slot_per_simd(tmp_path):
     """``wave_slots=1``, the least wave state a SIMD can have: its wave fields are still a bit
-    wide (``config.wave_ids``), so the DCU converts and lints. Two-wave workgroups spread over
-    a CU's two SIMDs give the golden results and the model's counts on every SIMD; a
-    workgroup of more waves than the CU's two slots is refused before launch."""
-    config = get_config("tiny").replace(name="tiny-1slot", wave_slots=1)
-    convert_and_lint(DCU(config), "dcu", tmp_path)
+    wide (``config.wave_ids``), so the blocks sized by wave slots convert and lint. Two-wave
+    workgroups spread over a CU's two SIMDs give the golden results and the model's counts on
+    every SIMD; a workgroup of more waves than the CU's two slots is refused before launch."""
+    config = ONE_SLOT
+    convert_and_lint(Dispatcher(config), "dispatcher", tmp_path)
+    convert_and_lint(WorkgroupBarrier(config), "barrier", tmp_path)
     report = _check("divergence_cl", config)
     assert all(report.counters[f"simd{s}.issued.valu"] > 0 for s in range(4)), report.counters
     with pytest.raises(ResourceError, match=r"2 SIMDs x 1: 1 slot,"):
         run_firmware(get("lds_reduce_asm"), backend="rtl", config=config)
+
+
+@pytest.mark.slow
+def test_one_wave_slot_dcu_converts_and_lints(tmp_path):
+    """The whole one-slot DCU in Verilog (about 20 minutes on 2 cores)."""
+    convert_and_lint(DCU(ONE_SLOT), "dcu", tmp_path)
 
 
 def test_session_reset_leaves_nothing_of_the_previous_dispatch():
