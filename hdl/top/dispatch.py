@@ -443,11 +443,11 @@ def _at_most(v, n):
 def _small_divmod(m, q, d, n, name):
     """``(q // d, q % d)`` for ``q < n`` and ``1 <= d <= n``: a table of a few bits, read as
     one constant word select per output (no process shared by the two)."""
-    qw, w = max(1, (n - 1).bit_length()), max(1, (n - 1).bit_length())
-    index = Cat(q[:qw], d)
+    w = max(1, (n - 1).bit_length())          # bits of q, and of each entry
+    index = Cat(q[:w], d)
     div_t = mod_t = 0
     for i in range(1 << len(index)):
-        qq, dd = i & ((1 << qw) - 1), i >> qw
+        qq, dd = i & ((1 << w) - 1), i >> w
         if qq < n and 1 <= dd <= n:
             div_t |= (qq // dd) << (i * w)
             mod_t |= (qq % dd) << (i * w)
