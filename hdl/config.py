@@ -320,6 +320,16 @@ class Implementation:
         keeps its latency when ``scalar_hit_latency`` >= 4; an answer from a fill takes a cycle
         more, and a second answer for the same SIMD starts a cycle after the first ends.
         ``False``: one cycle from the choice to the answer's first beat.
+    scalar_cache_slots : int
+        Requests the scalar cache holds at once (waiting out the hit latency, for memory or
+        for their SIMD's port), at least 2; 0 (the default) for ``max(8, scalar_hit_latency +
+        4)``, enough to accept one request per cycle while others wait for memory. The
+        ``fpga`` preset's 4 still accept one per cycle when all hit, and a fifth request
+        waits while four wait for memory (each slot's fields are compared every cycle).
+    scalar_cache_reads : int
+        Memory reads the scalar cache keeps in flight (its miss table's entries, each
+        compared with every lookup): 4, or 2 on the ``fpga`` preset, where a third line to
+        read waits for one of them. At most the external port's tags allow.
     coalesce_stage : bool
         ``True``: the vector memory unit registers the lane fields of the group it splits
         (lines, straddles, faults, offsets, addresses and data, and for each pair of its
@@ -355,6 +365,8 @@ class Implementation:
     request_in_rows: bool = False
     decode_memo: bool = True
     scalar_cache_stage: bool = False
+    scalar_cache_slots: int = 0
+    scalar_cache_reads: int = 4
     coalesce_stage: bool = False
     lds_pass_stage: bool = False
 
@@ -363,6 +375,10 @@ class Implementation:
         _raise(errors)
         if self.valu_stages not in (1, 3):
             errors.append(f"valu_stages must be 1 or 3, got {self.valu_stages}")
+        if self.scalar_cache_slots < 0 or self.scalar_cache_slots == 1:
+            errors.append(f"scalar_cache_slots must be 0 (automatic) or at least 2, got {self.scalar_cache_slots}")
+        if self.scalar_cache_reads < 1:
+            errors.append(f"scalar_cache_reads must be >= 1, got {self.scalar_cache_reads}")
         if self.regfile not in REGFILES:
             errors.append(f"regfile must be one of {REGFILES}, got {self.regfile!r}")
         if self.request_in_rows:
@@ -562,14 +578,16 @@ PRESETS: Mapping[str, DCUConfig] = {
     # 4 LDS banks per half, as many as lanes, scheduling 4 lanes at a time: the LDS's selects grow
     # with its banks and the accesses it schedules together; the coalescer
     # merges 4 lanes per line request: its per-lane logic grows with them; 32-byte instruction
-    # fetches halve the SIMDs' line buffers and the instruction cache's answer queues (docs/fpga.md)
+    # fetches halve the SIMDs' line buffers and the instruction cache's answer queues; the scalar
+    # cache's request slots and reads in flight, each compared every cycle, are halved (docs/fpga.md)
     "fpga": _DEFAULT.replace(name="fpga", lanes=4, trans_lanes=1, wave_slots=2, vgprs_per_simd=128,
                              lds_bytes_per_half=4 * 1024, lds_banks=4, lds_window_lanes=4,
                              l0_bytes=2 * 1024, coalesce_lanes=4,
                              scalar_cache_bytes=1024, icache_bytes=2 * 1024, fetch_bytes=32, regfile="banked",
                              shared_multiplier=True, shared_mem_request=True,
                              coalesce_in_place=True, lds_in_place=True, request_in_rows=True,
-                             decode_memo=False, scalar_cache_stage=True, coalesce_stage=True,
+                             decode_memo=False, scalar_cache_stage=True, scalar_cache_slots=4,
+                             scalar_cache_reads=2, coalesce_stage=True,
                              lds_pass_stage=True, valu_stages=3),
 }
 

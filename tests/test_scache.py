@@ -382,7 +382,9 @@ def config_error(make, match):
 def test_bad_geometry():
     config_error(lambda: ScalarCache(get_config("default").replace(scalar_cache_line=128)),
                  "lines of 128 bytes are not supported")
-    config_error(lambda: ScalarCache(get_config("default"), mshrs=100), "100 reads in flight")
+    config_error(lambda: ScalarCache(get_config("default").replace(scalar_cache_reads=100)), "100 reads in flight")
+    config_error(lambda: get_config("fpga").replace(scalar_cache_slots=1), "scalar_cache_slots must be 0")
+    config_error(lambda: get_config("fpga").replace(scalar_cache_reads=0), "scalar_cache_reads must be >= 1")
 
 
 @pytest.mark.parametrize("preset", ["default", "rdna1", "fpga"])

@@ -75,13 +75,10 @@ class ScalarCache(wiring.Component):
         Size (``scalar_cache_bytes``, ``scalar_cache_line`` = 64), SIMDs, wave slots and
         ``scalar_hit_latency``: a hit's first beat leaves ``max(3, scalar_hit_latency)``
         cycles after its request is accepted (``max(4, scalar_hit_latency)`` with
-        ``scalar_cache_stage``).
-    slots : int, optional
-        Requests in the cache at once (waiting out the hit latency, waiting for memory or
-        for their port); by default ``max(8, scalar_hit_latency + 4)``, enough to accept one
-        request per cycle.
-    mshrs : int
-        Memory reads in flight at once.
+        ``scalar_cache_stage``). ``scalar_cache_slots``: requests in the cache at once
+        (waiting out the hit latency, waiting for memory or for their port; 0: ``max(8,
+        scalar_hit_latency + 4)``, enough to accept one request per cycle);
+        ``scalar_cache_reads``: memory reads in flight at once.
 
     Members
     -------
@@ -103,11 +100,11 @@ class ScalarCache(wiring.Component):
         Latched at the first fault: the requesting SIMD, wave and request address.
     """
 
-    def __init__(self, config: DCUConfig, slots: int | None = None, mshrs: int = 4):
+    def __init__(self, config: DCUConfig):
         self.config = config
         self._sets = check_geometry("scalar cache", config.scalar_cache_bytes, config.scalar_cache_line)
-        self._slots = slots or max(8, config.scalar_hit_latency + 4)
-        self._mshrs = check_reads("scalar cache", mshrs)
+        self._slots = config.scalar_cache_slots or max(8, config.scalar_hit_latency + 4)
+        self._mshrs = check_reads("scalar cache", config.scalar_cache_reads)
         P = config.simds
         super().__init__({
             "req": In(stream.Signature(SmemReq(config))).array(P),
