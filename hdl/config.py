@@ -330,6 +330,13 @@ class Implementation:
         Memory reads the scalar cache keeps in flight (its miss table's entries, each
         compared with every lookup): 4, or 2 on the ``fpga`` preset, where a third line to
         read waits for one of them. At most the external port's tags allow.
+    scalar_cache_word : int
+        Bits of a word of the scalar cache's line memory, which a fill writes one per cycle
+        from the 128-byte response: 64, a fill takes 16 cycles and each answer beat picks its
+        dword from the word it reads; or 32 (the ``fpga`` preset's), a fill takes 32 cycles
+        and a beat reads its dword alone: the fill's select is as wide, the answers' dword
+        select goes away, and each read port's copy of the line memory is one block RAM
+        instead of two.
     coalesce_stage : bool
         ``True``: the vector memory unit registers the lane fields of the group it splits
         (lines, straddles, faults, offsets, addresses and data, and for each pair of its
@@ -367,6 +374,7 @@ class Implementation:
     scalar_cache_stage: bool = False
     scalar_cache_slots: int = 0
     scalar_cache_reads: int = 4
+    scalar_cache_word: int = 64
     coalesce_stage: bool = False
     lds_pass_stage: bool = False
 
@@ -379,6 +387,8 @@ class Implementation:
             errors.append(f"scalar_cache_slots must be 0 (automatic) or at least 2, got {self.scalar_cache_slots}")
         if self.scalar_cache_reads < 1:
             errors.append(f"scalar_cache_reads must be >= 1, got {self.scalar_cache_reads}")
+        if self.scalar_cache_word not in (32, 64):
+            errors.append(f"scalar_cache_word must be 32 or 64, got {self.scalar_cache_word}")
         if self.regfile not in REGFILES:
             errors.append(f"regfile must be one of {REGFILES}, got {self.regfile!r}")
         if self.request_in_rows:
@@ -579,7 +589,8 @@ PRESETS: Mapping[str, DCUConfig] = {
     # with its banks and the accesses it schedules together; the coalescer
     # merges 4 lanes per line request: its per-lane logic grows with them; 32-byte instruction
     # fetches halve the SIMDs' line buffers and the instruction cache's answer queues; the scalar
-    # cache's request slots and reads in flight, each compared every cycle, are halved (docs/fpga.md)
+    # cache's request slots and reads in flight, each compared every cycle, are halved, and its
+    # line memory holds dwords, not pairs (docs/fpga.md)
     "fpga": _DEFAULT.replace(name="fpga", lanes=4, trans_lanes=1, wave_slots=2, vgprs_per_simd=128,
                              lds_bytes_per_half=4 * 1024, lds_banks=4, lds_window_lanes=4,
                              l0_bytes=2 * 1024, coalesce_lanes=4,
@@ -587,7 +598,7 @@ PRESETS: Mapping[str, DCUConfig] = {
                              shared_multiplier=True, shared_mem_request=True,
                              coalesce_in_place=True, lds_in_place=True, request_in_rows=True,
                              decode_memo=False, scalar_cache_stage=True, scalar_cache_slots=4,
-                             scalar_cache_reads=2, coalesce_stage=True,
+                             scalar_cache_reads=2, scalar_cache_word=32, coalesce_stage=True,
                              lds_pass_stage=True, valu_stages=3),
 }
 

@@ -336,12 +336,12 @@ def test_hit_latency_and_throughput(preset):
     bench.send(0, request(OpId.S_LOAD_B32, BASE, seq=0))             # warm one memory line
 
     def hook(b):
-        if b.cycle == 40:
+        if b.cycle == 60:                                                 # its fill is written
             for p in range(4):
                 for k in range(10):
                     b.send(p, request(OpId.S_LOAD_B32, BASE + 4 * (p + k), seq=1 + k, sdst=k))
         return False
-    bench.run(lambda b: b.cycle > 40 and all_answered(b), hook=hook, limit=1000)
+    bench.run(lambda b: b.cycle > 60 and all_answered(b), hook=hook, limit=1000)
     accepts = sorted(c for p in range(4) for c, r in bench.accepted[p] if r["seq"] > 0)
     assert accepts == list(range(accepts[0], accepts[0] + 40)), "one request per cycle"
     latency = max(4 if cfg.scalar_cache_stage else 3, cfg.scalar_hit_latency)
@@ -385,6 +385,7 @@ def test_bad_geometry():
     config_error(lambda: ScalarCache(get_config("default").replace(scalar_cache_reads=100)), "100 reads in flight")
     config_error(lambda: get_config("fpga").replace(scalar_cache_slots=1), "scalar_cache_slots must be 0")
     config_error(lambda: get_config("fpga").replace(scalar_cache_reads=0), "scalar_cache_reads must be >= 1")
+    config_error(lambda: get_config("fpga").replace(scalar_cache_word=128), "scalar_cache_word must be 32 or 64")
 
 
 @pytest.mark.parametrize("preset", ["default", "rdna1", "fpga"])

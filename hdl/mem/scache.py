@@ -1,11 +1,11 @@
 """The scalar data cache shared by the DCU's four SIMDs (docs/memory.md, "Scalar cache").
 
 Built as block RAM with a little control around it: direct-mapped 64-byte lines whose bytes
-sit in one ``Memory`` of 64-bit words, with a tag ``Memory`` of 128-byte memory lines (a read
-fills both cache lines it holds) and a valid register that a flush clears at once. A fill is
-written one word per cycle, so the only wide path is the choice of a 1,024-bit response's
-word. Each SIMD's answer reads its dwords from the line memory as its beats leave, through a
-read port of its own: no line is copied outside the line memory.
+sit in one ``Memory`` of ``scalar_cache_word``-bit words, with a tag ``Memory`` of 128-byte
+memory lines (a read fills both cache lines it holds) and a valid register that a flush clears
+at once. A fill is written one word per cycle, so the only wide path is the choice of a
+1,024-bit response's word. Each SIMD's answer reads its dwords from the line memory as its
+beats leave, through a read port of its own: no line is copied outside the line memory.
 
 Each accepted request takes a *slot* that holds it until its answer starts; a request whose
 lines are present answers while older requests still wait for memory (hit under miss), so
@@ -38,9 +38,6 @@ from .linecache import BLOCK_ADDR, ErrorLayout, MissTable, check_geometry, check
 from .memport import ADDR_BITS, LINE_BYTES, MemReq, MemResp
 
 __all__ = ["ScalarCache"]
-
-WORD = 64                              # bits of a line-memory word: two dwords
-FILL_BEATS = 8 * LINE_BYTES // WORD    # cycles a fill takes to write a memory line
 
 
 class Width(enum.Enum, shape=2):
@@ -78,7 +75,8 @@ class ScalarCache(wiring.Component):
         ``scalar_cache_stage``). ``scalar_cache_slots``: requests in the cache at once
         (waiting out the hit latency, waiting for memory or for their port; 0: ``max(8,
         scalar_hit_latency + 4)``, enough to accept one request per cycle);
-        ``scalar_cache_reads``: memory reads in flight at once.
+        ``scalar_cache_reads``: memory reads in flight at once; ``scalar_cache_word``: the
+        bits of a line-memory word, which a fill writes one per cycle.
 
     Members
     -------
@@ -123,6 +121,9 @@ class ScalarCache(wiring.Component):
         delay = max(0, cfg.scalar_hit_latency - (3 if stage else 2))   # cycles a slot waits after acceptance
         ib = exact_log2(self._sets // 2)          # memory-line slot index bits
         db = 5 + ib                               # dword index bits in the line memory
+        word = cfg.scalar_cache_word              # bits of a line-memory word
+        fill_beats = 8 * LINE_BYTES // word       # cycles a fill takes to write a memory line
+        wb = exact_log2(word // 32)               # dword index bits within a word
         m = Module()
         Info = _info_layout(cfg, db)
         Who = data.StructLayout({"wave": range(cfg.wave_ids), "addr": 64})
@@ -131,7 +132,7 @@ class ScalarCache(wiring.Component):
         # a word read in the cycle it is written is never used (a fill waits while a port reads
         # its slot, and no answer from it starts while it is written): block RAM need not order
         # them (``no_rw_check``, as in hdl/mem/icache.py)
-        lines = memory.Memory(shape=WORD, depth=self._sets * 8, init=[], attrs={"no_rw_check": 1})
+        lines = memory.Memory(shape=word, depth=self._sets * 512 // word, init=[], attrs={"no_rw_check": 1})
         tags = memory.Memory(shape=BLOCK_ADDR - ib, depth=1 << ib, init=[])
         info_mem = memory.Memory(shape=Info, depth=N, init=[])
         who_mem = memory.Memory(shape=Who, depth=N, init=[])
@@ -215,13 +216,13 @@ class ScalarCache(wiring.Component):
         fset = reads.fill_block[:ib]
         fprev = Signal(ib)                       # a slot whose next memory line is the fill's
         m.d.comb += fprev.eq(fset - 1)
-        beat = Signal(range(FILL_BEATS))
+        beat = Signal(range(fill_beats))
         held = Signal()                          # an answer reads ``fset``: the fill waits
         ok = resp.valid & ~resp.payload.fault
         pending = ok & (beat == 0)               # a fill that has not started
         writing = ok & ((beat != 0) | ~held)
         fill_last = Signal(name="mshr_last")    # the fill's last word is written
-        m.d.comb += fill_last.eq(writing & (beat == FILL_BEATS - 1))
+        m.d.comb += fill_last.eq(writing & (beat == fill_beats - 1))
         complete = fill_last | (resp.valid & resp.payload.fault)
         reads.free(complete, reads.fill_idx)
 
@@ -266,7 +267,7 @@ class ScalarCache(wiring.Component):
         with m.If(writing):
             m.d.sync += beat.eq(Mux(fill_last, 0, beat + 1))
         lw, tw = lines.write_port(), tags.write_port()
-        words = [resp.payload.data.word_select(k, WORD) for k in range(FILL_BEATS)]
+        words = [resp.payload.data.word_select(k, word) for k in range(fill_beats)]
         m.d.comb += [lw.addr.eq(Cat(beat, fset)), lw.en.eq(writing), lw.data.eq(Array(words)[beat]),
                      tw.addr.eq(fset), tw.en.eq(first), tw.data.eq(reads.fill_block[ib:])]
         keep = ~reads.noinstall.bit_select(reads.fill_idx, 1)
@@ -336,9 +337,9 @@ class ScalarCache(wiring.Component):
             take = r.valid & r.ready
             rd = lines.read_port()
             # the memory answers the previous cycle's address: address the next beat's word
-            m.d.comb += rd.addr.eq(Mux(load, ci.dword, cur + take)[1:db])
+            m.d.comb += rd.addr.eq(Mux(load, ci.dword, cur + take)[wb:db])
             conflicts.append(sv[p] & ~o.fault & ((o.set == fset) | (o.two & (o.set == fprev))))
-            dword = self._beat_data(rd.data, cur[0], o)
+            dword = self._beat_data(rd.data, cur[:wb], o)
             m.d.comb += [r.valid.eq(sv[p]), r.payload.wave.eq(o.wave), r.payload.seq.eq(o.seq),
                          r.payload.sdst.eq(o.sdst + nbeat), r.payload.last.eq(s_last[p]),
                          r.payload.data.eq(Mux(o.fault, 0, dword))]
@@ -380,13 +381,15 @@ class ScalarCache(wiring.Component):
 
     @staticmethod
     def _beat_data(word, odd, o) -> Value:
-        """A beat's dword from its line-memory ``word`` (``odd``: the upper dword), a byte or
-        halfword extended. Each result byte selects among the word's bytes it can come from
-        (``o.byte`` is 0 for a dword and even for a halfword), not a dword and then a byte."""
+        """A beat's dword from its line-memory ``word`` (``odd``: which dword of a 64-bit word;
+        no bits for a 32-bit one), a byte or halfword extended. Each result byte selects among
+        the word's bytes it can come from (``o.byte`` is 0 for a dword and even for a
+        halfword), not a dword and then a byte."""
         lane = Cat(o.byte, odd)                             # the word's byte in result byte 0
         b0 = word.word_select(lane, 8)
         b1 = word.word_select(lane[1:], 16)[8:]             # lane + 1 unless a byte load
         sign = o.signed & Mux(o.width == Width.BYTE, b0[7], b1[7])
         ext = sign.replicate(8)
+        dword = word.word_select(odd, 32) if len(odd) else word
         return Cat(b0, Mux(o.width == Width.BYTE, ext, b1),
-                   Mux(o.width == Width.DWORD, word.word_select(odd, 32)[16:], ext.replicate(2)))
+                   Mux(o.width == Width.DWORD, dword[16:], ext.replicate(2)))
