@@ -54,6 +54,7 @@ def _info_layout(cfg: DCUConfig, dword_bits: int) -> data.StructLayout:
         "signed": 1,
         "byte": 2,              # a byte or halfword's offset in its dword
         "dword": dword_bits,    # its first dword in the line memory
+        "two": 1,               # it reads the next memory line too
     })
 
 
@@ -190,7 +191,7 @@ class ScalarCache(wiring.Component):
                      iw.data.wave.eq(head.wave), iw.data.seq.eq(head.seq), iw.data.sdst.eq(head.sdst),
                      iw.data.beats.eq(Mux(width == Width.DWORD, head.dwords, 1)),
                      iw.data.width.eq(width), iw.data.signed.eq(signed), iw.data.byte.eq(addr[:2]),
-                     iw.data.dword.eq(addr[2:2 + db]),
+                     iw.data.dword.eq(addr[2:2 + db]), iw.data.two.eq(new_two),
                      ww.addr.eq(slot), ww.en.eq(accept), ww.data.wave.eq(head.wave), ww.data.addr.eq(head.addr)]
         alloc = Signal(N)
         with m.If(accept):
@@ -320,38 +321,41 @@ class ScalarCache(wiring.Component):
         info_rd = info_mem.read_port(domain="comb")
         m.d.comb += info_rd.addr.eq(chosen.slot)
         ci = info_rd.data
-        ctwo = (ci.width == Width.DWORD) & (ci.dword[:5] + ci.beats > 32)
 
         # ---- the ports: one dword per cycle from the line memory ------------------------------
-        SenderInfo = data.StructLayout({"wave": range(cfg.wave_ids), "seq": SEQ, "sdst": 7, "beats": range(17),
-                                        "width": Width, "signed": 1, "byte": 2, "fault": 1, "set": ib, "two": 1})
+        SenderInfo = data.StructLayout({"wave": range(cfg.wave_ids), "seq": SEQ, "sdst": 7, "width": Width,
+                                        "signed": 1, "byte": 2, "fault": 1, "set": ib, "two": 1})
         conflicts = []
         if stage:
-            conflicts.append(chosen.valid & ~chosen.fault & ((ci.dword[5:] == fset) | (ctwo & (ci.dword[5:] == fprev))))
+            conflicts.append(chosen.valid & ~chosen.fault
+                             & ((ci.dword[5:] == fset) | (ci.two & (ci.dword[5:] == fprev))))
         for p in range(P):
             r = self.resp[p]
             o = Signal(SenderInfo, name=f"out{p}")
             cur = Signal(db, name=f"out{p}_dword")       # the dword of the beat on the port
-            nbeat = Signal(range(16), name=f"out{p}_beat")
+            left = Signal(range(16), name=f"out{p}_left")  # beats after it
             load = chosen.valid & (chosen.simd == p)
             take = r.valid & r.ready
             rd = lines.read_port()
-            # the memory answers the previous cycle's address: address the next beat's word
-            m.d.comb += rd.addr.eq(Mux(load, ci.dword, cur + take)[wb:db])
+            # the memory answers the previous cycle's address: address the next beat's word,
+            # which is the port's dword in the next cycle
+            nxt = Signal(db, name=f"out{p}_next")
+            m.d.comb += [nxt.eq(Mux(load, ci.dword, cur + take)), rd.addr.eq(nxt[wb:])]
+            m.d.sync += cur.eq(nxt)
             conflicts.append(sv[p] & ~o.fault & ((o.set == fset) | (o.two & (o.set == fprev))))
             dword = self._beat_data(rd.data, cur[:wb], o)
             m.d.comb += [r.valid.eq(sv[p]), r.payload.wave.eq(o.wave), r.payload.seq.eq(o.seq),
-                         r.payload.sdst.eq(o.sdst + nbeat), r.payload.last.eq(s_last[p]),
+                         r.payload.sdst.eq(o.sdst), r.payload.last.eq(s_last[p]),
                          r.payload.data.eq(Mux(o.fault, 0, dword))]
             with m.If(take):
-                m.d.sync += [nbeat.eq(nbeat + 1), cur.eq(cur + 1), s_last[p].eq(nbeat + 2 == o.beats)]
+                m.d.sync += [o.sdst.eq(o.sdst + 1), left.eq(left - 1), s_last[p].eq(left == 1)]
                 with m.If(s_last[p]):
                     m.d.sync += sv[p].eq(0)
             with m.If(load):
-                m.d.sync += [sv[p].eq(1), nbeat.eq(0), cur.eq(ci.dword), s_last[p].eq(ci.beats == 1),
-                             o.wave.eq(ci.wave), o.seq.eq(ci.seq), o.sdst.eq(ci.sdst), o.beats.eq(ci.beats),
+                m.d.sync += [sv[p].eq(1), left.eq(ci.beats - 1), s_last[p].eq(ci.beats == 1),
+                             o.wave.eq(ci.wave), o.seq.eq(ci.seq), o.sdst.eq(ci.sdst),
                              o.width.eq(ci.width), o.signed.eq(ci.signed), o.byte.eq(ci.byte),
-                             o.fault.eq(chosen.fault), o.set.eq(ci.dword[5:]), o.two.eq(ctwo)]
+                             o.fault.eq(chosen.fault), o.set.eq(ci.dword[5:]), o.two.eq(ci.two)]
         # the fill also waits for the slots that are to answer from ``fset`` (their lookup is done)
         readyish = busy & looked & ~again & ~waiting0 & ~waiting1
         m.d.comb += held.eq(Cat(*conflicts).any() | (readyish & touches).any())
