@@ -104,13 +104,10 @@ class Sizes:
     lds_bytes_per_half : int
         LDS bytes in each of the two halves (one per CU).
     lds_banks : int
-        Banks per LDS half (4 bytes wide).
-    lds_window_lanes : int
-        Lanes whose accesses an LDS half schedules together (a power of two, 4 to 32): bank
-        conflicts are resolved, and broadcasts merged, within each window of this many lanes,
-        one window after the other (docs/memory.md, "LDS"). 32 (the whole wave) except on the
-        ``fpga`` preset, where 4 cuts the leader selection, write select and crossbar to an
-        eighth.
+        Banks per LDS half (4 bytes wide; a power of two, 4 to 32). A half schedules an
+        instruction's accesses in windows of as many dwords as it has banks, whole lanes each
+        (docs/memory.md, "LDS"): bank conflicts are resolved, and broadcasts merged, within a
+        window, one window after the other.
     l0_bytes, l0_ways, l0_line : int
         Vector L0 cache per CU: size, associativity, line bytes.
     coalesce_lanes : int
@@ -142,7 +139,6 @@ class Sizes:
     sgprs_per_wave: int = 106
     lds_bytes_per_half: int = 16 * 1024
     lds_banks: int = 32
-    lds_window_lanes: int = 32
     l0_bytes: int = 4 * 1024
     l0_ways: int = 4
     l0_line: int = 128
@@ -170,9 +166,8 @@ class Sizes:
         for n in ("lds_banks", "coalesce_lanes"):
             if getattr(self, n) > WAVE_SIZE:
                 errors.append(f"{n} is at most {WAVE_SIZE} (one per lane), got {getattr(self, n)}")
-        if not _pow2(self.lds_window_lanes) or not 4 <= self.lds_window_lanes <= WAVE_SIZE:
-            errors.append(f"lds_window_lanes must be a power of two from 4 to {WAVE_SIZE}, "
-                          f"got {self.lds_window_lanes}")
+        if self.lds_banks < 4:
+            errors.append(f"lds_banks is at least 4 (a window holds a lane's 4 dwords), got {self.lds_banks}")
         if self.sgprs_per_wave > 106:
             errors.append(f"sgprs_per_wave is at most 106 (s0..s105), got {self.sgprs_per_wave}")
         for n in ("lds_bytes_per_half", "lds_banks", "coalesce_lanes", "l0_line", "l0_ways", "scalar_cache_line",
@@ -352,15 +347,6 @@ class Implementation:
         instruction takes two cycles more to split, and a hit answers ``max(6,
         l0_hit_latency)`` cycles after acceptance, not ``max(5, ...)``. ``False``: the
         coalescer reads the group's lanes in the cycle it splits them.
-    lds_pass_stage : bool
-        ``True``: each LDS half computes a window's accesses (the request's row read, the
-        dword adders, the bank decode, which accesses share a dword) into registers, and its
-        bank passes serve the window from there while the next window is computed (the
-        ``fpga`` preset's: the passes' leader loop and the take of the next instruction were
-        one path of 77 ns on the ECP5). An instruction takes a cycle more, and the next one
-        is taken once the last window is loaded. Needs ``lds_window_lanes`` of at most 8.
-        ``False``: a pass computes its window's accesses in its own cycle, and the next
-        instruction is taken with the last pass.
     """
 
     regfile: str = "wide"
@@ -376,7 +362,6 @@ class Implementation:
     scalar_cache_reads: int = 4
     scalar_cache_word: int = 64
     coalesce_stage: bool = False
-    lds_pass_stage: bool = False
 
     def __post_init__(self) -> None:
         errors = _type_errors(self)
@@ -457,12 +442,8 @@ class DCUConfig:
             # a line request's lanes go into one result row of the vector memory unit
             errors.append(f"coalesce_lanes ({self.coalesce_lanes}) must be at most the lanes of a "
                           f"response beat ({self.resp_lanes}: lanes with regfile='banked', else 32)")
-        if self.lds_pass_stage and self.lds_window_lanes > 8:
-            # the pass registers keep which of a window's accesses share a dword: a matrix
-            # that grows with the square of the window (32 lanes: 16,384 bits)
-            errors.append(f"lds_pass_stage needs lds_window_lanes of at most 8, got {self.lds_window_lanes}")
         if self.request_in_rows:
-            for n in ("coalesce_lanes", "lds_window_lanes"):
+            for n in ("coalesce_lanes", "lds_banks"):
                 if getattr(self, n) > self.lanes:
                     errors.append(f"{n} ({getattr(self, n)}) must be at most lanes ({self.lanes}), a request row, "
                                   "with request_in_rows")
@@ -592,14 +573,14 @@ PRESETS: Mapping[str, DCUConfig] = {
     # cache's request slots and reads in flight, each compared every cycle, are halved, and its
     # line memory holds dwords, not pairs (docs/fpga.md)
     "fpga": _DEFAULT.replace(name="fpga", lanes=4, trans_lanes=1, wave_slots=2, vgprs_per_simd=128,
-                             lds_bytes_per_half=4 * 1024, lds_banks=4, lds_window_lanes=4,
+                             lds_bytes_per_half=4 * 1024, lds_banks=4,
                              l0_bytes=2 * 1024, coalesce_lanes=4,
                              scalar_cache_bytes=1024, icache_bytes=2 * 1024, fetch_bytes=32, regfile="banked",
                              shared_multiplier=True, shared_mem_request=True,
                              coalesce_in_place=True, lds_in_place=True, request_in_rows=True,
                              decode_memo=False, scalar_cache_stage=True, scalar_cache_slots=4,
                              scalar_cache_reads=2, scalar_cache_word=32, coalesce_stage=True,
-                             lds_pass_stage=True, valu_stages=3),
+                             valu_stages=3),
 }
 
 

@@ -168,7 +168,7 @@ def lds_conflict_cycles(dword_addrs: np.ndarray, banks: int = LDS_BANKS, windows
     """Cycles an LDS access takes: the most distinct dwords that fall in one of ``banks`` banks
     (broadcast is free). ``windows``: each dword's scheduling window (same shape, or
     broadcastable), for an LDS that resolves conflicts one window after the other
-    (``DCUConfig.lds_window_lanes``); the cost is then the sum of the windows' costs."""
+    (:func:`lds_windows`); the cost is then the sum of the windows' costs."""
     dword_addrs = np.asarray(dword_addrs)
     if dword_addrs.size == 0:
         return 0
@@ -179,9 +179,17 @@ def lds_conflict_cycles(dword_addrs: np.ndarray, banks: int = LDS_BANKS, windows
     return int(np.bincount(uniq % banks, minlength=banks).max())
 
 
-def lds_windows(lanes: np.ndarray, window_lanes: int) -> np.ndarray:
+def lds_window_lanes(banks: int, dwords_per_lane: int) -> int:
+    """The lanes an LDS half schedules together: as many dwords as it has banks, a lane's
+    dwords counted to the next power of two (32 banks: a b32 access the whole wave, a b64 or
+    2addr b32 one 16 lanes at a time, a b96, b128 or 2addr b64 one 8 lanes at a time)."""
+    per_lane = 1 << max(dwords_per_lane - 1, 0).bit_length()
+    return max(1, min(LANES, banks // per_lane))
+
+
+def lds_windows(lanes: np.ndarray, banks: int, dwords_per_lane: int) -> np.ndarray:
     """The scheduling window of each lane's accesses (a column: one row per lane)."""
-    return (np.asarray(lanes) // window_lanes)[:, None]
+    return (np.asarray(lanes) // lds_window_lanes(banks, dwords_per_lane))[:, None]
 
 
 def _ds_cycles(ctx, dwords: np.ndarray, windows: np.ndarray) -> int:
@@ -305,7 +313,8 @@ def build_ds(inst: Inst):
             addrs = _ds_lane_addrs(w, inst)[m] + off16
             raw, dws = ctx.lds_read(addrs, nbytes)
             write_loaded(w, inst, m, raw)
-            ctx.record(w, "dscnt", ds_cycles=_ds_cycles(ctx, dws, lds_windows(LANE_IDS[m], ctx.lds_window_lanes)))
+            win = lds_windows(LANE_IDS[m], ctx.lds_banks, dws.shape[1])
+            ctx.record(w, "dscnt", ds_cycles=_ds_cycles(ctx, dws, win))
         return h
     if rest.startswith("store_"):
         src = f["data0"]
@@ -314,7 +323,8 @@ def build_ds(inst: Inst):
             m = w.mask()
             addrs = _ds_lane_addrs(w, inst)[m] + off16
             dws = ctx.lds_write(addrs, stored_bytes(w, inst, m, src, nbytes))
-            ctx.record(w, "dscnt", ds_cycles=_ds_cycles(ctx, dws, lds_windows(LANE_IDS[m], ctx.lds_window_lanes)))
+            win = lds_windows(LANE_IDS[m], ctx.lds_banks, dws.shape[1])
+            ctx.record(w, "dscnt", ds_cycles=_ds_cycles(ctx, dws, win))
         return h
     if atomic_op(rest) is None:
         raise ModelError(f"{name} is decoded but not implemented by the model")
@@ -325,7 +335,7 @@ def build_ds(inst: Inst):
         addrs = _ds_lane_addrs(w, inst)[m] + off16
         rmw_lanes(w, inst, lanes, ctx.lds, addrs[:, None] + np.arange(nbytes), _lds_inside(ctx, addrs, nbytes))
         dws = (addrs[:, None] + np.arange(0, nbytes, 4)) // 4
-        ctx.record(w, "dscnt", ds_cycles=_ds_cycles(ctx, dws, lds_windows(lanes, ctx.lds_window_lanes)))
+        ctx.record(w, "dscnt", ds_cycles=_ds_cycles(ctx, dws, lds_windows(lanes, ctx.lds_banks, dws.shape[1])))
     return h
 
 
@@ -353,7 +363,7 @@ def _build_ds_2addr(inst: Inst):
             vals = np.concatenate([raw0.view("<u4"), raw1.view("<u4")], axis=1)
             for i in range(2 * ndw):
                 w.v[d + i][m] = vals[:, i]
-            win = lds_windows(LANE_IDS[m], ctx.lds_window_lanes)
+            win = lds_windows(LANE_IDS[m], ctx.lds_banks, 2 * ndw)
             ctx.record(w, "dscnt", ds_cycles=_ds_cycles(ctx, np.concatenate([dw0, dw1], axis=1), win))
         return h
     if "storexchg" in name:
@@ -369,7 +379,7 @@ def _build_ds_2addr(inst: Inst):
         # for each active lane in order): where lanes overlap, the later write wins
         dws = ctx.lds_write(np.stack([base + o0, base + o1], axis=1).reshape(-1),
                             np.stack([d0, d1], axis=1).reshape(-1, size))
-        win = lds_windows(np.repeat(LANE_IDS[m], 2), ctx.lds_window_lanes)
+        win = lds_windows(np.repeat(LANE_IDS[m], 2), ctx.lds_banks, 2 * ndw)
         ctx.record(w, "dscnt", ds_cycles=_ds_cycles(ctx, dws, win))
     return h
 
@@ -396,7 +406,7 @@ def _build_ds_storexchg_2addr(inst: Inst, o0: int, o1: int, size: int):
         for i in range(2 * ndw):
             w.vwrite(d + i, old[i], mask=m)
         dws = np.concatenate([_lane_dwords(base + o0, size), _lane_dwords(base + o1, size)], axis=1)
-        ctx.record(w, "dscnt", ds_cycles=_ds_cycles(ctx, dws, lds_windows(lanes, ctx.lds_window_lanes)))
+        ctx.record(w, "dscnt", ds_cycles=_ds_cycles(ctx, dws, lds_windows(lanes, ctx.lds_banks, 2 * ndw)))
     return h
 
 

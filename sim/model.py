@@ -95,8 +95,8 @@ def _lane_dwords(addrs: np.ndarray, nbytes: int) -> np.ndarray:
 class Workgroup:
     """Execution context handed to instruction handlers: memory, LDS, barrier, recording."""
 
-    lds_banks = LDS_BANKS    # the banks the LDS conflict statistic (``ds_cycles``) counts
-    lds_window_lanes = LANES  # ... and the lanes it schedules together (DCUConfig.lds_window_lanes)
+    lds_banks = LDS_BANKS    # the banks the LDS conflict statistic (``ds_cycles``) counts, which
+                             # also size its scheduling windows (``memory_ops.lds_windows``)
     coalesce_lanes = LANES   # the lanes merged per line request the ``lines`` statistic counts
 
     def __init__(self, model: "Model", wg_id, lds_bytes: int):

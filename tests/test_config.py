@@ -19,7 +19,6 @@ def test_preset_names_and_sizes():
     assert [c.l0_bytes for c in (d, t, r, f)] == [4096, 2048, 16384, 2048]
     assert all(c.l0_ways == 4 and c.l0_line == 128 for c in (d, t, r, f))
     assert [c.lds_banks for c in (d, t, r, f)] == [32, 32, 32, 4]
-    assert [c.lds_window_lanes for c in (d, t, r, f)] == [32, 32, 32, 4]
     assert [c.coalesce_lanes for c in (d, t, r, f)] == [32, 32, 32, 4]
     assert [c.request_rows for c in (d, t, r, f)] == [1, 1, 1, 8]
     assert all(c.vgpr_granule == 8 and c.sgprs_per_wave == 106 for c in (d, t, r, f))
@@ -32,7 +31,7 @@ def test_preset_names_and_sizes():
     assert [c.regfile for c in (d, t, r, f)] == ["wide", "wide", "wide", "banked"]
     # the FPGA's economies and stages
     for flag in ("shared_multiplier", "shared_mem_request", "coalesce_in_place",
-                 "lds_in_place", "scalar_cache_stage", "coalesce_stage", "lds_pass_stage"):
+                 "lds_in_place", "scalar_cache_stage", "coalesce_stage"):
         assert [getattr(c, flag) for c in (d, t, r, f)] == [False, False, False, True], flag
     assert all(c.name == n for n, c in PRESETS.items())
 
@@ -45,14 +44,8 @@ def test_request_rows_need_a_reader_in_place_and_a_row_per_ex_cycle():
                    dict(regfile="wide")):
         with pytest.raises(ConfigError, match="request_in_rows needs shared_mem_request"):
             f.replace(**change)
-    with pytest.raises(ConfigError, match=r"lds_window_lanes \(8\) must be at most lanes \(4\)"):
-        f.replace(lds_window_lanes=8)
-
-
-def test_lds_pass_stage_needs_small_windows():
-    assert get_config("default").replace(lds_window_lanes=8, lds_pass_stage=True).lds_pass_stage
-    with pytest.raises(ConfigError, match=r"lds_pass_stage needs lds_window_lanes of at most 8, got 32"):
-        get_config("default").replace(lds_pass_stage=True)
+    with pytest.raises(ConfigError, match=r"lds_banks \(8\) must be at most lanes \(4\)"):
+        f.replace(lds_banks=8)
 
 
 def test_valu_stages_need_narrow_lanes():
@@ -62,7 +55,7 @@ def test_valu_stages_need_narrow_lanes():
         fpga.replace(valu_stages=2)
     with pytest.raises(ConfigError, match="valu_stages=3 needs lanes of at most 8, got 16"):
         fpga.replace(lanes=16)
-    assert fpga.replace(lanes=16, valu_stages=1, coalesce_lanes=4, lds_window_lanes=4).valu_stages == 1
+    assert fpga.replace(lanes=16, valu_stages=1, coalesce_lanes=4, lds_banks=4).valu_stages == 1
 
 
 def test_get_config_errors_list_presets():
@@ -104,9 +97,11 @@ def test_config_is_frozen_and_replace_validates():
     for bad in (16, 48, 128):   # a fetch is an aligned part of a cache line (32: the smallest tested)
         with pytest.raises(ConfigError, match="fetch_bytes must be a power of two from 32 to icache_line"):
             d.replace(fetch_bytes=bad)
-    for bad in (2, 6, 64):      # windows of whole lanes' accesses, 4 lanes (16 accesses) at least
-        with pytest.raises(ConfigError, match="lds_window_lanes must be a power of two from 4 to 32"):
-            d.replace(lds_window_lanes=bad)
+    with pytest.raises(ConfigError, match="lds_banks is at least 4"):     # a window holds a lane's 4 dwords
+        d.replace(lds_banks=2)
+    for bad in (6, 64):
+        with pytest.raises(ConfigError, match="lds_banks"):
+            d.replace(lds_banks=bad)
     with pytest.raises(ConfigError, match="must be an int"):
         d.replace(wave_slots=2.5)
     with pytest.raises(ConfigError, match="> 0"):
@@ -122,9 +117,9 @@ def test_settings_from_the_command_line():
     """``FIELD=VALUE`` strings (``dcu fpga --set``) read by the field's type, validated like
     ``replace``, the variant named after them; a malformed one names what is expected."""
     f = get_config("fpga")
-    v = f.with_settings(["wave_slots=4", "request_in_rows=false", "lds_pass_stage=0", "wave_policy=round_robin"])
-    assert (v.wave_slots, v.request_in_rows, v.lds_pass_stage, v.wave_policy) == (4, False, False, "round_robin")
-    assert v.name == "fpga+wave_slots=4+request_in_rows=false+lds_pass_stage=0+wave_policy=round_robin"
+    v = f.with_settings(["wave_slots=4", "request_in_rows=false", "coalesce_stage=0", "wave_policy=round_robin"])
+    assert (v.wave_slots, v.request_in_rows, v.coalesce_stage, v.wave_policy) == (4, False, False, "round_robin")
+    assert v.name == "fpga+wave_slots=4+request_in_rows=false+coalesce_stage=0+wave_policy=round_robin"
     assert v.lanes == f.lanes and f.with_settings([]) is f
     for bad, needle in ((["lanes"], "expected FIELD=VALUE"), (["lane=2"], "expected FIELD=VALUE"),
                         (["name=x"], "expected FIELD=VALUE"), (["lanes=two"], "lanes takes an integer"),

@@ -10,8 +10,8 @@ final contents of all the bank RAMs must match; so must the bank-pass counters: 
 non-atomic instruction costs ``lds_conflict_cycles`` of the dwords it touches (the cost the
 model records), an atomic one pass per access in its busiest bank (the LDS serialises lanes
 that hit one bank, so that each sees the previous lane's result); both summed over the
-configuration's windows of ``lds_window_lanes`` lanes, and counting only dwords with a byte
-inside the wave's window.
+windows of ``lds_banks`` dwords (``sim.memory_ops.lds_window_lanes``), and counting only
+dwords with a byte inside the wave's window.
 ``ds_storexchg_2addr`` (not in the model) is checked against the ISA pseudocode.
 """
 from __future__ import annotations
@@ -29,7 +29,7 @@ from hdl.config import get_config
 from hdl.isa_tables import OpId
 from hdl.mem.lds import IMPLEMENTED, LDS, LdsErrorCause
 from isa import Inst, by_name
-from sim.memory_ops import build_ds, lds_conflict_cycles
+from sim.memory_ops import build_ds, lds_conflict_cycles, lds_window_lanes
 from sim.model import Workgroup
 from sim.wave import EXEC, Wave
 from tests.bitpack import pack_fields
@@ -37,10 +37,8 @@ from tests.lint import convert_and_lint
 from tests.reqrows import RequestRows
 
 CFG = get_config("default")
-# the pass stage (config.lds_pass_stage) is the fpga preset's; these variants run each way on
-# the other: windows of 8 lanes with 32 banks staged, the fpga preset unstaged
-VARIANTS = {"default_staged": CFG.replace(name="default_staged", lds_window_lanes=8, lds_pass_stage=True),
-            "fpga_unstaged": get_config("fpga").replace(name="fpga_unstaged", lds_pass_stage=False)}
+# 8 banks a half: windows of 8 dwords, four or more a wave, registered whole at take
+VARIANTS = {"default_b8": CFG.replace(name="default_b8", lds_banks=8)}
 
 
 def _config(name):
@@ -77,10 +75,9 @@ class Req:
 class _Window(Workgroup):
     """The model's LDS access rules on the window ``[base, base + size)`` of the physical image."""
 
-    def __init__(self, image, base, size, banks, window_lanes):   # only the LDS of a workgroup: no model, no waves
+    def __init__(self, image, base, size, banks):   # only the LDS of a workgroup: no model, no waves
         self.lds = image[base: base + size]   # a view: the model's writes land in the image
-        self.lds_banks = banks                # the cost counts the LDS's banks
-        self.lds_window_lanes = window_lanes  # ... per window of this many lanes
+        self.lds_banks = banks                # the cost counts the LDS's banks, per window
         self.ds_cycles = None
 
     def record(self, w, counter, lines=None, ds_cycles=None):
@@ -106,10 +103,11 @@ def _dwords(r: Req, lanes) -> np.ndarray:
     return np.array([(r.addr[n] + (r.offset0 | r.offset1 << 8)) // 4 for n in lanes], np.int64)
 
 
-def _atomic_cost(r: Req, banks: int, window_lanes: int, size: int) -> int:
-    """An atomic's bank passes: per window of ``window_lanes`` lanes, its accesses in its
-    busiest bank (lanes are serialised per bank); dwords past the wave's ``size`` bytes
-    occupy no bank."""
+def _atomic_cost(r: Req, banks: int, size: int) -> int:
+    """An atomic's bank passes: per window (of ``banks`` dwords), its accesses in its busiest
+    bank (lanes are serialised per bank); dwords past the wave's ``size`` bytes occupy no
+    bank."""
+    window_lanes = lds_window_lanes(banks, 2 if "2addr" in r.op else 1)
     cost = 0
     for w0 in range(0, LANES, window_lanes):
         dws = _dwords(r, [n for n in range(w0, w0 + window_lanes) if r.exec >> n & 1])
@@ -119,12 +117,12 @@ def _atomic_cost(r: Req, banks: int, window_lanes: int, size: int) -> int:
     return cost
 
 
-def model_exec(r: Req, image: np.ndarray, base: int, size: int, banks: int = 32, window_lanes: int = 32):
+def model_exec(r: Req, image: np.ndarray, base: int, size: int, banks: int = 32):
     """Execute ``r`` on ``image`` with the model; -> (registers [(vdst, 32 lane values)], cost in
-    bank passes of an LDS with ``banks`` banks per half, scheduling ``window_lanes`` at a time)."""
-    win = _Window(image, base, size, banks, window_lanes)
+    bank passes of an LDS with ``banks`` banks per half)."""
+    win = _Window(image, base, size, banks)
     if r.op.startswith("ds_storexchg_2addr"):
-        return _xchg2(r, win), _atomic_cost(r, banks, window_lanes, size)
+        return _xchg2(r, win), _atomic_cost(r, banks, size)
     info = by_name(r.op)
     f = {"addr": 0, "data0": 4, "data1": 8, "vdst": 16, "offset0": r.offset0, "offset1": r.offset1}
     inst = Inst(info=info, fmt=info.fmt, pc=0, words=(0,), size=8, literal=None, f=f)
@@ -136,7 +134,7 @@ def model_exec(r: Req, image: np.ndarray, base: int, size: int, banks: int = 32,
     for reg, v in zip(regs, dw):
         w.v[reg] = v
     build_ds(inst)(w, win)
-    cost = _atomic_cost(r, banks, window_lanes, size) if r.atomic else win.ds_cycles
+    cost = _atomic_cost(r, banks, size) if r.atomic else win.ds_cycles
     return [(r.vdst + j, w.v[16 + j].copy()) for j in range(result_regs(r.op))], cost
 
 
@@ -298,7 +296,7 @@ class Bench:
         expect, cost_by_half = {}, [0, 0]
         for _, r in sorted(self.accepted, key=lambda x: x[0]):
             base, size = self.windows[(r.simd, r.wave)]
-            regs, cost = model_exec(r, image, base, size, self.cfg.lds_banks, self.cfg.lds_window_lanes)
+            regs, cost = model_exec(r, image, base, size, self.cfg.lds_banks)
             expect[(r.simd, r.wave, r.seq)] = (r, regs, cost)
             cost_by_half[self.half_of(r)] += cost
             if id(r) in self.costs:
@@ -443,7 +441,7 @@ def _conflict_patterns(rng, n_random):
 def _run_conflicts(n_random, seed, cfg=CFG):
     rng = random.Random(seed)
     b = Bench(cfg, seed=seed)
-    H, banks, wl = cfg.lds_bytes_per_half, cfg.lds_banks, cfg.lds_window_lanes
+    H, banks, wl = cfg.lds_bytes_per_half, cfg.lds_banks, lds_window_lanes(cfg.lds_banks, 1)
     b.window(0, 0, 0, H)
     b.window(2, 1, H, H)
     reqs = []
@@ -569,14 +567,13 @@ def test_atomics_long():
     _atomics(SEED + 5, 1000, hot=[0, 4, 8, 128, 132, 256, 1020, 2044])
 
 
-# windowed scheduling (DCUConfig.lds_window_lanes): the fpga preset's 4 lanes with 4 banks,
-# read from request rows of 4 lanes; 8 lanes with 4 banks from rows of 8; 4 lanes from rows
-# of 8 (two windows a row); 4 lanes with 32 banks (the generic bank decode) from one row
+# small windows: the fpga preset's 4 banks, read from request rows of 4 lanes; 8 banks from
+# rows of 8; 4 banks from rows of 8 (two windows of b32 lanes a row); 4 banks with the whole
+# request registered at take
 _FPGA8 = get_config("fpga").replace(lanes=8, coalesce_lanes=8)
-WINDOWED = {"fpga": get_config("fpga"), "fpga_w8": _FPGA8.replace(name="fpga_w8", lds_window_lanes=8),
-            "fpga_w4_r8": _FPGA8.replace(name="fpga_w4_r8", lds_window_lanes=4),
-            "default_w4": CFG.replace(name="default_w4", lds_window_lanes=4),
-            "fpga_unstaged": VARIANTS["fpga_unstaged"]}
+WINDOWED = {"fpga": get_config("fpga"), "fpga_b8": _FPGA8.replace(name="fpga_b8", lds_banks=8),
+            "fpga_b4_r8": _FPGA8.replace(name="fpga_b4_r8"),
+            "default_b4": CFG.replace(name="default_b4", lds_banks=4)}
 
 
 @pytest.mark.parametrize("name", list(WINDOWED))
@@ -585,7 +582,7 @@ def test_windows_keep_the_write_order(name):
     lane order; a 2addr store writes lane by lane, each lane's first address before its
     second); a broadcast load costs a pass per window."""
     cfg = WINDOWED[name]
-    wl = cfg.lds_window_lanes
+    wl = lds_window_lanes(cfg.lds_banks, 1)
     b = Bench(cfg, seed=SEED + 12)
     b.window(0, 0, 0, 2048)
     data = [[0x1000 * n + 1, 0x1000 * n + 2, 0x1000 * n + 3, 0x1000 * n + 4] for n in range(LANES)]
@@ -683,56 +680,55 @@ def test_wgp_mode(name):
     assert b.counters["accesses"] == [len(pair), len(pair) + len(single)]
 
 
-@pytest.mark.parametrize("in_place, stage", [(False, False), (True, False), (False, True), (True, True)])
-def test_request_is_handed_back_after_its_passes(in_place, stage):
+@pytest.mark.parametrize("in_place", [False, True])
+def test_request_is_handed_back_after_its_passes(in_place):
     """With ``lds_in_place`` a half reads each window of a request from the SIMD's register,
     so the SIMD has it back (``ready``) only in the cycle of the last pass, and its next request
     is taken after that; with the copy the register is free at take, and the next request
     waits in it for the half's last pass. The load's register goes out in a beat per 4-lane
-    group, one per cycle after its last pass (the store's single beat holds nothing up). With
-    ``lds_pass_stage`` the last pass is a cycle after the last window's load: in place the
-    request is handed back at that load, and the copy's next request is taken after it."""
+    group, one per cycle after its last pass (the store's single beat holds nothing up)."""
     # the copy takes the whole request at once: one row
-    cfg = get_config("fpga").replace(name=f"fpga_in_place_{in_place}_{stage}", lds_in_place=in_place,
-                                     request_in_rows=in_place, lds_pass_stage=stage)
+    cfg = get_config("fpga").replace(name=f"fpga_in_place_{in_place}", lds_in_place=in_place,
+                                     request_in_rows=in_place)
     b = Bench(cfg, seed=SEED + 15)
     b.window(0, 0, 0, 2048)
     data = [[n + 1, 0, 0, 0] for n in range(LANES)]
     reqs = [Req("ds_store_b32", 0, 0, [4 * n for n in range(LANES)], data),
             Req("ds_load_b32", 0, 0, [4 * n for n in range(LANES)], data, vdst=1, seq=1)]
     b.run(_queues(reqs), max_cycles=500).check()
-    passes = LANES // cfg.lds_window_lanes          # a conflict-free pass per window
+    passes = LANES // lds_window_lanes(cfg.lds_banks, 1)   # a conflict-free pass per window
     (t0, _), (t1, _) = b.accepted
     if in_place:
         assert b.handed == [t0 + passes, t1 + passes] and t1 == t0 + passes + 1, (b.accepted, b.handed)
     else:
-        assert b.handed == [t0, t1] and t1 == t0 + passes + stage, (b.accepted, b.handed)
+        assert b.handed == [t0, t1] and t1 == t0 + passes, (b.accepted, b.handed)
     groups = LANES // cfg.resp_lanes
-    # lds_latency - 1 cycles after its last pass, t1 + passes - 1 + stage
-    first = t1 + passes - 2 + stage + cfg.lds_latency
+    # lds_latency - 1 cycles after its last pass, t1 + passes - 1
+    first = t1 + passes - 2 + cfg.lds_latency
     assert [x["cycle"] for x in b.beats[0][1:]] == [first + g for g in range(groups)], b.beats[0]
 
 
-@pytest.mark.parametrize("op, stride, per_window", [("ds_load_b32", 4, 1), ("ds_load_b32", 0, 1),
-                                                     ("ds_store_b32", 0, 1), ("ds_load_b32", 8, 2),
-                                                     ("ds_load_b32", 16, 4), ("ds_add_u32", 0, 4)],
-                         ids=["free", "broadcast", "store-same-dword", "2-way", "4-way", "atomic-same-dword"])
-def test_pass_stage_knows_each_windows_last_pass(op, stride, per_window):
-    """With ``lds_pass_stage`` the next window is loaded in the cycle of a window's last pass,
-    decided from registers (the pairs of accesses one pass cannot serve together): a window
-    costs exactly its passes, with no cycle between windows, whether its lanes are in
-    different banks, on one dword (a broadcast, one pass), or in conflict (on fpga's 4 banks a
-    stride of 8 bytes is a 2-way conflict, 16 a 4-way one; an atomic serves a lane per pass).
-    In place, the request is handed back at its last window's load: one cycle after take plus
-    the passes of the windows before it."""
+@pytest.mark.parametrize("op, stride, per_window, lanes",
+                         [("ds_load_b32", 4, 1, 4), ("ds_load_b32", 0, 1, 4), ("ds_store_b32", 0, 1, 4),
+                          ("ds_load_b32", 8, 2, 4), ("ds_load_b32", 16, 4, 4), ("ds_add_u32", 0, 4, 4),
+                          ("ds_load_b64", 8, 1, 2), ("ds_load_b128", 16, 1, 1), ("ds_load_b128", 0, 1, 1),
+                          ("ds_load_2addr_b32", 4, 1, 2)],
+                         ids=["free", "broadcast", "store-same-dword", "2-way", "4-way", "atomic-same-dword",
+                              "b64", "b128", "b128-broadcast", "2addr"])
+def test_each_window_costs_its_passes(op, stride, per_window, lanes):
+    """A window holds as many dwords as a half has banks, whole lanes (fpga: 4 lanes of a b32
+    access, 2 of a b64 or 2addr b32, 1 of a b128), and costs exactly its passes, with no
+    cycle between windows: lanes in different banks or on one dword (a broadcast) one pass,
+    in conflict more (on fpga's 4 banks a stride of 8 bytes is a 2-way conflict, 16 a 4-way
+    one; an atomic serves a lane per pass). In place, the request is handed back in the
+    cycle of its last pass."""
     cfg = get_config("fpga")
     b = Bench(cfg, seed=SEED + 16)
     b.window(0, 0, 0, 2048)
     data = [[n + 1, 0, 0, 0] for n in range(LANES)]
-    b.run({0: [Req(op, 0, 0, [stride * n for n in range(LANES)], data)]}, max_cycles=500).check()
-    windows = LANES // cfg.lds_window_lanes
+    b.run({0: [Req(op, 0, 0, [stride * n for n in range(LANES)], data, offset1=1)]}, max_cycles=500).check()
     (t0, _), = b.accepted
-    assert b.handed == [t0 + 1 + (windows - 1) * per_window], (b.accepted, b.handed)
+    assert b.handed == [t0 + LANES // lanes * per_window], (b.accepted, b.handed)
 
 
 def test_in_order_under_back_pressure():

@@ -476,7 +476,7 @@ def test_random_on_fpga_preset():
     assert not r.error.valid and r.counters["instructions"] == len(prog)
 
 
-ROWS4 = BEATS4.replace(shared_mem_request=True, lds_in_place=True, lds_window_lanes=4, coalesce_in_place=True,
+ROWS4 = BEATS4.replace(shared_mem_request=True, lds_in_place=True, lds_banks=4, coalesce_in_place=True,
                        request_in_rows=True)
 
 

@@ -94,7 +94,13 @@ _Ctl = data.StructLayout({
     "nregs": 3,    # destination registers (response beats with data, a lane group each)
     "order": _Order,
     "xchg2": 1,    # ds_storexchg_2addr: the second old value comes from slot 2
+    "wshape": 2,   # the window shape (_SHAPES): the slots a lane's dwords are in
 })
+
+#: Window shapes: (log2 of the dwords a lane's access takes, counted to a power of two; its
+#: second dword in slot 2 rather than 1). A window holds ``lds_banks`` accesses: as many lanes
+#: as fit, each with all its dwords (``sim.memory_ops.lds_window_lanes``).
+_SHAPES = [(0, 0), (1, 0), (1, 1), (2, 0)]
 
 
 def _ctl_of(op) -> dict:
@@ -126,6 +132,8 @@ def _ctl_of(op) -> dict:
             c["nregs"] = ndw
         elif kind == "ds_store":
             c["order"] = _Order.REV
+    used = [k for k in range(SLOTS) if c["smask"] >> k & 1]
+    c["wshape"] = (0 if len(used) == 1 else 2 if used == [0, 2] else 1 if len(used) == 2 else 3)
     if kind == "ds_atomic":
         c.update(aop=ATOMIC_OF[op], xchg2=c["two"])
         if "_rtn" in name:
@@ -149,35 +157,7 @@ def _ctl_groups() -> list:
     return list(groups.values())
 
 
-# -- small wide-signal helpers ------------------------------------------------------------------
-def _mask(n: int, pred) -> int:
-    return sum(1 << i for i in range(n) if pred(i))
-
-
-def _words(value, width: int, order: list):
-    """``value``'s ``width``-bit words in the order ``order`` (wiring)."""
-    return Cat(*[value[width * i: width * (i + 1)] for i in order])
-
-
-def _transpose32(m: Module, x, blocks: int, name: str, gate) -> Signal:
-    """Transpose each of ``blocks`` 32 x 32 bit matrices packed in ``x`` (block ``q``, row ``r``,
-    column ``c`` at bit ``1024 q + 32 r + c``) by five rounds of quadrant swaps (Hacker's
-    Delight 7-3): wiring in hardware, a few wide operations per round in the simulator. Each
-    round is a signal of its own submodule (a round reads its input three times); the rounds
-    are 0 unless ``gate``, so that a compiled simulation skips them while the LDS is idle."""
-    n = 1024 * blocks
-    for j in (16, 8, 4, 2, 1):
-        d = 31 * j                    # (r, c) <-> (r + j, c - j) for r & j == 0, c & j != 0
-        sel = _mask(n, lambda p: not (p >> 5) & j and p & j)
-        keep = ((1 << n) - 1) & ~(sel | (sel << d))
-        y = Signal(n, name=f"{name}_{j}")
-        sub = _sub(m, f"{name}_{j}")
-        with sub.If(gate):
-            sub.d.comb += y.eq((x & keep) | (x.shift_right(d) & sel) | (x & sel).shift_left(d)[:n])
-        x = y
-    return x
-
-
+# -- helpers ---------------------------------------------------------------------------------------
 def _sub(m: Module, name: str) -> Module:
     """A submodule of its own: Amaranth's simulator re-evaluates a module's combinational
     logic whenever one of its inputs changes, so the stages below live in separate ones."""
@@ -186,13 +166,19 @@ def _sub(m: Module, name: str) -> Module:
     return sub
 
 
-def _pass(sub: Module, *signals) -> list:
-    """Copies of ``signals``, driven by ``sub``. A later stage that reads the copies instead of
-    the originals sees all its inputs change in the same simulator delta cycle, so Amaranth's
-    simulator evaluates it once rather than once per input that changes later."""
-    copies = [Signal.like(x, name=f"{Value.cast(x).name}_") for x in signals]
-    sub.d.comb += [c.eq(x) for c, x in zip(copies, signals)]
-    return copies
+def _pick(mod: Module, v: Value, last: Value, name: str) -> Signal:
+    """The lowest set bit of ``v`` (one-hot), or the highest when ``last``, driven by ``mod``
+    (signals, so that no expression is copied into each of its uses)."""
+    n = len(v)
+    vs, back, out = Signal(n, name=f"{name}_v"), Signal(n, name=f"{name}_b"), Signal(n, name=name)
+    mod.d.comb += [vs.eq(v), back.eq(lowest_bit(Cat(*[vs[n - 1 - i] for i in range(n)]))),
+                   out.eq(Mux(last, Cat(*[back[n - 1 - i] for i in range(n)]), lowest_bit(vs)))]
+    return out
+
+
+def _and_or(terms: list, width: int) -> Value:
+    """``OR`` of ``value if cond`` over ``terms`` of ``(cond, value)`` (conditions exclusive)."""
+    return tree_or([Mux(c, v, 0) for c, v in terms]) if terms else Const(0, width)
 
 
 def _meta_layout(cfg: DCUConfig) -> data.StructLayout:
@@ -207,7 +193,8 @@ def _meta_layout(cfg: DCUConfig) -> data.StructLayout:
 
 # -- one half ---------------------------------------------------------------------------------
 class _Pipe(Elaboratable):
-    """One half of the LDS: ``lds_banks`` banks and the pipe that serves one instruction at a time.
+    """One half of the LDS: ``lds_banks`` bank RAMs and the pipe that serves one instruction at a
+    time, a window of ``lds_banks`` accesses per bank pass.
 
     Parameters
     ----------
@@ -217,7 +204,7 @@ class _Pipe(Elaboratable):
     data_srcs, addr_srcs : list of Value
         Each SIMD's request data and addresses. The half registers them at take (``req.data``
         is not read), or with ``config.lds_in_place`` reads each window from them in its
-        pass: the SIMD holds its request until ``finish``.
+        passes: the SIMD holds its request until ``finish``.
 
     Members
     -------
@@ -241,12 +228,9 @@ class _Pipe(Elaboratable):
         it); the SIMD whose instruction the pipe holds.
     row : out
         In place, the row of the served SIMD's request that the pass reads (0 when idle).
-    pair_wpend : out; other_wpend : in
-        The windows with pending accesses of a pair instruction (one both halves serve), and
-        the other half's: the two serve the lowest window pending in either, together.
-    pair_next : out; other_next : in
-        With ``config.lds_pass_stage``: the next window (one-hot) of a pair instruction that
-        this half is to load, and the other half's; a half ahead of the other waits for it.
+    pair_clear : out; other_clear : in
+        A pass of a pair instruction (one both halves serve) leaves nothing of its window
+        pending in this half, and the other half's: the two move to the next window together.
     banks : list of Memory
         The bank RAMs (testbenches read and preload them), filled in by ``elaborate``.
     """
@@ -279,36 +263,28 @@ class _Pipe(Elaboratable):
         self.conflict = Signal(name=f"conflict{half}")
         self.finish = Signal(name=f"finish{half}")
         self.serving = Signal(range(SIMDS), name=f"serving{half}")
-        nwin = LANES // config.lds_window_lanes
         self.row = Signal(ReqRow(config), name=f"row{half}")
-        self.pair_wpend = Signal(nwin, name=f"pair_wpend{half}")
-        self.other_wpend = Signal(nwin, name=f"other_wpend{half}")
-        self.pair_next = Signal(nwin, name=f"pair_next{half}")
-        self.other_next = Signal(nwin, name=f"other_next{half}")
+        self.pair_clear = Signal(name=f"pair_clear{half}")
+        self.other_clear = Signal(name=f"other_clear{half}")
         self.banks: list = []
 
     def elaborate(self, platform):
         cfg, h, rb = self.config, self.half, self.rb
-        BANKS, bb = self.nbanks, self.bb
-        xw = bb + 2                                   # crossbar select: bank, window code
-        # a pending access's physical dword (logical dword + allocation base): only accesses
-        # with a byte inside the wave's window occupy a bank, and the window is inside the LDS
-        DW = bb + rb + 1
-        WL = cfg.lds_window_lanes                     # lanes scheduled together
-        NW = SLOTS * WL                               # ... their accesses (positions of the ordered array)
-        NWIN = NACC // NW
-        IB = exact_log2(NW)                           # an access's index in its window
-        LB = exact_log2(WL)
+        N, bb = self.nbanks, self.bb                  # a window's accesses = the banks
+        DW = bb + rb + 1                              # a physical dword of the LDS
+        NWIN = LANES * SLOTS // N                     # most windows an instruction has
+        in_place = cfg.lds_in_place
+        SRC = cfg.request_lanes if in_place else LANES   # lanes of the row the passes read from
+        RL = cfg.resp_lanes
+        NG = LANES // RL                              # beats per destination register
         Meta = _meta_layout(cfg)
         m = Module()
         req = self.req
         lane = lambda v, w, n: v[w * n: w * n + w]   # noqa: E731
+        # the window shapes (_Ctl.wshape): log2 of a lane's dwords, and the slot of its k-th dword
+        wl = [N >> _SHAPES[c][0] for c in range(len(_SHAPES))]          # lanes of a window
 
-        # ---- setup, at take: the control word and offsets; the lanes' addresses and data are
-        # registered as they come (or read in place), and the passes build each window's
-        # accesses, byte offsets and misaligned lanes from them. Each stage reads
-        # only signals the previous stage drives (``_pass`` copies the rest), so the simulator
-        # evaluates it once.
+        # ---- setup, at take: the control word and each slot's byte offset ---------------------
         ctl = Signal(_Ctl, name=f"ctl{h}")
         offs = Signal(data.ArrayLayout(18, SLOTS), name=f"offs{h}")   # byte offset of each slot's dword
         off1 = Signal(18, name=f"off1_{h}")                           # ... of a 2addr form's second address
@@ -328,432 +304,267 @@ class _Pipe(Elaboratable):
                                        for k in range(SLOTS)]
                 with dec.Default():
                     dec.d.comb += ctl.eq(_Ctl.const({"cls": _Cls.NONE, "smask": 0}))
-
-        # the front and the P stage compute only while they hold an instruction (0 otherwise):
-        # a compiled simulator then skips them when idle (docs/toolflow.md)
-        with dec.If(self.take):
             dec.d.comb += self.bad_op.eq(ctl.cls == _Cls.NONE)
 
-        # ---- P: the instruction's lanes and the bank passes --------------------------------------
-        p_valid = Signal(name=f"p_valid{h}")            # the instruction's registers hold one
+        # ---- the instruction's registers ------------------------------------------------------
+        p_valid = Signal(name=f"p_valid{h}")
         w_ctl, w_meta = Signal(_Ctl, name=f"w_ctl{h}"), Signal(Meta, name=f"w_meta{h}")
-        in_place = cfg.lds_in_place
-        if not in_place:
-            w_addr = Signal(32 * LANES, name=f"w_addr{h}")
-            w_data = Signal(128 * LANES, name=f"w_data{h}")   # store data and atomic operands (stores, atomics)
         w_offs = Signal(data.ArrayLayout(18, SLOTS), name=f"w_offs{h}")
         w_off1 = Signal(18, name=f"w_off1_{h}")
         w_base = Signal(range(cfg.lds_bytes_total), name=f"w_base{h}")
         w_size = Signal(range(cfg.lds_bytes_total + 1), name=f"w_size{h}")
-        # With ``lds_pass_stage`` a window's accesses are computed into registers (the pass
-        # registers, ``q_*``) and the passes serve them from there: the row read, the address
-        # adders and the bank decode are a stage before the leader loop, and the next window is
-        # loaded while the passes serve the one before. The instruction's registers (``w_*``)
-        # are free once its last window is loaded, so the next instruction is taken while the
-        # passes finish it.
-        staged = cfg.lds_pass_stage
-        if staged:   # (the config keeps staged windows to at most 8 lanes: NWIN > 1)
-            wtodo = Signal(NWIN, name=f"wtodo{h}")      # windows still to load
-            w_fresh = Signal(name=f"w_fresh{h}")        # ... the instruction's first still to load
-            load = Signal(name=f"load{h}")              # window ``win`` goes into the pass registers
-        else:
-            pend = Signal(NACC, name=f"pend{h}")        # access 4 * lane + slot not served yet
+        if not in_place:
+            w_addr = Signal(32 * LANES, name=f"w_addr{h}")
+            w_data = Signal(128 * LANES, name=f"w_data{h}")
+        # the windows: those with EXEC lanes still to serve, the current one (one-hot and
+        # binary), and its pending accesses after its first pass
+        wtodo = Signal(NWIN, name=f"wtodo{h}")
+        win_oh, win = Signal(NWIN, name=f"win_oh{h}"), Signal(range(NWIN), name=f"win{h}")
+        fresh = Signal(name=f"fresh{h}")            # the window's first pass is next
+        pend_r = Signal(N, name=f"pend_r{h}")
+        p_first = Signal(name=f"p_first{h}")        # the next pass is the instruction's first
+        p_passed = Signal(name=f"p_passed{h}")      # a pass of the instruction has served accesses
 
-        # the window of lanes the passes serve: the first with pending accesses
-        if NWIN > 1 or in_place:
-            wsel = _sub(m, "window_select")
-        if NWIN > 1:
-            win = Signal(range(NWIN), name=f"win{h}")
-            c_pend, c_exec = Signal(NW, name=f"c_pend{h}"), Signal(WL, name=f"c_exec{h}")
-            if staged:
-                # registers: the next window is chosen as one is loaded, off the load's path. The
-                # halves of a pair load the same windows in the same order, each as its passes
-                # free; they read one row, so a half that is ahead of the other waits for it
-                win_oh, ahead = Signal(NWIN, name=f"win_oh{h}"), Signal(name=f"ahead{h}")
-                wsel.d.comb += [self.pair_next.eq(Mux(p_valid & w_meta.pair, win_oh, 0)),
-                                ahead.eq(w_meta.pair & (self.other_next & (win_oh - 1)[:NWIN]).any())]
-            else:
-                # the two halves of a pair serve a window together (the lowest pending in either):
-                # they read the SIMD's request at one row (a half with nothing there passes empty)
-                wpend, both = Signal(NWIN, name=f"wpend{h}"), Signal(NWIN, name=f"both{h}")
-                wsel.d.comb += [wpend.eq(Cat(*[pend[NW * k: NW * (k + 1)].any() for k in range(NWIN)])),
-                                self.pair_wpend.eq(Mux(p_valid & w_meta.pair, wpend, 0)),
-                                both.eq(wpend | Mux(w_meta.pair, self.other_wpend, 0))]
-                win_oh = lowest_bit(both)
-                for k in reversed(range(NWIN)):     # the last assignment wins: the lowest
-                    with wsel.If(both[k]):
-                        wsel.d.comb += win.eq(k)
-            with wsel.If(p_valid):
-                wsel.d.comb += c_exec.eq(w_meta.exec.word_select(win, WL))
-                if staged:   # the window's accesses: its lanes' EXEC bits and the op's slots
-                    wsel.d.comb += c_pend.eq(Cat(*[c_exec[n] & w_ctl.smask[s_]
-                                                   for n in range(WL) for s_ in range(SLOTS)]))
-                else:
-                    wsel.d.comb += c_pend.eq(pend.word_select(win, NW))
-        else:
-            c_pend, c_exec = pend, w_meta.exec
-        # its lanes' addresses (the low 32 bits) and data: from the registers, or in place from
-        # the request of the SIMD served, which it holds until the last pass
+        # ---- W: the window's accesses --------------------------------------------------------
+        # shape c's window k covers lanes [k * wl[c], (k + 1) * wl[c]); access j of it is dword
+        # j % per_lane of lane k * wl[c] + j // per_lane
+        shape = [Signal(name=f"shape{h}_{c}") for c in range(len(_SHAPES))]
+        wsel = _sub(m, "window")
+        wsel.d.comb += [shape[c].eq(w_ctl.wshape == c) for c in range(len(_SHAPES))]
+        lane0 = Signal(5, name=f"lane0_{h}")        # the window's first lane
+        wsel.d.comb += lane0.eq(_and_or([(shape[c], (win * wl[c])[:5]) for c in range(len(_SHAPES))], 5))
         if in_place:
-            # Each SIMD's request carries one row of ``request_lanes`` lanes (the row this half
-            # names, ``row``): the window is at position win % SUBS of it. The SIMD's row is a
-            # 4:1 multiplexer by the binary SIMD number (two LUT4 and a PFUMX per bit on the
-            # ECP5, against about three LUT4 for an AND-OR by a one-hot), the position in it an
-            # AND-OR by a one-hot.
-            c_addr, c_data = Signal(32 * WL, name=f"c_addr{h}"), Signal(128 * WL, name=f"c_data{h}")
-            SUBS = cfg.request_lanes // WL
-            if NWIN == 1:
-                win_oh = Const(1, 1)
-            sub_oh = [Cat(*[win_oh[k] for k in range(j, NWIN, SUBS)]).any() for j in range(SUBS)]
-            with wsel.If(p_valid & ~ahead if staged else p_valid):
-                if cfg.request_rows > 1:
-                    wsel.d.comb += self.row.eq(win[exact_log2(SUBS):])
-                a_row = mux_tree(w_meta.simd, [Cat(*[lane(a, 64, n)[:32] for n in range(cfg.request_lanes)])
-                                               for a in self.addr_srcs])
-                d_row = mux_tree(w_meta.simd, self.data_srcs)
-                wsel.d.comb += [
-                    c_addr.eq(tree_or([Mux(sub_oh[j], lane(a_row, 32 * WL, j), 0) for j in range(SUBS)])
-                              if SUBS > 1 else a_row),
-                    c_data.eq(tree_or([Mux(sub_oh[j], lane(d_row, 128 * WL, j), 0) for j in range(SUBS)])
-                              if SUBS > 1 else d_row)]
-        elif NWIN > 1:
-            c_addr, c_data = Signal(32 * WL, name=f"c_addr{h}"), Signal(128 * WL, name=f"c_data{h}")
+            # the SIMD's request row holding the window (a 4:1 multiplexer by the SIMD number)
+            if cfg.request_rows > 1:
+                wsel.d.comb += self.row.eq(Mux(p_valid, lane0[exact_log2(SRC):], 0))
+            s_addr = Signal(32 * SRC, name=f"s_addr{h}")
+            s_data = Signal(128 * SRC, name=f"s_data{h}")
             with wsel.If(p_valid):
-                wsel.d.comb += [c_addr.eq(w_addr.word_select(win, 32 * WL)),
-                                c_data.eq(w_data.word_select(win, 128 * WL))]
+                wsel.d.comb += [
+                    s_addr.eq(mux_tree(w_meta.simd, [Cat(*[lane(a, 64, n)[:32] for n in range(SRC)])
+                                                     for a in self.addr_srcs])),
+                    s_data.eq(mux_tree(w_meta.simd, self.data_srcs))]
         else:
-            c_addr, c_data = w_addr, w_data
+            s_addr, s_data = w_addr, w_data
+        # per access: the candidates (condition, lane in the row, slot), one per shape and
+        # position of the window in the row
+        cand = [[] for _ in range(N)]
+        for c, (lpl, sl2) in enumerate(_SHAPES):
+            if wl[c] > SRC:
+                continue            # (the config keeps a window inside a request row)
+            subs = SRC // wl[c]
+            for sub in range(subs):
+                at = shape[c] & (win[:exact_log2(subs)] == sub) if subs > 1 else shape[c]
+                for j in range(N):
+                    k = j & ((1 << lpl) - 1)
+                    cand[j].append((at, sub * wl[c] + (j >> lpl), 2 * k if sl2 else k))
+        a_j = [Signal(32, name=f"a{h}_{j}") for j in range(N)]
+        wd_j = [Signal(32, name=f"wd{h}_{j}") for j in range(N)]
+        cmp_j = [Signal(32, name=f"cmp{h}_{j}") for j in range(N)]
+        slot_j = [Signal(2, name=f"slot{h}_{j}") for j in range(N)]
+        acc = _sub(m, "access")
+        with acc.If(p_valid):
+            for j in range(N):
+                by_lane: dict = {}
+                for at, n, s in cand[j]:
+                    by_lane[n] = by_lane.get(n, Const(0)) | at
+                acc.d.comb += [
+                    a_j[j].eq(_and_or([(at, lane(s_addr, 32, n)) for n, at in by_lane.items()], 32)),
+                    wd_j[j].eq(_and_or([(at, lane(s_data, 32, SLOTS * n + s)) for at, n, s in cand[j]], 32)),
+                    cmp_j[j].eq(_and_or([(at, lane(s_data, 32, SLOTS * n + 2)) for at, n, s in cand[j]
+                                         if s == 0], 32)),
+                    slot_j[j].eq(_and_or([(at, Const(s, 2)) for at, n, s in cand[j]], 2))]
 
-        # the window's byte offsets (of each lane's first address: narrow accesses) and its
-        # misaligned lanes, found a window at a time as the passes read its addresses: the
-        # lowest misaligned lane is in the first window that has one
-        c_y, mis = Signal(2 * WL, name=f"c_y{h}"), Signal(WL, name=f"mis{h}")
-        ln = _sub(m, "lanes")
-        amask = Mux(w_ctl.narrow == 0, 3, Mux(w_ctl.narrow == 2, 1, 0))
-        with ln.If(p_valid):
-            ln.d.comb += c_y.eq(Cat(*[(lane(c_addr, 32, n)[:2] + w_offs[0][:2])[:2] for n in range(WL)]))
-            ln.d.comb += mis.eq(Cat(*[
-                c_exec[n] & (((lane(c_y, 2, n) | Mux(w_ctl.two, (lane(c_addr, 32, n)[:2] + w_off1[:2])[:2], 0))
-                              & amask) != 0)
-                for n in range(WL)]))
-        mis_n = encode_onehot(lowest_bit(mis))
-        ln.d.comb += [self.misaligned.eq(mis.any() & load if staged else mis.any()),     # staged: as it is loaded
-                      self.mis_lane.eq(Cat(mis_n, win) if NWIN > 1 else mis_n),
-                      self.mis_addr.eq(c_addr.word_select(mis_n, 32)), self.mis_wave.eq(w_meta.wave)]
-
-        # the window's accesses, in canonical order (access 4 * lane + slot of the window)
-        c_dp, c_inr = Signal(DW * NW, name=f"c_dp{h}"), Signal(2 * NW, name=f"c_inr{h}")
-        c_be, c_wd, c_val = (Signal(4 * NW, name=f"c_be{h}"), Signal(32 * NW, name=f"c_wd{h}"),
-                             Signal(NW, name=f"c_val{h}"))
-        ac = _sub(m, "access")
+        # each access's dword, bank, bytes, window code, and whether it is pending at the
+        # window's first pass (an EXEC lane's dword in use, with a byte in the wave's window,
+        # in this half)
+        ex_sh = Signal(32, name=f"ex_sh{h}")
+        d_j = [Signal(DW, name=f"d{h}_{j}") for j in range(N)]
+        y_j = [Signal(2, name=f"y{h}_{j}") for j in range(N)]
+        be_j = [Signal(4, name=f"be{h}_{j}") for j in range(N)]
+        wdn_j = [Signal(32, name=f"wdn{h}_{j}") for j in range(N)]   # store data, a narrow one repeated
+        inr_j = [Signal(2, name=f"inr{h}_{j}") for j in range(N)]
+        pend0 = Signal(N, name=f"pend0_{h}")
+        mis = Signal(N, name=f"mis{h}")
+        lane_j = [Signal(5, name=f"lane{h}_{j}") for j in range(N)]
         s4 = w_size[2:]
         rmtab = Cat(Const(0, 4), w_meta.em, Const(0xF, 4), Const(0xF, 4))   # by where: bytes inside the window
         inrtab = Cat(Const(1, 2), Mux(w_ctl.cls == _Cls.LOAD, 2, 1), Const(0, 4))   # ... crossbar window code
-        dp, inr, be, wd, val = [], [], [], [], []
-        for n in range(WL):
-            a, yn, word = lane(c_addr, 32, n), lane(c_y, 2, n), lane(c_data, 32, SLOTS * n)
-            bm = Mux(w_ctl.narrow == 0, 0xF, Mux(w_ctl.narrow == 1, Const(1, 4) << yn, Const(3, 4) << (yn & 2)))[:4]
-            wd0 = Mux(w_ctl.narrow == 1, Cat(*[word[:8]] * 4), Mux(w_ctl.narrow == 2, Cat(word[:16], word[:16]), word))
-            for s in range(SLOTS):
-                dlog = (Cat(a, Const(0, 1)) + w_offs[s])[2:34]     # logical dword
+        amask = Mux(w_ctl.narrow == 0, 3, Mux(w_ctl.narrow == 2, 1, 0))
+        dw = _sub(m, "dwords")
+        with dw.If(p_valid):
+            dw.d.comb += ex_sh.eq(w_meta.exec >> lane0)
+            for j in range(N):
+                lpl_j = [(shape[c], j >> _SHAPES[c][0]) for c in range(len(_SHAPES))]
+                first = tree_or([shape[c] for c in range(len(_SHAPES)) if j & ((1 << _SHAPES[c][0]) - 1) == 0])
+                ex = _and_or([(at, ex_sh[n]) for at, n in lpl_j], 1)
+                a = a_j[j]
+                dlog = Signal(32, name=f"dlog{h}_{j}")                      # logical dword
+                where = Signal(2, name=f"where{h}_{j}")   # 2: inside, 1: the last, partial dword, 0: past it
+                dw.d.comb += [dlog.eq((Cat(a, Const(0, 1)) + w_offs[slot_j[j]])[2:34]),
+                              where.eq(Cat(dlog == s4, dlog < s4))]
                 d = (dlog + w_base[2:])[:DW]
-                where = Cat(dlog == s4, dlog < s4)          # 2: inside, 1: the last, partial dword, 0: past it
-                rm = rmtab.word_select(where, 4)
-                dp.append(d)
-                inr.append(inrtab.word_select(where, 2))
-                be.append(rm & bm if s == 0 else rm)
-                wd.append(wd0 if s == 0 else lane(c_data, 32, SLOTS * n + s))
+                y = (a[:2] + w_offs[0][:2])[:2]
+                bm = Mux(w_ctl.narrow == 0, 0xF, Mux(w_ctl.narrow == 1, Const(1, 4) << y, Const(3, 4) << (y & 2)))[:4]
                 in_half = ~w_meta.pair | (d[bb + rb] == h)        # a window across both halves: split by half
                 inside = where[1] | (where[0] & (w_size[:2] != 0))   # a byte of the dword is in the window
-                val.append(in_half & inside)
-        with ac.If(p_valid):
-            ac.d.comb += [c_dp.eq(Cat(*dp)), c_inr.eq(Cat(*inr)), c_be.eq(Cat(*be)), c_wd.eq(Cat(*wd)),
-                          c_val.eq(Cat(*val))]
+                dw.d.comb += [
+                    d_j[j].eq(d), y_j[j].eq(y), be_j[j].eq(rmtab.word_select(where, 4) & bm),
+                    wdn_j[j].eq(Mux(w_ctl.narrow == 1, Cat(*[wd_j[j][:8]] * 4),
+                                    Mux(w_ctl.narrow == 2, Cat(wd_j[j][:16], wd_j[j][:16]), wd_j[j]))),
+                    inr_j[j].eq(inrtab.word_select(where, 2)),
+                    pend0[j].eq(ex & w_ctl.smask.bit_select(slot_j[j], 1) & in_half & inside),
+                    mis[j].eq(ex & first & (((y | Mux(w_ctl.two, (a[:2] + w_off1[:2])[:2], 0)) & amask) != 0)),
+                    lane_j[j].eq(lane0 + _and_or(lpl_j, 5))]
+        mis_oh = lowest_bit(mis)
+        dw.d.comb += [self.misaligned.eq(p_valid & fresh & mis.any()),
+                      self.mis_lane.eq(_and_or([(mis_oh[j], lane_j[j]) for j in range(N)], 5)),
+                      self.mis_addr.eq(_and_or([(mis_oh[j], a_j[j]) for j in range(N)], 32)),
+                      self.mis_wave.eq(w_meta.wave)]
 
-        # the order the leader selection sees them in: stores from the window's last access, so
-        # that a dword's leader is its last writer (a later window writes later)
-        v_dp, v_inr = Signal(DW * NW, name=f"v_dp{h}"), Signal(2 * NW, name=f"v_inr{h}")
-        v_pend, v_wd, v_be = (Signal(NW, name=f"v_pend{h}"), Signal(32 * NW, name=f"v_wd{h}"),
-                              Signal(4 * NW, name=f"v_be{h}"))
+        # ---- P: the bank pass: in each bank the dword of its first pending access (the last
+        # for stores, whose last writer wins), and every pending access to that dword -----------
+        pend = Signal(N, name=f"pend{h}")
+        bank_j = [d_j[j][:bb] for j in range(N)]
+        inb = [Cat(*[bank_j[j] == b for j in range(N)]) for b in range(N)]
         rev = w_ctl.order == _Order.REV
-        back = list(reversed(range(NW)))
+        atomic = w_ctl.cls == _Cls.ATOMIC
+        lead = [Signal(N, name=f"lead{h}_{b}") for b in range(N)]
+        ldw = Signal(DW * N, name=f"ldw{h}")           # each bank's dword
+        served = Signal(N, name=f"served{h}")
+        ps = _sub(m, "pass")
+        with ps.If(p_valid):
+            ps.d.comb += pend.eq(Mux(fresh, pend0, pend_r))
+            ps.d.comb += [lead[b].eq(_pick(ps, inb[b] & pend, rev, f"lead_pick{h}_{b}")) for b in range(N)]
+            ps.d.comb += ldw.eq(Cat(*[_and_or([(lead[b][j], d_j[j]) for j in range(N)], DW) for b in range(N)]))
+            leaders = tree_or(lead)
+            same = Cat(*[d_j[j] == ldw.word_select(bank_j[j], DW) for j in range(N)])
+            ps.d.comb += served.eq(Mux(atomic, leaders, pend & same))
 
-        def ordered(value, width):
-            return Mux(rev, _words(value, width, back), value)
-        od = _sub(m, "order")
-        with od.If(p_valid):
-            od.d.comb += [v_dp.eq(ordered(c_dp, DW)), v_inr.eq(ordered(c_inr, 2)),
-                          v_pend.eq(ordered(c_pend & c_val, 1)), v_wd.eq(ordered(c_wd, 32)), v_be.eq(ordered(c_be, 4))]
+        # what the banks write: per bank and byte the last writer among the served accesses;
+        # an atomic's leader with its operands
+        b_wd, b_be = Signal(32 * N, name=f"b_wd{h}"), Signal(4 * N, name=f"b_be{h}")
+        b_cmp, b_aval = Signal(32 * N, name=f"b_cmp{h}"), Signal(N, name=f"b_aval{h}")
+        wr = _sub(m, "write_select")
+        with wr.If(p_valid & ((w_ctl.cls == _Cls.STORE) | atomic)):
+            for b in range(N):
+                for y in range(4):
+                    wins = _pick(wr, inb[b] & served & Cat(*[be_j[j][y] for j in range(N)]), rev, f"byte_w{h}_{b}_{y}")
+                    wr.d.comb += [b_wd[32 * b + 8 * y: 32 * b + 8 * y + 8].eq(
+                                      Cat(*[wdn_j[j][8 * y: 8 * y + 8] for j in range(N)]).word_select(
+                                          encode_onehot(wins) if N > 1 else 0, 8)),
+                                  b_be[4 * b + y].eq(wins.any())]
+                wr.d.comb += [b_cmp[32 * b: 32 * b + 32].eq(_and_or([(lead[b][j], cmp_j[j]) for j in range(N)], 32)),
+                              b_aval[b].eq(_and_or([(lead[b][j], inr_j[j] == 0) for j in range(N)], 1))]
 
-        # the banks of the window's accesses, decoded from their dwords rather than registered:
-        # bank b holds bit j = access j falls in bank b (validity is ``pend``'s)
-        rows = Signal(BANKS * NW, name=f"rows{h}")      # access j: one-hot of its bank
-        bd = _sub(m, "bank_decode")
-        with bd.If(p_valid):
-            bd.d.comb += rows.eq(Cat(*[Const(1, 1) << v_dp[DW * j: DW * j + bb] for j in range(NW)]))
-
-        # what the passes read: the pass registers (staged), or the window as computed above
-        if staged:
-            q_valid, q_first = Signal(name=f"q_valid{h}"), Signal(name=f"q_first{h}")
-            # q_passed: a pass has run; q_last: the last window
-            q_passed, q_last = Signal(name=f"q_passed{h}"), Signal(name=f"q_last{h}")
-            q_ctl, q_meta, q_y = (Signal(_Ctl, name=f"q_ctl{h}"), Signal(Meta, name=f"q_meta{h}"),
-                                  Signal(2 * WL, name=f"q_y{h}"))
-            q_win = Signal(range(NWIN), name=f"q_win{h}")
-            q_dp, q_inr, q_pend = (Signal(DW * NW, name=f"q_dp{h}"), Signal(2 * NW, name=f"q_inr{h}"),
-                                   Signal(NW, name=f"q_pend{h}"))
-            q_wd, q_be, q_rows = (Signal(32 * NW, name=f"q_wd{h}"), Signal(4 * NW, name=f"q_be{h}"),
-                                  Signal(BANKS * NW, name=f"q_rows{h}"))
-            # accesses i and j to one dword (row i): the passes serve a bank leader's dword
-            # from this, not by comparing dwords in the loop
-            q_same, same_w = Signal(NW * NW, name=f"q_same{h}"), Signal(NW * NW, name=f"same_w{h}")
-            sm = _sub(m, "same_dword")
-            eq = {}
-            with sm.If(p_valid):
-                for i in range(NW):
-                    for j in range(NW):
-                        if i != j:
-                            a, b = min(i, j), max(i, j)
-                            if (a, b) not in eq:
-                                eq[a, b] = v_dp[DW * a: DW * (a + 1)] == v_dp[DW * b: DW * (b + 1)]
-                            sm.d.comb += same_w[NW * i + j].eq(eq[a, b])
-                        else:
-                            sm.d.comb += same_w[NW * i + j].eq(1)
-            # pairs of pending accesses that one pass cannot both serve: in one bank at two
-            # dwords, or in one bank at all for an atomic (its passes serve the leaders only). A
-            # pass serves the whole window when no pair is left, which the registers say before
-            # the pass runs: the next window's load does not wait for the pass's leaders and the
-            # accesses served (that path enabled the 2,000 pass registers, the LDS's critical
-            # path). A pass clears the pairs with an access it served.
-            pairs = list(eq)
-            q_pairs, pairs_w = Signal(len(pairs), name=f"q_pairs{h}"), Signal(len(pairs), name=f"pairs_w{h}")
-            with sm.If(p_valid):
-                atomic = w_ctl.cls == _Cls.ATOMIC
-                bank = [v_dp[DW * j: DW * j + bb] for j in range(NW)]
-                sm.d.comb += pairs_w.eq(Cat(*[v_pend[a] & v_pend[b] & (atomic | ~eq[a, b]) & (bank[a] == bank[b])
-                                              for a, b in pairs]))
-            p_run, first_s, passed_s, ctl_s, meta_s, y_s = q_valid, q_first, q_passed, q_ctl, q_meta, q_y
-            rows_s, pend_s, dp_s, inr_s, wd_s, be_s, win_s = q_rows, q_pend, q_dp, q_inr, q_wd, q_be, q_win
-        else:
-            p_first = Signal(name=f"p_first{h}")        # the next pass is the instruction's first
-            p_passed = Signal(name=f"p_passed{h}")      # a pass of the instruction has run
-            p_run, first_s, passed_s, ctl_s, meta_s, y_s = p_valid, p_first, p_passed, w_ctl, w_meta, c_y
-            rows_s, pend_s, dp_s, inr_s, wd_s, be_s = rows, v_pend, v_dp, v_inr, v_wd, v_be
-            win_s = win if NWIN > 1 else None
-        if BANKS == 32 and NW % 32 == 0:   # the simulator's fast transpose: block q, row b: accesses 32q.. in bank b
-            cm = _transpose32(m, rows_s, NW // 32, f"cm{h}", p_run)
-            w_cm = _words(cm, BANKS, [BANKS * q + b for b in range(BANKS) for q in range(NW // 32)])
-        else:             # bank b, bit j: access j
-            w_cm = Cat(*[rows_s[BANKS * j + b] for b in range(BANKS) for j in range(NW)])
-
-        # leaders: the first pending access of each bank
-        los = Signal(BANKS * NW, name=f"los{h}")
-        ld1 = _sub(m, "lead")
-        with ld1.If(p_run):
-            ld1.d.comb += los.eq(Cat(*[lowest_bit(w_cm[NW * b: NW * (b + 1)] & pend_s) for b in range(BANKS)]))
-        pend1, dp1, inr1, ctl1 = _pass(ld1, pend_s, dp_s, inr_s, ctl_s)
-        idx = Signal(IB * BANKS, name=f"idx{h}")       # leader of each bank
-        anyb = Signal(BANKS, name=f"anyb{h}")
-        lead = Signal(NW, name=f"lead{h}")              # the leaders (an atomic pass serves only them)
-        ld2 = _sub(m, "leader")
-        lo = [los[NW * b: NW * (b + 1)] for b in range(BANKS)]
-        with ld2.If(p_run):
-            ld2.d.comb += [idx.eq(Cat(*[encode_onehot(x) for x in lo])), anyb.eq(Cat(*[x.any() for x in lo])),
-                           lead.eq(tree_or(lo))]
-        pend2, dp2, inr2, ctl2 = _pass(ld2, pend1, dp1, inr1, ctl1)
-        ldw = Signal(DW * BANKS, name=f"ld{h}")         # leader's dword
-        widx, wany = Signal(IB * BANKS, name=f"widx{h}"), Signal(BANKS, name=f"wany{h}")
-        is_wr = (ctl2.cls == _Cls.STORE) | (ctl2.cls == _Cls.ATOMIC)
-        ldx = _sub(m, "leader_addr")
-        with ldx.If(p_run):
-            ldx.d.comb += [ldw.eq(Cat(*[dp2.word_select(idx[IB * b: IB * (b + 1)], DW) for b in range(BANKS)])),
-                           widx.eq(Mux(is_wr, idx, 0)), wany.eq(Mux(is_wr, anyb, 0))]
-        pend3, dp3, inr3, ctl3, lead3 = _pass(ldx, pend2, dp2, inr2, ctl2, lead)
-
-        # served: every pending access to its bank leader's dword (atomics: the leaders only)
-        served = Signal(NW, name=f"served{h}")
-        sv = _sub(m, "serve")
-        if staged:
-            same = Cat(*[(lead3 & q_same[NW * i: NW * (i + 1)]).any() for i in range(NW)])
-        else:
-            same = Cat(*[dp3[DW * i: DW * (i + 1)] == ldw.word_select(dp3[DW * i: DW * i + bb], DW) for i in range(NW)])
-        with sv.If(p_run):
-            sv.d.comb += served.eq(Mux(ctl3.cls == _Cls.ATOMIC, lead3, same & pend3))
-        pend4, dp4, inr4, ctl4 = _pass(sv, pend3, dp3, inr3, ctl3)
-        if not staged:
-            kept = Signal(NW, name=f"kept{h}")          # the window's accesses still pending after the pass
-            kp = _sub(m, "kept")
-            with kp.If(p_valid):
-                kp.d.comb += kept.eq(c_pend & c_val & ~ordered(served, 1))
-        xsel = Signal(xw * NW, name=f"xsel{h}")         # crossbar select: bank, window (0 data, 1/3 zero, 2 partial)
-        last = Signal(name=f"last{h}")
-        nserved = Signal(WL, name=f"nserved{h}")        # served, for narrow stores only (see below)
-        xs = _sub(m, "xsel")
-        # the instruction's last pass: nothing left in this window, nor in another
-        win_done = Signal(name=f"win_done{h}")
-        if staged:
-            m.d.comb += win_done.eq(~q_pairs.any())
-            done = q_last & win_done
-        else:
-            m.d.comb += win_done.eq((pend4 & ~served) == 0)
-            done = win_done
-            if NWIN > 1:
-                done &= ~Cat(*[wpend[k] & (win != k) for k in range(NWIN)]).any()
-        with xs.If(p_run):
-            xs.d.comb += [xsel.eq(Cat(*[Cat(dp4[DW * i: DW * i + bb], inr4[2 * i] | ~served[i], inr4[2 * i + 1])
-                                        for i in range(NW)])),
-                          last.eq(done),
-                          nserved.eq(Mux((ctl4.cls == _Cls.STORE) & (ctl4.narrow != 0),
-                                         Cat(*[served[4 * q + 3] for q in range(WL)]), 0))]
-
-        # store data and atomic operands of each bank's leader
-        b_wd, b_be = Signal(32 * BANKS, name=f"b_wd{h}"), Signal(4 * BANKS, name=f"b_be{h}")
-        b_cmp, b_aval = Signal(32 * BANKS, name=f"b_cmp{h}"), Signal(BANKS, name=f"b_aval{h}")
-        ws = _sub(m, "write_select")
-        wi = [widx[IB * b: IB * (b + 1)] for b in range(BANKS)]
-        with ws.If(p_run):
-            ws.d.comb += [b_wd.eq(Cat(*[wd_s.word_select(i, 32) for i in wi])),
-                          b_be.eq(Cat(*[Mux(wany[b], be_s.word_select(wi[b], 4), 0) for b in range(BANKS)])),
-                          b_cmp.eq(Cat(*[wd_s.word_select(Cat(Const(2, 2), i[2:]), 32) for i in wi])),
-                          b_aval.eq(Cat(*[wany[b] & (inr_s.word_select(wi[b], 2) == 0) for b in range(BANKS)]))]
-
-        # narrow stores: bytes of one dword may come from several lanes; per byte, the last
-        # writer among the served lanes of the bank. Only slot 0 is in use: in REV order, the
-        # window's lane WL - 1 - q sits at its access 4 q + 3, so these vectors hold bit q for it.
-        narrow_st = (ctl_s.cls == _Cls.STORE) & (ctl_s.narrow != 0)
-        slot0 = [4 * q + 3 for q in range(WL)]
-        n_cm, n_bep = Signal(BANKS * WL, name=f"n_cm{h}"), Signal(4 * WL, name=f"n_bep{h}")
-        n_wd = Signal(32 * WL, name=f"n_wd{h}")       # byte y of every lane, then byte y + 1, ...
-        ng = _sub(m, "narrow_gate")
-        with ng.If(p_run):
-            ng.d.comb += [n_cm.eq(Mux(narrow_st, Cat(*[w_cm[NW * b + j] for b in range(BANKS) for j in slot0]), 0)),
-                          n_bep.eq(Mux(narrow_st, Cat(*[be_s[4 * j + y] for y in range(4) for j in slot0]), 0)),
-                          n_wd.eq(Mux(narrow_st, Cat(*[wd_s[32 * j + 8 * y: 32 * j + 8 * y + 8]
-                                                       for y in range(4) for j in slot0]), 0))]
-        n_win = Signal(4 * BANKS * WL, name=f"n_win{h}")   # (bank, byte): the winning lane, one-hot
-        nw = _sub(m, "narrow_win")
-        with nw.If(p_run):
-            nw.d.comb += n_win.eq(Cat(*[lowest_bit(n_cm[WL * b: WL * (b + 1)] & nserved &
-                                                n_bep[WL * y: WL * (y + 1)])
-                                        for b in range(BANKS) for y in range(4)]))
-        n_idx, n_bbe = Signal(LB * 4 * BANKS, name=f"n_idx{h}"), Signal(4 * BANKS, name=f"n_bbe{h}")
-        ni = _sub(m, "narrow_index")
-        wins = [n_win[WL * k: WL * (k + 1)] for k in range(4 * BANKS)]
-        with ni.If(p_run):
-            ni.d.comb += [n_idx.eq(Cat(*[encode_onehot(w) for w in wins])), n_bbe.eq(Cat(*[w.any() for w in wins]))]
-        n_bwd = Signal(32 * BANKS, name=f"n_bwd{h}")
-        nd = _sub(m, "narrow_data")
-        with nd.If(p_run):
-            nd.d.comb += n_bwd.eq(Cat(*[n_wd[8 * WL * (k % 4): 8 * WL * (k % 4 + 1)]
-                                        .word_select(n_idx[LB * k: LB * (k + 1)], 8) for k in range(4 * BANKS)]))
-
-        # ---- banks ------------------------------------------------------------------------------
+        # ---- the banks (stage R: RAM outputs; stores and atomics write here) --------------------
         advance = Signal(name=f"advance{h}")
         r_valid, r_first, r_last = Signal(name=f"r_valid{h}"), Signal(name=f"r_first{h}"), Signal(name=f"r_last{h}")
         r_ctl, r_meta = Signal(_Ctl, name=f"r_ctl{h}"), Signal(Meta, name=f"r_meta{h}")
-        r_y, x_y = Signal(2 * WL, name=f"r_y{h}"), Signal(2 * WL, name=f"x_y{h}")   # the pass's window's c_y
-        r_xsel, r_row = Signal(xw * NW, name=f"r_xsel{h}"), Signal(rb * BANKS, name=f"r_row{h}")
-        r_wd, r_be = Signal(32 * BANKS, name=f"r_wd{h}"), Signal(4 * BANKS, name=f"r_be{h}")
-        r_cmp, r_aval = Signal(32 * BANKS, name=f"r_cmp{h}"), Signal(BANKS, name=f"r_aval{h}")
-        rd = Signal(32 * BANKS, name=f"rd{h}")           # RAM outputs (stage R)
-        anew = Signal(32 * BANKS, name=f"anew{h}")
+        xw = bb + 2                                   # crossbar select: bank, window code
+        r_xsel, r_row = Signal(xw * N, name=f"r_xsel{h}"), Signal(rb * N, name=f"r_row{h}")
+        r_y, r_lane0 = Signal(2 * N, name=f"r_y{h}"), Signal(5, name=f"r_lane0{h}")
+        r_wd, r_be = Signal(32 * N, name=f"r_wd{h}"), Signal(4 * N, name=f"r_be{h}")
+        r_cmp, r_aval = Signal(32 * N, name=f"r_cmp{h}"), Signal(N, name=f"r_aval{h}")
+        r_served = Signal(N, name=f"r_served{h}")
+        rd = Signal(32 * N, name=f"rd{h}")
+        anew = Signal(32 * N, name=f"anew{h}")
         r_atomic = r_valid & (r_ctl.cls == _Cls.ATOMIC)
-        rports, wports, rdata = _sub(m, "bank_read"), _sub(m, "bank_write"), _sub(m, "bank_data")
+        rports, wports = _sub(m, "bank_read"), _sub(m, "bank_write")
         self.banks = []
-        for b in range(BANKS):
+        for b in range(N):
             mem = memory.Memory(shape=32, depth=self.rows, init=[])
             m.submodules[f"bank{b}"] = mem
             self.banks.append(mem)
             wp = mem.write_port(granularity=8)
             rp = mem.read_port(transparent_for=(wp,))
-            # read only for a pass (stage R is valid next): idle cycles skip the 64 reads and
-            # their write-through checks, which a compiled simulation would run every cycle
-            rports.d.comb += [rp.addr.eq(ldw[DW * b + bb: DW * b + bb + rb]), rp.en.eq(advance & p_run)]
-            rdata.d.comb += rd[32 * b: 32 * b + 32].eq(rp.data)
+            rports.d.comb += [rp.addr.eq(ldw[DW * b + bb: DW * b + bb + rb]), rp.en.eq(advance & p_valid),
+                              rd[32 * b: 32 * b + 32].eq(rp.data)]
             wports.d.comb += [wp.addr.eq(r_row[rb * b: rb * (b + 1)]),
                               wp.data.eq(Mux(r_atomic, anew[32 * b: 32 * b + 32], r_wd[32 * b: 32 * b + 32])),
                               wp.en.eq(Mux(advance & r_valid,
                                            Mux(r_atomic, Mux(r_aval[b], 0xF, 0), r_be[4 * b: 4 * b + 4]), 0))]
-        alu = _sub(m, "alu")     # computes only in atomic passes (no gates on its inputs)
+        alu = _sub(m, "alu")     # computes only in atomic passes
         with alu.If(r_atomic):
             alu.d.comb += anew.eq(Cat(*[atomic_result(r_ctl.aop, rd[32 * b: 32 * b + 32], r_wd[32 * b: 32 * b + 32],
-                                                      r_cmp[32 * b: 32 * b + 32]) for b in range(BANKS)]))
+                                                      r_cmp[32 * b: 32 * b + 32]) for b in range(N)]))
 
-        # ---- X: RAM outputs registered; crossbar to the accesses ---------------------------------
+        # ---- X: RAM outputs registered; crossbar to the accesses; the results --------------------
         x_valid, x_first, x_last = Signal(name=f"x_valid{h}"), Signal(name=f"x_first{h}"), Signal(name=f"x_last{h}")
         x_ctl, x_meta = Signal(_Ctl, name=f"x_ctl{h}"), Signal(Meta, name=f"x_meta{h}")
-        x_xsel, x_rd = Signal(xw * NW, name=f"x_xsel{h}"), Signal(32 * BANKS, name=f"x_rd{h}")
-        xb = Signal(32 * NW, name=f"xb{h}")
-        wmask = Signal(4 * 32, name=f"wmask{h}")   # by window: all bytes, none, the window's last bytes, none
-        _sub(m, "windows").d.comb += wmask.eq(Cat(Const(0xFFFF_FFFF, 32), Const(0, 32),
-                                                  *[Mux(x_meta.em[k], Const(0xFF, 8), 0) for k in range(4)],
-                                                  Const(0, 32)))
+        x_xsel, x_rd = Signal(xw * N, name=f"x_xsel{h}"), Signal(32 * N, name=f"x_rd{h}")
+        x_y, x_lane0 = Signal(2 * N, name=f"x_y{h}"), Signal(5, name=f"x_lane0{h}")
+        x_served = Signal(N, name=f"x_served{h}")
+        wmask = Cat(Const(0xFFFF_FFFF, 32), Const(0, 32), *[Mux(x_meta.em[k], Const(0xFF, 8), 0) for k in range(4)],
+                    Const(0, 32))      # by window code: all bytes, none, the window's last bytes, none
+        xn = Signal(32 * N, name=f"xn{h}")
+
         xbar = _sub(m, "crossbar")
         with xbar.If(x_valid):
-            xbar.d.comb += xb.eq(Cat(*[x_rd.word_select(x_xsel[xw * i: xw * i + bb], 32) &
-                                       wmask.word_select(x_xsel[xw * i + bb: xw * (i + 1)], 32) for i in range(NW)]))
-        r_served, x_served = Signal(NW, name=f"r_served{h}"), Signal(NW, name=f"x_served{h}")   # the pass's accesses
-        if NWIN > 1:
-            r_win, x_win = Signal(range(NWIN), name=f"r_win{h}"), Signal(range(NWIN), name=f"x_win{h}")
-        else:
-            x_win = Const(0)
-
-        # a narrow load's byte or half, zero- or sign-extended, as it goes into the result
-        # registers: for the window's lanes, not for the whole wave at every response beat
-        def narrow(w, y):
-            v = (w >> Cat(Const(0, 3), y))[:16]
-            return Mux(x_ctl.narrow == 1, Cat(v[:8], Mux(x_ctl.sgn & v[7], 0xFF_FFFF, 0)),
-                       Cat(v[:16], Mux(x_ctl.sgn & v[15], 0xFFFF, 0)))
-        xn = Signal(32 * NW, name=f"xn{h}")
-        nres = _sub(m, "narrow_result")
-        with nres.If(x_valid):
-            nres.d.comb += xn.eq(Cat(*[
-                Mux(x_ctl.narrow != 0, narrow(xb[32 * i: 32 * i + 32], x_y[2 * (i // SLOTS): 2 * (i // SLOTS) + 2]),
-                    xb[32 * i: 32 * i + 32]) if i % SLOTS == 0 else xb[32 * i: 32 * i + 32]
-                for i in range(NW)]))
+            for j in range(N):
+                sel = x_xsel[xw * j: xw * (j + 1)]
+                xb, v = Signal(32, name=f"xb{h}_{j}"), Signal(16, name=f"xv{h}_{j}")
+                # a narrow load's byte or half, zero- or sign-extended
+                xbar.d.comb += [xb.eq(x_rd.word_select(sel[:bb], 32) & wmask.word_select(sel[bb:], 32)),
+                                v.eq((xb >> Cat(Const(0, 3), x_y[2 * j: 2 * j + 2]))[:16])]
+                xbar.d.comb += xn[32 * j: 32 * j + 32].eq(
+                    Mux(x_ctl.narrow == 0, xb,
+                        Mux(x_ctl.narrow == 1, Cat(v[:8], Mux(x_ctl.sgn & v[7], 0xFF_FFFF, 0)),
+                            Cat(v[:16], Mux(x_ctl.sgn & v[15], 0xFFFF, 0)))))
+        # an access's place among the result's dwords (4 per lane: in a row of RL lanes, or
+        # of the whole wave): one candidate per window shape and position of the window
+        rows = NG > 1 and N <= RL                     # a window's lanes are in one row
+        SPAN = RL if rows else LANES
+        x_shape = [x_ctl.wshape == c for c in range(len(_SHAPES))]
+        col_d = [[] for _ in range(SLOTS * SPAN)]
+        col_e = [[] for _ in range(SLOTS * SPAN)]
+        for c, (lpl, sl2) in enumerate(_SHAPES):
+            subs = SPAN // wl[c]
+            for sub in range(subs):
+                at = x_shape[c] & (x_lane0[:exact_log2(SPAN)] == sub * wl[c]) if subs > 1 else x_shape[c]
+                for j in range(N):
+                    k = j & ((1 << lpl) - 1)
+                    col = SLOTS * (sub * wl[c] + (j >> lpl)) + (2 * k if sl2 else k)
+                    col_d[col].append((at, xn[32 * j: 32 * j + 32]))
+                    col_e[col].append(at & x_served[j])
+        col_data, col_en = Signal(32 * SLOTS * SPAN, name=f"col_data{h}"), Signal(SLOTS * SPAN, name=f"col_en{h}")
+        place = _sub(m, "place")
+        with place.If(x_valid):
+            place.d.comb += [col_data.eq(Cat(*[_and_or(t, 32) for t in col_d])),
+                             col_en.eq(Cat(*[tree_or(t) if t else Const(0) for t in col_e]))]
 
         # ---- A: the result and its response beats -----------------------------------------------
         a_valid, a_done = Signal(name=f"a_valid{h}"), Signal(name=f"a_done{h}")
         a_ctl, a_meta = Signal(_Ctl, name=f"a_ctl{h}"), Signal(Meta, name=f"a_meta{h}")
-        # the instruction's results: each pass writes the dwords of the accesses it served, and
-        # ``got`` marks them; the others read as 0 (unserved lanes, in a pair the other half's
-        # accesses, and what an earlier instruction left in the rows)
-        got = Signal(NACC, name=f"got{h}")
-        # the beat: lane group a_grp (``resp_lanes`` lanes) of destination register a_reg. The
-        # select's indices are registers, the slot too (``a_src``): decoded from the register
-        # count beside the select, it was merged into the select by ABC (the whole-wave beat
-        # alone through synth_ecp5: 14,471 LUT4 so, 3,328 with the slot registered)
-        RL = cfg.resp_lanes
-        NG = LANES // RL                                # beats per destination register
+        # each pass writes the dwords of the accesses it served, and ``got`` marks them; the
+        # others read as 0 (unserved lanes, in a pair the other half's accesses, and what an
+        # earlier instruction left in the rows)
+        got = Signal(SLOTS * LANES, name=f"got{h}")
         a_reg = Signal(2, name=f"a_reg{h}")
         a_grp = Signal(range(NG), name=f"a_grp{h}") if NG > 1 else Const(0)
         a_src = Signal(8, name=f"a_src{h}")            # the slot of register a_reg, then of the next ones
         bt = _sub(m, "beat")
         slot = a_src[:2]
-        results = _sub(m, "results")     # a process of its own: its 128 enables run only with a pass
+        results = _sub(m, "results")
         write = advance & x_valid
-        if NG > 1 and WL == RL:
-            # a window is a beat's lane group: a LUT RAM row per group, a write enable per dword
-            # (as flip-flops, 4,096 of them and 4,200 LUT4 of select per half on fpga). Only the
-            # instruction in A writes (X holds the next one's first pass until A's last beat
-            # goes), and the beat reads combinationally, so a beat not taken stays unchanged.
-            res_rows = memory.Memory(shape=32 * NW, depth=NWIN, init=[], attrs={"ram_style": "distributed"})
+        x_grp = x_lane0[exact_log2(RL):] if rows else Const(0)
+        if rows:
+            # a row per beat's lane group, in LUT RAM; only the instruction in A writes (X holds
+            # the next one's first pass until A's last beat goes), and the beat reads
+            # combinationally, so a beat not taken stays unchanged
+            res_rows = memory.Memory(shape=32 * SLOTS * RL, depth=NG, init=[], attrs={"ram_style": "distributed"})
             m.submodules["rows"] = res_rows
             rw, rr = res_rows.write_port(granularity=32), res_rows.read_port(domain="comb")
-            results.d.comb += [rw.addr.eq(x_win), rw.data.eq(xn), rw.en.eq(Mux(write, x_served, 0))]
+            results.d.comb += [rw.addr.eq(x_grp), rw.data.eq(col_data), rw.en.eq(Mux(write, col_en, 0))]
             bt.d.comb += rr.addr.eq(a_grp)
             g_acc = rr.data
         else:
-            # a clock enable per dword on the FPGA, no multiplexers
-            acc = Signal(32 * NACC, name=f"acc{h}")
+            acc = Signal(32 * SLOTS * LANES, name=f"acc{h}")   # a clock enable per dword
             with results.If(write):
-                for k in range(NWIN):
-                    with results.If(x_win == k):
-                        for i in range(NW):
-                            with results.If(x_served[i]):
-                                j = NW * k + i
-                                results.d.sync += acc[32 * j: 32 * j + 32].eq(xn[32 * i: 32 * i + 32])
-            g_acc = acc.word_select(a_grp, 32 * SLOTS * RL)  # the group's lanes first: RL lanes wide from here
+                for i in range(SLOTS * LANES):
+                    with results.If(col_en[i]):
+                        results.d.sync += acc[32 * i: 32 * i + 32].eq(col_data[32 * i: 32 * i + 32])
+            g_acc = acc.word_select(a_grp, 32 * SLOTS * RL)
         g_got = got.word_select(a_grp, SLOTS * RL)
         words = [Mux(g_got[SLOTS * n: SLOTS * (n + 1)].bit_select(slot, 1),
                      g_acc[32 * SLOTS * n: 32 * SLOTS * (n + 1)].word_select(slot, 32), 0) for n in range(RL)]
@@ -774,19 +585,18 @@ class _Pipe(Elaboratable):
 
         # ---- control --------------------------------------------------------------------------
         a_free = self.ack & bp.last
+        clear = Signal(name=f"clear{h}")            # the pass leaves nothing of its window pending
+        move = Signal(name=f"move{h}")              # ... in either half of a pair: the next window
+        last = Signal(name=f"last{h}")              # ... and there is none: the instruction's last pass
+        rest = wtodo & ~win_oh
         m.d.comb += [advance.eq(~(x_valid & x_first & a_valid & ~a_free)),
-                     self.passed.eq(advance & p_run & served.any()), self.serving.eq(w_meta.simd),
-                     self.conflict.eq(advance & p_run & served.any() & passed_s)]
-        if staged:
-            # a window is loaded when the passes are free (in a pair, when not ahead of the other
-            # half); the instruction's registers are free after its last window's load
-            p2_free, w_last = Signal(name=f"p2_free{h}"), Signal(name=f"w_last{h}")
-            win_bit = win_oh
-            m.d.comb += [p2_free.eq(~q_valid | (advance & win_done)), w_last.eq((wtodo & ~win_bit) == 0),
-                         load.eq(p_valid & p2_free & ~ahead), self.can_take.eq(~p_valid),
-                         self.finish.eq(load & w_last)]
-        else:
-            m.d.comb += [self.can_take.eq(~p_valid | (advance & last)), self.finish.eq(advance & p_valid & last)]
+                     clear.eq(p_valid & advance & ((pend & ~served) == 0)),
+                     self.pair_clear.eq(clear & w_meta.pair),
+                     move.eq(clear & (~w_meta.pair | self.other_clear)),
+                     last.eq(move & (rest == 0)),
+                     self.passed.eq(advance & p_valid & served.any()), self.serving.eq(w_meta.simd),
+                     self.conflict.eq(advance & p_valid & served.any() & p_passed),
+                     self.can_take.eq(~p_valid | last), self.finish.eq(last)]
         with m.If(self.ack):
             if NG > 1:
                 m.d.sync += a_grp.eq(a_grp + 1)       # 0 again after the register's last (NG divides 32)
@@ -795,73 +605,52 @@ class _Pipe(Elaboratable):
             with m.If(bp.last):
                 m.d.sync += a_valid.eq(0)
         with m.If(advance):
-            m.d.sync += [x_valid.eq(r_valid), r_valid.eq(p_run)]
+            m.d.sync += [x_valid.eq(r_valid), r_valid.eq(p_valid)]
             with m.If(r_valid):
                 m.d.sync += [x_first.eq(r_first), x_last.eq(r_last), x_ctl.eq(r_ctl), x_meta.eq(r_meta), x_y.eq(r_y),
-                             x_xsel.eq(r_xsel), x_rd.eq(rd), x_served.eq(r_served)]
-                if NWIN > 1:
-                    m.d.sync += x_win.eq(r_win)
-            with m.If(p_run):
-                m.d.sync += [r_first.eq(first_s), r_last.eq(last), r_ctl.eq(ctl_s), r_meta.eq(meta_s), r_y.eq(y_s),
-                             r_xsel.eq(xsel), r_served.eq(served), r_wd.eq(Mux(narrow_st, n_bwd, b_wd)),
-                             r_be.eq(Mux(narrow_st, n_bbe, b_be)), r_cmp.eq(b_cmp), r_aval.eq(b_aval)]
-                with m.If((ctl_s.cls == _Cls.STORE) | (ctl_s.cls == _Cls.ATOMIC)):   # write addresses
-                    m.d.sync += r_row.eq(Cat(*[ldw[DW * b + bb: DW * b + bb + rb] for b in range(BANKS)]))
-                if NWIN > 1:
-                    m.d.sync += r_win.eq(win_s)
-                if staged:
-                    m.d.sync += [q_pend.eq(q_pend & ~served),
-                                 q_pairs.eq(q_pairs & ~Cat(*[served[a] | served[b] for a, b in pairs]))]
-                    with m.If(win_done):
-                        m.d.sync += q_valid.eq(0)
-                elif NWIN > 1:
-                    m.d.sync += pend.eq(Cat(*[Mux(win == k, kept, pend[NW * k: NW * (k + 1)]) for k in range(NWIN)]))
-                else:
-                    m.d.sync += pend.eq(kept)
-                m.d.sync += first_s.eq(0)
+                             x_xsel.eq(r_xsel), x_rd.eq(rd), x_served.eq(r_served), x_lane0.eq(r_lane0)]
+            with m.If(p_valid):
+                m.d.sync += [r_first.eq(p_first), r_last.eq(last), r_ctl.eq(w_ctl), r_meta.eq(w_meta),
+                             r_y.eq(Cat(*y_j)), r_lane0.eq(lane0), r_served.eq(served),
+                             r_xsel.eq(Cat(*[Cat(bank_j[j], inr_j[j][0] | ~served[j], inr_j[j][1]) for j in range(N)])),
+                             r_wd.eq(b_wd), r_be.eq(b_be), r_cmp.eq(b_cmp), r_aval.eq(b_aval),
+                             pend_r.eq(pend & ~served), fresh.eq(0), p_first.eq(0)]
+                with m.If((w_ctl.cls == _Cls.STORE) | atomic):   # write addresses
+                    m.d.sync += r_row.eq(Cat(*[ldw[DW * b + bb: DW * b + bb + rb] for b in range(N)]))
                 with m.If(served.any()):
-                    m.d.sync += passed_s.eq(1)
-                if not staged:
-                    with m.If(last):
-                        m.d.sync += p_valid.eq(0)
+                    m.d.sync += p_passed.eq(1)
             with m.If(x_valid):
                 with m.If(x_first):
                     m.d.sync += [a_valid.eq(1), a_ctl.eq(x_ctl), a_meta.eq(x_meta),
                                  a_reg.eq(0), a_src.eq(x_meta.src)]
                     if NG > 1:
                         m.d.sync += a_grp.eq(0)
-                m.d.sync += [a_done.eq(x_last),
-                             got.eq(Mux(x_first, 0, got) | (x_served << (x_win * NW))[:NACC])]
-        if staged:   # after the passes' updates: a window loaded replaces the one they finish
-            with m.If(load):
-                m.d.sync += [q_valid.eq(1), q_first.eq(w_fresh), q_last.eq(w_last), q_ctl.eq(w_ctl), q_meta.eq(w_meta),
-                             q_y.eq(c_y), q_dp.eq(v_dp), q_inr.eq(v_inr), q_pend.eq(v_pend), q_wd.eq(v_wd),
-                             q_be.eq(v_be), q_rows.eq(rows), q_same.eq(same_w), q_pairs.eq(pairs_w), w_fresh.eq(0),
-                             wtodo.eq(wtodo & ~win_bit), q_win.eq(win)]
-                nxt = lowest_bit(wtodo & ~win_bit)
-                m.d.sync += [win_oh.eq(nxt), win.eq(encode_onehot(nxt))]
-                with m.If(w_fresh):
-                    m.d.sync += q_passed.eq(0)
-                with m.If(w_last):
-                    m.d.sync += p_valid.eq(0)
+                placed = (col_en << (x_grp * SLOTS * RL))[:SLOTS * LANES] if rows else col_en
+                m.d.sync += [a_done.eq(x_last), got.eq(Mux(x_first, 0, got) | placed)]
+        with m.If(move):
+            nxt = lowest_bit(rest)
+            m.d.sync += [fresh.eq(1), wtodo.eq(rest), win_oh.eq(nxt), win.eq(encode_onehot(nxt))]
+            with m.If(last):
+                m.d.sync += p_valid.eq(0)
 
         with m.If(self.take):
             srcmap = Mux(ctl.xchg2, Mux(req.offset0 == req.offset1, 0b0000, 0b1000), 0b11100100)
             writes = (ctl.cls == _Cls.STORE) | (ctl.cls == _Cls.ATOMIC)
             edge_mask = ((Const(1, 5) << self.size[:2]) - 1)[:4]    # the window's last dword, if partial
+            # the windows with EXEC lanes (window 0 if none: the instruction still answers)
+            wins = Signal(NWIN, name=f"wins{h}")
+            m.d.comb += wins.eq(_and_or([(ctl.wshape == c, Cat(*[req.exec[wl[c] * k: wl[c] * (k + 1)].any()
+                                                                 for k in range(LANES // wl[c])]))
+                                         for c in range(len(_SHAPES))], NWIN))
+            todo = Mux(wins.any(), wins, 1)
+            first = lowest_bit(todo)
             m.d.sync += [p_valid.eq(1), w_ctl.eq(ctl),
                          w_meta.simd.eq(self.simd), w_meta.wave.eq(req.wave), w_meta.seq.eq(req.seq),
                          w_meta.vdst.eq(req.vdst), w_meta.exec.eq(req.exec), w_meta.em.eq(edge_mask),
                          w_meta.src.eq(srcmap), w_meta.pair.eq(self.pair),
-                         w_offs.eq(offs), w_off1.eq(off1), w_base.eq(self.base), w_size.eq(self.size)]
-            if staged:   # the windows with EXEC lanes (window 0 if none: the instruction still answers)
-                wins = Cat(*[req.exec[WL * k: WL * (k + 1)].any() for k in range(NWIN)])
-                first = lowest_bit(Mux(wins.any(), wins, 1))
-                m.d.sync += [w_fresh.eq(1), wtodo.eq(Mux(wins.any(), wins, 1)), win_oh.eq(first),
-                             win.eq(encode_onehot(first))]
-            else:
-                m.d.sync += [p_first.eq(1), p_passed.eq(0),
-                             pend.eq(Cat(*[req.exec[n] & ctl.smask[s] for n in range(LANES) for s in range(SLOTS)]))]
+                         w_offs.eq(offs), w_off1.eq(off1), w_base.eq(self.base), w_size.eq(self.size),
+                         wtodo.eq(todo), win_oh.eq(first), win.eq(encode_onehot(first)),
+                         fresh.eq(1), p_first.eq(1), p_passed.eq(0)]
             if not in_place:
                 m.d.sync += w_addr.eq(Cat(*[lane(req.addr, 64, n)[:32] for n in range(LANES)]))
                 with m.If(writes):      # straight from the SIMD's request: a multiplexer, not also a gate
@@ -934,8 +723,7 @@ class LDS(wiring.Component):
         pipes = self.pipes
         m.submodules.half0, m.submodules.half1 = pipes
         p0, p1 = pipes
-        m.d.comb += [p0.other_wpend.eq(p1.pair_wpend), p1.other_wpend.eq(p0.pair_wpend),
-                     p0.other_next.eq(p1.pair_next), p1.other_next.eq(p0.pair_next)]
+        m.d.comb += [p0.other_clear.eq(p1.pair_clear), p1.other_clear.eq(p0.pair_clear)]
         if cfg.request_rows > 1:   # the row of each SIMD's request that the half serving it reads
             m.d.comb += [self.req_row[s].eq(Mux(p0.serving == s, p0.row, 0) | Mux(p1.serving == s, p1.row, 0))
                          for s in range(SIMDS)]
