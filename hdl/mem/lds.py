@@ -5,23 +5,26 @@ Each half is a pipe that serves one instruction at a time from the SIMDs' ``lds_
 An instruction is a set of up to 128 lane-dword accesses (access ``4 * lane + slot``: a
 b128 load touches four dwords per lane, a 2addr b64 form two dwords at each of two
 addresses); only the accesses with a byte inside the wave's window occupy a bank. The
-passes serve the accesses of ``config.lds_window_lanes`` lanes at a time (the whole wave but
-on ``fpga``), windows in lane order. A bank pass serves, in every bank, one dword address:
-the one of the window's first pending access in that bank, together with every other
-pending access of the window to the same dword (broadcast). So each window takes as many
-passes as the largest number of its distinct dwords that fall in one bank, the cost
-``sim.memory_ops.lds_conflict_cycles`` gives.
+passes serve a window of ``lds_banks`` accesses at a time, whole lanes (a lane's dwords
+counted to a power of two: with 32 banks a b32 access is the whole wave, a b128 one 8
+lanes), windows in lane order. A bank pass serves, in every bank, one dword address: the one
+of the window's first pending access in that bank, together with every other pending access
+of the window to the same dword (broadcast). So each window takes as many passes as the
+largest number of its distinct dwords that fall in one bank, the cost
+``sim.memory_ops.lds_conflict_cycles`` gives with ``sim.memory_ops.lds_windows``.
 Atomics serve one lane per bank and pass, in lane order, so lanes that hit the same dword
 see each other's results as the ISA's lane-serial semantics say.
 
 Pipe stages (one cycle each, stalled together when the result register is still busy):
-P, the bank pass (the window's accesses built from the registered lanes, or in place from
-the SIMD's request; leader selection, RAM read addresses); R, the RAM outputs (stores and
-atomics write here, atomics through the ALU beside each bank); X, the RAM outputs registered
-ahead of the bank to 128-access crossbar; A, the instruction's results, which send a response
-beat per lane group (``config.resp_lanes`` lanes: 4 on ``fpga``, else the whole wave) of each
-destination register. The results are registers, or, when a window is a response group (on
-``fpga``), a memory of a row per group (LUT RAM), which each pass writes at its window's row.
+P, the bank pass (the window's accesses from the registered lanes, or in place from the
+SIMD's request; leader selection, RAM read addresses, each bank's write data); R, the RAM
+outputs (stores and atomics write here, atomics through the ALU beside each bank); X, the
+RAM outputs registered ahead of the bank-to-access crossbar, which places the served
+accesses among the results; A, the instruction's results, which send a response beat per
+lane group (``config.resp_lanes`` lanes: 4 on ``fpga``, else the whole wave) of each
+destination register. The results are registers, or, when a window fits in a response group
+(on ``fpga``), a memory of a row per group (LUT RAM), which each pass writes at its window's
+row.
 """
 from __future__ import annotations
 
