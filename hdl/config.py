@@ -566,8 +566,8 @@ PRESETS: Mapping[str, DCUConfig] = {
                               l0_hit_latency=73, memory_latency=200, lds_latency=44,
                               scalar_hit_latency=30, return_order="in_order"),
     # 4 lanes and a one-lane transcendental unit: the DSP blocks the 85F has (dcu bench fpga-budget);
-    # 4 LDS banks per half, as many as lanes, scheduling 4 lanes at a time: the LDS's selects grow
-    # with its banks and the accesses it schedules together; the coalescer
+    # 4 LDS banks per half, as many as lanes: a pass serves a window of 4 dwords, and the LDS's
+    # selects grow with the window; the coalescer
     # merges 4 lanes per line request: its per-lane logic grows with them; 32-byte instruction
     # fetches halve the SIMDs' line buffers and the instruction cache's answer queues; the scalar
     # cache's request slots and reads in flight, each compared every cycle, are halved, and its

@@ -136,7 +136,7 @@ def _ctl_of(op) -> dict:
         elif kind == "ds_store":
             c["order"] = _Order.REV
     used = [k for k in range(SLOTS) if c["smask"] >> k & 1]
-    c["wshape"] = (0 if len(used) == 1 else 2 if used == [0, 2] else 1 if len(used) == 2 else 3)
+    c["wshape"] = _SHAPES.index(((len(used) - 1).bit_length(), int(used == [0, 2])))
     if kind == "ds_atomic":
         c.update(aop=ATOMIC_OF[op], xchg2=c["two"])
         if "_rtn" in name:
@@ -328,7 +328,7 @@ class _Pipe(Elaboratable):
         p_first = Signal(name=f"p_first{h}")        # the next pass is the instruction's first
         p_passed = Signal(name=f"p_passed{h}")      # a pass of the instruction has served accesses
 
-        # ---- W: the window's accesses --------------------------------------------------------
+        # ---- the window's accesses, in the cycle of its pass ------------------------------------
         # shape c's window k covers lanes [k * wl[c], (k + 1) * wl[c]); access j of it is dword
         # j % per_lane of lane k * wl[c] + j // per_lane
         shape = [Signal(name=f"shape{h}_{c}") for c in range(len(_SHAPES))]
@@ -349,18 +349,16 @@ class _Pipe(Elaboratable):
                     s_data.eq(mux_tree(w_meta.simd, self.data_srcs))]
         else:
             s_addr, s_data = w_addr, w_data
-        # per access: the candidates (condition, lane in the row, slot), one per shape and
-        # position of the window in the row
+        # per access: the candidates (condition, shape, lane in the row, slot), one per shape
+        # and position of the window in the row (the config keeps a window inside a row)
         cand = [[] for _ in range(N)]
         for c, (lpl, sl2) in enumerate(_SHAPES):
-            if wl[c] > SRC:
-                continue            # (the config keeps a window inside a request row)
             subs = SRC // wl[c]
             for sub in range(subs):
                 at = shape[c] & (win[:exact_log2(subs)] == sub) if subs > 1 else shape[c]
                 for j in range(N):
                     k = j & ((1 << lpl) - 1)
-                    cand[j].append((at, sub * wl[c] + (j >> lpl), 2 * k if sl2 else k))
+                    cand[j].append((at, c, sub * wl[c] + (j >> lpl), 2 * k if sl2 else k))
         a_j = [Signal(32, name=f"a{h}_{j}") for j in range(N)]
         wd_j = [Signal(32, name=f"wd{h}_{j}") for j in range(N)]
         cmp_j = [Signal(32, name=f"cmp{h}_{j}") for j in range(N)]
@@ -369,14 +367,15 @@ class _Pipe(Elaboratable):
         with acc.If(p_valid):
             for j in range(N):
                 by_lane: dict = {}
-                for at, n, s in cand[j]:
+                for at, _, n, _ in cand[j]:
                     by_lane[n] = by_lane.get(n, Const(0)) | at
                 acc.d.comb += [
                     a_j[j].eq(_and_or([(at, lane(s_addr, 32, n)) for n, at in by_lane.items()], 32)),
-                    wd_j[j].eq(_and_or([(at, lane(s_data, 32, SLOTS * n + s)) for at, n, s in cand[j]], 32)),
-                    cmp_j[j].eq(_and_or([(at, lane(s_data, 32, SLOTS * n + 2)) for at, n, s in cand[j]
-                                         if s == 0], 32)),
-                    slot_j[j].eq(_and_or([(at, Const(s, 2)) for at, n, s in cand[j]], 2))]
+                    wd_j[j].eq(_and_or([(at, lane(s_data, 32, SLOTS * n + s)) for at, _, n, s in cand[j]], 32)),
+                    # ds_cmpstore's compare value, dword 2 of its lane (one dword a lane)
+                    cmp_j[j].eq(_and_or([(at, lane(s_data, 32, SLOTS * n + 2)) for at, c, n, _ in cand[j]
+                                         if c == 0], 32)),
+                    slot_j[j].eq(_and_or([(at, Const(s, 2)) for at, _, _, s in cand[j]], 2))]
 
         # each access's dword, bank, bytes, window code, and whether it is pending at the
         # window's first pass (an EXEC lane's dword in use, with a byte in the wave's window,
