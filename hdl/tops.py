@@ -77,6 +77,12 @@ def _salu(cfg):
     return SALU()
 
 
+def _decode(cfg):
+    from amaranth.utils import ceil_log2
+    from .simd.decode import DecodeStage
+    return DecodeStage(tag_width=max(1, ceil_log2(cfg.wave_ids)))
+
+
 def _trans_shared(cfg):
     from .simd.transshare import SharedTrans
     return SharedTrans(cfg, cfg.simds)
@@ -96,6 +102,7 @@ TOPS: dict[str, tuple[Callable, str]] = {
     "valu_fp": (_valu_fp, "the FP32 vector ALU (hdl/simd/valu_fp.py)"),
     "valu_int": (_valu_int, "the integer vector ALU (hdl/simd/valu_int.py)"),
     "salu": (_salu, "the scalar ALU (hdl/simd/salu.py)"),
+    "decode": (_decode, "the lean SIMD's decode stage: one decoder from two ROMs (hdl/simd/decode.py)"),
     "trans_shared": (_trans_shared, "the DCU's shared transcendental unit and its arbiter (hdl/simd/transshare.py)"),
 }
 

@@ -342,8 +342,8 @@ _FOREIGN_TOP = [0xC8, 0xC9, 0xCC, 0xCD, 0xCE, 0xEC, 0xED, 0xC4, 0xD0, 0xE4, 0xF8
                 0xFF, 0xE0, 0xC0]
 
 
-def test_random_words():
-    """Random words, mostly with a known format prefix and a random opcode."""
+def random_word_vectors() -> list[tuple[int, int]]:
+    """Random words, mostly with a known format prefix and a random opcode, with their PCs."""
     rng = random.Random(SEED + 1)
     vecs = []
     fmts = list(_ENC)
@@ -359,6 +359,12 @@ def test_random_words():
         else:
             words = pack96(dws)
         vecs.append((words, rng.getrandbits(30) << 2))
+    return vecs
+
+
+def test_random_words():
+    """Random words, mostly with a known format prefix and a random opcode."""
+    vecs = random_word_vectors()
     legal, illegal = compare(vecs, run_decoder(vecs))
     assert legal > 100 and illegal > 500       # random fields mostly break an isa.legality rule
     print(f"{legal} legal, {illegal} illegal random words")

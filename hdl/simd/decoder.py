@@ -33,23 +33,24 @@ from .executed import IMPLEMENTED as EXECUTED
 from ..isa_tables import FmtId, Kind, OpId, info_of, ops_of
 from ..layouts import DecodedInst
 
-__all__ = ["Decoder", "DecodedInst", "IMPLEMENTED", "op_properties", "is_branch_word"]
+__all__ = ["Decoder", "DecodedInst", "IMPLEMENTED", "EXECUTED", "FMT_LSB", "op_properties", "is_branch_word",
+           "format_cubes", "opcode_field", "vop3_space", "breaks_a_rule", "operand_fields"]
 
 #: Mnemonics the RTL decoder decodes: those the SIMD executes (the other opcodes are illegal).
 IMPLEMENTED = EXECUTED
 
-_FMT_LSB = 23        # the format is a function of dword 0 bits [31:23]
+FMT_LSB = 23        # the format is a function of dword 0 bits [31:23]
 
 
-def _fmt_cubes() -> dict[Fmt, list[str]]:
+def format_cubes() -> dict[Fmt, list[str]]:
     """Disjoint ``Case`` patterns on dword 0 bits [31:23] for each implemented format.
 
     Classifies all 512 values with the Python decoder's own ``fmt_of`` and merges them into
     don't-care cubes along a binary decision tree, so that no two patterns overlap (Verilator
     flags overlapping ``casez`` items). VOPD and foreign formats are left out: illegal.
     """
-    width = 32 - _FMT_LSB
-    cls = [fmt_of(v << _FMT_LSB) for v in range(1 << width)]
+    width = 32 - FMT_LSB
+    cls = [fmt_of(v << FMT_LSB) for v in range(1 << width)]
     cls = [None if f == Fmt.VOPD else f for f in cls]
     cubes: dict[Fmt, list[str]] = {}
 
@@ -69,7 +70,7 @@ def _fmt_cubes() -> dict[Fmt, list[str]]:
     return cubes
 
 
-def _op_field(fmt: Fmt) -> tuple[int, int]:
+def opcode_field(fmt: Fmt) -> tuple[int, int]:
     """(lsb, width) of the opcode field of dword 0, probed from ``isa.decoder.raw_op``."""
     width = raw_op(fmt, 0xFFFFFFFF).bit_length()
     lsb = next(b for b in range(32) if raw_op(fmt, 1 << b) == 1)
@@ -81,8 +82,8 @@ def is_branch_word(d):
     """Whether dword ``d`` encodes a PC-relative branch, ``s_branch`` or an ``s_cbranch_*``
     (the SOPP members of kind ``sbranch``, with the format patterns and opcode field the
     :class:`Decoder` uses); its ``simm16`` is ``d[0:16]``."""
-    lsb, width = _op_field(Fmt.SOPP)
-    sopp = Cat(*[d[_FMT_LSB:32].matches(p) for p in _fmt_cubes()[Fmt.SOPP]]).any()
+    lsb, width = opcode_field(Fmt.SOPP)
+    sopp = Cat(*[d[FMT_LSB:32].matches(p) for p in format_cubes()[Fmt.SOPP]]).any()
     ops = [info_of(op).op for op in ops_of("sbranch") if info_of(op).fmt == Fmt.SOPP]
     return sopp & Cat(*[d[lsb:lsb + width] == op for op in ops]).any()
 
@@ -168,7 +169,7 @@ def op_properties(info: OpInfo, enc: Fmt) -> dict:
     return p
 
 
-def _vop3_space() -> dict[int, OpInfo]:
+def vop3_space() -> dict[int, OpInfo]:
     """VOP3 opcode -> OpInfo over native VOP3/VOP3SD ops and the _e64 forms of VOP1/2/C."""
     space: dict[int, OpInfo] = {}
     for info in OPCODES:
@@ -189,7 +190,7 @@ def _in_range(v, lo: int, hi: int):
     return v <= hi if lo == 0 else v >= lo if hi == (1 << len(v)) - 1 else (v >= lo) & (v <= hi)
 
 
-def _breaks_a_rule(info: OpInfo, enc: Fmt, words):
+def breaks_a_rule(info: OpInfo, enc: Fmt, words):
     """1 when a field of the instruction breaks a rule of ``isa.legality`` (the model's decoder
     refuses such a word)."""
     bad = []
@@ -200,6 +201,48 @@ def _breaks_a_rule(info: OpInfo, enc: Fmt, words):
             bad.append((v & (r.mask & ((1 << width) - 1))).any())
         bad += [_in_range(v, lo, min(hi, (1 << width) - 1)) for lo, hi in r.ranges if lo < 1 << width]
     return Cat(*bad).any() if bad else C(0, 1)
+
+
+def operand_fields(fmt, inst, t, w0, w1, w2) -> list:
+    """Operand fields of one format (isa.decoder._fields): statements on ``inst`` and on ``t.src0``,
+    ``t.src1``, ``t.src2`` (the 9-bit source codes)."""
+    if fmt == Fmt.SOP2:
+        return [t.src0.eq(w0[0:8]), t.src1.eq(w0[8:16]), inst.sdst.eq(w0[16:23])]
+    if fmt == Fmt.SOPK:
+        return [inst.sdst.eq(w0[16:23]), inst.simm16.eq(w0[0:16])]
+    if fmt == Fmt.SOP1:
+        return [t.src0.eq(w0[0:8]), inst.sdst.eq(w0[16:23])]
+    if fmt == Fmt.SOPC:
+        return [t.src0.eq(w0[0:8]), t.src1.eq(w0[8:16])]
+    if fmt == Fmt.SOPP:
+        return [inst.simm16.eq(w0[0:16])]
+    if fmt == Fmt.SMEM:
+        return [inst.sdst.eq(w0[6:13]), inst.sbase.eq(w0[0:6]), inst.soffset.eq(w1[25:32]),
+                inst.offset.eq(w1[0:24].as_signed()), inst.th.eq(w0[23:25]),
+                inst.scope.eq(w0[21:23])]
+    if fmt == Fmt.VOP1:
+        return [inst.vdst.eq(w0[17:25]), t.src0.eq(w0[0:9])]
+    if fmt in (Fmt.VOP2, Fmt.VOPC):
+        vsrc1 = Cat(w0[9:17], C(1, 1))          # VGPR code 256 + v
+        out = [t.src0.eq(w0[0:9]), t.src1.eq(vsrc1)]
+        return out + ([inst.vdst.eq(w0[17:25])] if fmt == Fmt.VOP2 else [])
+    if fmt == Fmt.VOP3:
+        return [inst.vdst.eq(w0[0:8]), t.src0.eq(w1[0:9]), t.src1.eq(w1[9:18]),
+                t.src2.eq(w1[18:27]), inst.neg.eq(w1[29:32]), inst.omod.eq(w1[27:29]),
+                inst.clamp.eq(w0[15]), inst.abs.eq(w0[8:11]), inst.opsel.eq(w0[11:15])]
+    if fmt == Fmt.VOP3P:        # op_sel_hi and neg_hi have no DecodedInst field
+        return [inst.vdst.eq(w0[0:8]), t.src0.eq(w1[0:9]), t.src1.eq(w1[9:18]),
+                t.src2.eq(w1[18:27]), inst.neg.eq(w1[29:32]), inst.clamp.eq(w0[15]),
+                inst.opsel.eq(w0[11:14])]
+    if fmt == Fmt.DS:
+        return [inst.offset0.eq(w0[0:8]), inst.offset1.eq(w0[8:16]),
+                inst.offset.eq(w0[0:16]), inst.vdst.eq(w1[24:32]), inst.data1.eq(w1[16:24]),
+                inst.data0.eq(w1[8:16]), inst.vaddr.eq(w1[0:8])]
+    if fmt in VMEM_FMTS:
+        return [inst.vdst.eq(w1[0:8]), inst.data0.eq(w1[23:31]), inst.vaddr.eq(w2[0:8]),
+                inst.saddr.eq(w0[0:7]), inst.offset.eq(w2[8:32].as_signed()),
+                inst.th.eq(w1[20:23]), inst.scope.eq(w1[18:20])]
+    raise AssertionError(fmt)
 
 
 class Decoder(wiring.Component):
@@ -244,15 +287,15 @@ class Decoder(wiring.Component):
         t = Signal(_Temp, init={"nbase": 1})
 
         m.d.comb += inst.illegal.eq(1)       # until an opcode Case matches
-        with m.Switch(w0[_FMT_LSB:32]):
-            for fmt, patterns in _fmt_cubes().items():
+        with m.Switch(w0[FMT_LSB:32]):
+            for fmt, patterns in format_cubes().items():
                 with m.Case(*patterns):
                     m.d.comb += [inst.fmt.eq(FmtId[fmt.name]), t.nbase.eq(BASE_WORDS[fmt]),
                                  t.dpp_chk.eq("src0" in SRC_FIELDS.get(fmt, ()))]
-                    m.d.comb += self._fields(fmt, inst, t, w0, w1, w2)
-                    lsb, width = _op_field(fmt)
+                    m.d.comb += operand_fields(fmt, inst, t, w0, w1, w2)
+                    lsb, width = opcode_field(fmt)
                     if fmt == Fmt.VOP3:
-                        ops = sorted(_vop3_space().items(), key=lambda kv: kv[0])
+                        ops = sorted(vop3_space().items(), key=lambda kv: kv[0])
                     else:
                         ops = sorted((i.op, i) for i in OPCODES if i.fmt == fmt)
                     ops = [(code, info) for code, info in ops if info.name in EXECUTED]
@@ -261,7 +304,7 @@ class Decoder(wiring.Component):
                             with m.Case(code):
                                 enc = info.vop3_fmt if fmt == Fmt.VOP3 else fmt
                                 m.d.comb += self._op_case(info, enc, inst, t, w0, w1)
-                                m.d.comb += t.bad.eq(_breaks_a_rule(info, enc, (w0, w1, w2)))
+                                m.d.comb += t.bad.eq(breaks_a_rule(info, enc, (w0, w1, w2)))
 
         eq255 = Cat(t.src0 == O.LITERAL, t.src1 == O.LITERAL, t.src2 == O.LITERAL)
         has_lit = t.lit_k | (t.litsel & eq255).any()
@@ -281,47 +324,6 @@ class Decoder(wiring.Component):
             self.target.eq(self.pc + 4 + (w0[0:16].as_signed() << 2)),
         ]
         return m
-
-    @staticmethod
-    def _fields(fmt, inst, t, w0, w1, w2) -> list:
-        """Operand fields of one format (isa.decoder._fields)."""
-        if fmt == Fmt.SOP2:
-            return [t.src0.eq(w0[0:8]), t.src1.eq(w0[8:16]), inst.sdst.eq(w0[16:23])]
-        if fmt == Fmt.SOPK:
-            return [inst.sdst.eq(w0[16:23]), inst.simm16.eq(w0[0:16])]
-        if fmt == Fmt.SOP1:
-            return [t.src0.eq(w0[0:8]), inst.sdst.eq(w0[16:23])]
-        if fmt == Fmt.SOPC:
-            return [t.src0.eq(w0[0:8]), t.src1.eq(w0[8:16])]
-        if fmt == Fmt.SOPP:
-            return [inst.simm16.eq(w0[0:16])]
-        if fmt == Fmt.SMEM:
-            return [inst.sdst.eq(w0[6:13]), inst.sbase.eq(w0[0:6]), inst.soffset.eq(w1[25:32]),
-                    inst.offset.eq(w1[0:24].as_signed()), inst.th.eq(w0[23:25]),
-                    inst.scope.eq(w0[21:23])]
-        if fmt == Fmt.VOP1:
-            return [inst.vdst.eq(w0[17:25]), t.src0.eq(w0[0:9])]
-        if fmt in (Fmt.VOP2, Fmt.VOPC):
-            vsrc1 = Cat(w0[9:17], C(1, 1))          # VGPR code 256 + v
-            out = [t.src0.eq(w0[0:9]), t.src1.eq(vsrc1)]
-            return out + ([inst.vdst.eq(w0[17:25])] if fmt == Fmt.VOP2 else [])
-        if fmt == Fmt.VOP3:
-            return [inst.vdst.eq(w0[0:8]), t.src0.eq(w1[0:9]), t.src1.eq(w1[9:18]),
-                    t.src2.eq(w1[18:27]), inst.neg.eq(w1[29:32]), inst.omod.eq(w1[27:29]),
-                    inst.clamp.eq(w0[15]), inst.abs.eq(w0[8:11]), inst.opsel.eq(w0[11:15])]
-        if fmt == Fmt.VOP3P:        # op_sel_hi and neg_hi have no DecodedInst field
-            return [inst.vdst.eq(w0[0:8]), t.src0.eq(w1[0:9]), t.src1.eq(w1[9:18]),
-                    t.src2.eq(w1[18:27]), inst.neg.eq(w1[29:32]), inst.clamp.eq(w0[15]),
-                    inst.opsel.eq(w0[11:14])]
-        if fmt == Fmt.DS:
-            return [inst.offset0.eq(w0[0:8]), inst.offset1.eq(w0[8:16]),
-                    inst.offset.eq(w0[0:16]), inst.vdst.eq(w1[24:32]), inst.data1.eq(w1[16:24]),
-                    inst.data0.eq(w1[8:16]), inst.vaddr.eq(w1[0:8])]
-        if fmt in VMEM_FMTS:
-            return [inst.vdst.eq(w1[0:8]), inst.data0.eq(w1[23:31]), inst.vaddr.eq(w2[0:8]),
-                    inst.saddr.eq(w0[0:7]), inst.offset.eq(w2[8:32].as_signed()),
-                    inst.th.eq(w1[20:23]), inst.scope.eq(w1[18:20])]
-        raise AssertionError(fmt)
 
     @staticmethod
     def _op_case(info: OpInfo, enc: Fmt, inst, t, w0, w1) -> list:

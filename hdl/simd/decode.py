@@ -1,0 +1,302 @@
+"""The lean SIMD's decode stage: one instruction a cycle from two ROMs (docs/simd.md, "Lean SIMD").
+
+A SIMD decodes once per issued instruction, after wave selection, so one decoder serves every
+wave slot. What depends on the opcode alone is read from block RAM, and logic only extracts
+fields:
+
+* **ROM A** (``{format, opcode} -> OpRow``): the :class:`~hdl.isa_tables.OpId` and what depends
+  on the encoding (``_e32`` or ``_e64``): which legality rule set applies, how many source
+  fields may name the literal, where the scalar destination comes from, the address width
+  rule of a memory instruction. Its address is the format's base plus the opcode field; the
+  formats' opcode ranges are packed one after the other, each as long as its highest
+  opcode the SIMD executes (1,916 rows for gfx1200: a 2K-row RAM).
+* **ROM B** (``OpId -> PropRow``): the :class:`~hdl.isa_tables.Kind` and the operand widths
+  and implicit register accesses of :func:`hdl.simd.decoder.op_properties`, which do not
+  depend on the encoding.
+
+Pipeline: the cycle a window is taken, its format is found from dword 0 bits [31:23] and
+ROM A's address formed; the next cycle ROM A's row gives ROM B's address while the fields are
+extracted and the legality rules checked; the cycle after, ROM B's row completes the
+:data:`~hdl.layouts.DecodedInst`. A window taken at cycle *t* leaves at *t* + 2, one a cycle,
+and the stage holds while ``o`` is not ready. The result equals
+:class:`hdl.simd.decoder.Decoder`'s for every word, legal or not (``tests/test_decode.py``).
+"""
+from __future__ import annotations
+
+import types
+
+from amaranth.hdl import C, Cat, Module, Mux, Signal
+from amaranth.lib import data, enum, memory, stream, wiring
+from amaranth.lib.wiring import In, Out
+from amaranth.utils import ceil_log2
+
+from isa import OPCODES, Fmt
+from isa import operands as O
+from isa.decoder import BASE_WORDS, SRC_FIELDS, VMEM_FMTS
+from isa.dpp import CODES as DPP_CODES
+from isa.legality import FIELDS, rules
+
+from .decoder import (EXECUTED, FMT_LSB, breaks_a_rule, format_cubes, op_properties, opcode_field,
+                      operand_fields, vop3_space)
+from ..isa_tables import FmtId, Kind, OpId
+from ..layouts import ADDR, DecodedInst
+
+__all__ = ["DecodeStage", "OpRow", "PropRow", "rom_a", "rom_b"]
+
+
+class SdstFrom(enum.Enum, shape=3):
+    """Where a scalar destination that is not the format's ``sdst`` field comes from."""
+    FIELD = 0       # the format's field (SOP, SMEM), or none
+    VOP3SD = 1      # dword 0 bits [14:8]
+    EXEC = 2        # v_cmpx: EXEC_LO
+    VCC = 3         # VOPC and carry-out _e32 forms: VCC_LO
+    LOW = 4         # dword 0 bits [6:0]: VOPC _e64, v_readlane/readfirstlane _e64
+    VOP1 = 5        # dword 0 bits [23:17]: v_readfirstlane _e32
+
+
+class VaddrFrom(enum.Enum, shape=2):
+    """The rule for ``vaddr_dw``."""
+    FIXED = 0       # OpRow.vaddr_dw
+    GLOBAL = 1      # OpRow.vaddr_dw with saddr "off", else one dword (a 32-bit offset)
+    SCRATCH = 2     # one dword iff the sve bit (dword 1 bit 17) is set
+
+
+#: The props of :func:`op_properties` in ROM B (``vaddr_dw`` is ROM A's: it follows the encoding).
+_PROPS = ("src0_dw", "src1_dw", "src2_dw", "vdst_dw", "sdst_dw", "data0_dw", "data1_dw",
+          "reads_vcc", "writes_exec", "reads_scc", "writes_scc", "reads_dst")
+
+
+def _rule_sets() -> list[tuple]:
+    """The distinct (encoding, legality rules) of the executed opcodes, in a fixed order."""
+    seen = {}
+    for info in OPCODES:
+        if info.name not in EXECUTED:
+            continue
+        for enc in [info.fmt] + ([info.vop3_fmt] if info.vop3_op is not None else []):
+            key = _rule_key(info, enc)
+            seen.setdefault(key, (info, enc))
+    return list(seen.values())
+
+
+def _rule_key(info, enc) -> tuple:
+    return tuple(sorted((FIELDS[enc][r.field], r.mask, tuple(r.ranges)) for r in rules(info, enc)))
+
+
+_RULES = _rule_sets()
+_RULE_ID = {_rule_key(info, enc): k for k, (info, enc) in enumerate(_RULES)}
+
+#: ROM A's row.
+OpRow = data.StructLayout({
+    "op": OpId,                 # NONE: an opcode the SIMD does not execute
+    "rule": range(len(_RULES)),  # the legality rule set (``isa.legality``) of this encoding
+    "nlit": 2,                  # source fields that may name the literal
+    "lit_k": 1,                 # fmamk/fmaak: the literal is the K constant
+    "sdst": SdstFrom,
+    "src2_vcc": 1,              # an _e32 form that reads VCC where _e64 names src2
+    "vaddr": VaddrFrom,
+    "vaddr_dw": 2,
+})
+
+#: ROM B's row.
+PropRow = data.StructLayout({"kind": Kind, **{k: DecodedInst[k].shape for k in _PROPS},
+                             "ret_dw": 2})     # a returning atomic's vdst dwords, written iff th[0]
+
+
+def _dw(bits: int) -> int:
+    return (bits + 31) // 32
+
+
+def _formats() -> list[tuple[Fmt, int, int, list]]:
+    """(format, ROM A base, rows, [(opcode, OpInfo, encoding)]) per format, packed."""
+    out, base = [], 0
+    for fmt in format_cubes():
+        if fmt == Fmt.VOP3:
+            ops = sorted(vop3_space().items(), key=lambda kv: kv[0])
+        else:
+            ops = sorted(((i.op, i) for i in OPCODES if i.fmt == fmt), key=lambda kv: kv[0])
+        ops = [(code, info, info.vop3_fmt if fmt == Fmt.VOP3 else fmt)
+               for code, info in ops if info.name in EXECUTED]
+        rows = max((code for code, _, _ in ops), default=-1) + 1
+        out.append((fmt, base, rows, ops))
+        base += rows
+    return out
+
+
+_FORMATS = _formats()
+
+
+def _op_row(info, enc) -> dict:
+    fl = info.flags
+    e32 = enc == info.fmt and enc in (Fmt.VOP1, Fmt.VOP2, Fmt.VOPC)
+    row = {"op": OpId[info.name.upper()], "rule": _RULE_ID[_rule_key(info, enc)],
+           "nlit": min(len(SRC_FIELDS.get(enc, ())), len(info.src_bits)), "lit_k": int("literal_k" in fl),
+           "src2_vcc": int(e32 and len(info.src_bits) == 3)}
+    sdst = SdstFrom.VOP3SD if enc == Fmt.VOP3SD else SdstFrom.FIELD      # later rules win
+    if info.fmt == Fmt.VOPC:
+        sdst = SdstFrom.EXEC if "cmpx" in fl else SdstFrom.VCC if e32 else SdstFrom.LOW
+    elif "sdst" in fl:
+        sdst = SdstFrom.VOP1 if enc == Fmt.VOP1 else SdstFrom.LOW
+    elif e32 and "carry_out" in fl:
+        sdst = SdstFrom.VCC
+    row["sdst"] = sdst
+    row["vaddr"], row["vaddr_dw"] = VaddrFrom.FIXED, op_properties(info, enc)["vaddr_dw"]
+    if enc in VMEM_FMTS and info.kind != "cache":
+        row["vaddr"] = {Fmt.VGLOBAL: VaddrFrom.GLOBAL, Fmt.VSCRATCH: VaddrFrom.SCRATCH}.get(enc, VaddrFrom.FIXED)
+        row["vaddr_dw"] = _dw(info.src_bits[0])
+    return row
+
+
+def rom_a() -> list[int]:
+    """ROM A's rows as integers (:data:`OpRow`), every format's opcodes at its base."""
+    rows = [0] * sum(n for _, _, n, _ in _FORMATS)
+    for _, base, _, ops in _FORMATS:
+        for code, info, enc in ops:
+            rows[base + code] = OpRow.const(_op_row(info, enc)).as_value().value
+    return rows
+
+
+def rom_b() -> list[int]:
+    """ROM B's rows as integers (:data:`PropRow`), by OpId."""
+    rows = [0] * (1 << OpId.as_shape().width)
+    for info in OPCODES:
+        if info.name in EXECUTED:
+            props = op_properties(info, info.fmt)
+            row = {"kind": Kind[info.kind.upper()], **{k: props[k] for k in _PROPS},
+                   "ret_dw": _dw(info.dst_bits) if "th_return" in info.flags and info.kind != "cache" else 0}
+            rows[OpId[info.name.upper()].value] = PropRow.const(row).as_value().value
+    return rows
+
+
+#: What the stage takes: a window of three dwords (dword 0 in bits [31:0]), its PC and a tag
+#: (the wave) that it carries along.
+def DecodeIn(tag_width: int, pc_width: int = ADDR) -> data.StructLayout:
+    return data.StructLayout({"words": 96, "pc": pc_width, "tag": tag_width})
+
+
+def DecodeOut(tag_width: int, pc_width: int = ADDR) -> data.StructLayout:
+    return data.StructLayout({"inst": DecodedInst, "next_pc": pc_width, "target": pc_width, "tag": tag_width})
+
+
+class DecodeStage(wiring.Component):
+    """Decode one gfx1200 instruction a cycle, two cycles after it is taken.
+
+    Parameters
+    ----------
+    tag_width : int
+        Width of the tag carried with each instruction (the wave slot).
+    pc_width : int
+        Width of the byte PCs.
+
+    Attributes
+    ----------
+    i : In(stream.Signature(DecodeIn(tag_width)))
+        The instruction window. Taken when ``o`` is ready or the stage is not full.
+    o : Out(stream.Signature(DecodeOut(tag_width)))
+        The decoded instruction (:data:`~hdl.layouts.DecodedInst`; when ``illegal``,
+        ``op`` is ``NONE``, ``kind`` ``ILLEGAL`` and the other fields unspecified), its
+        fall-through PC (``pc + 4 * size``), the branch target ``pc + 4 + 4 * simm16`` and the tag.
+    """
+
+    def __init__(self, tag_width: int = 1, pc_width: int = ADDR):
+        self.tag_width, self.pc_width = tag_width, pc_width
+        super().__init__({"i": In(stream.Signature(DecodeIn(tag_width, pc_width))),
+                          "o": Out(stream.Signature(DecodeOut(tag_width, pc_width)))})
+
+    def elaborate(self, platform):
+        m = Module()
+        tw, pw = self.tag_width, self.pc_width
+        rows_a = rom_a()
+        m.submodules.rom_a = ra = memory.Memory(shape=OpRow.size, depth=1 << ceil_log2(len(rows_a)), init=rows_a)
+        m.submodules.rom_b = rb = memory.Memory(shape=PropRow.size, depth=len(rom_b()), init=rom_b())
+        port_a, port_b = ra.read_port(), rb.read_port()
+
+        # the pipeline moves when its last stage is empty or taken
+        s2 = Signal(data.StructLayout({"valid": 1, "known": 1, "fmt": FmtId, "nbase": 2, "dpp_chk": 1,
+                                       **DecodeIn(tw, pw).members}))
+        s3 = Signal(data.StructLayout({"valid": 1, "inst": DecodedInst, "th0": 1,
+                                       "next_pc": pw, "target": pw, "tag": tw}))
+        move = ~s3.valid | self.o.ready
+        m.d.comb += [self.i.ready.eq(move), port_a.en.eq(move), port_b.en.eq(move)]
+
+        # stage 1: the format and ROM A's address from dword 0
+        w0 = self.i.payload.words[:32]
+        known, fmt_id, nbase, dpp_chk = Signal(), Signal(FmtId), Signal(2), Signal()
+        with m.Switch(w0[FMT_LSB:32]):
+            for fmt, base, rows, _ in _FORMATS:
+                with m.Case(*format_cubes()[fmt]):
+                    lsb, width = opcode_field(fmt)
+                    code = w0[lsb:lsb + width]
+                    in_table = C(rows > 0, 1) if rows in (0, 1 << width) else code < rows
+                    m.d.comb += [known.eq(in_table), port_a.addr.eq(base + code),
+                                 fmt_id.eq(FmtId[fmt.name]), nbase.eq(BASE_WORDS[fmt]),
+                                 dpp_chk.eq("src0" in SRC_FIELDS.get(fmt, ()))]
+        with m.If(move):
+            m.d.sync += [s2.valid.eq(self.i.valid), s2.known.eq(known), s2.fmt.eq(fmt_id), s2.nbase.eq(nbase),
+                         s2.dpp_chk.eq(dpp_chk), s2.words.eq(self.i.payload.words), s2.pc.eq(self.i.payload.pc),
+                         s2.tag.eq(self.i.payload.tag)]
+
+        # stage 2: ROM A's row; fields, literal, legality; ROM B's address
+        a = OpRow(port_a.data)
+        m.d.comb += port_b.addr.eq(a.op)
+        words = (s2.words[:32], s2.words[32:64], s2.words[64:])
+        fields, inst = Signal(DecodedInst), Signal(DecodedInst)
+        src = types.SimpleNamespace(src0=Signal(9), src1=Signal(9), src2=Signal(9))
+        with m.Switch(s2.fmt):
+            for fmt, _, _, _ in _FORMATS:
+                with m.Case(FmtId[fmt.name]):
+                    m.d.comb += operand_fields(fmt, fields, src, *words)
+        m.d.comb += [inst.eq(fields), inst.fmt.eq(s2.fmt)]
+        self._encoding_rules(m, a, inst, s2, words)
+        src2 = Mux(a.src2_vcc, O.VCC_LO, src.src2)
+        bad = Signal()
+        with m.Switch(a.rule):
+            for k, (info, enc) in enumerate(_RULES):
+                with m.Case(k):
+                    m.d.comb += bad.eq(breaks_a_rule(info, enc, words))
+        eq255 = Cat(src.src0 == O.LITERAL, src.src1 == O.LITERAL, src2 == O.LITERAL)
+        litsel = Mux(a.nlit == 0, 0, Mux(a.nlit == 1, 1, Mux(a.nlit == 2, 3, 7)))
+        has_lit = a.lit_k | (litsel & eq255).any()
+        dpp = s2.dpp_chk & ~a.lit_k & Cat(*(src.src0 == code for code in DPP_CODES)).any()
+        w0, w1, w2 = words
+        valid, size = Signal(), Signal(2)
+        m.d.comb += [valid.eq(s2.known & (a.op != OpId.NONE) & ~bad & ~dpp), size.eq(s2.nbase + has_lit)]
+        m.d.comb += [inst.src0.eq(src.src0), inst.src1.eq(src.src1), inst.src2.eq(src2),
+                     inst.has_literal.eq(has_lit), inst.size.eq(size),
+                     inst.literal.eq(Mux(has_lit, Mux(s2.nbase[1], w2, w1), 0)),
+                     inst.op.eq(a.op), inst.valid.eq(valid), inst.illegal.eq(~valid)]
+        with m.If(move):
+            m.d.sync += [s3.valid.eq(s2.valid), s3.inst.eq(inst), s3.th0.eq(w1[20]),
+                         s3.next_pc.eq(s2.pc + Cat(C(0, 2), size)),
+                         s3.target.eq(s2.pc + 4 + (w0[0:16].as_signed() << 2)), s3.tag.eq(s2.tag)]
+
+        # stage 3: ROM B's row completes the instruction
+        b, out = PropRow(port_b.data), self.o.payload
+        m.d.comb += [self.o.valid.eq(s3.valid), out.inst.eq(s3.inst), out.next_pc.eq(s3.next_pc),
+                     out.target.eq(s3.target), out.tag.eq(s3.tag)]
+        with m.If(s3.inst.valid):
+            m.d.comb += [out.inst.kind.eq(b.kind)] + [getattr(out.inst, k).eq(getattr(b, k)) for k in _PROPS]
+            with m.If(b.ret_dw != 0):
+                m.d.comb += out.inst.vdst_dw.eq(Mux(s3.th0, b.ret_dw, 0))
+        with m.Else():
+            m.d.comb += [out.inst.op.eq(OpId.NONE), out.inst.kind.eq(Kind.ILLEGAL)]
+        return m
+
+    @staticmethod
+    def _encoding_rules(m, a, inst, s2, words):
+        """What ROM A's row says the encoding changes: the scalar destination, VOP3SD and the
+        address width."""
+        w0, w1, _ = words
+        with m.Switch(a.sdst):
+            for k, v in ((SdstFrom.VOP3SD, w0[8:15]), (SdstFrom.EXEC, O.EXEC_LO), (SdstFrom.VCC, O.VCC_LO),
+                         (SdstFrom.LOW, w0[0:7]), (SdstFrom.VOP1, w0[17:24])):
+                with m.Case(k):
+                    m.d.comb += inst.sdst.eq(v)
+        with m.If(a.sdst == SdstFrom.VOP3SD):
+            m.d.comb += [inst.fmt.eq(FmtId.VOP3SD), inst.abs.eq(0), inst.opsel.eq(0)]
+        with m.Switch(a.vaddr):
+            with m.Case(VaddrFrom.FIXED):
+                m.d.comb += inst.vaddr_dw.eq(a.vaddr_dw)
+            with m.Case(VaddrFrom.GLOBAL):
+                m.d.comb += inst.vaddr_dw.eq(Mux(w0[0:7] == O.SOFFSET_NONE, a.vaddr_dw, 1))
+            with m.Case(VaddrFrom.SCRATCH):
+                m.d.comb += inst.vaddr_dw.eq(w1[17])
