@@ -220,16 +220,18 @@ class DecodeStage(wiring.Component):
 
         # stage 1: the format and ROM A's address from dword 0
         w0 = self.i.payload.words[:32]
-        known, fmt_id, nbase, dpp_chk = Signal(), Signal(FmtId), Signal(2), Signal()
+        # one adder and one compare after the format's select, not one per format
+        fmt_id, nbase, dpp_chk = Signal(FmtId), Signal(2), Signal()
+        code, base, rows = Signal(10), Signal(range(len(rows_a) + 1)), Signal(range(1025))
         with m.Switch(w0[FMT_LSB:32]):
-            for fmt, base, rows, _ in _FORMATS:
+            for fmt, fbase, frows, _ in _FORMATS:
                 with m.Case(*format_cubes()[fmt]):
                     lsb, width = opcode_field(fmt)
-                    code = w0[lsb:lsb + width]
-                    in_table = C(rows > 0, 1) if rows in (0, 1 << width) else code < rows
-                    m.d.comb += [known.eq(in_table), port_a.addr.eq(base + code),
+                    m.d.comb += [code.eq(w0[lsb:lsb + width]), base.eq(fbase), rows.eq(frows),
                                  fmt_id.eq(FmtId[fmt.name]), nbase.eq(BASE_WORDS[fmt]),
                                  dpp_chk.eq("src0" in SRC_FIELDS.get(fmt, ()))]
+        known = code < rows
+        m.d.comb += port_a.addr.eq(base + code)
         with m.If(move):
             m.d.sync += [s2.valid.eq(self.i.valid), s2.known.eq(known), s2.fmt.eq(fmt_id), s2.nbase.eq(nbase),
                          s2.dpp_chk.eq(dpp_chk), s2.words.eq(self.i.payload.words), s2.pc.eq(self.i.payload.pc),

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 
-from amaranth.hdl import C, Cat, Module, Mux, Signal, unsigned
+from amaranth.hdl import C, Cat, Const, Module, Mux, Signal, Value, unsigned
 from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
 
@@ -181,13 +181,14 @@ def vop3_space() -> dict[int, OpInfo]:
     return space
 
 
-def _in_range(v, lo: int, hi: int):
-    """lo <= v <= hi, without comparisons that are constant (Verilator flags those)."""
-    if lo == hi:
-        return v == lo
-    if lo == 0 and hi == (1 << len(v)) - 1:
-        return C(1, 1)
-    return v <= hi if lo == 0 else v >= lo if hi == (1 << len(v)) - 1 else (v >= lo) & (v <= hi)
+def _in_ranges(v, ranges) -> Value:
+    """Whether ``v`` lies in one of the inclusive ``ranges``: a bit of a constant table, which
+    maps to a few LUTs where each bound would be a carry chain."""
+    top = (1 << len(v)) - 1
+    table = sum(1 << x for lo, hi in ranges for x in range(lo, min(hi, top) + 1))
+    if table in (0, (1 << (top + 1)) - 1):
+        return C(table != 0, 1)
+    return Const(table, top + 1).bit_select(v, 1)
 
 
 def breaks_a_rule(info: OpInfo, enc: Fmt, words):
@@ -199,7 +200,8 @@ def breaks_a_rule(info: OpInfo, enc: Fmt, words):
         v = words[d][lsb:lsb + width]
         if r.mask & ((1 << width) - 1):
             bad.append((v & (r.mask & ((1 << width) - 1))).any())
-        bad += [_in_range(v, lo, min(hi, (1 << width) - 1)) for lo, hi in r.ranges if lo < 1 << width]
+        if r.ranges:
+            bad.append(_in_ranges(v, r.ranges))
     return Cat(*bad).any() if bad else C(0, 1)
 
 
