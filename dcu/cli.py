@@ -299,9 +299,9 @@ def build_parser() -> argparse.ArgumentParser:
     v = sub.add_parser("verilog", parents=[common], help="write the Verilog of the DCU or one of its blocks")
     v.add_argument("--config", choices=presets, default="default", metavar="PRESET",
                    help=f"DCU preset: {', '.join(presets)} (default: default)")
+    from hdl.tops import TOPS
     v.add_argument("--top", default="dcu", metavar="NAME",
-                   help="block: dcu, hosttop, simd, lds, l0, icache, scache, dispatcher, barrier, "
-                        "valu_fp, valu_int, trans_shared (default: dcu)")
+                   help=f"block: {', '.join(TOPS)} (default: dcu)")
     v.add_argument("-o", "--output", required=True, metavar="FILE.v")
     v.add_argument("--lint", action="store_true", help="then run verilator --lint-only on it")
 

@@ -19,8 +19,8 @@ from hdl.isa_tables import OpId
 from hdl.simd.decode import DecodeStage, OpRow, PropRow, rom_a, rom_b
 from hdl.simd.decoder import IMPLEMENTED
 from tests.lint import convert_and_lint
-from tests.test_decoder import (_ILLEGAL, _RTL_ILLEGAL, SEED, _llvm_vectors, _unpack, compare, packed_vectors,
-                                random_word_vectors)
+from tests.test_decoder import (ILLEGAL_WORDS, RTL_ILLEGAL_WORDS, SEED, compare, llvm_vectors, packed_vectors,
+                                random_word_vectors, unpack_inst)
 
 TAG = 16
 
@@ -61,7 +61,7 @@ def run_stage(vectors: list[tuple[int, int]], ready_rate: float = 0.7, seed: int
     assert [t for t, *_ in got] == [k % (1 << TAG) for k in range(len(vectors))]
     out = []
     for _, raw, next_pc, target in got:
-        d = _unpack(raw)
+        d = unpack_inst(raw)
         d["next_pc"], d["target"] = next_pc, target
         out.append(d)
     return out
@@ -80,7 +80,7 @@ def test_roms_fit_the_design():
                     reason="llvm-mc-19 not found: apt-get install -y llvm-19 (Debian 12)")
 def test_llvm_corpus():
     """LLVM-assembled instructions of every opcode decode exactly like isa.decode."""
-    vecs, names = _llvm_vectors()
+    vecs, names = llvm_vectors()
     legal, illegal = compare(vecs, run_stage(vecs), intended=names)
     assert illegal == sum(n not in IMPLEMENTED for n in names) and legal > 0
 
@@ -97,11 +97,11 @@ def test_packed_encodings():
 def test_random_and_illegal_words():
     """Random words, and the words the RTL refuses (foreign formats, unknown opcodes, VOPD,
     DPP sources), with the consumer always ready: one result a cycle."""
-    vecs = random_word_vectors() + [(w, 0) for w in (*_ILLEGAL.values(), *_RTL_ILLEGAL.values())]
+    vecs = random_word_vectors() + [(w, 0) for w in (*ILLEGAL_WORDS.values(), *RTL_ILLEGAL_WORDS.values())]
     results = run_stage(vecs, ready_rate=1.0)
     legal, illegal = compare(vecs, results)
     assert legal > 100 and illegal > 500
-    assert all(r["illegal"] and not r["valid"] for r in results[-len(_ILLEGAL) - len(_RTL_ILLEGAL):])
+    assert all(r["illegal"] and not r["valid"] for r in results[-len(ILLEGAL_WORDS) - len(RTL_ILLEGAL_WORDS):])
 
 
 def test_verilog_lint(tmp_path):

@@ -47,7 +47,7 @@ _LAYOUT = [(name, f.offset, f.width, f.shape) for name, f in DecodedInst]
 _ENUMS = (OpId, Kind, FmtId)
 
 
-def _unpack(raw: int) -> dict:
+def unpack_inst(raw: int) -> dict:
     """DecodedInst bits -> {field: int or enum member}."""
     out = {}
     for name, off, width, shape in _LAYOUT:
@@ -78,7 +78,7 @@ def run_decoder(vectors: list[tuple[int, int]]) -> list[dict]:
     sim.run()
     out = []
     for r, next_pc, target in raw:
-        d = _unpack(r)
+        d = unpack_inst(r)
         d["next_pc"], d["target"] = next_pc, target
         out.append(d)
     return out
@@ -300,7 +300,7 @@ def test_implemented_is_what_the_simd_executes():
 
 
 @functools.cache
-def _llvm_vectors():
+def llvm_vectors():
     rt = pytest.importorskip("tests.test_isa_roundtrip")
     fmts = tuple(f for g in rt.GROUPS.values() for f in g)
     cases = rt.build_cases(fmts, seed=SEED, per_op=LLVM_PER_OP)
@@ -318,7 +318,7 @@ def _llvm_vectors():
                     reason="llvm-mc-19 not found: apt-get install -y llvm-19 (Debian 12)")
 def test_llvm_corpus():
     """LLVM-assembled instructions of every opcode decode exactly like isa.decode."""
-    vecs, names = _llvm_vectors()
+    vecs, names = llvm_vectors()
     assert set(names) == {o.name for o in isa.OPCODES}
     legal, illegal = compare(vecs, run_decoder(vecs), intended=names)
     assert illegal == sum(n not in IMPLEMENTED for n in names)
@@ -370,7 +370,7 @@ def test_random_words():
     print(f"{legal} legal, {illegal} illegal random words")
 
 
-_ILLEGAL = {
+ILLEGAL_WORDS = {
     "VOP3P op 0x7f": 0xCC7F0000,
     "FLAT": 0xEC000000,
     "all ones": 0xFFFFFFFF,
@@ -383,7 +383,7 @@ _ILLEGAL = {
     "VGLOBAL op 0xff": 0xEE3FC000,
 }
 # isa.decode decodes these, the RTL (which executes neither VOPD nor DPP forms) rejects them
-_RTL_ILLEGAL = {
+RTL_ILLEGAL_WORDS = {
     "VOPD": 0xC8000000,
     "VOP1 v_mov_b32 DPP16 src0": 0x7E0202FA,
     "VOP2 v_add_nc_u32 DPP8 src0": 0x4A0206E9,
@@ -392,15 +392,15 @@ _RTL_ILLEGAL = {
 
 
 def test_illegal_words():
-    vecs = [(w, 0) for w in _ILLEGAL.values()]
-    for name, (words, _) in zip(_ILLEGAL, vecs):
+    vecs = [(w, 0) for w in ILLEGAL_WORDS.values()]
+    for name, (words, _) in zip(ILLEGAL_WORDS, vecs):
         with pytest.raises(isa.DecodeError):
             isa.decode(_dwords(words))
-    for words in _RTL_ILLEGAL.values():
+    for words in RTL_ILLEGAL_WORDS.values():
         isa.decode(_dwords(words))
-    vecs += [(w, 0) for w in _RTL_ILLEGAL.values()]
+    vecs += [(w, 0) for w in RTL_ILLEGAL_WORDS.values()]
     results = run_decoder(vecs)
-    bad = [n for n, r in zip([*_ILLEGAL, *_RTL_ILLEGAL], results) if not r["illegal"]
+    bad = [n for n, r in zip([*ILLEGAL_WORDS, *RTL_ILLEGAL_WORDS], results) if not r["illegal"]
            or r["valid"] or r["op"] != OpId.NONE]
     assert not bad
     legal, illegal = compare(vecs, results)
