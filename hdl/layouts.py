@@ -18,7 +18,8 @@ from amaranth.utils import exact_log2
 from .config import DCUConfig
 from .isa_tables import FmtId, Kind, OpId
 
-__all__ = ["DecodedInst", "LANES", "ADDR", "SEQ", "LaunchLayout", "FetchReq", "FetchResp", "SmemReq",
+__all__ = ["DecodedInst", "LANES", "ADDR", "SEQ", "LaunchLayout", "FetchReq", "FetchResp", "Steer", "SteerLayout",
+           "WaveStart", "SmemReq",
            "SmemResp", "VecMemReq", "ReqRow", "VecMemResp", "StallReason", "ISSUE_GROUPS", "issue_group",
            "SimdPerf"]
 
@@ -121,6 +122,23 @@ def FetchReq(cfg):
 def FetchResp(cfg):
     """Responses return in request order for each wave; a faulting ``target`` fetch answers zeros."""
     return data.StructLayout({"wave": range(cfg.wave_ids), "data": 8 * cfg.fetch_bytes, "epoch": 2, "target": 1})
+
+
+class Steer(enum.Enum, shape=2):
+    """What the lean SIMD's issue stage tells the fetch unit about a wave's instruction."""
+    NEXT = 0        # the wave goes on at ``pc`` in its stream: the next instruction, or the same one replayed
+    JUMP = 1        # a taken branch or a PC write: the buffered stream is dropped, fetch restarts at ``pc``
+    STOP = 2        # the wave ended
+
+
+def SteerLayout(cfg):
+    """The issue stage's answer for the instruction the fetch unit last gave a wave."""
+    return data.StructLayout({"wave": range(cfg.wave_ids), "pc": ADDR, "steer": Steer})
+
+
+def WaveStart(cfg):
+    """A wave launched into a free slot at ``pc``."""
+    return data.StructLayout({"wave": range(cfg.wave_ids), "pc": ADDR})
 
 
 def SmemReq(cfg):

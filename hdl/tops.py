@@ -83,6 +83,11 @@ def _decode(cfg):
     return DecodeStage(tag_width=max(1, ceil_log2(cfg.wave_ids)))
 
 
+def _frontend(cfg):
+    from .simd.frontend import FrontEnd
+    return FrontEnd(cfg)
+
+
 def _trans_shared(cfg):
     from .simd.transshare import SharedTrans
     return SharedTrans(cfg, cfg.simds)
@@ -103,6 +108,8 @@ TOPS: dict[str, tuple[Callable, str]] = {
     "valu_int": (_valu_int, "the integer vector ALU (hdl/simd/valu_int.py)"),
     "salu": (_salu, "the scalar ALU (hdl/simd/salu.py)"),
     "decode": (_decode, "the lean SIMD's decode stage: one decoder from two ROMs (hdl/simd/decode.py)"),
+    "frontend": (_frontend, "the lean SIMD's fetch, instruction buffers, wave selection and decode "
+                            "(hdl/simd/frontend.py)"),
     "trans_shared": (_trans_shared, "the DCU's shared transcendental unit and its arbiter (hdl/simd/transshare.py)"),
 }
 

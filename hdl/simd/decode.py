@@ -174,7 +174,8 @@ def DecodeIn(tag_width: int, pc_width: int = ADDR) -> data.StructLayout:
 
 
 def DecodeOut(tag_width: int, pc_width: int = ADDR) -> data.StructLayout:
-    return data.StructLayout({"inst": DecodedInst, "next_pc": pc_width, "target": pc_width, "tag": tag_width})
+    return data.StructLayout({"inst": DecodedInst, "pc": pc_width, "next_pc": pc_width, "target": pc_width,
+                              "tag": tag_width})
 
 
 class DecodeStage(wiring.Component):
@@ -193,7 +194,7 @@ class DecodeStage(wiring.Component):
         The instruction window. Taken when ``o`` is ready or the stage is not full.
     o : Out(stream.Signature(DecodeOut(tag_width)))
         The decoded instruction (:data:`~hdl.layouts.DecodedInst`; when ``illegal``,
-        ``op`` is ``NONE``, ``kind`` ``ILLEGAL`` and the other fields unspecified), its
+        ``op`` is ``NONE``, ``kind`` ``ILLEGAL`` and the other fields unspecified), its PC, its
         fall-through PC (``pc + 4 * size``), the branch target ``pc + 4 + 4 * simm16`` and the tag.
     """
 
@@ -213,7 +214,7 @@ class DecodeStage(wiring.Component):
         # the pipeline moves when its last stage is empty or taken
         s2 = Signal(data.StructLayout({"valid": 1, "known": 1, "fmt": FmtId, "nbase": 2, "dpp_chk": 1,
                                        **DecodeIn(tw, pw).members}))
-        s3 = Signal(data.StructLayout({"valid": 1, "inst": DecodedInst, "th0": 1,
+        s3 = Signal(data.StructLayout({"valid": 1, "inst": DecodedInst, "th0": 1, "pc": pw,
                                        "next_pc": pw, "target": pw, "tag": tw}))
         move = ~s3.valid | self.o.ready
         m.d.comb += [self.i.ready.eq(move), port_a.en.eq(move), port_b.en.eq(move)]
@@ -267,13 +268,13 @@ class DecodeStage(wiring.Component):
                      inst.literal.eq(Mux(has_lit, Mux(s2.nbase[1], w2, w1), 0)),
                      inst.op.eq(a.op), inst.valid.eq(valid), inst.illegal.eq(~valid)]
         with m.If(move):
-            m.d.sync += [s3.valid.eq(s2.valid), s3.inst.eq(inst), s3.th0.eq(w1[20]),
+            m.d.sync += [s3.valid.eq(s2.valid), s3.inst.eq(inst), s3.th0.eq(w1[20]), s3.pc.eq(s2.pc),
                          s3.next_pc.eq(s2.pc + Cat(C(0, 2), size)),
                          s3.target.eq(s2.pc + 4 + (w0[0:16].as_signed() << 2)), s3.tag.eq(s2.tag)]
 
         # stage 3: ROM B's row completes the instruction
         b, out = PropRow(port_b.data), self.o.payload
-        m.d.comb += [self.o.valid.eq(s3.valid), out.inst.eq(s3.inst), out.next_pc.eq(s3.next_pc),
+        m.d.comb += [self.o.valid.eq(s3.valid), out.inst.eq(s3.inst), out.pc.eq(s3.pc), out.next_pc.eq(s3.next_pc),
                      out.target.eq(s3.target), out.tag.eq(s3.tag)]
         with m.If(s3.inst.valid):
             m.d.comb += [out.inst.kind.eq(b.kind)] + [getattr(out.inst, k).eq(getattr(b, k)) for k in _PROPS]
