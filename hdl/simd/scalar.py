@@ -1,0 +1,237 @@
+"""The lean SIMD's scalar pipe: SGPRs in RAM, the scalar ALU, branches (docs/simd.md, "Lean SIMD").
+
+It takes the front end's decoded instructions of the scalar kinds and answers each with a
+:class:`~hdl.layouts.Steer`, in three stages:
+
+* **ISS** (*t*): the SGPR read addresses (src0, src1, the old destination). SALU
+  instructions, waits, hints and barriers answer ``NEXT``; ``s_branch`` and ``s_cbranch_*``
+  (on SCC, VCC or EXEC, flip-flops) ``JUMP`` or ``NEXT``; ``s_endpgm`` ``STOP``.
+* **OPR** (*t* + 1): the pairs read, each operand selected (SGPR, inline constant, literal,
+  VCC, EXEC, SCC) into the SALU's registers; ``s_setpc_b64`` and ``s_swappc_b64`` answer
+  ``JUMP`` to the pair read (ISS takes nothing that cycle).
+* **EX** (*t* + 2): :class:`~hdl.simd.salu.SALU`, and its SGPR, SCC, EXEC and VCC writes at
+  the end of the cycle; ``s_getpc_b64`` and ``s_swappc_b64`` write the next PC.
+
+A wave has one instruction between selection and issue at a time, and its next one reaches
+ISS four cycles after this one at the earliest (:mod:`hdl.simd.fetch`): by then this one's
+writes have landed, so the pipe needs no scoreboard, and its reads never meet a write of
+the same wave. A word that does not decode, or an instruction of a kind this pipe does not
+execute, stops its wave and is reported on ``error`` with the wave and PC.
+
+The SGPR file holds 64 pairs of 32-bit registers a wave (s0..s105, ttmp, M0 at code 125;
+VCC and EXEC are flip-flops, read every cycle by branches and, later, the VALU): a RAM with
+three read ports and one write port of two 32-bit halves.
+"""
+from __future__ import annotations
+
+from amaranth.hdl import Cat, Const, Module, Mux, Signal
+from amaranth.lib import data, enum, memory, stream, wiring
+from amaranth.lib.wiring import In, Out
+
+from isa import operands as O
+from isa.operands import inline_constant
+
+from ..config import DCUConfig
+from ..isa_tables import Kind, OpId
+from ..layouts import ADDR, DecodedInst, Steer, SteerLayout
+from .decode import DecodeOut
+from .salu import IMPLEMENTED as SALU_OPS, SALU
+
+__all__ = ["ScalarPipe", "PipeError", "ScalarStart"]
+
+VCCZ, EXECZ, SCC = 251, 252, 253
+
+
+class PipeError(enum.Enum, shape=2):
+    """Why a wave was stopped."""
+    NONE = 0
+    ILLEGAL = 1         # the words at its PC are not an instruction the SIMD executes
+    UNSUPPORTED = 2     # an instruction of a kind this pipe does not execute
+
+
+def ScalarStart(cfg):
+    """A wave launched into a slot: its EXEC (the SGPRs come through the dispatcher's writes)."""
+    return data.StructLayout({"wave": range(cfg.wave_ids), "exec": 32})
+
+
+def ErrorLayout(cfg):
+    return data.StructLayout({"wave": range(cfg.wave_ids), "pc": ADDR, "cause": PipeError})
+
+
+_SCALAR_KINDS = (Kind.SALU, Kind.SBRANCH, Kind.SWAIT, Kind.SHINT, Kind.SBARRIER, Kind.SENDPGM)
+_CONDITIONS = {OpId.S_CBRANCH_SCC0: ("scc", 0), OpId.S_CBRANCH_SCC1: ("scc", 1),
+               OpId.S_CBRANCH_VCCZ: ("vccz", 1), OpId.S_CBRANCH_VCCNZ: ("vccz", 0),
+               OpId.S_CBRANCH_EXECZ: ("execz", 1), OpId.S_CBRANCH_EXECNZ: ("execz", 0)}
+
+
+def _member(op, names) -> Signal:
+    """``op`` is one of the mnemonics ``names`` (a table of one bit per OpId)."""
+    table = sum(1 << OpId[n.upper()].value for n in names)
+    return Const(table, 1 << len(op.as_value())).bit_select(op.as_value(), 1)
+
+
+class ScalarPipe(wiring.Component):
+    """Scalar instructions of the SIMD's waves, one issued a cycle.
+
+    Parameters
+    ----------
+    config : DCUConfig
+        ``wave_slots``, ``wave_ids``.
+    wave_bits : int
+        Width of the wave tag of ``inst``.
+
+    Attributes
+    ----------
+    inst : In(stream.Signature(DecodeOut(wave_bits)))
+        Decoded instructions; taken at ISS (not while an OPR branch answers).
+    steer : Out(stream.Signature(SteerLayout(config)))
+        One answer per instruction taken.
+    start : In(stream.Signature(ScalarStart(config)))
+        A wave launched: EXEC set, SCC and VCC cleared; always ready.
+    error : Out(stream.Signature(ErrorLayout(config)))
+        A wave stopped on an instruction it cannot run (one cycle, not held).
+    sgprs : memory.Memory
+        The SGPR file.
+    """
+
+    def __init__(self, config: DCUConfig, wave_bits: int):
+        self.config = config
+        #: 64-bit pairs, 64 a wave slot (register ``2k`` low, ``2k + 1`` high)
+        self.sgprs = memory.Memory(shape=64, depth=config.wave_slots * 64, init=[])
+        super().__init__({
+            "inst": In(stream.Signature(DecodeOut(wave_bits))),
+            "steer": Out(stream.Signature(SteerLayout(config))),
+            "start": In(stream.Signature(ScalarStart(config))),
+            "error": Out(stream.Signature(ErrorLayout(config))),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        W = self.config.wave_slots
+        exec_ = [Signal(64, name=f"exec{w}") for w in range(W)]
+        vcc = [Signal(64, name=f"vcc{w}") for w in range(W)]
+        scc = Signal(W)
+        m.d.comb += self.start.ready.eq(1)
+        m.submodules.sgprs = sgprs = self.sgprs
+        reads = [sgprs.read_port() for _ in range(3)]            # src0, src1, old destination
+        wport = sgprs.write_port(granularity=32)
+
+        # ---- ISS
+        x = self.inst.payload
+        xi, xw = x.inst, x.tag
+        opr = Signal(data.StructLayout({"valid": 1, "salu": 1, "jump_pair": 1, "getpc": 1, "wave": range(max(W, 2)),
+                                        "inst": DecodedInst,
+                                        "next_pc": ADDR}))
+        ans = self.steer.payload
+        take = self.inst.valid & ~(opr.valid & opr.jump_pair)        # OPR's answer has the port
+        m.d.comb += self.inst.ready.eq(take)
+        is_scalar = Cat(*(xi.kind == k for k in _SCALAR_KINDS)).any()
+        salu_ok = _member(xi.op, SALU_OPS)
+        jump_pair = (xi.op == OpId.S_SETPC_B64) | (xi.op == OpId.S_SWAPPC_B64)
+        getpc = xi.op == OpId.S_GETPC_B64
+        bad = xi.illegal | ~is_scalar | ((xi.kind == Kind.SALU) & ~salu_ok & ~getpc)
+        w_exec, w_vcc, w_scc = (Cat(*exec_).word_select(xw, 64), Cat(*vcc).word_select(xw, 64),
+                                scc.bit_select(xw, 1))
+        cond = Signal()
+        for op, (what, want) in _CONDITIONS.items():
+            v = {"scc": w_scc, "vccz": w_vcc[:32] == 0, "execz": w_exec[:32] == 0}[what]
+            with m.If(xi.op == op):
+                m.d.comb += cond.eq(v == want)
+        taken = (xi.op == OpId.S_BRANCH) | cond
+        m.d.comb += [ans.wave.eq(xw), ans.pc.eq(x.next_pc), ans.steer.eq(Steer.NEXT)]
+        with m.If(take):
+            m.d.comb += self.steer.valid.eq(~jump_pair | bad)
+            with m.If(bad | (xi.kind == Kind.SENDPGM)):
+                m.d.comb += [ans.pc.eq(x.pc), ans.steer.eq(Steer.STOP)]
+            with m.Elif((xi.kind == Kind.SBRANCH) & taken):
+                m.d.comb += [ans.pc.eq(x.target), ans.steer.eq(Steer.JUMP)]
+        m.d.comb += [self.error.valid.eq(take & bad), self.error.payload.wave.eq(xw),
+                     self.error.payload.pc.eq(x.pc),
+                     self.error.payload.cause.eq(Mux(xi.illegal, PipeError.ILLEGAL, PipeError.UNSUPPORTED))]
+
+        def pair(code):
+            # VCCZ reads nothing from the file; 64-bit operands name even codes
+            return xw * 64 + code[1:7]
+        for port, code in zip(reads, (xi.src0, xi.src1, Cat(xi.sdst, Const(0, 2)))):
+            m.d.comb += [port.addr.eq(pair(code)), port.en.eq(1)]
+        m.d.sync += [opr.valid.eq(take & ~bad), opr.salu.eq((xi.kind == Kind.SALU) | (xi.op == OpId.S_SWAPPC_B64)),
+                     opr.jump_pair.eq(take & ~bad & jump_pair), opr.getpc.eq(getpc),
+                     opr.wave.eq(xw), opr.inst.eq(xi), opr.next_pc.eq(x.next_pc)]
+
+        # ---- OPR: operands into the SALU's registers; s_setpc/s_swappc answer
+        oi, ow = opr.inst, opr.wave
+        o_exec, o_vcc = Cat(*exec_).word_select(ow, 64), Cat(*vcc).word_select(ow, 64)
+        o_scc = scc.bit_select(ow, 1)
+
+        def operand(code, wide, data_):
+            """Source ``code``: an SGPR (the pair read), VCC, EXEC, NULL, an inline constant, SCC,
+            VCCZ, EXECZ or the literal."""
+            v = Signal(64)
+            with m.Switch(code):
+                with m.Case(O.VCC_LO):
+                    m.d.comb += v.eq(Mux(wide, o_vcc, o_vcc[:32]))
+                with m.Case(O.VCC_HI):
+                    m.d.comb += v.eq(o_vcc[32:])
+                with m.Case(O.EXEC_LO):
+                    m.d.comb += v.eq(Mux(wide, o_exec, o_exec[:32]))
+                with m.Case(O.EXEC_HI):
+                    m.d.comb += v.eq(o_exec[32:])
+                with m.Case(O.NULL):
+                    m.d.comb += v.eq(0)
+                with m.Case(SCC):
+                    m.d.comb += v.eq(o_scc)
+                with m.Case(VCCZ):
+                    m.d.comb += v.eq(o_vcc[:32] == 0)
+                with m.Case(EXECZ):
+                    m.d.comb += v.eq(o_exec[:32] == 0)
+                with m.Case(O.LITERAL):
+                    m.d.comb += v.eq(oi.literal)
+                for c in list(range(128, 209)) + list(range(240, 249)):
+                    with m.Case(c):
+                        m.d.comb += v.eq(Mux(wide, inline_constant(c, 64), inline_constant(c, 32)))
+                with m.Default():
+                    m.d.comb += v.eq(Mux(wide, data_, Mux(code[0], data_[32:], data_[:32])))
+            return v
+        ex = Signal(data.StructLayout({"valid": 1, "getpc": 1, "swap": 1, "wave": range(max(W, 2)), "op": OpId,
+                                       "a": 64, "b": 64, "d": 64, "simm16": 16, "sdst": 7, "wide": 1,
+                                       "next_pc": ADDR}))
+        a = operand(oi.src0, oi.src0_dw == 2, reads[0].data)
+        b = operand(oi.src1, oi.src1_dw == 2, reads[1].data)
+        d = operand(Cat(oi.sdst, Const(0, 2)), oi.sdst_dw == 2, reads[2].data)
+        m.d.sync += [ex.valid.eq(opr.valid & opr.salu), ex.getpc.eq(opr.getpc),
+                     ex.swap.eq(oi.op == OpId.S_SWAPPC_B64), ex.wave.eq(ow), ex.op.eq(oi.op), ex.a.eq(a),
+                     ex.b.eq(b), ex.d.eq(d), ex.simm16.eq(oi.simm16), ex.sdst.eq(oi.sdst),
+                     ex.wide.eq(oi.sdst_dw == 2), ex.next_pc.eq(opr.next_pc)]
+        with m.If(opr.jump_pair):
+            m.d.comb += [self.steer.valid.eq(1), ans.wave.eq(ow), ans.pc.eq(a[:ADDR]), ans.steer.eq(Steer.JUMP)]
+
+        # ---- EX: the SALU and the writes
+        m.submodules.salu = salu = SALU()
+        e_exec = Cat(*exec_).word_select(ex.wave, 64)
+        m.d.comb += [salu.op.eq(Mux(ex.valid & ~ex.getpc & ~ex.swap, ex.op, OpId.NONE)), salu.a.eq(ex.a),
+                     salu.b.eq(ex.b), salu.d_in.eq(ex.d), salu.simm16.eq(ex.simm16),
+                     salu.scc_in.eq(scc.bit_select(ex.wave, 1)), salu.exec_in.eq(e_exec[:32])]
+        special = ex.getpc | ex.swap
+        result = Mux(special, ex.next_pc, salu.d)
+        we = ex.valid & (special | salu.d_we)
+        code = ex.sdst
+        m.d.comb += [wport.addr.eq(ex.wave * 64 + code[1:]), wport.data.eq(Mux(ex.wide, result, Cat(result[:32],
+                                                                                                  result[:32])))]
+        in_file = (code != O.NULL) & (code != O.VCC_LO) & (code != O.VCC_HI) & (code != O.EXEC_LO) & \
+            (code != O.EXEC_HI)
+        with m.If(we & in_file):
+            m.d.comb += wport.en.eq(Mux(ex.wide, 0b11, Mux(code[0], 0b10, 0b01)))
+        for w in range(W):
+            here = ex.valid & (ex.wave == w)
+            for reg, lo_code in ((vcc[w], O.VCC_LO), (exec_[w], O.EXEC_LO)):
+                with m.If(here & we & (code == lo_code)):
+                    m.d.sync += reg.eq(Mux(ex.wide, result, Cat(result[:32], reg[32:])))
+                with m.If(here & we & (code == lo_code + 1)):
+                    m.d.sync += reg[32:].eq(result[:32])
+            with m.If(here & ~special & salu.exec_we):
+                m.d.sync += exec_[w][:32].eq(salu.exec)
+            with m.If(here & ~special & salu.scc_we):
+                m.d.sync += scc[w].eq(salu.scc)
+            with m.If(self.start.valid & (self.start.payload.wave == w)):
+                m.d.sync += [exec_[w].eq(self.start.payload.exec), vcc[w].eq(0), scc[w].eq(0)]
+        return m

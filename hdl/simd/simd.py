@@ -1,0 +1,75 @@
+"""The lean SIMD as built so far (docs/simd.md, "Lean SIMD"): its front end and scalar pipe.
+
+:class:`~hdl.simd.frontend.FrontEnd` fetches, buffers, selects and decodes;
+:class:`~hdl.simd.scalar.ScalarPipe` issues the scalar instructions (SALU, branches, waits,
+hints, ``s_endpgm``) and answers each. A wave runs scalar programs from its launch to
+``s_endpgm``; an instruction of another kind stops it with an error, until the vector units
+join.
+"""
+from __future__ import annotations
+
+from amaranth.hdl import Module
+from amaranth.lib import data, stream, wiring
+from amaranth.lib.wiring import In, Out
+
+from ..config import DCUConfig
+from ..layouts import ADDR, FetchReq, FetchResp
+from .frontend import FrontEnd
+from .scalar import ErrorLayout, ScalarPipe
+
+__all__ = ["LeanSIMD", "LeanStart"]
+
+
+def LeanStart(cfg):
+    """A wave launched into a free slot: its PC and EXEC."""
+    return data.StructLayout({"wave": range(cfg.wave_ids), "pc": ADDR, "exec": 32})
+
+
+class LeanSIMD(wiring.Component):
+    """One SIMD of the lean design: wave slots, fetch, decode and the scalar pipe.
+
+    Parameters
+    ----------
+    config : DCUConfig
+
+    Attributes
+    ----------
+    fetch_req, fetch_resp
+        The instruction cache's ports.
+    start : In(stream.Signature(LeanStart(config)))
+        Launch a wave into a free slot; always ready.
+    error : Out(stream.Signature(ErrorLayout(config)))
+        A wave stopped on an instruction it cannot run.
+    active : Out(config.wave_slots)
+        The waves running.
+    frontend : FrontEnd
+    scalar : ScalarPipe
+    """
+
+    def __init__(self, config: DCUConfig):
+        self.config = config
+        self.frontend = FrontEnd(config)
+        self.scalar = ScalarPipe(config, wave_bits=len(self.frontend.inst.payload.tag))
+        super().__init__({
+            "fetch_req": Out(stream.Signature(FetchReq(config))),
+            "fetch_resp": In(stream.Signature(FetchResp(config))),
+            "start": In(stream.Signature(LeanStart(config))),
+            "error": Out(stream.Signature(ErrorLayout(config))),
+            "active": Out(config.wave_slots),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        m.submodules.frontend = fe = self.frontend
+        m.submodules.scalar = sp = self.scalar
+        wiring.connect(m, wiring.flipped(self.fetch_req), fe.fetch_req)
+        wiring.connect(m, wiring.flipped(self.fetch_resp), fe.fetch_resp)
+        wiring.connect(m, fe.inst, sp.inst)
+        wiring.connect(m, sp.steer, fe.steer)
+        wiring.connect(m, sp.error, wiring.flipped(self.error))
+        st = self.start
+        m.d.comb += [st.ready.eq(1), fe.start.valid.eq(st.valid), fe.start.payload.wave.eq(st.payload.wave),
+                     fe.start.payload.pc.eq(st.payload.pc), sp.start.valid.eq(st.valid),
+                     sp.start.payload.wave.eq(st.payload.wave), sp.start.payload.exec.eq(st.payload.exec),
+                     self.active.eq(fe.active)]
+        return m
