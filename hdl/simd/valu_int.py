@@ -9,29 +9,34 @@ and bit-count ops, min/max/med3, perm), the 16-bit ops with ``op_sel`` halves,
 ``v_readfirstlane``/``v_writelane`` belong to other units: they raise ``illegal``.
 
 Every operation runs on one datapath per lane that a control word decoded from ``op``
-steers, not an adder, a shifter or a compare per operation (which took 31,031 LUT4
-equivalents for a 4-lane unit on the ECP5, 37 % more: docs/fpga.md):
+steers (a table of the ops, :data:`Control`), not an adder, a shifter or a compare per
+operation; each unit's result is chosen among a handful of unit outputs, not per opcode:
 
-- **operands**: each source extended to 66 bits (a 16-bit half picked by ``op_sel``, or 32
-  or 64 bits; sign- or zero-extended by the op's type);
-- **a bitwise unit**: any function of three bits (an 8-entry truth table) over S0, S1 and S2
-  or the lane's mask bit (moves, logic ops, ``v_cndmask``, ``v_bfi``);
-- **one 66-bit adder** ``X + (Y or ~Y) + carry``: adds, subtractions, carries, every
-  compare (the sign and zero of ``S0 - S1``), the min/max selects, multiply-adds (``X`` the
-  product), ``v_add3`` (a carry-save step in front), ``v_xad``, bit counts plus ``S1``;
-- **one funnel shifter**, 128 bits right into 64 by 0 to 64 (a right shift fills from
-  the high half, a left shift by ``n`` is the value in the high half shifted right by
-  ``64 - n``; alone, a third fewer LUTs than reversing the input and output of a right
-  shifter, though within the whole unit ABC9's count barely differs): every shift,
-  ``v_alignbit/byte``, ``v_bfe`` (with a mask after it), ``v_bfm``, ``v_bfrev`` (its input
-  reversed, shifted by 0), ``v_lshl_or`` and ``v_add_lshl`` (the adder's sum shifted);
-  ``v_lshl_add_u32`` multiplies by ``1 << S1`` on the lane's multiplier instead, so the
-  adder never follows the shifter;
+- **operands**: each source extended to 66 bits (a 16-bit half picked by ``op_sel``, or 24,
+  32 or 64 bits; sign- or zero-extended by the op's type);
+- **a bitwise unit**: any function of three bits (an 8-entry truth table, a multiplexer
+  tree with the table as data) over S0, S1 and S2 (moves, logic ops, ``v_bfi``;
+  ``v_cndmask`` takes the table of S0 or of S1 by the lane's mask bit);
+- **one 66-bit adder** ``(X or ~X) + (Y or ~Y) + carry``, each input an AND-OR of its few
+  sources: adds, subtractions, carries, every compare (the sign and zero of ``S0 - S1``),
+  multiply-adds (``X`` the product), ``v_add3`` (a carry-save step in front), ``v_xad``,
+  bit counts plus ``S1``;
+- **one funnel shifter**, 127 bits right into 64 by 0 to 63, one level per bit of the
+  amount, widest first (a right shift of ``v`` by ``k`` shifts ``{fill, v}``, a left shift
+  ``{v, 0}`` by ``63 - k``): every shift, ``v_alignbit/byte``, ``v_bfe`` (a mask after it),
+  ``v_bfm`` (a low mask shifted), ``v_lshl_or``; ``v_lshl_add_u32`` multiplies by
+  ``1 << S1`` on the lane's multiplier and ``v_add_lshl_u32`` shifts the sum in the finishing
+  stage, so neither the adder nor the shifter follows the other (that path was the longest
+  and made synthesis duplicate the shifter's logic for speed);
 - **one signed 33 x 33 multiplier** for the 16 multiply ops (32-bit, 24-bit and 16-bit
   operands extended to 33 bits: synthesis would keep one per op and lane), or the product
-  from ``hdl/simd/lanemul.py``; a leading-zero counter (``v_clz``, ``v_ctz`` on the reversed
-  value, ``v_cls``), the 3-operand min/max stage and ``v_perm``'s byte selects;
-- a finishing stage: saturation (``clamp``) of the exact result, the 16-bit half merge.
+  from ``hdl/simd/lanemul.py``;
+- **min/max**: S0, S1 or S2, picked by a small table of the mode and three compares made at
+  once (``S0 < S1`` from the adder, ``S2 < S1``, ``S2 < S0``);
+- a leading-zero counter (``v_clz``, ``v_ctz`` on the reversed value, which is also
+  ``v_bfrev``'s result, ``v_cls``) and ``v_perm``'s byte selects;
+- a finishing stage: saturation (``clamp``) of the exact result, ``v_add_lshl``'s shift, the
+  16-bit half merge.
 
 Semantics are bit-exact with the model (``sim/execute.py``, ``sim/vector.py``), including
 its choices documented in ``docs/model.md``: 16-bit ops merge into the untouched half of the
@@ -54,6 +59,7 @@ too.
 """
 from __future__ import annotations
 
+import itertools
 import operator
 
 from amaranth.hdl import Cat, Const, Module, Mux, Signal, Value
@@ -216,9 +222,11 @@ def select(cond, x, y) -> Value:
     sgn = vx.shape().signed or vy.shape().signed
     n = max(len(v) + (sgn and not v.shape().signed) for v in (vx, vy))
 
+    stride = 1 << (n - 1).bit_length()     # a power of two: the offset is then wiring, not a multiply
+
     def part(v, value):
-        return Const(v & ((1 << n) - 1), n) if isinstance(v, int) else fit(value, n)
-    r = Cat(part(y, vy), part(x, vx)).word_select(Value.cast(cond)[0], n)
+        return Const(v & ((1 << n) - 1), stride) if isinstance(v, int) else fit(value, stride)
+    r = Cat(part(y, vy), part(x, vx)).word_select(Value.cast(cond)[0], stride)[:n]
     return r.as_signed() if sgn else r
 
 
@@ -242,9 +250,26 @@ def _perm(a, b, c) -> Value:
 # --------------------------------------------------------------------------------------
 # The operations, as the model groups them (sim/execute.py, sim/valu_ext.py).
 
-# The 3-operand min/max ops: name -> the index of its mode (see _minmax3 in VALUInt).
-_MM_MODES = ("min3", "max3", "maxmin", "minmax", "med3")
-_MINMAX = {f"v_{op}_{t}": mode for mode, op in enumerate(_MM_MODES) for t in ("i32", "u32")}
+# The min/max modes: the value each picks of S0, S1, S2 (the 2-operand ones ignore S2).
+_MM_MODES = {"min": lambda a, b, c: min(a, b), "max": lambda a, b, c: max(a, b),
+             "min3": lambda a, b, c: min(a, b, c), "max3": lambda a, b, c: max(a, b, c),
+             "maxmin": lambda a, b, c: min(max(a, b), c), "minmax": lambda a, b, c: max(min(a, b), c),
+             "med3": lambda a, b, c: sorted((a, b, c))[1]}
+_MM = {mode: k for k, mode in enumerate(_MM_MODES)}
+# The 3-operand ones: name -> mode.
+_MINMAX = {f"v_{op}_{t}": op for op in ("min3", "max3", "maxmin", "minmax", "med3") for t in ("i32", "u32")}
+
+
+def _mm_picks() -> Const:
+    """Which source each min/max mode picks, by the compares S0 < S1, S2 < S1, S2 < S0: entry
+    ``8 mode + 4 (S0 < S1) + 2 (S2 < S1) + (S2 < S0)`` is 0, 1 or 2 (an order no three values
+    have: 0), one that holds the picked value for any sources with those compares (ties too)."""
+    picks = {}
+    for (mode, f), (a, b, c) in itertools.product(_MM_MODES.items(), itertools.product(range(3), repeat=3)):
+        key = 8 * _MM[mode] + 4 * (a < b) + 2 * (c < b) + (c < a)
+        picks[key] = picks.get(key, {0, 1, 2}) & {k for k, v in enumerate((a, b, c)) if v == f(a, b, c)}
+    assert all(picks.values())
+    return Const(sum(min(picks.get(k, {0})) << (2 * k) for k in range(64)), 128)
 
 # 16-bit ops (sim/execute.py V16; V16_TO_32 with a 32-bit destination): name -> (a multiply
 # or multiply-add, on the lane's multiplier; signed). The others' datapath is in _EXTRA/_LOGIC.
@@ -301,27 +326,27 @@ WIDE = 66       # the adder: a 64-bit operand plus product or compare sign, exac
 
 
 class Width(enum.Enum, shape=2):
-    """How much of a source an operation reads: a 16-bit half (``op_sel``), 32 or 64 bits."""
+    """How much of a source an operation reads: a 16-bit half (``op_sel``), 32 or 64 bits, or
+    the low 24 (the 24-bit multiplies' operands)."""
     W16 = 0
     W32 = 1
     W64 = 2
+    W24 = 3
 
 
 class AddX(enum.Enum, shape=3):
     ZERO = 0
     A = 1
-    B = 2
-    P = 3           # the product
-    LOGIC = 4       # the bitwise unit's result
-    POP = 5         # the bit count
+    P = 2           # the product
+    LOGIC = 3       # the bitwise unit's result
+    POP = 4         # the bit count
 
 
-class AddY(enum.Enum, shape=3):
+class AddY(enum.Enum, shape=2):
     ZERO = 0
-    A = 1
-    B = 2
-    C = 3
-    MAJ = 4         # the carries of S0 + S1 + S2 (v_add3's carry-save step)
+    B = 1
+    C = 2
+    MAJ = 3         # the carries of S0 + S1 + S2 (v_add3's carry-save step)
 
 
 class CarryIn(enum.Enum, shape=2):
@@ -331,13 +356,19 @@ class CarryIn(enum.Enum, shape=2):
     NMASK = 3
 
 
-class ShiftIn(enum.Enum, shape=3):
+class ShiftLo(enum.Enum, shape=2):
+    """The low 32 bits of the shifter's input."""
     A = 0
     B = 1
-    BA = 2          # {S0, S1}: v_alignbit/byte
-    MASK = 3        # the low mask of S0[4:0] ones: v_bfm
-    SUM = 4         # the adder's low 32 bits: v_add_lshl
-    REV_A = 5       # S0 bit-reversed: v_bfrev (shifted by 0)
+    MASK = 2        # the low mask of S0[4:0] ones: v_bfm
+
+
+class ShiftHi(enum.Enum, shape=2):
+    """The high 32 bits of the shifter's input (only a right shift reads them for a 32-bit
+    result)."""
+    A = 0           # S0's extension
+    B = 1           # S1's high half or extension
+    A_LO = 2        # {S0, S1}: v_alignbit/byte
 
 
 class ShiftBy(enum.Enum, shape=3):
@@ -347,7 +378,6 @@ class ShiftBy(enum.Enum, shape=3):
     B5 = 3
     C5 = 4
     C_BYTES = 5     # S2[1:0] bytes
-    ZERO = 6
 
 
 class Post(enum.Enum, shape=2):
@@ -363,10 +393,10 @@ class Result(enum.Enum, shape=3):
     SHIFT = 1
     LOGIC = 2
     P_HI = 3        # product bits [63:32]
-    MINMAX = 4      # S0 or S1 by the compare
-    MINMAX3 = 5
-    COUNT = 6
-    PERM = 7
+    MINMAX = 4      # the min/max stage
+    COUNT = 5
+    PERM = 6
+    REV = 7         # S0 bit-reversed (the count's input): v_bfrev
 
 
 class MaskOut(enum.Enum, shape=2):
@@ -380,23 +410,22 @@ Control = data.StructLayout({
     "legal": 1,
     "plain": 1,         # a VINT op: op_sel, or clamp unless ``sat``, make it illegal (as the model)
     "wa": Width, "wb": Width, "wc": Width,
-    "sgn": 1,           # sources (and multiplier operands) sign-extended
-    "mul24": 1,         # multiplier operands: the low 24 bits of S0 and S1
+    "sgn": 1,           # sources sign-extended
     "mul_shl": 1,       # multiplier: S0 times 1 << S1[4:0] (v_lshl_add_u32)
-    "ax": AddX, "ay": AddY, "inv": 1, "cin": CarryIn,
+    "ax": AddX, "ay": AddY, "inv_x": 1, "inv_y": 1, "cin": CarryIn,
     "tt": 8,            # bitwise unit: bit 4a + 2b + c is f(a, b, c)
-    "tt_mask": 1,       # its third input is the lane's mask bit, not S2
+    "tt_mask": 1,       # v_cndmask: S1 where the lane's mask bit is set, else S0
     "pop_below": 1,     # the bit count counts the lanes below this one (v_mbcnt_lo)
     "cnt": 2,           # leading zeros of: 0 S0, 1 S0 reversed, 2 S0 ^ its sign
-    "sv": ShiftIn, "sn": ShiftBy, "left": 1, "arith": 1, "post": Post,
+    "lo": ShiftLo, "hi": ShiftHi, "sn": ShiftBy, "left": 1, "arith": 1, "post": Post,
     "mask_a": 1,        # the low mask counts S0[4:0] (v_bfm), else S2[4:0] (v_bfe)
-    "mm_max": 1,        # MINMAX: the larger
-    "mm3_med": 1, "mm3_lo": 1, "mm3_max": 1,    # MINMAX3 (see _minmax3)
+    "mm": 3,            # MINMAX: the mode (an index of _MM_MODES)
     "rs": Result,
     "sat": 1,           # clamp saturates the exact result...
     "sat_to": Width,    # ...to a 16-, 32- or 64-bit destination, signed by ``sgn``
     "half": 1,          # a 16-bit result: merged into the op_sel[3] half of the old value
     "dst64": 1,
+    "shl": 1,           # the result shifted left by S2[4:0] (v_add_lshl: after the adder)
     "mo": MaskOut,
     "cond": 4,          # COMPARE: bit 2 lt + eq
 })
@@ -415,10 +444,11 @@ _LOGIC = {
     "v_and_b16": lambda a, b, c: a & b, "v_or_b16": lambda a, b, c: a | b,
     "v_xor_b16": lambda a, b, c: a ^ b, "v_mbcnt_hi_u32_b32": lambda a, b, c: b,
 }
-_SUB = {"ax": AddX.A, "ay": AddY.B, "inv": 1, "cin": CarryIn.ONE}      # S0 - S1
-_SUBREV = {"ax": AddX.B, "ay": AddY.A, "inv": 1, "cin": CarryIn.ONE}
+_SUB = {"ax": AddX.A, "ay": AddY.B, "inv_y": 1, "cin": CarryIn.ONE}    # S0 - S1
+_SUBREV = {"ax": AddX.A, "inv_x": 1, "ay": AddY.B, "cin": CarryIn.ONE}  # ~S0 + S1 + 1
 _ADD = {"ax": AddX.A, "ay": AddY.B}
 _LEFT = {"left": 1}
+_SH_B = {"rs": Result.SHIFT, "lo": ShiftLo.B, "hi": ShiftHi.B}     # shifts of S1
 # compare conditions as truth tables over the index 2 lt + eq of S0 - S1 (gt, eq, lt)
 _COND = {c: sum(int(f(x, y)) << k for k, (x, y) in enumerate(((1, 0), (0, 0), (0, 1))))
          for c, f in _CMP.items()}
@@ -433,13 +463,11 @@ def _control(name: str) -> dict:
            "sat_to": Width.W64 if dst64 else Width.W32}
     if name in _MUL_OPERANDS:
         bits, sgn = _MUL_OPERANDS[name]
-        ctl.update(mul24=int(bits == 24), sgn=int(sgn))
+        ctl.update(sgn=int(sgn), **({"wa": Width.W24, "wb": Width.W24} if bits == 24 else {}))
     if name in _LOGIC:
         ctl.update(rs=Result.LOGIC, tt=_tt(_LOGIC[name]))
     if name in _MINMAX:
-        mode = _MM_MODES[_MINMAX[name]]
-        ctl.update(_SUB, rs=Result.MINMAX3, sgn=int(name.endswith("i32")), mm3_med=int(mode == "med3"),
-                   mm3_lo=int(mode in ("min3", "minmax", "med3")), mm3_max=int(mode in ("max3", "minmax", "med3")))
+        ctl.update(_SUB, rs=Result.MINMAX, sgn=int(name.endswith("i32")), mm=_MM[_MINMAX[name]])
     if name in _COMPARES:
         _, kind, cond, typ = name.split("_")
         w = Width.W64 if typ.endswith("64") else Width.W32
@@ -456,8 +484,10 @@ def _control(name: str) -> dict:
     return ctl
 
 
+_MIN = {**_SUB, "rs": Result.MINMAX, "mm": _MM["min"]}
+_MAX = {**_SUB, "rs": Result.MINMAX, "mm": _MM["max"]}
 _EXTRA = {
-    "v_bfrev_b32": {"rs": Result.SHIFT, "sv": ShiftIn.REV_A, "sn": ShiftBy.ZERO},
+    "v_bfrev_b32": {"rs": Result.REV, "cnt": 1},
     "v_add_nc_u32": _ADD, "v_sub_nc_u32": _SUB, "v_subrev_nc_u32": _SUBREV,
     "v_mul_lo_u32": {"ax": AddX.P}, "v_mul_u32_u24": {"ax": AddX.P}, "v_mul_i32_i24": {"ax": AddX.P},
     "v_mul_hi_u32": {"rs": Result.P_HI}, "v_mul_hi_i32": {"rs": Result.P_HI},
@@ -466,37 +496,32 @@ _EXTRA = {
     "v_add3_u32": {"ax": AddX.LOGIC, "tt": _tt(lambda a, b, c: a ^ b ^ c), "ay": AddY.MAJ},
     "v_xad_u32": {"ax": AddX.LOGIC, "tt": _tt(lambda a, b, c: a ^ b), "ay": AddY.C},
     "v_lshl_add_u32": {"mul_shl": 1, "ax": AddX.P, "ay": AddY.C},
-    "v_add_lshl_u32": {**_ADD, **_LEFT, "rs": Result.SHIFT, "sv": ShiftIn.SUM, "sn": ShiftBy.C5},
-    "v_lshl_or_b32": {**_LEFT, "rs": Result.SHIFT, "sv": ShiftIn.A, "sn": ShiftBy.B5, "post": Post.OR_C},
-    "v_lshlrev_b32": {**_LEFT, "rs": Result.SHIFT, "sv": ShiftIn.B, "sn": ShiftBy.A5},
-    "v_lshrrev_b32": {"rs": Result.SHIFT, "sv": ShiftIn.B, "sn": ShiftBy.A5},
-    "v_ashrrev_i32": {"rs": Result.SHIFT, "sv": ShiftIn.B, "sn": ShiftBy.A5, "sgn": 1, "arith": 1},
-    "v_lshlrev_b64": {**_LEFT, "rs": Result.SHIFT, "sv": ShiftIn.B, "sn": ShiftBy.A6, "wb": Width.W64},
-    "v_lshrrev_b64": {"rs": Result.SHIFT, "sv": ShiftIn.B, "sn": ShiftBy.A6, "wb": Width.W64},
-    "v_ashrrev_i64": {"rs": Result.SHIFT, "sv": ShiftIn.B, "sn": ShiftBy.A6, "wb": Width.W64,
-                      "sgn": 1, "arith": 1},
-    "v_bfe_u32": {"rs": Result.SHIFT, "sv": ShiftIn.A, "sn": ShiftBy.B5, "post": Post.AND_MASK},
-    "v_bfe_i32": {"rs": Result.SHIFT, "sv": ShiftIn.A, "sn": ShiftBy.B5, "post": Post.SIGNED_FIELD,
-                  "sgn": 1, "arith": 1},
-    "v_bfm_b32": {**_LEFT, "rs": Result.SHIFT, "sv": ShiftIn.MASK, "mask_a": 1, "sn": ShiftBy.B5},
-    "v_alignbit_b32": {"rs": Result.SHIFT, "sv": ShiftIn.BA, "sn": ShiftBy.C5},
-    "v_alignbyte_b32": {"rs": Result.SHIFT, "sv": ShiftIn.BA, "sn": ShiftBy.C_BYTES},
-    "v_min_i32": {**_SUB, "rs": Result.MINMAX, "sgn": 1},
-    "v_max_i32": {**_SUB, "rs": Result.MINMAX, "sgn": 1, "mm_max": 1},
-    "v_min_u32": {**_SUB, "rs": Result.MINMAX}, "v_max_u32": {**_SUB, "rs": Result.MINMAX, "mm_max": 1},
+    "v_add_lshl_u32": {**_ADD, "shl": 1},
+    "v_lshl_or_b32": {**_LEFT, "rs": Result.SHIFT, "sn": ShiftBy.B5, "post": Post.OR_C},
+    "v_lshlrev_b32": {**_LEFT, **_SH_B, "sn": ShiftBy.A5},
+    "v_lshrrev_b32": {**_SH_B, "sn": ShiftBy.A5},
+    "v_ashrrev_i32": {**_SH_B, "sn": ShiftBy.A5, "sgn": 1, "arith": 1},
+    "v_lshlrev_b64": {**_LEFT, **_SH_B, "sn": ShiftBy.A6, "wb": Width.W64},
+    "v_lshrrev_b64": {**_SH_B, "sn": ShiftBy.A6, "wb": Width.W64},
+    "v_ashrrev_i64": {**_SH_B, "sn": ShiftBy.A6, "wb": Width.W64, "sgn": 1, "arith": 1},
+    "v_bfe_u32": {"rs": Result.SHIFT, "sn": ShiftBy.B5, "post": Post.AND_MASK},
+    "v_bfe_i32": {"rs": Result.SHIFT, "sn": ShiftBy.B5, "post": Post.SIGNED_FIELD, "sgn": 1, "arith": 1},
+    "v_bfm_b32": {**_LEFT, "rs": Result.SHIFT, "lo": ShiftLo.MASK, "mask_a": 1, "sn": ShiftBy.B5},
+    "v_alignbit_b32": {"rs": Result.SHIFT, "lo": ShiftLo.B, "hi": ShiftHi.A_LO, "sn": ShiftBy.C5},
+    "v_alignbyte_b32": {"rs": Result.SHIFT, "lo": ShiftLo.B, "hi": ShiftHi.A_LO, "sn": ShiftBy.C_BYTES},
+    "v_min_i32": {**_MIN, "sgn": 1}, "v_max_i32": {**_MAX, "sgn": 1},
+    "v_min_u32": _MIN, "v_max_u32": _MAX,
     "v_perm_b32": {"rs": Result.PERM},
     "v_bcnt_u32_b32": {"ax": AddX.POP, "ay": AddY.B},
     "v_clz_i32_u32": {"rs": Result.COUNT, "cnt": 0}, "v_ctz_i32_b32": {"rs": Result.COUNT, "cnt": 1},
     "v_cls_i32": {"rs": Result.COUNT, "cnt": 2},
     # 16-bit ops beyond the multiply-adds and bitwise ones (_control gives widths and saturation)
     "v_add_nc_u16": _ADD, "v_add_nc_i16": _ADD, "v_sub_nc_u16": _SUB, "v_sub_nc_i16": _SUB,
-    "v_max_u16": {**_SUB, "rs": Result.MINMAX, "mm_max": 1},
-    "v_max_i16": {**_SUB, "rs": Result.MINMAX, "mm_max": 1},
-    "v_min_u16": {**_SUB, "rs": Result.MINMAX}, "v_min_i16": {**_SUB, "rs": Result.MINMAX},
-    "v_lshlrev_b16": {**_LEFT, "rs": Result.SHIFT, "sv": ShiftIn.B, "sn": ShiftBy.A4},
-    "v_lshrrev_b16": {"rs": Result.SHIFT, "sv": ShiftIn.B, "sn": ShiftBy.A4},
-    "v_ashrrev_i16": {"rs": Result.SHIFT, "sv": ShiftIn.B, "sn": ShiftBy.A4, "arith": 1},
-    "v_not_b16": {"ax": AddX.ZERO, "ay": AddY.A, "inv": 1},     # -a - 1, exact
+    "v_max_u16": _MAX, "v_max_i16": _MAX, "v_min_u16": _MIN, "v_min_i16": _MIN,
+    "v_lshlrev_b16": {**_LEFT, **_SH_B, "sn": ShiftBy.A4},
+    "v_lshrrev_b16": {**_SH_B, "sn": ShiftBy.A4},
+    "v_ashrrev_i16": {**_SH_B, "sn": ShiftBy.A4, "arith": 1},
+    "v_not_b16": {"ax": AddX.A, "inv_x": 1},     # -a - 1, exact
     "v_cvt_u32_u16": {"ax": AddX.A}, "v_cvt_i32_i16": {"ax": AddX.A},
     # carries: bit 32 of the exact sum (a subtraction's borrow), bit 64 of v_mad_co_*
     "v_add_co_u32": {**_ADD, "mo": MaskOut.CARRY32},
@@ -509,7 +534,7 @@ _EXTRA = {
     "v_mad_co_i64_i32": {"ax": AddX.P, "ay": AddY.C, "wc": Width.W64, "mo": MaskOut.CARRY64},
     "v_add_nc_i32": {**_ADD, "sgn": 1},
     "v_sub_nc_i32": {**_SUB, "sgn": 1},
-    "v_cndmask_b32": {"rs": Result.LOGIC, "tt": _tt(lambda a, b, c: b if c else a), "tt_mask": 1},
+    "v_cndmask_b32": {"rs": Result.LOGIC, "tt_mask": 1},
     "v_mbcnt_lo_u32_b32": {"ax": AddX.POP, "ay": AddY.B, "pop_below": 1},
     "v_nop": {},
 }
@@ -521,21 +546,25 @@ assert _CLAMP32 <= PLAIN32 and _CARRY | _OTHER <= _NAMES
 #: Mnemonics whose VOP3 ``clamp`` saturates the exact result to the destination's range.
 CLAMP_SATURATES = frozenset(_CLAMP32 | _CARRY | set(_V16) | set(_V16_TO_32) | {"v_add_nc_i32", "v_sub_nc_i32"})
 _CONTROL = {name: _control(name) for name in _NAMES}
+
+
 #: Mnemonics VALUInt implements (everything else raises ``illegal``).
 IMPLEMENTED = frozenset(_CONTROL)
 
 
 def _rep(bit, n: int) -> Value:
-    return Value.cast(bit).replicate(n)
+    """``n`` copies of a 1-bit value: a sign extension (wiring), which the simulator computes
+    in one step where ``replicate`` is a concatenation of ``n`` parts."""
+    return fit(Value.cast(bit).as_signed(), n)
 
 
 def _extend(x, w, half, sgn) -> Value:
     """A 64-bit lane ``x`` of a source read as ``w`` (a 16-bit half by ``half``), extended to
     :data:`WIDE` bits (signed by ``sgn``)."""
     h = x[:32].word_select(half, 16)
-    w16, w64 = w == Width.W16, w == Width.W64
-    sign = sgn & Mux(w64, x[63], Mux(w16, h[15], x[31]))
-    return Cat(Mux(w16, h, x[:16]), Mux(w16, _rep(sign, 16), x[16:32]),
+    w16, w24, w64 = w == Width.W16, w == Width.W24, w == Width.W64
+    sign = sgn & Mux(w64, x[63], Mux(w16, h[15], Mux(w24, x[23], x[31])))
+    return Cat(Mux(w16, h, x[:16]), Mux(w16, _rep(sign, 8), x[16:24]), Mux(w16 | w24, _rep(sign, 8), x[24:32]),
                Mux(w64, x[32:64], _rep(sign, 32)), _rep(sign, WIDE - 64))
 
 
@@ -678,138 +707,144 @@ class VALUInt(wiring.Component):
         ctl = cut(ctl, "ctl2")
         A, B, C = ((lambda i, s=cut(ext[k], f"{k}_ext2"): s[WIDE * i:WIDE * (i + 1)]) for k in "abc")
         mask_in, lane_base = cut(self.mask_in, "mask_in2"), cut(self.lane_base, "lane_base2")
-        finish_in = Cat(self.clamp, self.opsel[3], self.d_old)   # for the last stage
+        # for the last stage: v_add_lshl's shift S2[4:0] too
+        finish_in = Cat(self.clamp, self.opsel[3], self.d_old, *[raw(self.c, i)[:5] for i in range(n)])
         finish_in = cut(finish_in, "finish_in2")
 
-        # the multiplier: operands, product P
+        # the multiplier: S0 and S1 as the op extends them (24-bit ones too), or S0 times
+        # 1 << S1[4:0]; product P
         st, w = stage("multiplier_in"), lanemul.WIDTH
-
-        def ext24(v):
-            return Cat(v[:24], _rep(ctl.sgn & v[23], w - 24))
-        mul_x = wide(st, "mul_x_", w, lambda i: Mux(ctl.mul24, ext24(A(i)), A(i)[:w]))
-        mul_y = wide(st, "mul_y_", w, lambda i: Mux(ctl.mul_shl, (Const(1, w) << B(i)[:5])[:w],
-                                                    Mux(ctl.mul24, ext24(B(i)), B(i)[:w])))
+        mul_y = wide(st, "mul_y_", w, lambda i: Mux(ctl.mul_shl, (Const(1, w) << B(i)[:5])[:w], B(i)[:w]))
         st = stage("multiplier")
         if self.external_mul:
-            st.d.comb += [self.mul_x.eq(Cat(*[mul_x(i) for i in range(n)])),
+            st.d.comb += [self.mul_x.eq(Cat(*[A(i)[:w] for i in range(n)])),
                           self.mul_y.eq(Cat(*[mul_y(i) for i in range(n)]))]
             P = wide(st, "prod", 2 * w, lambda i: self.mul_p[2 * w * i:2 * w * (i + 1)])
         else:
-            P = wide(st, "prod", 2 * w, lambda i: mul_x(i).as_signed() * mul_y(i).as_signed())
+            P = wide(st, "prod", 2 * w, lambda i: A(i)[:w].as_signed() * mul_y(i).as_signed())
 
-        # the bitwise unit: a truth table over S0, S1 and S2 (or the mask bit); the bit count
+        # one low mask of 0 to 31 ones: v_bfm's field (S0[4:0]), v_bfe's (S2[4:0]), the lanes
+        # below this one (v_mbcnt_lo)
+        st = stage("low_mask")
+        MASK = wide(st, "low_mask", 32, lambda i: low_mask(
+            Mux(ctl.pop_below, (lane_base + i)[:5], Mux(ctl.mask_a, A(i)[:5], C(i)[:5])), 32))
+
+        # the bitwise unit: a truth table over S0, S1 and S2, a multiplexer tree with the
+        # table's bits as data (v_cndmask: the table of S0 or of S1 by the lane's mask bit);
+        # the bit count
         st = stage("bitwise")
+        tt_a, tt_b = _tt(lambda a, b, c: a), _tt(lambda a, b, c: b)
 
         def logic(i):
-            a, b = A(i)[:32], B(i)[:32]
-            c = sig(st, f"logic_c{i}", Mux(ctl.tt_mask, _rep(mask_in[i], 32), C(i)[:32]))
-            terms = [_rep(ctl.tt[k], 32) & (a if k & 4 else ~a) & (b if k & 2 else ~b) & (c if k & 1 else ~c)
-                     for k in range(8)]
-            return balanced(terms, operator.or_)
+            a, b, c = A(i)[:32], B(i)[:32], C(i)[:32]
+            tt = sig(st, f"tt{i}", Mux(ctl.tt_mask, Mux(mask_in[i], tt_b, tt_a), ctl.tt))
+            t = [_rep(tt[k], 32) for k in range(8)]
+            g = [(c & t[2 * k + 1]) | (~c & t[2 * k]) for k in range(4)]
+            h = [(b & g[2 * k + 1]) | (~b & g[2 * k]) for k in range(2)]
+            return (a & h[1]) | (~a & h[0])
         LOG = wide(st, "logic", 32, logic)
-
-        def pop(i):   # v_mbcnt_lo: S0's bits below the lane's index in the wave
-            below = ((Const(1, 33) << (lane_base + i)) - 1)[:32]
-            return popcount(A(i)[:32] & Mux(ctl.pop_below, below, Const(0xFFFF_FFFF, 32)))
-        POP = wide(st, "pop", 6, pop)
+        POP = wide(st, "pop", 6, lambda i: popcount(A(i)[:32] & (MASK(i) | _rep(~ctl.pop_below, 32))))
 
         def maj(i):
             a, b, c = A(i)[:32], B(i)[:32], C(i)[:32]
             return Cat(Const(0, 1), (a & b) | (a & c) | (b & c))
 
-        # the adder
+        # the adder: (X or ~X) + (Y or ~Y) + carry, X and Y each an AND-OR of its sources
         st = stage("adder")
+        x_en = {src: sig(st, f"x_{src.name.lower()}", ctl.ax == src) for src in (AddX.A, AddX.P, AddX.LOGIC, AddX.POP)}
+        y_en = {src: sig(st, f"y_{src.name.lower()}", ctl.ay == src) for src in (AddY.B, AddY.C, AddY.MAJ)}
 
         def add(i):
-            x = Signal(WIDE, name=f"add_x{i}")
-            y = Signal(WIDE, name=f"add_y{i}")
-            with st.Switch(ctl.ax):
-                for src, v in ((AddX.A, A(i)), (AddX.B, B(i)), (AddX.P, P(i)),
-                               (AddX.LOGIC, LOG(i)), (AddX.POP, POP(i))):
-                    with st.Case(src):
-                        st.d.comb += x.eq(v)
-            with st.Switch(ctl.ay):
-                for src, v in ((AddY.A, A(i)), (AddY.B, B(i)), (AddY.C, C(i)), (AddY.MAJ, maj(i))):
-                    with st.Case(src):
-                        st.d.comb += y.eq(v)
+            x = balanced([v & _rep(x_en[src], len(v)) for src, v in (
+                (AddX.A, A(i)), (AddX.P, P(i)), (AddX.LOGIC, LOG(i)), (AddX.POP, POP(i)))], operator.or_)
+            y = balanced([v & _rep(y_en[src], len(v)) for src, v in (
+                (AddY.B, B(i)), (AddY.C, C(i)), (AddY.MAJ, maj(i)))], operator.or_)
             code = ctl.cin.as_value()     # ZERO, ONE, MASK, NMASK: bit 1 takes the mask, bit 0 inverts
             cin = Mux(code[1], mask_in[i] ^ code[0], code[0])
-            return (x + (y ^ _rep(ctl.inv, WIDE)) + cin)[:WIDE]
+            return ((x ^ _rep(ctl.inv_x, WIDE)) + (y ^ _rep(ctl.inv_y, WIDE)) + cin)[:WIDE]
         SUM = wide(st, "sum", WIDE, add)
 
         def lt(i):
             return SUM(i)[WIDE - 1]
 
-        # the shifter: its input and amount; a funnel shifter, {hi, lo} >> k for k in 0..64
-        # (a right shift: lo the value, hi its fill; a left shift by n: hi the value, lo 0,
-        # k = 64 - n); what follows it
+        # the shifter: a funnel F of 127 bits shifted right by 0 to 63 into 64, one level per
+        # bit of the amount, the widest first (each level only as wide as what follows needs).
+        # A right shift of v by k: F = {fill, v}, k; a left shift: F = {v, 0}, 63 - k.
         st_in, st = stage("shift_in"), stage("shifter")
 
         def shift(i):
             a, b, c = A(i), B(i), C(i)
-            mask = sig(st_in, f"low_mask{i}", low_mask(Mux(ctl.mask_a, a[:5], c[:5]), 32))
-            v = Signal(64, name=f"shift_in{i}")
+            lo, hi = Signal(32, name=f"shift_lo{i}"), Signal(32, name=f"shift_hi{i}")
             k = Signal(6, name=f"shift_by{i}")
-            with st_in.Switch(ctl.sv):
-                for src, val in ((ShiftIn.A, a[:64]), (ShiftIn.B, b[:64]), (ShiftIn.BA, Cat(b[:32], a[:32])),
-                                 (ShiftIn.MASK, mask), (ShiftIn.SUM, SUM(i)[:32]), (ShiftIn.REV_A, a[:32][::-1])):
+            with st_in.Switch(ctl.lo):
+                for src, val in ((ShiftLo.A, a[:32]), (ShiftLo.B, b[:32]), (ShiftLo.MASK, MASK(i))):
                     with st_in.Case(src):
-                        st_in.d.comb += v.eq(val)
+                        st_in.d.comb += lo.eq(val)
+            with st_in.Switch(ctl.hi):
+                for src, val in ((ShiftHi.A, a[32:64]), (ShiftHi.B, b[32:64]), (ShiftHi.A_LO, a[:32])):
+                    with st_in.Case(src):
+                        st_in.d.comb += hi.eq(val)
             with st_in.Switch(ctl.sn):
                 for src, val in ((ShiftBy.A4, a[:4]), (ShiftBy.A5, a[:5]), (ShiftBy.A6, a[:6]),
                                  (ShiftBy.B5, b[:5]), (ShiftBy.C5, c[:5]),
                                  (ShiftBy.C_BYTES, Cat(Const(0, 3), c[:2]))):
                     with st_in.Case(src):
                         st_in.d.comb += k.eq(val)
-            hi = Mux(ctl.left, v, _rep(ctl.arith & v[63], 64))
-            lo = Mux(ctl.left, 0, v)
-            s = sig(st, f"shift_out{i}", (Cat(lo, hi) >> Mux(ctl.left, (64 - k)[:7], k))[:64])
+            v = Cat(lo, hi)
+            f = sig(st, f"funnel{i}", Mux(ctl.left, Cat(Const(0, 63), v), Cat(v, _rep(ctl.arith & hi[31], 63))))
+            by = k ^ _rep(ctl.left, 6)
+            for j in reversed(range(6)):    # each level a signal: the simulator inlines an expression
+                f = sig(st, f"funnel{i}_{j}", select(by[j], f[1 << j:64 + (2 << j) - 1], f[:64 + (1 << j) - 1]))
+            s = f
+            # v_bfe: the low S2[4:0] bits, sign-extended for v_bfe_i32; v_lshl_or: OR S2
             width = c[:5]
-            field_sign = s[:32].bit_select((width - 1)[:5], 1) & (width != 0)
-            with_mask = s[:32] & mask
-            return Mux(ctl.post == Post.NONE, s, Mux(ctl.post == Post.AND_MASK, with_mask,
-                       Mux(ctl.post == Post.SIGNED_FIELD, with_mask | (~mask & _rep(field_sign, 32)),
-                           s[:32] | c[:32])))
+            field_sign = s[:32].bit_select((width - 1)[:5], 1) & (width != 0) & (ctl.post == Post.SIGNED_FIELD)
+            masked = (ctl.post == Post.AND_MASK) | (ctl.post == Post.SIGNED_FIELD)
+            mask = MASK(i)
+            r = (s[:32] & (mask | _rep(~masked, 32))) | (~mask & _rep(field_sign, 32)) \
+                | (c[:32] & _rep(ctl.post == Post.OR_C, 32))
+            return Cat(r, s[32:])
         SH = wide(stage("shift_post"), "shift", 64, shift)
 
-        # min/max: S0 or S1 by the compare (the adder's S0 - S1); the 3-operand stage
+        # min/max: S0, S1 or S2 by the mode and three compares at once: S0 < S1 (the adder's
+        # S0 - S1), S2 < S1, S2 < S0 (signed: each with its sign bit flipped)
         st = stage("minmax")
-        MM = wide(st, "minmax", 64, lambda i: Mux(lt(i) ^ ctl.mm_max, A(i)[:64], B(i)[:64]))
         bias = Cat(Const(0, 31), ctl.sgn)
+        picks = _mm_picks()
 
-        def minmax3(i):
+        def minmax(i):
             a, b, c = A(i)[:32], B(i)[:32], C(i)[:32]
-            lo, hi = sig(st, f"mm3_lo{i}", Mux(lt(i), a, b)), sig(st, f"mm3_hi{i}", Mux(lt(i), b, a))
-            u = sig(st, f"mm3_u{i}", Mux(ctl.mm3_med & ((c ^ bias) < (hi ^ bias)), c, Mux(ctl.mm3_med, hi, c)))
-            x = sig(st, f"mm3_x{i}", Mux(ctl.mm3_lo, lo, hi))
-            x_lt_u = (x ^ bias) < (u ^ bias)
-            return Mux(x_lt_u ^ ctl.mm3_max, x, u)
-        MM3 = wide(st, "minmax3", 32, minmax3)
+            pick = picks.word_select(Cat((c ^ bias) < (a ^ bias), (c ^ bias) < (b ^ bias), lt(i), ctl.mm), 2)
+            return Mux(pick[0], b, Mux(pick[1], c, a))
+        MM = wide(st, "minmax", 32, minmax)
 
+        # leading zeros of S0, S0 reversed (v_ctz; v_bfrev takes the reversed value) or S0 ^ its sign
         st = stage("count")
 
         def count(i):
             a = A(i)[:32]
             x = sig(st, f"count_in{i}", Mux(ctl.cnt == 0, a, Mux(ctl.cnt == 1, a[::-1], a ^ _rep(a[31], 32))))
-            return Mux(x == 0, 0xFFFF_FFFF, count_leading_zeros(x))
-        CNT = wide(st, "count", 32, count)
+            return Cat(x, Mux(x == 0, 0xFFFF_FFFF, count_leading_zeros(x)))
+        CNT = wide(st, "count", 64, count)
 
+        # the result: its low 32 bits from one of the units; above them the adder's exact sum
+        # or the shifter's high half, else the low half's sign (the exact value that clamp
+        # saturates: every other result that saturates fits in 32 bits signed)
         st = stage("result")
 
         def pre(i):
-            r = Signal(64, name=f"pre{i}")
+            r = Signal(32, name=f"pre{i}")
             with st.Switch(ctl.rs):
-                for src, v in ((Result.SUM, SUM(i)[:64]), (Result.SHIFT, SH(i)), (Result.LOGIC, LOG(i)),
-                               (Result.P_HI, P(i)[32:64]), (Result.MINMAX, MM(i)), (Result.MINMAX3, MM3(i)),
-                               (Result.COUNT, CNT(i)),
-                               (Result.PERM, _perm(A(i)[:32], B(i)[:32], C(i)[:32]))):
+                for src, v in ((Result.SUM, SUM(i)[:32]), (Result.SHIFT, SH(i)[:32]), (Result.LOGIC, LOG(i)),
+                               (Result.P_HI, P(i)[32:64]), (Result.MINMAX, MM(i)), (Result.COUNT, CNT(i)[32:]),
+                               (Result.PERM, _perm(A(i)[:32], B(i)[:32], C(i)[:32])), (Result.REV, CNT(i)[:32])):
                     with st.Case(src):
                         st.d.comb += r.eq(v)
             return r
-        PRE = wide(st, "pre", 64, pre)
-        # the exact result, 66 bits: a 64-bit one that saturates is the adder's (v_mad_co_*),
-        # the others that saturate fit in 64 bits signed
-        TOP = wide(st, "pre_top", 2, lambda i: Mux(ctl.dst64, SUM(i)[64:WIDE], _rep(PRE(i)[63], 2)))
+        PRE = wide(st, "pre", 32, pre)
+        rs_sum, rs_shift = sig(st, "rs_sum", ctl.rs == Result.SUM), sig(st, "rs_shift", ctl.rs == Result.SHIFT)
+        TOP = wide(st, "pre_top", WIDE - 32, lambda i: Mux(rs_sum, SUM(i)[32:], Mux(
+            rs_shift, Cat(SH(i)[32:], _rep(SH(i)[63], WIDE - 64)), _rep(PRE(i)[31], WIDE - 32))))
 
         def mask_out(i):
             s = SUM(i)
@@ -823,7 +858,8 @@ class VALUInt(wiring.Component):
         st = stage("finish_out")
         st.d.comb += self.mask_out.eq(cut(lane_mask, "lane_mask3"))
         ctl = cut(ctl, "ctl3")
-        clamp, opsel3, d_old = (lambda v: (v[0], v[1], v[2:]))(cut(finish_in, "finish_in3"))
+        clamp, opsel3, d_old, shl = (lambda v: (v[0], v[1], v[2:2 + 32 * n], v[2 + 32 * n:]))(
+            cut(finish_in, "finish_in3"))
 
         # finish: clamp saturates the exact result; a 16-bit result goes into the op_sel[3]
         # half, the other half keeps d_old
@@ -839,6 +875,7 @@ class VALUInt(wiring.Component):
             over = sig(st, f"over{i}", _overflow(r, ctl.sat_to, ctl.sgn))
             limit = _rep(~r[WIDE - 1], 64) ^ top_bit
             v = sig(st, f"fin{i}", Mux(saturate & over, limit, r[:64]))
+            v = Mux(ctl.shl, (v[:32] << shl[5 * i:5 * i + 5])[:32], v)
             old = d_old[32 * i:32 * i + 32]
             v = Mux(ctl.half, (old & keep) | (v[:16] << shift16)[:32], v)
             return Cat(v[:32], Mux(ctl.dst64, v[32:64], 0))
