@@ -27,25 +27,28 @@ from amaranth.hdl import Cat, Const, Mux, Value, signed
 
 __all__ = [
     "VW", "TW", "T_BIAS", "BLW", "MW", "REC_W", "NORM_W", "R_T", "R_ZS", "R_FIN", "R_NEG",
-    "R_V", "FIN_REC", "record", "fit", "rep", "swar_unpack", "swar_spec",
-    "Opnd", "fma_special", "fma_lane", "fma_sum", "TERMS_W", "minmax_bits", "MINMAX_OPS", "cmp_bit", "class_bit",
-    "f2i_bits", "rint_bits", "RINT_OPS", "fract_lane", "ldexp_lane", "i2f_rec",
+    "R_V", "RECV_W", "FIN_REC", "record", "terms_of", "A_W", "B_W", "fit", "rep", "swar_unpack", "swar_spec",
+    "Opnd", "fma_special", "fma_lane", "fma_sum", "TERMS_W", "minmax_bits", "order_bits", "MINMAX_OPS",
+    "cmp_bit", "class_bit",
+    "f2i_bits", "rint_bits", "RINT_OPS", "fract_lane", "ldexp_lane", "i2f_terms", "I2F_REC",
     "lzc_lane", "round_lane", "omod_lane", "clamp_lane",
 ]
 
 # ---------------------------------------------------------------------------------------
 # Widths of the pre-rounding record (one per lane, see VALUFloat stage 3).
-VW = 76             #: signed width of V (|V| < 2^75, see fma_lane)
+VW = 78             #: signed width of V (|V| < 2^77, see fma_lane)
 TW = 10             #: width of T + T_BIAS (-512 <= T <= 511)
 T_BIAS = 512
-BLW = 7             #: width of the bit length of |V| (0 .. 75)
+BLW = 7             #: width of the bit length of |V| (0 .. 77)
 MW = VW - 1         #: width of |V|
 # Pre-rounding record (stage 3 -> 5), LSB first: T + T_BIAS, zsign (sign of an exact zero),
-# fin (the lane's result is final, in the bits vector), neg (negate V), V (two's complement).
-# V is the top field so that a narrower non-negative V needs no padding.
+# fin (the lane's result is final, in the bits vector), neg (negate V), and from the adder
+# stage on V (two's complement).
 R_T, R_ZS, R_FIN, R_NEG, R_V = 0, TW, TW + 1, TW + 2, TW + 3
-REC_W = R_V + VW
-TERMS_W = 2 * VW + 1  #: fma_lane's terms of V, per lane: a, b, sub
+REC_W = R_V         #: stage 3's record, without V
+RECV_W = R_V + VW   #: the record with V (from the adder stage on)
+A_W, B_W = 51, 77   #: widths of the terms a (below 2^51) and b (below 2^77) of V = a +- b
+TERMS_W = A_W + B_W + 1  #: the terms of V, per lane: a, b, sub
 NORM_W = MW + 1  #: stage 4 record, LSB first: |V|, sign of the result
 
 QUIET = 0x0040_0000
@@ -55,13 +58,10 @@ DEFAULT_NAN = 0xFFC0_0000
 ONE = 0x3F80_0000
 ALMOST_ONE = 0x3F7F_FFFF
 
-# fma_lane: d = exponent difference of the addend's lsb over the product's lsb; the exact sum is
-# formed for |d| <= _NEAR; beyond, the smaller operand is shifted down with a sticky bit below
-# the larger one, placed this many bits up (the minimum that keeps the rounding exact, see fma_lane).
-_NEAR = 26
-_DD = 1088           # fma_lane's dd = d + _DD: unsigned, and a multiple of 64 (d = dd[:6] for 0 <= d < 64)
-_BIGC_SHIFT = 3      # addend placed 3 bits up when the product is the smaller operand
-_BIGP_SHIFT = 26     # product placed 26 bits up when the addend is the smaller one
+# fma_lane's window: the product's lsb at bit 3, the addend's at bit s <= 53 (the product,
+# below 2^51, stays under a quarter of the addend's lsb there).
+_P_SHIFT = 3
+_S_MAX = 53
 
 
 def fit(v: Value, width: int) -> Value:
@@ -79,13 +79,14 @@ def fit(v: Value, width: int) -> Value:
 FIN_REC = 1 << R_FIN
 
 
-def record(v: Value, t: Value, zsign=0, neg=0) -> Value:
-    """A pre-rounding record: value (-1)^neg x v x 2^(t - T_BIAS); ``v`` is a VW-bit two's
-    complement number, or a narrower non-negative one (zero-extended, so that records can be
-    concatenated)."""
-    v = Value.cast(v)
-    pad = [Const(0, VW - len(v))] if len(v) < VW else []
-    return Cat(fit(t, TW), zsign, Const(0, 1), neg, v[:VW], *pad)
+def record(t: Value, zsign=0, neg=0) -> Value:
+    """Stage 3's record of a value (-1)^neg x V x 2^(t - T_BIAS), V the sum of its terms."""
+    return Cat(fit(t, TW), zsign, Const(0, 1), neg)
+
+
+def terms_of(a: Value, b: Value = Const(0, 1), sub=0) -> Value:
+    """The terms of V = a + b, or a - b when ``sub`` (non-negative a < 2^51, b < 2^77)."""
+    return Cat(fit(a, A_W), fit(b, B_W), sub)
 
 
 def rep(value: int, lanes: int, width: int = 32) -> int:
@@ -209,30 +210,21 @@ def fma_special(x: Opnd, y: Opnd, z: Opnd, sp, zneg) -> Value:
            Mux(p_inf, Cat(Const(INF, 31), sp), z.word)))))
 
 
-def _jam_shift(x: Value, s: Value, out_all: Value) -> Value:
-    """``x >> s`` with the bits shifted out ORed into its lsb (sticky); ``x != 0`` when
-    ``out_all`` (``s`` is at least ``x``'s width)."""
-    w = len(x)
-    lost = (x & ~(Const((1 << w) - 1, w) << s)[:w]) != 0
-    return Mux(out_all, x != 0, (x >> s) | lost)
-
-
 def fma_lane(m, rec, terms, x: Opnd, y: Opnd, z: Opnd, sp, sub, zsign, P=None):
     """Statements that fill the pre-rounding record ``rec`` of x*y + z, but for its V, and
     ``terms``, the two terms whose sum (:func:`fma_sum`, a stage later) is V.
 
     Finite operands only (the caller handles inf/NaN).  With M the significands and
     E the exponents (:func:`swar_unpack`), P = Mx*My (48 bits) weighs 2^ep, ep = Ex+Ey-300,
-    and the addend Mz weighs 2^ec, ec = Ez-150; d = ec - ep.  V = a +- b, T:
+    and the addend Mz weighs 2^ec, ec = Ez-150; d = ec - ep.  The textbook single-path
+    alignment: the product sits at a fixed place of a window, a = P << 3 (T = ep - 3), and one
+    shifter places the addend at s = d + 3 in it, b = Mz << s, clamped to 0 <= s + 24 <= 77:
 
-    * -26 <= d <= 26: exact, a = P << max(-d, 0), b = Mz << max(d, 0), T = min(ep, ec);
-      |V| < 2^75.
-    * d >= 27 (the product below 2^(ec+21)): a = P >> (d - 3) with the bits shifted out
-      ORed into its lsb (a sticky bit), b = Mz << 3, T = ec - 3.
-    * d <= -27 (the addend below 2^(ep-3)): a = P << 26, b = Mz >> (-d - 26) with a
-      sticky bit, T = ep - 26.
-    * a zero product: a = 0, b = Mz << 3, T = ec - 3; a zero addend: a = P << 26, b = 0,
-      T = ep - 26.
+    * 0 <= s <= 53: exact; |V| < 2^77.
+    * s < 0: the bits of Mz shifted out are ORed into b's lsb (a sticky bit; s <= -24
+      leaves b = 1).
+    * s > 53, or a zero product (a zero addend excepted): b = Mz << 53, T = ec - 53; a stays
+      P << 3, below 2^51 (the product's true place is lower still).
 
     Why the sticky bit rounds alike: let u = 2^T. The small term's lost part f lies in
     (0, 1) u, so the exact sum lies strictly between two consecutive multiples of u, n u and
@@ -240,127 +232,119 @@ def fma_lane(m, rec, terms, x: Opnd, y: Opnd, z: Opnd, sp, sub, zsign, P=None):
     odd one of n and n + 1. If the result's rounding bit weighs at least 2u, every rounding
     boundary (a representable value or a midpoint) is a multiple of 2u, and no multiple of
     2u lies strictly between (n - 1) u and (n + 1) u for odd n: the exact sum and V round
-    alike. The rounding bit does weigh that much. For d >= 27 a normal addend is at least
-    2^(ec+23), the sum at least 2^(ec+22), its ulp at least 2^(ec-1), the rounding bit
-    2^(ec-2) = 2u; a denormal addend has ec = -149, and no result has an ulp below 2^-149.
-    For d <= -27 a product with its leading bit at 2^(ep+k) (k >= 0) gives a sum of at
-    least 2^(ep+k-1): rounding bit at least 2^(ep+k-25) >= 2^(ep-25) = 2u.
+    alike. The rounding bit does weigh that much: bits are lost only when ec < ep - 3, which
+    (ec >= -149) makes ep > -146, so at most one of x, y is denormal and P >= 2^23; the addend
+    is below 2^(ec+24) <= 2^(ep+20), the sum above 2^(ep+22), its ulp at least 2^(ep-1), the
+    rounding bit 2^(ep-2) = 2u.
+
+    Why the clamp rounds alike: for s > 53 the true product and P << 3 (in units of u) both
+    lie in (0, 1/4) Mz's ulp; so do their effects on the sum, which is at least Mz's ulp times
+    2^23 - 1/4 (a normal addend: its rounding bit weighs at least a quarter of Mz's ulp) or is
+    rounded at 2^-150 = half Mz's ulp (a denormal one): the same rounding for both, and no
+    boundary (a multiple of that quarter) between them.
 
     The sign of an exact zero (``zsign``) is that of the IEEE sum of two zeros: negative only
     when the product and the addend are both negative (x - x = +0 in round to nearest).
     ``sp`` is the sign of the product, ``sub`` = sp xor sign(z) (an effective subtraction);
     the record holds V / (-1)^sp = a +- b and neg = sp. ``P``: the product of the
     significands when a multiplier outside the unit computes it (``hdl/simd/lanemul.py``).
-
-    The cases are ``If``/``Elif`` statements, not ``Mux`` chains: Amaranth's simulator then
-    tests each case once and builds only the chosen case's terms; the adder is in the next
-    stage, which reads the terms from signals (``TERMS_W`` bits per lane: a, b, sub).
+    The adder is in the next stage, which reads the terms from signals (``TERMS_W`` bits per
+    lane: a, b, sub).
     """
     P = x.m * y.m if P is None else P
-
-    def tp(k=0):                                    # ep - k + T_BIAS
-        return x.E + y.E + (T_BIAS - 300 - k)
-
-    def tc(k=0):                                    # ec - k + T_BIAS
-        return z.E + (T_BIAS - 150 - k)
-    # dd = d + _DD in [795, 1554]: d = ec - ep = Ez - Ex - Ey + 150, written without a
-    # subtraction (~E = 255 - E) so that the simulator keeps to unsigned arithmetic. The shift
-    # amounts below are dd's low bits plus a constant, modulo 2^11 (~dd = 2047 - dd).
-    dd = (z.E + ~x.E + ~y.E + (_DD + 150 - 510))[:11]
+    # ds = s + 512 in [158, 917] = Ez - Ex - Ey + 665, written without a subtraction
+    # (~E = 255 - E) so that the simulator keeps to unsigned arithmetic
+    ds = (z.E + ~x.E + ~y.E + 155)[:10]
     z_zero, p_zero = z.is_zero(), x.is_zero() | y.is_zero()
-
-    def case(a, b, t):
-        return [terms.eq(Cat(fit(a, VW), fit(b, VW), sub)), rec.eq(record(Const(0, 1), t, zsign, sp))]
-    with m.If(z_zero | p_zero):
-        # the addend alone (zero product), or the product alone (zero addend)
-        with m.If(~z_zero):
-            m.d.comb += case(Const(0, 1), z.m << _BIGC_SHIFT, tc(_BIGC_SHIFT))
-        with m.Else():
-            m.d.comb += case(P << _BIGP_SHIFT, Const(0, 1), tp(_BIGP_SHIFT))
-    with m.Elif(dd >= _DD + _NEAR + 1):    # d >= 27: the product shifted down by d - 3 (< 48 bits: 6 bits)
-        m.d.comb += case(_jam_shift(P, (dd + (2048 - _DD - _BIGC_SHIFT))[:6], dd >= _DD + _BIGC_SHIFT + 48),
-                         z.m << _BIGC_SHIFT, tc(_BIGC_SHIFT))
-    with m.Elif(dd >= _DD):                # 0 <= d <= 26: the addend shifted up by d = dd[:5]
-        m.d.comb += case(P, z.m << dd[:5], tp())
-    with m.Elif(dd >= _DD - _NEAR):        # -26 <= d <= -1: the product shifted up by -d = 1 + ~dd[:5]
-        m.d.comb += case((P << 1) << ~dd[:5], z.m, tc())
-    with m.Else():                         # d <= -27: the addend shifted down by -d - 26 (< 24 bits: 5 bits)
-        m.d.comb += case(P << _BIGP_SHIFT,
-                         _jam_shift(z.m, (~dd + (_DD - _BIGP_SHIFT + 1))[:5], dd <= _DD - _BIGP_SHIFT - 24),
-                         tp(_BIGP_SHIFT))
+    hi = ((ds >= 512 + _S_MAX) | p_zero) & ~z_zero
+    # the shift s + 24 = ds - 488, modulo 128 (the middle case)
+    sh = Mux(hi, _S_MAX + 24, Mux(ds < 512 - 24, 0, (ds + (1024 - 488))[:7]))
+    B = (z.m << sh)[:_S_MAX + 48]
+    b = Cat(B[24] | (B[:24] != 0), B[25:])
+    t = Mux(hi, z.E + (T_BIAS - 150 - _S_MAX), x.E + y.E + (T_BIAS - 300 - _P_SHIFT))
+    m.d.comb += [terms.eq(terms_of(P << _P_SHIFT, b, sub)), rec.eq(record(t, zsign, sp))]
 
 
 def fma_sum(terms: Value) -> Value:
     """V = a + b, or a - b when ``sub``, in VW-bit two's complement, from one lane's
     ``terms`` (:func:`fma_lane`): one adder for every alignment case."""
-    a, b, sub = terms[:VW], terms[VW:2 * VW], terms[2 * VW]
-    return (a + (b ^ Mux(sub, (1 << VW) - 1, 0)) + sub)[:VW]
+    a, b, sub = terms[:A_W], terms[A_W:A_W + B_W], terms[A_W + B_W]
+    return (a + (Cat(b, Const(0, VW - B_W)) ^ Mux(sub, (1 << VW) - 1, 0)) + sub)[:VW]
 
 
 # ---------------------------------------------------------------------------------------
 # Stage 3: min / max / med3
-def _key(v: Opnd, for_max: bool) -> Value:
-    """Unsigned 32-bit key ordered like the float value (-0 < +0), reversed for max."""
-    if for_max:
-        return Mux(v.sign, v.word, v.word ^ 0x7FFF_FFFF)
+def _key(v: Opnd) -> Value:
+    """Unsigned 32-bit key ordered like the float value (-0 < +0)."""
     return Mux(v.sign, v.word ^ 0xFFFF_FFFF, v.word ^ 0x8000_0000)
 
 
 def _nkey(v: Opnd, for_max) -> Value:
-    """33-bit key with NaN above every number (a NaN never wins a *_num selection);
-    ``for_max`` may be a run-time bit."""
-    return Mux(v.is_nan(), 1 << 32, Mux(for_max, _key(v, True), _key(v, False)))
+    """33-bit key with NaN above every number (a NaN never wins a *_num selection), reversed
+    but for NaN when ``for_max`` (a run-time bit): the max key is the min key inverted."""
+    return Mux(v.is_nan(), 1 << 32, _key(v) ^ Mux(for_max, 0xFFFF_FFFF, 0))
 
 
 #: The selections :func:`minmax_bits` makes, in the order of its ``sub`` index.
 MINMAX_OPS = ("min_num", "max_num", "minimum", "maximum", "min3", "max3", "med3")
 
 
-def minmax_bits(sub: Value, x: Opnd, y: Opnd, z: Opnd) -> Value:
+def order_bits(for_max, x: Opnd, y: Opnd, z: Opnd):
+    """The three compares of :func:`minmax_bits`, x before y, y before z, x before z, in the
+    order of :func:`_nkey` (``cmp_bit`` takes the first, with ``for_max`` 0)."""
+    kx, ky, kz = (_nkey(v, for_max) for v in (x, y, z))
+    return kx < ky, ky < kz, kx < kz
+
+
+def minmax_bits(sub: Value, order, x: Opnd, y: Opnd, z: Opnd) -> Value:
     """v_min_num / max_num / minimum / maximum / min3_num / max3_num / med3_num, ``sub`` the
-    run-time index into :data:`MINMAX_OPS`.
+    run-time index into :data:`MINMAX_OPS`, ``order`` the :func:`order_bits` of the operands
+    (reversed for the max ops).
 
     NaN rules of docs/fp32.md §2 rules 3-5: *_num return the non-NaN operand (the first
     operand's quiet NaN when all are NaN); minimum/maximum propagate sNaN(x), sNaN(y),
     qNaN(x), qNaN(y) in that order; med3 with a NaN operand is min3_num.
 
-    All seven share three compares of the keys (NaN above every number; reversed for the max
-    ops). Without NaNs those keys order the operands as the plain keys do, so med3's median
-    and the IEEE minimum/maximum (which decide NaNs first) take the same compares: one
-    comparator per operand pair instead of one per operation.
+    All seven share the three compares of the keys (NaN above every number; reversed for the
+    max ops). Without NaNs those keys order the operands as the plain keys do, so med3's median
+    and the IEEE minimum/maximum (which decide NaNs first) take the same compares.  The
+    selections decide only which operand is the result and whether it is quieted (a quiet
+    NaN is unchanged by it): one three-way multiplexer of words.
     """
-    mx = Cat(*[sub == k for k, name in enumerate(MINMAX_OPS) if name.startswith("max")]).any()
-    kx, ky, kz = (_nkey(v, mx) for v in (x, y, z))
-    xy, yz, xz = kx < ky, ky < kz, kx < kz
-    two = Mux(xy, x.word, y.word)
-    three = Mux(x.is_nan() & y.is_nan() & z.is_nan(), x.quieted(),
-                Mux(xy, Mux(xz, x.word, z.word), Mux(yz, y.word, z.word)))
-    num = Mux(x.is_nan() & y.is_nan(), x.quieted(), two)
-    ieee = Mux(x.is_snan(), x.quieted(), Mux(y.is_snan(), y.quieted(),
-               Mux(x.is_nan(), x.word, Mux(y.is_nan(), y.word, two))))
-    median = Mux(xy, Mux(yz, y.word, Mux(xz, z.word, x.word)), Mux(yz, Mux(xz, x.word, z.word), y.word))
-    # the pseudocode compares max3 with S0, then S1, as floats (+0 == -0): when the maximum is
-    # a zero, the result is max_num of the two operands after the first zero (med3(-0, +0, -1) = +0)
-    top = Mux(xy, Mux(yz, z.word, y.word), Mux(xz, z.word, x.word))
-    later = Mux(x.is_zero(), Mux(yz, z.word, y.word),
-                Mux(y.is_zero(), Mux(xz, z.word, x.word), Mux(xy, y.word, x.word)))
-    median = Mux(top[:31] == 0, later, median)
-    med3 = Mux(x.is_nan() | y.is_nan() | z.is_nan(), three, median)
-    # a chain of multiplexers (0 for an index past the table, as an Array would give) rather
-    # than an Array, whose process a compiled simulator would evaluate on every cycle: the
-    # chain's operations move into the branch of the unit that selects them (dcu/vpost/vsink.py)
-    result = {"min_num": num, "max_num": num, "minimum": ieee, "maximum": ieee, "min3": three,
-              "max3": three, "med3": med3}
-    out = Const(0, 32)
-    for value in (med3, three, ieee, num):
-        out = Mux(Cat(*[sub == k for k, name in enumerate(MINMAX_OPS) if result[name] is value]).any(), value, out)
-    return out
+    xy, yz, xz = order
+    xn, yn, zn = x.is_nan(), y.is_nan(), z.is_nan()
+    is_op = [sub == k for k in range(len(MINMAX_OPS))]
+    two, three, ieee, med = (Cat(*[is_op[k] for k, name in enumerate(MINMAX_OPS) if name in names]).any()
+                             for names in (("min_num", "max_num"), ("min3", "max3"), ("minimum", "maximum"),
+                                           ("med3",)))
+    # operand index (0 x, 1 y, 2 z) of each selection
+    pick2 = Mux(xy, 0, 1)
+    pick3 = Mux(xy, Mux(xz, 0, 2), Mux(yz, 1, 2))
+    # med3 without NaNs: the median; but the pseudocode compares max3 with S0, then S1, as
+    # floats (+0 == -0): when the maximum is a zero, the result is max_num of the two operands
+    # after the first zero (med3(-0, +0, -1) = +0)
+    median = Mux(xy, Mux(yz, 1, Mux(xz, 2, 0)), Mux(yz, Mux(xz, 0, 2), 1))
+    top = Mux(xy, Mux(yz, 2, 1), Mux(xz, 2, 0))
+    top_zero = Mux(top == 0, x.is_zero(), Mux(top == 1, y.is_zero(), z.is_zero()))
+    later = Mux(x.is_zero(), Mux(yz, 2, 1), Mux(y.is_zero(), Mux(xz, 2, 0), Mux(xy, 1, 0)))
+    all2, all3 = xn & yn, xn & yn & zn
+    # (index, quiet): a NaN result is x's when every operand is NaN (*_num), else the NaN
+    # order of minimum/maximum
+    ieee_pick = Mux(x.is_snan() | (xn & ~y.is_snan()), 0, Mux(yn, 1, pick2))
+    pick = Mux(two, Mux(all2, 0, pick2),
+           Mux(ieee, ieee_pick,
+           Mux(three | (xn | yn | zn), Mux(all3, 0, pick3),
+               Mux(top_zero, later, median))))
+    quiet = Mux(two, all2, Mux(ieee, xn | yn, all3 & (three | med)))
+    word = Mux(pick == 0, x.word, Mux(pick == 1, y.word, z.word))
+    return Mux(two | three | ieee | med, word | Cat(Const(0, 22), quiet), 0)
 
 
 # ---------------------------------------------------------------------------------------
 # Stage 3: compares, class
-def cmp_bit(cond: Value, x: Opnd, y: Opnd) -> Value:
-    """v_cmp_<cond>_f32: ``cond`` is the 4-bit condition index (VOPC opcode - 16).
+def cmp_bit(cond: Value, lt: Value, x: Opnd, y: Opnd) -> Value:
+    """v_cmp_<cond>_f32: ``cond`` is the 4-bit condition index (VOPC opcode - 16), ``lt`` the
+    first of :func:`order_bits` (the min/max unit's compare of x and y, not reversed).
 
     Its bits are the answers for (lt, eq, gt, unordered): f=0000, lt=0001, eq=0010, ...,
     t=1111, so the result is one bit of ``cond`` chosen by the relation of x and y.
@@ -368,7 +352,7 @@ def cmp_bit(cond: Value, x: Opnd, y: Opnd) -> Value:
     """
     return Mux(x.is_nan() | y.is_nan(), cond[3],
            Mux((x.word == y.word) | ((x.mag | y.mag) == 0), cond[1],
-           Mux(_key(x, False) < _key(y, False), cond[0], cond[2])))
+           Mux(lt, cond[0], cond[2])))
 
 
 def class_bit(x: Opnd, y: Opnd) -> Value:
@@ -423,26 +407,28 @@ def rint_bits(sub: Value, x: Opnd) -> Value:
                Mux(x.exp < 127, small, mid))
 
 
-def fract_lane(m, rec, bits, x: Opnd, fin_rec):
+def fract_lane(m, rec, terms, bits, x: Opnd, fin_rec):
     """v_fract_f32 = minimum(x - floor(x), 0x3F7FFFFF), the subtraction rounded once.
 
-    x >= 0: the fraction bits of x (exact).  x < 0: 1 - frac(|x|), which equals (-M) mod 2^s
-    in units of 2^(E-150) with s = 150 - E fraction bits (0 if x is an integer); it is
-    rounded by stage 5.  For -2^-24 < x < 0 the result is 0x3F7FFFFF whichever way
-    1 - |x| rounds (1.0 is capped).  NaN -> quiet, +-inf -> DEFAULT_NAN.
+    x >= 0: the fraction bits f of x (exact).  x < 0: 1 - frac(|x|), which equals
+    (-M) mod 2^s = (~M mod 2^s) + 1 for f != 0 (else 0) in units of 2^(E-150), with
+    s = 150 - E fraction bits (0 if x is an integer); the adder adds the 1, stage 5 rounds.
+    For -2^-24 < x < 0 the result is 0x3F7FFFFF whichever way 1 - |x| rounds (1.0 is capped).
+    NaN -> quiet, +-inf -> DEFAULT_NAN.
     """
     with m.If(x.exp == 255):
         m.d.comb += [rec.eq(fin_rec), bits.eq(Mux(x.frac != 0, x.quieted(), DEFAULT_NAN))]
+    with m.Elif(x.sign & (x.exp <= 102) & (x.mag != 0)):
+        m.d.comb += [rec.eq(fin_rec), bits.eq(ALMOST_ONE)]
     with m.Else():
-        with m.If(x.sign & (x.exp <= 102) & (x.mag != 0)):
-            m.d.comb += [rec.eq(fin_rec), bits.eq(ALMOST_ONE)]
-        with m.Else():
-            s = Mux(x.exp >= 150, 0, Mux(x.exp <= 102, 48, (150 + ~x.exp)[:8] + 1))[:6]
-            v = Mux(x.sign, (1 << 48) - x.m, x.m)[:48] & ~(Const((1 << 48) - 1, 48) << s)[:48]
-            m.d.comb += rec.eq(record(v, x.E + (T_BIAS - 150)))
+        s = Mux(x.exp >= 150, 0, Mux(x.exp <= 102, 48, (150 + ~x.exp)[:8] + 1))[:6]
+        mask = ~(Const((1 << 48) - 1, 48) << s)[:48]
+        up = x.sign & ((x.m & mask) != 0)
+        m.d.comb += [rec.eq(record(x.E + (T_BIAS - 150))),
+                     terms.eq(terms_of((x.m ^ Mux(up, (1 << 48) - 1, 0)) & mask, up))]
 
 
-def ldexp_lane(m, rec, bits, x: Opnd, y: Opnd, fin_rec):
+def ldexp_lane(m, rec, terms, bits, x: Opnd, y: Opnd, fin_rec):
     """v_ldexp_f32: x * 2^n rounded once, n = int32 y clamped to +-300 (beyond that every finite
     non-zero x over- or underflows).  +-0, +-inf unchanged, NaN -> quiet."""
     with m.If((x.exp == 255) | x.is_zero()):
@@ -450,49 +436,50 @@ def ldexp_lane(m, rec, bits, x: Opnd, y: Opnd, fin_rec):
     with m.Else():
         n = y.word.as_signed()
         n = Mux(n > 300, 300, Mux(n < -300, -300, n))
-        m.d.comb += rec.eq(record(x.m, x.E + (T_BIAS - 150) + n, neg=x.sign))
+        m.d.comb += [rec.eq(record(x.E + (T_BIAS - 150) + n, neg=x.sign)), terms.eq(terms_of(x.m))]
 
 
-def i2f_rec(is_signed: bool, x: Opnd) -> Value:
-    """Record of v_cvt_f32_i32 / u32 / ubyteN: V = the integer, T = 0 (rounded by stage 5)."""
+def i2f_terms(is_signed: bool, x: Opnd) -> Value:
+    """Terms of v_cvt_f32_i32 / u32 / ubyteN: V = the integer (a negative int32 is its bits
+    minus 2^32), T = 0 (rounded by stage 5)."""
     if is_signed:
-        v = Mux(x.sign, x.word | (((1 << VW) - 1) ^ 0xFFFF_FFFF), x.word)
-    else:
-        v = x.word
-    return record(v, Const(T_BIAS, TW))
+        return terms_of(x.word, Cat(Const(0, 32), x.sign), x.sign)
+    return terms_of(x.word)
+
+
+#: Stage 3's record of an int -> float conversion (T = 0).
+I2F_REC = T_BIAS
 
 
 # ---------------------------------------------------------------------------------------
 # Stage 4: bit length of |V|
-def _bitlen_chunk(m, out, chunk: Value, base: int):
-    """out = base + bit length of a non-zero chunk (one Switch: the test runs once)."""
-    w = len(chunk)
-    with m.Switch(chunk):
-        for k in range(w, 0, -1):
-            with m.Case("0" * (w - k) + "1" + "-" * (k - 1)):
-                m.d.comb += out.eq(base + k)
-
-
 def lzc_lane(m, out, mag: Value):
     """Statements: ``out`` = bit length of the non-negative ``mag`` (0 for 0).
 
-    A balanced binary search over 16-bit chunks (nested ``If``: only the tests on the taken
-    path are evaluated), then a priority ``Switch`` inside the chunk.
+    A binary search over halves aligned to powers of two (nested ``If``: only the tests on the
+    taken path are evaluated); each test looks only at its half, the bits above being known
+    zero, so that the tests and the constant leaves make the usual tree of a priority encoder.
     """
-    chunks = [(base, min(base + 16, len(mag))) for base in range(0, len(mag), 16)]
+    w = len(mag)
 
-    def search(lo, hi):                 # chunks[lo:hi] hold the leading one (or mag = 0)
+    def search(lo, hi):                 # mag[lo:hi] holds the leading one (or lo = 0 and mag = 0)
         if hi - lo == 1:
-            base, top = chunks[lo]
-            _bitlen_chunk(m, out, mag[base:top], base)
+            if lo:
+                m.d.comb += out.eq(lo + 1)
+            else:
+                with m.If(mag[0]):
+                    m.d.comb += out.eq(1)
             return
         mid = (lo + hi) // 2
-        with m.If(mag[chunks[mid][0]:] != 0):
+        if mid >= w:
+            search(lo, mid)
+            return
+        with m.If(mag[mid:min(hi, w)] != 0):
             search(mid, hi)
         with m.Else():
             search(lo, mid)
 
-    search(0, len(chunks))
+    search(0, 1 << (w - 1).bit_length())
 
 
 # ---------------------------------------------------------------------------------------
@@ -500,15 +487,14 @@ def lzc_lane(m, out, mag: Value):
 _RNE_W = 26        # bits of a rounded result: a 24-bit significand, its carry, a denormal's
 
 
-def _rne_shift(xv: Value, sh: Value, sh_m1: Value) -> Value:
-    """xv / 2^sh rounded to nearest, ties to even (sh >= 1, sh_m1 = sh - 1), as ``_RNE_W`` bits.
-
-    The quotient goes up by one when the first dropped bit (weight 2^(sh-1)) is set and so is
-    a bit below it (sticky) or the quotient's lsb: only the quotient's few bits need an adder.
-    """
-    q = (xv >> sh)[:_RNE_W]
-    below = ~(Const((1 << len(xv)) - 1, len(xv)) << sh_m1)[:len(xv)]   # the bits under 2^(sh-1)
-    return q + ((xv >> sh_m1)[0] & (((xv & below) != 0) | q[0]))
+def _shr_narrow(x: Value, sh: Value, width: int) -> Value:
+    """``(x >> sh)[:width]``, whose bits above ``width`` must be 0: a log shifter with the
+    large steps first, so that after the step by 2^k only ``width + 2^k - 1`` bits are kept
+    (the remaining steps move the bits by less than 2^k).  Each step is a shift by a value
+    with one variable bit, so that the simulator evaluates ``x`` once per step."""
+    for k in reversed(range(len(sh))):
+        x = (x >> Cat(Const(0, k), sh[k]))[:width + (1 << k) - 1]
+    return x[:width]
 
 
 def round_lane(m, out, mag: Value, bl: Value, neg: Value, tb: Value, zsign: Value):
@@ -519,16 +505,18 @@ def round_lane(m, out, mag: Value, bl: Value, neg: Value, tb: Value, zsign: Valu
     carry ripples into the exponent field (up to infinity), as docs/fp32.md §5.2.
     """
     e1 = tb + bl                                # exponent of the leading bit + 1 + T_BIAS
-    X = mag << 24
     is_normal = e1 >= T_BIAS - 125
-    # one rounding shifter for both results: a normal one keeps 24 significant bits (a
-    # shift by bl); a denormal one keeps bits down to 2^-149: sh = -125 - T = 387 - tb,
-    # <= 137 when tb >= T_BIAS - 262
-    sh = Mux(is_normal, bl, (~tb + (T_BIAS - 125 + 1))[:8])
-    sh_m1 = Mux(is_normal, (bl + 255)[:8], (~tb + (T_BIAS - 125))[:8])
-    rounded = _rne_shift(X, sh, sh_m1)
+    # one rounding shifter for both results, by sh - 1 (its last bit is the rounding bit): a
+    # normal result keeps 24 significant bits (sh = bl); a denormal one bits down to 2^-149:
+    # sh = -125 - T = 387 - tb, which leaves nothing when >= 128 (tb < 259; |V| < 2^77)
+    sh_m1 = Mux(is_normal, (bl + 127)[:7], (~tb + (T_BIAS - 125))[:7])
+    X = Cat(Const(0, 24), mag)
+    qr = _shr_narrow(X, sh_m1, _RNE_W + 1)
+    sticky = (X & ~(Const((1 << len(X)) - 1, len(X)) << sh_m1)[:len(X)]) != 0
+    # ties to even: up when the rounding bit is set and so is a bit below it or the lsb
+    rounded = qr[1:] + (qr[0] & (sticky | qr[1]))
     normal = ((e1 + (1024 - (T_BIAS - 125)))[:8] << 23) + rounded
-    denorm = Mux(tb < T_BIAS - 262, 0, rounded)
+    denorm = Mux(tb < T_BIAS - 253, 0, rounded)
     value = Mux(e1 > T_BIAS + 128, INF, Mux(is_normal, normal, denorm)[:31])
     with m.If(bl == 0):
         m.d.comb += out.eq(Cat(Const(0, 31), zsign))

@@ -75,10 +75,11 @@ from amaranth.hdl import Cat, Const, Module, Mux, Signal, Value
 from amaranth.lib import data, enum, wiring
 from amaranth.lib.wiring import In, Out
 
-from .fp32lane import (BLW, FIN_REC, MW, NORM_W, R_FIN, R_NEG, R_T, R_V, R_ZS, REC_W, TERMS_W, TW, VW,
+from .fp32lane import (BLW, FIN_REC, I2F_REC, MW, NORM_W, R_FIN, R_NEG, R_T, R_V, R_ZS, REC_W, RECV_W,
+                       TERMS_W, TW, VW,
                        Opnd, fit, class_bit, clamp_lane, cmp_bit, f2i_bits,
-                       fma_lane, fma_special, fma_sum, fract_lane, i2f_rec, ldexp_lane, lzc_lane,
-                       minmax_bits, MINMAX_OPS, omod_lane, rep, rint_bits, RINT_OPS, round_lane, swar_spec,
+                       fma_lane, fma_special, fma_sum, fract_lane, i2f_terms, ldexp_lane, lzc_lane,
+                       minmax_bits, MINMAX_OPS, omod_lane, order_bits, rep, rint_bits, RINT_OPS, round_lane, swar_spec,
                        swar_unpack)
 from ..isa_tables import OpId, info_of
 
@@ -148,6 +149,20 @@ def _decode_table() -> dict:
 
 
 _TABLE = _decode_table()
+#: Operand arrangements (x, y, z of the fused datapath) as select bits: x = b (else a, or a
+#: byte of a), y = 1.0 (else b, 0 for a byte), z = a or b with its sign flipped by ``zflip``
+#: (else c), c without modifiers (``z_raw``), -0.0 (``z_m0``).
+_Arr = data.StructLayout({"x_b": 1, "ub": 1, "byte": 2, "y_one": 1, "z_a": 1, "z_b": 1,
+                          "zflip": 1, "z_raw": 1, "z_m0": 1})
+_ARRANGE = {
+    "abc": {},
+    "fmac": {"z_raw": 1},
+    "add": {"y_one": 1, "z_b": 1},
+    "sub": {"y_one": 1, "z_b": 1, "zflip": 1},
+    "subrev": {"x_b": 1, "y_one": 1, "z_a": 1, "zflip": 1},
+    "mul": {"z_m0": 1},
+    **{f"ubyte{k}": {"ub": 1, "byte": k, "z_raw": 1} for k in range(4)},
+}
 #: Every OpId that VALUFloat executes (``illegal`` is 0 exactly for these).
 FP_OPS = frozenset(_TABLE)
 #: The ops of the fused datapath: those that use the significand multiplier.
@@ -231,37 +246,41 @@ class VALUFloat(wiring.Component):
         c1 = ctl("ctl1")
         sign_rep, abs_rep, ones = rep(0x8000_0000, L), rep(0x7FFF_FFFF, L), (1 << W) - 1
 
-        def modified(v, k):
-            return ((v & Mux(self.abs[k], abs_rep, ones)) ^ Mux(self.neg[k], sign_rep, 0))[:W]
-
-        am, bm, cm = modified(self.a, 0), modified(self.b, 1), modified(self.c, 2)
-        arrangements = {
-            "abc": (am, bm, cm, 0),
-            "fmac": (am, bm, self.c, 0),
-            "add": (am, rep(0x3F80_0000, L), bm, 0),
-            "sub": (am, rep(0x3F80_0000, L), bm ^ sign_rep, 1),
-            "subrev": (bm, rep(0x3F80_0000, L), am ^ sign_rep, 1),
-            "mul": (am, bm, sign_rep, 0),
-        }
-        for k in range(4):
-            arrangements[f"ubyte{k}"] = ((am >> (8 * k)) & rep(0xFF, L), 0, 0, 0)
+        # the operand arrangement is decoded into a few select bits (one Switch case per
+        # (class, sub, arrangement)); a submodule of its own multiplexes the vectors with them
+        arr = Signal(_Arr, name="arr1")
         groups = {}
         for op, key in _TABLE.items():
             groups.setdefault(key, []).append(op)
         s1.d.comb += [c1.omod.eq(self.omod), c1.clamp.eq(self.clamp)]
-        # OpId.NONE (no instruction) apart, so that a compiled simulation evaluates the
-        # operand arrangements only under the branch of an operation
+        # OpId.NONE (no instruction) apart, so that a compiled simulation decodes only the
+        # operations
         with s1.If(self.op == OpId.NONE):
             s1.d.comb += self.illegal.eq(1)
         with s1.Else(), s1.Switch(self.op):
-            for (cls, sub, arr), ops in groups.items():
+            for (cls, sub, key), ops in groups.items():
                 with s1.Case(*ops):
-                    xa, ya, za, zneg = arrangements[arr]
-                    s1.d.comb += [x1.eq(xa), y1.eq(ya), z1.eq(za),
-                                  c1.cls.eq(cls), c1.sub.eq(sub), c1.zneg.eq(zneg),
-                                  c1.rnd.eq(cls in _ROUNDED)]
+                    s1.d.comb += [c1.cls.eq(cls), c1.sub.eq(sub), c1.rnd.eq(cls in _ROUNDED),
+                                  *[arr[f].eq(v) for f, v in _ARRANGE[key].items()]]
+                    if key in ("sub", "subrev"):
+                        s1.d.comb += c1.zneg.eq(1)
             with s1.Default():
                 s1.d.comb += self.illegal.eq(1)
+        s1a = Module()
+        m.submodules.s1_arrange = s1a
+
+        def modified(v, k, flip=0):
+            return ((v & Mux(self.abs[k], abs_rep, ones)) ^ Mux(self.neg[k] ^ flip, sign_rep, 0))[:W]
+
+        am, bm = modified(self.a, 0), modified(self.b, 1)
+        ubyte = (am >> Cat(Const(0, 3), arr.byte)) & rep(0xFF, L)
+        zsrc = Mux(arr.z_a, modified(self.a, 0, arr.zflip),
+                   Mux(arr.z_b, modified(self.b, 1, arr.zflip), modified(self.c, 2)))
+        s1a.d.comb += [
+            x1.eq(Mux(arr.x_b, bm, Mux(arr.ub, ubyte, am))),
+            y1.eq(Mux(arr.y_one, rep(0x3F80_0000, L), Mux(arr.ub, 0, bm))),
+            z1.eq(Mux(arr.z_raw, Mux(arr.ub, 0, self.c), Mux(arr.z_m0, sign_rep, zsrc))),
+        ]
 
         # ---- stage 2: SWAR unpack ------------------------------------------------------
         s2 = Module()
@@ -298,9 +317,9 @@ class VALUFloat(wiring.Component):
         s3.d.comb += c3.eq(c2)
         fin_rec = Const(FIN_REC, REC_W)
 
-        def rec_of(sigs, i):
+        def rec_of(sigs, i, w=REC_W):
             k, j = bank_of(i)
-            return sigs[k][REC_W * j: REC_W * (j + 1)]
+            return sigs[k][w * j: w * (j + 1)]
 
         def lane_ops(i, unpacked=True):
             return (Opnd(x2, ux if unpacked else None, i), Opnd(y2, uy, i), Opnd(z2, uz, i))
@@ -308,6 +327,10 @@ class VALUFloat(wiring.Component):
         def lane_word(sig, i):
             return sig[32 * i: 32 * i + 32]
 
+        # the min/max compares reversed for the max ops; the compares share the first, not
+        # reversed (the same expression: one comparator in the netlist)
+        for_max = (c2.cls == Cls.MINMAX) & Cat(*[c2.sub == k for k, name in enumerate(MINMAX_OPS)
+                                                 if name.startswith("max")]).any()
         with s3.Switch(c2.cls):
             with s3.Case(Cls.FMA):
                 if self.external_mul:
@@ -320,48 +343,47 @@ class VALUFloat(wiring.Component):
                                       lane_word(bits3, i).eq(
                                           fma_special(x, y, z, fl[32 * i + 31], c2.zneg))]
                     with s3.Else():
-                        k, j = bank_of(i)
-                        fma_lane(s3, rec_of(recs, i), terms[k][TERMS_W * j: TERMS_W * (j + 1)],
+                        fma_lane(s3, rec_of(recs, i), rec_of(terms, i, TERMS_W),
                                  x, y, z, fl[32 * i + 31], fl[32 * i + 29],
                                  fl[32 * i + 30], self.mul_p[48 * i:48 * (i + 1)] if self.external_mul else None)
             with s3.Case(Cls.MINMAX):
-                s3.d.comb += bits3.eq(Cat(fit(minmax_bits(c2.sub, *lane_ops(i, False)), 32) for i in range(L)))
+                s3.d.comb += bits3.eq(Cat(fit(minmax_bits(c2.sub, order_bits(for_max, *lane_ops(i, False)),
+                                                          *lane_ops(i, False)), 32) for i in range(L)))
             with s3.Case(Cls.CMP):
-                s3.d.comb += mask3.eq(Cat(cmp_bit(c2.sub, *lane_ops(i, False)[:2])
-                                                  for i in range(L)))
+                s3.d.comb += mask3.eq(Cat(cmp_bit(c2.sub, order_bits(for_max, *lane_ops(i, False))[0],
+                                                  *lane_ops(i, False)[:2]) for i in range(L)))
             with s3.Case(Cls.CLASS):
                 s3.d.comb += mask3.eq(Cat(class_bit(*lane_ops(i, False)[:2])
                                                   for i in range(L)))
             with s3.Case(Cls.I2F):
+                s3.d.comb += [r.eq(Cat(Const(I2F_REC, REC_W) for i in b)) for r, b in zip(recs, banks)]
                 with s3.If(c2.sub[0]):
-                    s3.d.comb += [r.eq(Cat(i2f_rec(True, Opnd(x2, None, i)) for i in b))
-                                  for r, b in zip(recs, banks)]
+                    s3.d.comb += [t.eq(Cat(i2f_terms(True, Opnd(x2, None, i)) for i in b))
+                                  for t, b in zip(terms, banks)]
                 with s3.Else():
-                    s3.d.comb += [r.eq(Cat(i2f_rec(False, Opnd(x2, None, i)) for i in b))
-                                  for r, b in zip(recs, banks)]
+                    s3.d.comb += [t.eq(Cat(i2f_terms(False, Opnd(x2, None, i)) for i in b))
+                                  for t, b in zip(terms, banks)]
             with s3.Case(Cls.F2I):
                 s3.d.comb += bits3.eq(Cat(fit(f2i_bits(c2.sub[0], Opnd(x2, None, i)), 32) for i in range(L)))
             with s3.Case(Cls.RINT):
                 s3.d.comb += bits3.eq(Cat(fit(rint_bits(c2.sub, Opnd(x2, None, i)), 32) for i in range(L)))
             with s3.Case(Cls.FRACT):
                 for i in range(L):
-                    fract_lane(s3, rec_of(recs, i), lane_word(bits3, i), Opnd(x2, ux, i), fin_rec)
+                    fract_lane(s3, rec_of(recs, i), rec_of(terms, i, TERMS_W), lane_word(bits3, i),
+                               Opnd(x2, ux, i), fin_rec)
             with s3.Case(Cls.LDEXP):
                 for i in range(L):
-                    ldexp_lane(s3, rec_of(recs, i), lane_word(bits3, i), Opnd(x2, ux, i),
-                               Opnd(y2, None, i), fin_rec)
+                    ldexp_lane(s3, rec_of(recs, i), rec_of(terms, i, TERMS_W), lane_word(bits3, i),
+                               Opnd(x2, ux, i), Opnd(y2, None, i), fin_rec)
 
-        # the fused sum's adder, a stage of its own that reads stage 3's terms (a lane that
-        # fma_lane did not fill has terms 0, and its record's V is 0 or comes from stage 3)
+        # the adder, a stage of its own that reads stage 3's terms: V of every rounded class
         s3s = Module()
         m.submodules.s3_sum = s3s
-        sums = [Signal(len(r), name=f"rec3s_{k}") for k, r in enumerate(recs)]
-        with s3s.If(c3.cls == Cls.FMA):
+        sums = [Signal(RECV_W * len(b), name=f"rec3s_{k}") for k, b in enumerate(banks)]
+        with s3s.If(c3.rnd):
             for r, t, sm, b in zip(recs, terms, sums, banks):
-                s3s.d.comb += sm.eq(Cat(*[Cat(r[REC_W * j: REC_W * j + R_V], fma_sum(t[TERMS_W * j: TERMS_W * (j + 1)]))
+                s3s.d.comb += sm.eq(Cat(*[Cat(r[REC_W * j: REC_W * (j + 1)], fma_sum(t[TERMS_W * j: TERMS_W * (j + 1)]))
                                           for j in range(len(b))]))
-        with s3s.Else():
-            s3s.d.comb += [sm.eq(r) for sm, r in zip(sums, recs)]
         # stage 4 reads only this stage's signals, so the simulator evaluates it once
         c3s, bits3s = ctl("ctl3s"), Signal(W, name="bits3s")
         s3s.d.comb += [c3s.eq(c3), bits3s.eq(bits3)]
@@ -382,7 +404,7 @@ class VALUFloat(wiring.Component):
         def rfield(sigs, i, lo, width):
             """Field [lo, lo + width) of lane i's pre-rounding record (one slice of a bank)."""
             k, j = bank_of(i)
-            return sigs[k][REC_W * j + lo: REC_W * j + lo + width]
+            return sigs[k][RECV_W * j + lo: RECV_W * j + lo + width]
 
         def nfield(i, lo, width):
             k, j = bank_of(i)
