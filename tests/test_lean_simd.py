@@ -3,7 +3,9 @@
 Each program is random SALU instructions of every opcode the scalar ALU executes (the
 decoder tests' bit-packed encodings with random fields, those ``isa.decode`` accepts), in a
 loop counted down in s100, with conditional and unconditional branches over single
-instructions, ``s_getpc_b64``, and at the end VCC, EXEC and SCC copied into SGPRs. Every wave
+instructions, ``s_getpc_b64``, scalar loads of 1, 2, 4 and 8 dwords from a table whose
+address is in s[102:103] (waited for with ``s_wait_kmcnt``, answered out of order after a
+random latency), and at the end VCC, EXEC and SCC copied into SGPRs. Every wave
 slot runs it with its own EXEC. The model (``sim.execute``) runs the same program from the same
 state; afterwards every SGPR of every wave must be equal. Words the SIMD cannot run stop the
 wave with an error naming its PC.
@@ -13,6 +15,7 @@ from __future__ import annotations
 import random
 from collections import deque
 
+import numpy as np
 import pytest
 from amaranth.sim import Simulator
 
@@ -22,6 +25,7 @@ from hdl.simd.salu import IMPLEMENTED as SALU_OPS
 from hdl.simd.scalar import PipeError
 from hdl.simd.simd import LeanSIMD
 from sim.execute import build
+from sim.memory import GlobalMemory
 from sim.wave import Wave
 from tests.lint import convert_and_lint
 from tests.test_decoder import packed_vectors
@@ -29,6 +33,8 @@ from tests.test_decoder import packed_vectors
 BASE = 0x2000
 EXEC_LO = 126
 COUNTER = 100
+TABLE = 0x1000_0000      # the scalar loads' data, its address in s[102:103]
+TABLE_DWORDS = 64
 
 
 def _sop2(name, sdst, s0, s1):
@@ -51,6 +57,28 @@ def _sopp(name, k=0):
     return [0xBF80_0000 | isa.by_name(name).op << 16 | (k & 0xFFFF)]
 
 
+def _smem(name, sdata, sbase, offset, soffset=0x7C):
+    return [0xF400_0000 | isa.by_name(name).op << 13 | sdata << 6 | sbase // 2, soffset << 25 | (offset & 0xFF_FFFF)]
+
+
+def _loads(rng) -> list[int]:
+    """A few scalar loads from the table into s[40:63], then ``s_wait_kmcnt 0``. Their
+    destinations do not overlap: loads return in any order."""
+    out, taken = [], set()
+    for _ in range(rng.randint(1, 3)):
+        name, n = rng.choice([("s_load_b32", 1), ("s_load_b64", 2), ("s_load_b128", 4), ("s_load_b256", 8)])
+        dst = 40 + n * rng.randrange(24 // n)
+        if taken & set(range(dst, dst + n)):
+            continue
+        taken |= set(range(dst, dst + n))
+        out += _smem(name, dst, 102, 4 * rng.randrange(TABLE_DWORDS - n))
+    return out + _sopp("s_wait_kmcnt", 0)
+
+
+#: source codes the model reads (the aperture registers 235-238 are not in the scalar pipe yet)
+_SOURCES = set(range(128)) | set(range(128, 209)) | set(range(240, 249)) | {251, 252, 253, 255}
+
+
 def _random_salu(rng, n) -> list[list[int]]:
     """``n`` random executed SALU instructions (their dwords) that leave s100/s101 alone."""
     vecs, _ = packed_vectors(rng)
@@ -67,8 +95,8 @@ def _random_salu(rng, n) -> list[list[int]]:
         pairs = [(c, bits) for c, bits in zip(srcs, info.src_bits)] + [(inst.f.get("sdst"), info.dst_bits)]
         odd = any(c is not None and c < 128 and bits == 64 and c % 2 for c, bits in pairs)
         if (info.kind == "salu" and (inst.name in SALU_OPS or inst.name == "s_getpc_b64") and not odd
-                and inst.f.get("sdst") not in (COUNTER, COUNTER + 1)
-                and not any(c is not None and 235 <= c <= 238 for c in srcs)):      # apertures: not yet
+                and inst.f.get("sdst") not in range(COUNTER, COUNTER + 4)
+                and all(c is None or c in _SOURCES for c in srcs)):
             pool.append(dws[:inst.size // 4])
     return [rng.choice(pool) for _ in range(n)]
 
@@ -76,12 +104,15 @@ def _random_salu(rng, n) -> list[list[int]]:
 def program(seed: int, loops: int = 3, body: int = 24, tail: int = 12) -> list[int]:
     rng = random.Random(seed)
     code = _sopk("s_movk_i32", COUNTER, loops)
+    code += _sop1("s_mov_b32", 102, 255) + [TABLE] + _sop1("s_mov_b32", 103, 128)
     loop_at = len(code)
 
     def block(n):
         out = []
         for inst in _random_salu(rng, n):
             out += inst
+            if rng.random() < 0.1:
+                out += _loads(rng)
             if rng.random() < 0.2:                       # a branch over one instruction
                 skip = _random_salu(rng, 1)[0]
                 br = rng.choice(["s_cbranch_scc0", "s_cbranch_scc1", "s_cbranch_vccz", "s_cbranch_vccnz",
@@ -97,28 +128,50 @@ def program(seed: int, loops: int = 3, body: int = 24, tail: int = 12) -> list[i
     return code + _sopp("s_endpgm")
 
 
-def model_run(code: list[int], exec_: int, limit: int = 5000) -> Wave:
+def table(seed: int) -> list[int]:
+    rng = random.Random(seed)
+    return [rng.getrandbits(32) for _ in range(TABLE_DWORDS)]
+
+
+class _Memory:
+    """What a scalar load's handler uses: the global memory, and a counter record."""
+    def __init__(self, words: list[int]):
+        self.mem = GlobalMemory(base=TABLE)
+        self.mem.allocate(4 * len(words), "table")
+        self.mem.write_bytes(TABLE, np.array(words, dtype="<u4").tobytes())
+
+    def record(self, *args, **kw):
+        pass
+
+
+def model_run(code: list[int], exec_: int, words: list[int], limit: int = 5000) -> Wave:
     w = Wave(0, 1, BASE)
     w.s[EXEC_LO] = exec_
+    ctx = _Memory(words)
     for _ in range(limit):
         k = (w.pc - BASE) // 4
         inst = isa.decode(code[k:k + 3] + [0] * (3 - len(code[k:k + 3])), w.pc)
         pc, w.pc = w.pc, w.pc + inst.size
-        if build(inst)(w, None) == "end":
+        if build(inst)(w, ctx) == "end":
             w.pc = pc
             return w
     raise AssertionError("the model did not reach s_endpgm")
 
 
-def rtl_run(preset: str, code: list[int], execs: list[int], seed: int = 1, starts: list[int] | None = None):
-    """Run ``code`` in every wave slot (from ``starts``, default its first dword); returns
-    (per-wave 128 SGPRs, errors, cycles)."""
+def rtl_run(preset: str, code: list[int], execs: list[int], words: list[int] = (), seed: int = 1,
+            starts: list[int] | None = None):
+    """Run ``code`` in every wave slot (from ``starts``, default its first dword), scalar loads
+    reading ``words`` at TABLE; returns (per-wave 128 SGPRs, errors, cycles)."""
     starts = starts or [BASE] * len(execs)
     cfg = PRESETS[preset]
     dut = LeanSIMD(cfg)
     rng = random.Random(seed)
     fb = cfg.fetch_bytes
     errors, cycles = [], [0]
+
+    def dword(addr):
+        k = (addr - TABLE) // 4
+        return words[k] if 0 <= k < len(words) else 0
 
     def line(addr):
         k = (addr - BASE) // 4
@@ -133,7 +186,9 @@ def rtl_run(preset: str, code: list[int], execs: list[int], seed: int = 1, start
             await ctx.tick()
         ctx.set(dut.start.valid, 0)
         inflight = deque()
+        loads, answering = [], deque()                 # loads: [cycle due, beats]
         ctx.set(dut.fetch_req.ready, 1)
+        ctx.set(dut.smem_req.ready, 1)
         while ctx.get(dut.active):
             assert cycles[0] < 40 * len(code) * 4, "the SIMD did not finish"
             if ctx.get(dut.fetch_req.valid):
@@ -147,6 +202,24 @@ def rtl_run(preset: str, code: list[int], execs: list[int], seed: int = 1, start
                     ctx.set(getattr(dut.fetch_resp.payload, k), v)
                 if ctx.get(dut.fetch_resp.ready):
                     inflight.popleft()
+            # scalar loads: answered whole, in a random order once due
+            if ctx.get(dut.smem_req.valid):
+                q = dut.smem_req.payload
+                addr, n, sdst = ctx.get(q.addr) & ~3, ctx.get(q.dwords), ctx.get(q.sdst)
+                beats = [{"wave": ctx.get(q.wave), "seq": ctx.get(q.seq), "sdst": sdst + i,
+                          "data": dword(addr + 4 * i), "last": i == n - 1} for i in range(n)]
+                loads.append([cycles[0] + rng.randint(1, 8), beats])
+            due = [ld for ld in loads if ld[0] <= cycles[0]]
+            if not answering and due:
+                pick = rng.choice(due)
+                loads.remove(pick)
+                answering.extend(pick[1])
+            ctx.set(dut.smem_resp.valid, bool(answering))
+            if answering:
+                for k, v in answering[0].items():
+                    ctx.set(getattr(dut.smem_resp.payload, k), v)
+                if ctx.get(dut.smem_resp.ready):
+                    answering.popleft()
             if ctx.get(dut.error.valid):
                 e = dut.error.payload
                 errors.append((ctx.get(e.wave), ctx.get(e.pc), ctx.get(e.cause)))
@@ -164,20 +237,32 @@ def rtl_run(preset: str, code: list[int], execs: list[int], seed: int = 1, start
     return regs, errors, cycles[0]
 
 
-@pytest.mark.parametrize("preset,seed", [("fpga", 11), ("fpga", 12), ("default", 13)])
+@pytest.mark.parametrize("preset,seed", [("fpga", 11), ("fpga", 12), ("default", 13), ("default", 14)])
 def test_scalar_programs_match_the_model(preset, seed):
-    code = program(seed)
+    code, words = program(seed), table(seed)
     rng = random.Random(seed)
     execs = [rng.getrandbits(32) | 1 for _ in range(PRESETS[preset].wave_slots)]
-    regs, errors, cycles = rtl_run(preset, code, execs)
+    regs, errors, cycles = rtl_run(preset, code, execs, words)
     assert errors == []
+    assert sum(isa.decode(code[k:k + 3]).name.startswith("s_load")
+               for k in range(len(code)) if code[k] >> 26 == 0x3D) > 0     # the program loads
     for w, e in enumerate(execs):
-        ref = model_run(code, e)
+        ref = model_run(code, e, words)
         diff = [f"s{k}: rtl {regs[w][k]:#x} model {ref.s[k]:#x}" for k in range(126)
                 if k not in (106, 107) and regs[w][k] != ref.s[k]]
         assert not diff, f"wave {w}: " + ", ".join(diff[:12])
         assert [regs[w][k] for k in (90, 91, 92, 93, 94)] == [ref.s[106], ref.s[107], ref.s[126], ref.s[127], ref.scc]
     print(f"{len(code)} dwords, {len(execs)} waves: {cycles} cycles")
+
+
+def test_a_wave_ends_after_its_loads_return():
+    """Loads and no wait before ``s_endpgm``: the wave ends when the last dword has arrived."""
+    words = table(5)
+    code = (_sop1("s_mov_b32", 102, 255) + [TABLE] + _sop1("s_mov_b32", 103, 128) +
+            _smem("s_load_b256", 8, 102, 4) + _smem("s_load_b32", 3, 102, 60) + _sopp("s_endpgm"))
+    regs, errors, _ = rtl_run("fpga", code, [1, 1], words)
+    ref = model_run(code, 1, words)
+    assert errors == [] and regs[0][:16] == ref.s[:16] == [0] * 3 + [words[15]] + [0] * 4 + words[1:9]
 
 
 def test_words_it_cannot_run_stop_the_wave():

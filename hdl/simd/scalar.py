@@ -3,14 +3,22 @@
 It takes the front end's decoded instructions of the scalar kinds and answers each with a
 :class:`~hdl.layouts.Steer`, in three stages:
 
-* **ISS** (*t*): the SGPR read addresses (src0, src1, the old destination). SALU
-  instructions, waits, hints and barriers answer ``NEXT``; ``s_branch`` and ``s_cbranch_*``
-  (on SCC, VCC or EXEC, flip-flops) ``JUMP`` or ``NEXT``; ``s_endpgm`` ``STOP``.
+* **ISS** (*t*): the SGPR read addresses (src0, src1, the old destination; for a scalar
+  load its base pair and ``soffset``). SALU instructions, hints and barriers answer ``NEXT``;
+  ``s_branch`` and ``s_cbranch_*`` (on SCC, VCC or EXEC, flip-flops) ``JUMP`` or ``NEXT``;
+  ``s_endpgm`` ``STOP``. What must wait is replayed (``NEXT`` to its own PC: the front end
+  selects it again four cycles later): ``s_wait_kmcnt`` above its count, ``s_endpgm`` with
+  loads outstanding, a scalar load while the request port is taken or ``kmcnt`` is full.
 * **OPR** (*t* + 1): the pairs read, each operand selected (SGPR, inline constant, literal,
   VCC, EXEC, SCC) into the SALU's registers; ``s_setpc_b64`` and ``s_swappc_b64`` answer
-  ``JUMP`` to the pair read (ISS takes nothing that cycle).
+  ``JUMP`` to the pair read (ISS takes nothing that cycle); a scalar load's address (base +
+  offset + ``soffset``) into the ``smem_req`` register, held until taken.
 * **EX** (*t* + 2): :class:`~hdl.simd.salu.SALU`, and its SGPR, SCC, EXEC and VCC writes at
   the end of the cycle; ``s_getpc_b64`` and ``s_swappc_b64`` write the next PC.
+
+Scalar loads count in the wave's ``kmcnt`` from ISS to the response's last dword; response
+dwords are written to the SGPR file in the cycles EX does not write it. The other wait
+counters are zero until the vector memory instructions join.
 
 A wave has one instruction between selection and issue at a time, and its next one reaches
 ISS four cycles after this one at the earliest (:mod:`hdl.simd.fetch`): by then this one's
@@ -24,16 +32,17 @@ three read ports and one write port of two 32-bit halves.
 """
 from __future__ import annotations
 
-from amaranth.hdl import Cat, Const, Module, Mux, Signal
+from amaranth.hdl import Array, Cat, Const, Module, Mux, Signal
 from amaranth.lib import data, enum, memory, stream, wiring
 from amaranth.lib.wiring import In, Out
 
+from isa import OPCODES
 from isa import operands as O
 from isa.operands import inline_constant
 
 from ..config import DCUConfig
 from ..isa_tables import Kind, OpId
-from ..layouts import ADDR, DecodedInst, Steer, SteerLayout
+from ..layouts import ADDR, SEQ, DecodedInst, SmemReq, SmemResp, Steer, SteerLayout
 from .decode import DecodeOut
 from .salu import IMPLEMENTED as SALU_OPS, SALU
 
@@ -58,7 +67,9 @@ def ErrorLayout(cfg):
     return data.StructLayout({"wave": range(cfg.wave_ids), "pc": ADDR, "cause": PipeError})
 
 
-_SCALAR_KINDS = (Kind.SALU, Kind.SBRANCH, Kind.SWAIT, Kind.SHINT, Kind.SBARRIER, Kind.SENDPGM)
+_SCALAR_KINDS = (Kind.SALU, Kind.SBRANCH, Kind.SWAIT, Kind.SHINT, Kind.SBARRIER, Kind.SENDPGM, Kind.SMEM)
+KM_MAX = 31     # kmcnt's largest count (RDNA 4: 5 bits)
+_LOADS = [i.name for i in OPCODES if i.kind == "smem" and i.name.startswith("s_load_")]
 _CONDITIONS = {OpId.S_CBRANCH_SCC0: ("scc", 0), OpId.S_CBRANCH_SCC1: ("scc", 1),
                OpId.S_CBRANCH_VCCZ: ("vccz", 1), OpId.S_CBRANCH_VCCNZ: ("vccz", 0),
                OpId.S_CBRANCH_EXECZ: ("execz", 1), OpId.S_CBRANCH_EXECNZ: ("execz", 0)}
@@ -90,6 +101,9 @@ class ScalarPipe(wiring.Component):
         A wave launched: EXEC set, SCC and VCC cleared; always ready.
     error : Out(stream.Signature(ErrorLayout(config)))
         A wave stopped on an instruction it cannot run (one cycle, not held).
+    smem_req : Out(stream.Signature(SmemReq(config)))
+    smem_resp : In(stream.Signature(SmemResp(config)))
+        Scalar loads: one request per load, one response beat per dword (``last`` on the last).
     sgprs : memory.Memory
         The SGPR file.
     """
@@ -103,6 +117,8 @@ class ScalarPipe(wiring.Component):
             "steer": Out(stream.Signature(SteerLayout(config))),
             "start": In(stream.Signature(ScalarStart(config))),
             "error": Out(stream.Signature(ErrorLayout(config))),
+            "smem_req": Out(stream.Signature(SmemReq(config))),
+            "smem_resp": In(stream.Signature(SmemResp(config))),
         })
 
     def elaborate(self, platform):
@@ -111,6 +127,8 @@ class ScalarPipe(wiring.Component):
         exec_ = [Signal(64, name=f"exec{w}") for w in range(W)]
         vcc = [Signal(64, name=f"vcc{w}") for w in range(W)]
         scc = Signal(W)
+        kmcnt = Array(Signal(range(KM_MAX + 1), name=f"kmcnt{w}") for w in range(W))
+        seq = Array(Signal(SEQ, name=f"seq{w}") for w in range(W))
         m.d.comb += self.start.ready.eq(1)
         m.submodules.sgprs = sgprs = self.sgprs
         reads = [sgprs.read_port() for _ in range(3)]            # src0, src1, old destination
@@ -119,7 +137,8 @@ class ScalarPipe(wiring.Component):
         # ---- ISS
         x = self.inst.payload
         xi, xw = x.inst, x.tag
-        opr = Signal(data.StructLayout({"valid": 1, "salu": 1, "jump_pair": 1, "getpc": 1, "wave": range(max(W, 2)),
+        opr = Signal(data.StructLayout({"valid": 1, "salu": 1, "jump_pair": 1, "getpc": 1, "smem": 1,
+                                        "wave": range(max(W, 2)),
                                         "inst": DecodedInst,
                                         "next_pc": ADDR}))
         ans = self.steer.payload
@@ -129,7 +148,15 @@ class ScalarPipe(wiring.Component):
         salu_ok = _member(xi.op, SALU_OPS)
         jump_pair = (xi.op == OpId.S_SETPC_B64) | (xi.op == OpId.S_SWAPPC_B64)
         getpc = xi.op == OpId.S_GETPC_B64
-        bad = xi.illegal | ~is_scalar | ((xi.kind == Kind.SALU) & ~salu_ok & ~getpc)
+        is_smem = xi.kind == Kind.SMEM
+        # a load's dwords go to the SGPR file: not into VCC, EXEC or beyond
+        load_bad = is_smem & (~_member(xi.op, _LOADS) | (xi.sdst + xi.sdst_dw > O.VCC_LO))
+        bad = xi.illegal | ~is_scalar | ((xi.kind == Kind.SALU) & ~salu_ok & ~getpc) | load_bad
+        km = kmcnt[xw]
+        port_taken = self.smem_req.valid | (opr.valid & opr.smem)
+        wait = (((xi.op == OpId.S_WAIT_KMCNT) & (km > xi.simm16[:5])) | ((xi.kind == Kind.SENDPGM) & (km != 0)) |
+                (is_smem & (port_taken | (km == KM_MAX))))
+        issue = take & ~bad & ~wait
         w_exec, w_vcc, w_scc = (Cat(*exec_).word_select(xw, 64), Cat(*vcc).word_select(xw, 64),
                                 scc.bit_select(xw, 1))
         cond = Signal()
@@ -141,7 +168,11 @@ class ScalarPipe(wiring.Component):
         m.d.comb += [ans.wave.eq(xw), ans.pc.eq(x.next_pc), ans.steer.eq(Steer.NEXT)]
         with m.If(take):
             m.d.comb += self.steer.valid.eq(~jump_pair | bad)
-            with m.If(bad | (xi.kind == Kind.SENDPGM)):
+            with m.If(bad):
+                m.d.comb += [ans.pc.eq(x.pc), ans.steer.eq(Steer.STOP)]
+            with m.Elif(wait):                  # replayed
+                m.d.comb += ans.pc.eq(x.pc)
+            with m.Elif(xi.kind == Kind.SENDPGM):
                 m.d.comb += [ans.pc.eq(x.pc), ans.steer.eq(Steer.STOP)]
             with m.Elif((xi.kind == Kind.SBRANCH) & taken):
                 m.d.comb += [ans.pc.eq(x.target), ans.steer.eq(Steer.JUMP)]
@@ -152,10 +183,12 @@ class ScalarPipe(wiring.Component):
         def pair(code):
             # VCCZ reads nothing from the file; 64-bit operands name even codes
             return xw * 64 + code[1:7]
-        for port, code in zip(reads, (xi.src0, xi.src1, Cat(xi.sdst, Const(0, 2)))):
+        base_code, soff_code = Cat(Const(0, 1), xi.sbase, Const(0, 2)), Cat(xi.soffset, Const(0, 2))
+        codes = (Mux(is_smem, base_code, xi.src0), Mux(is_smem, soff_code, xi.src1), Cat(xi.sdst, Const(0, 2)))
+        for port, code in zip(reads, codes):
             m.d.comb += [port.addr.eq(pair(code)), port.en.eq(1)]
-        m.d.sync += [opr.valid.eq(take & ~bad), opr.salu.eq((xi.kind == Kind.SALU) | (xi.op == OpId.S_SWAPPC_B64)),
-                     opr.jump_pair.eq(take & ~bad & jump_pair), opr.getpc.eq(getpc),
+        m.d.sync += [opr.valid.eq(issue), opr.salu.eq((xi.kind == Kind.SALU) | (xi.op == OpId.S_SWAPPC_B64)),
+                     opr.jump_pair.eq(issue & jump_pair), opr.getpc.eq(getpc), opr.smem.eq(is_smem),
                      opr.wave.eq(xw), opr.inst.eq(xi), opr.next_pc.eq(x.next_pc)]
 
         # ---- OPR: operands into the SALU's registers; s_setpc/s_swappc answer
@@ -195,8 +228,11 @@ class ScalarPipe(wiring.Component):
         ex = Signal(data.StructLayout({"valid": 1, "getpc": 1, "swap": 1, "wave": range(max(W, 2)), "op": OpId,
                                        "a": 64, "b": 64, "d": 64, "simm16": 16, "sdst": 7, "wide": 1,
                                        "next_pc": ADDR}))
-        a = operand(oi.src0, oi.src0_dw == 2, reads[0].data)
-        b = operand(oi.src1, oi.src1_dw == 2, reads[1].data)
+        # a scalar load's base pair and soffset come through src0's and src1's selects
+        a = operand(Mux(opr.smem, Cat(Const(0, 1), oi.sbase, Const(0, 2)), oi.src0), opr.smem | (oi.src0_dw == 2),
+                    reads[0].data)
+        b = operand(Mux(opr.smem, Cat(oi.soffset, Const(0, 2)), oi.src1), ~opr.smem & (oi.src1_dw == 2),
+                    reads[1].data)
         d = operand(Cat(oi.sdst, Const(0, 2)), oi.sdst_dw == 2, reads[2].data)
         m.d.sync += [ex.valid.eq(opr.valid & opr.salu), ex.getpc.eq(opr.getpc),
                      ex.swap.eq(oi.op == OpId.S_SWAPPC_B64), ex.wave.eq(ow), ex.op.eq(oi.op), ex.a.eq(a),
@@ -204,6 +240,13 @@ class ScalarPipe(wiring.Component):
                      ex.wide.eq(oi.sdst_dw == 2), ex.next_pc.eq(opr.next_pc)]
         with m.If(opr.jump_pair):
             m.d.comb += [self.steer.valid.eq(1), ans.wave.eq(ow), ans.pc.eq(a[:ADDR]), ans.steer.eq(Steer.JUMP)]
+        req, rq = self.smem_req, self.smem_req.payload
+        with m.If(req.valid & req.ready):
+            m.d.sync += req.valid.eq(0)
+        with m.If(opr.valid & opr.smem):
+            m.d.sync += [req.valid.eq(1), rq.wave.eq(ow), rq.seq.eq(seq[ow]), rq.op.eq(oi.op),
+                         rq.addr.eq((a + oi.offset + b[:32])[:64]), rq.sdst.eq(oi.sdst), rq.dwords.eq(oi.sdst_dw),
+                         seq[ow].eq(seq[ow] + 1)]
 
         # ---- EX: the SALU and the writes
         m.submodules.salu = salu = SALU()
@@ -219,8 +262,16 @@ class ScalarPipe(wiring.Component):
                                                                                                   result[:32])))]
         in_file = (code != O.NULL) & (code != O.VCC_LO) & (code != O.VCC_HI) & (code != O.EXEC_LO) & \
             (code != O.EXEC_HI)
-        with m.If(we & in_file):
+        ex_file = we & in_file
+        with m.If(ex_file):
             m.d.comb += wport.en.eq(Mux(ex.wide, 0b11, Mux(code[0], 0b10, 0b01)))
+        # a scalar load's dwords, in the cycles EX does not write the file
+        resp, rp = self.smem_resp, self.smem_resp.payload
+        m.d.comb += resp.ready.eq(~ex_file)
+        with m.If(resp.valid & ~ex_file):
+            m.d.comb += [wport.addr.eq(rp.wave * 64 + rp.sdst[1:]), wport.data.eq(Cat(rp.data, rp.data)),
+                         wport.en.eq(Mux(rp.sdst[0], 0b10, 0b01))]
+        retired = resp.valid & resp.ready & rp.last
         for w in range(W):
             here = ex.valid & (ex.wave == w)
             for reg, lo_code in ((vcc[w], O.VCC_LO), (exec_[w], O.EXEC_LO)):
@@ -232,6 +283,8 @@ class ScalarPipe(wiring.Component):
                 m.d.sync += exec_[w][:32].eq(salu.exec)
             with m.If(here & ~special & salu.scc_we):
                 m.d.sync += scc[w].eq(salu.scc)
+            m.d.sync += kmcnt[w].eq(kmcnt[w] + (issue & is_smem & (xw == w)) - (retired & (rp.wave == w)))
             with m.If(self.start.valid & (self.start.payload.wave == w)):
-                m.d.sync += [exec_[w].eq(self.start.payload.exec), vcc[w].eq(0), scc[w].eq(0)]
+                m.d.sync += [exec_[w].eq(self.start.payload.exec), vcc[w].eq(0), scc[w].eq(0), kmcnt[w].eq(0),
+                             seq[w].eq(0)]
         return m

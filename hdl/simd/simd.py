@@ -1,8 +1,8 @@
 """The lean SIMD as built so far (docs/simd.md, "Lean SIMD"): its front end and scalar pipe.
 
 :class:`~hdl.simd.frontend.FrontEnd` fetches, buffers, selects and decodes;
-:class:`~hdl.simd.scalar.ScalarPipe` issues the scalar instructions (SALU, branches, waits,
-hints, ``s_endpgm``) and answers each. A wave runs scalar programs from its launch to
+:class:`~hdl.simd.scalar.ScalarPipe` issues the scalar instructions (SALU, scalar loads, branches,
+waits, hints, ``s_endpgm``) and answers each. A wave runs scalar programs from its launch to
 ``s_endpgm``; an instruction of another kind stops it with an error, until the vector units
 join.
 """
@@ -13,7 +13,7 @@ from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from ..config import DCUConfig
-from ..layouts import ADDR, FetchReq, FetchResp
+from ..layouts import ADDR, FetchReq, FetchResp, SmemReq, SmemResp
 from .frontend import FrontEnd
 from .scalar import ErrorLayout, ScalarPipe
 
@@ -36,6 +36,8 @@ class LeanSIMD(wiring.Component):
     ----------
     fetch_req, fetch_resp
         The instruction cache's ports.
+    smem_req, smem_resp
+        The scalar cache's ports.
     start : In(stream.Signature(LeanStart(config)))
         Launch a wave into a free slot; always ready.
     error : Out(stream.Signature(ErrorLayout(config)))
@@ -53,6 +55,8 @@ class LeanSIMD(wiring.Component):
         super().__init__({
             "fetch_req": Out(stream.Signature(FetchReq(config))),
             "fetch_resp": In(stream.Signature(FetchResp(config))),
+            "smem_req": Out(stream.Signature(SmemReq(config))),
+            "smem_resp": In(stream.Signature(SmemResp(config))),
             "start": In(stream.Signature(LeanStart(config))),
             "error": Out(stream.Signature(ErrorLayout(config))),
             "active": Out(config.wave_slots),
@@ -67,6 +71,8 @@ class LeanSIMD(wiring.Component):
         wiring.connect(m, fe.inst, sp.inst)
         wiring.connect(m, sp.steer, fe.steer)
         wiring.connect(m, sp.error, wiring.flipped(self.error))
+        wiring.connect(m, sp.smem_req, wiring.flipped(self.smem_req))
+        wiring.connect(m, wiring.flipped(self.smem_resp), sp.smem_resp)
         st = self.start
         m.d.comb += [st.ready.eq(1), fe.start.valid.eq(st.valid), fe.start.payload.wave.eq(st.payload.wave),
                      fe.start.payload.pc.eq(st.payload.pc), sp.start.valid.eq(st.valid),
