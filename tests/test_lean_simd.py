@@ -5,10 +5,10 @@ decoder tests' bit-packed encodings with random fields, those ``isa.decode`` acc
 loop counted down in s100, with conditional and unconditional branches over single
 instructions, ``s_getpc_b64``, scalar loads of 1, 2, 4 and 8 dwords from a table whose
 address is in s[102:103] (waited for with ``s_wait_kmcnt``, answered out of order after a
-random latency), and at the end VCC, EXEC and SCC copied into SGPRs. Every wave
-slot runs it with its own EXEC. The model (``sim.execute``) runs the same program from the same
-state; afterwards every SGPR of every wave must be equal. Words the SIMD cannot run stop the
-wave with an error naming its PC.
+random latency), and at the end VCC, EXEC and SCC copied into SGPRs. Every wave slot runs
+it, launched with its own EXEC, s[0:3], ttmp7 and ttmp9. The model (``sim.execute``) runs
+the same program from the same state; afterwards every SGPR of every wave must be equal.
+Words the SIMD cannot run stop the wave with an error naming its PC.
 """
 from __future__ import annotations
 
@@ -32,6 +32,7 @@ from tests.test_decoder import packed_vectors
 
 BASE = 0x2000
 EXEC_LO = 126
+TTMP = 108
 COUNTER = 100
 TABLE = 0x1000_0000      # the scalar loads' data, its address in s[102:103]
 TABLE_DWORDS = 64
@@ -144,9 +145,18 @@ class _Memory:
         pass
 
 
-def model_run(code: list[int], exec_: int, words: list[int], limit: int = 5000) -> Wave:
+def launch_state(seed: int, waves: int) -> list[dict]:
+    """Each wave's launch: EXEC, s[0:3], ttmp7, ttmp9 (random)."""
+    rng = random.Random(seed)
+    return [{"exec": rng.getrandbits(32) | 1, "sgpr": [rng.getrandbits(32) for _ in range(4)],
+             "ttmp7": rng.getrandbits(32), "ttmp9": rng.getrandbits(32)} for _ in range(waves)]
+
+
+def model_run(code: list[int], launch: dict, words: list[int], limit: int = 5000) -> Wave:
     w = Wave(0, 1, BASE)
-    w.s[EXEC_LO] = exec_
+    w.s[EXEC_LO] = launch["exec"]
+    w.s[0:4] = launch["sgpr"]
+    w.s[TTMP + 7], w.s[TTMP + 9] = launch["ttmp7"], launch["ttmp9"]
     ctx = _Memory(words)
     for _ in range(limit):
         k = (w.pc - BASE) // 4
@@ -158,11 +168,11 @@ def model_run(code: list[int], exec_: int, words: list[int], limit: int = 5000) 
     raise AssertionError("the model did not reach s_endpgm")
 
 
-def rtl_run(preset: str, code: list[int], execs: list[int], words: list[int] = (), seed: int = 1,
+def rtl_run(preset: str, code: list[int], launches: list[dict], words: list[int] = (), seed: int = 1,
             starts: list[int] | None = None):
-    """Run ``code`` in every wave slot (from ``starts``, default its first dword), scalar loads
-    reading ``words`` at TABLE; returns (per-wave 128 SGPRs, errors, cycles)."""
-    starts = starts or [BASE] * len(execs)
+    """Launch a wave a slot (``launches``) running ``code`` from ``starts`` (default its first
+    dword), scalar loads reading ``words`` at TABLE; returns (per-wave 128 SGPRs, errors, cycles)."""
+    starts = starts or [BASE] * len(launches)
     cfg = PRESETS[preset]
     dut = LeanSIMD(cfg)
     rng = random.Random(seed)
@@ -178,13 +188,20 @@ def rtl_run(preset: str, code: list[int], execs: list[int], words: list[int] = (
         return sum((code[k + i] if 0 <= k + i < len(code) else 0) << (32 * i) for i in range(fb // 4))
 
     async def bench(ctx):
-        for w, e in enumerate(execs):
-            ctx.set(dut.start.valid, 1)
-            ctx.set(dut.start.payload.wave, w)
-            ctx.set(dut.start.payload.pc, starts[w])
-            ctx.set(dut.start.payload.exec, e)
+        lp = dut.launch.payload
+        for w, state in enumerate(launches):          # the first free slot: wave w goes to slot w
+            ctx.set(dut.launch.valid, 1)
+            ctx.set(lp.pc, starts[w])
+            for k, v in state.items():
+                if k == "sgpr":
+                    for i in range(4):
+                        ctx.set(lp.sgpr[i], v[i])
+                else:
+                    ctx.set(getattr(lp, k), v)
+            while not ctx.get(dut.launch.ready):
+                await ctx.tick()
             await ctx.tick()
-        ctx.set(dut.start.valid, 0)
+        ctx.set(dut.launch.valid, 0)
         inflight = deque()
         loads, answering = [], deque()                 # loads: [cycle due, beats]
         ctx.set(dut.fetch_req.ready, 1)
@@ -225,7 +242,7 @@ def rtl_run(preset: str, code: list[int], execs: list[int], words: list[int] = (
                 errors.append((ctx.get(e.wave), ctx.get(e.pc), ctx.get(e.cause)))
             cycles[0] += 1
             await ctx.tick()
-        for w in range(len(execs)):
+        for w in range(len(launches)):
             pairs = [ctx.get(dut.scalar.sgprs.data[w * 64 + k]) for k in range(64)]
             regs.append([(p >> (32 * h)) & 0xFFFF_FFFF for p in pairs for h in (0, 1)])
 
@@ -240,19 +257,18 @@ def rtl_run(preset: str, code: list[int], execs: list[int], words: list[int] = (
 @pytest.mark.parametrize("preset,seed", [("fpga", 11), ("fpga", 12), ("default", 13), ("default", 14)])
 def test_scalar_programs_match_the_model(preset, seed):
     code, words = program(seed), table(seed)
-    rng = random.Random(seed)
-    execs = [rng.getrandbits(32) | 1 for _ in range(PRESETS[preset].wave_slots)]
-    regs, errors, cycles = rtl_run(preset, code, execs, words)
+    launches = launch_state(seed, PRESETS[preset].wave_slots)
+    regs, errors, cycles = rtl_run(preset, code, launches, words)
     assert errors == []
     assert sum(isa.decode(code[k:k + 3]).name.startswith("s_load")
                for k in range(len(code)) if code[k] >> 26 == 0x3D) > 0     # the program loads
-    for w, e in enumerate(execs):
-        ref = model_run(code, e, words)
+    for w, state in enumerate(launches):
+        ref = model_run(code, state, words)
         diff = [f"s{k}: rtl {regs[w][k]:#x} model {ref.s[k]:#x}" for k in range(126)
                 if k not in (106, 107) and regs[w][k] != ref.s[k]]
         assert not diff, f"wave {w}: " + ", ".join(diff[:12])
         assert [regs[w][k] for k in (90, 91, 92, 93, 94)] == [ref.s[106], ref.s[107], ref.s[126], ref.s[127], ref.scc]
-    print(f"{len(code)} dwords, {len(execs)} waves: {cycles} cycles")
+    print(f"{len(code)} dwords, {len(launches)} waves: {cycles} cycles")
 
 
 def test_a_wave_ends_after_its_loads_return():
@@ -260,9 +276,11 @@ def test_a_wave_ends_after_its_loads_return():
     words = table(5)
     code = (_sop1("s_mov_b32", 102, 255) + [TABLE] + _sop1("s_mov_b32", 103, 128) +
             _smem("s_load_b256", 8, 102, 4) + _smem("s_load_b32", 3, 102, 60) + _sopp("s_endpgm"))
-    regs, errors, _ = rtl_run("fpga", code, [1, 1], words)
-    ref = model_run(code, 1, words)
-    assert errors == [] and regs[0][:16] == ref.s[:16] == [0] * 3 + [words[15]] + [0] * 4 + words[1:9]
+    launches = launch_state(5, 2)
+    regs, errors, _ = rtl_run("fpga", code, launches, words)
+    ref = model_run(code, launches[0], words)
+    assert errors == [] and regs[0][:16] == ref.s[:16]
+    assert regs[0][3] == words[15] and regs[0][8:16] == words[1:9]
 
 
 def test_words_it_cannot_run_stop_the_wave():
@@ -272,11 +290,11 @@ def test_words_it_cannot_run_stop_the_wave():
     valu = [0x7E02_0280]                                      # v_mov_b32 v1, 0
     assert isa.decode(valu + [0, 0]).name == "v_mov_b32"
     code = _sopk("s_movk_i32", 3, 7) + bad + _sopp("s_endpgm") + valu + _sopp("s_endpgm")
-    regs, errors, _ = rtl_run("fpga", code, [1, 1], starts=[BASE, BASE + 12])
+    regs, errors, _ = rtl_run("fpga", code, launch_state(6, 2), starts=[BASE, BASE + 12])
     assert sorted(errors, key=lambda e: e[0]) == [(0, BASE + 4, PipeError.ILLEGAL),
                                                   (1, BASE + 12, PipeError.UNSUPPORTED)]
     assert regs[0][3] == 7
-    regs, errors, _ = rtl_run("fpga", code, [1, 1], starts=[BASE + 12, BASE + 8])
+    regs, errors, _ = rtl_run("fpga", code, launch_state(6, 2), starts=[BASE + 12, BASE + 8])
     assert errors == [(0, BASE + 12, PipeError.UNSUPPORTED)]
 
 

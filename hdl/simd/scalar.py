@@ -32,7 +32,7 @@ three read ports and one write port of two 32-bit halves.
 """
 from __future__ import annotations
 
-from amaranth.hdl import Array, Cat, Const, Module, Mux, Signal
+from amaranth.hdl import C, Array, Cat, Const, Module, Mux, Signal
 from amaranth.lib import data, enum, memory, stream, wiring
 from amaranth.lib.wiring import In, Out
 
@@ -42,13 +42,14 @@ from isa.operands import inline_constant
 
 from ..config import DCUConfig
 from ..isa_tables import Kind, OpId
-from ..layouts import ADDR, SEQ, DecodedInst, SmemReq, SmemResp, Steer, SteerLayout
+from ..layouts import ADDR, SEQ, DecodedInst, LaunchLayout, SmemReq, SmemResp, Steer, SteerLayout, WaveStart
 from .decode import DecodeOut
 from .salu import IMPLEMENTED as SALU_OPS, SALU
 
-__all__ = ["ScalarPipe", "PipeError", "ScalarStart"]
+__all__ = ["ScalarPipe", "PipeError"]
 
 VCCZ, EXECZ, SCC = 251, 252, 253
+TTMP = 108      # ttmp0's code
 
 
 class PipeError(enum.Enum, shape=2):
@@ -56,11 +57,6 @@ class PipeError(enum.Enum, shape=2):
     NONE = 0
     ILLEGAL = 1         # the words at its PC are not an instruction the SIMD executes
     UNSUPPORTED = 2     # an instruction of a kind this pipe does not execute
-
-
-def ScalarStart(cfg):
-    """A wave launched into a slot: its EXEC (the SGPRs come through the dispatcher's writes)."""
-    return data.StructLayout({"wave": range(cfg.wave_ids), "exec": 32})
 
 
 def ErrorLayout(cfg):
@@ -97,8 +93,13 @@ class ScalarPipe(wiring.Component):
         Decoded instructions; taken at ISS (not while an OPR branch answers).
     steer : Out(stream.Signature(SteerLayout(config)))
         One answer per instruction taken.
-    start : In(stream.Signature(ScalarStart(config)))
-        A wave launched: EXEC set, SCC and VCC cleared; always ready.
+    launch : In(stream.Signature(LaunchLayout(config)))
+        A wave for a free slot (the first): its SGPRs s[0:3], ttmp7 and ttmp9 are written in the
+        write port's free cycles, EXEC set, SCC and VCC cleared; then ``started`` names it. Ready
+        while a slot is free and no launch is being written. (VGPRs and the workgroup's
+        barrier fields come with the vector units.)
+    started : Out(stream.Signature(WaveStart(config)))
+        The launched wave and its PC, for the front end (which is always ready).
     error : Out(stream.Signature(ErrorLayout(config)))
         A wave stopped on an instruction it cannot run (one cycle, not held).
     smem_req : Out(stream.Signature(SmemReq(config)))
@@ -115,7 +116,8 @@ class ScalarPipe(wiring.Component):
         super().__init__({
             "inst": In(stream.Signature(DecodeOut(wave_bits))),
             "steer": Out(stream.Signature(SteerLayout(config))),
-            "start": In(stream.Signature(ScalarStart(config))),
+            "launch": In(stream.Signature(LaunchLayout(config))),
+            "started": Out(stream.Signature(WaveStart(config))),
             "error": Out(stream.Signature(ErrorLayout(config))),
             "smem_req": Out(stream.Signature(SmemReq(config))),
             "smem_resp": In(stream.Signature(SmemResp(config))),
@@ -129,7 +131,6 @@ class ScalarPipe(wiring.Component):
         scc = Signal(W)
         kmcnt = Array(Signal(range(KM_MAX + 1), name=f"kmcnt{w}") for w in range(W))
         seq = Array(Signal(SEQ, name=f"seq{w}") for w in range(W))
-        m.d.comb += self.start.ready.eq(1)
         m.submodules.sgprs = sgprs = self.sgprs
         reads = [sgprs.read_port() for _ in range(3)]            # src0, src1, old destination
         wport = sgprs.write_port(granularity=32)
@@ -272,6 +273,33 @@ class ScalarPipe(wiring.Component):
             m.d.comb += [wport.addr.eq(rp.wave * 64 + rp.sdst[1:]), wport.data.eq(Cat(rp.data, rp.data)),
                          wport.en.eq(Mux(rp.sdst[0], 0b10, 0b01))]
         retired = resp.valid & resp.ready & rp.last
+
+        # a launch: four pair writes in the cycles EX and the loads leave free, then the start
+        resident = Signal(W)
+        slot = Signal(range(max(W, 2)))
+        for w in reversed(range(W)):
+            with m.If(~resident[w]):
+                m.d.comb += slot.eq(w)
+        lp = self.launch.payload
+        hold = Signal(data.StructLayout({"slot": range(max(W, 2)), "pc": ADDR, "exec": 32,
+                                         "sgpr": data.ArrayLayout(32, 4), "ttmp7": 32, "ttmp9": 32}))
+        step = Signal(range(5))                  # 0: idle; k: writing pair k - 1 of the four
+        m.d.comb += self.launch.ready.eq((step == 0) & ~resident.all())
+        with m.If(self.launch.valid & self.launch.ready):
+            m.d.sync += [hold.slot.eq(slot), hold.pc.eq(lp.pc), hold.exec.eq(lp.exec), hold.sgpr.eq(lp.sgpr),
+                         hold.ttmp7.eq(lp.ttmp7), hold.ttmp9.eq(lp.ttmp9), step.eq(1)]
+        pairs = Array([C(0, 6), C(1, 6), C((TTMP + 6) // 2, 6), C((TTMP + 8) // 2, 6)])
+        values = Array([Cat(hold.sgpr[0], hold.sgpr[1]), Cat(hold.sgpr[2], hold.sgpr[3]),
+                        Cat(C(0, 32), hold.ttmp7), Cat(C(0, 32), hold.ttmp9)])
+        writes = (step != 0) & ~ex_file & ~resp.valid
+        with m.If(writes):
+            m.d.comb += [wport.addr.eq(hold.slot * 64 + pairs[step - 1]), wport.data.eq(values[step - 1]),
+                         wport.en.eq(Mux(step >= 3, 0b10, 0b11))]
+            m.d.sync += step.eq(Mux(step == 4, 0, step + 1))
+        launched = writes & (step == 4)
+        m.d.comb += [self.started.valid.eq(launched), self.started.payload.wave.eq(hold.slot),
+                     self.started.payload.pc.eq(hold.pc)]
+        stopped = take & (bad | ((xi.kind == Kind.SENDPGM) & ~wait))
         for w in range(W):
             here = ex.valid & (ex.wave == w)
             for reg, lo_code in ((vcc[w], O.VCC_LO), (exec_[w], O.EXEC_LO)):
@@ -284,7 +312,10 @@ class ScalarPipe(wiring.Component):
             with m.If(here & ~special & salu.scc_we):
                 m.d.sync += scc[w].eq(salu.scc)
             m.d.sync += kmcnt[w].eq(kmcnt[w] + (issue & is_smem & (xw == w)) - (retired & (rp.wave == w)))
-            with m.If(self.start.valid & (self.start.payload.wave == w)):
-                m.d.sync += [exec_[w].eq(self.start.payload.exec), vcc[w].eq(0), scc[w].eq(0), kmcnt[w].eq(0),
-                             seq[w].eq(0)]
+            with m.If(stopped & (xw == w)):
+                m.d.sync += resident[w].eq(0)
+            with m.If(self.launch.valid & self.launch.ready & (slot == w)):
+                m.d.sync += resident[w].eq(1)
+            with m.If(launched & (hold.slot == w)):
+                m.d.sync += [exec_[w].eq(hold.exec), vcc[w].eq(0), scc[w].eq(0), kmcnt[w].eq(0), seq[w].eq(0)]
         return m

@@ -9,20 +9,15 @@ join.
 from __future__ import annotations
 
 from amaranth.hdl import Module
-from amaranth.lib import data, stream, wiring
+from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from ..config import DCUConfig
-from ..layouts import ADDR, FetchReq, FetchResp, SmemReq, SmemResp
+from ..layouts import FetchReq, FetchResp, LaunchLayout, SmemReq, SmemResp
 from .frontend import FrontEnd
 from .scalar import ErrorLayout, ScalarPipe
 
-__all__ = ["LeanSIMD", "LeanStart"]
-
-
-def LeanStart(cfg):
-    """A wave launched into a free slot: its PC and EXEC."""
-    return data.StructLayout({"wave": range(cfg.wave_ids), "pc": ADDR, "exec": 32})
+__all__ = ["LeanSIMD"]
 
 
 class LeanSIMD(wiring.Component):
@@ -38,8 +33,8 @@ class LeanSIMD(wiring.Component):
         The instruction cache's ports.
     smem_req, smem_resp
         The scalar cache's ports.
-    start : In(stream.Signature(LeanStart(config)))
-        Launch a wave into a free slot; always ready.
+    launch : In(stream.Signature(LaunchLayout(config)))
+        A wave for the first free slot (:class:`~hdl.simd.scalar.ScalarPipe`'s ``launch``).
     error : Out(stream.Signature(ErrorLayout(config)))
         A wave stopped on an instruction it cannot run.
     active : Out(config.wave_slots)
@@ -57,7 +52,7 @@ class LeanSIMD(wiring.Component):
             "fetch_resp": In(stream.Signature(FetchResp(config))),
             "smem_req": Out(stream.Signature(SmemReq(config))),
             "smem_resp": In(stream.Signature(SmemResp(config))),
-            "start": In(stream.Signature(LeanStart(config))),
+            "launch": In(stream.Signature(LaunchLayout(config))),
             "error": Out(stream.Signature(ErrorLayout(config))),
             "active": Out(config.wave_slots),
         })
@@ -73,9 +68,7 @@ class LeanSIMD(wiring.Component):
         wiring.connect(m, sp.error, wiring.flipped(self.error))
         wiring.connect(m, sp.smem_req, wiring.flipped(self.smem_req))
         wiring.connect(m, wiring.flipped(self.smem_resp), sp.smem_resp)
-        st = self.start
-        m.d.comb += [st.ready.eq(1), fe.start.valid.eq(st.valid), fe.start.payload.wave.eq(st.payload.wave),
-                     fe.start.payload.pc.eq(st.payload.pc), sp.start.valid.eq(st.valid),
-                     sp.start.payload.wave.eq(st.payload.wave), sp.start.payload.exec.eq(st.payload.exec),
-                     self.active.eq(fe.active)]
+        wiring.connect(m, wiring.flipped(self.launch), sp.launch)
+        wiring.connect(m, sp.started, fe.start)
+        m.d.comb += self.active.eq(fe.active)
         return m
