@@ -21,21 +21,24 @@ operation; each unit's result is chosen among a handful of unit outputs, not per
   sources: adds, subtractions, carries, every compare (the sign and zero of ``S0 - S1``),
   multiply-adds (``X`` the product), ``v_add3`` (a carry-save step in front), ``v_xad``,
   bit counts plus ``S1``;
-- **one funnel shifter**, 127 bits right into 64 by 0 to 63, one level per bit of the
-  amount, widest first (a right shift of ``v`` by ``k`` shifts ``{fill, v}``, a left shift
-  ``{v, 0}`` by ``63 - k``): every shift, ``v_alignbit/byte``, ``v_bfe`` (a mask after it),
-  ``v_bfm`` (a low mask shifted), ``v_lshl_or``; ``v_lshl_add_u32`` multiplies by
-  ``1 << S1`` on the lane's multiplier and ``v_add_lshl_u32`` shifts the sum in the finishing
-  stage, so neither the adder nor the shifter follows the other (that path was the longest
-  and made synthesis duplicate the shifter's logic for speed);
+- **one funnel shifter** in the last stage, after the result select: 127 bits right into 64
+  by 0 to 63, one level per bit of the amount, widest first (a right shift of ``v`` by ``k``
+  shifts ``{fill, v}``, a left shift ``{v, 0}`` by ``63 - k``); an op that does not shift
+  passes it with ``k = 0``. Every shift, ``v_alignbit/byte``, ``v_bfe`` (a mask after it;
+  ``v_bfe_i32``'s sign bit picked from S0 in the stage before), ``v_bfm`` (a low mask
+  shifted), ``v_bfrev`` (S0 reversed, shifted by 0) and ``v_add_lshl_u32`` (the sum
+  shifted): the adder and the shifter are in different stages. ``v_lshl_add_u32`` and
+  ``v_lshl_or_b32`` shift on the lane's multiplier instead (times ``1 << S1``);
 - **one signed 33 x 33 multiplier** for the 16 multiply ops (32-bit, 24-bit and 16-bit
   operands extended to 33 bits: synthesis would keep one per op and lane), or the product
   from ``hdl/simd/lanemul.py``;
 - **min/max**: S0, S1 or S2, picked by a small table of the mode and three compares made at
   once (``S0 < S1`` from the adder, ``S2 < S1``, ``S2 < S0``);
-- a leading-zero counter (``v_clz``, ``v_ctz`` on the reversed value, which is also
-  ``v_bfrev``'s result, ``v_cls``) and ``v_perm``'s byte selects;
-- a finishing stage: saturation (``clamp``) of the exact result, ``v_add_lshl``'s shift, the
+- a leading-zero counter (``v_clz``, ``v_ctz`` on the reversed value, ``v_cls``) and
+  ``v_perm``'s byte selects;
+- the result: its low 32 bits one of eight unit outputs, above them the adder's exact sum,
+  the shifter's input or the sign;
+- a finishing stage after the shifter: saturation (``clamp``) of the exact result, the
   16-bit half merge.
 
 Semantics are bit-exact with the model (``sim/execute.py``, ``sim/vector.py``), including
@@ -46,10 +49,10 @@ an integer op that the model rejects with ``clamp`` or ``op_sel`` set (:data:`PL
 raises ``illegal``.
 
 With ``stages=3`` the unit is a pipeline (``config.valu_stages``): the control word and the
-extended operands are registered, then the selected result and the lane mask, so ``d`` and
-``mask_out`` answer the inputs of two cycles before; ``illegal`` answers the current ones,
-and the multiplier's operands leave (``mul_x``/``mul_y``) and its product returns in the
-middle stage.
+extended operands are registered, then the selected result, the shift amount and the lane
+mask, so ``d`` and ``mask_out`` answer the inputs of two cycles before; ``illegal`` answers
+the current ones, and the multiplier's operands leave (``mul_x``/``mul_y``) and its product
+returns in the middle stage.
 
 Amaranth's simulator evaluates a module's logic whole whenever a signal it reads changes,
 so each step of the datapath is a module of its own, and an idle unit (``op`` NONE) holds
@@ -361,6 +364,7 @@ class ShiftLo(enum.Enum, shape=2):
     A = 0
     B = 1
     MASK = 2        # the low mask of S0[4:0] ones: v_bfm
+    REV_A = 3       # S0 bit-reversed: v_bfrev (shifted by 0)
 
 
 class ShiftHi(enum.Enum, shape=2):
@@ -372,12 +376,13 @@ class ShiftHi(enum.Enum, shape=2):
 
 
 class ShiftBy(enum.Enum, shape=3):
-    A4 = 0
-    A5 = 1
-    A6 = 2
-    B5 = 3
-    C5 = 4
-    C_BYTES = 5     # S2[1:0] bytes
+    ZERO = 0        # every op that does not shift: its result passes the shifter
+    A4 = 1
+    A5 = 2
+    A6 = 3
+    B5 = 4
+    C5 = 5
+    C_BYTES = 6     # S2[1:0] bytes
 
 
 class Post(enum.Enum, shape=2):
@@ -385,18 +390,17 @@ class Post(enum.Enum, shape=2):
     NONE = 0
     AND_MASK = 1    # v_bfe_u32: the low S2[4:0] bits
     SIGNED_FIELD = 2    # v_bfe_i32: those bits sign-extended
-    OR_C = 3        # v_lshl_or_b32
 
 
 class Result(enum.Enum, shape=3):
     SUM = 0
-    SHIFT = 1
+    SHIFT = 1       # the shifter's input (shifted in the last stage)
     LOGIC = 2
     P_HI = 3        # product bits [63:32]
     MINMAX = 4      # the min/max stage
     COUNT = 5
     PERM = 6
-    REV = 7         # S0 bit-reversed (the count's input): v_bfrev
+    P_OR_C = 7      # the product's low half OR S2: v_lshl_or (S0 times 1 << S1)
 
 
 class MaskOut(enum.Enum, shape=2):
@@ -411,21 +415,19 @@ Control = data.StructLayout({
     "plain": 1,         # a VINT op: op_sel, or clamp unless ``sat``, make it illegal (as the model)
     "wa": Width, "wb": Width, "wc": Width,
     "sgn": 1,           # sources sign-extended
-    "mul_shl": 1,       # multiplier: S0 times 1 << S1[4:0] (v_lshl_add_u32)
+    "mul_shl": 1,       # multiplier: S0 times 1 << S1[4:0] (v_lshl_add_u32, v_lshl_or_b32)
     "ax": AddX, "ay": AddY, "inv_x": 1, "inv_y": 1, "cin": CarryIn,
     "tt": 8,            # bitwise unit: bit 4a + 2b + c is f(a, b, c)
     "tt_mask": 1,       # v_cndmask: S1 where the lane's mask bit is set, else S0
     "pop_below": 1,     # the bit count counts the lanes below this one (v_mbcnt_lo)
     "cnt": 2,           # leading zeros of: 0 S0, 1 S0 reversed, 2 S0 ^ its sign
     "lo": ShiftLo, "hi": ShiftHi, "sn": ShiftBy, "left": 1, "arith": 1, "post": Post,
-    "mask_a": 1,        # the low mask counts S0[4:0] (v_bfm), else S2[4:0] (v_bfe)
     "mm": 3,            # MINMAX: the mode (an index of _MM_MODES)
     "rs": Result,
     "sat": 1,           # clamp saturates the exact result...
     "sat_to": Width,    # ...to a 16-, 32- or 64-bit destination, signed by ``sgn``
     "half": 1,          # a 16-bit result: merged into the op_sel[3] half of the old value
     "dst64": 1,
-    "shl": 1,           # the result shifted left by S2[4:0] (v_add_lshl: after the adder)
     "mo": MaskOut,
     "cond": 4,          # COMPARE: bit 2 lt + eq
 })
@@ -487,7 +489,7 @@ def _control(name: str) -> dict:
 _MIN = {**_SUB, "rs": Result.MINMAX, "mm": _MM["min"]}
 _MAX = {**_SUB, "rs": Result.MINMAX, "mm": _MM["max"]}
 _EXTRA = {
-    "v_bfrev_b32": {"rs": Result.REV, "cnt": 1},
+    "v_bfrev_b32": {"rs": Result.SHIFT, "lo": ShiftLo.REV_A},
     "v_add_nc_u32": _ADD, "v_sub_nc_u32": _SUB, "v_subrev_nc_u32": _SUBREV,
     "v_mul_lo_u32": {"ax": AddX.P}, "v_mul_u32_u24": {"ax": AddX.P}, "v_mul_i32_i24": {"ax": AddX.P},
     "v_mul_hi_u32": {"rs": Result.P_HI}, "v_mul_hi_i32": {"rs": Result.P_HI},
@@ -496,8 +498,8 @@ _EXTRA = {
     "v_add3_u32": {"ax": AddX.LOGIC, "tt": _tt(lambda a, b, c: a ^ b ^ c), "ay": AddY.MAJ},
     "v_xad_u32": {"ax": AddX.LOGIC, "tt": _tt(lambda a, b, c: a ^ b), "ay": AddY.C},
     "v_lshl_add_u32": {"mul_shl": 1, "ax": AddX.P, "ay": AddY.C},
-    "v_add_lshl_u32": {**_ADD, "shl": 1},
-    "v_lshl_or_b32": {**_LEFT, "rs": Result.SHIFT, "sn": ShiftBy.B5, "post": Post.OR_C},
+    "v_add_lshl_u32": {**_ADD, **_LEFT, "sn": ShiftBy.C5},        # the sum shifted
+    "v_lshl_or_b32": {"mul_shl": 1, "rs": Result.P_OR_C},
     "v_lshlrev_b32": {**_LEFT, **_SH_B, "sn": ShiftBy.A5},
     "v_lshrrev_b32": {**_SH_B, "sn": ShiftBy.A5},
     "v_ashrrev_i32": {**_SH_B, "sn": ShiftBy.A5, "sgn": 1, "arith": 1},
@@ -506,7 +508,7 @@ _EXTRA = {
     "v_ashrrev_i64": {**_SH_B, "sn": ShiftBy.A6, "wb": Width.W64, "sgn": 1, "arith": 1},
     "v_bfe_u32": {"rs": Result.SHIFT, "sn": ShiftBy.B5, "post": Post.AND_MASK},
     "v_bfe_i32": {"rs": Result.SHIFT, "sn": ShiftBy.B5, "post": Post.SIGNED_FIELD, "sgn": 1, "arith": 1},
-    "v_bfm_b32": {**_LEFT, "rs": Result.SHIFT, "lo": ShiftLo.MASK, "mask_a": 1, "sn": ShiftBy.B5},
+    "v_bfm_b32": {**_LEFT, "rs": Result.SHIFT, "lo": ShiftLo.MASK, "sn": ShiftBy.B5},
     "v_alignbit_b32": {"rs": Result.SHIFT, "lo": ShiftLo.B, "hi": ShiftHi.A_LO, "sn": ShiftBy.C5},
     "v_alignbyte_b32": {"rs": Result.SHIFT, "lo": ShiftLo.B, "hi": ShiftHi.A_LO, "sn": ShiftBy.C_BYTES},
     "v_min_i32": {**_MIN, "sgn": 1}, "v_max_i32": {**_MAX, "sgn": 1},
@@ -707,8 +709,7 @@ class VALUInt(wiring.Component):
         ctl = cut(ctl, "ctl2")
         A, B, C = ((lambda i, s=cut(ext[k], f"{k}_ext2"): s[WIDE * i:WIDE * (i + 1)]) for k in "abc")
         mask_in, lane_base = cut(self.mask_in, "mask_in2"), cut(self.lane_base, "lane_base2")
-        # for the last stage: v_add_lshl's shift S2[4:0] too
-        finish_in = Cat(self.clamp, self.opsel[3], self.d_old, *[raw(self.c, i)[:5] for i in range(n)])
+        finish_in = Cat(self.clamp, self.opsel[3], self.d_old)   # for the last stage
         finish_in = cut(finish_in, "finish_in2")
 
         # the multiplier: S0 and S1 as the op extends them (24-bit ones too), or S0 times
@@ -723,11 +724,10 @@ class VALUInt(wiring.Component):
         else:
             P = wide(st, "prod", 2 * w, lambda i: A(i)[:w].as_signed() * mul_y(i).as_signed())
 
-        # one low mask of 0 to 31 ones: v_bfm's field (S0[4:0]), v_bfe's (S2[4:0]), the lanes
-        # below this one (v_mbcnt_lo)
+        # one low mask of 0 to 31 ones: v_bfm's field (S0[4:0]), the lanes below this one
+        # (v_mbcnt_lo)
         st = stage("low_mask")
-        MASK = wide(st, "low_mask", 32, lambda i: low_mask(
-            Mux(ctl.pop_below, (lane_base + i)[:5], Mux(ctl.mask_a, A(i)[:5], C(i)[:5])), 32))
+        MASK = wide(st, "low_mask", 32, lambda i: low_mask(Mux(ctl.pop_below, (lane_base + i)[:5], A(i)[:5]), 32))
 
         # the bitwise unit: a truth table over S0, S1 and S2, a multiplexer tree with the
         # table's bits as data (v_cndmask: the table of S0 or of S1 by the lane's mask bit);
@@ -767,44 +767,34 @@ class VALUInt(wiring.Component):
         def lt(i):
             return SUM(i)[WIDE - 1]
 
-        # the shifter: a funnel F of 127 bits shifted right by 0 to 63 into 64, one level per
-        # bit of the amount, the widest first (each level only as wide as what follows needs).
-        # A right shift of v by k: F = {fill, v}, k; a left shift: F = {v, 0}, 63 - k.
-        st_in, st = stage("shift_in"), stage("shifter")
+        # the shifter's input and amount (the shift is in the last stage, after the adder:
+        # v_add_lshl shifts the sum), and v_bfe's field width
+        st = stage("shift_in")
 
-        def shift(i):
+        def shift_in(i):
             a, b, c = A(i), B(i), C(i)
             lo, hi = Signal(32, name=f"shift_lo{i}"), Signal(32, name=f"shift_hi{i}")
             k = Signal(6, name=f"shift_by{i}")
-            with st_in.Switch(ctl.lo):
-                for src, val in ((ShiftLo.A, a[:32]), (ShiftLo.B, b[:32]), (ShiftLo.MASK, MASK(i))):
-                    with st_in.Case(src):
-                        st_in.d.comb += lo.eq(val)
-            with st_in.Switch(ctl.hi):
+            with st.Switch(ctl.lo):
+                for src, val in ((ShiftLo.A, a[:32]), (ShiftLo.B, b[:32]), (ShiftLo.MASK, MASK(i)),
+                                 (ShiftLo.REV_A, a[:32][::-1])):
+                    with st.Case(src):
+                        st.d.comb += lo.eq(val)
+            with st.Switch(ctl.hi):
                 for src, val in ((ShiftHi.A, a[32:64]), (ShiftHi.B, b[32:64]), (ShiftHi.A_LO, a[:32])):
-                    with st_in.Case(src):
-                        st_in.d.comb += hi.eq(val)
-            with st_in.Switch(ctl.sn):
+                    with st.Case(src):
+                        st.d.comb += hi.eq(val)
+            with st.Switch(ctl.sn):
                 for src, val in ((ShiftBy.A4, a[:4]), (ShiftBy.A5, a[:5]), (ShiftBy.A6, a[:6]),
                                  (ShiftBy.B5, b[:5]), (ShiftBy.C5, c[:5]),
                                  (ShiftBy.C_BYTES, Cat(Const(0, 3), c[:2]))):
-                    with st_in.Case(src):
-                        st_in.d.comb += k.eq(val)
-            v = Cat(lo, hi)
-            f = sig(st, f"funnel{i}", Mux(ctl.left, Cat(Const(0, 63), v), Cat(v, _rep(ctl.arith & hi[31], 63))))
-            by = k ^ _rep(ctl.left, 6)
-            for j in reversed(range(6)):    # each level a signal: the simulator inlines an expression
-                f = sig(st, f"funnel{i}_{j}", select(by[j], f[1 << j:64 + (2 << j) - 1], f[:64 + (1 << j) - 1]))
-            s = f
-            # v_bfe: the low S2[4:0] bits, sign-extended for v_bfe_i32; v_lshl_or: OR S2
+                    with st.Case(src):
+                        st.d.comb += k.eq(val)
+            # v_bfe_i32's sign: bit S1[4:0] + S2[4:0] - 1 of S0 (its extension above bit 31)
             width = c[:5]
-            field_sign = s[:32].bit_select((width - 1)[:5], 1) & (width != 0) & (ctl.post == Post.SIGNED_FIELD)
-            masked = (ctl.post == Post.AND_MASK) | (ctl.post == Post.SIGNED_FIELD)
-            mask = MASK(i)
-            r = (s[:32] & (mask | _rep(~masked, 32))) | (~mask & _rep(field_sign, 32)) \
-                | (c[:32] & _rep(ctl.post == Post.OR_C, 32))
-            return Cat(r, s[32:])
-        SH = wide(stage("shift_post"), "shift", 64, shift)
+            field_sign = a[:64].bit_select((b[:5] + width - 1)[:6], 1) & (width != 0)
+            return Cat(lo, hi, k, width, field_sign)
+        SH = wide(st, "shift_in", 64 + 6 + 5 + 1, shift_in)
 
         # min/max: S0, S1 or S2 by the mode and three compares at once: S0 < S1 (the adder's
         # S0 - S1), S2 < S1, S2 < S0 (signed: each with its sign bit flipped)
@@ -824,27 +814,28 @@ class VALUInt(wiring.Component):
         def count(i):
             a = A(i)[:32]
             x = sig(st, f"count_in{i}", Mux(ctl.cnt == 0, a, Mux(ctl.cnt == 1, a[::-1], a ^ _rep(a[31], 32))))
-            return Cat(x, Mux(x == 0, 0xFFFF_FFFF, count_leading_zeros(x)))
-        CNT = wide(st, "count", 64, count)
+            return Mux(x == 0, 0xFFFF_FFFF, count_leading_zeros(x))
+        CNT = wide(st, "count", 32, count)
 
         # the result: its low 32 bits from one of the units; above them the adder's exact sum
-        # or the shifter's high half, else the low half's sign (the exact value that clamp
-        # saturates: every other result that saturates fits in 32 bits signed)
+        # or the shifter input's high half, else the low half's sign (the exact value that
+        # clamp saturates: every other result that saturates fits in 32 bits signed)
         st = stage("result")
 
         def pre(i):
             r = Signal(32, name=f"pre{i}")
             with st.Switch(ctl.rs):
                 for src, v in ((Result.SUM, SUM(i)[:32]), (Result.SHIFT, SH(i)[:32]), (Result.LOGIC, LOG(i)),
-                               (Result.P_HI, P(i)[32:64]), (Result.MINMAX, MM(i)), (Result.COUNT, CNT(i)[32:]),
-                               (Result.PERM, _perm(A(i)[:32], B(i)[:32], C(i)[:32])), (Result.REV, CNT(i)[:32])):
+                               (Result.P_HI, P(i)[32:64]), (Result.MINMAX, MM(i)), (Result.COUNT, CNT(i)),
+                               (Result.PERM, _perm(A(i)[:32], B(i)[:32], C(i)[:32])),
+                               (Result.P_OR_C, P(i)[:32] | C(i)[:32])):
                     with st.Case(src):
                         st.d.comb += r.eq(v)
             return r
         PRE = wide(st, "pre", 32, pre)
         rs_sum, rs_shift = sig(st, "rs_sum", ctl.rs == Result.SUM), sig(st, "rs_shift", ctl.rs == Result.SHIFT)
         TOP = wide(st, "pre_top", WIDE - 32, lambda i: Mux(rs_sum, SUM(i)[32:], Mux(
-            rs_shift, Cat(SH(i)[32:], _rep(SH(i)[63], WIDE - 64)), _rep(PRE(i)[31], WIDE - 32))))
+            rs_shift, Cat(SH(i)[32:64], _rep(SH(i)[63], WIDE - 64)), _rep(PRE(i)[31], WIDE - 32))))
 
         def mask_out(i):
             s = SUM(i)
@@ -853,13 +844,14 @@ class VALUInt(wiring.Component):
                        Mux(ctl.mo == MaskOut.CARRY64, s[64], 0)))
         lane_mask = sig(st, "lane_mask", Cat(*[mask_out(i) for i in range(n)]))
 
-        # stage 3 (``stages=3``): the selected result, the lane mask and the finishing inputs
+        # stage 3 (``stages=3``): the selected result, the shift, the lane mask and the
+        # finishing inputs
         PRE = (lambda i, s=cut(Cat(*[Cat(PRE(i), TOP(i)) for i in range(n)]), "pre3"): s[WIDE * i:WIDE * (i + 1)])
+        SHIFT = (lambda i, s=cut(Cat(*[SH(i)[64:] for i in range(n)]), "shift3"): s[12 * i:12 * (i + 1)])
         st = stage("finish_out")
         st.d.comb += self.mask_out.eq(cut(lane_mask, "lane_mask3"))
         ctl = cut(ctl, "ctl3")
-        clamp, opsel3, d_old, shl = (lambda v: (v[0], v[1], v[2:2 + 32 * n], v[2 + 32 * n:]))(
-            cut(finish_in, "finish_in3"))
+        clamp, opsel3, d_old = (lambda v: (v[0], v[1], v[2:]))(cut(finish_in, "finish_in3"))
 
         # finish: clamp saturates the exact result; a 16-bit result goes into the op_sel[3]
         # half, the other half keeps d_old
@@ -870,12 +862,32 @@ class VALUInt(wiring.Component):
         shift16 = Cat(Const(0, 4), opsel3)
         keep = ~(Const(0xFFFF, 32) << shift16)[:32]
 
+        # the shifter: a funnel F of 127 bits shifted right by 0 to 63 into 64, one level per
+        # bit of the amount, the widest first (each level only as wide as what follows needs).
+        # A right shift of v by k: F = {fill, v}, k; a left shift: F = {v, 0}, 63 - k. Then
+        # v_bfe's mask, sign-extended for v_bfe_i32
+        st_sh = stage("shifter")
+        signed_field = ctl.post == Post.SIGNED_FIELD
+        masked = (ctl.post == Post.AND_MASK) | signed_field
+
+        def shift(i):
+            r, k, width, field_sign = PRE(i), SHIFT(i)[:6], SHIFT(i)[6:11], SHIFT(i)[11] & signed_field
+            fill = _rep(ctl.arith & r[63], 63)
+            f = sig(st_sh, f"funnel{i}", Mux(ctl.left, Cat(Const(0, 63), r[:64]), Cat(r[:64], fill)))
+            by = k ^ _rep(ctl.left, 6)
+            for j in reversed(range(6)):    # each level a signal: the simulator inlines an expression
+                f = sig(st_sh, f"funnel{i}_{j}", select(by[j], f[1 << j:64 + (2 << j) - 1], f[:64 + (1 << j) - 1]))
+            mask = low_mask(width, 32)
+            lo = (f[:32] & (mask | _rep(~masked, 32))) | (~mask & _rep(field_sign, 32))
+            # the exact value: an op that does not shift passes unchanged, and a shift that
+            # saturates (16-bit) keeps its sign above bit 63
+            return sig(st_sh, f"shifted{i}", Cat(lo, f[32:], r[64:]))
+
         def finish(i):
-            r = PRE(i)
+            r = shift(i)
             over = sig(st, f"over{i}", _overflow(r, ctl.sat_to, ctl.sgn))
             limit = _rep(~r[WIDE - 1], 64) ^ top_bit
             v = sig(st, f"fin{i}", Mux(saturate & over, limit, r[:64]))
-            v = Mux(ctl.shl, (v[:32] << shl[5 * i:5 * i + 5])[:32], v)
             old = d_old[32 * i:32 * i + 32]
             v = Mux(ctl.half, (old & keep) | (v[:16] << shift16)[:32], v)
             return Cat(v[:32], Mux(ctl.dst64, v[32:64], 0))
