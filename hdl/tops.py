@@ -93,6 +93,11 @@ def _lean_simd(cfg):
     return LeanSIMD(cfg)
 
 
+def _vgpr(cfg):
+    from .simd.vgpr import VgprBanks
+    return VgprBanks(cfg)
+
+
 def _trans_shared(cfg):
     from .simd.transshare import SharedTrans
     return SharedTrans(cfg, cfg.simds)
@@ -115,6 +120,7 @@ TOPS: dict[str, tuple[Callable, str]] = {
     "decode": (_decode, "the lean SIMD's decode stage: one decoder from two ROMs (hdl/simd/decode.py)"),
     "frontend": (_frontend, "the lean SIMD's fetch, instruction buffers, wave selection and decode "
                             "(hdl/simd/frontend.py)"),
+    "vgpr": (_vgpr, "the lean SIMD's VGPR file: four banks of RAM rows (hdl/simd/vgpr.py)"),
     "lean_simd": (_lean_simd, "the lean SIMD as built: front end and scalar pipe (hdl/simd/simd.py)"),
     "trans_shared": (_trans_shared, "the DCU's shared transcendental unit and its arbiter (hdl/simd/transshare.py)"),
 }
