@@ -21,23 +21,24 @@ operation; each unit's result is chosen among a handful of unit outputs, not per
   sources: adds, subtractions, carries, every compare (the sign and zero of ``S0 - S1``),
   multiply-adds (``X`` the product), ``v_add3`` (a carry-save step in front), ``v_xad``,
   bit counts plus ``S1``;
-- **one funnel shifter** in the last stage, after the result select: 127 bits right into 64
+- **one funnel shifter** in the last stage, on the selected result: 127 bits right into 64
   by 0 to 63, one level per bit of the amount, widest first (a right shift of ``v`` by ``k``
   shifts ``{fill, v}``, a left shift ``{v, 0}`` by ``63 - k``); an op that does not shift
-  passes it with ``k = 0``. Every shift, ``v_alignbit/byte``, ``v_bfe`` (a mask after it;
-  ``v_bfe_i32``'s sign bit picked from S0 in the stage before), ``v_bfm`` (a low mask
-  shifted), ``v_bfrev`` (S0 reversed, shifted by 0) and ``v_add_lshl_u32`` (the sum
-  shifted): the adder and the shifter are in different stages. ``v_lshl_add_u32`` and
-  ``v_lshl_or_b32`` shift on the lane's multiplier instead (times ``1 << S1``);
+  passes it with ``k = 0``. What it shifts is the result of the stage before: S0 or S1 from
+  the bitwise unit with its high half above (S0 above S1 for ``v_alignbit/byte``),
+  ``v_bfm``'s low mask, ``v_add_lshl_u32``'s sum; after it, ``v_bfe``'s mask (the sign bit of
+  ``v_bfe_i32``'s field picked from S0 in the stage before). The adder and the shifter are
+  thus in different stages; ``v_lshl_add_u32`` and ``v_lshl_or_b32`` shift on the lane's
+  multiplier instead (times ``1 << S1``);
 - **one signed 33 x 33 multiplier** for the 16 multiply ops (32-bit, 24-bit and 16-bit
   operands extended to 33 bits: synthesis would keep one per op and lane), or the product
   from ``hdl/simd/lanemul.py``;
 - **min/max**: S0, S1 or S2, picked by a small table of the mode and three compares made at
   once (``S0 < S1`` from the adder, ``S2 < S1``, ``S2 < S0``);
-- a leading-zero counter (``v_clz``, ``v_ctz`` on the reversed value, ``v_cls``) and
-  ``v_perm``'s byte selects;
-- the result: its low 32 bits one of eight unit outputs, above them the adder's exact sum,
-  the shifter's input or the sign;
+- a leading-zero counter (``v_clz``, ``v_ctz`` on the reversed value, ``v_cls``; ``v_bfrev``
+  is its reversed input) and ``v_perm``'s byte selects;
+- the result: its low 32 bits one of eight unit outputs, bits 65:32 the adder's exact sum
+  or a source's high half;
 - a finishing stage after the shifter: saturation (``clamp``) of the exact result, the
   16-bit half merge.
 
@@ -359,20 +360,13 @@ class CarryIn(enum.Enum, shape=2):
     NMASK = 3
 
 
-class ShiftLo(enum.Enum, shape=2):
-    """The low 32 bits of the shifter's input."""
-    A = 0
-    B = 1
-    MASK = 2        # the low mask of S0[4:0] ones: v_bfm
-    REV_A = 3       # S0 bit-reversed: v_bfrev (shifted by 0)
-
-
-class ShiftHi(enum.Enum, shape=2):
-    """The high 32 bits of the shifter's input (only a right shift reads them for a 32-bit
-    result)."""
-    A = 0           # S0's extension
-    B = 1           # S1's high half or extension
-    A_LO = 2        # {S0, S1}: v_alignbit/byte
+class Upper(enum.Enum, shape=2):
+    """Bits 65:32 of the result (what the shifter shifts into the low half, or the exact
+    value that clamp saturates)."""
+    SUM = 0         # the adder's exact sum
+    A = 1           # S0's extension
+    B = 2           # S1's high half or extension
+    A_LO = 3        # S0's low half: {S0, S1} for v_alignbit/byte
 
 
 class ShiftBy(enum.Enum, shape=3):
@@ -394,13 +388,13 @@ class Post(enum.Enum, shape=2):
 
 class Result(enum.Enum, shape=3):
     SUM = 0
-    SHIFT = 1       # the shifter's input (shifted in the last stage)
-    LOGIC = 2
-    P_HI = 3        # product bits [63:32]
-    MINMAX = 4      # the min/max stage
-    COUNT = 5
-    PERM = 6
-    P_OR_C = 7      # the product's low half OR S2: v_lshl_or (S0 times 1 << S1)
+    LOGIC = 1       # (also S0 or S1 for a shift)
+    P_HI = 2        # product bits [63:32]
+    MINMAX = 3      # the min/max stage
+    COUNT = 4       # (or S0 reversed: v_bfrev)
+    PERM = 5
+    P_OR_C = 6      # the product's low half OR S2: v_lshl_or (S0 times 1 << S1)
+    MASK = 7        # the low mask of S0[4:0] ones: v_bfm (shifted)
 
 
 class MaskOut(enum.Enum, shape=2):
@@ -420,8 +414,8 @@ Control = data.StructLayout({
     "tt": 8,            # bitwise unit: bit 4a + 2b + c is f(a, b, c)
     "tt_mask": 1,       # v_cndmask: S1 where the lane's mask bit is set, else S0
     "pop_below": 1,     # the bit count counts the lanes below this one (v_mbcnt_lo)
-    "cnt": 2,           # leading zeros of: 0 S0, 1 S0 reversed, 2 S0 ^ its sign
-    "lo": ShiftLo, "hi": ShiftHi, "sn": ShiftBy, "left": 1, "arith": 1, "post": Post,
+    "cnt": 2,           # leading zeros of: 0 S0, 1 S0 reversed, 2 S0 ^ its sign; 3: S0 reversed
+    "up": Upper, "sn": ShiftBy, "left": 1, "arith": 1, "post": Post,
     "mm": 3,            # MINMAX: the mode (an index of _MM_MODES)
     "rs": Result,
     "sat": 1,           # clamp saturates the exact result...
@@ -437,6 +431,9 @@ def _tt(f) -> int:
     return sum(f((k >> 2) & 1, (k >> 1) & 1, k & 1) << k for k in range(8))
 
 
+_TT_A, _TT_B = _tt(lambda a, b, c: a), _tt(lambda a, b, c: b)
+
+
 _LOGIC = {
     "v_mov_b32": lambda a, b, c: a, "v_not_b32": lambda a, b, c: 1 - a,
     "v_and_b32": lambda a, b, c: a & b, "v_or_b32": lambda a, b, c: a | b,
@@ -450,7 +447,8 @@ _SUB = {"ax": AddX.A, "ay": AddY.B, "inv_y": 1, "cin": CarryIn.ONE}    # S0 - S1
 _SUBREV = {"ax": AddX.A, "inv_x": 1, "ay": AddY.B, "cin": CarryIn.ONE}  # ~S0 + S1 + 1
 _ADD = {"ax": AddX.A, "ay": AddY.B}
 _LEFT = {"left": 1}
-_SH_B = {"rs": Result.SHIFT, "lo": ShiftLo.B, "hi": ShiftHi.B}     # shifts of S1
+_SH_B = {"rs": Result.LOGIC, "tt": _TT_B, "up": Upper.B}     # shifts of S1
+_SH_A = {"rs": Result.LOGIC, "tt": _TT_A, "up": Upper.A}
 # compare conditions as truth tables over the index 2 lt + eq of S0 - S1 (gt, eq, lt)
 _COND = {c: sum(int(f(x, y)) << k for k, (x, y) in enumerate(((1, 0), (0, 0), (0, 1))))
          for c, f in _CMP.items()}
@@ -483,13 +481,15 @@ def _control(name: str) -> dict:
             if mad:
                 ctl.update(ax=AddX.P, ay=AddY.C if len(info_of(op).src_bits) > 2 else AddY.ZERO)
     ctl.update(_EXTRA.get(name, {}))
+    if ctl.get("rs") in (Result.LOGIC, Result.MINMAX) and not ctl.get("left"):
+        ctl["sat"] = 0      # clamp cannot change a result that always fits its destination
     return ctl
 
 
 _MIN = {**_SUB, "rs": Result.MINMAX, "mm": _MM["min"]}
 _MAX = {**_SUB, "rs": Result.MINMAX, "mm": _MM["max"]}
 _EXTRA = {
-    "v_bfrev_b32": {"rs": Result.SHIFT, "lo": ShiftLo.REV_A},
+    "v_bfrev_b32": {"rs": Result.COUNT, "cnt": 3},
     "v_add_nc_u32": _ADD, "v_sub_nc_u32": _SUB, "v_subrev_nc_u32": _SUBREV,
     "v_mul_lo_u32": {"ax": AddX.P}, "v_mul_u32_u24": {"ax": AddX.P}, "v_mul_i32_i24": {"ax": AddX.P},
     "v_mul_hi_u32": {"rs": Result.P_HI}, "v_mul_hi_i32": {"rs": Result.P_HI},
@@ -506,11 +506,11 @@ _EXTRA = {
     "v_lshlrev_b64": {**_LEFT, **_SH_B, "sn": ShiftBy.A6, "wb": Width.W64},
     "v_lshrrev_b64": {**_SH_B, "sn": ShiftBy.A6, "wb": Width.W64},
     "v_ashrrev_i64": {**_SH_B, "sn": ShiftBy.A6, "wb": Width.W64, "sgn": 1, "arith": 1},
-    "v_bfe_u32": {"rs": Result.SHIFT, "sn": ShiftBy.B5, "post": Post.AND_MASK},
-    "v_bfe_i32": {"rs": Result.SHIFT, "sn": ShiftBy.B5, "post": Post.SIGNED_FIELD, "sgn": 1, "arith": 1},
-    "v_bfm_b32": {**_LEFT, "rs": Result.SHIFT, "lo": ShiftLo.MASK, "sn": ShiftBy.B5},
-    "v_alignbit_b32": {"rs": Result.SHIFT, "lo": ShiftLo.B, "hi": ShiftHi.A_LO, "sn": ShiftBy.C5},
-    "v_alignbyte_b32": {"rs": Result.SHIFT, "lo": ShiftLo.B, "hi": ShiftHi.A_LO, "sn": ShiftBy.C_BYTES},
+    "v_bfe_u32": {**_SH_A, "sn": ShiftBy.B5, "post": Post.AND_MASK},
+    "v_bfe_i32": {**_SH_A, "sn": ShiftBy.B5, "post": Post.SIGNED_FIELD, "sgn": 1, "arith": 1},
+    "v_bfm_b32": {**_LEFT, "rs": Result.MASK, "sn": ShiftBy.B5},
+    "v_alignbit_b32": {**_SH_B, "up": Upper.A_LO, "sn": ShiftBy.C5},
+    "v_alignbyte_b32": {**_SH_B, "up": Upper.A_LO, "sn": ShiftBy.C_BYTES},
     "v_min_i32": {**_MIN, "sgn": 1}, "v_max_i32": {**_MAX, "sgn": 1},
     "v_min_u32": _MIN, "v_max_u32": _MAX,
     "v_perm_b32": {"rs": Result.PERM},
@@ -733,11 +733,10 @@ class VALUInt(wiring.Component):
         # table's bits as data (v_cndmask: the table of S0 or of S1 by the lane's mask bit);
         # the bit count
         st = stage("bitwise")
-        tt_a, tt_b = _tt(lambda a, b, c: a), _tt(lambda a, b, c: b)
 
         def logic(i):
             a, b, c = A(i)[:32], B(i)[:32], C(i)[:32]
-            tt = sig(st, f"tt{i}", Mux(ctl.tt_mask, Mux(mask_in[i], tt_b, tt_a), ctl.tt))
+            tt = sig(st, f"tt{i}", Mux(ctl.tt_mask, Mux(mask_in[i], _TT_B, _TT_A), ctl.tt))
             t = [_rep(tt[k], 32) for k in range(8)]
             g = [(c & t[2 * k + 1]) | (~c & t[2 * k]) for k in range(4)]
             h = [(b & g[2 * k + 1]) | (~b & g[2 * k]) for k in range(2)]
@@ -767,23 +766,13 @@ class VALUInt(wiring.Component):
         def lt(i):
             return SUM(i)[WIDE - 1]
 
-        # the shifter's input and amount (the shift is in the last stage, after the adder:
-        # v_add_lshl shifts the sum), and v_bfe's field width
+        # the shift amount (the shift is in the last stage, on the selected result: a shift's
+        # input is S0 or S1 from the bitwise unit, the low mask, or the sum), and v_bfe's field
         st = stage("shift_in")
 
         def shift_in(i):
             a, b, c = A(i), B(i), C(i)
-            lo, hi = Signal(32, name=f"shift_lo{i}"), Signal(32, name=f"shift_hi{i}")
             k = Signal(6, name=f"shift_by{i}")
-            with st.Switch(ctl.lo):
-                for src, val in ((ShiftLo.A, a[:32]), (ShiftLo.B, b[:32]), (ShiftLo.MASK, MASK(i)),
-                                 (ShiftLo.REV_A, a[:32][::-1])):
-                    with st.Case(src):
-                        st.d.comb += lo.eq(val)
-            with st.Switch(ctl.hi):
-                for src, val in ((ShiftHi.A, a[32:64]), (ShiftHi.B, b[32:64]), (ShiftHi.A_LO, a[:32])):
-                    with st.Case(src):
-                        st.d.comb += hi.eq(val)
             with st.Switch(ctl.sn):
                 for src, val in ((ShiftBy.A4, a[:4]), (ShiftBy.A5, a[:5]), (ShiftBy.A6, a[:6]),
                                  (ShiftBy.B5, b[:5]), (ShiftBy.C5, c[:5]),
@@ -793,8 +782,8 @@ class VALUInt(wiring.Component):
             # v_bfe_i32's sign: bit S1[4:0] + S2[4:0] - 1 of S0 (its extension above bit 31)
             width = c[:5]
             field_sign = a[:64].bit_select((b[:5] + width - 1)[:6], 1) & (width != 0)
-            return Cat(lo, hi, k, width, field_sign)
-        SH = wide(st, "shift_in", 64 + 6 + 5 + 1, shift_in)
+            return Cat(k, width, field_sign)
+        SH = wide(st, "shift_in", 6 + 5 + 1, shift_in)
 
         # min/max: S0, S1 or S2 by the mode and three compares at once: S0 < S1 (the adder's
         # S0 - S1), S2 < S1, S2 < S0 (signed: each with its sign bit flipped)
@@ -813,29 +802,36 @@ class VALUInt(wiring.Component):
 
         def count(i):
             a = A(i)[:32]
-            x = sig(st, f"count_in{i}", Mux(ctl.cnt == 0, a, Mux(ctl.cnt == 1, a[::-1], a ^ _rep(a[31], 32))))
-            return Mux(x == 0, 0xFFFF_FFFF, count_leading_zeros(x))
+            x = sig(st, f"count_in{i}", Mux(ctl.cnt[0], a[::-1], Mux(ctl.cnt[1], a ^ _rep(a[31], 32), a)))
+            return Mux(ctl.cnt == 3, x, Mux(x == 0, 0xFFFF_FFFF, count_leading_zeros(x)))
         CNT = wide(st, "count", 32, count)
 
-        # the result: its low 32 bits from one of the units; above them the adder's exact sum
-        # or the shifter input's high half, else the low half's sign (the exact value that
-        # clamp saturates: every other result that saturates fits in 32 bits signed)
+        # the result: its low 32 bits from one of the units; above them a source's high half
+        # (what a shift shifts down) or the adder's exact sum (what clamp saturates: only the
+        # adder's results and v_lshlrev_b16's can leave their destination's range)
         st = stage("result")
 
         def pre(i):
             r = Signal(32, name=f"pre{i}")
             with st.Switch(ctl.rs):
-                for src, v in ((Result.SUM, SUM(i)[:32]), (Result.SHIFT, SH(i)[:32]), (Result.LOGIC, LOG(i)),
-                               (Result.P_HI, P(i)[32:64]), (Result.MINMAX, MM(i)), (Result.COUNT, CNT(i)),
+                for src, v in ((Result.SUM, SUM(i)[:32]), (Result.LOGIC, LOG(i)), (Result.P_HI, P(i)[32:64]),
+                               (Result.MINMAX, MM(i)), (Result.COUNT, CNT(i)),
                                (Result.PERM, _perm(A(i)[:32], B(i)[:32], C(i)[:32])),
-                               (Result.P_OR_C, P(i)[:32] | C(i)[:32])):
+                               (Result.P_OR_C, P(i)[:32] | C(i)[:32]), (Result.MASK, MASK(i))):
                     with st.Case(src):
                         st.d.comb += r.eq(v)
             return r
         PRE = wide(st, "pre", 32, pre)
-        rs_sum, rs_shift = sig(st, "rs_sum", ctl.rs == Result.SUM), sig(st, "rs_shift", ctl.rs == Result.SHIFT)
-        TOP = wide(st, "pre_top", WIDE - 32, lambda i: Mux(rs_sum, SUM(i)[32:], Mux(
-            rs_shift, Cat(SH(i)[32:64], _rep(SH(i)[63], WIDE - 64)), _rep(PRE(i)[31], WIDE - 32))))
+
+        def top(i):
+            r = Signal(WIDE - 32, name=f"pre_top{i}")
+            with st.Switch(ctl.up):
+                for src, v in ((Upper.SUM, SUM(i)[32:]), (Upper.A, A(i)[32:]), (Upper.B, B(i)[32:]),
+                               (Upper.A_LO, fit(A(i)[:32].as_signed(), WIDE - 32))):
+                    with st.Case(src):
+                        st.d.comb += r.eq(v)
+            return r
+        TOP = wide(st, "pre_top", WIDE - 32, top)
 
         def mask_out(i):
             s = SUM(i)
@@ -847,7 +843,7 @@ class VALUInt(wiring.Component):
         # stage 3 (``stages=3``): the selected result, the shift, the lane mask and the
         # finishing inputs
         PRE = (lambda i, s=cut(Cat(*[Cat(PRE(i), TOP(i)) for i in range(n)]), "pre3"): s[WIDE * i:WIDE * (i + 1)])
-        SHIFT = (lambda i, s=cut(Cat(*[SH(i)[64:] for i in range(n)]), "shift3"): s[12 * i:12 * (i + 1)])
+        SHIFT = (lambda i, s=cut(Cat(*[SH(i) for i in range(n)]), "shift3"): s[12 * i:12 * (i + 1)])
         st = stage("finish_out")
         st.d.comb += self.mask_out.eq(cut(lane_mask, "lane_mask3"))
         ctl = cut(ctl, "ctl3")
