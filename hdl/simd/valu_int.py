@@ -226,11 +226,9 @@ def select(cond, x, y) -> Value:
     sgn = vx.shape().signed or vy.shape().signed
     n = max(len(v) + (sgn and not v.shape().signed) for v in (vx, vy))
 
-    stride = 1 << (n - 1).bit_length()     # a power of two: the offset is then wiring, not a multiply
-
     def part(v, value):
-        return Const(v & ((1 << n) - 1), stride) if isinstance(v, int) else fit(value, stride)
-    r = Cat(part(y, vy), part(x, vx)).word_select(Value.cast(cond)[0], stride)[:n]
+        return Const(v & ((1 << n) - 1), n) if isinstance(v, int) else fit(value, n)
+    r = Cat(part(y, vy), part(x, vx)).word_select(Value.cast(cond)[0], n)
     return r.as_signed() if sgn else r
 
 
@@ -332,8 +330,8 @@ WIDE = 66       # the adder: a 64-bit operand plus product or compare sign, exac
 class Width(enum.Enum, shape=2):
     """How much of a source an operation reads: a 16-bit half (``op_sel``), 32 or 64 bits, or
     the low 24 (the 24-bit multiplies' operands)."""
-    W16 = 0
-    W32 = 1
+    W32 = 0         # (most ops: 0 keeps the decoder small)
+    W16 = 1
     W64 = 2
     W24 = 3
 
@@ -400,8 +398,8 @@ class Result(enum.Enum, shape=3):
 class MaskOut(enum.Enum, shape=2):
     NONE = 0
     CARRY32 = 1
-    CARRY64 = 2
-    COMPARE = 3
+    COMPARE = 2
+    CARRY64 = 3
 
 
 Control = data.StructLayout({
