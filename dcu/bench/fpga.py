@@ -200,3 +200,36 @@ def synth(config: str | None = None, timeout: float = 4 * 3600) -> dict:
                     "few); of_85f: the share of the device; 'its blocks summed': each block's row times its "
                     "instances in the DCU (without the DCU's memory arbiter and counter select); default: Yosys's "
                     "generic cells, flip-flops as bits ($_DFF_* cells), memories as $mem_v2 cells"}
+
+
+#: The lean SIMD's units (docs/simd.md, "Lean SIMD: the design") with their ``fpga`` budgets in
+#: LUT4 equivalents: (block, settings, budget). The lanes are measured one lane wide.
+LEAN_UNITS = (
+    ("decode", {}, 450),
+    ("frontend", {}, 1_350),                  # Fetch 750, WaveSelect 150, DecodeStage 450
+    ("vgpr", {"lanes": 1}, 150),
+    ("salu", {}, 1_300),
+    ("valu_fp", {"lanes": 1}, 2_600),
+    ("valu_int", {"lanes": 1}, 500),
+    ("lean_simd", {}, 10_000),                # the whole SIMD's goal; as built so far
+)
+_ONE_LANE = {"coalesce_lanes": 1, "request_in_rows": False}
+
+
+def lean(timeout: float = 3600) -> dict:
+    """Each unit of the lean SIMD built so far through ``synth_ecp5`` on the ``fpga`` preset
+    (the lanes one lane wide), against its budget."""
+    rows = []
+    for top, settings, limit in LEAN_UNITS:
+        cfg = get_config("fpga").replace(**settings, **(_ONE_LANE if settings.get("lanes") == 1 else {}))
+        r = fpga.synth_block(top, cfg, timeout=timeout, quiet=True, reuse_result=True)
+        row = {"top": top, "settings": ", ".join(f"{k}={v}" for k, v in settings.items()), "rc": r["rc"],
+               "budget": limit}
+        if r["rc"] == 0:
+            e = r["ecp5"]
+            row.update({k: e[k] for k in ("lut_equiv", "ff", "dp16kd", "mult18x18d")})
+            row["of_budget"] = round(e["lut_equiv"] / limit, 2)
+        rows.append(row)
+    return {"benchmark": "lean", "rows": rows,
+            "note": "lut_equiv = LUT4 + 2 per CCU2C + 4 per TRELLIS_DPR16X4; budget: docs/simd.md's, in LUT4 "
+                    "equivalents; lean_simd is the SIMD as built so far (front end and scalar pipe)"}
