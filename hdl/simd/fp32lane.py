@@ -15,11 +15,20 @@ Simulation-speed rules followed here:
 * Wide operators (a 24 x 24 multiply, a variable shift) are one Python operation each.
 
 Number representation between stages: a finite result that still needs rounding is carried
-as a signed integer ``V`` and an exponent ``T`` (value = V x 2^T, exact, except that an
-operand far below the rounding position is replaced by one unit in the last place of V,
-which rounds identically -- see :func:`fma_lane`).  T is stored biased by ``T_BIAS`` so that
-the exponent arithmetic stays unsigned.  ``round_lane`` rounds it to float32 with ties to
-even, gradual underflow and overflow to infinity (docs/fp32.md §5.2).
+as the two terms of a signed integer ``V = a +- b`` (stage 3; one adder sums them for every
+class, :func:`fma_sum`), then as V, with an exponent ``T`` (value = V x 2^T, exact, except
+that bits of the fma's addend below the window are ORed into V's lsb, which rounds
+identically -- see :func:`fma_rec`).  T is stored biased by ``T_BIAS`` so that the exponent
+arithmetic stays unsigned.  ``round_lane`` rounds it to float32 with ties to even, gradual
+underflow and overflow to infinity (docs/fp32.md §5.2).
+
+The datapath of a lane is the textbook single-path FMA: the 24 x 24 significand product at a
+fixed place of a 77-bit window; one alignment shifter (:func:`align`) that places the addend
+in it with a sticky bit below, and also serves fract (the fraction bits), ldexp (the
+significand) and the float -> int conversions (the integer part); one adder for the fma, the
+int -> float conversions, fract and ldexp; a bit-length encoder (:func:`lzc_lane`); one
+rounding shifter for normal and denormal results (:func:`round_lane`).  Min/max, min3/max3/med3
+and the compares share one set of three comparators (:func:`order_bits`).
 """
 from __future__ import annotations
 
@@ -28,10 +37,11 @@ from amaranth.hdl import Cat, Const, Mux, Value, signed
 __all__ = [
     "VW", "TW", "T_BIAS", "BLW", "MW", "REC_W", "NORM_W", "R_T", "R_ZS", "R_FIN", "R_NEG",
     "R_V", "RECV_W", "FIN_REC", "record", "terms_of", "A_W", "B_W", "fit", "rep", "swar_unpack", "swar_spec",
-    "Opnd", "fma_special", "fma_lane", "fma_sum", "TERMS_W", "minmax_bits", "order_bits", "MINMAX_OPS",
-    "cmp_bit", "class_bit",
+    "Opnd", "fma_special", "fma_lane", "fma_shift", "align", "ALIGN_W",
+    "jammed", "f2i_shift", "fract_shift", "LDEXP_SHIFT", "fma_sum", "TERMS_W", "minmax_lane", "order_bits",
+    "MINMAX_OPS", "cmp_bit", "class_bit",
     "f2i_bits", "rint_bits", "RINT_OPS", "fract_lane", "ldexp_lane", "i2f_terms", "I2F_REC",
-    "lzc_lane", "round_lane", "omod_lane", "clamp_lane",
+    "lzc_lane", "round_shift", "round_lane", "omod_lane", "clamp_lane",
 ]
 
 # ---------------------------------------------------------------------------------------
@@ -210,7 +220,7 @@ def fma_special(x: Opnd, y: Opnd, z: Opnd, sp, zneg) -> Value:
            Mux(p_inf, Cat(Const(INF, 31), sp), z.word)))))
 
 
-def fma_lane(m, rec, terms, x: Opnd, y: Opnd, z: Opnd, sp, sub, zsign, P=None):
+def fma_lane(m, rec, terms, x: Opnd, y: Opnd, z: Opnd, B, hi, sp, sub, zsign, P=None):
     """Statements that fill the pre-rounding record ``rec`` of x*y + z, but for its V, and
     ``terms``, the two terms whose sum (:func:`fma_sum`, a stage later) is V.
 
@@ -218,7 +228,8 @@ def fma_lane(m, rec, terms, x: Opnd, y: Opnd, z: Opnd, sp, sub, zsign, P=None):
     E the exponents (:func:`swar_unpack`), P = Mx*My (48 bits) weighs 2^ep, ep = Ex+Ey-300,
     and the addend Mz weighs 2^ec, ec = Ez-150; d = ec - ep.  The textbook single-path
     alignment: the product sits at a fixed place of a window, a = P << 3 (T = ep - 3), and one
-    shifter places the addend at s = d + 3 in it, b = Mz << s, clamped to 0 <= s + 24 <= 77:
+    shifter places the addend at s = d + 3 in it, b = Mz << s, clamped to 0 <= s + 24 <= 77
+    (``B`` = :func:`align` by :func:`fma_shift`, ``hi`` its clamp bit):
 
     * 0 <= s <= 53: exact; |V| < 2^77.
     * s < 0: the bits of Mz shifted out are ORed into b's lsb (a sticky bit; s <= -24
@@ -252,17 +263,42 @@ def fma_lane(m, rec, terms, x: Opnd, y: Opnd, z: Opnd, sp, sub, zsign, P=None):
     lane: a, b, sub).
     """
     P = x.m * y.m if P is None else P
+    t = Mux(hi, z.E + (T_BIAS - 150 - _S_MAX), x.E + y.E + (T_BIAS - 300 - _P_SHIFT))
+    m.d.comb += [terms.eq(terms_of(P << _P_SHIFT, jammed(B), sub)), rec.eq(record(t, zsign, sp))]
+
+
+def _ds(x: Opnd, y: Opnd, z: Opnd) -> Value:
     # ds = s + 512 in [158, 917] = Ez - Ex - Ey + 665, written without a subtraction
     # (~E = 255 - E) so that the simulator keeps to unsigned arithmetic
-    ds = (z.E + ~x.E + ~y.E + 155)[:10]
-    z_zero, p_zero = z.is_zero(), x.is_zero() | y.is_zero()
-    hi = ((ds >= 512 + _S_MAX) | p_zero) & ~z_zero
-    # the shift s + 24 = ds - 488, modulo 128 (the middle case)
-    sh = Mux(hi, _S_MAX + 24, Mux(ds < 512 - 24, 0, (ds + (1024 - 488))[:7]))
-    B = (z.m << sh)[:_S_MAX + 48]
-    b = Cat(B[24] | (B[:24] != 0), B[25:])
-    t = Mux(hi, z.E + (T_BIAS - 150 - _S_MAX), x.E + y.E + (T_BIAS - 300 - _P_SHIFT))
-    m.d.comb += [terms.eq(terms_of(P << _P_SHIFT, b, sub)), rec.eq(record(t, zsign, sp))]
+    return (z.E + ~x.E + ~y.E + 155)[:10]
+
+
+def fma_shift(m, out, x: Opnd, y: Opnd, z: Opnd):
+    """Statements: ``out`` = the addend's shift in :func:`fma_lane`, s + 24 clamped to
+    [0, 77] (7 bits), and above it the clamp bit ``hi``: s > 53, or a zero product (a zero
+    addend excepted)."""
+    ds = _ds(x, y, z)
+    with m.If(((ds >= 512 + _S_MAX) | x.is_zero() | y.is_zero()) & (z.m != 0)):
+        m.d.comb += out.eq(Cat(Const(_S_MAX + 24, 7), 1))
+    with m.Elif(ds >= 512 - 24):            # s + 24 = ds - 488, modulo 128
+        m.d.comb += out.eq((ds + (1024 - 488))[:7])
+
+
+#: Width of the alignment shifter's result: Mz shifted up by 0 .. 77.
+ALIGN_W = _S_MAX + 48
+
+
+def align(z: Opnd, sh: Value) -> Value:
+    """The one alignment shifter of the unit: Mz << ``sh`` (``ALIGN_W`` bits).  The fma's
+    addend, fract's fraction bits, ldexp's significand and the float -> int conversions' integer
+    part all come out of it (the caller chooses ``sh`` by operation class)."""
+    return (z.m << sh)[:ALIGN_W]
+
+
+def jammed(B: Value) -> Value:
+    """The aligned addend in units of bit 24 of ``B`` (:func:`align`), the bits below ORed into
+    its lsb (the sticky bit of :func:`fma_lane`)."""
+    return Cat(B[24] | (B[:24] != 0), B[25:])
 
 
 def fma_sum(terms: Value) -> Value:
@@ -285,21 +321,21 @@ def _nkey(v: Opnd, for_max) -> Value:
     return Mux(v.is_nan(), 1 << 32, _key(v) ^ Mux(for_max, 0xFFFF_FFFF, 0))
 
 
-#: The selections :func:`minmax_bits` makes, in the order of its ``sub`` index.
-MINMAX_OPS = ("min_num", "max_num", "minimum", "maximum", "min3", "max3", "med3")
+#: The selections :func:`minmax_lane` makes, and the bit of its ``kind`` each sets.
+MINMAX_OPS = {"min_num": 0, "max_num": 0, "minimum": 1, "maximum": 1, "min3": 2, "max3": 2, "med3": 3}
 
 
 def order_bits(for_max, x: Opnd, y: Opnd, z: Opnd):
-    """The three compares of :func:`minmax_bits`, x before y, y before z, x before z, in the
+    """The three compares of :func:`minmax_lane`, x before y, y before z, x before z, in the
     order of :func:`_nkey` (``cmp_bit`` takes the first, with ``for_max`` 0)."""
     kx, ky, kz = (_nkey(v, for_max) for v in (x, y, z))
     return kx < ky, ky < kz, kx < kz
 
 
-def minmax_bits(sub: Value, order, x: Opnd, y: Opnd, z: Opnd) -> Value:
-    """v_min_num / max_num / minimum / maximum / min3_num / max3_num / med3_num, ``sub`` the
-    run-time index into :data:`MINMAX_OPS`, ``order`` the :func:`order_bits` of the operands
-    (reversed for the max ops).
+def minmax_lane(m, out, kind: Value, order, x: Opnd, y: Opnd, z: Opnd):
+    """Statements: ``out`` = v_min_num / max_num / minimum / maximum / min3_num / max3_num /
+    med3_num, ``kind`` one-hot (:data:`MINMAX_OPS`: num, IEEE, three operands, median),
+    ``order`` the :func:`order_bits` of the operands (reversed for the max ops).
 
     NaN rules of docs/fp32.md §2 rules 3-5: *_num return the non-NaN operand (the first
     operand's quiet NaN when all are NaN); minimum/maximum propagate sNaN(x), sNaN(y),
@@ -309,14 +345,12 @@ def minmax_bits(sub: Value, order, x: Opnd, y: Opnd, z: Opnd) -> Value:
     max ops). Without NaNs those keys order the operands as the plain keys do, so med3's median
     and the IEEE minimum/maximum (which decide NaNs first) take the same compares.  The
     selections decide only which operand is the result and whether it is quieted (a quiet
-    NaN is unchanged by it): one three-way multiplexer of words.
+    NaN is unchanged by it): one three-way multiplexer of words (a ``Switch``: the simulator
+    evaluates the index once).
     """
     xy, yz, xz = order
+    two, ieee, three, med = (kind[k] for k in range(4))
     xn, yn, zn = x.is_nan(), y.is_nan(), z.is_nan()
-    is_op = [sub == k for k in range(len(MINMAX_OPS))]
-    two, three, ieee, med = (Cat(*[is_op[k] for k, name in enumerate(MINMAX_OPS) if name in names]).any()
-                             for names in (("min_num", "max_num"), ("min3", "max3"), ("minimum", "maximum"),
-                                           ("med3",)))
     # operand index (0 x, 1 y, 2 z) of each selection
     pick2 = Mux(xy, 0, 1)
     pick3 = Mux(xy, Mux(xz, 0, 2), Mux(yz, 1, 2))
@@ -324,20 +358,20 @@ def minmax_bits(sub: Value, order, x: Opnd, y: Opnd, z: Opnd) -> Value:
     # floats (+0 == -0): when the maximum is a zero, the result is max_num of the two operands
     # after the first zero (med3(-0, +0, -1) = +0)
     median = Mux(xy, Mux(yz, 1, Mux(xz, 2, 0)), Mux(yz, Mux(xz, 0, 2), 1))
-    top = Mux(xy, Mux(yz, 2, 1), Mux(xz, 2, 0))
-    top_zero = Mux(top == 0, x.is_zero(), Mux(top == 1, y.is_zero(), z.is_zero()))
+    top_zero = Mux(xy, Mux(yz, z.is_zero(), y.is_zero()), Mux(xz, z.is_zero(), x.is_zero()))
     later = Mux(x.is_zero(), Mux(yz, 2, 1), Mux(y.is_zero(), Mux(xz, 2, 0), Mux(xy, 1, 0)))
-    all2, all3 = xn & yn, xn & yn & zn
-    # (index, quiet): a NaN result is x's when every operand is NaN (*_num), else the NaN
-    # order of minimum/maximum
+    # a NaN result is x's when every operand is NaN (*_num), else the NaN order of
+    # minimum/maximum
     ieee_pick = Mux(x.is_snan() | (xn & ~y.is_snan()), 0, Mux(yn, 1, pick2))
-    pick = Mux(two, Mux(all2, 0, pick2),
+    pick = Mux(two, Mux(xn & yn, 0, pick2),
            Mux(ieee, ieee_pick,
-           Mux(three | (xn | yn | zn), Mux(all3, 0, pick3),
+           Mux(three | xn | yn | zn, Mux(xn & yn & zn, 0, pick3),
                Mux(top_zero, later, median))))
-    quiet = Mux(two, all2, Mux(ieee, xn | yn, all3 & (three | med)))
-    word = Mux(pick == 0, x.word, Mux(pick == 1, y.word, z.word))
-    return Mux(two | three | ieee | med, word | Cat(Const(0, 22), quiet), 0)
+    quiet = Cat(Const(0, 22), Mux(two, xn & yn, Mux(ieee, xn | yn, xn & yn & zn)))
+    with m.Switch(pick):
+        for k, v in enumerate((x, y, z)):
+            with m.Case(k):
+                m.d.comb += out.eq(v.word | quiet)
 
 
 # ---------------------------------------------------------------------------------------
@@ -369,11 +403,16 @@ def class_bit(x: Opnd, y: Opnd) -> Value:
 
 # ---------------------------------------------------------------------------------------
 # Stage 3: conversions and rounding to integral values
-def f2i_bits(is_signed: Value, x: Opnd) -> Value:
+def f2i_shift(x: Opnd) -> Value:
+    """The alignment shift of the float -> int conversions: Mx << (E - 127), so that the
+    integer part of |x| in [1, 2^32) is bits [23, 55) of :func:`align`."""
+    return (x.E + 1)[:7]
+
+
+def f2i_bits(is_signed: Value, x: Opnd, B: Value) -> Value:
     """v_cvt_i32_f32 (``is_signed``) / v_cvt_u32_f32: truncate toward zero, saturate, NaN -> 0.
-    One shifter for both: |x| in [1, 2^32) is the significand shifted (a signed result
-    saturates from 2^31)."""
-    t = (Cat(x.frac, 1) << 8) >> (158 - x.exp)[:5]
+    ``B`` is :func:`align` by :func:`f2i_shift` (a signed result saturates from 2^31)."""
+    t = B[23:55]
     signed_r = Mux(x.is_nan() | (x.exp < 127), 0,
                    Mux(x.exp >= 158, Mux(x.sign, 0x8000_0000, 0x7FFF_FFFF), Mux(x.sign, -t, t)))[:32]
     unsigned_r = Mux(x.is_nan() | x.sign | (x.exp < 127), 0, Mux(x.exp >= 159, 0xFFFF_FFFF, t))[:32]
@@ -407,12 +446,18 @@ def rint_bits(sub: Value, x: Opnd) -> Value:
                Mux(x.exp < 127, small, mid))
 
 
-def fract_lane(m, rec, terms, bits, x: Opnd, fin_rec):
+def fract_shift(x: Opnd) -> Value:
+    """The alignment shift of v_fract: 72 - s, s = 150 - E (x's fraction bits) clamped to
+    [0, 48], so that bits [24, 72) of :func:`align` are the fraction bits times 2^(48 - s)."""
+    return Mux(x.exp >= 150, 72, Mux(x.exp <= 102, 24, (x.E + 50)[:7]))
+
+
+def fract_lane(m, rec, terms, bits, x: Opnd, B: Value, fin_rec):
     """v_fract_f32 = minimum(x - floor(x), 0x3F7FFFFF), the subtraction rounded once.
 
-    x >= 0: the fraction bits f of x (exact).  x < 0: 1 - frac(|x|), which equals
-    (-M) mod 2^s = (~M mod 2^s) + 1 for f != 0 (else 0) in units of 2^(E-150), with
-    s = 150 - E fraction bits (0 if x is an integer); the adder adds the 1, stage 5 rounds.
+    ``B`` = :func:`align` by :func:`fract_shift`: f = B[24:72] is frac(|x|) in units of
+    2^-48 (of 2^(E-150) when E <= 102, a number below 2^-24).  x >= 0: f (exact).  x < 0:
+    1 - frac(|x|) = 2^48 - f units, 0 for f = 0 (an integer x); stage 5 rounds it.
     For -2^-24 < x < 0 the result is 0x3F7FFFFF whichever way 1 - |x| rounds (1.0 is capped).
     NaN -> quiet, +-inf -> DEFAULT_NAN.
     """
@@ -421,30 +466,33 @@ def fract_lane(m, rec, terms, bits, x: Opnd, fin_rec):
     with m.Elif(x.sign & (x.exp <= 102) & (x.mag != 0)):
         m.d.comb += [rec.eq(fin_rec), bits.eq(ALMOST_ONE)]
     with m.Else():
-        s = Mux(x.exp >= 150, 0, Mux(x.exp <= 102, 48, (150 + ~x.exp)[:8] + 1))[:6]
-        mask = ~(Const((1 << 48) - 1, 48) << s)[:48]
-        up = x.sign & ((x.m & mask) != 0)
-        m.d.comb += [rec.eq(record(x.E + (T_BIAS - 150))),
-                     terms.eq(terms_of((x.m ^ Mux(up, (1 << 48) - 1, 0)) & mask, up))]
+        f = B[24:72]
+        up = x.sign & (f != 0)
+        m.d.comb += [rec.eq(record(Mux(x.exp <= 102, x.E + (T_BIAS - 150), T_BIAS - 48))),
+                     terms.eq(terms_of(Cat(Const(0, 48), up), f, up))]
 
 
-def ldexp_lane(m, rec, terms, bits, x: Opnd, y: Opnd, fin_rec):
+#: The alignment shift of v_ldexp: Mx in units of bit 24 of :func:`align`.
+LDEXP_SHIFT = 24
+
+
+def ldexp_lane(m, rec, terms, bits, x: Opnd, y: Opnd, B: Value, fin_rec):
     """v_ldexp_f32: x * 2^n rounded once, n = int32 y clamped to +-300 (beyond that every finite
-    non-zero x over- or underflows).  +-0, +-inf unchanged, NaN -> quiet."""
+    non-zero x over- or underflows).  +-0, +-inf unchanged, NaN -> quiet.  ``B``: :func:`align`
+    by ``LDEXP_SHIFT``."""
     with m.If((x.exp == 255) | x.is_zero()):
         m.d.comb += [rec.eq(fin_rec), bits.eq(Mux(x.is_nan(), x.quieted(), x.word))]
     with m.Else():
         n = y.word.as_signed()
         n = Mux(n > 300, 300, Mux(n < -300, -300, n))
-        m.d.comb += [rec.eq(record(x.E + (T_BIAS - 150) + n, neg=x.sign)), terms.eq(terms_of(x.m))]
+        m.d.comb += [rec.eq(record(x.E + (T_BIAS - 150) + n, neg=x.sign)), terms.eq(terms_of(0, B[24:48]))]
 
 
-def i2f_terms(is_signed: bool, x: Opnd) -> Value:
-    """Terms of v_cvt_f32_i32 / u32 / ubyteN: V = the integer (a negative int32 is its bits
-    minus 2^32), T = 0 (rounded by stage 5)."""
-    if is_signed:
-        return terms_of(x.word, Cat(Const(0, 32), x.sign), x.sign)
-    return terms_of(x.word)
+def i2f_terms(is_signed: Value, x: Opnd) -> Value:
+    """Terms of v_cvt_f32_i32 (``is_signed``) / u32 / ubyteN: V = the integer (a negative
+    int32 is its bits minus 2^32), T = 0 (rounded by stage 5)."""
+    neg = is_signed & x.sign
+    return terms_of(x.word, Cat(Const(0, 32), neg), neg)
 
 
 #: Stage 3's record of an int -> float conversion (T = 0).
@@ -487,32 +535,47 @@ def lzc_lane(m, out, mag: Value):
 _RNE_W = 26        # bits of a rounded result: a 24-bit significand, its carry, a denormal's
 
 
-def _shr_narrow(x: Value, sh: Value, width: int) -> Value:
-    """``(x >> sh)[:width]``, whose bits above ``width`` must be 0: a log shifter with the
-    large steps first, so that after the step by 2^k only ``width + 2^k - 1`` bits are kept
-    (the remaining steps move the bits by less than 2^k).  Each step is a shift by a value
-    with one variable bit, so that the simulator evaluates ``x`` once per step."""
+def _shr_sticky(x: Value, sh: Value, width: int):
+    """``(x >> sh)[:width]`` (whose bits above ``width`` must be 0) and whether a bit of ``x``
+    below 2^sh is set.
+
+    A log shifter with the large steps first: after the step by 2^k the remaining steps move
+    the bits by less than 2^k, so only ``width + 2^k - 1`` bits are kept.  Each step is a shift
+    by a value with one variable bit (the simulator evaluates its input once).  The sticky bit
+    is in two parts: the bits below ``sh`` rounded down to a multiple of 8 (a mask with 13
+    distinct groups), and those of the next 0 .. 7 bits (from the steps by 8 and more).
+    """
+    w = len(x)
+    coarse = (x & ~(Const((1 << w) - 1, w) << Cat(Const(0, 3), sh[3:]))[:w]) != 0
     for k in reversed(range(len(sh))):
+        if k == 2:
+            fine = (x & ~(Const(0x7F, 7) << sh[:3])[:7])[:7] != 0
         x = (x >> Cat(Const(0, k), sh[k]))[:width + (1 << k) - 1]
-    return x[:width]
+    return x[:width], coarse | fine
 
 
-def round_lane(m, out, mag: Value, bl: Value, neg: Value, tb: Value, zsign: Value):
+def round_shift(bl: Value, tb: Value) -> Value:
+    """The rounding shift of :func:`round_lane` minus 1 (7 bits) and above it whether the
+    result is normal.
+
+    One rounding shifter for both results, by sh - 1 (its last bit is the rounding bit): a
+    normal result keeps 24 significant bits (sh = bl); a denormal one bits down to 2^-149:
+    sh = -125 - T = 387 - tb, which leaves nothing when >= 128 (tb < 259; |V| < 2^77)."""
+    is_normal = tb + bl >= T_BIAS - 125
+    return Cat(Mux(is_normal, (bl + 127)[:7], (~tb + (T_BIAS - 125))[:7]), is_normal)
+
+
+def round_lane(m, out, mag: Value, bl: Value, neg: Value, tb: Value, zsign: Value, shn: Value):
     """Statements: ``out`` = float32 bits of (-1)^neg x mag x 2^(tb - T_BIAS), RNE.
 
-    ``mag`` = |V| with bit length ``bl`` (0: an exact zero, signed ``zsign``).  Gradual
-    underflow (the last kept bit is never below 2^-149) and overflow to infinity; the rounding
-    carry ripples into the exponent field (up to infinity), as docs/fp32.md §5.2.
+    ``mag`` = |V| with bit length ``bl`` (0: an exact zero, signed ``zsign``), ``shn`` its
+    :func:`round_shift`.  Gradual underflow (the last kept bit is never below 2^-149) and
+    overflow to infinity; the rounding carry ripples into the exponent field (up to infinity),
+    as docs/fp32.md §5.2.
     """
     e1 = tb + bl                                # exponent of the leading bit + 1 + T_BIAS
-    is_normal = e1 >= T_BIAS - 125
-    # one rounding shifter for both results, by sh - 1 (its last bit is the rounding bit): a
-    # normal result keeps 24 significant bits (sh = bl); a denormal one bits down to 2^-149:
-    # sh = -125 - T = 387 - tb, which leaves nothing when >= 128 (tb < 259; |V| < 2^77)
-    sh_m1 = Mux(is_normal, (bl + 127)[:7], (~tb + (T_BIAS - 125))[:7])
-    X = Cat(Const(0, 24), mag)
-    qr = _shr_narrow(X, sh_m1, _RNE_W + 1)
-    sticky = (X & ~(Const((1 << len(X)) - 1, len(X)) << sh_m1)[:len(X)]) != 0
+    sh_m1, is_normal = shn[:7], shn[7]
+    qr, sticky = _shr_sticky(Cat(Const(0, 24), mag), sh_m1, _RNE_W + 1)
     # ties to even: up when the rounding bit is set and so is a bit below it or the lsb
     rounded = qr[1:] + (qr[0] & (sticky | qr[1]))
     normal = ((e1 + (1024 - (T_BIAS - 125)))[:8] << 23) + rounded

@@ -38,16 +38,22 @@ Amaranth's simulator evaluates each stage's code once per input change, in order
 reading only the previous submodule's signals (a submodule that reads two others' is
 evaluated after each: the sum and the encoders pass on what the next stage needs):
 
-1. decode ``op`` into an operation class, apply the modifiers and arrange the operands (whole
-   vectors at once: add/sub/subrev/mul become fma operands);
+1. decode ``op`` into an operation class and a few operand-select bits, then (in a submodule
+   of its own) apply the modifiers and arrange the operands (whole vectors at once:
+   add/sub/subrev/mul become fma operands; the users of the alignment shifter find their
+   operand in z);
 2. unpack significands and exponents and the inf/NaN flags with bitwise SWAR logic over the
    whole vector (no carries cross lanes);
-3. the per-lane core (``hdl.simd.fp32lane``): for the fma, the two terms of its exact sum and the
-   exponent T; or a final result (min/max, conversions, rounding to integers, specials), the
-   compare/class mask; then, in a submodule of its own, the fma's one adder: the sum as a
-   signed integer V;
+3. the per-lane core (``hdl.simd.fp32lane``), a textbook single-path FMA: first each lane's
+   alignment shift, chosen by class (a submodule of its own); then the one alignment shifter
+   (the fma's addend placed in a 77-bit window around the product, with a sticky bit; also
+   fract's fraction bits, ldexp's significand, float -> int's integer part), and the two
+   terms of V with the exponent T for the fma, int -> float, fract and ldexp; or a final
+   result (min/max, float -> int, rounding to integers, specials), the compare/class mask;
+   then, in a submodule of its own, the one adder: V = a +- b;
 4. |V|, then its bit length (a priority encoder, in a submodule of its own);
-5. rounding to float32 (RNE, gradual underflow, overflow);
+5. rounding to float32 (RNE, gradual underflow, overflow): the shift (a submodule of its own),
+   then one shifter that keeps only the bits it brings to the result and a sticky bit;
 6. ``omod`` (one datapath for its three codes);
 7. ``clamp``.
 
@@ -56,18 +62,21 @@ registered, then stage 3's sum (and the compare/class mask), so ``d`` and ``mask
 answer the inputs of two cycles before; ``illegal`` answers the current ones, and the
 multiplier's operands leave and its product returns in the middle stage.
 
-Operations of one family share their datapath, selected at run time: the seven min/max
-selections three compares, the four roundings to integers one adder, the two float -> int
-conversions one shifter, normal and denormal rounding one shifter, the three ``omod`` codes
-one path (the 4-lane ``fpga`` unit: 40,268 multiplexers with a datapath per operation,
-26,824 shared; docs/fpga.md).
+Operations share their datapath, selected at run time: the min/max selections and the
+compares three comparators (the min/max ones pick an operand index, then one word
+multiplexer), the four roundings to integers one adder, the fma, the conversions, fract and
+ldexp one alignment shifter and one adder, normal and denormal rounding one shifter, the three
+``omod`` codes one path.  One lane of the ``fpga`` preset (``dcu fpga --block valu_fp --set
+lanes=1 --set coalesce_lanes=1 --set request_in_rows=false``) is about 3,000 LUT4 and 400
+CCU2C.
 
 Each lane's datapath is written once, as expressions and ``If``/``Switch`` statements on
-slices of the stage signals; there are no per-lane signals.  Stages that an operation does
-not need pass the vector through in one assignment.  Measured with Amaranth 0.5's simulator
-(tests/test_valu_fp.py, bench/results/fp32_rtl_campaign.json): about 2,700 32-lane vectors
-per CPU second through the fused add/mul/fma path, 3,500 for the int -> float conversions,
-ldexp and fract, 6,000-9,000 for min/max, compares, rounding to integers and float -> int.
+slices of the stage signals; there are no per-lane signals (a stage's per-lane results, such as
+the shifts, are slices of one signal of the stage).  Stages that an operation does not need
+pass the vector through in one assignment.  Measured with Amaranth 0.5's simulator
+(random operands, CPU time): about 1,300-1,500 32-lane vectors per CPU second through the
+fused add/mul/fma path, 1,800-2,500 for the int -> float conversions, ldexp and fract,
+3,000-7,000 for min/max/med3, compares, rounding to integers and float -> int.
 """
 from __future__ import annotations
 
@@ -75,12 +84,11 @@ from amaranth.hdl import Cat, Const, Module, Mux, Signal, Value
 from amaranth.lib import data, enum, wiring
 from amaranth.lib.wiring import In, Out
 
-from .fp32lane import (BLW, FIN_REC, I2F_REC, MW, NORM_W, R_FIN, R_NEG, R_T, R_V, R_ZS, REC_W, RECV_W,
-                       TERMS_W, TW, VW,
-                       Opnd, fit, class_bit, clamp_lane, cmp_bit, f2i_bits,
-                       fma_lane, fma_special, fma_sum, fract_lane, i2f_terms, ldexp_lane, lzc_lane,
-                       minmax_bits, MINMAX_OPS, omod_lane, order_bits, rep, rint_bits, RINT_OPS, round_lane, swar_spec,
-                       swar_unpack)
+from .fp32lane import (BLW, FIN_REC, I2F_REC, LDEXP_SHIFT, MINMAX_OPS, MW, NORM_W, R_FIN, R_NEG, R_T, R_V, R_ZS,
+                       REC_W, RECV_W, RINT_OPS, TERMS_W, TW, VW, Opnd, align, class_bit, clamp_lane, cmp_bit,
+                       f2i_bits, f2i_shift, fit, fma_lane, fma_shift, fma_special, fma_sum, fract_lane, fract_shift,
+                       i2f_terms, ldexp_lane, lzc_lane, minmax_lane, omod_lane, order_bits, rep, rint_bits, round_shift,
+                       round_lane, swar_spec, swar_unpack)
 from ..isa_tables import OpId, info_of
 
 __all__ = ["VALUFloat", "Cls", "FP_OPS", "FUSED_OPS", "CMP_CONDITIONS"]
@@ -96,7 +104,7 @@ class Cls(enum.Enum, shape=4):
     """Operation class of VALUFloat (stage 1 decodes ``op`` into it)."""
     NONE = 0     #: not an FP32 VALU op of this unit (``illegal``)
     FMA = 1      #: add, sub, subrev, mul, fma, fmac, fmaak, fmamk
-    MINMAX = 2   #: min/max/min3/max3/med3 (sub = index in MINMAX_OPS)
+    MINMAX = 2   #: min/max/min3/max3/med3 (sub: one-hot kind, MINMAX_OPS; ``mx``: a max op)
     CMP = 3      #: v_cmp(x)_<cond>_f32 (sub = condition index)
     CLASS = 4    #: v_cmp(x)_class_f32
     I2F = 5      #: cvt_f32_i32 (sub = 1), cvt_f32_u32, cvt_f32_ubyteN (sub = 0)
@@ -110,6 +118,9 @@ _ROUNDED = (Cls.FMA, Cls.I2F, Cls.FRACT, Cls.LDEXP)   # classes that go through 
 
 _Ctl = data.StructLayout({
     "cls": Cls, "sub": 4, "zneg": 1, "omod": 2, "clamp": 1, "rnd": 1,
+    # decoded for stage 3 (a bit per vector rather than a test per lane): a max op of the
+    # min/max unit
+    "mx": 1,
 })
 
 
@@ -123,8 +134,8 @@ def _decode_table() -> dict:
     names = {"min_num": "V_MIN_NUM_F32", "max_num": "V_MAX_NUM_F32", "minimum": "V_MINIMUM_F32",
              "maximum": "V_MAXIMUM_F32", "min3": "V_MIN3_NUM_F32", "max3": "V_MAX3_NUM_F32",
              "med3": "V_MED3_NUM_F32"}
-    for k, sub in enumerate(MINMAX_OPS):
-        t[OpId[names[sub]]] = (Cls.MINMAX, k, "abc")
+    for sub, k in MINMAX_OPS.items():
+        t[OpId[names[sub]]] = (Cls.MINMAX, 1 << k, "abc")
     for op in OpId:
         n = op.name
         if n.startswith(("V_CMP_", "V_CMPX_")) and n.endswith("_F32"):
@@ -139,29 +150,32 @@ def _decode_table() -> dict:
     t[OpId.V_CVT_F32_U32] = (Cls.I2F, 0, "abc")
     for k in range(4):
         t[OpId[f"V_CVT_F32_UBYTE{k}"]] = (Cls.I2F, 0, f"ubyte{k}")
-    t[OpId.V_CVT_I32_F32] = (Cls.F2I, 1, "abc")
-    t[OpId.V_CVT_U32_F32] = (Cls.F2I, 0, "abc")
+    t[OpId.V_CVT_I32_F32] = (Cls.F2I, 1, "xz")
+    t[OpId.V_CVT_U32_F32] = (Cls.F2I, 0, "xz")
     for k, sub in enumerate(RINT_OPS):
         t[OpId[f"V_{sub.upper()}_F32"]] = (Cls.RINT, k, "abc")
-    t[OpId.V_FRACT_F32] = (Cls.FRACT, 0, "abc")
-    t[OpId.V_LDEXP_F32] = (Cls.LDEXP, 0, "abc")
+    t[OpId.V_FRACT_F32] = (Cls.FRACT, 0, "xz")
+    t[OpId.V_LDEXP_F32] = (Cls.LDEXP, 0, "xz")
     return t
 
 
 _TABLE = _decode_table()
 #: Operand arrangements (x, y, z of the fused datapath) as select bits: x = b (else a, or a
-#: byte of a), y = 1.0 (else b, 0 for a byte), z = a or b with its sign flipped by ``zflip``
-#: (else c), c without modifiers (``z_raw``), -0.0 (``z_m0``).
-_Arr = data.StructLayout({"x_b": 1, "ub": 1, "byte": 2, "y_one": 1, "z_a": 1, "z_b": 1,
+#: byte of a: int -> float reads only x), y = 1.0 (else b), z = a or b with its sign flipped
+#: by ``zflip`` (else c), c without modifiers (``z_raw``), -0.0 (``z_m0``); ``on``: an op of
+#: the unit (else the operands stay 0 and the stages after do not change: OpId.NONE is cheap
+#: to simulate).
+_Arr = data.StructLayout({"on": 1, "x_b": 1, "ub": 1, "byte": 2, "y_one": 1, "z_a": 1, "z_b": 1,
                           "zflip": 1, "z_raw": 1, "z_m0": 1})
 _ARRANGE = {
     "abc": {},
+    "xz": {"z_a": 1},          # the operand of the alignment shifter's users is z (and x)
     "fmac": {"z_raw": 1},
     "add": {"y_one": 1, "z_b": 1},
     "sub": {"y_one": 1, "z_b": 1, "zflip": 1},
     "subrev": {"x_b": 1, "y_one": 1, "z_a": 1, "zflip": 1},
     "mul": {"z_m0": 1},
-    **{f"ubyte{k}": {"ub": 1, "byte": k, "z_raw": 1} for k in range(4)},
+    **{f"ubyte{k}": {"ub": 1, "byte": k} for k in range(4)},
 }
 #: Every OpId that VALUFloat executes (``illegal`` is 0 exactly for these).
 FP_OPS = frozenset(_TABLE)
@@ -247,20 +261,22 @@ class VALUFloat(wiring.Component):
         sign_rep, abs_rep, ones = rep(0x8000_0000, L), rep(0x7FFF_FFFF, L), (1 << W) - 1
 
         # the operand arrangement is decoded into a few select bits (one Switch case per
-        # (class, sub, arrangement)); a submodule of its own multiplexes the vectors with them
+        # (class, sub, arrangement, a max op)); a submodule of its own multiplexes the vectors
+        # with them
         arr = Signal(_Arr, name="arr1")
         groups = {}
         for op, key in _TABLE.items():
-            groups.setdefault(key, []).append(op)
+            groups.setdefault((*key, key[0] is Cls.MINMAX and op.name.startswith("V_MAX")), []).append(op)
         s1.d.comb += [c1.omod.eq(self.omod), c1.clamp.eq(self.clamp)]
         # OpId.NONE (no instruction) apart, so that a compiled simulation decodes only the
         # operations
         with s1.If(self.op == OpId.NONE):
             s1.d.comb += self.illegal.eq(1)
         with s1.Else(), s1.Switch(self.op):
-            for (cls, sub, key), ops in groups.items():
+            for (cls, sub, key, mx), ops in groups.items():
                 with s1.Case(*ops):
-                    s1.d.comb += [c1.cls.eq(cls), c1.sub.eq(sub), c1.rnd.eq(cls in _ROUNDED),
+                    s1.d.comb += [c1.cls.eq(cls), c1.sub.eq(sub), c1.rnd.eq(cls in _ROUNDED), arr.on.eq(1),
+                                  c1.mx.eq(mx),
                                   *[arr[f].eq(v) for f, v in _ARRANGE[key].items()]]
                     if key in ("sub", "subrev"):
                         s1.d.comb += c1.zneg.eq(1)
@@ -276,11 +292,12 @@ class VALUFloat(wiring.Component):
         ubyte = (am >> Cat(Const(0, 3), arr.byte)) & rep(0xFF, L)
         zsrc = Mux(arr.z_a, modified(self.a, 0, arr.zflip),
                    Mux(arr.z_b, modified(self.b, 1, arr.zflip), modified(self.c, 2)))
-        s1a.d.comb += [
-            x1.eq(Mux(arr.x_b, bm, Mux(arr.ub, ubyte, am))),
-            y1.eq(Mux(arr.y_one, rep(0x3F80_0000, L), Mux(arr.ub, 0, bm))),
-            z1.eq(Mux(arr.z_raw, Mux(arr.ub, 0, self.c), Mux(arr.z_m0, sign_rep, zsrc))),
-        ]
+        with s1a.If(arr.on):
+            s1a.d.comb += [
+                x1.eq(Mux(arr.x_b, bm, Mux(arr.ub, ubyte, am))),
+                y1.eq(Mux(arr.y_one, rep(0x3F80_0000, L), bm)),
+                z1.eq(Mux(arr.z_raw, self.c, Mux(arr.z_m0, sign_rep, zsrc))),
+            ]
 
         # ---- stage 2: SWAR unpack ------------------------------------------------------
         s2 = Module()
@@ -300,11 +317,29 @@ class VALUFloat(wiring.Component):
                           | ((x1 ^ y1) & sign_rep) | ((((x1 ^ y1) & z1) & sign_rep) >> 1)
                           | (((x1 ^ y1 ^ z1) & sign_rep) >> 2)),
                 ]
-            with s2.Case(Cls.FRACT, Cls.LDEXP):
-                s2.d.comb += ux.eq(swar_unpack(x1, L))
+            with s2.Case(Cls.FRACT, Cls.LDEXP, Cls.F2I):
+                s2.d.comb += uz.eq(swar_unpack(z1, L))
 
         # the first register of ``stages=3``: stage 3 reads only these
         x2, y2, z2, ux, uy, uz, fl, c2 = cut(x2, y2, z2, ux, uy, uz, fl, c2)
+
+        # ---- stage 3a: the alignment shift of each lane, chosen by class ----------------------
+        # (a signal: the shifter's steps and the fma's exponent read it without recomputing it;
+        # the stage passes on what stage 3 reads, so that the simulator evaluates stage 3 once)
+        s3a = Module()
+        m.submodules.s3_shift = s3a
+        shs = Signal(8 * L, name="align_sh")        # per lane: the shift (7 bits), fma's hi
+        passed = [Signal.like(v, name=f"{Value.cast(v).name}a") for v in (x2, y2, z2, ux, uy, uz, fl, c2)]
+        s3a.d.comb += [p.eq(v) for p, v in zip(passed, (x2, y2, z2, ux, uy, uz, fl, c2))]
+        with s3a.Switch(c2.cls):
+            with s3a.Case(Cls.FMA):
+                for i in range(L):
+                    x, y, z = Opnd(x2, ux, i), Opnd(y2, uy, i), Opnd(z2, uz, i)
+                    fma_shift(s3a, shs[8 * i: 8 * i + 8], x, y, z)
+            for cls, shift in ((Cls.FRACT, fract_shift), (Cls.F2I, f2i_shift), (Cls.LDEXP, lambda z: LDEXP_SHIFT)):
+                with s3a.Case(cls):
+                    s3a.d.comb += shs.eq(Cat(fit(shift(Opnd(z2, uz, i)), 8) for i in range(L)))
+        x2, y2, z2, ux, uy, uz, fl, c2 = passed
 
         # ---- stage 3: per-lane core ------------------------------------------------------
         s3 = Module()
@@ -329,8 +364,10 @@ class VALUFloat(wiring.Component):
 
         # the min/max compares reversed for the max ops; the compares share the first, not
         # reversed (the same expression: one comparator in the netlist)
-        for_max = (c2.cls == Cls.MINMAX) & Cat(*[c2.sub == k for k, name in enumerate(MINMAX_OPS)
-                                                 if name.startswith("max")]).any()
+        for_max = c2.mx
+        # the one alignment shifter per lane, by stage 3a's shift; each class's case uses the
+        # same expression (one shifter in the netlist, only the case's use simulated)
+        aligned = [align(Opnd(z2, uz, i), shs[8 * i: 8 * i + 7]) for i in range(L)]
         with s3.Switch(c2.cls):
             with s3.Case(Cls.FMA):
                 if self.external_mul:
@@ -344,11 +381,12 @@ class VALUFloat(wiring.Component):
                                           fma_special(x, y, z, fl[32 * i + 31], c2.zneg))]
                     with s3.Else():
                         fma_lane(s3, rec_of(recs, i), rec_of(terms, i, TERMS_W),
-                                 x, y, z, fl[32 * i + 31], fl[32 * i + 29],
+                                 x, y, z, aligned[i], shs[8 * i + 7], fl[32 * i + 31], fl[32 * i + 29],
                                  fl[32 * i + 30], self.mul_p[48 * i:48 * (i + 1)] if self.external_mul else None)
             with s3.Case(Cls.MINMAX):
-                s3.d.comb += bits3.eq(Cat(fit(minmax_bits(c2.sub, order_bits(for_max, *lane_ops(i, False)),
-                                                          *lane_ops(i, False)), 32) for i in range(L)))
+                for i in range(L):
+                    minmax_lane(s3, lane_word(bits3, i), c2.sub, order_bits(for_max, *lane_ops(i, False)),
+                                *lane_ops(i, False))
             with s3.Case(Cls.CMP):
                 s3.d.comb += mask3.eq(Cat(cmp_bit(c2.sub, order_bits(for_max, *lane_ops(i, False))[0],
                                                   *lane_ops(i, False)[:2]) for i in range(L)))
@@ -357,24 +395,21 @@ class VALUFloat(wiring.Component):
                                                   for i in range(L)))
             with s3.Case(Cls.I2F):
                 s3.d.comb += [r.eq(Cat(Const(I2F_REC, REC_W) for i in b)) for r, b in zip(recs, banks)]
-                with s3.If(c2.sub[0]):
-                    s3.d.comb += [t.eq(Cat(i2f_terms(True, Opnd(x2, None, i)) for i in b))
-                                  for t, b in zip(terms, banks)]
-                with s3.Else():
-                    s3.d.comb += [t.eq(Cat(i2f_terms(False, Opnd(x2, None, i)) for i in b))
-                                  for t, b in zip(terms, banks)]
+                s3.d.comb += [t.eq(Cat(i2f_terms(c2.sub[0], Opnd(x2, None, i)) for i in b))
+                              for t, b in zip(terms, banks)]
             with s3.Case(Cls.F2I):
-                s3.d.comb += bits3.eq(Cat(fit(f2i_bits(c2.sub[0], Opnd(x2, None, i)), 32) for i in range(L)))
+                s3.d.comb += bits3.eq(Cat(fit(f2i_bits(c2.sub[0], Opnd(z2, uz, i), aligned[i]), 32)
+                                          for i in range(L)))
             with s3.Case(Cls.RINT):
                 s3.d.comb += bits3.eq(Cat(fit(rint_bits(c2.sub, Opnd(x2, None, i)), 32) for i in range(L)))
             with s3.Case(Cls.FRACT):
                 for i in range(L):
                     fract_lane(s3, rec_of(recs, i), rec_of(terms, i, TERMS_W), lane_word(bits3, i),
-                               Opnd(x2, ux, i), fin_rec)
+                               Opnd(z2, uz, i), aligned[i], fin_rec)
             with s3.Case(Cls.LDEXP):
                 for i in range(L):
                     ldexp_lane(s3, rec_of(recs, i), rec_of(terms, i, TERMS_W), lane_word(bits3, i),
-                               Opnd(x2, ux, i), Opnd(y2, None, i), fin_rec)
+                               Opnd(z2, uz, i), Opnd(y2, None, i), aligned[i], fin_rec)
 
         # the adder, a stage of its own that reads stage 3's terms: V of every rounded class
         s3s = Module()
@@ -441,6 +476,20 @@ class VALUFloat(wiring.Component):
         norms, recs4, c4, bits4 = norms4, recs4l, c4l, bits4l
 
         # ---- stage 5: round ----------------------------------------------------------------
+        # first the rounding shift of each lane (a signal: the shifter's steps read it), the
+        # stage passing on what the rounding reads
+        s5a = Module()
+        m.submodules.s5_shift = s5a
+        rsh = Signal(8 * L, name="round_sh")        # per lane: the shift - 1 (7 bits), normal
+        passed = [Signal.like(v, name=f"{Value.cast(v).name}a") for v in (*norms, *recs4, *lens, c4, bits4)]
+        s5a.d.comb += [p.eq(v) for p, v in zip(passed, (*norms, *recs4, *lens, c4, bits4))]
+        with s5a.If(c4.rnd):
+            for i in range(L):
+                with s5a.If(~rfield(recs4, i, R_FIN, 1)):
+                    s5a.d.comb += rsh[8 * i: 8 * i + 8].eq(round_shift(lfield(i), rfield(recs4, i, R_T, TW)))
+        nb, nr = len(norms), len(recs4)
+        norms, recs4, lens, (c4, bits4) = passed[:nb], passed[nb:nb + nr], passed[nb + nr:-2], passed[-2:]
+
         s5 = Module()
         m.submodules.s5_round = s5
         r5 = Signal(W, name="r5")
@@ -453,7 +502,7 @@ class VALUFloat(wiring.Component):
                     s5.d.comb += out.eq(lane_word(bits4, i))
                 with s5.Else():
                     round_lane(s5, out, nfield(i, 0, MW), lfield(i), nfield(i, MW, 1),
-                               rfield(recs4, i, R_T, TW), rfield(recs4, i, R_ZS, 1))
+                               rfield(recs4, i, R_T, TW), rfield(recs4, i, R_ZS, 1), rsh[8 * i: 8 * i + 8])
         with s5.Else():
             s5.d.comb += r5.eq(bits4)
 
