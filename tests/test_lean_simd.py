@@ -271,6 +271,22 @@ def test_scalar_programs_match_the_model(preset, seed):
     print(f"{len(code)} dwords, {len(launches)} waves: {cycles} cycles")
 
 
+def test_jumps_and_calls_through_registers():
+    """``s_getpc_b64``, ``s_setpc_b64`` over two instructions, and a call with
+    ``s_swappc_b64`` that returns through ``s_setpc_b64``."""
+    code = (_sop1("s_getpc_b64", 10, 0) + _sop2("s_add_co_u32", 10, 10, 128 + 16)     # s10 = BASE + 20
+            + _sop1("s_setpc_b64", 0, 10) + _sopk("s_movk_i32", 20, 1) + _sopk("s_movk_i32", 21, 2)
+            + _sopk("s_movk_i32", 22, 3)                                              # BASE + 20
+            + _sop1("s_getpc_b64", 12, 0) + _sop2("s_add_co_u32", 12, 12, 128 + 16)   # s12 = BASE + 44
+            + _sop1("s_swappc_b64", 14, 12) + _sopk("s_movk_i32", 23, 4) + _sopp("s_endpgm")
+            + _sopk("s_movk_i32", 24, 5) + _sop1("s_setpc_b64", 0, 14))               # BASE + 44: the callee
+    launches = launch_state(7, 2)
+    regs, errors, _ = rtl_run("fpga", code, launches)
+    ref = model_run(code, launches[0], [])
+    assert errors == [] and regs[0][:126] == ref.s[:126]
+    assert regs[0][20:25] == [0, 0, 3, 4, 5] and regs[0][14] == BASE + 36 and regs[0][10] == BASE + 20
+
+
 def test_a_wave_ends_after_its_loads_return():
     """Loads and no wait before ``s_endpgm``: the wave ends when the last dword has arrived."""
     words = table(5)
