@@ -13,7 +13,6 @@ four waves.
 from __future__ import annotations
 
 import random
-from collections import deque
 
 import pytest
 from amaranth.sim import Simulator
@@ -24,6 +23,7 @@ from hdl.layouts import Steer
 from hdl.simd.decoder import IMPLEMENTED
 from hdl.simd.frontend import FrontEnd
 from tests.bitpack import pack96
+from tests.codemem import CodeMemory
 from tests.lint import convert_and_lint
 from tests.test_decoder import compare, llvm_vectors, unpack_inst
 
@@ -54,11 +54,7 @@ def run(preset: str, waves: int, quota: int, p_replay: float, p_jump: float, rea
     dut = FrontEnd(cfg)
     rng = random.Random(seed)
     prog, starts = _program()
-    fb = cfg.fetch_bytes
-
-    def line(addr):
-        k = (addr - BASE) // 4
-        return sum((prog[k + i] if 0 <= k + i < len(prog) else 0) << (32 * i) for i in range(fb // 4))
+    mem = CodeMemory(prog, BASE, cfg.fetch_bytes, rng, max_latency)
 
     def at(pc):
         k = (pc - BASE) // 4
@@ -71,7 +67,6 @@ def run(preset: str, waves: int, quota: int, p_replay: float, p_jump: float, rea
     cycle = [0]
 
     async def bench(ctx):
-        inflight = deque()                             # (cycle due, FetchResp fields)
         for w in range(waves):                         # one launch a cycle
             ctx.set(dut.start.valid, 1)
             ctx.set(dut.start.payload.wave, w)
@@ -80,19 +75,7 @@ def run(preset: str, waves: int, quota: int, p_replay: float, p_jump: float, rea
         ctx.set(dut.start.valid, 0)
         while any(left.values()) or ctx.get(dut.active):
             assert cycle[0] < 200 * waves * quota, "the front end stopped"
-            # memory: take a request, answer the oldest when due
-            ctx.set(dut.fetch_req.ready, 1)
-            if ctx.get(dut.fetch_req.valid):
-                r = dut.fetch_req.payload
-                inflight.append((cycle[0] + rng.randint(1, max_latency),
-                                 {"wave": ctx.get(r.wave), "data": line(ctx.get(r.addr)), "epoch": ctx.get(r.epoch)}))
-            due = bool(inflight) and inflight[0][0] <= cycle[0]
-            ctx.set(dut.fetch_resp.valid, due)
-            if due:
-                for k, v in inflight[0][1].items():
-                    ctx.set(getattr(dut.fetch_resp.payload, k), v)
-                if ctx.get(dut.fetch_resp.ready):
-                    inflight.popleft()
+            mem.step(ctx, dut.fetch_req, dut.fetch_resp, cycle[0])
             # issue: take a decoded instruction, answer it later
             ready = rng.random() < ready_rate
             ctx.set(dut.inst.ready, ready)

@@ -27,6 +27,7 @@ from hdl.simd.simd import LeanSIMD
 from sim.execute import build
 from sim.memory import GlobalMemory
 from sim.wave import Wave
+from tests.codemem import CodeMemory
 from tests.lint import convert_and_lint
 from tests.test_decoder import packed_vectors
 
@@ -176,16 +177,12 @@ def rtl_run(preset: str, code: list[int], launches: list[dict], words: list[int]
     cfg = PRESETS[preset]
     dut = LeanSIMD(cfg)
     rng = random.Random(seed)
-    fb = cfg.fetch_bytes
+    mem = CodeMemory(code, BASE, cfg.fetch_bytes, rng, max_latency=6)
     errors, cycles = [], [0]
 
     def dword(addr):
         k = (addr - TABLE) // 4
         return words[k] if 0 <= k < len(words) else 0
-
-    def line(addr):
-        k = (addr - BASE) // 4
-        return sum((code[k + i] if 0 <= k + i < len(code) else 0) << (32 * i) for i in range(fb // 4))
 
     async def bench(ctx):
         lp = dut.launch.payload
@@ -202,23 +199,11 @@ def rtl_run(preset: str, code: list[int], launches: list[dict], words: list[int]
                 await ctx.tick()
             await ctx.tick()
         ctx.set(dut.launch.valid, 0)
-        inflight = deque()
         loads, answering = [], deque()                 # loads: [cycle due, beats]
-        ctx.set(dut.fetch_req.ready, 1)
         ctx.set(dut.smem_req.ready, 1)
         while ctx.get(dut.active):
             assert cycles[0] < 40 * len(code) * 4, "the SIMD did not finish"
-            if ctx.get(dut.fetch_req.valid):
-                r = dut.fetch_req.payload
-                inflight.append((cycles[0] + rng.randint(1, 6),
-                                 {"wave": ctx.get(r.wave), "data": line(ctx.get(r.addr)), "epoch": ctx.get(r.epoch)}))
-            due = bool(inflight) and inflight[0][0] <= cycles[0]
-            ctx.set(dut.fetch_resp.valid, due)
-            if due:
-                for k, v in inflight[0][1].items():
-                    ctx.set(getattr(dut.fetch_resp.payload, k), v)
-                if ctx.get(dut.fetch_resp.ready):
-                    inflight.popleft()
+            mem.step(ctx, dut.fetch_req, dut.fetch_resp, cycles[0])
             # scalar loads: answered whole, in a random order once due
             if ctx.get(dut.smem_req.valid):
                 q = dut.smem_req.payload
