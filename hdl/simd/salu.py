@@ -9,9 +9,9 @@ bit-exact with it, on one datapath that a control word decoded from ``op`` steer
 - **one 66-bit adder** ``X + (Y or ~Y) + carry`` on X and Y extended from 32 or 64 bits:
   adds, subtractions, carries and borrows, every compare (the sign and zero of ``X - Y``),
   the min/max selects, ``s_lshl<n>_add`` (X shifted by n first);
-- **one funnel shifter**, 128 bits right into 64 (a left shift by ``n`` is the value in the
-  high half shifted right by ``64 - n``): the shifts, ``s_bfe`` (a mask after it), ``s_bfm``,
-  ``s_bitcmp`` (its bit 0);
+- **one funnel shifter**, 127 bits right into 64 by 0 to 63, a level per bit of the amount,
+  widest first (a left shift by ``n`` is the value above 63 zeros shifted right by
+  ``63 - n``): the shifts, ``s_bfe`` (a mask after it), ``s_bfm``, ``s_bitcmp`` (its bit 0);
 - **a bitwise unit**, any function of two bits over X and Y: the logic ops, moves, selects
   (``s_cselect``, ``s_cmov``: the table picked by SCC), saveexec/wrexec, ``s_bitset``;
 - a leading-zero counter (``s_clz``, ``s_ctz`` on the reversed value, ``s_cls``), a bit
@@ -334,15 +334,18 @@ class SALU(wiring.Component):
         SUM = sig(st, "sum", (extend(X, ctl.w64 | ctl.x64) + (extend(Y, ctl.w64) ^ _rep(ctl.inv, WIDE)) + cin)[:WIDE])
         lt, eq = SUM[WIDE - 1], SUM == 0
 
-        # the shifter: {hi, lo} >> n (a right shift: lo the value, hi its fill; a left shift
-        # by n: hi the value, lo 0, by 64 - n)
+        # the shifter: a funnel F of 127 bits shifted right by 0 to 63 into 64, one level per
+        # bit of the amount, the widest first, each only as wide as what follows needs (as
+        # VALUInt's). A right shift of v by n: F = {fill, v} by n; a left shift: {v, 0} by 63 - n
         st = stage("shifter")
         amount = Mux(ctl.w64, b64[:6], b64[:5])
         v = Mux(ctl.sv == ShiftIn.MASK, Mux(ctl.w64, low_mask(a64[:6], 64), low_mask(a64[:5], 32)),
                 Mux(ctl.w64, a64, Cat(a, _rep(ctl.arith & a[31], 32))))
-        hi = Mux(ctl.left, v, _rep(ctl.arith & v[63], 64))
-        lo = Mux(ctl.left, 0, v)
-        SH = sig(st, "shift", (Cat(lo, hi) >> Mux(ctl.left, (64 - amount)[:7], amount))[:64])
+        f = sig(st, "funnel", Mux(ctl.left, Cat(Const(0, 63), v), Cat(v, _rep(ctl.arith & v[63], 63))))
+        by = amount ^ _rep(ctl.left, 6)
+        for j in reversed(range(6)):
+            f = sig(st, f"funnel_{j}", Mux(by[j], f[1 << j:64 + (2 << j) - 1], f[:64 + (1 << j) - 1]))
+        SH = f
 
         # s_bfe: the field of S1[22:16] bits (all of them from the operand width up), its
         # top bit extended for the signed forms
