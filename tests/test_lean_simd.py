@@ -170,9 +170,13 @@ def model_run(code: list[int], launch: dict, words: list[int], limit: int = 5000
 
 
 def rtl_run(preset: str, code: list[int], launches: list[dict], words: list[int] = (), seed: int = 1,
-            starts: list[int] | None = None):
+            starts: list[int] | None = None, log: dict | None = None):
     """Launch a wave a slot (``launches``) running ``code`` from ``starts`` (default its first
-    dword), scalar loads reading ``words`` at TABLE; returns (per-wave 128 SGPRs, errors, cycles)."""
+    dword), scalar loads reading ``words`` at TABLE; a barrier is released 20 cycles after every
+    running wave has signalled it. Returns (per-wave 128 SGPRs, errors, cycles); ``log`` gets
+    the cycles of the releases and of the load requests."""
+    log = {} if log is None else log
+    log.update(releases=[], loads=[])
     starts = starts or [BASE] * len(launches)
     cfg = PRESETS[preset]
     dut = LeanSIMD(cfg)
@@ -201,11 +205,20 @@ def rtl_run(preset: str, code: list[int], launches: list[dict], words: list[int]
         ctx.set(dut.launch.valid, 0)
         loads, answering = [], deque()                 # loads: [cycle due, beats]
         ctx.set(dut.smem_req.ready, 1)
+        all_in = None
         while ctx.get(dut.active):
-            assert cycles[0] < 40 * len(code) * 4, "the SIMD did not finish"
+            assert cycles[0] < 40 * len(code) * 4 + 400, "the SIMD did not finish"
+            waiting, active = ctx.get(dut.bar_wait), ctx.get(dut.active)
+            all_in = (all_in or cycles[0]) if waiting and waiting == active else None
+            release = all_in is not None and cycles[0] - all_in >= 20
+            ctx.set(dut.bar_release, waiting if release else 0)
+            if release:
+                log["releases"].append(cycles[0])
+                all_in = None
             mem.step(ctx, dut.fetch_req, dut.fetch_resp, cycles[0])
             # scalar loads: answered whole, in a random order once due
             if ctx.get(dut.smem_req.valid):
+                log["loads"].append(cycles[0])
                 q = dut.smem_req.payload
                 addr, n, sdst = ctx.get(q.addr) & ~3, ctx.get(q.dwords), ctx.get(q.sdst)
                 beats = [{"wave": ctx.get(q.wave), "seq": ctx.get(q.seq), "sdst": sdst + i,
@@ -270,6 +283,22 @@ def test_jumps_and_calls_through_registers():
     ref = model_run(code, launches[0], [])
     assert errors == [] and regs[0][:126] == ref.s[:126]
     assert regs[0][20:25] == [0, 0, 3, 4, 5] and regs[0][14] == BASE + 36 and regs[0][10] == BASE + 20
+
+
+def test_waves_wait_at_the_barrier_until_it_is_released():
+    """Every wave signals, waits, then loads: no load leaves before the release."""
+    words = table(8)
+    code = (_sop1("s_mov_b32", 102, 255) + [TABLE] + _sop1("s_mov_b32", 103, 128)
+            + _sop1("s_barrier_signal", 0, 193) + _sopp("s_barrier_wait", 0xFFFF)
+            + _smem("s_load_b32", 40, 102, 8) + _sopp("s_wait_kmcnt", 0) + _sopp("s_endpgm"))
+    assert [isa.decode(code[k:k + 3]).name for k in (3, 4)] == ["s_barrier_signal", "s_barrier_wait"]
+    for preset in ("fpga", "default"):
+        log = {}
+        launches = launch_state(9, PRESETS[preset].wave_slots)
+        regs, errors, _ = rtl_run(preset, code, launches, words, log=log)
+        assert errors == [] and len(log["releases"]) == 1 and len(log["loads"]) == len(launches)
+        assert min(log["loads"]) > log["releases"][0]
+        assert all(r[40] == words[2] for r in regs)
 
 
 def test_a_wave_ends_after_its_loads_return():

@@ -8,13 +8,17 @@ It takes the front end's decoded instructions of the scalar kinds and answers ea
   ``s_branch`` and ``s_cbranch_*`` (on SCC, VCC or EXEC, flip-flops) ``JUMP`` or ``NEXT``;
   ``s_endpgm`` ``STOP``. What must wait is replayed (``NEXT`` to its own PC: the front end
   selects it again four cycles later): ``s_wait_kmcnt`` above its count, ``s_endpgm`` with
-  loads outstanding, a scalar load while the request port is taken or ``kmcnt`` is full.
+  loads outstanding, a scalar load while the request port is taken or ``kmcnt`` is full,
+  ``s_barrier_wait`` before the wave's barrier is released.
 * **OPR** (*t* + 1): the pairs read, each operand selected (SGPR, inline constant, literal,
   VCC, EXEC, SCC) into the SALU's registers; ``s_setpc_b64`` and ``s_swappc_b64`` answer
   ``JUMP`` to the pair read (ISS takes nothing that cycle); a scalar load's address (base +
   offset + ``soffset``) into the ``smem_req`` register, held until taken.
 * **EX** (*t* + 2): :class:`~hdl.simd.salu.SALU`, and its SGPR, SCC, EXEC and VCC writes at
   the end of the cycle; ``s_getpc_b64`` and ``s_swappc_b64`` write the next PC.
+
+Barriers are the DCU's (a workgroup spans SIMDs): ``s_barrier_signal`` raises the wave's
+``bar_wait`` bit, and ``bar_release`` lets its ``s_barrier_wait`` pass once.
 
 Scalar loads count in the wave's ``kmcnt`` from ISS to the response's last dword; response
 dwords are written to the SGPR file in the cycles EX does not write it. The other wait
@@ -105,6 +109,10 @@ class ScalarPipe(wiring.Component):
     smem_req : Out(stream.Signature(SmemReq(config)))
     smem_resp : In(stream.Signature(SmemResp(config)))
         Scalar loads: one request per load, one response beat per dword (``last`` on the last).
+    bar_wait : Out(config.wave_slots)
+        Bit ``w``: wave ``w`` has signalled the workgroup barrier and is not released yet.
+    bar_release : In(config.wave_slots)
+        A strobe: each wave whose ``bar_wait`` is set is released.
     sgprs : memory.Memory
         The SGPR file.
     """
@@ -121,6 +129,8 @@ class ScalarPipe(wiring.Component):
             "error": Out(stream.Signature(ErrorLayout(config))),
             "smem_req": Out(stream.Signature(SmemReq(config))),
             "smem_resp": In(stream.Signature(SmemResp(config))),
+            "bar_wait": Out(config.wave_slots),
+            "bar_release": In(config.wave_slots),
         })
 
     def elaborate(self, platform):
@@ -131,6 +141,8 @@ class ScalarPipe(wiring.Component):
         scc = Signal(W)
         kmcnt = Array(Signal(range(KM_MAX + 1), name=f"kmcnt{w}") for w in range(W))
         seq = Array(Signal(SEQ, name=f"seq{w}") for w in range(W))
+        bar_sig, bar_pass = Signal(W), Signal(W)
+        m.d.comb += self.bar_wait.eq(bar_sig)
         m.submodules.sgprs = sgprs = self.sgprs
         reads = [sgprs.read_port() for _ in range(3)]            # src0, src1, old destination
         wport = sgprs.write_port(granularity=32)
@@ -156,7 +168,8 @@ class ScalarPipe(wiring.Component):
         km = kmcnt[xw]
         port_taken = self.smem_req.valid | (opr.valid & opr.smem)
         wait = (((xi.op == OpId.S_WAIT_KMCNT) & (km > xi.simm16[:5])) | ((xi.kind == Kind.SENDPGM) & (km != 0)) |
-                (is_smem & (port_taken | (km == KM_MAX))))
+                (is_smem & (port_taken | (km == KM_MAX))) |
+                ((xi.op == OpId.S_BARRIER_WAIT) & ~bar_pass.bit_select(xw, 1)))
         issue = take & ~bad & ~wait
         w_exec, w_vcc, w_scc = (Cat(*exec_).word_select(xw, 64), Cat(*vcc).word_select(xw, 64),
                                 scc.bit_select(xw, 1))
@@ -312,8 +325,14 @@ class ScalarPipe(wiring.Component):
             with m.If(here & ~special & salu.scc_we):
                 m.d.sync += scc[w].eq(salu.scc)
             m.d.sync += kmcnt[w].eq(kmcnt[w] + (issue & is_smem & (xw == w)) - (retired & (rp.wave == w)))
+            with m.If(bar_sig[w] & self.bar_release[w]):
+                m.d.sync += [bar_sig[w].eq(0), bar_pass[w].eq(1)]
+            with m.If(issue & (xw == w) & (xi.op == OpId.S_BARRIER_SIGNAL)):
+                m.d.sync += bar_sig[w].eq(1)
+            with m.If(issue & (xw == w) & (xi.op == OpId.S_BARRIER_WAIT)):
+                m.d.sync += bar_pass[w].eq(0)
             with m.If(stopped & (xw == w)):
-                m.d.sync += resident[w].eq(0)
+                m.d.sync += [resident[w].eq(0), bar_sig[w].eq(0), bar_pass[w].eq(0)]
             with m.If(self.launch.valid & self.launch.ready & (slot == w)):
                 m.d.sync += resident[w].eq(1)
             with m.If(launched & (hold.slot == w)):

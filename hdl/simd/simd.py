@@ -39,6 +39,8 @@ class LeanSIMD(wiring.Component):
         A wave stopped on an instruction it cannot run.
     active : Out(config.wave_slots)
         The waves running.
+    bar_wait, bar_release
+        The workgroup barrier (:class:`~hdl.simd.scalar.ScalarPipe`'s), for the DCU's barrier unit.
     frontend : FrontEnd
     scalar : ScalarPipe
     """
@@ -55,6 +57,8 @@ class LeanSIMD(wiring.Component):
             "launch": In(stream.Signature(LaunchLayout(config))),
             "error": Out(stream.Signature(ErrorLayout(config))),
             "active": Out(config.wave_slots),
+            "bar_wait": Out(config.wave_slots),
+            "bar_release": In(config.wave_slots),
         })
 
     def elaborate(self, platform):
@@ -70,5 +74,5 @@ class LeanSIMD(wiring.Component):
         wiring.connect(m, wiring.flipped(self.smem_resp), sp.smem_resp)
         wiring.connect(m, wiring.flipped(self.launch), sp.launch)
         wiring.connect(m, sp.started, fe.start)
-        m.d.comb += self.active.eq(fe.active)
+        m.d.comb += [self.active.eq(fe.active), self.bar_wait.eq(sp.bar_wait), sp.bar_release.eq(self.bar_release)]
         return m
