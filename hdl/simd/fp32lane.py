@@ -429,16 +429,15 @@ def rint_bits(sub: Value, x: Opnd) -> Value:
 
     For 1 <= |x| < 2^23 the f = 150 - exp fraction bits are dropped from the bit pattern
     after adding 0 (trunc), 2^f - 1 (away from zero: floor of a negative, ceil of a positive)
-    or 2^(f-1) - 1 + lsb (ties to even); a carry ripples into the exponent field. One adder
-    and one mask serve the four.
+    or 2^(f-1) - 1 + lsb (ties to even: 2^(f-1) = 2^f - 1 xor 2^(f-1) - 1 when the lsb is
+    set); a carry ripples into the exponent field. One adder and one mask serve the four.
     """
     f = (150 - x.exp)[:5]
     signed0 = x.word & SIGN
     trunc, rndne = sub == RINT_OPS.index("trunc"), sub == RINT_OPS.index("rndne")
     away = Mux(sub == RINT_OPS.index("floor"), x.sign, ~x.sign)     # (ceil: a positive x)
-    low = ((Const(1, 1) << f) - 1)[:32]             # the f fraction bits
-    addend = Mux(trunc, 0, Mux(rndne, (Const(1, 1) << (f - 1)[:5]) - 1 + (x.word >> f)[0],
-                                Mux(away, low, 0)))
+    low = ~(Const(0xFFFF_FFFF, 32) << f)[:32]       # the f fraction bits
+    addend = Mux(trunc, 0, Mux(rndne, Mux((x.word >> f)[0], low ^ (low >> 1), low >> 1), Mux(away, low, 0)))
     mid = (x.word + addend)[:32] & ~low
     up = Mux(rndne, (x.exp == 126) & (x.frac != 0), away & (x.mag != 0))
     small = Mux(~trunc & up, ONE | signed0, signed0)
@@ -477,14 +476,19 @@ LDEXP_SHIFT = 24
 
 
 def ldexp_lane(m, rec, terms, bits, x: Opnd, y: Opnd, B: Value, fin_rec):
-    """v_ldexp_f32: x * 2^n rounded once, n = int32 y clamped to +-300 (beyond that every finite
-    non-zero x over- or underflows).  +-0, +-inf unchanged, NaN -> quiet.  ``B``: :func:`align`
-    by ``LDEXP_SHIFT``."""
+    """v_ldexp_f32: x * 2^n rounded once, n = int32 y clamped to +-320 (from +-278 on every finite
+    non-zero x over- or underflows; T stays within 10 bits).  +-0, +-inf unchanged, NaN ->
+    quiet.  ``B``: :func:`align` by ``LDEXP_SHIFT``.
+
+    The clamp needs no comparator: with m = n, or ~n = -n - 1 for a negative n, |n| > 320
+    (n >= 320, n <= -321) is m >= 320 = 2^8 + 2^6, a test of m's high bits."""
     with m.If((x.exp == 255) | x.is_zero()):
         m.d.comb += [rec.eq(fin_rec), bits.eq(Mux(x.is_nan(), x.quieted(), x.word))]
     with m.Else():
-        n = y.word.as_signed()
-        n = Mux(n > 300, 300, Mux(n < -300, -300, n))
+        n, neg = y.word, y.sign
+        mag = n ^ Mux(neg, 0xFFFF_FFFF, 0)
+        big = (mag[9:31] != 0) | (mag[8] & (mag[7] | mag[6]))
+        n = Mux(big, Mux(neg, -320 & 0x3FF, 320), n[:TW])      # TW bits, two's complement
         m.d.comb += [rec.eq(record(x.E + (T_BIAS - 150) + n, neg=x.sign)), terms.eq(terms_of(0, B[24:48]))]
 
 
