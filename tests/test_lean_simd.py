@@ -174,9 +174,9 @@ def rtl_run(preset: str, code: list[int], launches: list[dict], words: list[int]
     """Launch a wave a slot (``launches``) running ``code`` from ``starts`` (default its first
     dword), scalar loads reading ``words`` at TABLE; a barrier is released 20 cycles after every
     running wave has signalled it. Returns (per-wave 128 SGPRs, errors, cycles); ``log`` gets
-    the cycles of the releases and of the load requests."""
+    the cycles of the launches, the releases and the load requests."""
     log = {} if log is None else log
-    log.update(releases=[], loads=[])
+    log.update(releases=[], loads=[], launched=[])
     starts = starts or [BASE] * len(launches)
     cfg = PRESETS[preset]
     dut = LeanSIMD(cfg)
@@ -190,24 +190,32 @@ def rtl_run(preset: str, code: list[int], launches: list[dict], words: list[int]
 
     async def bench(ctx):
         lp = dut.launch.payload
-        for w, state in enumerate(launches):          # the first free slot: wave w goes to slot w
-            ctx.set(dut.launch.valid, 1)
+
+        def offer(w):
+            """Launch ``w`` on the port (the first free slot: wave w goes to slot w)."""
             ctx.set(lp.pc, starts[w])
-            for k, v in state.items():
+            ctx.set(lp.wg_last, 1)                    # one workgroup a wave unless the launch says
+            for k, v in ((k, v) for k, v in launches[w].items() if k != "delay"):
                 if k == "sgpr":
                     for i in range(4):
                         ctx.set(lp.sgpr[i], v[i])
                 else:
                     ctx.set(getattr(lp, k), v)
-            while not ctx.get(dut.launch.ready):
-                await ctx.tick()
-            await ctx.tick()
-        ctx.set(dut.launch.valid, 0)
+        nxt, launch_at = 0, launches[0].get("delay", 0)
         loads, answering = [], deque()                 # loads: [cycle due, beats]
         ctx.set(dut.smem_req.ready, 1)
         all_in = None
-        while ctx.get(dut.active):
+        while nxt < len(launches) or ctx.get(dut.active):
             assert cycles[0] < 40 * len(code) * 4 + 400, "the SIMD did not finish"
+            # launches: each ``delay`` cycles after the one before
+            go = nxt < len(launches) and cycles[0] >= launch_at
+            ctx.set(dut.launch.valid, go)
+            if go:
+                offer(nxt)
+                if ctx.get(dut.launch.ready):
+                    log["launched"].append(cycles[0])
+                    nxt += 1
+                    launch_at = cycles[0] + 1 + (launches[nxt].get("delay", 0) if nxt < len(launches) else 0)
             waiting, active = ctx.get(dut.bar_wait), ctx.get(dut.active)
             all_in = (all_in or cycles[0]) if waiting and waiting == active else None
             release = all_in is not None and cycles[0] - all_in >= 20
@@ -299,6 +307,21 @@ def test_waves_wait_at_the_barrier_until_it_is_released():
         assert errors == [] and len(log["releases"]) == 1 and len(log["loads"]) == len(launches)
         assert min(log["loads"]) > log["releases"][0]
         assert all(r[40] == words[2] for r in regs)
+
+
+def test_a_workgroup_starts_when_its_last_wave_arrives():
+    """Wave 0 of a two-wave workgroup issues nothing until wave 1, launched 150 cycles later,
+    has arrived: its load leaves after that."""
+    words = table(10)
+    code = (_sop1("s_mov_b32", 102, 255) + [TABLE] + _sop1("s_mov_b32", 103, 128)
+            + _smem("s_load_b32", 40, 102, 12) + _sopp("s_wait_kmcnt", 0) + _sopp("s_endpgm"))
+    launches = launch_state(10, 2)
+    launches[0].update(wg=3, wg_last=0)
+    launches[1].update(wg=3, wg_last=1, delay=150)
+    log = {}
+    regs, errors, _ = rtl_run("fpga", code, launches, words, log=log)
+    assert errors == [] and len(log["loads"]) == 2 and min(log["loads"]) > log["launched"][1] >= 150
+    assert regs[0][40] == regs[1][40] == words[3]
 
 
 def test_a_wave_ends_after_its_loads_return():

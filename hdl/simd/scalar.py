@@ -100,8 +100,9 @@ class ScalarPipe(wiring.Component):
     launch : In(stream.Signature(LaunchLayout(config)))
         A wave for a free slot (the first): its SGPRs s[0:3], ttmp7 and ttmp9 are written in the
         write port's free cycles, EXEC set, SCC and VCC cleared; then ``started`` names it. Ready
-        while a slot is free and no launch is being written. (VGPRs and the workgroup's
-        barrier fields come with the vector units.)
+        while a slot is free and no launch is being written. The waves of a workgroup (``wg``)
+        issue nothing until the one marked ``wg_last`` has arrived, so a barrier never
+        completes without all of them. (v0 comes with the vector units.)
     started : Out(stream.Signature(WaveStart(config)))
         The launched wave and its PC, for the front end (which is always ready).
     error : Out(stream.Signature(ErrorLayout(config)))
@@ -143,6 +144,8 @@ class ScalarPipe(wiring.Component):
         seq = Array(Signal(SEQ, name=f"seq{w}") for w in range(W))
         bar_sig, bar_pass = Signal(W), Signal(W)
         m.d.comb += self.bar_wait.eq(bar_sig)
+        held = Signal(W)                        # launched; its workgroup's last wave is not yet
+        wg = Array(Signal(8, name=f"wg{w}") for w in range(W))
         m.submodules.sgprs = sgprs = self.sgprs
         reads = [sgprs.read_port() for _ in range(3)]            # src0, src1, old destination
         wport = sgprs.write_port(granularity=32)
@@ -169,7 +172,7 @@ class ScalarPipe(wiring.Component):
         port_taken = self.smem_req.valid | (opr.valid & opr.smem)
         wait = (((xi.op == OpId.S_WAIT_KMCNT) & (km > xi.simm16[:5])) | ((xi.kind == Kind.SENDPGM) & (km != 0)) |
                 (is_smem & (port_taken | (km == KM_MAX))) |
-                ((xi.op == OpId.S_BARRIER_WAIT) & ~bar_pass.bit_select(xw, 1)))
+                ((xi.op == OpId.S_BARRIER_WAIT) & ~bar_pass.bit_select(xw, 1)) | held.bit_select(xw, 1))
         issue = take & ~bad & ~wait
         w_exec, w_vcc, w_scc = (Cat(*exec_).word_select(xw, 64), Cat(*vcc).word_select(xw, 64),
                                 scc.bit_select(xw, 1))
@@ -333,8 +336,11 @@ class ScalarPipe(wiring.Component):
                 m.d.sync += bar_pass[w].eq(0)
             with m.If(stopped & (xw == w)):
                 m.d.sync += [resident[w].eq(0), bar_sig[w].eq(0), bar_pass[w].eq(0)]
-            with m.If(self.launch.valid & self.launch.ready & (slot == w)):
-                m.d.sync += resident[w].eq(1)
+            took = self.launch.valid & self.launch.ready
+            with m.If(took & lp.wg_last & (wg[w] == lp.wg)):
+                m.d.sync += held[w].eq(0)
+            with m.If(took & (slot == w)):
+                m.d.sync += [resident[w].eq(1), held[w].eq(~lp.wg_last), wg[w].eq(lp.wg)]
             with m.If(launched & (hold.slot == w)):
                 m.d.sync += [exec_[w].eq(hold.exec), vcc[w].eq(0), scc[w].eq(0), kmcnt[w].eq(0), seq[w].eq(0)]
         return m
