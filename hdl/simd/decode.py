@@ -26,42 +26,26 @@ from __future__ import annotations
 import types
 
 from amaranth.hdl import C, Cat, Module, Mux, Signal
-from amaranth.lib import data, enum, memory, stream, wiring
+from amaranth.lib import data, memory, stream, wiring
 from amaranth.lib.wiring import In, Out
 from amaranth.utils import ceil_log2
 
 from isa import OPCODES, Fmt
 from isa import operands as O
-from isa.decoder import BASE_WORDS, SRC_FIELDS, VMEM_FMTS
+from isa.decoder import BASE_WORDS, SRC_FIELDS
 from isa.dpp import CODES as DPP_CODES
 from isa.legality import FIELDS, rules
 
-from .decoder import (EXECUTED, FMT_LSB, breaks_a_rule, format_cubes, op_properties, opcode_field,
-                      operand_fields, vop3_space)
+from .decoder import (EXECUTED, FMT_LSB, SdstFrom, VaddrFrom, breaks_a_rule, encoding_rules, format_cubes,
+                      op_properties, opcode_field, operand_fields, sdst_sources, vaddr_dwords, vop3_space)
 from ..isa_tables import FmtId, Kind, OpId
 from ..layouts import ADDR, DecodedInst
 
 __all__ = ["DecodeStage", "OpRow", "PropRow", "rom_a", "rom_b"]
 
 
-class SdstFrom(enum.Enum, shape=3):
-    """Where a scalar destination that is not the format's ``sdst`` field comes from."""
-    FIELD = 0       # the format's field (SOP, SMEM), or none
-    VOP3SD = 1      # dword 0 bits [14:8]
-    EXEC = 2        # v_cmpx: EXEC_LO
-    VCC = 3         # VOPC and carry-out _e32 forms: VCC_LO
-    LOW = 4         # dword 0 bits [6:0]: VOPC _e64, v_readlane/readfirstlane _e64
-    VOP1 = 5        # dword 0 bits [23:17]: v_readfirstlane _e32
-
-
-class VaddrFrom(enum.Enum, shape=2):
-    """The rule for ``vaddr_dw``."""
-    FIXED = 0       # OpRow.vaddr_dw
-    GLOBAL = 1      # OpRow.vaddr_dw with saddr "off", else one dword (a 32-bit offset)
-    SCRATCH = 2     # one dword iff the sve bit (dword 1 bit 17) is set
-
-
-#: The props of :func:`op_properties` in ROM B (``vaddr_dw`` is ROM A's: it follows the encoding).
+#: The props of :func:`op_properties` in ROM B (``vaddr_dw`` is ROM A's: it follows the encoding;
+#: :func:`~hdl.simd.decoder.encoding_rules` gives ROM A the rest).
 _PROPS = ("src0_dw", "src1_dw", "src2_dw", "vdst_dw", "sdst_dw", "data0_dw", "data1_dw",
           "reads_vcc", "writes_exec", "reads_scc", "writes_scc", "reads_dst")
 
@@ -102,10 +86,6 @@ PropRow = data.StructLayout({"kind": Kind, **{k: DecodedInst[k].shape for k in _
                              "ret_dw": 2})     # a returning atomic's vdst dwords, written iff th[0]
 
 
-def _dw(bits: int) -> int:
-    return (bits + 31) // 32
-
-
 def _formats() -> list[tuple[Fmt, int, int, list]]:
     """(format, ROM A base, rows, [(opcode, OpInfo, encoding)]) per format, packed."""
     out, base = [], 0
@@ -126,24 +106,9 @@ _FORMATS = _formats()
 
 
 def _op_row(info, enc) -> dict:
-    fl = info.flags
-    e32 = enc == info.fmt and enc in (Fmt.VOP1, Fmt.VOP2, Fmt.VOPC)
-    row = {"op": OpId[info.name.upper()], "rule": _RULE_ID[_rule_key(info, enc)],
-           "nlit": min(len(SRC_FIELDS.get(enc, ())), len(info.src_bits)), "lit_k": int("literal_k" in fl),
-           "src2_vcc": int(e32 and len(info.src_bits) == 3)}
-    sdst = SdstFrom.VOP3SD if enc == Fmt.VOP3SD else SdstFrom.FIELD      # later rules win
-    if info.fmt == Fmt.VOPC:
-        sdst = SdstFrom.EXEC if "cmpx" in fl else SdstFrom.VCC if e32 else SdstFrom.LOW
-    elif "sdst" in fl:
-        sdst = SdstFrom.VOP1 if enc == Fmt.VOP1 else SdstFrom.LOW
-    elif e32 and "carry_out" in fl:
-        sdst = SdstFrom.VCC
-    row["sdst"] = sdst
-    row["vaddr"], row["vaddr_dw"] = VaddrFrom.FIXED, op_properties(info, enc)["vaddr_dw"]
-    if enc in VMEM_FMTS and info.kind != "cache":
-        row["vaddr"] = {Fmt.VGLOBAL: VaddrFrom.GLOBAL, Fmt.VSCRATCH: VaddrFrom.SCRATCH}.get(enc, VaddrFrom.FIXED)
-        row["vaddr_dw"] = _dw(info.src_bits[0])
-    return row
+    rules_ = encoding_rules(info, enc)
+    return {"op": OpId[info.name.upper()], "rule": _RULE_ID[_rule_key(info, enc)],
+            **{k: v for k, v in rules_.items() if k in OpRow.members}}
 
 
 def rom_a() -> list[int]:
@@ -162,7 +127,7 @@ def rom_b() -> list[int]:
         if info.name in EXECUTED:
             props = op_properties(info, info.fmt)
             row = {"kind": Kind[info.kind.upper()], **{k: props[k] for k in _PROPS},
-                   "ret_dw": _dw(info.dst_bits) if "th_return" in info.flags and info.kind != "cache" else 0}
+                   "ret_dw": encoding_rules(info, info.fmt)["ret_dw"]}
             rows[OpId[info.name.upper()].value] = PropRow.const(row).as_value().value
     return rows
 
@@ -208,7 +173,8 @@ class DecodeStage(wiring.Component):
         tw, pw = self.tag_width, self.pc_width
         rows_a = rom_a()
         m.submodules.rom_a = ra = memory.Memory(shape=OpRow.size, depth=1 << ceil_log2(len(rows_a)), init=rows_a)
-        m.submodules.rom_b = rb = memory.Memory(shape=PropRow.size, depth=len(rom_b()), init=rom_b())
+        rows_b = rom_b()
+        m.submodules.rom_b = rb = memory.Memory(shape=PropRow.size, depth=len(rows_b), init=rows_b)
         port_a, port_b = ra.read_port(), rb.read_port()
 
         # the pipeline moves when its last stage is empty or taken
@@ -290,16 +256,9 @@ class DecodeStage(wiring.Component):
         address width."""
         w0, w1, _ = words
         with m.Switch(a.sdst):
-            for k, v in ((SdstFrom.VOP3SD, w0[8:15]), (SdstFrom.EXEC, O.EXEC_LO), (SdstFrom.VCC, O.VCC_LO),
-                         (SdstFrom.LOW, w0[0:7]), (SdstFrom.VOP1, w0[17:24])):
+            for k, v in sdst_sources(w0).items():
                 with m.Case(k):
                     m.d.comb += inst.sdst.eq(v)
         with m.If(a.sdst == SdstFrom.VOP3SD):
             m.d.comb += [inst.fmt.eq(FmtId.VOP3SD), inst.abs.eq(0), inst.opsel.eq(0)]
-        with m.Switch(a.vaddr):
-            with m.Case(VaddrFrom.FIXED):
-                m.d.comb += inst.vaddr_dw.eq(a.vaddr_dw)
-            with m.Case(VaddrFrom.GLOBAL):
-                m.d.comb += inst.vaddr_dw.eq(Mux(w0[0:7] == O.SOFFSET_NONE, a.vaddr_dw, 1))
-            with m.Case(VaddrFrom.SCRATCH):
-                m.d.comb += inst.vaddr_dw.eq(w1[17])
+        m.d.comb += inst.vaddr_dw.eq(vaddr_dwords(a.vaddr, a.vaddr_dw, w0, w1))

@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 
 from amaranth.hdl import C, Cat, Const, Module, Mux, Signal, Value, unsigned
-from amaranth.lib import data, wiring
+from amaranth.lib import data, enum, wiring
 from amaranth.lib.wiring import In, Out
 
 from isa import OPCODES, Fmt, OpInfo
@@ -34,7 +34,8 @@ from ..isa_tables import FmtId, Kind, OpId, info_of, ops_of
 from ..layouts import DecodedInst
 
 __all__ = ["Decoder", "DecodedInst", "IMPLEMENTED", "EXECUTED", "FMT_LSB", "op_properties", "is_branch_word",
-           "format_cubes", "opcode_field", "vop3_space", "breaks_a_rule", "operand_fields"]
+           "format_cubes", "opcode_field", "vop3_space", "breaks_a_rule", "operand_fields", "SdstFrom",
+           "VaddrFrom", "encoding_rules", "sdst_sources", "vaddr_dwords"]
 
 #: Mnemonics the RTL decoder decodes: those the SIMD executes (the other opcodes are illegal).
 IMPLEMENTED = EXECUTED
@@ -167,6 +168,60 @@ def op_properties(info: OpInfo, enc: Fmt) -> dict:
         or (enc in _VALU_FMTS and info.dst_bits == 16)      # merged into half a VGPR
         or name.startswith(("s_cmov", "s_bitset", "s_addk_", "s_mulk_")))
     return p
+
+
+class SdstFrom(enum.Enum, shape=3):
+    """Where a scalar destination that is not the format's ``sdst`` field comes from."""
+    FIELD = 0       # the format's field (SOP, SMEM), or none
+    VOP3SD = 1      # dword 0 bits [14:8]
+    EXEC = 2        # v_cmpx: EXEC_LO
+    VCC = 3         # VOPC and carry-out _e32 forms: VCC_LO
+    LOW = 4         # dword 0 bits [6:0]: VOPC _e64, v_readlane/readfirstlane _e64
+    VOP1 = 5        # dword 0 bits [23:17]: v_readfirstlane _e32
+
+
+class VaddrFrom(enum.Enum, shape=2):
+    """The rule for ``vaddr_dw``."""
+    FIXED = 0       # the rule's ``vaddr_dw``
+    GLOBAL = 1      # ``vaddr_dw`` with saddr "off", else one dword (a 32-bit offset to saddr)
+    SCRATCH = 2     # one dword iff the sve bit (dword 1 bit 17) is set
+
+
+def encoding_rules(info: OpInfo, enc: Fmt) -> dict:
+    """What an opcode's encoding decides beyond :func:`op_properties`: ``nlit`` (source fields
+    that may name the literal), ``lit_k`` (fmamk/fmaak: the literal is K), ``sdst``
+    (:class:`SdstFrom`), ``src2_vcc`` (an _e32 form reads VCC where _e64 names src2),
+    ``vaddr`` (:class:`VaddrFrom`) with ``vaddr_dw``, and ``ret_dw`` (a returning atomic's
+    destination dwords, written iff th[0]; else 0)."""
+    fl = info.flags
+    e32 = enc == info.fmt and enc in (Fmt.VOP1, Fmt.VOP2, Fmt.VOPC)
+    sdst = SdstFrom.VOP3SD if enc == Fmt.VOP3SD else SdstFrom.FIELD
+    if info.fmt == Fmt.VOPC:
+        sdst = SdstFrom.EXEC if "cmpx" in fl else SdstFrom.VCC if e32 else SdstFrom.LOW
+    elif "sdst" in fl:
+        sdst = SdstFrom.VOP1 if enc == Fmt.VOP1 else SdstFrom.LOW
+    elif e32 and "carry_out" in fl:
+        sdst = SdstFrom.VCC
+    rules_ = {"nlit": min(len(SRC_FIELDS.get(enc, ())), len(info.src_bits)), "lit_k": int("literal_k" in fl),
+              "sdst": sdst, "src2_vcc": int(e32 and len(info.src_bits) == 3), "vaddr": VaddrFrom.FIXED,
+              "vaddr_dw": op_properties(info, enc)["vaddr_dw"], "ret_dw": 0}
+    if enc in VMEM_FMTS and info.kind != "cache":
+        rules_["vaddr"] = {Fmt.VGLOBAL: VaddrFrom.GLOBAL, Fmt.VSCRATCH: VaddrFrom.SCRATCH}.get(enc, VaddrFrom.FIXED)
+        rules_["vaddr_dw"] = _dw(info.src_bits[0])
+        rules_["ret_dw"] = _dw(info.dst_bits) if "th_return" in fl else 0
+    return rules_
+
+
+def sdst_sources(w0) -> dict:
+    """The scalar destination for each :class:`SdstFrom` but ``FIELD``, from dword 0."""
+    return {SdstFrom.VOP3SD: w0[8:15], SdstFrom.EXEC: C(O.EXEC_LO, 7), SdstFrom.VCC: C(O.VCC_LO, 7),
+            SdstFrom.LOW: w0[0:7], SdstFrom.VOP1: w0[17:24]}
+
+
+def vaddr_dwords(vaddr, vaddr_dw, w0, w1):
+    """``vaddr_dw`` by the :class:`VaddrFrom` rule ``vaddr`` (a constant or a signal)."""
+    return Mux(vaddr == VaddrFrom.GLOBAL, Mux(w0[0:7] == O.SOFFSET_NONE, vaddr_dw, 1),
+               Mux(vaddr == VaddrFrom.SCRATCH, w1[17], vaddr_dw))
 
 
 def vop3_space() -> dict[int, OpInfo]:
@@ -330,45 +385,23 @@ class Decoder(wiring.Component):
     @staticmethod
     def _op_case(info: OpInfo, enc: Fmt, inst, t, w0, w1) -> list:
         """Statements of one opcode's Case: OpId, Kind and the per-opcode properties."""
-        fl = info.flags
-        e32 = enc == info.fmt and enc in (Fmt.VOP1, Fmt.VOP2, Fmt.VOPC)
         stmts = [inst.valid.eq(1), inst.illegal.eq(0), inst.op.eq(OpId[info.name.upper()]),
                  inst.kind.eq(Kind[info.kind.upper()])]
-        nlit = min(len(SRC_FIELDS.get(enc, ())), len(info.src_bits))
-        if nlit:
-            stmts.append(t.litsel.eq((1 << nlit) - 1))
-        if "literal_k" in fl:
+        r = encoding_rules(info, enc)
+        if r["nlit"]:
+            stmts.append(t.litsel.eq((1 << r["nlit"]) - 1))
+        if r["lit_k"]:
             stmts += [t.lit_k.eq(1), t.dpp_chk.eq(0)]
         props = op_properties(info, enc)
         stmts += [getattr(inst, k).eq(v) for k, v in props.items() if v]
-
-        # scalar destinations that are not in an SOP/SMEM sdst field
-        if enc == Fmt.VOP3SD:
-            stmts += [inst.fmt.eq(FmtId.VOP3SD), inst.sdst.eq(w0[8:15]), inst.abs.eq(0),
-                      inst.opsel.eq(0)]
-        if info.fmt == Fmt.VOPC:
-            if "cmpx" in fl:
-                stmts.append(inst.sdst.eq(O.EXEC_LO))
-            elif e32:
-                stmts.append(inst.sdst.eq(O.VCC_LO))
-            else:
-                stmts.append(inst.sdst.eq(w0[0:7]))
-        elif "sdst" in fl:
-            stmts.append(inst.sdst.eq(w0[17:24] if enc == Fmt.VOP1 else w0[0:7]))
-        elif e32 and "carry_out" in fl:
-            stmts.append(inst.sdst.eq(O.VCC_LO))
-        # the _e32 forms read VCC where the _e64 forms name an SGPR in src2
-        if e32 and len(info.src_bits) == 3:
+        if r["sdst"] == SdstFrom.VOP3SD:
+            stmts += [inst.fmt.eq(FmtId.VOP3SD), inst.abs.eq(0), inst.opsel.eq(0)]
+        if r["sdst"] != SdstFrom.FIELD:
+            stmts.append(inst.sdst.eq(sdst_sources(w0)[r["sdst"]]))
+        if r["src2_vcc"]:
             stmts.append(t.src2.eq(O.VCC_LO))
-
-        if enc in VMEM_FMTS and info.kind != "cache":
-            if enc == Fmt.VGLOBAL:             # a 64-bit address, or a 32-bit offset to saddr
-                stmts.append(inst.vaddr_dw.eq(Mux(w0[0:7] == O.SOFFSET_NONE,
-                                                  _dw(info.src_bits[0]), 1)))
-            elif enc == Fmt.VSCRATCH:          # the offset VGPR is read iff sve
-                stmts.append(inst.vaddr_dw.eq(w1[17]))
-            else:
-                stmts.append(inst.vaddr_dw.eq(_dw(info.src_bits[0])))
-            if "th_return" in fl:              # returns the old value iff th[0]
-                stmts.append(inst.vdst_dw.eq(Mux(w1[20], _dw(info.dst_bits), 0)))
+        if r["vaddr"] != VaddrFrom.FIXED or r["vaddr_dw"]:
+            stmts.append(inst.vaddr_dw.eq(vaddr_dwords(r["vaddr"], r["vaddr_dw"], w0, w1)))
+        if r["ret_dw"]:
+            stmts.append(inst.vdst_dw.eq(Mux(w1[20], r["ret_dw"], 0)))
         return stmts
