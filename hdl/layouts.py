@@ -18,7 +18,8 @@ from amaranth.utils import exact_log2
 from .config import DCUConfig
 from .isa_tables import FmtId, Kind, OpId
 
-__all__ = ["DecodedInst", "LANES", "ADDR", "SEQ", "LaunchLayout", "FetchReq", "FetchResp", "Steer", "SteerLayout",
+__all__ = ["DecodedInst", "LANES", "ADDR", "SEQ", "LaunchLayout", "FetchReq", "FetchResp", "DecodeIn", "DecodeOut",
+           "Steer", "SteerLayout",
            "WaveStart", "SmemReq",
            "SmemResp", "VecMemReq", "ReqRow", "VecMemResp", "StallReason", "ISSUE_GROUPS", "issue_group",
            "SimdPerf"]
@@ -129,6 +130,18 @@ class Steer(enum.Enum, shape=2):
     NEXT = 0        # the wave goes on at ``pc`` in its stream: the next instruction, or the same one replayed
     JUMP = 1        # a taken branch or a PC write: the buffered stream is dropped, fetch restarts at ``pc``
     STOP = 2        # the wave ended
+
+
+def DecodeIn(tag_width: int, pc_width: int = ADDR) -> data.StructLayout:
+    """What the lean SIMD's decode stage takes: three dwords at a PC (dword 0 in bits [31:0]),
+    the PC and a tag (the wave) that it carries along."""
+    return data.StructLayout({"words": 96, "pc": pc_width, "tag": tag_width})
+
+
+def DecodeOut(tag_width: int, pc_width: int = ADDR) -> data.StructLayout:
+    """A decoded instruction, its PC, fall-through PC and branch target, and the tag."""
+    return data.StructLayout({"inst": DecodedInst, "pc": pc_width, "next_pc": pc_width, "target": pc_width,
+                              "tag": tag_width})
 
 
 def SteerLayout(cfg):

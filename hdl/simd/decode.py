@@ -18,8 +18,9 @@ Pipeline: the cycle a window is taken, its format is found from dword 0 bits [31
 ROM A's address formed; the next cycle ROM A's row gives ROM B's address while the fields are
 extracted and the legality rules checked; the cycle after, ROM B's row completes the
 :data:`~hdl.layouts.DecodedInst`. A window taken at cycle *t* leaves at *t* + 2, one a cycle,
-and the stage holds while ``o`` is not ready. The result equals
-:class:`hdl.simd.decoder.Decoder`'s for every word, legal or not (``tests/test_decode.py``).
+and the stage holds while ``o`` is not ready. Like :class:`hdl.simd.decoder.Decoder`, it
+decodes every word as ``isa.decode`` does, field for field, and refuses what the SIMD does
+not execute (``tests/test_decode.py``).
 """
 from __future__ import annotations
 
@@ -39,7 +40,7 @@ from isa.legality import FIELDS, rules
 from .decoder import (EXECUTED, FMT_LSB, SdstFrom, VaddrFrom, breaks_a_rule, encoding_rules, format_cubes,
                       op_properties, opcode_field, operand_fields, sdst_sources, vaddr_dwords, vop3_space)
 from ..isa_tables import FmtId, Kind, OpId
-from ..layouts import ADDR, DecodedInst
+from ..layouts import ADDR, DecodedInst, DecodeIn, DecodeOut
 
 __all__ = ["DecodeStage", "OpRow", "PropRow", "rom_a", "rom_b"]
 
@@ -130,17 +131,6 @@ def rom_b() -> list[int]:
                    "ret_dw": encoding_rules(info, info.fmt)["ret_dw"]}
             rows[OpId[info.name.upper()].value] = PropRow.const(row).as_value().value
     return rows
-
-
-#: What the stage takes: a window of three dwords (dword 0 in bits [31:0]), its PC and a tag
-#: (the wave) that it carries along.
-def DecodeIn(tag_width: int, pc_width: int = ADDR) -> data.StructLayout:
-    return data.StructLayout({"words": 96, "pc": pc_width, "tag": tag_width})
-
-
-def DecodeOut(tag_width: int, pc_width: int = ADDR) -> data.StructLayout:
-    return data.StructLayout({"inst": DecodedInst, "pc": pc_width, "next_pc": pc_width, "target": pc_width,
-                              "tag": tag_width})
 
 
 class DecodeStage(wiring.Component):

@@ -32,8 +32,7 @@ from amaranth.lib.wiring import In, Out
 from amaranth.utils import exact_log2
 
 from ..config import DCUConfig
-from ..layouts import ADDR, FetchReq, FetchResp, Steer, SteerLayout, WaveStart
-from .decode import DecodeIn
+from ..layouts import ADDR, DecodeIn, FetchReq, FetchResp, Steer, SteerLayout, WaveStart
 from .select import WaveSelect
 
 __all__ = ["Fetch"]

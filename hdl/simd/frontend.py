@@ -11,8 +11,8 @@ from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from ..config import DCUConfig
-from ..layouts import FetchReq, FetchResp, SteerLayout, WaveStart
-from .decode import DecodeOut, DecodeStage
+from ..layouts import DecodeOut, FetchReq, FetchResp, SteerLayout, WaveStart
+from .decode import DecodeStage
 from .fetch import Fetch
 
 __all__ = ["FrontEnd"]
@@ -33,11 +33,13 @@ class FrontEnd(wiring.Component):
         As :class:`~hdl.simd.fetch.Fetch`'s.
     inst : Out(stream.Signature(DecodeOut(wave bits)))
         One decoded instruction a cycle at most, its fall-through PC, branch target and wave (the tag).
+    fetch : Fetch
+        The fetch unit (its ``wave_bits`` is the tag's width).
     """
 
     def __init__(self, config: DCUConfig, lines: int = 4):
-        self.config, self.lines = config, lines
-        wave_bits = (config.wave_ids - 1).bit_length()
+        self.fetch = Fetch(config, lines)
+        wave_bits = self.fetch.wave_bits
         super().__init__({
             "fetch_req": Out(stream.Signature(FetchReq(config))),
             "fetch_resp": In(stream.Signature(FetchResp(config))),
@@ -49,7 +51,7 @@ class FrontEnd(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        m.submodules.fetch = fetch = Fetch(self.config, self.lines)
+        m.submodules.fetch = fetch = self.fetch
         m.submodules.decode = decode = DecodeStage(tag_width=fetch.wave_bits)
         for name in ("fetch_req", "fetch_resp", "start", "steer"):
             wiring.connect(m, wiring.flipped(getattr(self, name)), getattr(fetch, name))

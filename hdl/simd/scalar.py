@@ -46,8 +46,7 @@ from isa.operands import inline_constant
 
 from ..config import DCUConfig
 from ..isa_tables import Kind, OpId
-from ..layouts import ADDR, SEQ, DecodedInst, LaunchLayout, SmemReq, SmemResp, Steer, SteerLayout, WaveStart
-from .decode import DecodeOut
+from ..layouts import ADDR, SEQ, DecodedInst, DecodeOut, LaunchLayout, SmemReq, SmemResp, Steer, SteerLayout, WaveStart
 from .salu import IMPLEMENTED as SALU_OPS, SALU
 
 __all__ = ["ScalarPipe", "PipeError"]
@@ -73,6 +72,13 @@ _LOADS = [i.name for i in OPCODES if i.kind == "smem" and i.name.startswith("s_l
 _CONDITIONS = {OpId.S_CBRANCH_SCC0: ("scc", 0), OpId.S_CBRANCH_SCC1: ("scc", 1),
                OpId.S_CBRANCH_VCCZ: ("vccz", 1), OpId.S_CBRANCH_VCCNZ: ("vccz", 0),
                OpId.S_CBRANCH_EXECZ: ("execz", 1), OpId.S_CBRANCH_EXECNZ: ("execz", 0)}
+
+
+def _source_codes(inst, smem):
+    """The codes src0's and src1's reads and selects take: a scalar load's base pair and
+    ``soffset``, or the instruction's src0 and src1."""
+    return (Mux(smem, Cat(Const(0, 1), inst.sbase, Const(0, 2)), inst.src0),
+            Mux(smem, Cat(inst.soffset, Const(0, 2)), inst.src1))
 
 
 def _member(op, names) -> Signal:
@@ -197,13 +203,9 @@ class ScalarPipe(wiring.Component):
                      self.error.payload.pc.eq(x.pc),
                      self.error.payload.cause.eq(Mux(xi.illegal, PipeError.ILLEGAL, PipeError.UNSUPPORTED))]
 
-        def pair(code):
-            # VCCZ reads nothing from the file; 64-bit operands name even codes
-            return xw * 64 + code[1:7]
-        base_code, soff_code = Cat(Const(0, 1), xi.sbase, Const(0, 2)), Cat(xi.soffset, Const(0, 2))
-        codes = (Mux(is_smem, base_code, xi.src0), Mux(is_smem, soff_code, xi.src1), Cat(xi.sdst, Const(0, 2)))
-        for port, code in zip(reads, codes):
-            m.d.comb += [port.addr.eq(pair(code)), port.en.eq(1)]
+        # each port reads the pair holding its code's register (a 64-bit operand names an even one)
+        for port, code in zip(reads, (*_source_codes(xi, is_smem), Cat(xi.sdst, Const(0, 2)))):
+            m.d.comb += [port.addr.eq(xw * 64 + code[1:7]), port.en.eq(1)]
         m.d.sync += [opr.valid.eq(issue), opr.salu.eq((xi.kind == Kind.SALU) | (xi.op == OpId.S_SWAPPC_B64)),
                      opr.jump_pair.eq(issue & jump_pair), opr.getpc.eq(getpc), opr.smem.eq(is_smem),
                      opr.wave.eq(xw), opr.inst.eq(xi), opr.next_pc.eq(x.next_pc)]
@@ -245,11 +247,9 @@ class ScalarPipe(wiring.Component):
         ex = Signal(data.StructLayout({"valid": 1, "getpc": 1, "swap": 1, "wave": range(max(W, 2)), "op": OpId,
                                        "a": 64, "b": 64, "d": 64, "simm16": 16, "sdst": 7, "wide": 1,
                                        "next_pc": ADDR}))
-        # a scalar load's base pair and soffset come through src0's and src1's selects
-        a = operand(Mux(opr.smem, Cat(Const(0, 1), oi.sbase, Const(0, 2)), oi.src0), opr.smem | (oi.src0_dw == 2),
-                    reads[0].data)
-        b = operand(Mux(opr.smem, Cat(oi.soffset, Const(0, 2)), oi.src1), ~opr.smem & (oi.src1_dw == 2),
-                    reads[1].data)
+        a_code, b_code = _source_codes(oi, opr.smem)
+        a = operand(a_code, opr.smem | (oi.src0_dw == 2), reads[0].data)
+        b = operand(b_code, ~opr.smem & (oi.src1_dw == 2), reads[1].data)
         d = operand(Cat(oi.sdst, Const(0, 2)), oi.sdst_dw == 2, reads[2].data)
         m.d.sync += [ex.valid.eq(opr.valid & opr.salu), ex.getpc.eq(opr.getpc),
                      ex.swap.eq(oi.op == OpId.S_SWAPPC_B64), ex.wave.eq(ow), ex.op.eq(oi.op), ex.a.eq(a),
