@@ -82,6 +82,9 @@ OpRow = data.StructLayout({
     "vaddr_dw": 2,
 })
 
+#: The fields of :data:`~hdl.layouts.DecodedInst` that stage 2 forms (ROM B gives the rest).
+_Fields = data.StructLayout({k: f.shape for k, f in DecodedInst if k not in ("kind", *_PROPS)})
+
 #: ROM B's row.
 PropRow = data.StructLayout({"kind": Kind, **{k: DecodedInst[k].shape for k in _PROPS},
                              "ret_dw": 2})     # a returning atomic's vdst dwords, written iff th[0]
@@ -170,7 +173,7 @@ class DecodeStage(wiring.Component):
         # the pipeline moves when its last stage is empty or taken
         s2 = Signal(data.StructLayout({"valid": 1, "known": 1, "fmt": FmtId, "nbase": 2, "dpp_chk": 1,
                                        **DecodeIn(tw, pw).members}))
-        s3 = Signal(data.StructLayout({"valid": 1, "inst": DecodedInst, "th0": 1, "pc": pw,
+        s3 = Signal(data.StructLayout({"valid": 1, "inst": _Fields, "th0": 1, "pc": pw,
                                        "next_pc": pw, "target": pw, "tag": tw}))
         move = ~s3.valid | self.o.ready
         m.d.comb += [self.i.ready.eq(move), port_a.en.eq(move), port_b.en.eq(move)]
@@ -198,13 +201,13 @@ class DecodeStage(wiring.Component):
         a = OpRow(port_a.data)
         m.d.comb += port_b.addr.eq(a.op)
         words = (s2.words[:32], s2.words[32:64], s2.words[64:])
-        fields, inst = Signal(DecodedInst), Signal(DecodedInst)
+        inst = Signal(_Fields)
         src = types.SimpleNamespace(src0=Signal(9), src1=Signal(9), src2=Signal(9))
+        m.d.comb += inst.fmt.eq(s2.fmt)
         with m.Switch(s2.fmt):
             for fmt, _, _, _ in _FORMATS:
                 with m.Case(FmtId[fmt.name]):
-                    m.d.comb += operand_fields(fmt, fields, src, *words)
-        m.d.comb += [inst.eq(fields), inst.fmt.eq(s2.fmt)]
+                    m.d.comb += operand_fields(fmt, inst, src, *words)
         self._encoding_rules(m, a, inst, s2, words)
         src2 = Mux(a.src2_vcc, O.VCC_LO, src.src2)
         bad = Signal()
@@ -230,7 +233,8 @@ class DecodeStage(wiring.Component):
 
         # stage 3: ROM B's row completes the instruction
         b, out = PropRow(port_b.data), self.o.payload
-        m.d.comb += [self.o.valid.eq(s3.valid), out.inst.eq(s3.inst), out.pc.eq(s3.pc), out.next_pc.eq(s3.next_pc),
+        m.d.comb += [getattr(out.inst, k).eq(getattr(s3.inst, k)) for k, _ in _Fields]
+        m.d.comb += [self.o.valid.eq(s3.valid), out.pc.eq(s3.pc), out.next_pc.eq(s3.next_pc),
                      out.target.eq(s3.target), out.tag.eq(s3.tag)]
         with m.If(s3.inst.valid):
             m.d.comb += [out.inst.kind.eq(b.kind)] + [getattr(out.inst, k).eq(getattr(b, k)) for k in _PROPS]
