@@ -23,8 +23,7 @@ RAM outputs registered ahead of the bank-to-access crossbar, which places the se
 accesses among the results; A, the instruction's results, which send a response beat per
 lane group (``config.resp_lanes`` lanes: 4 on ``fpga``, else the whole wave) of each
 destination register. The results are registers, or, when a window fits in a response group
-(on ``fpga``), a memory of a row per group (LUT RAM), which each pass writes at its window's
-row.
+(on ``fpga``), LUT RAM columns that the crossbar writes directly (see stage X below).
 """
 from __future__ import annotations
 
@@ -492,18 +491,60 @@ class _Pipe(Elaboratable):
                                                       r_cmp[32 * b: 32 * b + 32]) for b in range(N)]))
 
         # ---- X: RAM outputs registered; crossbar to the accesses; the results --------------------
+        # Result rows (a window's lanes in one response group): the results are RL memories
+        # ("columns"), result dword (lane n, slot k) in column n ^ SKEW[k] at row (k, group),
+        # so that a beat's register (one slot, RL lanes) is one row of every column and a
+        # window's accesses fall in distinct columns: the crossbar writes the columns directly,
+        # its outputs the columns rather than the accesses (a window's N accesses, whole lanes
+        # of 1, 2 or 4 dwords, hit distinct columns as the slots' skews differ in a bit at or
+        # above log2 of the window's lanes). Otherwise its outputs are the accesses, placed
+        # among the result registers.
+        rows = NG > 1 and N <= RL                     # a window's lanes are in one row
+        SPAN = RL if rows else LANES
+        NO = RL if rows else N                        # crossbar outputs
+        skew = [(N // 4) * k for k in (0, 2, 3, 1)]   # column skew of each slot
         x_valid, x_first, x_last = Signal(name=f"x_valid{h}"), Signal(name=f"x_first{h}"), Signal(name=f"x_last{h}")
         x_ctl, x_meta = Signal(_Ctl, name=f"x_ctl{h}"), Signal(Meta, name=f"x_meta{h}")
-        x_xsel, x_rd = Signal(xw * N, name=f"x_xsel{h}"), Signal(32 * N, name=f"x_rd{h}")
-        x_y, x_lane0 = Signal(2 * N, name=f"x_y{h}"), Signal(5, name=f"x_lane0{h}")
-        x_served = Signal(N, name=f"x_served{h}")
+        x_xsel, x_rd = Signal(xw * NO, name=f"x_xsel{h}"), Signal(32 * N, name=f"x_rd{h}")
+        x_y, x_lane0 = Signal(2 * NO, name=f"x_y{h}"), Signal(5, name=f"x_lane0{h}")
+        x_served = Signal(NO, name=f"x_served{h}")
+        x_slot = Signal(2 * NO, name=f"x_slot{h}")    # rows: the slot each column writes
+        if rows:
+            # each column's access, from the window's shape and place in the row (stage R)
+            r_shape = [r_ctl.wshape == c for c in range(len(_SHAPES))]
+            to_col = [[] for _ in range(RL)]
+            for c, (lpl, sl2) in enumerate(_SHAPES):
+                subs = RL // wl[c]
+                for sub in range(subs):
+                    at = r_shape[c] & (r_lane0[:exact_log2(RL)] == sub * wl[c]) if subs > 1 else r_shape[c]
+                    cols = set()
+                    for j in range(N):
+                        k = j & ((1 << lpl) - 1)
+                        k = 2 * k if sl2 else k
+                        col = (sub * wl[c] + (j >> lpl)) ^ skew[k]
+                        assert col not in cols
+                        cols.add(col)
+                        to_col[col].append((at, j, k))
+            c_xsel, c_y = Signal(xw * NO, name=f"c_xsel{h}"), Signal(2 * NO, name=f"c_y{h}")
+            c_served, c_slot = Signal(NO, name=f"c_served{h}"), Signal(2 * NO, name=f"c_slot{h}")
+            route = _sub(m, "route")
+            with route.If(r_valid):
+                for col, t in enumerate(to_col):
+                    route.d.comb += [
+                        c_xsel[xw * col: xw * (col + 1)].eq(
+                            _and_or([(at, r_xsel[xw * j: xw * (j + 1)]) for at, j, _ in t], xw)),
+                        c_y[2 * col: 2 * col + 2].eq(_and_or([(at, r_y[2 * j: 2 * j + 2]) for at, j, _ in t], 2)),
+                        c_served[col].eq(_and_or([(at, r_served[j]) for at, j, _ in t], 1)),
+                        c_slot[2 * col: 2 * col + 2].eq(_and_or([(at, Const(k, 2)) for at, _, k in t], 2))]
+        else:
+            c_xsel, c_y, c_served, c_slot = r_xsel, r_y, r_served, Const(0, 2 * NO)
         wmask = Cat(Const(0xFFFF_FFFF, 32), Const(0, 32), *[Mux(x_meta.em[k], Const(0xFF, 8), 0) for k in range(4)],
                     Const(0, 32))      # by window code: all bytes, none, the window's last bytes, none
-        xn = Signal(32 * N, name=f"xn{h}")
+        xn = Signal(32 * NO, name=f"xn{h}")
 
         xbar = _sub(m, "crossbar")
         with xbar.If(x_valid):
-            for j in range(N):
+            for j in range(NO):
                 sel = x_xsel[xw * j: xw * (j + 1)]
                 xb, v = Signal(32, name=f"xb{h}_{j}"), Signal(16, name=f"xv{h}_{j}")
                 # a narrow load's byte or half, zero- or sign-extended
@@ -513,27 +554,31 @@ class _Pipe(Elaboratable):
                     Mux(x_ctl.narrow == 0, xb,
                         Mux(x_ctl.narrow == 1, Cat(v[:8], Mux(x_ctl.sgn & v[7], 0xFF_FFFF, 0)),
                             Cat(v[:16], Mux(x_ctl.sgn & v[15], 0xFFFF, 0)))))
-        # an access's place among the result's dwords (4 per lane: in a row of RL lanes, or
-        # of the whole wave): one candidate per window shape and position of the window
-        rows = NG > 1 and N <= RL                     # a window's lanes are in one row
-        SPAN = RL if rows else LANES
-        x_shape = [x_ctl.wshape == c for c in range(len(_SHAPES))]
-        col_d = [[] for _ in range(SLOTS * SPAN)]
-        col_e = [[] for _ in range(SLOTS * SPAN)]
-        for c, (lpl, sl2) in enumerate(_SHAPES):
-            subs = SPAN // wl[c]
-            for sub in range(subs):
-                at = x_shape[c] & (x_lane0[:exact_log2(SPAN)] == sub * wl[c]) if subs > 1 else x_shape[c]
-                for j in range(N):
-                    k = j & ((1 << lpl) - 1)
-                    col = SLOTS * (sub * wl[c] + (j >> lpl)) + (2 * k if sl2 else k)
-                    col_d[col].append((at, xn[32 * j: 32 * j + 32]))
-                    col_e[col].append(at & x_served[j])
-        col_data, col_en = Signal(32 * SLOTS * SPAN, name=f"col_data{h}"), Signal(SLOTS * SPAN, name=f"col_en{h}")
+        col_en = Signal(SLOTS * SPAN, name=f"col_en{h}")   # the result dwords (lane, slot) the pass writes
         place = _sub(m, "place")
-        with place.If(x_valid):
-            place.d.comb += [col_data.eq(Cat(*[_and_or(t, 32) for t in col_d])),
-                             col_en.eq(Cat(*[tree_or(t) if t else Const(0) for t in col_e]))]
+        if rows:
+            with place.If(x_valid):
+                place.d.comb += col_en.eq(Cat(*[x_served[n ^ skew[k]] & (x_slot[2 * (n ^ skew[k]):][:2] == k)
+                                                for n in range(RL) for k in range(SLOTS)]))
+        else:
+            # an access's place among the result's dwords (4 per lane): one candidate per
+            # window shape and position of the window
+            x_shape = [x_ctl.wshape == c for c in range(len(_SHAPES))]
+            col_d = [[] for _ in range(SLOTS * SPAN)]
+            col_e = [[] for _ in range(SLOTS * SPAN)]
+            for c, (lpl, sl2) in enumerate(_SHAPES):
+                subs = SPAN // wl[c]
+                for sub in range(subs):
+                    at = x_shape[c] & (x_lane0[:exact_log2(SPAN)] == sub * wl[c]) if subs > 1 else x_shape[c]
+                    for j in range(N):
+                        k = j & ((1 << lpl) - 1)
+                        col = SLOTS * (sub * wl[c] + (j >> lpl)) + (2 * k if sl2 else k)
+                        col_d[col].append((at, xn[32 * j: 32 * j + 32]))
+                        col_e[col].append(at & x_served[j])
+            col_data = Signal(32 * SLOTS * SPAN, name=f"col_data{h}")
+            with place.If(x_valid):
+                place.d.comb += [col_data.eq(Cat(*[_and_or(t, 32) for t in col_d])),
+                                 col_en.eq(Cat(*[tree_or(t) if t else Const(0) for t in col_e]))]
 
         # ---- A: the result and its response beats -----------------------------------------------
         a_valid, a_done = Signal(name=f"a_valid{h}"), Signal(name=f"a_done{h}")
@@ -551,15 +596,24 @@ class _Pipe(Elaboratable):
         write = advance & x_valid
         x_grp = x_lane0[exact_log2(RL):] if rows else Const(0)
         if rows:
-            # a row per beat's lane group, in LUT RAM; only the instruction in A writes (X holds
-            # the next one's first pass until A's last beat goes), and the beat reads
+            # each column two LUT RAMs (slots 0, 1 and slots 2, 3) of 2 * NG rows: a beat reads
+            # its lane's word from one of four of them; only the instruction in A writes (X
+            # holds the next one's first pass until A's last beat goes), and the beat reads
             # combinationally, so a beat not taken stays unchanged
-            res_rows = memory.Memory(shape=32 * SLOTS * RL, depth=NG, init=[], attrs={"ram_style": "distributed"})
-            m.submodules["rows"] = res_rows
-            rw, rr = res_rows.write_port(granularity=32), res_rows.read_port(domain="comb")
-            results.d.comb += [rw.addr.eq(x_grp), rw.data.eq(col_data), rw.en.eq(Mux(write, col_en, 0))]
-            bt.d.comb += rr.addr.eq(a_grp)
-            g_acc = rr.data
+            rdat = {}
+            for col in range(RL):
+                for hi in range(2):
+                    res = memory.Memory(shape=32, depth=2 * NG, init=[], attrs={"ram_style": "distributed"})
+                    m.submodules[f"res{col}_{hi}"] = res
+                    rw, rr = res.write_port(), res.read_port(domain="comb")
+                    k = x_slot[2 * col: 2 * col + 2]
+                    results.d.comb += [rw.addr.eq(Cat(x_grp, k[0])), rw.data.eq(xn[32 * col: 32 * col + 32]),
+                                       rw.en.eq(write & x_served[col] & (k[1] == hi))]
+                    bt.d.comb += rr.addr.eq(Cat(a_grp, slot[0]))
+                    rdat[col, hi] = rr.data
+            g_got = got.word_select(a_grp, SLOTS * RL)
+            words = [Mux(g_got[SLOTS * n: SLOTS * (n + 1)].bit_select(slot, 1),
+                         mux_tree(slot, [rdat[n ^ skew[k], k >> 1] for k in range(SLOTS)]), 0) for n in range(RL)]
         else:
             acc = Signal(32 * SLOTS * LANES, name=f"acc{h}")   # a clock enable per dword
             with results.If(write):
@@ -567,9 +621,9 @@ class _Pipe(Elaboratable):
                     with results.If(col_en[i]):
                         results.d.sync += acc[32 * i: 32 * i + 32].eq(col_data[32 * i: 32 * i + 32])
             g_acc = acc.word_select(a_grp, 32 * SLOTS * RL)
-        g_got = got.word_select(a_grp, SLOTS * RL)
-        words = [Mux(g_got[SLOTS * n: SLOTS * (n + 1)].bit_select(slot, 1),
-                     g_acc[32 * SLOTS * n: 32 * SLOTS * (n + 1)].word_select(slot, 32), 0) for n in range(RL)]
+            g_got = got.word_select(a_grp, SLOTS * RL)
+            words = [Mux(g_got[SLOTS * n: SLOTS * (n + 1)].bit_select(slot, 1),
+                         g_acc[32 * SLOTS * n: 32 * SLOTS * (n + 1)].word_select(slot, 32), 0) for n in range(RL)]
         nregs = a_ctl.nregs
         bp = self.beat
         bt.d.comb += [bp.wave.eq(a_meta.wave), bp.seq.eq(a_meta.seq), bp.vdst.eq(a_meta.vdst + a_reg),
@@ -609,8 +663,9 @@ class _Pipe(Elaboratable):
         with m.If(advance):
             m.d.sync += [x_valid.eq(r_valid), r_valid.eq(p_valid)]
             with m.If(r_valid):
-                m.d.sync += [x_first.eq(r_first), x_last.eq(r_last), x_ctl.eq(r_ctl), x_meta.eq(r_meta), x_y.eq(r_y),
-                             x_xsel.eq(r_xsel), x_rd.eq(rd), x_served.eq(r_served), x_lane0.eq(r_lane0)]
+                m.d.sync += [x_first.eq(r_first), x_last.eq(r_last), x_ctl.eq(r_ctl), x_meta.eq(r_meta), x_y.eq(c_y),
+                             x_xsel.eq(c_xsel), x_rd.eq(rd), x_served.eq(c_served), x_lane0.eq(r_lane0),
+                             x_slot.eq(c_slot)]
             with m.If(p_valid):
                 m.d.sync += [r_first.eq(p_first), r_last.eq(last), r_ctl.eq(w_ctl), r_meta.eq(w_meta),
                              r_y.eq(Cat(*y_j)), r_lane0.eq(lane0), r_served.eq(served),
