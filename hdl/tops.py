@@ -77,6 +77,11 @@ def _salu(cfg):
     return SALU()
 
 
+def _scalar_alu(cfg):
+    from .simd.scalar_alu import ScalarALU
+    return ScalarALU()
+
+
 def _decode(cfg):
     from amaranth.utils import ceil_log2
     from .simd.decode import DecodeStage
@@ -117,6 +122,7 @@ TOPS: dict[str, tuple[Callable, str]] = {
     "valu_fp": (_valu_fp, "the FP32 vector ALU (hdl/simd/valu_fp.py)"),
     "valu_int": (_valu_int, "the integer vector ALU (hdl/simd/valu_int.py)"),
     "salu": (_salu, "the scalar ALU (hdl/simd/salu.py)"),
+    "scalar_alu": (_scalar_alu, "the lean SIMD's scalar ALU: 32 bits a cycle (hdl/simd/scalar_alu.py)"),
     "decode": (_decode, "the lean SIMD's decode stage: one decoder from two ROMs (hdl/simd/decode.py)"),
     "frontend": (_frontend, "the lean SIMD's fetch, instruction buffers, wave selection and decode "
                             "(hdl/simd/frontend.py)"),

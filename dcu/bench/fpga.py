@@ -209,6 +209,7 @@ LEAN_UNITS = (
     ("frontend", {}, 1_350),                  # Fetch 750, WaveSelect 150, DecodeStage 450
     ("vgpr", {"lanes": 1}, 150),
     ("salu", {}, 1_300),
+    ("scalar_alu", {}, 1_300),                # the SALU's replacement: 32 bits a cycle
     ("valu_fp", {"lanes": 1}, 2_600),
     ("valu_int", {"lanes": 1}, 500),
     ("lean_simd", {}, 10_000),                # the whole SIMD's goal; as built so far

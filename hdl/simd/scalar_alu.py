@@ -1,0 +1,486 @@
+"""The lean SIMD's scalar ALU: a 32-bit datapath, 64-bit operations in two passes
+(docs/simd.md, "Lean SIMD").
+
+Every opcode of :data:`hdl.simd.salu.IMPLEMENTED`, bit-exact with the model (``sim/scalar.py``
+and the saveexec/wrexec, s_cmov and s_bitset handlers of ``sim/execute.py``), as a pipeline
+stage: ``start`` takes the operands into the unit's registers, then one *pass* a cycle runs
+on 32 bits, and the results are valid with ``done`` in the last pass. A 64-bit operation
+takes two passes, its low half first with the carry, the non-zero flag and the field's sign
+carried into the high half (the leading-bit counts and ``s_brev_b64`` take the high half
+first). The datapath of a pass:
+
+- **the load**: the SOPK register operand and s_bitset's kept value enter as S0, simm16
+  (sign-extended) as S1, and s_bitset's bit index and s_abs's operand as S1: one operand
+  select at the registers rather than one in each unit;
+- **one funnel shifter**, 63 bits right into 32 by 0 to 31: its two words are picked from
+  S0's halves and their fill by the pass and bit 5 of the amount (a left shift by ``n`` is
+  the words above a zero shifted right by ``31 - n``). Shifted by 0 it hands S0's half of
+  the pass to the adder, the bitwise unit and the multiplier; ``s_bfe`` masks its output
+  to the field of the pass (``s_sext_*`` are fields at offset 0), ``s_bfm`` shifts a mask;
+- **one 33-bit adder** ``X + (Y or ~Y) + carry`` (bit 32 the operands' sign or zero for the
+  compares): adds, subtractions, compares, the min/max compare, ``s_abs``/``s_absdiff``
+  (``(v ^ s) + s``, ``s`` the sign of ``v``) and the multiply accumulation;
+- **a bitwise unit**, any function of two bits (for the selects, the min/max and
+  ``s_cmov``: X or Y): the logic ops, moves, saveexec/wrexec, s_bitset, and the input of
+  the leading-zero counter (S0 reversed for ``s_ctz``/``s_brev``, S0 ^ its sign for
+  ``s_cls``) and of the bit count (S0 or ~S0);
+- **one signed 33 x 33 multiplier** (four MULT18X18D): ``s_mul_u64`` accumulates its three
+  32 x 32 products on the adder.
+
+Latency, from ``start`` to ``done``:
+
+====================================================================  ======
+operations                                                            cycles
+====================================================================  ======
+32-bit (add, compare, logic, shift, bfe, count, s_mul_i32, s_mul_hi)   1
+s_*_b64/u64/i64 (logic, shifts, bfe/bfm, counts, add, compares,        2
+cselect, cmov, bitset, mov), s_absdiff_i32; s_bitcmp*_b64: 1
+s_mul_u64                                                               3
+====================================================================  ======
+"""
+from __future__ import annotations
+
+import operator
+
+from amaranth.hdl import Cat, Const, Module, Mux, Signal, Value
+from amaranth.lib import data, enum, wiring
+from amaranth.lib.wiring import In, Out
+
+from ..isa_tables import OpId
+from .salu import _CMP, _LOGIC, _SAVEEXEC, IMPLEMENTED, _tt
+from .valu_int import balanced, low_mask, popcount
+
+__all__ = ["ScalarALU", "IMPLEMENTED"]
+
+
+class Seq(enum.Enum, shape=3):
+    """The passes of an operation and what each takes."""
+    ONE = 0         # one pass, the low halves
+    HALVES = 1      # low half, then high half with the carry and flags of the first
+    SWAP = 2        # high half, then low half (leading-bit counts, s_brev_b64)
+    ABSDIFF = 3     # S0 - S1, then |the difference|
+    MUL64 = 4       # S0.lo * S1.lo, + S0.lo * S1.hi, + S0.hi * S1.lo
+    SHIFT = 5       # a 64-bit shift: a product of each word of S0 (a right shift high half first)
+
+
+class XSrc(enum.Enum, shape=2):
+    A = 0           # S0's half of the pass (as the bitwise unit's X: reversed, inverted)
+    ACC = 1         # the adder's sum of the pass before
+    ZERO = 2
+
+
+class YSrc(enum.Enum, shape=2):
+    B = 0
+    ACC = 1
+    P = 2           # a product word: the other word in the first pass, the result's later
+    ZERO = 3
+
+
+class LSrc(enum.Enum, shape=2):
+    """The bitwise unit's second operand."""
+    B = 0
+    EXEC = 1
+    BIT = 2         # 1 << S1 (s_bitset: S1 holds the bit index)
+    SUM = 3         # X - 1 (the trailing zeros of X are the ones of ~X & (X - 1))
+
+
+class CarryIn(enum.Enum, shape=2):
+    ZERO = 0
+    ONE = 1
+    SCC = 2
+    NSCC = 3
+
+
+class Result(enum.Enum, shape=3):
+    SUM = 0
+    LOGIC = 1
+    POP = 2         # the bitwise unit's ones, summed over the passes (-1 for ``ff`` when X is 0)
+    MUL = 4         # the product's word ``phi`` (in later passes the sum: it is accumulated)
+    EXEC = 5        # the old EXEC (saveexec)
+    PACK = 6
+
+
+class SccSrc(enum.Enum, shape=3):
+    NONE = 0
+    D_NZ = 1        # the result is not zero (both halves of a 64-bit one)
+    CARRY = 2       # carry or borrow out of 32 bits (and the bits s_lshl<n>_add shifts out:
+                    # the product's high word)
+    OVF = 3         # signed overflow of a 32-bit add or subtract
+    LT = 4          # the min/max compare (inverted for max)
+    COND = 5        # a compare: ``cond`` over (lt, eq)
+    BIT = 6         # the picked bit of S0 (s_bitcmp), inverted by ``want0``
+    LOGIC_NZ = 7    # the new EXEC is not zero (saveexec)
+
+
+class DWe(enum.Enum, shape=2):
+    NO = 0
+    YES = 1
+    SCC = 2         # s_cmov/s_cmovk: only when SCC is set
+
+
+Control = data.StructLayout({
+    "legal": 1,
+    "seq": Seq,
+    "w64": 1,               # 64-bit S0 and S1 (amounts, field widths, signs, bit indices)
+    "xd": 1, "yk": 1, "ya": 1,    # load: S0 from the old destination; S1 from simm16; S1 from S0
+    # shifts: S0's word times a power of two
+    "sh": 1, "left": 1, "arith": 1, "bfm": 1, "field": 1, "sgn_field": 1,
+    "kamt": 1, "shl": 3,    # shift by ``shl``, not by S1
+    "sext": 2,              # s_sext_i32_i8/i16: the field's width 8 (1) or 16 (2), not S1's
+    # adder
+    "x": XSrc, "accb": 1, "y": YSrc,     # accb: the sum register starts as S1 (s_lshl<n>_add)
+    "inv": 1, "cin": CarryIn, "sgn": 1, "abs": 1,
+    # bitwise unit
+    "tt": 4, "csel": 1, "mm": 1, "mm_max": 1, "rev": 1, "nx": 1, "cls": 1, "l": LSrc, "ff": 1,
+    "mul_sgn": 1, "phi": 1,
+    "rs": Result, "pk": 2,
+    "dst64": 1,
+    "scc": SccSrc, "cond": 3, "want0": 1,
+    "d_we": DWe,
+    "exec_we": 1,
+})
+
+_TT_X, _TT_Y = _tt(lambda x, y: x), _tt(lambda x, y: y)
+
+
+def _table() -> dict[str, dict]:
+    """Mnemonic -> the :data:`Control` fields of every implemented opcode."""
+    t = {}
+    sub = {"inv": 1, "cin": CarryIn.ONE}
+    add = {"rs": Result.SUM, "d_we": DWe.YES}
+    t["s_add_co_u32"] = {**add, "scc": SccSrc.CARRY}
+    t["s_sub_co_u32"] = {**add, **sub, "scc": SccSrc.CARRY}
+    t["s_add_co_i32"] = {**add, "scc": SccSrc.OVF}
+    t["s_sub_co_i32"] = {**add, **sub, "scc": SccSrc.OVF}
+    t["s_add_co_ci_u32"] = {**add, "cin": CarryIn.SCC, "scc": SccSrc.CARRY}
+    t["s_sub_co_ci_u32"] = {**add, "inv": 1, "cin": CarryIn.NSCC, "scc": SccSrc.CARRY}
+    t["s_absdiff_i32"] = {**add, **sub, "seq": Seq.ABSDIFF, "scc": SccSrc.D_NZ}
+    t["s_abs_i32"] = {**add, "ya": 1, "x": XSrc.ZERO, "abs": 1, "scc": SccSrc.D_NZ}
+    for n in (1, 2, 3, 4):
+        t[f"s_lshl{n}_add_u32"] = {**add, "sh": 1, "left": 1, "kamt": 1, "shl": n, "phi": 1, "accb": 1,
+                                   "x": XSrc.ACC, "y": YSrc.P, "scc": SccSrc.CARRY}
+    t["s_add_nc_u64"] = {**add, "seq": Seq.HALVES, "w64": 1, "dst64": 1}
+    t["s_sub_nc_u64"] = {**t["s_add_nc_u64"], **sub}
+    for typ in ("i32", "u32"):
+        mm = {**add, **sub, "sgn": int(typ[0] == "i"), "rs": Result.LOGIC, "mm": 1, "scc": SccSrc.LT}
+        t[f"s_min_{typ}"] = mm
+        t[f"s_max_{typ}"] = {**mm, "mm_max": 1}
+    for cond, bits in _CMP.items():
+        cmp = {**sub, "scc": SccSrc.COND, "cond": sum(b << k for k, b in enumerate(bits))}
+        t[f"s_cmp_{cond}_i32"] = {**cmp, "sgn": 1}
+        t[f"s_cmp_{cond}_u32"] = cmp
+        t[f"s_cmp_{cond}_u64"] = {**cmp, "seq": Seq.HALVES, "w64": 1}
+    t["s_addk_co_i32"] = {**add, "xd": 1, "yk": 1, "scc": SccSrc.OVF}
+
+    for w in (32, 64):
+        wide = {"w64": 1, "dst64": 1, "seq": Seq.HALVES} if w == 64 else {}
+        w64 = {"w64": 1, "seq": Seq.HALVES} if w == 64 else {}
+        # a right shift: the high word of S0 * 2^(32 - n); a left one: the low word of S0 * 2^n
+        shift = {**wide, "sh": 1, "rs": Result.MUL, "phi": 1, "x": XSrc.ACC, "y": YSrc.P, "d_we": DWe.YES,
+                 "scc": SccSrc.D_NZ, **({"seq": Seq.SHIFT} if w == 64 else {})}
+        t[f"s_lshl_b{w}"] = {**shift, "left": 1, "phi": 0}
+        t[f"s_lshr_b{w}"] = shift
+        t[f"s_ashr_i{w}"] = {**shift, "arith": 1}
+        t[f"s_bfe_u{w}"] = {**shift, "field": 1}
+        t[f"s_bfe_i{w}"] = {**shift, "field": 1, "arith": 1, "sgn_field": 1}
+        t[f"s_bfm_b{w}"] = {**shift, "left": 1, "phi": 0, "bfm": 1, "scc": SccSrc.NONE}
+        for want in (0, 1):      # bit 0 of a right shift of the word holding the bit: one pass
+            t[f"s_bitcmp{want}_b{w}"] = {"w64": int(w == 64), "sh": 1, "rs": Result.MUL, "phi": 1,
+                                         "scc": SccSrc.BIT, "want0": int(want == 0)}
+        logic = {**wide, "rs": Result.LOGIC, "d_we": DWe.YES}
+        for name, f in _LOGIC.items():
+            t[f"s_{name}_b{w}"] = {**logic, "tt": _tt(f), "scc": SccSrc.D_NZ}
+        t[f"s_not_b{w}"] = {**logic, "tt": _tt(lambda x, y: 1 - x), "scc": SccSrc.D_NZ}
+        t[f"s_mov_b{w}"] = {**logic, "tt": _TT_X}
+        t[f"s_cselect_b{w}"] = {**logic, "csel": 1}
+        t[f"s_cmov_b{w}"] = {**logic, "tt": _TT_X, "d_we": DWe.SCC}
+        t[f"s_bitset0_b{w}"] = {**logic, "xd": 1, "ya": 1, "l": LSrc.BIT, "tt": _tt(lambda x, y: x & (1 - y))}
+        t[f"s_bitset1_b{w}"] = {**logic, "xd": 1, "ya": 1, "l": LSrc.BIT, "tt": _tt(lambda x, y: x | y)}
+        t[f"s_brev_b{w}"] = {**logic, "seq": Seq.SWAP if w == 64 else Seq.ONE, "rev": 1, "tt": _TT_X}
+        t[f"s_bcnt0_i32_b{w}"] = {**w64, "rs": Result.POP, "tt": _TT_X, "nx": 1,
+                                  "d_we": DWe.YES, "scc": SccSrc.D_NZ}
+        t[f"s_bcnt1_i32_b{w}"] = {**t[f"s_bcnt0_i32_b{w}"], "nx": 0}
+    # trailing zeros of X: the ones of ~X & (X - 1), X - 1 carried over the passes; leading
+    # ones of S0 reversed (the high half first)
+    counts = {"rs": Result.POP, "ff": 1, "l": LSrc.SUM, "tt": _tt(lambda x, y: (1 - x) & y), "y": YSrc.ZERO,
+              "inv": 1, "d_we": DWe.YES}
+    t["s_clz_i32_u32"] = {**counts, "rev": 1}
+    t["s_clz_i32_u64"] = {**counts, "rev": 1, "w64": 1, "seq": Seq.SWAP}
+    t["s_ctz_i32_b32"] = counts
+    t["s_ctz_i32_b64"] = {**counts, "w64": 1, "seq": Seq.HALVES}
+    t["s_cls_i32"] = {**counts, "rev": 1, "cls": 1}
+    t["s_cls_i32_i64"] = {**counts, "rev": 1, "cls": 1, "w64": 1, "seq": Seq.SWAP}
+    t["s_movk_i32"] = {"yk": 1, "rs": Result.LOGIC, "tt": _TT_Y, "d_we": DWe.YES}
+    t["s_cmovk_i32"] = {"yk": 1, "rs": Result.LOGIC, "tt": _TT_Y, "d_we": DWe.SCC}
+    for n, sext in ((8, 1), (16, 2)):
+        t[f"s_sext_i32_i{n}"] = {"sh": 1, "rs": Result.MUL, "phi": 1, "kamt": 1, "sext": sext, "field": 1,
+                                 "sgn_field": 1, "d_we": DWe.YES}
+    mul = {"d_we": DWe.YES}
+    t["s_mul_i32"] = {**mul, "rs": Result.MUL}
+    t["s_mul_hi_u32"] = {**mul, "rs": Result.MUL, "phi": 1}
+    t["s_mul_hi_i32"] = {**mul, "rs": Result.MUL, "phi": 1, "mul_sgn": 1}
+    t["s_mul_u64"] = {**mul, "rs": Result.MUL, "seq": Seq.MUL64, "x": XSrc.ACC, "y": YSrc.P, "dst64": 1}
+    t["s_mulk_i32"] = {**mul, "rs": Result.MUL, "xd": 1, "yk": 1}
+    for k, f in _SAVEEXEC.items():
+        ex = {"l": LSrc.EXEC, "tt": _tt(lambda x, y, f=f: f(x, y) & 1), "d_we": DWe.YES, "exec_we": 1}
+        t[f"s_{k}_saveexec_b32"] = {**ex, "rs": Result.EXEC, "scc": SccSrc.LOGIC_NZ}
+        t[f"s_{k}_wrexec_b32"] = {**ex, "rs": Result.LOGIC, "scc": SccSrc.D_NZ}
+    for halves, pk in (("ll", 0), ("hl", 1), ("lh", 2), ("hh", 3)):
+        t[f"s_pack_{halves}_b32_b16"] = {"rs": Result.PACK, "pk": pk, "d_we": DWe.YES}
+    return {name: {"legal": 1, **c} for name, c in t.items() if name in IMPLEMENTED}
+
+
+_TABLE = _table()
+assert set(_TABLE) == IMPLEMENTED, "the loops above name every op of salu.IMPLEMENTED"
+
+
+def _rep(bit, n: int) -> Value:
+    return Value.cast(bit).replicate(n)
+
+
+class ScalarALU(wiring.Component):
+    """Scalar ALU on a 32-bit datapath, one pass a cycle (module docstring).
+
+    ``start`` (taken while ``busy`` is 0) loads ``op`` and the operands into the unit's
+    registers; the passes run in the following cycles, ``busy`` set in all but the last,
+    and ``done`` with the results in the last: the cycle after ``start`` for a one-pass
+    operation. A ``start`` in a ``done`` cycle begins the next operation at once (one
+    operation a cycle for one-pass operations). The latency table is in the module
+    docstring.
+
+    Attributes
+    ----------
+    start : In(1)
+        Take ``op`` and the operands.
+    op : In(OpId)
+    a, b : In(unsigned(64))
+        S0 and S1; 32-bit operands in the low half.
+    scc_in : In(1)
+        SCC before the instruction (carry-in, s_cselect, s_cmov).
+    exec_in : In(unsigned(32))
+        EXEC before the instruction (saveexec/wrexec).
+    d_in : In(unsigned(64))
+        The old destination: kept bits of s_bitset and the register operand of SOPK
+        (s_addk_co_i32, s_mulk_i32).
+    simm16 : In(unsigned(16))
+        SOPK immediate.
+    busy : Out(1)
+        A pass that is not the operation's last runs: ``start`` is not taken.
+    done : Out(1)
+        The last pass: the outputs below are valid (write enables are 0 otherwise).
+    d : Out(unsigned(64))
+        Destination value (32-bit results zero-extended).
+    d_we : Out(1)
+        The destination is written (not by compares, nor by s_cmov/s_cmovk with SCC clear).
+    scc, scc_we : Out(1)
+        New SCC and whether it is written (``scc`` is the SCC taken when not).
+    exec : Out(unsigned(32))
+        New EXEC (saveexec/wrexec), the EXEC taken otherwise.
+    exec_we : Out(1)
+    illegal : Out(1)
+        ``op`` is not one of :data:`IMPLEMENTED` (with ``done``, nothing written).
+    """
+
+    def __init__(self):
+        super().__init__({
+            "start": In(1), "op": In(OpId), "a": In(64), "b": In(64), "scc_in": In(1), "exec_in": In(32),
+            "d_in": In(64), "simm16": In(16),
+            "busy": Out(1), "done": Out(1),
+            "d": Out(64), "d_we": Out(1), "scc": Out(1), "scc_we": Out(1), "exec": Out(32),
+            "exec_we": Out(1), "illegal": Out(1),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+
+        # ---- the registers: the operation, its operands, the pass and what passes carry
+        ctl = Signal(Control)
+        a, b = Signal(64), Signal(64)
+        scc_i, exec_i = Signal(), Signal(32)
+        run, ph = Signal(), Signal(2)
+        lo, acc = Signal(32), Signal(32)        # the first pass's result; the sum of the pass before
+        carry, nz = Signal(), Signal()
+
+        dec = Signal(Control)
+        with m.Switch(self.op):
+            for name, fields in sorted(_TABLE.items()):
+                with m.Case(OpId[name.upper()]):
+                    m.d.comb += dec.eq(Control.const(fields))
+        last = Signal(2)
+        with m.Switch(ctl.seq):
+            with m.Case(Seq.HALVES, Seq.SWAP, Seq.ABSDIFF, Seq.SHIFT):
+                m.d.comb += last.eq(1)
+            with m.Case(Seq.MUL64):
+                m.d.comb += last.eq(2)
+        done = run & (ph == last)
+        m.d.comb += [self.done.eq(done), self.busy.eq(run & ~done)]
+        k = Cat(self.simm16, _rep(self.simm16[15], 48))
+        with m.If(self.start & ~self.busy):
+            m.d.sync += [ctl.eq(dec), run.eq(1), ph.eq(0), acc.eq(Mux(dec.accb, self.b[:32], 0)), nz.eq(0),
+                         scc_i.eq(self.scc_in),
+                         exec_i.eq(self.exec_in), a.eq(Mux(dec.xd, self.d_in, self.a)),
+                         b.eq(Mux(dec.yk, k, Mux(dec.ya, self.a, self.b)))]
+        with m.Elif(done):
+            m.d.sync += run.eq(0)
+
+        # Each unit is a module of its own: the simulator re-evaluates a module's logic
+        # whenever a signal it reads changes (hdl/simd/valu_int.py).
+        def stage(name):
+            m.submodules[name] = s = Module()
+            return s
+
+        def sig(st, name, value):
+            v = Value.cast(value)
+            s = Signal(v.shape(), name=name)
+            st.d.comb += s.eq(v)
+            return s
+
+        # ---- the halves of the pass
+        st = stage("halves")
+        later = ph != 0
+        off = sig(st, "offset", Mux(ctl.kamt, ctl.shl, Mux(ctl.w64, b[:6], b[:5])))   # shift amount, field offset
+        n5 = off[5]
+        ha, hb = Signal(), Signal()
+        with st.Switch(ctl.seq):
+            with st.Case(Seq.HALVES):
+                st.d.comb += [ha.eq(ph[0]), hb.eq(ph[0])]
+            with st.Case(Seq.SWAP):
+                st.d.comb += ha.eq(~ph[0])
+            with st.Case(Seq.MUL64):
+                st.d.comb += [ha.eq(ph[1]), hb.eq(ph[0])]
+            with st.Case(Seq.SHIFT):    # right: high word, then the low one (the high one from 32 up)
+                st.d.comb += ha.eq(Mux(later, n5 ^ ctl.left, ~ctl.left))
+            with st.Case(Seq.ONE):      # s_bitcmp_b64: the word holding the bit
+                st.d.comb += ha.eq(ctl.sh & n5)
+        A = sig(st, "a_half", Mux(ha, a[32:], a[:32]))
+        B = sig(st, "b_half", Mux(hb, b[32:], b[:32]))
+
+        # ---- shifts on the multiplier: a word of S0 (or of s_bfm's mask) times 2^n for a left
+        # shift (the low word of the product is S0 << n, the high one the bits shifted out), or
+        # times 2^(32 - n) for a right one (the high word is S0 >> n, the low one the bits
+        # shifted out, which the next pass adds to its word). A barrel shifter costs more LUTs
+        # than the one-hot factor, and the product's words are the two halves of a funnel.
+        st = stage("shifter")
+        sign = Mux(ctl.w64, a[63], a[31])
+        lm = low_mask(a[:5], 32)
+        a5 = ctl.w64 & a[5]
+        mask_word = Mux(ha, lm & _rep(a5, 32), lm | _rep(a5, 32))     # s_bfm: (1 << S0) - 1, a word
+        first64 = (ctl.seq == Seq.SHIFT) & ~later
+        big = first64 & n5      # 32 and up, first pass: right, the fill (times 1); left, 0
+        oh = (Const(1, 32) << off[:5])[:32]
+        factor = sig(st, "factor", Mux(ctl.left, Cat(oh & _rep(~big, 32), 0), Cat(big, oh[::-1] & _rep(~big, 32))))
+        top = ha | ~ctl.w64                          # S0's sign word: signed for arithmetic shifts
+        mx = Mux(ctl.bfm, mask_word, A)
+        mx_s = (ctl.mul_sgn | (ctl.arith & top)) & mx[31]
+        my_s = ctl.mul_sgn & B[31]
+        my = Mux(ctl.sh, Cat(factor, 0), Cat(B, my_s, my_s))       # 2^32 needs 34 signed bits
+        P = Signal(68)
+        with st.If(ctl.sh | (ctl.rs == Result.MUL)):
+            st.d.comb += P.eq(Cat(mx, mx_s, mx_s).as_signed() * my.as_signed())
+
+        # ---- the bitwise unit: a truth table over X and Y (for the selects, X or Y); X is
+        # S0, reversed (s_brev, s_clz, s_cls), inverted (s_bcnt0) or XORed with its sign
+        # (s_cls), and also the adder's
+        st = stage("bitwise")
+        X = sig(st, "lx", Mux(ctl.rev, A[::-1], A) ^ _rep(ctl.nx | (ctl.cls & sign), 32))
+
+        # ---- the adder
+        st = stage("adder")
+        fix = (ctl.seq == Seq.ABSDIFF) & later     # s_absdiff's second pass: |the difference|
+        XA = Signal(32, name="ax")
+        YA = Signal(32, name="ay")
+        with st.Switch(Mux(fix, XSrc.ZERO, ctl.x)):
+            with st.Case(XSrc.A):
+                st.d.comb += XA.eq(X)
+            with st.Case(XSrc.ACC):
+                st.d.comb += XA.eq(acc)
+        with st.Switch(Mux(fix, YSrc.ACC, ctl.y)):
+            with st.Case(YSrc.B):
+                st.d.comb += YA.eq(B)
+            with st.Case(YSrc.ACC):
+                st.d.comb += YA.eq(acc)
+            with st.Case(YSrc.P):       # the first pass keeps the other word (none for the fill)
+                st.d.comb += YA.eq(Mux(big, 0, Mux(ctl.phi == later, P[32:64], P[:32])))
+        absn = (ctl.abs | fix) & YA[31]    # |v|: (v ^ s) + s
+        inv = Mux(fix, absn, ctl.inv | absn)
+        code = ctl.cin.as_value()       # ZERO, ONE, SCC, NSCC: bit 1 takes SCC, bit 0 inverts
+        cin = Mux(fix | ctl.abs, absn, Mux(((ctl.seq == Seq.HALVES) | (ctl.seq == Seq.SWAP)) & later, carry,
+                                           Mux(code[1], scc_i ^ code[0], code[0])))
+        xe = Cat(XA, ctl.sgn & XA[31])
+        ye = Cat(YA, ctl.sgn & YA[31]) ^ _rep(inv, 33)
+        SUM = sig(st, "sum", (xe + ye + cin)[:33])
+        lt = SUM[32]
+
+        st = stage("logic")
+        bit = (Const(1, 32) << b[:5])[:32]
+        Y = Signal(32, name="ly")
+        with st.Switch(ctl.l):
+            with st.Case(LSrc.B):
+                st.d.comb += Y.eq(B)
+            with st.Case(LSrc.EXEC):
+                st.d.comb += Y.eq(exec_i)
+            with st.Case(LSrc.BIT):
+                st.d.comb += Y.eq(Mux(~ctl.w64 | (b[5] == ha), bit, 0))
+            with st.Case(LSrc.SUM):
+                st.d.comb += Y.eq(SUM[:32])
+
+        tt = Mux(ctl.csel, Mux(scc_i, _TT_X, _TT_Y), Mux(ctl.mm, Mux(lt ^ ctl.mm_max, _TT_X, _TT_Y), ctl.tt))
+        LOG = sig(st, "logic", balanced([_rep(tt[i], 32) & (X if i & 2 else ~X) & (Y if i & 1 else ~Y)
+                                          for i in range(4)], operator.or_))
+
+        # ---- the bit count, summed over the passes; X is 0 when X - 1 borrows out of the last
+        st = stage("count")
+        none = ctl.ff & (ph == last) & ~(SUM[32] ^ inv)
+        POP = sig(st, "pop", Mux(none, 0xFFFF_FFFF, popcount(LOG) + Mux(later, lo[:7], 0)))
+
+        # ---- s_bfe's field: the bits of S1[22:16] in this pass's word of the result, the
+        # field's top bit extended above it (a field ending in the low word of a 64-bit
+        # right shift, which comes last, gives its high word at the output)
+        st = stage("field")
+        width = Mux(ctl.sext == 0, b[16:23], Mux(ctl.sext[1], 16, 8))
+        fh = (ctl.seq == Seq.SHIFT) & ~ph[0]       # the word of the result: a right shift's high first
+        mask = sig(st, "field_mask", Mux(width[5:] > fh, 0xFFFF_FFFF, Mux(width[5:] == fh, low_mask(width[:5], 32), 0))
+                   | _rep(~ctl.field, 32))
+        p = sig(st, "field_top", (width - 1)[:7])
+
+        # ---- the result of the pass
+        st = stage("result")
+        r0 = Signal(32)
+        rs = Mux((ctl.rs == Result.MUL) & later, Result.SUM, ctl.rs)
+        with st.Switch(rs):
+            for src, val in ((Result.SUM, SUM[:32]), (Result.LOGIC, LOG), (Result.POP, POP),
+                             (Result.MUL, Mux(ctl.phi, P[32:64], P[:32])), (Result.EXEC, exec_i),
+                             (Result.PACK, Cat(Mux(ctl.pk[0], A[16:], A[:16]), Mux(ctl.pk[1], B[16:], B[:16])))):
+                with st.Case(src):
+                    st.d.comb += r0.eq(val)
+        fbit = r0.bit_select(p[:5], 1)
+        fill = ctl.sgn_field & (p[5:] == fh) & fbit
+        hi_fill = _rep(ctl.sgn_field & ctl.w64 & (p[5:] == 0) & fbit, 32)
+        r = sig(st, "r", (r0 & mask) | (~mask & _rep(fill, 32)))
+        r_nz = r != 0
+        with m.If(run & ~done):
+            m.d.sync += [ph.eq(ph + 1), acc.eq(SUM[:32]), carry.eq(SUM[32] ^ inv), nz.eq(nz | r_nz)]
+            with m.If(~later):          # s_mul_u64's low word is its first pass's
+                m.d.sync += lo.eq(r)
+
+        # ---- outputs
+        swap = ctl.sh & ~ctl.left      # a 64-bit right shift has its high word first
+        m.d.comb += self.d.eq(Mux(ctl.dst64, Mux(swap, Cat(r, lo | hi_fill), Cat(lo, r)), r))
+        m.d.comb += self.d_we.eq(done & ctl.legal & Mux(ctl.d_we == DWe.SCC, scc_i, ctl.d_we == DWe.YES))
+        m.d.comb += self.illegal.eq(done & ~ctl.legal)
+        shifted_out = ctl.sh & (P[32:64] != 0)      # s_lshl<n>_add's carry: a bit shifted out
+        ovf = (XA[31] == ye[31]) & (XA[31] != SUM[31])
+        d_nz = r_nz | nz
+        cond = ctl.cond.bit_select(Cat(~d_nz, lt), 1)
+        scc = Signal()
+        with m.Switch(ctl.scc):
+            for src, val in ((SccSrc.D_NZ, d_nz), (SccSrc.CARRY, lt | shifted_out), (SccSrc.OVF, ovf),
+                             (SccSrc.LT, lt ^ ctl.mm_max), (SccSrc.COND, cond), (SccSrc.BIT, r0[0] ^ ctl.want0),
+                             (SccSrc.LOGIC_NZ, LOG != 0)):
+                with m.Case(src):
+                    m.d.comb += scc.eq(val)
+        scc_we = done & ctl.legal & (ctl.scc != SccSrc.NONE)
+        exec_we = done & ctl.legal & ctl.exec_we
+        m.d.comb += [self.scc.eq(Mux(scc_we, scc, scc_i)), self.scc_we.eq(scc_we),
+                     self.exec.eq(Mux(exec_we, LOG, exec_i)), self.exec_we.eq(exec_we)]
+        return m
