@@ -12,7 +12,8 @@
 from __future__ import annotations
 
 from amaranth.hdl import signed, unsigned
-from amaranth.lib import data, enum
+from amaranth.lib import data, enum, wiring
+from amaranth.lib.wiring import In, Out
 from amaranth.utils import exact_log2
 
 from .config import DCUConfig
@@ -22,7 +23,7 @@ __all__ = ["DecodedInst", "LANES", "ADDR", "SEQ", "LaunchLayout", "FetchReq", "F
            "Steer", "SteerLayout",
            "WaveStart", "SmemReq",
            "SmemResp", "VecMemReq", "ReqRow", "VecMemResp", "StallReason", "ISSUE_GROUPS", "issue_group",
-           "SimdPerf"]
+           "SimdPerf", "VectorPort"]
 
 LANES = 32   # lanes of a wave
 ADDR = 48    # bits of a virtual byte address
@@ -235,3 +236,43 @@ SimdPerf = data.StructLayout({
     "valu_busy": 32,
     "stall": data.StructLayout({r.name.lower(): 32 for r in StallReason if r is not StallReason.NONE}),
 })
+
+
+# -- the lean SIMD's issue stage and vector pipe --------------------------------------------
+class VectorPort(wiring.Signature):
+    """The issue stage's link to the vector pipe (seen from the issue stage).
+
+    Members
+    -------
+    issue : Out
+        ``valid`` one cycle: wave ``wave`` (its VGPRs from ``base``) issues ``inst`` with EXEC ``exec``.
+    scalar : Out(ArrayLayout(32, 3))
+        The cycle after ``issue``: its sources 0-2 as scalar values (an SGPR, a constant, the
+        literal, VCC or EXEC; the lane-mask source of ``v_cndmask_b32`` and the carry-ins is
+        source 2).
+    ready : In(1)
+        The pipe takes an instruction this cycle.
+    blocked, busy : In(wave_slots)
+        Bit ``w``: wave ``w`` may not issue a VALU instruction this cycle; wave ``w`` has VALU
+        instructions in flight.
+    mask : In
+        ``valid`` one cycle: the lane mask ``value`` of wave ``wave``'s instruction for its
+        ``sdst`` (EXEC_LO for ``v_cmpx``), EXEC's inactive lanes 0. The issue stage writes it
+        in that cycle: the SGPR file's write port is its.
+    soon : In(1)
+        A lane mask comes on ``mask`` two cycles from now: a scalar instruction issued now
+        would write the SGPR file in that cycle.
+    """
+
+    def __init__(self, cfg: DCUConfig):
+        w = range(max(cfg.wave_slots, 2))
+        super().__init__({
+            "issue": Out(data.StructLayout({"valid": 1, "wave": w, "base": range(cfg.vgprs_per_simd), "exec": 32,
+                                            "inst": DecodedInst})),
+            "scalar": Out(data.ArrayLayout(32, 3)),
+            "ready": In(1),
+            "blocked": In(cfg.wave_slots),
+            "busy": In(cfg.wave_slots),
+            "mask": In(data.StructLayout({"valid": 1, "wave": w, "sdst": 7, "value": 32})),
+            "soon": In(1),
+        })

@@ -180,6 +180,7 @@ def rtl_run(preset: str, code: list[int], launches: list[dict], words: list[int]
     starts = starts or [BASE] * len(launches)
     cfg = PRESETS[preset]
     dut = LeanSIMD(cfg)
+    vgprs = cfg.vgprs_per_simd // cfg.wave_slots
     rng = random.Random(seed)
     mem = CodeMemory(code, BASE, cfg.fetch_bytes, rng, max_latency=6)
     errors, cycles = [], [0]
@@ -195,8 +196,11 @@ def rtl_run(preset: str, code: list[int], launches: list[dict], words: list[int]
             """Launch ``w`` on the port (the first free slot: wave w goes to slot w)."""
             ctx.set(lp.pc, starts[w])
             ctx.set(lp.wg_last, 1)                    # one workgroup a wave unless the launch says
+            ctx.set(lp.vgpr_base, w * vgprs)
             for k, v in ((k, v) for k, v in launches[w].items() if k != "delay"):
-                if k == "sgpr":
+                if k == "v0":
+                    ctx.set(lp.v0, sum(x << (32 * n) for n, x in enumerate(v)))
+                elif k == "sgpr":
                     for i in range(4):
                         ctx.set(lp.sgpr[i], v[i])
                 else:
@@ -205,7 +209,8 @@ def rtl_run(preset: str, code: list[int], launches: list[dict], words: list[int]
         loads, answering = [], deque()                 # loads: [cycle due, beats]
         ctx.set(dut.smem_req.ready, 1)
         all_in = None
-        while nxt < len(launches) or ctx.get(dut.active):
+        # a launch takes some cycles (v0's rows, then the SGPRs) before its wave is active
+        while nxt < len(launches) or ctx.get(dut.active) or cycles[0] < log["launched"][-1] + 20:
             assert cycles[0] < 40 * len(code) * 4 + 400, "the SIMD did not finish"
             # launches: each ``delay`` cycles after the one before
             go = nxt < len(launches) and cycles[0] >= launch_at
@@ -251,13 +256,31 @@ def rtl_run(preset: str, code: list[int], launches: list[dict], words: list[int]
         for w in range(len(launches)):
             pairs = [ctx.get(dut.scalar.sgprs.data[w * 64 + k]) for k in range(64)]
             regs.append([(p >> (32 * h)) & 0xFFFF_FFFF for p in pairs for h in (0, 1)])
+            vregs.append(read_vgprs(ctx, dut, cfg, w * vgprs, vgprs))
 
-    regs = []
+    regs, vregs = [], []
     sim = Simulator(dut)
     sim.add_clock(1e-6)
     sim.add_testbench(bench)
     sim.run()
+    if log is not None:
+        log["vgprs"] = vregs
     return regs, errors, cycles[0]
+
+
+def read_vgprs(ctx, dut, cfg, base: int, n: int) -> np.ndarray:
+    """VGPRs ``base`` .. ``base + n - 1`` (n x 32 lanes) from the vector pipe's banks: row ``p``
+    of register ``r`` is file row ``k = r * passes + p``, in bank ``k % 4`` at ``k // 4``."""
+    L = cfg.lanes
+    P = 32 // L
+    banks = dut.vector.vgprs.banks
+    out = np.zeros((n, 32), dtype=np.uint32)
+    for r in range(n):
+        for p in range(P):
+            k = (base + r) * P + p
+            row = ctx.get(banks[k % 4].data[k // 4])
+            out[r, p * L:(p + 1) * L] = [(row >> (32 * i)) & 0xFFFF_FFFF for i in range(L)]
+    return out
 
 
 @pytest.mark.parametrize("preset,seed", [("fpga", 11), ("fpga", 12), ("default", 13), ("default", 14)])
@@ -337,11 +360,11 @@ def test_a_wave_ends_after_its_loads_return():
 
 
 def test_words_it_cannot_run_stop_the_wave():
-    """An illegal word and a VALU instruction (not executed by this pipe yet) stop their wave
+    """An illegal word and a transcendental (not executed by the lean SIMD yet) stop their wave
     with the cause and PC; a wave of good code beside them finishes."""
     bad = [0xFFFF_FFFF]                                       # no instruction
-    valu = [0x7E02_0280]                                      # v_mov_b32 v1, 0
-    assert isa.decode(valu + [0, 0]).name == "v_mov_b32"
+    valu = [0x7E02_4B00]                                      # v_exp_f32 v1, v0
+    assert isa.decode(valu + [0, 0]).name == "v_exp_f32"
     code = _sopk("s_movk_i32", 3, 7) + bad + _sopp("s_endpgm") + valu + _sopp("s_endpgm")
     regs, errors, _ = rtl_run("fpga", code, launch_state(6, 2), starts=[BASE, BASE + 12])
     assert sorted(errors, key=lambda e: e[0]) == [(0, BASE + 4, PipeError.ILLEGAL),
@@ -353,3 +376,183 @@ def test_words_it_cannot_run_stop_the_wave():
 
 def test_verilog_lint(tmp_path):
     convert_and_lint(LeanSIMD(PRESETS["fpga"]), "lean_simd", tmp_path)
+
+
+# -- vector programs ------------------------------------------------------------------------
+VG = 16                  # VGPRs a wave uses
+SAVED_EXEC = 99          # the launch's EXEC, restored now and then after v_cmpx
+_VCC = 106
+
+
+def _vop1(op, vdst, src0):
+    return [0x7E00_0000 | vdst << 17 | op << 9 | src0]
+
+
+def _vop2(op, vdst, src0, vsrc1):
+    return [op << 25 | vdst << 17 | vsrc1 << 9 | src0]
+
+
+def _vopc(op, src0, vsrc1):
+    return [0x7C00_0000 | op << 17 | vsrc1 << 9 | src0]
+
+
+def _vop3(op, vdst, srcs, *, abs_=0, neg=0, opsel=0, clamp=0, omod=0, sdst=None):
+    s0, s1, s2 = (list(srcs) + [0, 0, 0])[:3]
+    low = sdst if sdst is not None else opsel << 3 | abs_
+    return [0xD400_0000 | op << 16 | clamp << 15 | low << 8 | vdst, neg << 29 | omod << 27 | s2 << 18 | s1 << 9 | s0]
+
+
+def _source(rng, vgpr_only=False) -> int:
+    x = rng.random()
+    if vgpr_only or x < 0.5:
+        return 256 + rng.randrange(VG)
+    if x < 0.65:
+        return rng.randrange(24)
+    if x < 0.8:
+        return rng.choice([*range(128, 209), *range(240, 249)])
+    if x < 0.9:
+        return 255
+    return rng.choice([_VCC, EXEC_LO])
+
+
+def _random_valu(rng, names) -> list[int]:
+    """One random VALU instruction of ``names`` (its dwords): e32 or e64 form, random sources
+    (VGPRs v0..v15, SGPRs, constants, the literal, VCC, EXEC), modifiers its flags allow."""
+    from hdl.simd.vector import NO_CLAMP
+    compares = [n for n in names if n.startswith("v_cmp")]
+    others = [n for n in names if not n.startswith("v_cmp")]
+    while True:
+        name = rng.choice(compares if rng.random() < 0.2 else others)
+        info = isa.by_name(name)
+        n = len(info.src_bits)
+        vdst = rng.randrange(VG)
+        sdst = rng.choice([_VCC, *range(20, 32)])
+        e64 = info.fmt in (isa.Fmt.VOP3, isa.Fmt.VOP3SD) or (info.vop3_op is not None and rng.random() < 0.4)
+        srcs = [_source(rng) for _ in range(n)]
+        mods = {}
+        if e64:
+            if "abs" in info.flags:
+                mods.update(abs_=rng.getrandbits(3) if rng.random() < 0.3 else 0,
+                            neg=rng.getrandbits(3) if rng.random() < 0.3 else 0)
+            if "omod" in info.flags and rng.random() < 0.2:
+                mods["omod"] = rng.randrange(4)
+            if "clamp" in info.flags and name not in NO_CLAMP and rng.random() < 0.2:
+                mods["clamp"] = 1
+            if "reads_vcc" in info.flags and n == 3:
+                srcs[2] = rng.choice([_VCC, *range(24)])         # the lane mask: an SGPR
+            op = info.op if info.fmt in (isa.Fmt.VOP3, isa.Fmt.VOP3SD) else info.vop3_op
+            if info.fmt == isa.Fmt.VOPC:
+                words = _vop3(op, sdst, srcs, **mods)             # the lane mask's SGPR in vdst
+            elif info.fmt == isa.Fmt.VOP3SD or "carry_out" in info.flags:
+                mods.pop("abs_", None)
+                words = _vop3(op, vdst, srcs, sdst=sdst, **mods)
+            else:
+                words = _vop3(op, vdst, srcs, **mods)
+        else:
+            srcs[1:2] = [_source(rng, vgpr_only=True)] if n > 1 else []
+            if info.fmt == isa.Fmt.VOP1:
+                words = _vop1(info.op, vdst, srcs[0] if n else 0)
+            elif info.fmt == isa.Fmt.VOP2:
+                words = _vop2(info.op, vdst, srcs[0], srcs[1] - 256)
+            else:
+                words = _vopc(info.op, srcs[0], srcs[1] - 256)
+        if 255 in srcs or "literal_k" in info.flags:
+            words = words + [rng.getrandbits(32)]
+        try:
+            inst = isa.decode(words + [0, 0])
+        except isa.DecodeError:
+            continue
+        if inst.name == name and inst.size == 4 * len(words):
+            return words
+
+
+def vector_program(seed: int, names, loops: int = 2, body: int = 30) -> list[int]:
+    """Every VGPR v1..v15 set from v0 (all lanes), then a loop of random VALU instructions of
+    ``names`` mixed with SALU ones, branches on VCC and EXEC, and EXEC restored now and then."""
+    rng = random.Random(seed)
+    code = _sop1("s_mov_b32", SAVED_EXEC, EXEC_LO) + _sop1("s_mov_b32", EXEC_LO, 193)
+    mul, xor = isa.by_name("v_mul_lo_u32"), isa.by_name("v_xor_b32")
+    for r in range(1, VG):
+        code += _vop3(mul.op, r, [256, 255]) + [rng.getrandbits(32) | 1]
+        code += _vop2(xor.op, r, 255, r) + [rng.getrandbits(32)]
+    code += _sop1("s_mov_b32", EXEC_LO, SAVED_EXEC) + _sop1("s_mov_b32", _VCC, 255) + [rng.getrandbits(32)]
+    code += _sopk("s_movk_i32", COUNTER, loops)
+    loop_at = len(code)
+    for _ in range(body):
+        x = rng.random()
+        if x < 0.7:
+            code += _random_valu(rng, names)
+        elif x < 0.85:
+            code += _random_salu(rng, 1)[0]
+        elif x < 0.9:
+            skip = _random_valu(rng, names)
+            code += _sopp(rng.choice(["s_cbranch_vccz", "s_cbranch_vccnz", "s_cbranch_execz"]), len(skip)) + skip
+        else:
+            code += _sop1("s_mov_b32", EXEC_LO, SAVED_EXEC)
+    code += _sop2("s_add_co_i32", COUNTER, COUNTER, 193)
+    code += _sopc("s_cmp_lg_u32", COUNTER, 128)
+    code += _sopp("s_cbranch_scc1", loop_at - (len(code) + 1))
+    code += _sop1("s_mov_b64", 90, 106) + _sop1("s_mov_b64", 92, EXEC_LO) + _sop2("s_cselect_b32", 94, 129, 128)
+    return code + _sopp("s_endpgm")
+
+
+def vector_launches(seed: int, waves: int) -> list[dict]:
+    rng = random.Random(seed)
+    return [dict(state, v0=[rng.getrandbits(32) for _ in range(32)]) for state in launch_state(seed, waves)]
+
+
+def model_vector_run(code, launch, limit=20000) -> tuple[Wave, int]:
+    """The model's wave at ``s_endpgm``, and how many VALU instructions ran with lanes on."""
+    w = Wave(0, VG, BASE)
+    w.v[0] = launch["v0"]
+    w.s[EXEC_LO] = launch["exec"]
+    w.s[0:4] = launch["sgpr"]
+    w.s[TTMP + 7], w.s[TTMP + 9] = launch["ttmp7"], launch["ttmp9"]
+    ctx = _Memory([])
+    active = 0
+    for _ in range(limit):
+        k = (w.pc - BASE) // 4
+        inst = isa.decode(code[k:k + 3] + [0] * (3 - len(code[k:k + 3])), w.pc)
+        pc, w.pc = w.pc, w.pc + inst.size
+        active += inst.info.kind == "valu" and w.s[EXEC_LO] != 0
+        if build(inst)(w, ctx) == "end":
+            w.pc = pc
+            return w, active
+    raise AssertionError("the model did not reach s_endpgm")
+
+
+def _check_vector(preset, code, launches, seed):
+    log = {}
+    regs, errors, cycles = rtl_run(preset, code, launches, seed=seed, log=log)
+    assert errors == []
+    ran = []
+    for w, state in enumerate(launches):
+        ref, active = model_vector_run(code, state)
+        ran.append(active)
+        bad = [f"v{r}[{n}]: rtl {log['vgprs'][w][r, n]:#x} model {ref.v[r, n]:#x}"
+               for r in range(VG) for n in range(32) if log["vgprs"][w][r, n] != ref.v[r, n]]
+        assert not bad, f"wave {w}: {len(bad)} lanes differ: " + ", ".join(bad[:8])
+        diff = [f"s{k}: rtl {regs[w][k]:#x} model {ref.s[k]:#x}" for k in range(126)
+                if k not in (106, 107) and regs[w][k] != ref.s[k]]
+        assert not diff, f"wave {w}: " + ", ".join(diff[:12])
+    assert sum(ran) >= 40 * len(launches), f"too few VALU instructions ran with lanes on: {ran}"
+    return cycles
+
+
+def _names(pred):
+    from hdl.simd.vector import VECTOR_OPS
+    return sorted(n for n in VECTOR_OPS if pred(isa.by_name(n)))
+
+
+@pytest.mark.parametrize("preset,seed", [("fpga", 21), ("default", 22)])
+def test_float_programs_match_the_model(preset, seed):
+    names = _names(lambda i: "f32" in i.name or "ubyte" in i.name)
+    code = vector_program(seed, names)
+    _check_vector(preset, code, vector_launches(seed, PRESETS[preset].wave_slots), seed)
+
+
+@pytest.mark.parametrize("preset,seed", [("fpga", 23), ("default", 24)])
+def test_integer_programs_match_the_model(preset, seed):
+    names = _names(lambda i: not ("f32" in i.name or "ubyte" in i.name))
+    code = vector_program(seed, names)
+    _check_vector(preset, code, vector_launches(seed, PRESETS[preset].wave_slots), seed)

@@ -46,8 +46,12 @@ from isa.operands import inline_constant
 
 from ..config import DCUConfig
 from ..isa_tables import Kind, OpId
-from ..layouts import ADDR, SEQ, DecodedInst, DecodeOut, LaunchLayout, SmemReq, SmemResp, Steer, SteerLayout, WaveStart
+from ..isa_tables import FmtId
+from ..layouts import (ADDR, SEQ, DecodedInst, DecodeOut, LaunchLayout, SmemReq, SmemResp, Steer, SteerLayout,
+                       VectorPort, WaveStart)
 from .salu import IMPLEMENTED as SALU_OPS, SALU
+from .vector import NO_CLAMP, NO_OPSEL, VECTOR_OPS
+from .vgpr import VgprWrite
 
 __all__ = ["ScalarPipe", "PipeError"]
 
@@ -66,7 +70,9 @@ def ErrorLayout(cfg):
     return data.StructLayout({"wave": range(cfg.wave_ids), "pc": ADDR, "cause": PipeError})
 
 
-_SCALAR_KINDS = (Kind.SALU, Kind.SBRANCH, Kind.SWAIT, Kind.SHINT, Kind.SBARRIER, Kind.SENDPGM, Kind.SMEM)
+_KINDS = (Kind.SALU, Kind.SBRANCH, Kind.SWAIT, Kind.SHINT, Kind.SBARRIER, Kind.SENDPGM, Kind.SMEM, Kind.VALU)
+_NOT_IN_FILE = (O.NULL, O.VCC_LO, O.VCC_HI, O.EXEC_LO, O.EXEC_HI)     # flip-flops, or nothing
+_VECTOR_FORMATS = (FmtId.VOP1, FmtId.VOP2, FmtId.VOPC, FmtId.VOP3, FmtId.VOP3SD)
 KM_MAX = 31     # kmcnt's largest count (RDNA 4: 5 bits)
 _LOADS = [i.name for i in OPCODES if i.kind == "smem" and i.name.startswith("s_load_")]
 _CONDITIONS = {OpId.S_CBRANCH_SCC0: ("scc", 0), OpId.S_CBRANCH_SCC1: ("scc", 1),
@@ -138,6 +144,8 @@ class ScalarPipe(wiring.Component):
             "smem_resp": In(stream.Signature(SmemResp(config))),
             "bar_wait": Out(config.wave_slots),
             "bar_release": In(config.wave_slots),
+            "vector": Out(VectorPort(config)),
+            "v0": Out(stream.Signature(VgprWrite(config.vgprs_per_simd, 32 // config.lanes, config.lanes))),
         })
 
     def elaborate(self, platform):
@@ -159,24 +167,33 @@ class ScalarPipe(wiring.Component):
         # ---- ISS
         x = self.inst.payload
         xi, xw = x.inst, x.tag
-        opr = Signal(data.StructLayout({"valid": 1, "salu": 1, "jump_pair": 1, "getpc": 1, "smem": 1,
+        opr = Signal(data.StructLayout({"valid": 1, "valu": 1, "salu": 1, "jump_pair": 1, "getpc": 1, "smem": 1,
                                         "wave": range(max(W, 2)),
                                         "inst": DecodedInst,
                                         "next_pc": ADDR}))
         ans = self.steer.payload
         take = self.inst.valid & ~(opr.valid & opr.jump_pair)        # OPR's answer has the port
         m.d.comb += self.inst.ready.eq(take)
-        is_scalar = Cat(*(xi.kind == k for k in _SCALAR_KINDS)).any()
+        known = Cat(*(xi.kind == k for k in _KINDS)).any()
+        vp = self.vector
+        is_valu = xi.kind == Kind.VALU
+        valu_ok = (_member(xi.op, VECTOR_OPS) & Cat(*(xi.fmt == f for f in _VECTOR_FORMATS)).any() &
+                   ~(xi.clamp & _member(xi.op, NO_CLAMP)) & ~((xi.opsel != 0) & _member(xi.op, NO_OPSEL)))
+        mask_busy = Signal(W)                   # a VALU lane mask of the wave is not written yet
         salu_ok = _member(xi.op, SALU_OPS)
         jump_pair = (xi.op == OpId.S_SETPC_B64) | (xi.op == OpId.S_SWAPPC_B64)
         getpc = xi.op == OpId.S_GETPC_B64
         is_smem = xi.kind == Kind.SMEM
         # a load's dwords go to the SGPR file: not into VCC, EXEC or beyond
         load_bad = is_smem & (~_member(xi.op, _LOADS) | (xi.sdst + xi.sdst_dw > O.VCC_LO))
-        bad = xi.illegal | ~is_scalar | ((xi.kind == Kind.SALU) & ~salu_ok & ~getpc) | load_bad
+        bad = xi.illegal | ~known | ((xi.kind == Kind.SALU) & ~salu_ok & ~getpc) | load_bad | (is_valu & ~valu_ok)
         km = kmcnt[xw]
         port_taken = self.smem_req.valid | (opr.valid & opr.smem)
-        wait = (((xi.op == OpId.S_WAIT_KMCNT) & (km > xi.simm16[:5])) | ((xi.kind == Kind.SENDPGM) & (km != 0)) |
+        ends = xi.kind == Kind.SENDPGM
+        to_ex = (xi.kind == Kind.SALU) | (xi.op == OpId.S_SWAPPC_B64)      # writes in EX
+        wait = (((xi.op == OpId.S_WAIT_KMCNT) & (km > xi.simm16[:5])) |
+                (ends & ((km != 0) | vp.busy.bit_select(xw, 1))) | mask_busy.bit_select(xw, 1) |
+                (is_valu & (~vp.ready | vp.blocked.bit_select(xw, 1))) | (to_ex & vp.soon) |
                 (is_smem & (port_taken | (km == KM_MAX))) |
                 ((xi.op == OpId.S_BARRIER_WAIT) & ~bar_pass.bit_select(xw, 1)) | held.bit_select(xw, 1))
         issue = take & ~bad & ~wait
@@ -195,7 +212,7 @@ class ScalarPipe(wiring.Component):
                 m.d.comb += [ans.pc.eq(x.pc), ans.steer.eq(Steer.STOP)]
             with m.Elif(wait):                  # replayed
                 m.d.comb += ans.pc.eq(x.pc)
-            with m.Elif(xi.kind == Kind.SENDPGM):
+            with m.Elif(ends):
                 m.d.comb += [ans.pc.eq(x.pc), ans.steer.eq(Steer.STOP)]
             with m.Elif((xi.kind == Kind.SBRANCH) & taken):
                 m.d.comb += [ans.pc.eq(x.target), ans.steer.eq(Steer.JUMP)]
@@ -204,9 +221,12 @@ class ScalarPipe(wiring.Component):
                      self.error.payload.cause.eq(Mux(xi.illegal, PipeError.ILLEGAL, PipeError.UNSUPPORTED))]
 
         # each port reads the pair holding its code's register (a 64-bit operand names an even one)
-        for port, code in zip(reads, (*_source_codes(xi, is_smem), Cat(xi.sdst, Const(0, 2)))):
+        for port, code in zip(reads, (*_source_codes(xi, is_smem), Mux(is_valu, xi.src2, Cat(xi.sdst, Const(0, 2))))):
             m.d.comb += [port.addr.eq(xw * 64 + code[1:7]), port.en.eq(1)]
-        m.d.sync += [opr.valid.eq(issue), opr.salu.eq((xi.kind == Kind.SALU) | (xi.op == OpId.S_SWAPPC_B64)),
+        vgpr_base = Array(Signal(range(self.config.vgprs_per_simd), name=f"vgpr_base{w}") for w in range(W))
+        m.d.comb += [vp.issue.valid.eq(issue & is_valu), vp.issue.wave.eq(xw), vp.issue.base.eq(vgpr_base[xw]),
+                     vp.issue.exec.eq(w_exec[:32]), vp.issue.inst.eq(xi)]
+        m.d.sync += [opr.valid.eq(issue), opr.valu.eq(is_valu), opr.salu.eq(to_ex),
                      opr.jump_pair.eq(issue & jump_pair), opr.getpc.eq(getpc), opr.smem.eq(is_smem),
                      opr.wave.eq(xw), opr.inst.eq(xi), opr.next_pc.eq(x.next_pc)]
 
@@ -248,9 +268,10 @@ class ScalarPipe(wiring.Component):
                                        "a": 64, "b": 64, "d": 64, "simm16": 16, "sdst": 7, "wide": 1,
                                        "next_pc": ADDR}))
         a_code, b_code = _source_codes(oi, opr.smem)
-        a = operand(a_code, opr.smem | (oi.src0_dw == 2), reads[0].data)
-        b = operand(b_code, ~opr.smem & (oi.src1_dw == 2), reads[1].data)
-        d = operand(Cat(oi.sdst, Const(0, 2)), oi.sdst_dw == 2, reads[2].data)
+        a = operand(a_code, opr.smem | (~opr.valu & (oi.src0_dw == 2)), reads[0].data)
+        b = operand(b_code, ~opr.smem & ~opr.valu & (oi.src1_dw == 2), reads[1].data)
+        d = operand(Mux(opr.valu, oi.src2, Cat(oi.sdst, Const(0, 2))), ~opr.valu & (oi.sdst_dw == 2), reads[2].data)
+        m.d.comb += [vp.scalar[0].eq(a), vp.scalar[1].eq(b), vp.scalar[2].eq(d)]
         m.d.sync += [ex.valid.eq(opr.valid & opr.salu), ex.getpc.eq(opr.getpc),
                      ex.swap.eq(oi.op == OpId.S_SWAPPC_B64), ex.wave.eq(ow), ex.op.eq(oi.op), ex.a.eq(a),
                      ex.b.eq(b), ex.d.eq(d), ex.simm16.eq(oi.simm16), ex.sdst.eq(oi.sdst),
@@ -277,15 +298,20 @@ class ScalarPipe(wiring.Component):
         code = ex.sdst
         m.d.comb += [wport.addr.eq(ex.wave * 64 + code[1:]), wport.data.eq(Mux(ex.wide, result, Cat(result[:32],
                                                                                                   result[:32])))]
-        in_file = (code != O.NULL) & (code != O.VCC_LO) & (code != O.VCC_HI) & (code != O.EXEC_LO) & \
-            (code != O.EXEC_HI)
-        ex_file = we & in_file
+        ex_file = we & ~Cat(*(code == c for c in _NOT_IN_FILE)).any()
         with m.If(ex_file):
             m.d.comb += wport.en.eq(Mux(ex.wide, 0b11, Mux(code[0], 0b10, 0b01)))
-        # a scalar load's dwords, in the cycles EX does not write the file
+        # a VALU lane mask: no instruction is in EX then (``soon``)
+        mk = vp.mask
+        mask_file = mk.valid & ~Cat(*(mk.sdst == c for c in _NOT_IN_FILE)).any()
+        with m.If(mask_file):
+            m.d.comb += [wport.addr.eq(mk.wave * 64 + mk.sdst[1:]), wport.data.eq(Cat(mk.value, mk.value)),
+                         wport.en.eq(Mux(mk.sdst[0], 0b10, 0b01))]
+        taken_port = ex_file | mask_file
+        # a scalar load's dwords, in the cycles EX and the lane masks do not write the file
         resp, rp = self.smem_resp, self.smem_resp.payload
-        m.d.comb += resp.ready.eq(~ex_file)
-        with m.If(resp.valid & ~ex_file):
+        m.d.comb += resp.ready.eq(~taken_port)
+        with m.If(resp.valid & ~taken_port):
             m.d.comb += [wport.addr.eq(rp.wave * 64 + rp.sdst[1:]), wport.data.eq(Cat(rp.data, rp.data)),
                          wport.en.eq(Mux(rp.sdst[0], 0b10, 0b01))]
         retired = resp.valid & resp.ready & rp.last
@@ -300,14 +326,24 @@ class ScalarPipe(wiring.Component):
         hold = Signal(data.StructLayout({"slot": range(max(W, 2)), "pc": ADDR, "exec": 32,
                                          "sgpr": data.ArrayLayout(32, 4), "ttmp7": 32, "ttmp9": 32}))
         step = Signal(range(5))                  # 0: idle; k: writing pair k - 1 of the four
-        m.d.comb += self.launch.ready.eq((step == 0) & ~resident.all())
+        # v0 first, a row at a time, while the launch is offered; then the launch is taken
+        P, L = 32 // self.config.lanes, self.config.lanes
+        v0_row = Signal(range(P + 1))
+        v0 = self.v0
+        m.d.comb += [v0.valid.eq(self.launch.valid & (step == 0) & ~resident.all() & (v0_row != P)),
+                     v0.payload.reg.eq(lp.vgpr_base), v0.payload.row.eq(v0_row),
+                     v0.payload.data.eq(lp.v0.word_select(v0_row, 32 * L)), v0.payload.mask.eq((1 << L) - 1)]
+        with m.If(v0.valid & v0.ready):
+            m.d.sync += v0_row.eq(v0_row + 1)
+        m.d.comb += self.launch.ready.eq((step == 0) & ~resident.all() & (v0_row == P))
         with m.If(self.launch.valid & self.launch.ready):
             m.d.sync += [hold.slot.eq(slot), hold.pc.eq(lp.pc), hold.exec.eq(lp.exec), hold.sgpr.eq(lp.sgpr),
-                         hold.ttmp7.eq(lp.ttmp7), hold.ttmp9.eq(lp.ttmp9), step.eq(1)]
+                         hold.ttmp7.eq(lp.ttmp7), hold.ttmp9.eq(lp.ttmp9), step.eq(1), v0_row.eq(0),
+                         vgpr_base[slot].eq(lp.vgpr_base)]
         pairs = Array([C(0, 6), C(1, 6), C((TTMP + 6) // 2, 6), C((TTMP + 8) // 2, 6)])
         values = Array([Cat(hold.sgpr[0], hold.sgpr[1]), Cat(hold.sgpr[2], hold.sgpr[3]),
                         Cat(C(0, 32), hold.ttmp7), Cat(C(0, 32), hold.ttmp9)])
-        writes = (step != 0) & ~ex_file & ~resp.valid
+        writes = (step != 0) & ~taken_port & ~resp.valid
         with m.If(writes):
             m.d.comb += [wport.addr.eq(hold.slot * 64 + pairs[step - 1]), wport.data.eq(values[step - 1]),
                          wport.en.eq(Mux(step >= 3, 0b10, 0b11))]
@@ -327,6 +363,16 @@ class ScalarPipe(wiring.Component):
                 m.d.sync += exec_[w][:32].eq(salu.exec)
             with m.If(here & ~special & salu.scc_we):
                 m.d.sync += scc[w].eq(salu.scc)
+            mine = mk.valid & (mk.wave == w)
+            for reg, lo_code in ((vcc[w], O.VCC_LO), (exec_[w], O.EXEC_LO)):
+                with m.If(mine & (mk.sdst == lo_code)):
+                    m.d.sync += reg[:32].eq(mk.value)
+                with m.If(mine & (mk.sdst == lo_code + 1)):
+                    m.d.sync += reg[32:].eq(mk.value)
+            with m.If(issue & is_valu & ((xi.sdst_dw != 0) | xi.writes_exec) & (xw == w)):
+                m.d.sync += mask_busy[w].eq(1)
+            with m.If(mine):
+                m.d.sync += mask_busy[w].eq(0)
             m.d.sync += kmcnt[w].eq(kmcnt[w] + (issue & is_smem & (xw == w)) - (retired & (rp.wave == w)))
             with m.If(bar_sig[w] & self.bar_release[w]):
                 m.d.sync += [bar_sig[w].eq(0), bar_pass[w].eq(1)]

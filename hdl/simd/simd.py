@@ -16,6 +16,7 @@ from ..config import DCUConfig
 from ..layouts import FetchReq, FetchResp, LaunchLayout, SmemReq, SmemResp
 from .frontend import FrontEnd
 from .scalar import ErrorLayout, ScalarPipe
+from .vector import VectorPipe
 
 __all__ = ["LeanSIMD"]
 
@@ -43,12 +44,14 @@ class LeanSIMD(wiring.Component):
         The workgroup barrier (:class:`~hdl.simd.scalar.ScalarPipe`'s), for the DCU's barrier unit.
     frontend : FrontEnd
     scalar : ScalarPipe
+    vector : VectorPipe
     """
 
     def __init__(self, config: DCUConfig):
         self.config = config
         self.frontend = FrontEnd(config)
         self.scalar = ScalarPipe(config, wave_bits=len(self.frontend.inst.payload.tag))
+        self.vector = VectorPipe(config)
         super().__init__({
             "fetch_req": Out(stream.Signature(FetchReq(config))),
             "fetch_resp": In(stream.Signature(FetchResp(config))),
@@ -65,6 +68,9 @@ class LeanSIMD(wiring.Component):
         m = Module()
         m.submodules.frontend = fe = self.frontend
         m.submodules.scalar = sp = self.scalar
+        m.submodules.vector = vp = self.vector
+        wiring.connect(m, sp.vector, vp.port)
+        wiring.connect(m, sp.v0, vp.side)
         wiring.connect(m, wiring.flipped(self.fetch_req), fe.fetch_req)
         wiring.connect(m, wiring.flipped(self.fetch_resp), fe.fetch_resp)
         wiring.connect(m, fe.inst, sp.inst)

@@ -61,6 +61,7 @@ class VgprBanks(wiring.Component):
         With ``valid``: written in its cycle.
     side : In(stream.Signature(VgprWrite))
         Written in a cycle its bank is free, through a one-row buffer.
+    banks : list of memory.Memory
     """
 
     def __init__(self, config: DCUConfig, reads: int = 3):
@@ -71,6 +72,8 @@ class VgprBanks(wiring.Component):
         if rows % BANKS:
             raise ValueError(f"{self.regs} registers of {self.passes} rows do not fill {BANKS} banks")
         self.depth = rows // BANKS
+        #: bank ``b`` holds the file's rows ``k`` with ``k mod 4 == b``, at ``k div 4``
+        self.banks = [memory.Memory(shape=32 * self.lanes, depth=self.depth, init=[]) for _ in range(BANKS)]
         layout = VgprWrite(self.regs, self.passes, self.lanes)
         super().__init__({
             "rd": In(VgprRead(self.regs, self.passes, self.lanes)).array(reads),
@@ -85,10 +88,9 @@ class VgprBanks(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        L = self.lanes
         banks = []
-        for b in range(BANKS):
-            m.submodules[f"bank{b}"] = mem = memory.Memory(shape=32 * L, depth=self.depth, init=[])
+        for b, mem in enumerate(self.banks):
+            m.submodules[f"bank{b}"] = mem
             banks.append((mem, [mem.read_port() for _ in self.rd], mem.write_port(granularity=32)))
 
         # reads: every bank's port k takes read port k's address; the data comes from its bank

@@ -1,0 +1,199 @@
+"""The lean SIMD's vector pipe: VGPRs in banks of RAM and the VALU lanes (docs/simd.md, "Lean SIMD").
+
+An instruction the issue stage sends (:func:`~hdl.layouts.VectorIssue`) runs as ``P = 32 / lanes``
+passes of one row of ``lanes`` lanes each. Pass *p* of an instruction issued at *t*:
+
+* **RD** (*t* + 1 + *p*): the three VGPR read addresses (src0, src1, and src2 or the old
+  destination of a multiply-accumulate), from the instruction's register;
+* **OPR** (*t* + 2 + *p*): each operand the row read or its scalar value (SGPR, constant or
+  literal, which the issue stage selects the cycle after issue) broadcast, ``v_fmamk_f32``'s
+  and ``v_fmaak_f32``'s constant placed, the row's EXEC and lane-mask bits; registered;
+* **EX1..EX3** (*t* + 3 + *p* .. *t* + 5 + *p*): the FP32 lane (:class:`~hdl.simd.valu_fp.VALUFloat`)
+  or the integer lane (:class:`~hdl.simd.valu_int.VALUInt`), both with three stages; at the end
+  of EX3 the row is written to the VGPRs (EXEC lanes) and its lane-mask bits collected.
+
+The next instruction issues when the last pass reads (*t* + *P*). Reads are not transparent,
+so a wave's next VALU instruction waits until *t* + 5 (``blocked``: only with ``P`` < 5; with
+more passes the pipe is busy that long): the dependent-issue latency is 5, as RDNA's. A lane
+mask (compares, carries, ``v_cmpx``) leaves on ``mask`` with the last pass; the issue stage
+keeps the wave from issuing until it is written.
+
+Executed here (:data:`VECTOR_OPS`): the VALU opcodes of the two lane units whose operands and
+results are 32-bit. 64-bit and 16-bit operands, DPP, VOPD, VOP3P, the lane moves and the
+transcendentals are not yet.
+"""
+from __future__ import annotations
+
+from amaranth.hdl import Cat, Const, Module, Mux, Signal
+from amaranth.lib import data, stream, wiring
+from amaranth.lib.wiring import In
+
+from isa import OPCODES
+
+from ..config import DCUConfig
+from ..isa_tables import OpId
+from ..layouts import VectorPort
+from .lanemul import FP_WIDTH, WIDTH as MUL_W, LaneMultiplier
+from .valu_fp import FP_OPS, VALUFloat
+from .valu_int import CLAMP_SATURATES, IMPLEMENTED as INT_OPS, PLAIN32, VALUInt
+from .vgpr import VgprBanks, VgprWrite
+
+__all__ = ["VectorPipe", "VECTOR_OPS", "NO_CLAMP", "NO_OPSEL"]
+
+_FP = frozenset(o.name.lower() for o in FP_OPS)
+#: Mnemonics the vector pipe executes: the lane units' VALU opcodes of 32-bit operands.
+VECTOR_OPS = frozenset(i.name for i in OPCODES if i.kind == "valu" and i.name in _FP | INT_OPS
+                       and set(i.src_bits) | {i.dst_bits} <= {0, 32})
+#: Of those, the integer ops the model refuses with ``clamp``, and with ``op_sel``.
+NO_CLAMP = frozenset((PLAIN32 - CLAMP_SATURATES) & VECTOR_OPS)
+NO_OPSEL = frozenset(PLAIN32 & VECTOR_OPS)
+
+
+def _fields(cfg):
+    """What a pass carries from OPR on: the row's control."""
+    return {"valid": 1, "wave": range(max(cfg.wave_slots, 2)), "row": range(max(32 // cfg.lanes, 2)), "last": 1,
+            "fp": 1, "exec": cfg.lanes, "vdst": range(cfg.vgprs_per_simd), "vdst_we": 1, "mask_we": 1, "sdst": 7}
+
+
+class VectorPipe(wiring.Component):
+    """The VALU instructions of the SIMD's waves, a row of ``lanes`` lanes a cycle.
+
+    Parameters
+    ----------
+    config : DCUConfig
+        ``lanes``, ``vgprs_per_simd``, ``wave_slots``, ``shared_multiplier``.
+
+    Attributes
+    ----------
+    port : In(VectorPort(config))
+        The issue stage's side (:func:`~hdl.layouts.VectorPort`): instructions in, with their
+        scalar operands the cycle after; ``ready``, ``blocked`` and ``busy`` for its issue
+        decisions; the lane masks out.
+    side : In(stream.Signature(VgprWrite))
+        Rows for the VGPRs from elsewhere (the launch's v0, memory returns): :class:`VgprBanks`'s.
+    vgprs : VgprBanks
+    """
+
+    def __init__(self, config: DCUConfig):
+        self.config = config
+        self.vgprs = VgprBanks(config)
+        super().__init__({
+            "port": In(VectorPort(config)),
+            "side": In(stream.Signature(VgprWrite(self.vgprs.regs, self.vgprs.passes, config.lanes))),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        cfg, L = self.config, self.config.lanes
+        P, W = 32 // L, cfg.wave_slots
+        m.submodules.vgprs = vg = self.vgprs
+        wiring.connect(m, wiring.flipped(self.side), vg.side)
+        port = self.port
+        iss = port.issue
+
+        # ---- the instruction in RD: its passes read one row a cycle
+        run = Signal(data.StructLayout({"valid": 1, "row": range(max(P, 2)), "wave": range(max(W, 2)),
+                                        "base": range(cfg.vgprs_per_simd), "inst": iss.inst.shape(),
+                                        "exec": 32, "scalar": data.ArrayLayout(32, 3)}))
+        ri = run.inst
+        last = run.row == P - 1
+        m.d.comb += port.ready.eq(~run.valid | last)
+        with m.If(run.valid):
+            m.d.sync += run.row.eq(run.row + 1)
+            with m.If(last):
+                m.d.sync += run.valid.eq(0)
+        with m.If(iss.valid):
+            m.d.sync += [run.valid.eq(1), run.row.eq(0), run.wave.eq(iss.wave), run.base.eq(iss.base),
+                         run.inst.eq(iss.inst), run.exec.eq(iss.exec)]
+        first = run.valid & (run.row == 0)
+        # the scalar operands come the cycle after issue
+        scalar = data.View(data.ArrayLayout(32, 3), Mux(first, port.scalar, run.scalar))
+        with m.If(first):
+            m.d.sync += run.scalar.eq(port.scalar)
+        mac = ri.reads_dst
+        regs = (ri.src0[:8], ri.src1[:8], Mux(mac, ri.vdst, ri.src2[:8]))
+        for rd, reg in zip(vg.rd, regs):
+            m.d.comb += [rd.reg.eq(run.base + reg), rd.row.eq(run.row)]
+
+        # ---- OPR: operands selected and registered for the lanes
+        fp = Signal()
+        with m.Switch(ri.op):
+            with m.Case(*(OpId[n.upper()] for n in VECTOR_OPS & _FP)):
+                m.d.comb += fp.eq(1)
+        ctl = _fields(cfg)
+        opr = Signal(data.StructLayout({**ctl, "vgpr": 3, "scalar": data.ArrayLayout(32, 3), "literal": 32,
+                                        "mask_in": L, "op": OpId, "fmamk": 1, "fmaak": 1, "abs": 3, "neg": 3,
+                                        "opsel": 4, "clamp": 1, "omod": 2}))
+        m.d.sync += [opr.valid.eq(run.valid), opr.wave.eq(run.wave), opr.row.eq(run.row), opr.last.eq(last),
+                     opr.fp.eq(fp), opr.exec.eq(run.exec.word_select(run.row, L)), opr.vdst.eq(run.base + ri.vdst),
+                     opr.vdst_we.eq(ri.vdst_dw != 0), opr.mask_we.eq((ri.sdst_dw != 0) | ri.writes_exec),
+                     opr.sdst.eq(ri.sdst),
+                     opr.vgpr.eq(Cat(ri.src0[8], ri.src1[8], ri.src2[8] | mac)), opr.scalar.eq(scalar),
+                     opr.literal.eq(ri.literal), opr.mask_in.eq(scalar[2].word_select(run.row, L)),
+                     opr.op.eq(Mux(run.valid, ri.op, OpId.NONE)), opr.fmamk.eq(ri.op == OpId.V_FMAMK_F32),
+                     opr.fmaak.eq(ri.op == OpId.V_FMAAK_F32), opr.abs.eq(ri.abs), opr.neg.eq(ri.neg),
+                     opr.opsel.eq(ri.opsel), opr.clamp.eq(ri.clamp), opr.omod.eq(ri.omod)]
+        src = [Mux(opr.vgpr[k], rd.data, Cat(*[opr.scalar[k]] * L)) for k, rd in enumerate(vg.rd)]
+        k_lanes = Cat(*[opr.literal] * L)
+        ex = Signal(data.StructLayout({**ctl, "a": 32 * L, "b": 32 * L, "c": 32 * L, "mask_in": L, "op": OpId,
+                                       "abs": 3, "neg": 3, "opsel": 4, "clamp": 1, "omod": 2}))
+        m.d.sync += [getattr(ex, f).eq(getattr(opr, f)) for f in (*ctl, "mask_in", "op", "abs", "neg", "opsel",
+                                                                   "clamp", "omod")]
+        m.d.sync += [ex.a.eq(src[0]), ex.b.eq(Mux(opr.fmamk, k_lanes, src[1])),
+                     ex.c.eq(Mux(opr.fmamk, src[1], Mux(opr.fmaak, k_lanes, src[2])))]
+
+        # ---- EX1..EX3: the lanes; the row's control follows in two registers
+        ext = {"external_mul": cfg.shared_multiplier, "stages": 3}
+        m.submodules.valu_fp = vfp = VALUFloat(L, **ext)
+        m.submodules.valu_int = vint = VALUInt(L, **ext)
+        m.d.comb += [vfp.op.eq(Mux(ex.fp, ex.op, OpId.NONE)), vfp.a.eq(ex.a), vfp.b.eq(ex.b), vfp.c.eq(ex.c),
+                     vfp.abs.eq(ex.abs), vfp.neg.eq(ex.neg), vfp.clamp.eq(ex.clamp), vfp.omod.eq(ex.omod),
+                     vint.op.eq(Mux(ex.fp, OpId.NONE, ex.op)), vint.mask_in.eq(ex.mask_in),
+                     vint.lane_base.eq(ex.row * L), vint.opsel.eq(ex.opsel), vint.clamp.eq(ex.clamp)]
+        for k, (a, v) in enumerate(zip((vint.a, vint.b, vint.c), (ex.a, ex.b, ex.c))):
+            m.d.comb += a.eq(Cat(*[Cat(_cndmask_mods(ex, k, v[32 * n:32 * n + 32]), Const(0, 32))
+                                   for n in range(L)]))
+        if cfg.shared_multiplier:      # one multiplier per lane for both units, used in their EX2
+            m.submodules.lane_mul = lmul = LaneMultiplier(L)
+            mul_fp = Signal()
+            m.d.sync += mul_fp.eq(ex.fp)
+            m.d.comb += [lmul.int_x.eq(vint.mul_x), lmul.int_y.eq(vint.mul_y), lmul.fp_x.eq(vfp.mul_x),
+                         lmul.fp_y.eq(vfp.mul_y), lmul.fp.eq(mul_fp), vint.mul_p.eq(lmul.p),
+                         vfp.mul_p.eq(Cat(*[lmul.p[2 * MUL_W * n:2 * MUL_W * n + 2 * FP_WIDTH] for n in range(L)]))]
+        ex2, ex3 = (Signal(data.StructLayout(ctl), name=n) for n in ("ex2", "ex3"))
+        m.d.sync += [getattr(ex2, f).eq(getattr(ex, f)) for f in ctl] + [ex3.eq(ex2)]
+
+        # ---- write-back: the row to the VGPRs, the lane mask collected over the passes
+        d = Mux(ex3.fp, vfp.d, Cat(*[vint.d[64 * n:64 * n + 32] for n in range(L)]))
+        lanes_set = Mux(ex3.fp, vfp.mask_out, vint.mask_out) & ex3.exec
+        m.d.comb += [vg.valu.valid.eq(ex3.valid & ex3.vdst_we), vg.valu.w.reg.eq(ex3.vdst), vg.valu.w.row.eq(ex3.row),
+                     vg.valu.w.data.eq(d), vg.valu.w.mask.eq(ex3.exec)]
+        acc = Signal(32)
+        collected = acc | (lanes_set << (ex3.row * L))[:32]
+        with m.If(ex3.valid):
+            m.d.sync += acc.eq(Mux(ex3.last, 0, collected))
+        m.d.comb += [port.mask.valid.eq(ex3.valid & ex3.last & ex3.mask_we), port.mask.wave.eq(ex3.wave),
+                     port.mask.sdst.eq(ex3.sdst), port.mask.value.eq(collected),
+                     port.soon.eq(ex.valid & ex.last & ex.mask_we)]
+
+        # ---- per wave: instructions in flight; a wave's issues 4 cycles apart (P < 5)
+        recent = [Signal(data.StructLayout({"valid": 1, "wave": range(max(W, 2))}), name=f"recent{k}")
+                  for k in range(4)]
+        m.d.sync += [recent[0].valid.eq(iss.valid), recent[0].wave.eq(iss.wave)]
+        m.d.sync += [r.eq(q) for q, r in zip(recent, recent[1:])]
+        done = ex3.valid & ex3.last
+        for w in range(W):
+            n = Signal(range(4), name=f"in_flight{w}")
+            m.d.sync += n.eq(n + (iss.valid & (iss.wave == w)) - (done & (ex3.wave == w)))
+            m.d.comb += port.busy[w].eq(n != 0)
+            if P < 5:
+                m.d.comb += port.blocked[w].eq(Cat(*[r.valid & (r.wave == w) for r in recent]).any())
+        return m
+
+
+def _cndmask_mods(ex, k, v):
+    """Source ``k`` of ``v_cndmask_b32`` (one 32-bit lane ``v``) with its VOP3 abs/neg, the
+    float modifiers LLVM accepts on it: bit 31 cleared, then flipped."""
+    cnd = ex.op == OpId.V_CNDMASK_B32
+    v = Mux(cnd & ex.abs[k], Cat(v[:31], Const(0, 1)), v)
+    return Mux(cnd & ex.neg[k], v ^ (1 << 31), v)
