@@ -30,15 +30,15 @@ class AtomicOp(enum.Enum, shape=unsigned(4)):
 def atomic_result(op, old: Value, d: Value, cmp: Value) -> Value:
     """The value written back: ``op`` applied to the old dword, operand ``d`` and ``cmp``.
 
-    One adder, one magnitude compare and a select per bit, not an ALU per operation: ADD,
-    SUB, RSUB, INC and DEC are ``old`` or ``~old`` plus ``d``, ``~d``, 0 or -1 plus a carry;
-    the min/max, INC and DEC conditions come from ``old >= d`` (signed for the I32 forms by
-    flipping both sign bits) and ``old == d``."""
+    One adder, one magnitude compare and, per bit, the sum or a logic function (AND, OR, XOR
+    or ``old``) of ``old`` and ``d``, not an ALU per operation. The adder gives every result
+    that is not a logic function: ADD, SUB, RSUB, INC and DEC as ``old`` or ``~old`` plus
+    ``d``, ``~d``, 0 or -1 plus a carry, and the operand ``d`` (SWAP, the min/max, CMPSWAP
+    and DEC when they take it) or 0 (INC at its limit) as 0 plus ``d`` or 0. The min/max,
+    INC and DEC conditions come from ``old >= d`` (signed for the I32 forms by flipping both
+    sign bits) and ``old == d``."""
     old, d, cmp = old[:32], d[:32], cmp[:32]
     O = AtomicOp
-    y = Mux(op == O.INC, 0, Mux(op == O.DEC, 0xFFFF_FFFF, Mux(op == O.SUB, ~d, d)))
-    carry = (op == O.SUB) | (op == O.RSUB) | (op == O.INC)
-    total = (Mux(op == O.RSUB, ~old, old) + y + carry)[:32]
     flip = Cat(Const(0, 31), (op == O.MIN_I32) | (op == O.MAX_I32))
     ge = (old ^ flip) >= (d ^ flip)                        # old >= d
     d_lt = ge & (old != d)                                 # d < old
@@ -46,13 +46,13 @@ def atomic_result(op, old: Value, d: Value, cmp: Value) -> Value:
              Mux((op == O.MIN_I32) | (op == O.MIN_U32), d_lt,
              Mux((op == O.MAX_I32) | (op == O.MAX_U32), ~d_lt,
              Mux(op == O.CMPSWAP, old == cmp, op == O.SWAP))))
-    arith = (op == O.ADD) | (op == O.SUB) | (op == O.RSUB) | (op == O.DEC) | ((op == O.INC) & ~ge)
-    return Mux(take_d, d,
-           Mux(arith, total,
-           Mux(op == O.AND, old & d,
-           Mux(op == O.OR, old | d,
-           Mux(op == O.XOR, old ^ d,
-           Mux(op == O.INC, 0, old))))))
+    inc = (op == O.INC) & ~ge                              # INC wraps to 0 at d
+    arith = (op == O.ADD) | (op == O.SUB) | (op == O.RSUB) | (op == O.DEC) | (op == O.INC)
+    a = Mux(arith & ~take_d & ((op != O.INC) | inc), Mux(op == O.RSUB, ~old, old), 0)
+    y = Mux(op == O.INC, 0, Mux((op == O.DEC) & ~take_d, 0xFFFF_FFFF, Mux(op == O.SUB, ~d, d)))
+    total = (a + y + ((op == O.SUB) | (op == O.RSUB) | inc))[:32]
+    logic = Mux(op == O.AND, old & d, Mux(op == O.OR, old | d, Mux(op == O.XOR, old ^ d, old)))
+    return Mux(arith | take_d, total, logic)
 
 
 def _atomic_of() -> dict:
