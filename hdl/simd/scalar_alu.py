@@ -3,40 +3,46 @@
 
 Every opcode of :data:`hdl.simd.salu.IMPLEMENTED`, bit-exact with the model (``sim/scalar.py``
 and the saveexec/wrexec, s_cmov and s_bitset handlers of ``sim/execute.py``), as a pipeline
-stage: ``start`` takes the operands into the unit's registers, then one *pass* a cycle runs
-on 32 bits, and the results are valid with ``done`` in the last pass. A 64-bit operation
-takes two passes, its low half first with the carry, the non-zero flag and the field's sign
-carried into the high half (the leading-bit counts and ``s_brev_b64`` take the high half
-first). The datapath of a pass:
+stage: ``start`` takes the operation and its operands into the unit's registers, then one
+*pass* a cycle runs on 32 bits, and the results are valid with ``done`` in the last pass.
+A 64-bit operation takes two passes, a word each, the carry, the non-zero flag and a kept
+word passing from the first to the second. The datapath of a pass:
 
 - **the load**: the SOPK register operand and s_bitset's kept value enter as S0, simm16
-  (sign-extended) as S1, and s_bitset's bit index and s_abs's operand as S1: one operand
-  select at the registers rather than one in each unit;
-- **one funnel shifter**, 63 bits right into 32 by 0 to 31: its two words are picked from
-  S0's halves and their fill by the pass and bit 5 of the amount (a left shift by ``n`` is
-  the words above a zero shifted right by ``31 - n``). Shifted by 0 it hands S0's half of
-  the pass to the adder, the bitwise unit and the multiplier; ``s_bfe`` masks its output
-  to the field of the pass (``s_sext_*`` are fields at offset 0), ``s_bfm`` shifts a mask;
+  (sign-extended) and S0 (s_bitset's bit index, s_abs's operand) as S1, S1 as the sum
+  register (s_lshl<n>_add): one operand select at the registers, not one in each unit;
+- **one signed 34 x 34 multiplier** (four MULT18X18D) for the multiplies and every shift:
+  a left shift by ``n`` is the low word of a word of S0 times ``2^n`` (its high word the
+  bits shifted out), a right shift the high word of S0's word times ``2^(32 - n)`` (signed
+  for ``s_ashr``; its low word the bits shifted out). A 64-bit shift takes a word of S0
+  each pass and ORs in the bits the other word's product shifted out (a right shift gives
+  its high word first); ``s_bfe`` masks the shifted word to its field and extends its top
+  bit (``s_sext_*`` are fields at offset 0), ``s_bfm`` shifts a mask, ``s_bitcmp`` takes
+  bit 0 of a right shift of the word holding the bit, ``s_mul_u64`` sums its three
+  products on the adder. A one-hot factor costs far fewer LUTs than a barrel shifter;
 - **one 33-bit adder** ``X + (Y or ~Y) + carry`` (bit 32 the operands' sign or zero for the
   compares): adds, subtractions, compares, the min/max compare, ``s_abs``/``s_absdiff``
-  (``(v ^ s) + s``, ``s`` the sign of ``v``) and the multiply accumulation;
+  (``(v ^ s) + s``, ``s`` the sign of ``v``), the shifted word of s_lshl<n>_add, and
+  ``X - 1`` for the trailing-zero counts;
 - **a bitwise unit**, any function of two bits (for the selects, the min/max and
-  ``s_cmov``: X or Y): the logic ops, moves, saveexec/wrexec, s_bitset, and the input of
-  the leading-zero counter (S0 reversed for ``s_ctz``/``s_brev``, S0 ^ its sign for
-  ``s_cls``) and of the bit count (S0 or ~S0);
-- **one signed 33 x 33 multiplier** (four MULT18X18D): ``s_mul_u64`` accumulates its three
-  32 x 32 products on the adder.
+  ``s_cmov``: X or Y) on X, S0's word reversed (``s_brev``, the leading-bit counts),
+  inverted (``s_bcnt0``) or XORed with its sign (``s_cls``): the logic ops, moves,
+  saveexec/wrexec, s_bitset, and the bit count's input;
+- **one bit count** (``popcount`` of :mod:`hdl.simd.valu_int`), summed over the passes:
+  ``s_bcnt``, and the trailing zeros of X as the ones of ``~X & (X - 1)`` (the leading ones
+  of S0 reversed), -1 when X - 1 borrows out of the last pass.
 
-Latency, from ``start`` to ``done``:
+Latency, from ``start`` to ``done`` (``busy`` in all cycles but the last):
 
-====================================================================  ======
-operations                                                            cycles
-====================================================================  ======
-32-bit (add, compare, logic, shift, bfe, count, s_mul_i32, s_mul_hi)   1
-s_*_b64/u64/i64 (logic, shifts, bfe/bfm, counts, add, compares,        2
-cselect, cmov, bitset, mov), s_absdiff_i32; s_bitcmp*_b64: 1
-s_mul_u64                                                               3
-====================================================================  ======
+=========================================================================  ======
+operations                                                                 cycles
+=========================================================================  ======
+32-bit operands and result: add, compare, logic, shift, bfe, count,         1
+s_mul_i32, s_mul_hi_*, s_lshl<n>_add, s_pack; s_bitcmp*_b64
+64-bit operand or result: s_*_b64/u64/i64 logic, shifts, bfe/bfm, counts,   2
+add/sub, compares, cselect, cmov, bitset, mov; s_absdiff_i32
+s_mul_u64                                                                   3
+=========================================================================  ======
 """
 from __future__ import annotations
 
@@ -55,16 +61,16 @@ __all__ = ["ScalarALU", "IMPLEMENTED"]
 
 class Seq(enum.Enum, shape=3):
     """The passes of an operation and what each takes."""
-    ONE = 0         # one pass, the low halves
-    HALVES = 1      # low half, then high half with the carry and flags of the first
-    SWAP = 2        # high half, then low half (leading-bit counts, s_brev_b64)
+    ONE = 0         # one pass, the low words
+    HALVES = 1      # low word, then high word with the carry and flags of the first
+    SWAP = 2        # high word, then low word (leading-bit counts, s_brev_b64: S0 reversed)
     ABSDIFF = 3     # S0 - S1, then |the difference|
     MUL64 = 4       # S0.lo * S1.lo, + S0.lo * S1.hi, + S0.hi * S1.lo
-    SHIFT = 5       # a 64-bit shift: a product of each word of S0 (a right shift high half first)
+    SHIFT = 5       # a 64-bit shift: a product of each word of S0 (a right shift high word first)
 
 
 class XSrc(enum.Enum, shape=2):
-    A = 0           # S0's half of the pass (as the bitwise unit's X: reversed, inverted)
+    A = 0           # S0's word of the pass (the bitwise unit's X: reversed, inverted)
     ACC = 1         # the adder's sum of the pass before
     ZERO = 2
 
@@ -72,7 +78,7 @@ class XSrc(enum.Enum, shape=2):
 class YSrc(enum.Enum, shape=2):
     B = 0
     ACC = 1
-    P = 2           # a product word: the other word in the first pass, the result's later
+    P = 2           # a product word: the one a first pass keeps, the one later passes add
     ZERO = 3
 
 
@@ -95,7 +101,7 @@ class Result(enum.Enum, shape=3):
     SUM = 0
     LOGIC = 1
     POP = 2         # the bitwise unit's ones, summed over the passes (-1 for ``ff`` when X is 0)
-    MUL = 4         # the product's word ``phi`` (in later passes the sum: it is accumulated)
+    MUL = 4         # the product's word ``phi`` (| the word kept; s_mul_u64's later passes: the sum)
     EXEC = 5        # the old EXEC (saveexec)
     PACK = 6
 
@@ -108,7 +114,7 @@ class SccSrc(enum.Enum, shape=3):
     OVF = 3         # signed overflow of a 32-bit add or subtract
     LT = 4          # the min/max compare (inverted for max)
     COND = 5        # a compare: ``cond`` over (lt, eq)
-    BIT = 6         # the picked bit of S0 (s_bitcmp), inverted by ``want0``
+    BIT = 6         # bit 0 of the shifted word (s_bitcmp), inverted by ``want0``
     LOGIC_NZ = 7    # the new EXEC is not zero (saveexec)
 
 
@@ -134,7 +140,7 @@ Control = data.StructLayout({
     "tt": 4, "csel": 1, "mm": 1, "mm_max": 1, "rev": 1, "nx": 1, "cls": 1, "l": LSrc, "ff": 1,
     "mul_sgn": 1, "phi": 1,
     "rs": Result, "pk": 2,
-    "dst64": 1,
+    "dst64": 1,             # a 64-bit result
     "scc": SccSrc, "cond": 3, "want0": 1,
     "d_we": DWe,
     "exec_we": 1,
@@ -248,6 +254,11 @@ class ScalarALU(wiring.Component):
     operation a cycle for one-pass operations). The latency table is in the module
     docstring.
 
+    In the scalar pipe the unit takes the place of the EX stage's registers: OPR drives
+    ``start`` with its operands (``a``, ``b``, the old destination as ``d_in``, SCC and
+    EXEC of the wave) where it loads EX now, EX writes ``d``, SCC and EXEC with ``done``,
+    and ISS and OPR hold while ``busy`` (EX keeps the wave, ``sdst`` and width).
+
     Attributes
     ----------
     start : In(1)
@@ -269,7 +280,7 @@ class ScalarALU(wiring.Component):
     done : Out(1)
         The last pass: the outputs below are valid (write enables are 0 otherwise).
     d : Out(unsigned(64))
-        Destination value (32-bit results zero-extended).
+        Destination value; of a 32-bit result only the low word is defined.
     d_we : Out(1)
         The destination is written (not by compares, nor by s_cmov/s_cmovk with SCC clear).
     scc, scc_we : Out(1)
@@ -314,12 +325,13 @@ class ScalarALU(wiring.Component):
                 m.d.comb += last.eq(2)
         done = run & (ph == last)
         m.d.comb += [self.done.eq(done), self.busy.eq(run & ~done)]
-        k = Cat(self.simm16, _rep(self.simm16[15], 48))
+        k = Cat(self.simm16, _rep(self.simm16[15], 16))
         with m.If(self.start & ~self.busy):
             m.d.sync += [ctl.eq(dec), run.eq(1), ph.eq(0), acc.eq(Mux(dec.accb, self.b[:32], 0)), nz.eq(0),
                          scc_i.eq(self.scc_in),
                          exec_i.eq(self.exec_in), a.eq(Mux(dec.xd, self.d_in, self.a)),
-                         b.eq(Mux(dec.yk, k, Mux(dec.ya, self.a, self.b)))]
+                         # simm16 and S0 as S1 serve 32-bit operations only
+                         b.eq(Cat(Mux(dec.yk, k, Mux(dec.ya, self.a[:32], self.b[:32])), self.b[32:]))]
         with m.Elif(done):
             m.d.sync += run.eq(0)
 
@@ -443,20 +455,24 @@ class ScalarALU(wiring.Component):
                    | _rep(~ctl.field, 32))
         p = sig(st, "field_top", (width - 1)[:7])
 
-        # ---- the result of the pass
-        st = stage("result")
-        r0 = Signal(32)
-        rs = Mux((ctl.rs == Result.MUL) & later, Result.SUM, ctl.rs)
-        with st.Switch(rs):
-            for src, val in ((Result.SUM, SUM[:32]), (Result.LOGIC, LOG), (Result.POP, POP),
-                             (Result.MUL, Mux(ctl.phi, P[32:64], P[:32])), (Result.EXEC, exec_i),
-                             (Result.PACK, Cat(Mux(ctl.pk[0], A[16:], A[:16]), Mux(ctl.pk[1], B[16:], B[:16])))):
-                with st.Case(src):
-                    st.d.comb += r0.eq(val)
-        fbit = r0.bit_select(p[:5], 1)
+        # a shift's word: the product's, or (later passes) with the other word of the pass
+        # before (disjoint bits), then masked to the field
+        sh_word = Mux(ctl.phi, P[32:64], P[:32]) | (acc & _rep(later, 32))
+        fbit = sh_word.bit_select(p[:5], 1)
         fill = ctl.sgn_field & (p[5:] == fh) & fbit
         hi_fill = _rep(ctl.sgn_field & ctl.w64 & (p[5:] == 0) & fbit, 32)
-        r = sig(st, "r", (r0 & mask) | (~mask & _rep(fill, 32)))
+        FIELD = sig(st, "field", (sh_word & mask) | (~mask & _rep(fill, 32)))
+
+        # ---- the result of the pass
+        st = stage("result")
+        r = Signal(32)
+        rs = Mux((ctl.seq == Seq.MUL64) & later, Result.SUM, ctl.rs)     # s_mul_u64 sums its words
+        with st.Switch(rs):
+            for src, val in ((Result.SUM, SUM[:32]), (Result.LOGIC, LOG), (Result.POP, POP),
+                             (Result.MUL, FIELD), (Result.EXEC, exec_i),
+                             (Result.PACK, Cat(Mux(ctl.pk[0], A[16:], A[:16]), Mux(ctl.pk[1], B[16:], B[:16])))):
+                with st.Case(src):
+                    st.d.comb += r.eq(val)
         r_nz = r != 0
         with m.If(run & ~done):
             m.d.sync += [ph.eq(ph + 1), acc.eq(SUM[:32]), carry.eq(SUM[32] ^ inv), nz.eq(nz | r_nz)]
@@ -465,7 +481,8 @@ class ScalarALU(wiring.Component):
 
         # ---- outputs
         swap = ctl.sh & ~ctl.left      # a 64-bit right shift has its high word first
-        m.d.comb += self.d.eq(Mux(ctl.dst64, Mux(swap, Cat(r, lo | hi_fill), Cat(lo, r)), r))
+        # (the high word of a 32-bit result is left as it falls: the SGPR write takes the low one)
+        m.d.comb += self.d.eq(Cat(Mux(ctl.dst64 & ~swap, lo, r), Mux(swap, lo | hi_fill, r)))
         m.d.comb += self.d_we.eq(done & ctl.legal & Mux(ctl.d_we == DWe.SCC, scc_i, ctl.d_we == DWe.YES))
         m.d.comb += self.illegal.eq(done & ~ctl.legal)
         shifted_out = ctl.sh & (P[32:64] != 0)      # s_lshl<n>_add's carry: a bit shifted out
@@ -475,7 +492,7 @@ class ScalarALU(wiring.Component):
         scc = Signal()
         with m.Switch(ctl.scc):
             for src, val in ((SccSrc.D_NZ, d_nz), (SccSrc.CARRY, lt | shifted_out), (SccSrc.OVF, ovf),
-                             (SccSrc.LT, lt ^ ctl.mm_max), (SccSrc.COND, cond), (SccSrc.BIT, r0[0] ^ ctl.want0),
+                             (SccSrc.LT, lt ^ ctl.mm_max), (SccSrc.COND, cond), (SccSrc.BIT, sh_word[0] ^ ctl.want0),
                              (SccSrc.LOGIC_NZ, LOG != 0)):
                 with m.Case(src):
                     m.d.comb += scc.eq(val)
