@@ -374,15 +374,18 @@ class ScalarALU(wiring.Component):
         # than the one-hot factor, and the product's words are the two halves of a funnel.
         st = stage("shifter")
         sign = Mux(ctl.w64, a[63], a[31])
-        lm = low_mask(a[:5], 32)
-        a5 = ctl.w64 & a[5]
-        mask_word = Mux(ha, lm & _rep(a5, 32), lm | _rep(a5, 32))     # s_bfm: (1 << S0) - 1, a word
+        # a word of a mask of ``width`` ones: s_bfm's multiplicand (S0 ones), s_bfe's field
+        # (S1[22:16] ones) in this pass's word of the result, a right shift's high one first
+        width = Mux(ctl.bfm, Cat(a[:5], ctl.w64 & a[5], 0),
+                    Mux(ctl.sext == 0, b[16:23], Mux(ctl.sext[1], 16, 8)))
+        fh = Mux(ctl.bfm, ha, (ctl.seq == Seq.SHIFT) & ~ph[0])
+        ones = sig(st, "mask_word", Mux(width[5:] > fh, 0xFFFF_FFFF, Mux(width[5:] == fh, low_mask(width[:5], 32), 0)))
         first64 = (ctl.seq == Seq.SHIFT) & ~later
         big = first64 & n5      # 32 and up, first pass: right, the fill (times 1); left, 0
         oh = (Const(1, 32) << off[:5])[:32]
         factor = sig(st, "factor", Mux(ctl.left, Cat(oh & _rep(~big, 32), 0), Cat(big, oh[::-1] & _rep(~big, 32))))
         top = ha | ~ctl.w64                          # S0's sign word: signed for arithmetic shifts
-        mx = Mux(ctl.bfm, mask_word, A)
+        mx = Mux(ctl.bfm, ones, A)
         mx_s = (ctl.mul_sgn | (ctl.arith & top)) & mx[31]
         my_s = ctl.mul_sgn & B[31]
         my = Mux(ctl.sh, Cat(factor, 0), Cat(B, my_s, my_s))       # 2^32 needs 34 signed bits
@@ -424,7 +427,6 @@ class ScalarALU(wiring.Component):
         lt = SUM[32]
 
         st = stage("logic")
-        bit = (Const(1, 32) << b[:5])[:32]
         Y = Signal(32, name="ly")
         with st.Switch(ctl.l):
             with st.Case(LSrc.B):
@@ -432,7 +434,7 @@ class ScalarALU(wiring.Component):
             with st.Case(LSrc.EXEC):
                 st.d.comb += Y.eq(exec_i)
             with st.Case(LSrc.BIT):
-                st.d.comb += Y.eq(Mux(~ctl.w64 | (b[5] == ha), bit, 0))
+                st.d.comb += Y.eq(Mux(~ctl.w64 | (b[5] == ha), oh, 0))     # the multiplier's one-hot
             with st.Case(LSrc.SUM):
                 st.d.comb += Y.eq(SUM[:32])
 
@@ -449,10 +451,7 @@ class ScalarALU(wiring.Component):
         # field's top bit extended above it (a field ending in the low word of a 64-bit
         # right shift, which comes last, gives its high word at the output)
         st = stage("field")
-        width = Mux(ctl.sext == 0, b[16:23], Mux(ctl.sext[1], 16, 8))
-        fh = (ctl.seq == Seq.SHIFT) & ~ph[0]       # the word of the result: a right shift's high first
-        mask = sig(st, "field_mask", Mux(width[5:] > fh, 0xFFFF_FFFF, Mux(width[5:] == fh, low_mask(width[:5], 32), 0))
-                   | _rep(~ctl.field, 32))
+        mask = ones | _rep(~ctl.field, 32)
         p = sig(st, "field_top", (width - 1)[:7])
 
         # a shift's word: the product's, or (later passes) with the other word of the pass
