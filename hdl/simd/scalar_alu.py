@@ -286,7 +286,7 @@ class ScalarALU(wiring.Component):
     scc, scc_we : Out(1)
         New SCC and whether it is written (``scc`` is the SCC taken when not).
     exec : Out(unsigned(32))
-        New EXEC (saveexec/wrexec), the EXEC taken otherwise.
+        New EXEC (saveexec/wrexec), valid with ``exec_we``.
     exec_we : Out(1)
     illegal : Out(1)
         ``op`` is not one of :data:`IMPLEMENTED` (with ``done``, nothing written).
@@ -498,5 +498,5 @@ class ScalarALU(wiring.Component):
         scc_we = done & ctl.legal & (ctl.scc != SccSrc.NONE)
         exec_we = done & ctl.legal & ctl.exec_we
         m.d.comb += [self.scc.eq(Mux(scc_we, scc, scc_i)), self.scc_we.eq(scc_we),
-                     self.exec.eq(Mux(exec_we, LOG, exec_i)), self.exec_we.eq(exec_we)]
+                     self.exec.eq(LOG), self.exec_we.eq(exec_we)]
         return m
