@@ -246,12 +246,13 @@ class VectorPort(wiring.Signature):
     -------
     issue : Out
         ``valid`` one cycle: wave ``wave`` (its VGPRs from ``base``) issues ``inst`` with EXEC ``exec``.
-    scalar : Out(ArrayLayout(32, 3))
+    scalar : Out(ArrayLayout(64, 3))
         The cycle after ``issue``: its sources 0-2 as scalar values (an SGPR, a constant, the
-        literal, VCC or EXEC; the lane-mask source of ``v_cndmask_b32`` and the carry-ins is
-        source 2).
-    ready : In(1)
-        The pipe takes an instruction this cycle.
+        literal, VCC or EXEC, 32-bit ones in the low half; the lane-mask source of
+        ``v_cndmask_b32`` and the carry-ins is source 2; a global access's ``saddr`` pair is
+        source 0).
+    ready, mem_ready : In(1)
+        The pipe takes a VALU instruction this cycle; a memory instruction.
     blocked, busy : In(wave_slots)
         Bit ``w``: wave ``w`` may not issue a VALU instruction this cycle; wave ``w`` has VALU
         instructions in flight.
@@ -262,6 +263,9 @@ class VectorPort(wiring.Signature):
     soon : In(1)
         A lane mask comes on ``mask`` two cycles from now: a scalar instruction issued now
         would write the SGPR file in that cycle.
+    retired : In
+        Bit ``w`` of ``load``, ``store``, ``ds``: a memory instruction of wave ``w`` has
+        retired (its last response beat), for its counter.
     """
 
     def __init__(self, cfg: DCUConfig):
@@ -269,10 +273,13 @@ class VectorPort(wiring.Signature):
         super().__init__({
             "issue": Out(data.StructLayout({"valid": 1, "wave": w, "base": range(cfg.vgprs_per_simd), "exec": 32,
                                             "inst": DecodedInst})),
-            "scalar": Out(data.ArrayLayout(32, 3)),
+            "scalar": Out(data.ArrayLayout(64, 3)),
             "ready": In(1),
+            "mem_ready": In(1),
             "blocked": In(cfg.wave_slots),
             "busy": In(cfg.wave_slots),
             "mask": In(data.StructLayout({"valid": 1, "wave": w, "sdst": 7, "value": 32})),
             "soon": In(1),
+            "retired": In(data.StructLayout({"load": cfg.wave_slots, "store": cfg.wave_slots,
+                                             "ds": cfg.wave_slots})),
         })

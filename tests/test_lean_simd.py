@@ -21,17 +21,21 @@ from amaranth.sim import Simulator
 
 import isa
 from hdl.config import PRESETS
+from hdl.isa_tables import OpId
 from hdl.simd.salu import IMPLEMENTED as SALU_OPS
 from hdl.simd.scalar import PipeError
 from hdl.simd.simd import LeanSIMD
 from sim.execute import build
 from sim.memory import GlobalMemory
+from sim.model import Workgroup
 from sim.wave import Wave
 from tests.codemem import CodeMemory
 from tests.lint import convert_and_lint
 from tests.test_decoder import packed_vectors
 
 BASE = 0x2000
+GBUF = 0x4000_0000       # the vector memory tests' buffers, a wave's address in its s0
+LDS_BYTES = 1024
 EXEC_LO = 126
 TTMP = 108
 COUNTER = 100
@@ -169,8 +173,118 @@ def model_run(code: list[int], launch: dict, words: list[int], limit: int = 5000
     raise AssertionError("the model did not reach s_endpgm")
 
 
+class VectorMemory:
+    """Serves the SIMD's vector memory and LDS requests: a global buffer at ``GBUF`` and an LDS
+    of ``LDS_BYTES`` a wave (bytes past it read 0 and are not written), the accesses done in
+    the order the SIMD offers them, each answered after a random latency, answers in a random
+    order, each request's beats together (a register's rows in order)."""
+
+    def __init__(self, rng, gbytes: bytes, waves: int, lanes: int):
+        self.rng, self.lanes = rng, lanes
+        self.glob = bytearray(gbytes)
+        self.lds = [bytearray(LDS_BYTES) for _ in range(waves)]
+        self.pending = {"vmem": [], "lds": []}          # [due, beats]
+        self.answering = {"vmem": deque(), "lds": deque()}
+
+    def _rows(self, ctx, port, row_port):
+        """The request's lanes: (exec, [(addr, [4 data dwords])])."""
+        q = port.payload
+        lanes = []
+        for r in range(32 // self.lanes):
+            ctx.set(row_port, r)
+            a, d = ctx.get(q.addr), ctx.get(q.data)
+            for n in range(self.lanes):
+                lanes.append(((a >> (64 * n)) & (2**64 - 1),
+                              [(d >> (128 * n + 32 * k)) & 0xFFFF_FFFF for k in range(4)]))
+        return lanes
+
+    def _global(self, name, addr, data):
+        """One lane's global access: the dwords it loads (None for a store)."""
+        k = addr - GBUF
+        assert 0 <= k < len(self.glob), f"lane address {addr:#x} outside the buffer"
+        size = {"b8": 1, "u8": 1, "i8": 1, "b16": 2, "u16": 2, "i16": 2, "b32": 4, "b64": 8, "b96": 12,
+                "b128": 16}[name.rsplit("_", 1)[1]]
+        if "store" in name:
+            self.glob[k:k + size] = b"".join(x.to_bytes(4, "little") for x in data)[:size]
+            return None
+        raw = int.from_bytes(self.glob[k:k + size], "little")
+        if name.endswith(("i8", "i16")) and raw >> (8 * size - 1):
+            raw -= 1 << (8 * size)
+        return [(raw >> (32 * i)) & 0xFFFF_FFFF for i in range(max(1, size // 4))]
+
+    def _ds(self, lds, name, addr, data, off0, off1):
+        """One lane's LDS access (single-address and 2addr b32 forms)."""
+        def load(a, n):
+            return [int.from_bytes(bytes(lds[a + 4 * i + j] if a + 4 * i + j < len(lds) else 0 for j in range(4)),
+                                   "little") for i in range(n)]
+
+        def store(a, words):
+            for i, x in enumerate(words):
+                for j in range(4):
+                    if a + 4 * i + j < len(lds):
+                        lds[a + 4 * i + j] = (x >> (8 * j)) & 0xFF
+        n = {"b32": 1, "b64": 2, "b96": 3, "b128": 4}[name.rsplit("_", 1)[1]]
+        if "2addr" in name:
+            a0, a1 = addr + 4 * off0, addr + 4 * off1
+            if "store" in name:
+                store(a0, data[:1])
+                store(a1, data[2:3])
+                return None
+            return load(a0, 1) + load(a1, 1)
+        a = addr + (off1 << 8 | off0)
+        if "store" in name:
+            store(a, data[:n])
+            return None
+        return load(a, n)
+
+    def step(self, ctx, dut, cycle):
+        for kind, port, row_port, resp in (("vmem", dut.vmem_req, dut.vmem_req_row, dut.vmem_resp),
+                                          ("lds", dut.lds_req, dut.lds_req_row, dut.lds_resp)):
+            ctx.set(port.ready, 0)
+            if ctx.get(port.valid) and self.rng.random() < 0.7:
+                q = port.payload
+                wave, seq, vdst, ex = ctx.get(q.wave), ctx.get(q.seq), ctx.get(q.vdst), ctx.get(q.exec)
+                name = isa.by_name(OpId(ctx.get(q.op)).name.lower()).name
+                results = {}
+                for lane, (addr, data) in enumerate(self._rows(ctx, port, row_port)):
+                    if ex >> lane & 1:
+                        results[lane] = (self._global(name, addr, data) if kind == "vmem" else
+                                         self._ds(self.lds[wave], name, addr & 0xFFFF_FFFF, data,
+                                                  ctx.get(q.offset0), ctx.get(q.offset1)))
+                ctx.set(port.ready, 1)
+                regs = max((len(r) for r in results.values() if r), default=0) if ctx.get(q.returns) else 0
+                beats = []
+                for k in range(regs):
+                    for g in range(32 // self.lanes):
+                        lanes = range(g * self.lanes, (g + 1) * self.lanes)
+                        beats.append({"wave": wave, "seq": seq, "vdst": vdst + k, "grp": g, "write": 1, "store": 0,
+                                      "mask": sum(1 << (n - g * self.lanes) for n in lanes if n in results),
+                                      "data": sum(results[n][k] << (32 * (n - g * self.lanes))
+                                                  for n in lanes if n in results),
+                                      "last": 0})
+                if not beats:
+                    beats = [{"wave": wave, "seq": seq, "vdst": 0, "grp": 0, "write": 0, "mask": 0, "data": 0,
+                              "last": 0, "store": int(kind == "vmem" and "load" not in name)}]
+                beats[-1]["last"] = 1
+                self.pending[kind].append([cycle + self.rng.randint(2, 20), beats])
+            due = [p for p in self.pending[kind] if p[0] <= cycle]
+            if not self.answering[kind] and due:
+                pick = self.rng.choice(due)
+                self.pending[kind].remove(pick)
+                self.answering[kind].extend(pick[1])
+            ctx.set(resp.valid, bool(self.answering[kind]))
+            if self.answering[kind]:
+                for k, v in self.answering[kind][0].items():
+                    ctx.set(getattr(resp.payload, k), v)
+                if ctx.get(resp.ready):
+                    self.answering[kind].popleft()
+
+    def busy(self):
+        return any(self.pending.values()) or any(self.answering.values())
+
+
 def rtl_run(preset: str, code: list[int], launches: list[dict], words: list[int] = (), seed: int = 1,
-            starts: list[int] | None = None, log: dict | None = None):
+            starts: list[int] | None = None, log: dict | None = None, gbytes: bytes = b""):
     """Launch a wave a slot (``launches``) running ``code`` from ``starts`` (default its first
     dword), scalar loads reading ``words`` at TABLE; a barrier is released 20 cycles after every
     running wave has signalled it. Returns (per-wave 128 SGPRs, errors, cycles); ``log`` gets
@@ -183,6 +297,7 @@ def rtl_run(preset: str, code: list[int], launches: list[dict], words: list[int]
     vgprs = cfg.vgprs_per_simd // cfg.wave_slots
     rng = random.Random(seed)
     mem = CodeMemory(code, BASE, cfg.fetch_bytes, rng, max_latency=6)
+    vmem = VectorMemory(rng, gbytes, len(launches), cfg.lanes)
     errors, cycles = [], [0]
 
     def dword(addr):
@@ -229,6 +344,7 @@ def rtl_run(preset: str, code: list[int], launches: list[dict], words: list[int]
                 log["releases"].append(cycles[0])
                 all_in = None
             mem.step(ctx, dut.fetch_req, dut.fetch_resp, cycles[0])
+            vmem.step(ctx, dut, cycles[0])
             # scalar loads: answered whole, in a random order once due
             if ctx.get(dut.smem_req.valid):
                 log["loads"].append(cycles[0])
@@ -264,7 +380,7 @@ def rtl_run(preset: str, code: list[int], launches: list[dict], words: list[int]
     sim.add_testbench(bench)
     sim.run()
     if log is not None:
-        log["vgprs"] = vregs
+        log.update(vgprs=vregs, glob=bytes(vmem.glob), lds=[bytes(x) for x in vmem.lds])
     return regs, errors, cycles[0]
 
 
@@ -501,14 +617,14 @@ def vector_launches(seed: int, waves: int) -> list[dict]:
     return [dict(state, v0=[rng.getrandbits(32) for _ in range(32)]) for state in launch_state(seed, waves)]
 
 
-def model_vector_run(code, launch, limit=20000) -> tuple[Wave, int]:
+def model_vector_run(code, launch, limit=20000, ctx=None) -> tuple[Wave, int]:
     """The model's wave at ``s_endpgm``, and how many VALU instructions ran with lanes on."""
     w = Wave(0, VG, BASE)
     w.v[0] = launch["v0"]
     w.s[EXEC_LO] = launch["exec"]
     w.s[0:4] = launch["sgpr"]
     w.s[TTMP + 7], w.s[TTMP + 9] = launch["ttmp7"], launch["ttmp9"]
-    ctx = _Memory([])
+    ctx = ctx or _Memory([])
     active = 0
     for _ in range(limit):
         k = (w.pc - BASE) // 4
@@ -556,3 +672,142 @@ def test_integer_programs_match_the_model(preset, seed):
     names = _names(lambda i: not ("f32" in i.name or "ubyte" in i.name))
     code = vector_program(seed, names)
     _check_vector(preset, code, vector_launches(seed, PRESETS[preset].wave_slots), seed)
+
+
+# -- vector memory programs -----------------------------------------------------------------
+GBUF_BYTES = 4096 + 64
+BUF_SGPR = 102           # the buffer's address, in a pair the random instructions leave alone
+_GLOBAL = {"global_load_b32": 1, "global_load_b64": 2, "global_load_b96": 3, "global_load_b128": 4,
+           "global_load_u8": 1, "global_load_i8": 1, "global_load_u16": 1, "global_load_i16": 1,
+           "global_store_b8": 1, "global_store_b16": 1, "global_store_b32": 1, "global_store_b64": 2,
+           "global_store_b96": 3, "global_store_b128": 4}
+_DS = {"ds_load_b32": 1, "ds_load_b64": 2, "ds_load_b128": 4, "ds_store_b32": 1, "ds_store_b64": 2,
+       "ds_store_b128": 4, "ds_load_2addr_b32": 2, "ds_store_2addr_b32": 1}
+
+
+def _vglobal(name, vdst, data, vaddr, saddr, offset):
+    return [0xEE00_0000 | isa.by_name(name).op << 14 | saddr, data << 23 | vdst, (offset & 0xFF_FFFF) << 8 | vaddr]
+
+
+def _ds(name, vdst, addr, data0, data1, offset0, offset1):
+    return [0xD800_0000 | isa.by_name(name).op << 18 | offset1 << 8 | offset0,
+            vdst << 24 | data1 << 16 | data0 << 8 | addr]
+
+
+def _random_memory(rng) -> tuple[list[int], set]:
+    """A global or LDS access at a lane's 16-byte slot of one of the buffer's 512-byte regions
+    (of the LDS's, some past its end): s[102:103] + v2 or the 64-bit v[3:4], v2 for the LDS.
+    Returns its dwords and the data or destination VGPRs."""
+    if rng.random() < 0.6:
+        name = rng.choice(sorted(_GLOBAL))
+        n = _GLOBAL[name]
+        reg = rng.randrange(5, VG - n + 1)
+        size = {"8": 1, "16": 2}.get(name.rsplit("_", 1)[1][1:], 4)       # b8/u8/i8, b16/u16/i16
+        offset = 512 * rng.randrange(8) + size * rng.randrange(4 // size)
+        vaddr, saddr = (2, BUF_SGPR) if rng.random() < 0.5 else (3, 0x7C)
+        load = "load" in name
+        words = _vglobal(name, reg if load else 0, 0 if load else reg, vaddr, saddr, offset)
+        regs = set(range(reg, reg + n))
+    else:
+        name = rng.choice(sorted(_DS))
+        n = _DS[name]
+        reg = rng.randrange(5, VG - n + 1)
+        load = "load" in name
+        if "2addr" in name:
+            off0, off1 = rng.randrange(256), rng.randrange(256)
+            data1 = 0 if load else rng.randrange(5, VG)
+        else:
+            off = rng.choice([0, 256, 512, 1008])
+            off0, off1, data1 = off & 0xFF, off >> 8, 0
+        words = _ds(name, reg if load else 0, 2, 0 if load else reg, data1, off0, off1)
+        regs = set(range(reg, reg + n)) | ({data1} if data1 else set())
+    inst = isa.decode(words + [0])
+    assert inst.name == name, (inst.name, name)
+    return words, regs
+
+
+def memory_program(seed: int, body: int = 40) -> list[int]:
+    """Lane addresses in v2 (lane * 16) and v[3:4] (s[102:103], the buffer, + v2), v5..v15 set from v0, then
+    random accesses mixed with VALU and SALU instructions, loads waited for before their
+    registers are used again."""
+    rng = random.Random(seed)
+    code = _sop1("s_mov_b32", BUF_SGPR, 0) + _sop1("s_mov_b32", BUF_SGPR + 1, 128)   # the wave's buffer: s0
+    code += _sop1("s_mov_b32", SAVED_EXEC, EXEC_LO) + _sop1("s_mov_b32", EXEC_LO, 193)
+    code += _vop3(isa.by_name("v_mbcnt_lo_u32_b32").op, 1, [193, 128])
+    code += _vop2(isa.by_name("v_lshlrev_b32").op, 2, 132, 1)
+    code += _vop2(isa.by_name("v_add_nc_u32").op, 3, BUF_SGPR, 2) + _vop1(isa.by_name("v_mov_b32").op, 4, BUF_SGPR + 1)
+    mul, xor = isa.by_name("v_mul_lo_u32"), isa.by_name("v_xor_b32")
+    for r in range(5, VG):
+        code += _vop3(mul.op, r, [256, 255]) + [rng.getrandbits(32) | 1]
+        code += _vop2(xor.op, r, 255, r) + [rng.getrandbits(32)]
+    code += _sop1("s_mov_b32", EXEC_LO, SAVED_EXEC)
+    names = _names(lambda i: True)
+    loading = set()         # registers a load in flight writes
+    for _ in range(body):
+        x = rng.random()
+        if x < 0.5:
+            words, regs = _random_memory(rng)
+            if regs & loading:
+                code += _sopp("s_wait_loadcnt_dscnt", 0)
+                loading = set()
+            code += words
+            if "load" in isa.decode(words + [0]).name:
+                loading |= regs
+            if rng.random() < 0.5:
+                code += _sopp(rng.choice(["s_wait_loadcnt", "s_wait_dscnt", "s_wait_storecnt"]), 0)
+                code += _sopp("s_wait_loadcnt_dscnt", 0)
+                loading = set()
+        elif x < 0.85:
+            code += _sopp("s_wait_loadcnt_dscnt", 0)
+            loading = set()
+            inst = _random_valu(rng, sorted(names))
+            while isa.decode(inst + [0, 0]).f.get("vdst") in (2, 3, 4):      # keep the addresses
+                inst = _random_valu(rng, sorted(names))
+            code += inst
+        elif x < 0.93:
+            code += _random_salu(rng, 1)[0]
+        else:
+            code += _sop1("s_mov_b32", EXEC_LO, SAVED_EXEC)
+    code += _sopp("s_wait_loadcnt_dscnt", 0)
+    code += _sop1("s_mov_b64", 90, 106) + _sop1("s_mov_b64", 92, EXEC_LO) + _sop2("s_cselect_b32", 94, 129, 128)
+    return code + _sopp("s_endpgm")
+
+
+class _ModelMemory(Workgroup):
+    """The model's context for a wave alone: the global buffer and its own LDS."""
+
+    def __init__(self, gbytes: bytes):
+        self.mem = GlobalMemory(base=GBUF)
+        assert self.mem.allocate(len(gbytes), "buffer").base == GBUF
+        self.mem.write_bytes(GBUF, gbytes)
+        self.lds = np.zeros(LDS_BYTES, dtype=np.uint8)
+
+    def record(self, *args, **kw):
+        pass
+
+
+@pytest.mark.parametrize("preset,seed", [("fpga", 31), ("default", 32)])
+def test_memory_programs_match_the_model(preset, seed):
+    """Global and LDS loads and stores of every width, both address forms, with VALU and SALU
+    instructions between: every wave's VGPRs and SGPRs, its LDS and the buffer equal the
+    model's (each wave has a buffer of its own, at s0; the model runs them one after another)."""
+    rng = random.Random(seed)
+    launches = vector_launches(seed, PRESETS[preset].wave_slots)
+    for w, state in enumerate(launches):
+        state["sgpr"][0] = GBUF + w * GBUF_BYTES
+    gbytes = bytes(rng.getrandbits(8) for _ in range(GBUF_BYTES * len(launches)))
+    code = memory_program(seed)
+    log = {}
+    regs, errors, cycles = rtl_run(preset, code, launches, seed=seed, log=log, gbytes=gbytes)
+    assert errors == []
+    glob = gbytes
+    for w, state in enumerate(launches):
+        ctx = _ModelMemory(glob)
+        ref = model_vector_run(code, state, ctx=ctx)[0]
+        glob = ctx.mem.read_bytes(GBUF, len(glob)).tobytes()
+        bad = [f"v{r}[{n}]: rtl {log['vgprs'][w][r, n]:#x} model {ref.v[r, n]:#x}"
+               for r in range(VG) for n in range(32) if log["vgprs"][w][r, n] != ref.v[r, n]]
+        assert not bad, f"wave {w}: {len(bad)} lanes differ: " + ", ".join(bad[:8])
+        assert regs[w][:100] == ref.s[:100]
+        assert log["lds"][w] == bytes(ctx.lds)
+    assert log["glob"] == bytes(glob)

@@ -50,6 +50,7 @@ from ..isa_tables import FmtId
 from ..layouts import (ADDR, SEQ, DecodedInst, DecodeOut, LaunchLayout, SmemReq, SmemResp, Steer, SteerLayout,
                        VectorPort, WaveStart)
 from .salu import IMPLEMENTED as SALU_OPS, SALU
+from .memreq import MEMORY_OPS
 from .vector import NO_CLAMP, NO_OPSEL, VECTOR_OPS
 from .vgpr import VgprWrite
 
@@ -70,7 +71,11 @@ def ErrorLayout(cfg):
     return data.StructLayout({"wave": range(cfg.wave_ids), "pc": ADDR, "cause": PipeError})
 
 
-_KINDS = (Kind.SALU, Kind.SBRANCH, Kind.SWAIT, Kind.SHINT, Kind.SBARRIER, Kind.SENDPGM, Kind.SMEM, Kind.VALU)
+_DS_KINDS = (Kind.DS_LOAD, Kind.DS_STORE, Kind.DS_ATOMIC)
+_MEM_KINDS = (Kind.VMEM_LOAD, Kind.VMEM_STORE, Kind.VMEM_ATOMIC, Kind.CACHE, *_DS_KINDS)
+_KINDS = (Kind.SALU, Kind.SBRANCH, Kind.SWAIT, Kind.SHINT, Kind.SBARRIER, Kind.SENDPGM, Kind.SMEM, Kind.VALU,
+          *_MEM_KINDS)
+CNT_MAX = 63    # loadcnt's, storecnt's and dscnt's largest count (RDNA 4: 6 bits)
 _NOT_IN_FILE = (O.NULL, O.VCC_LO, O.VCC_HI, O.EXEC_LO, O.EXEC_HI)     # flip-flops, or nothing
 _VECTOR_FORMATS = (FmtId.VOP1, FmtId.VOP2, FmtId.VOPC, FmtId.VOP3, FmtId.VOP3SD)
 KM_MAX = 31     # kmcnt's largest count (RDNA 4: 5 bits)
@@ -80,10 +85,10 @@ _CONDITIONS = {OpId.S_CBRANCH_SCC0: ("scc", 0), OpId.S_CBRANCH_SCC1: ("scc", 1),
                OpId.S_CBRANCH_EXECZ: ("execz", 1), OpId.S_CBRANCH_EXECNZ: ("execz", 0)}
 
 
-def _source_codes(inst, smem):
+def _source_codes(inst, smem, vglobal):
     """The codes src0's and src1's reads and selects take: a scalar load's base pair and
-    ``soffset``, or the instruction's src0 and src1."""
-    return (Mux(smem, Cat(Const(0, 1), inst.sbase, Const(0, 2)), inst.src0),
+    ``soffset``, a global access's ``saddr``, or the instruction's src0 and src1."""
+    return (Mux(smem, Cat(Const(0, 1), inst.sbase, Const(0, 2)), Mux(vglobal, Cat(inst.saddr, Const(0, 2)), inst.src0)),
             Mux(smem, Cat(inst.soffset, Const(0, 2)), inst.src1))
 
 
@@ -155,6 +160,8 @@ class ScalarPipe(wiring.Component):
         vcc = [Signal(64, name=f"vcc{w}") for w in range(W)]
         scc = Signal(W)
         kmcnt = Array(Signal(range(KM_MAX + 1), name=f"kmcnt{w}") for w in range(W))
+        cnt = {c: Array(Signal(range(CNT_MAX + 1), name=f"{c}cnt{w}") for w in range(W))
+               for c in ("load", "store", "ds")}
         seq = Array(Signal(SEQ, name=f"seq{w}") for w in range(W))
         bar_sig, bar_pass = Signal(W), Signal(W)
         m.d.comb += self.bar_wait.eq(bar_sig)
@@ -167,7 +174,8 @@ class ScalarPipe(wiring.Component):
         # ---- ISS
         x = self.inst.payload
         xi, xw = x.inst, x.tag
-        opr = Signal(data.StructLayout({"valid": 1, "valu": 1, "salu": 1, "jump_pair": 1, "getpc": 1, "smem": 1,
+        opr = Signal(data.StructLayout({"valid": 1, "valu": 1, "vglobal": 1, "salu": 1, "jump_pair": 1, "getpc": 1,
+                                        "smem": 1,
                                         "wave": range(max(W, 2)),
                                         "inst": DecodedInst,
                                         "next_pc": ADDR}))
@@ -186,13 +194,26 @@ class ScalarPipe(wiring.Component):
         is_smem = xi.kind == Kind.SMEM
         # a load's dwords go to the SGPR file: not into VCC, EXEC or beyond
         load_bad = is_smem & (~_member(xi.op, _LOADS) | (xi.sdst + xi.sdst_dw > O.VCC_LO))
-        bad = xi.illegal | ~known | ((xi.kind == Kind.SALU) & ~salu_ok & ~getpc) | load_bad | (is_valu & ~valu_ok)
+        is_mem = Cat(*(xi.kind == k for k in _MEM_KINDS)).any()
+        is_ds = Cat(*(xi.kind == k for k in _DS_KINDS)).any()
+        counts = {"load": ((((xi.kind == Kind.VMEM_LOAD) | (xi.kind == Kind.VMEM_ATOMIC)) & (xi.vdst_dw != 0)) |
+                           (xi.op == OpId.GLOBAL_INV))}
+        counts.update(ds=is_ds, store=is_mem & ~is_ds & ~counts["load"])
+        bad = (xi.illegal | ~known | ((xi.kind == Kind.SALU) & ~salu_ok & ~getpc) | load_bad | (is_valu & ~valu_ok) |
+               (is_mem & ~_member(xi.op, MEMORY_OPS)))
         km = kmcnt[xw]
+        lc, sc, dc = (cnt[c][xw] for c in ("load", "store", "ds"))
+        imm = xi.simm16
         port_taken = self.smem_req.valid | (opr.valid & opr.smem)
         ends = xi.kind == Kind.SENDPGM
         to_ex = (xi.kind == Kind.SALU) | (xi.op == OpId.S_SWAPPC_B64)      # writes in EX
-        wait = (((xi.op == OpId.S_WAIT_KMCNT) & (km > xi.simm16[:5])) |
-                (ends & ((km != 0) | vp.busy.bit_select(xw, 1))) | mask_busy.bit_select(xw, 1) |
+        waits = {OpId.S_WAIT_KMCNT: km > imm[:5], OpId.S_WAIT_LOADCNT: lc > imm[:6], OpId.S_WAIT_STORECNT: sc > imm[:6],
+                 OpId.S_WAIT_DSCNT: dc > imm[:6], OpId.S_WAIT_LOADCNT_DSCNT: (lc > imm[8:14]) | (dc > imm[:6]),
+                 OpId.S_WAIT_STORECNT_DSCNT: (sc > imm[8:14]) | (dc > imm[:6])}
+        wait = (Cat(*((xi.op == op) & c for op, c in waits.items())).any() |
+                (ends & ((km != 0) | (lc != 0) | (sc != 0) | (dc != 0) | vp.busy.bit_select(xw, 1))) |
+                mask_busy.bit_select(xw, 1) |
+                (is_mem & (~vp.mem_ready | Mux(is_ds, dc == CNT_MAX, (lc == CNT_MAX) | (sc == CNT_MAX)))) |
                 (is_valu & (~vp.ready | vp.blocked.bit_select(xw, 1))) | (to_ex & vp.soon) |
                 (is_smem & (port_taken | (km == KM_MAX))) |
                 ((xi.op == OpId.S_BARRIER_WAIT) & ~bar_pass.bit_select(xw, 1)) | held.bit_select(xw, 1))
@@ -221,12 +242,15 @@ class ScalarPipe(wiring.Component):
                      self.error.payload.cause.eq(Mux(xi.illegal, PipeError.ILLEGAL, PipeError.UNSUPPORTED))]
 
         # each port reads the pair holding its code's register (a 64-bit operand names an even one)
-        for port, code in zip(reads, (*_source_codes(xi, is_smem), Mux(is_valu, xi.src2, Cat(xi.sdst, Const(0, 2))))):
+        vglobal = xi.fmt == FmtId.VGLOBAL
+        for port, code in zip(reads, (*_source_codes(xi, is_smem, vglobal),
+                                      Mux(is_valu, xi.src2, Cat(xi.sdst, Const(0, 2))))):
             m.d.comb += [port.addr.eq(xw * 64 + code[1:7]), port.en.eq(1)]
         vgpr_base = Array(Signal(range(self.config.vgprs_per_simd), name=f"vgpr_base{w}") for w in range(W))
-        m.d.comb += [vp.issue.valid.eq(issue & is_valu), vp.issue.wave.eq(xw), vp.issue.base.eq(vgpr_base[xw]),
+        m.d.comb += [vp.issue.valid.eq(issue & (is_valu | is_mem)), vp.issue.wave.eq(xw),
+                     vp.issue.base.eq(vgpr_base[xw]),
                      vp.issue.exec.eq(w_exec[:32]), vp.issue.inst.eq(xi)]
-        m.d.sync += [opr.valid.eq(issue), opr.valu.eq(is_valu), opr.salu.eq(to_ex),
+        m.d.sync += [opr.valid.eq(issue), opr.valu.eq(is_valu), opr.vglobal.eq(vglobal), opr.salu.eq(to_ex),
                      opr.jump_pair.eq(issue & jump_pair), opr.getpc.eq(getpc), opr.smem.eq(is_smem),
                      opr.wave.eq(xw), opr.inst.eq(xi), opr.next_pc.eq(x.next_pc)]
 
@@ -267,8 +291,8 @@ class ScalarPipe(wiring.Component):
         ex = Signal(data.StructLayout({"valid": 1, "getpc": 1, "swap": 1, "wave": range(max(W, 2)), "op": OpId,
                                        "a": 64, "b": 64, "d": 64, "simm16": 16, "sdst": 7, "wide": 1,
                                        "next_pc": ADDR}))
-        a_code, b_code = _source_codes(oi, opr.smem)
-        a = operand(a_code, opr.smem | (~opr.valu & (oi.src0_dw == 2)), reads[0].data)
+        a_code, b_code = _source_codes(oi, opr.smem, opr.vglobal)
+        a = operand(a_code, opr.smem | opr.vglobal | (~opr.valu & (oi.src0_dw == 2)), reads[0].data)
         b = operand(b_code, ~opr.smem & ~opr.valu & (oi.src1_dw == 2), reads[1].data)
         d = operand(Mux(opr.valu, oi.src2, Cat(oi.sdst, Const(0, 2))), ~opr.valu & (oi.sdst_dw == 2), reads[2].data)
         m.d.comb += [vp.scalar[0].eq(a), vp.scalar[1].eq(b), vp.scalar[2].eq(d)]
@@ -374,6 +398,8 @@ class ScalarPipe(wiring.Component):
             with m.If(mine):
                 m.d.sync += mask_busy[w].eq(0)
             m.d.sync += kmcnt[w].eq(kmcnt[w] + (issue & is_smem & (xw == w)) - (retired & (rp.wave == w)))
+            for c, counted in counts.items():
+                m.d.sync += cnt[c][w].eq(cnt[c][w] + (issue & counted & (xw == w)) - getattr(vp.retired, c)[w])
             with m.If(bar_sig[w] & self.bar_release[w]):
                 m.d.sync += [bar_sig[w].eq(0), bar_pass[w].eq(1)]
             with m.If(issue & (xw == w) & (xi.op == OpId.S_BARRIER_SIGNAL)):

@@ -13,7 +13,7 @@ from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from ..config import DCUConfig
-from ..layouts import FetchReq, FetchResp, LaunchLayout, SmemReq, SmemResp
+from ..layouts import FetchReq, FetchResp, LaunchLayout, ReqRow, SmemReq, SmemResp, VecMemReq, VecMemResp
 from .frontend import FrontEnd
 from .scalar import ErrorLayout, ScalarPipe
 from .vector import VectorPipe
@@ -34,6 +34,8 @@ class LeanSIMD(wiring.Component):
         The instruction cache's ports.
     smem_req, smem_resp
         The scalar cache's ports.
+    vmem_req, vmem_req_row, vmem_resp, lds_req, lds_req_row, lds_resp
+        The vector memory unit's and the LDS's ports (:class:`~hdl.simd.vector.VectorPipe`'s).
     launch : In(stream.Signature(LaunchLayout(config)))
         A wave for the first free slot (:class:`~hdl.simd.scalar.ScalarPipe`'s ``launch``).
     error : Out(stream.Signature(ErrorLayout(config)))
@@ -62,6 +64,12 @@ class LeanSIMD(wiring.Component):
             "active": Out(config.wave_slots),
             "bar_wait": Out(config.wave_slots),
             "bar_release": In(config.wave_slots),
+            "vmem_req": Out(stream.Signature(VecMemReq(config))),
+            "vmem_req_row": In(ReqRow(config)),
+            "vmem_resp": In(stream.Signature(VecMemResp(config))),
+            "lds_req": Out(stream.Signature(VecMemReq(config))),
+            "lds_req_row": In(ReqRow(config)),
+            "lds_resp": In(stream.Signature(VecMemResp(config))),
         })
 
     def elaborate(self, platform):
@@ -71,6 +79,11 @@ class LeanSIMD(wiring.Component):
         m.submodules.vector = vp = self.vector
         wiring.connect(m, sp.vector, vp.port)
         wiring.connect(m, sp.v0, vp.side)
+        for n in ("vmem_req", "lds_req"):
+            wiring.connect(m, getattr(vp, n), wiring.flipped(getattr(self, n)))
+            m.d.comb += getattr(vp, f"{n}_row").eq(getattr(self, f"{n}_row"))
+        for n in ("vmem_resp", "lds_resp"):
+            wiring.connect(m, wiring.flipped(getattr(self, n)), getattr(vp, n))
         wiring.connect(m, wiring.flipped(self.fetch_req), fe.fetch_req)
         wiring.connect(m, wiring.flipped(self.fetch_resp), fe.fetch_resp)
         wiring.connect(m, fe.inst, sp.inst)

@@ -24,15 +24,17 @@ transcendentals are not yet.
 """
 from __future__ import annotations
 
-from amaranth.hdl import Cat, Const, Module, Mux, Signal
+from amaranth.hdl import Array, Cat, Const, Module, Mux, Signal
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In
 
 from isa import OPCODES
 
 from ..config import DCUConfig
-from ..isa_tables import OpId
-from ..layouts import VectorPort
+from ..isa_tables import Kind, OpId
+from ..isa_tables import FmtId
+from ..layouts import VecMemResp, VectorPort
+from .memreq import MemRequest
 from .lanemul import FP_WIDTH, WIDTH as MUL_W, LaneMultiplier
 from .valu_fp import FP_OPS, VALUFloat
 from .valu_int import CLAMP_SATURATES, IMPLEMENTED as INT_OPS, PLAIN32, VALUInt
@@ -70,16 +72,30 @@ class VectorPipe(wiring.Component):
         scalar operands the cycle after; ``ready``, ``blocked`` and ``busy`` for its issue
         decisions; the lane masks out.
     side : In(stream.Signature(VgprWrite))
-        Rows for the VGPRs from elsewhere (the launch's v0, memory returns): :class:`VgprBanks`'s.
+        The launch's v0 rows, written after the memory returns.
+    vmem_req, vmem_req_row, lds_req, lds_req_row
+        :class:`~hdl.simd.memreq.MemRequest`'s.
+    vmem_resp, lds_resp : In(stream.Signature(VecMemResp(config)))
+        Return beats (a beat is a row: ``resp_lanes`` equals ``lanes``), written to the VGPRs
+        through ``VgprBanks.side``, vector memory first; a beat without a register write is
+        taken at once. ``last`` retires the instruction (``port.retired``).
     vgprs : VgprBanks
+    memreq : MemRequest
     """
 
     def __init__(self, config: DCUConfig):
         self.config = config
+        if config.resp_lanes != config.lanes:
+            raise ValueError("a return beat is a VGPR row: resp_lanes must equal lanes")
         self.vgprs = VgprBanks(config)
+        self.memreq = MemRequest(config)
+        ports = self.memreq.signature.members
         super().__init__({
             "port": In(VectorPort(config)),
             "side": In(stream.Signature(VgprWrite(self.vgprs.regs, self.vgprs.passes, config.lanes))),
+            **{n: ports[n] for n in ("vmem_req", "vmem_req_row", "lds_req", "lds_req_row")},
+            "vmem_resp": In(stream.Signature(VecMemResp(config))),
+            "lds_resp": In(stream.Signature(VecMemResp(config))),
         })
 
     def elaborate(self, platform):
@@ -87,33 +103,51 @@ class VectorPipe(wiring.Component):
         cfg, L = self.config, self.config.lanes
         P, W = 32 // L, cfg.wave_slots
         m.submodules.vgprs = vg = self.vgprs
-        wiring.connect(m, wiring.flipped(self.side), vg.side)
+        m.submodules.memreq = mq = self.memreq
+        for n in ("vmem_req", "lds_req"):
+            wiring.connect(m, getattr(mq, n), wiring.flipped(getattr(self, n)))
+            m.d.comb += getattr(mq, f"{n}_row").eq(getattr(self, f"{n}_row"))
         port = self.port
         iss = port.issue
+        self._returns(m, vg, port)
 
         # ---- the instruction in RD: its passes read one row a cycle
-        run = Signal(data.StructLayout({"valid": 1, "row": range(max(P, 2)), "wave": range(max(W, 2)),
+        run = Signal(data.StructLayout({"valid": 1, "mem": 1, "second": 1, "row": range(max(P, 2)),
+                                        "wave": range(max(W, 2)),
                                         "base": range(cfg.vgprs_per_simd), "inst": iss.inst.shape(),
                                         "exec": 32, "scalar": data.ArrayLayout(32, 3)}))
         ri = run.inst
-        last = run.row == P - 1
-        m.d.comb += port.ready.eq(~run.valid | last)
+        # a memory instruction reads each row in two cycles (its registers: vaddr, vaddr + 1
+        # and data dword 0, then data dwords 1-3)
+        last = (run.row == P - 1) & (run.second | ~run.mem)
+        m.d.comb += [port.ready.eq(~run.valid | last), port.mem_ready.eq(port.ready & ~mq.busy)]
         with m.If(run.valid):
-            m.d.sync += run.row.eq(run.row + 1)
+            m.d.sync += [run.second.eq(run.mem & ~run.second), run.row.eq(run.row + (run.second | ~run.mem))]
             with m.If(last):
                 m.d.sync += run.valid.eq(0)
+        mem = iss.inst.kind != Kind.VALU
         with m.If(iss.valid):
-            m.d.sync += [run.valid.eq(1), run.row.eq(0), run.wave.eq(iss.wave), run.base.eq(iss.base),
-                         run.inst.eq(iss.inst), run.exec.eq(iss.exec)]
+            m.d.sync += [run.valid.eq(1), run.mem.eq(mem), run.second.eq(0), run.row.eq(0), run.wave.eq(iss.wave),
+                         run.base.eq(iss.base), run.inst.eq(iss.inst), run.exec.eq(iss.exec)]
+        m.d.comb += [mq.start.valid.eq(iss.valid & mem), mq.start.wave.eq(iss.wave), mq.start.exec.eq(iss.exec),
+                     mq.start.inst.eq(iss.inst), mq.start.lds.eq(iss.inst.fmt == FmtId.DS),
+                     mq.saddr.eq(port.scalar[0])]
         first = run.valid & (run.row == 0)
         # the scalar operands come the cycle after issue
-        scalar = data.View(data.ArrayLayout(32, 3), Mux(first, port.scalar, run.scalar))
+        fresh = Cat(*[port.scalar[k][:32] for k in range(3)])
+        scalar = data.View(data.ArrayLayout(32, 3), Mux(first, fresh, run.scalar))
         with m.If(first):
-            m.d.sync += run.scalar.eq(port.scalar)
+            m.d.sync += run.scalar.eq(fresh)
         mac = ri.reads_dst
-        regs = (ri.src0[:8], ri.src1[:8], Mux(mac, ri.vdst, ri.src2[:8]))
-        for rd, reg in zip(vg.rd, regs):
-            m.d.comb += [rd.reg.eq(run.base + reg), rd.row.eq(run.row)]
+        pair = ri.data1_dw != 0         # DS two-operand forms: data1 at dword 2
+        def regs(*rs):
+            return Cat(*(r[:8] for r in rs))
+        read = Mux(run.mem, Mux(run.second, regs(ri.data0 + 1, Mux(pair, ri.data1, ri.data0 + 2),
+                                                 Mux(pair, ri.data1 + 1, ri.data0 + 3)),
+                                regs(ri.vaddr, ri.vaddr + 1, ri.data0)),
+                   regs(ri.src0, ri.src1, Mux(mac, ri.vdst, ri.src2)))
+        for k, rd in enumerate(vg.rd):
+            m.d.comb += [rd.reg.eq(run.base + read[8 * k:8 * k + 8]), rd.row.eq(run.row)]
 
         # ---- OPR: operands selected and registered for the lanes
         fp = Signal()
@@ -121,10 +155,11 @@ class VectorPipe(wiring.Component):
             with m.Case(*(OpId[n.upper()] for n in VECTOR_OPS & _FP)):
                 m.d.comb += fp.eq(1)
         ctl = _fields(cfg)
-        opr = Signal(data.StructLayout({**ctl, "vgpr": 3, "scalar": data.ArrayLayout(32, 3), "literal": 32,
-                                        "mask_in": L, "op": OpId, "fmamk": 1, "fmaak": 1, "abs": 3, "neg": 3,
-                                        "opsel": 4, "clamp": 1, "omod": 2}))
-        m.d.sync += [opr.valid.eq(run.valid), opr.wave.eq(run.wave), opr.row.eq(run.row), opr.last.eq(last),
+        opr = Signal(data.StructLayout({**ctl, "mem": 1, "second": 1, "vgpr": 3, "scalar": data.ArrayLayout(32, 3),
+                                        "literal": 32, "mask_in": L, "op": OpId, "fmamk": 1, "fmaak": 1, "abs": 3,
+                                        "neg": 3, "opsel": 4, "clamp": 1, "omod": 2}))
+        m.d.sync += [opr.valid.eq(run.valid), opr.mem.eq(run.mem), opr.second.eq(run.second),
+                     opr.wave.eq(run.wave), opr.row.eq(run.row), opr.last.eq(last),
                      opr.fp.eq(fp), opr.exec.eq(run.exec.word_select(run.row, L)), opr.vdst.eq(run.base + ri.vdst),
                      opr.vdst_we.eq(ri.vdst_dw != 0), opr.mask_we.eq((ri.sdst_dw != 0) | ri.writes_exec),
                      opr.sdst.eq(ri.sdst),
@@ -133,12 +168,15 @@ class VectorPipe(wiring.Component):
                      opr.op.eq(Mux(run.valid, ri.op, OpId.NONE)), opr.fmamk.eq(ri.op == OpId.V_FMAMK_F32),
                      opr.fmaak.eq(ri.op == OpId.V_FMAAK_F32), opr.abs.eq(ri.abs), opr.neg.eq(ri.neg),
                      opr.opsel.eq(ri.opsel), opr.clamp.eq(ri.clamp), opr.omod.eq(ri.omod)]
+        m.d.comb += [mq.rows.valid.eq(opr.valid & opr.mem), mq.rows.row.eq(opr.row), mq.rows.second.eq(opr.second)]
+        m.d.comb += [mq.rows.data[k].eq(rd.data) for k, rd in enumerate(vg.rd)]
         src = [Mux(opr.vgpr[k], rd.data, Cat(*[opr.scalar[k]] * L)) for k, rd in enumerate(vg.rd)]
         k_lanes = Cat(*[opr.literal] * L)
         ex = Signal(data.StructLayout({**ctl, "a": 32 * L, "b": 32 * L, "c": 32 * L, "mask_in": L, "op": OpId,
                                        "abs": 3, "neg": 3, "opsel": 4, "clamp": 1, "omod": 2}))
         m.d.sync += [getattr(ex, f).eq(getattr(opr, f)) for f in (*ctl, "mask_in", "op", "abs", "neg", "opsel",
-                                                                   "clamp", "omod")]
+                                                                   "clamp", "omod") if f != "valid"]
+        m.d.sync += ex.valid.eq(opr.valid & ~opr.mem)
         m.d.sync += [ex.a.eq(src[0]), ex.b.eq(Mux(opr.fmamk, k_lanes, src[1])),
                      ex.c.eq(Mux(opr.fmamk, src[1], Mux(opr.fmaak, k_lanes, src[2])))]
 
@@ -184,11 +222,32 @@ class VectorPipe(wiring.Component):
         done = ex3.valid & ex3.last
         for w in range(W):
             n = Signal(range(4), name=f"in_flight{w}")
-            m.d.sync += n.eq(n + (iss.valid & (iss.wave == w)) - (done & (ex3.wave == w)))
+            m.d.sync += n.eq(n + (iss.valid & ~mem & (iss.wave == w)) - (done & (ex3.wave == w)))
             m.d.comb += port.busy[w].eq(n != 0)
             if P < 5:
                 m.d.comb += port.blocked[w].eq(Cat(*[r.valid & (r.wave == w) for r in recent]).any())
         return m
+
+    def _returns(self, m, vg, port):
+        """Return beats and the launch's v0 into ``VgprBanks.side``; retirements."""
+        W = self.config.wave_slots
+        base = Array(Signal(range(self.config.vgprs_per_simd), name=f"base{w}") for w in range(W))
+        with m.If(port.issue.valid):
+            m.d.sync += base[port.issue.wave].eq(port.issue.base)
+        vr, lr, v0, side = self.vmem_resp, self.lds_resp, self.side, vg.side
+        for resp, first in ((vr, 1), (lr, ~vr.valid)):
+            b = resp.payload
+            with m.If(resp.valid & first):
+                m.d.comb += [side.valid.eq(b.write), resp.ready.eq(~b.write | side.ready),
+                             side.payload.reg.eq(base[b.wave] + b.vdst), side.payload.row.eq(b.grp),
+                             side.payload.data.eq(b.data), side.payload.mask.eq(b.mask)]
+        with m.If(~vr.valid & ~lr.valid):
+            m.d.comb += [side.valid.eq(v0.valid), side.payload.eq(v0.payload), v0.ready.eq(side.ready)]
+        vb, lb = vr.payload, lr.payload
+        for w in range(W):
+            m.d.comb += [port.retired.load[w].eq(vr.valid & vr.ready & vb.last & ~vb.store & (vb.wave == w)),
+                         port.retired.store[w].eq(vr.valid & vr.ready & vb.last & vb.store & (vb.wave == w)),
+                         port.retired.ds[w].eq(lr.valid & lr.ready & lb.last & (lb.wave == w))]
 
 
 def _cndmask_mods(ex, k, v):
