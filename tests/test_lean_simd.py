@@ -518,12 +518,14 @@ def _vop3(op, vdst, srcs, *, abs_=0, neg=0, opsel=0, clamp=0, omod=0, sdst=None)
     return [0xD400_0000 | op << 16 | clamp << 15 | low << 8 | vdst, neg << 29 | omod << 27 | s2 << 18 | s1 << 9 | s0]
 
 
-def _source(rng, vgpr_only=False) -> int:
+def _source(rng, vgpr_only=False, wide=False) -> int:
+    """A source code: v0..v15, s0..s23, a constant, the literal, VCC or EXEC (64-bit sources:
+    pairs, SGPR pairs even)."""
     x = rng.random()
     if vgpr_only or x < 0.5:
-        return 256 + rng.randrange(VG)
+        return 256 + rng.randrange(VG - wide)
     if x < 0.65:
-        return rng.randrange(24)
+        return rng.randrange(0, 24, 1 + wide)
     if x < 0.8:
         return rng.choice([*range(128, 209), *range(240, 249)])
     if x < 0.9:
@@ -541,10 +543,10 @@ def _random_valu(rng, names) -> list[int]:
         name = rng.choice(compares if rng.random() < 0.2 else others)
         info = isa.by_name(name)
         n = len(info.src_bits)
-        vdst = rng.randrange(VG)
+        vdst = rng.randrange(VG - (info.dst_bits == 64))
         sdst = rng.choice([_VCC, *range(20, 32)])
         e64 = info.fmt in (isa.Fmt.VOP3, isa.Fmt.VOP3SD) or (info.vop3_op is not None and rng.random() < 0.4)
-        srcs = [_source(rng) for _ in range(n)]
+        srcs = [_source(rng, wide=bits == 64) for bits in info.src_bits]
         mods = {}
         if e64:
             if "abs" in info.flags:
@@ -565,7 +567,7 @@ def _random_valu(rng, names) -> list[int]:
             else:
                 words = _vop3(op, vdst, srcs, **mods)
         else:
-            srcs[1:2] = [_source(rng, vgpr_only=True)] if n > 1 else []
+            srcs[1:2] = [_source(rng, vgpr_only=True, wide=info.src_bits[1] == 64)] if n > 1 else []
             if info.fmt == isa.Fmt.VOP1:
                 words = _vop1(info.op, vdst, srcs[0] if n else 0)
             elif info.fmt == isa.Fmt.VOP2:
@@ -761,7 +763,7 @@ def memory_program(seed: int, body: int = 40) -> list[int]:
             code += _sopp("s_wait_loadcnt_dscnt", 0)
             loading = set()
             inst = _random_valu(rng, sorted(names))
-            while isa.decode(inst + [0, 0]).f.get("vdst") in (2, 3, 4):      # keep the addresses
+            while isa.decode(inst + [0, 0]).f.get("vdst") in (1, 2, 3, 4):   # keep the addresses
                 inst = _random_valu(rng, sorted(names))
             code += inst
         elif x < 0.93:

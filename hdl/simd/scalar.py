@@ -292,9 +292,10 @@ class ScalarPipe(wiring.Component):
                                        "a": 64, "b": 64, "d": 64, "simm16": 16, "sdst": 7, "wide": 1,
                                        "next_pc": ADDR}))
         a_code, b_code = _source_codes(oi, opr.smem, opr.vglobal)
-        a = operand(a_code, opr.smem | opr.vglobal | (~opr.valu & (oi.src0_dw == 2)), reads[0].data)
-        b = operand(b_code, ~opr.smem & ~opr.valu & (oi.src1_dw == 2), reads[1].data)
-        d = operand(Mux(opr.valu, oi.src2, Cat(oi.sdst, Const(0, 2))), ~opr.valu & (oi.sdst_dw == 2), reads[2].data)
+        a = operand(a_code, opr.smem | opr.vglobal | (oi.src0_dw == 2), reads[0].data)
+        b = operand(b_code, ~opr.smem & (oi.src1_dw == 2), reads[1].data)
+        d = operand(Mux(opr.valu, oi.src2, Cat(oi.sdst, Const(0, 2))),
+                    Mux(opr.valu, oi.src2_dw == 2, oi.sdst_dw == 2), reads[2].data)
         m.d.comb += [vp.scalar[0].eq(a), vp.scalar[1].eq(b), vp.scalar[2].eq(d)]
         m.d.sync += [ex.valid.eq(opr.valid & opr.salu), ex.getpc.eq(opr.getpc),
                      ex.swap.eq(oi.op == OpId.S_SWAPPC_B64), ex.wave.eq(ow), ex.op.eq(oi.op), ex.a.eq(a),

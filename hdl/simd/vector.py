@@ -43,9 +43,9 @@ from .vgpr import VgprBanks, VgprWrite
 __all__ = ["VectorPipe", "VECTOR_OPS", "NO_CLAMP", "NO_OPSEL"]
 
 _FP = frozenset(o.name.lower() for o in FP_OPS)
-#: Mnemonics the vector pipe executes: the lane units' VALU opcodes of 32-bit operands.
+#: Mnemonics the vector pipe executes: the lane units' VALU opcodes of 32-bit and 64-bit operands.
 VECTOR_OPS = frozenset(i.name for i in OPCODES if i.kind == "valu" and i.name in _FP | INT_OPS
-                       and set(i.src_bits) | {i.dst_bits} <= {0, 32})
+                       and set(i.src_bits) | {i.dst_bits} <= {0, 32, 64})
 #: Of those, the integer ops the model refuses with ``clamp``, and with ``op_sel``.
 NO_CLAMP = frozenset((PLAIN32 - CLAMP_SATURATES) & VECTOR_OPS)
 NO_OPSEL = frozenset(PLAIN32 & VECTOR_OPS)
@@ -54,7 +54,8 @@ NO_OPSEL = frozenset(PLAIN32 & VECTOR_OPS)
 def _fields(cfg):
     """What a pass carries from OPR on: the row's control."""
     return {"valid": 1, "wave": range(max(cfg.wave_slots, 2)), "row": range(max(32 // cfg.lanes, 2)), "last": 1,
-            "fp": 1, "exec": cfg.lanes, "vdst": range(cfg.vgprs_per_simd), "vdst_we": 1, "mask_we": 1, "sdst": 7}
+            "fp": 1, "exec": cfg.lanes, "vdst": range(cfg.vgprs_per_simd), "vdst_we": 1, "mask_we": 1, "sdst": 7,
+            "hi": 1}
 
 
 class VectorPipe(wiring.Component):
@@ -112,32 +113,41 @@ class VectorPipe(wiring.Component):
         self._returns(m, vg, port)
 
         # ---- the instruction in RD: its passes read one row a cycle
-        run = Signal(data.StructLayout({"valid": 1, "mem": 1, "second": 1, "row": range(max(P, 2)),
-                                        "wave": range(max(W, 2)),
+        run = Signal(data.StructLayout({"valid": 1, "mem": 1, "two": 1, "hi": 1, "second": 1, "tail": 1,
+                                        "row": range(max(P, 2)), "wave": range(max(W, 2)),
                                         "base": range(cfg.vgprs_per_simd), "inst": iss.inst.shape(),
-                                        "exec": 32, "scalar": data.ArrayLayout(32, 3)}))
+                                        "exec": 32, "scalar": data.ArrayLayout(64, 3)}))
         ri = run.inst
-        # a memory instruction reads each row in two cycles (its registers: vaddr, vaddr + 1
-        # and data dword 0, then data dwords 1-3)
-        last = (run.row == P - 1) & (run.second | ~run.mem)
+        # A memory instruction reads each row in two cycles (its registers: vaddr, vaddr + 1
+        # and data dword 0, then data dwords 1-3), so does a VALU one with 64-bit operands (the
+        # low halves, then the high ones). A 64-bit result writes its high half the cycle after
+        # the low: one idle cycle (``tail``) after the last row keeps the next instruction's
+        # first write from meeting it.
+        row_end = run.valid & ~run.tail & (run.second | ~run.two)
+        ends = row_end & (run.row == P - 1)
+        last = run.tail | (ends & ~run.hi)
         m.d.comb += [port.ready.eq(~run.valid | last), port.mem_ready.eq(port.ready & ~mq.busy)]
         with m.If(run.valid):
-            m.d.sync += [run.second.eq(run.mem & ~run.second), run.row.eq(run.row + (run.second | ~run.mem))]
+            m.d.sync += [run.second.eq(run.two & ~run.second), run.row.eq(run.row + row_end)]
             with m.If(last):
                 m.d.sync += run.valid.eq(0)
+            with m.If(ends & run.hi):
+                m.d.sync += run.tail.eq(1)
         mem = iss.inst.kind != Kind.VALU
+        i = iss.inst
+        wide = (i.src0_dw == 2) | (i.src1_dw == 2) | (i.src2_dw == 2) | (i.vdst_dw == 2)
         with m.If(iss.valid):
-            m.d.sync += [run.valid.eq(1), run.mem.eq(mem), run.second.eq(0), run.row.eq(0), run.wave.eq(iss.wave),
+            m.d.sync += [run.valid.eq(1), run.mem.eq(mem), run.two.eq(mem | wide), run.hi.eq(~mem & (i.vdst_dw == 2)),
+                         run.second.eq(0), run.tail.eq(0), run.row.eq(0), run.wave.eq(iss.wave),
                          run.base.eq(iss.base), run.inst.eq(iss.inst), run.exec.eq(iss.exec)]
         m.d.comb += [mq.start.valid.eq(iss.valid & mem), mq.start.wave.eq(iss.wave), mq.start.exec.eq(iss.exec),
                      mq.start.inst.eq(iss.inst), mq.start.lds.eq(iss.inst.fmt == FmtId.DS),
                      mq.saddr.eq(port.scalar[0])]
-        first = run.valid & (run.row == 0)
+        first = run.valid & (run.row == 0) & ~run.second
         # the scalar operands come the cycle after issue
-        fresh = Cat(*[port.scalar[k][:32] for k in range(3)])
-        scalar = data.View(data.ArrayLayout(32, 3), Mux(first, fresh, run.scalar))
+        scalar = data.View(data.ArrayLayout(64, 3), Mux(first, port.scalar, run.scalar))
         with m.If(first):
-            m.d.sync += run.scalar.eq(fresh)
+            m.d.sync += run.scalar.eq(port.scalar)
         mac = ri.reads_dst
         pair = ri.data1_dw != 0         # DS two-operand forms: data1 at dword 2
         def regs(*rs):
@@ -145,7 +155,8 @@ class VectorPipe(wiring.Component):
         read = Mux(run.mem, Mux(run.second, regs(ri.data0 + 1, Mux(pair, ri.data1, ri.data0 + 2),
                                                  Mux(pair, ri.data1 + 1, ri.data0 + 3)),
                                 regs(ri.vaddr, ri.vaddr + 1, ri.data0)),
-                   regs(ri.src0, ri.src1, Mux(mac, ri.vdst, ri.src2)))
+                   Mux(run.second, regs(ri.src0 + 1, ri.src1 + 1, ri.src2 + 1),
+                       regs(ri.src0, ri.src1, Mux(mac, ri.vdst, ri.src2))))
         for k, rd in enumerate(vg.rd):
             m.d.comb += [rd.reg.eq(run.base + read[8 * k:8 * k + 8]), rd.row.eq(run.row)]
 
@@ -155,16 +166,19 @@ class VectorPipe(wiring.Component):
             with m.Case(*(OpId[n.upper()] for n in VECTOR_OPS & _FP)):
                 m.d.comb += fp.eq(1)
         ctl = _fields(cfg)
-        opr = Signal(data.StructLayout({**ctl, "mem": 1, "second": 1, "vgpr": 3, "scalar": data.ArrayLayout(32, 3),
-                                        "literal": 32, "mask_in": L, "op": OpId, "fmamk": 1, "fmaak": 1, "abs": 3,
-                                        "neg": 3, "opsel": 4, "clamp": 1, "omod": 2}))
-        m.d.sync += [opr.valid.eq(run.valid), opr.mem.eq(run.mem), opr.second.eq(run.second),
-                     opr.wave.eq(run.wave), opr.row.eq(run.row), opr.last.eq(last),
+        opr = Signal(data.StructLayout({**ctl, "mem": 1, "two": 1, "second": 1, "vgpr": 3,
+                                        "scalar": data.ArrayLayout(32, 3), "literal": 32, "mask_in": L, "op": OpId,
+                                        "fmamk": 1, "fmaak": 1, "abs": 3, "neg": 3, "opsel": 4, "clamp": 1,
+                                        "omod": 2}))
+        half = [Mux(run.second, scalar[k][32:], scalar[k][:32]) for k in range(3)]
+        m.d.sync += [opr.valid.eq(run.valid & ~run.tail), opr.mem.eq(run.mem), opr.two.eq(run.two),
+                     opr.second.eq(run.second), opr.hi.eq(run.hi),
+                     opr.wave.eq(run.wave), opr.row.eq(run.row), opr.last.eq(ends),
                      opr.fp.eq(fp), opr.exec.eq(run.exec.word_select(run.row, L)), opr.vdst.eq(run.base + ri.vdst),
                      opr.vdst_we.eq(ri.vdst_dw != 0), opr.mask_we.eq((ri.sdst_dw != 0) | ri.writes_exec),
                      opr.sdst.eq(ri.sdst),
-                     opr.vgpr.eq(Cat(ri.src0[8], ri.src1[8], ri.src2[8] | mac)), opr.scalar.eq(scalar),
-                     opr.literal.eq(ri.literal), opr.mask_in.eq(scalar[2].word_select(run.row, L)),
+                     opr.vgpr.eq(Cat(ri.src0[8], ri.src1[8], ri.src2[8] | mac)), opr.scalar.eq(Cat(*half)),
+                     opr.literal.eq(ri.literal), opr.mask_in.eq(scalar[2][:32].word_select(run.row, L)),
                      opr.op.eq(Mux(run.valid, ri.op, OpId.NONE)), opr.fmamk.eq(ri.op == OpId.V_FMAMK_F32),
                      opr.fmaak.eq(ri.op == OpId.V_FMAAK_F32), opr.abs.eq(ri.abs), opr.neg.eq(ri.neg),
                      opr.opsel.eq(ri.opsel), opr.clamp.eq(ri.clamp), opr.omod.eq(ri.omod)]
@@ -172,13 +186,20 @@ class VectorPipe(wiring.Component):
         m.d.comb += [mq.rows.data[k].eq(rd.data) for k, rd in enumerate(vg.rd)]
         src = [Mux(opr.vgpr[k], rd.data, Cat(*[opr.scalar[k]] * L)) for k, rd in enumerate(vg.rd)]
         k_lanes = Cat(*[opr.literal] * L)
-        ex = Signal(data.StructLayout({**ctl, "a": 32 * L, "b": 32 * L, "c": 32 * L, "mask_in": L, "op": OpId,
-                                       "abs": 3, "neg": 3, "opsel": 4, "clamp": 1, "omod": 2}))
+        # the low halves of a 64-bit row wait here for the high ones
+        low = [Signal(32 * L, name=f"low{k}") for k in range(3)]
+        with m.If(opr.valid & opr.two & ~opr.second):
+            m.d.sync += [lo.eq(v) for lo, v in zip(low, src)]
+        ex = Signal(data.StructLayout({**ctl, "a": 32 * L, "b": 32 * L, "c": 32 * L,
+                                       "high": data.ArrayLayout(32 * L, 3), "mask_in": L, "op": OpId, "abs": 3,
+                                       "neg": 3, "opsel": 4, "clamp": 1, "omod": 2}))
         m.d.sync += [getattr(ex, f).eq(getattr(opr, f)) for f in (*ctl, "mask_in", "op", "abs", "neg", "opsel",
                                                                    "clamp", "omod") if f != "valid"]
-        m.d.sync += ex.valid.eq(opr.valid & ~opr.mem)
-        m.d.sync += [ex.a.eq(src[0]), ex.b.eq(Mux(opr.fmamk, k_lanes, src[1])),
-                     ex.c.eq(Mux(opr.fmamk, src[1], Mux(opr.fmaak, k_lanes, src[2])))]
+        m.d.sync += ex.valid.eq(opr.valid & ~opr.mem & (opr.second | ~opr.two))
+        m.d.sync += [ex.a.eq(Mux(opr.two, low[0], src[0])),
+                     ex.b.eq(Mux(opr.two, low[1], Mux(opr.fmamk, k_lanes, src[1]))),
+                     ex.c.eq(Mux(opr.two, low[2], Mux(opr.fmamk, src[1], Mux(opr.fmaak, k_lanes, src[2]))))]
+        m.d.sync += [ex.high[k].eq(Mux(opr.two, src[k], 0)) for k in range(3)]
 
         # ---- EX1..EX3: the lanes; the row's control follows in two registers
         ext = {"external_mul": cfg.shared_multiplier, "stages": 3}
@@ -189,7 +210,7 @@ class VectorPipe(wiring.Component):
                      vint.op.eq(Mux(ex.fp, OpId.NONE, ex.op)), vint.mask_in.eq(ex.mask_in),
                      vint.lane_base.eq(ex.row * L), vint.opsel.eq(ex.opsel), vint.clamp.eq(ex.clamp)]
         for k, (a, v) in enumerate(zip((vint.a, vint.b, vint.c), (ex.a, ex.b, ex.c))):
-            m.d.comb += a.eq(Cat(*[Cat(_cndmask_mods(ex, k, v[32 * n:32 * n + 32]), Const(0, 32))
+            m.d.comb += a.eq(Cat(*[Cat(_cndmask_mods(ex, k, v[32 * n:32 * n + 32]), ex.high[k][32 * n:32 * n + 32])
                                    for n in range(L)]))
         if cfg.shared_multiplier:      # one multiplier per lane for both units, used in their EX2
             m.submodules.lane_mul = lmul = LaneMultiplier(L)
@@ -204,8 +225,16 @@ class VectorPipe(wiring.Component):
         # ---- write-back: the row to the VGPRs, the lane mask collected over the passes
         d = Mux(ex3.fp, vfp.d, Cat(*[vint.d[64 * n:64 * n + 32] for n in range(L)]))
         lanes_set = Mux(ex3.fp, vfp.mask_out, vint.mask_out) & ex3.exec
-        m.d.comb += [vg.valu.valid.eq(ex3.valid & ex3.vdst_we), vg.valu.w.reg.eq(ex3.vdst), vg.valu.w.row.eq(ex3.row),
-                     vg.valu.w.data.eq(d), vg.valu.w.mask.eq(ex3.exec)]
+        # a 64-bit result's high half, written the next cycle (no row reaches EX3 then)
+        high = Signal(data.StructLayout({"valid": 1, "last": 1, "wave": range(max(W, 2)), "w": vg.valu.w.shape()}))
+        m.d.sync += [high.valid.eq(ex3.valid & ex3.hi), high.last.eq(ex3.last), high.wave.eq(ex3.wave),
+                     high.w.reg.eq(ex3.vdst + 1), high.w.row.eq(ex3.row), high.w.mask.eq(ex3.exec),
+                     high.w.data.eq(Cat(*[vint.d[64 * n + 32:64 * n + 64] for n in range(L)]))]
+        with m.If(high.valid):
+            m.d.comb += [vg.valu.valid.eq(1), vg.valu.w.eq(high.w)]
+        with m.Else():
+            m.d.comb += [vg.valu.valid.eq(ex3.valid & ex3.vdst_we), vg.valu.w.reg.eq(ex3.vdst),
+                         vg.valu.w.row.eq(ex3.row), vg.valu.w.data.eq(d), vg.valu.w.mask.eq(ex3.exec)]
         acc = Signal(32)
         collected = acc | (lanes_set << (ex3.row * L))[:32]
         with m.If(ex3.valid):
@@ -219,13 +248,22 @@ class VectorPipe(wiring.Component):
                   for k in range(4)]
         m.d.sync += [recent[0].valid.eq(iss.valid), recent[0].wave.eq(iss.wave)]
         m.d.sync += [r.eq(q) for q, r in zip(recent, recent[1:])]
-        done = ex3.valid & ex3.last
+        # A wave's VALU instruction of one row a cycle may issue 5 cycles after the previous (P
+        # < 5: ``recent``; else the pipe is busy that long); after one of two cycles a row
+        # (``wide``), once that has written its last row.
+        done_w = Mux(high.valid, high.wave, ex3.wave)
+        done = (ex3.valid & ex3.last & ~ex3.hi) | (high.valid & high.last)
         for w in range(W):
             n = Signal(range(4), name=f"in_flight{w}")
-            m.d.sync += n.eq(n + (iss.valid & ~mem & (iss.wave == w)) - (done & (ex3.wave == w)))
+            wide_w = Signal(name=f"wide{w}")
+            m.d.sync += n.eq(n + (iss.valid & ~mem & (iss.wave == w)) - (done & (done_w == w)))
+            with m.If(n == 0):
+                m.d.sync += wide_w.eq(0)
+            with m.If(iss.valid & ~mem & wide & (iss.wave == w)):
+                m.d.sync += wide_w.eq(1)
             m.d.comb += port.busy[w].eq(n != 0)
-            if P < 5:
-                m.d.comb += port.blocked[w].eq(Cat(*[r.valid & (r.wave == w) for r in recent]).any())
+            soon = Cat(*[r.valid & (r.wave == w) for r in recent]).any() if P < 5 else 0
+            m.d.comb += port.blocked[w].eq(soon | (wide_w & (n != 0)))
         return m
 
     def _returns(self, m, vg, port):
