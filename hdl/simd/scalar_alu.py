@@ -370,7 +370,7 @@ class ScalarALU(wiring.Component):
         # ---- shifts on the multiplier: a word of S0 (or of s_bfm's mask) times 2^n for a left
         # shift (the low word of the product is S0 << n, the high one the bits shifted out), or
         # times 2^(32 - n) for a right one (the high word is S0 >> n, the low one the bits
-        # shifted out, which the next pass adds to its word). A barrel shifter costs more LUTs
+        # shifted out, which the next pass ORs into its word). A barrel shifter costs more LUTs
         # than the one-hot factor, and the product's words are the two halves of a funnel.
         st = stage("shifter")
         sign = Mux(ctl.w64, a[63], a[31])
