@@ -547,6 +547,11 @@ def _random_valu(rng, names) -> list[int]:
         sdst = rng.choice([_VCC, *range(20, 32)])
         e64 = info.fmt in (isa.Fmt.VOP3, isa.Fmt.VOP3SD) or (info.vop3_op is not None and rng.random() < 0.4)
         srcs = [_source(rng, wide=bits == 64) for bits in info.src_bits]
+        if name in ("v_readlane_b32", "v_readfirstlane_b32"):      # a VGPR's lane; the lane an SGPR
+            srcs[0] = _source(rng, vgpr_only=True)
+            srcs[1:] = [rng.choice([*range(24), *range(128, 193)])] if n > 1 else []
+        if name == "v_writelane_b32":
+            srcs = [s if s < 256 else rng.randrange(24) for s in srcs]
         mods = {}
         if e64:
             if "abs" in info.flags:
@@ -671,7 +676,10 @@ def test_float_programs_match_the_model(preset, seed):
 
 @pytest.mark.parametrize("preset,seed", [("fpga", 23), ("default", 24)])
 def test_integer_programs_match_the_model(preset, seed):
+    """Integer VALU instructions, 64-bit ones and the lane moves more often than the rest."""
     names = _names(lambda i: not ("f32" in i.name or "ubyte" in i.name))
+    names += 4 * [n for n in names if 64 in (isa.by_name(n).dst_bits, *isa.by_name(n).src_bits)]
+    names += 8 * ["v_readlane_b32", "v_readfirstlane_b32", "v_writelane_b32"]
     code = vector_program(seed, names)
     _check_vector(preset, code, vector_launches(seed, PRESETS[preset].wave_slots), seed)
 

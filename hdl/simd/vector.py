@@ -24,9 +24,10 @@ transcendentals are not yet.
 """
 from __future__ import annotations
 
-from amaranth.hdl import Array, Cat, Const, Module, Mux, Signal
+from amaranth.hdl import C, Array, Cat, Const, Module, Mux, Signal
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In
+from amaranth.utils import exact_log2
 
 from isa import OPCODES
 
@@ -43,8 +44,11 @@ from .vgpr import VgprBanks, VgprWrite
 __all__ = ["VectorPipe", "VECTOR_OPS", "NO_CLAMP", "NO_OPSEL"]
 
 _FP = frozenset(o.name.lower() for o in FP_OPS)
-#: Mnemonics the vector pipe executes: the lane units' VALU opcodes of 32-bit and 64-bit operands.
-VECTOR_OPS = frozenset(i.name for i in OPCODES if i.kind == "valu" and i.name in _FP | INT_OPS
+#: Mnemonics the vector pipe executes: the lane units' VALU opcodes of 32-bit and 64-bit operands,
+#: and the lane moves (``v_readlane_b32``, ``v_readfirstlane_b32``: a lane to an SGPR;
+#: ``v_writelane_b32``: an SGPR to a lane).
+_LANE_MOVES = frozenset({"v_readlane_b32", "v_readfirstlane_b32", "v_writelane_b32"})
+VECTOR_OPS = frozenset(i.name for i in OPCODES if i.kind == "valu" and i.name in _FP | INT_OPS | _LANE_MOVES
                        and set(i.src_bits) | {i.dst_bits} <= {0, 32, 64})
 #: Of those, the integer ops the model refuses with ``clamp``, and with ``op_sel``.
 NO_CLAMP = frozenset((PLAIN32 - CLAMP_SATURATES) & VECTOR_OPS)
@@ -55,7 +59,7 @@ def _fields(cfg):
     """What a pass carries from OPR on: the row's control."""
     return {"valid": 1, "wave": range(max(cfg.wave_slots, 2)), "row": range(max(32 // cfg.lanes, 2)), "last": 1,
             "fp": 1, "exec": cfg.lanes, "vdst": range(cfg.vgprs_per_simd), "vdst_we": 1, "mask_we": 1, "sdst": 7,
-            "hi": 1}
+            "hi": 1, "pick": 1, "picked": 32}
 
 
 class VectorPipe(wiring.Component):
@@ -166,7 +170,21 @@ class VectorPipe(wiring.Component):
             with m.Case(*(OpId[n.upper()] for n in VECTOR_OPS & _FP)):
                 m.d.comb += fp.eq(1)
         ctl = _fields(cfg)
-        opr = Signal(data.StructLayout({**ctl, "mem": 1, "two": 1, "second": 1, "vgpr": 3,
+        # the lane moves: the lane (v_readlane's and v_writelane's S1, or EXEC's first), the
+        # row holding it; v_writelane is a v_mov_b32 of S0 to that lane alone
+        pick = (ri.op == OpId.V_READLANE_B32) | (ri.op == OpId.V_READFIRSTLANE_B32)
+        put = ri.op == OpId.V_WRITELANE_B32
+        lane = Signal(5)
+        with m.If(ri.op == OpId.V_READFIRSTLANE_B32):
+            for n in reversed(range(32)):
+                with m.If(run.exec[n]):
+                    m.d.comb += lane.eq(n)
+        with m.Else():
+            m.d.comb += lane.eq(scalar[1][:5])
+        lb = exact_log2(L)
+        hit = lane[lb:] == run.row if P > 1 else C(1, 1)
+        exec_row = Mux(put, Mux(hit, C(1, L) << lane[:lb], 0), run.exec.word_select(run.row, L))
+        opr = Signal(data.StructLayout({**ctl, "mem": 1, "two": 1, "second": 1, "vgpr": 3, "hit": 1, "sel": range(L),
                                         "scalar": data.ArrayLayout(32, 3), "literal": 32, "mask_in": L, "op": OpId,
                                         "fmamk": 1, "fmaak": 1, "abs": 3, "neg": 3, "opsel": 4, "clamp": 1,
                                         "omod": 2}))
@@ -174,15 +192,22 @@ class VectorPipe(wiring.Component):
         m.d.sync += [opr.valid.eq(run.valid & ~run.tail), opr.mem.eq(run.mem), opr.two.eq(run.two),
                      opr.second.eq(run.second), opr.hi.eq(run.hi),
                      opr.wave.eq(run.wave), opr.row.eq(run.row), opr.last.eq(ends),
-                     opr.fp.eq(fp), opr.exec.eq(run.exec.word_select(run.row, L)), opr.vdst.eq(run.base + ri.vdst),
+                     opr.fp.eq(fp), opr.exec.eq(exec_row), opr.vdst.eq(run.base + ri.vdst),
                      opr.vdst_we.eq(ri.vdst_dw != 0), opr.mask_we.eq((ri.sdst_dw != 0) | ri.writes_exec),
                      opr.sdst.eq(ri.sdst),
                      opr.vgpr.eq(Cat(ri.src0[8], ri.src1[8], ri.src2[8] | mac)), opr.scalar.eq(Cat(*half)),
                      opr.literal.eq(ri.literal), opr.mask_in.eq(scalar[2][:32].word_select(run.row, L)),
-                     opr.op.eq(Mux(run.valid, ri.op, OpId.NONE)), opr.fmamk.eq(ri.op == OpId.V_FMAMK_F32),
+                     opr.pick.eq(pick), opr.hit.eq(hit), opr.sel.eq(lane[:lb]),
+                     opr.op.eq(Mux(run.valid & ~pick, Mux(put, OpId.V_MOV_B32, ri.op), OpId.NONE)),
+                     opr.fmamk.eq(ri.op == OpId.V_FMAMK_F32),
                      opr.fmaak.eq(ri.op == OpId.V_FMAAK_F32), opr.abs.eq(ri.abs), opr.neg.eq(ri.neg),
                      opr.opsel.eq(ri.opsel), opr.clamp.eq(ri.clamp), opr.omod.eq(ri.omod)]
         m.d.comb += [mq.rows.valid.eq(opr.valid & opr.mem), mq.rows.row.eq(opr.row), mq.rows.second.eq(opr.second)]
+        # the lane v_readlane/v_readfirstlane reads, kept until its last row goes on with it
+        picked = Signal(32)
+        this = Mux(opr.hit, vg.rd[0].data.word_select(opr.sel, 32), picked)
+        with m.If(opr.valid & opr.pick):
+            m.d.sync += picked.eq(this)
         m.d.comb += [mq.rows.data[k].eq(rd.data) for k, rd in enumerate(vg.rd)]
         src = [Mux(opr.vgpr[k], rd.data, Cat(*[opr.scalar[k]] * L)) for k, rd in enumerate(vg.rd)]
         k_lanes = Cat(*[opr.literal] * L)
@@ -194,8 +219,8 @@ class VectorPipe(wiring.Component):
                                        "high": data.ArrayLayout(32 * L, 3), "mask_in": L, "op": OpId, "abs": 3,
                                        "neg": 3, "opsel": 4, "clamp": 1, "omod": 2}))
         m.d.sync += [getattr(ex, f).eq(getattr(opr, f)) for f in (*ctl, "mask_in", "op", "abs", "neg", "opsel",
-                                                                   "clamp", "omod") if f != "valid"]
-        m.d.sync += ex.valid.eq(opr.valid & ~opr.mem & (opr.second | ~opr.two))
+                                                                   "clamp", "omod") if f not in ("valid", "picked")]
+        m.d.sync += [ex.valid.eq(opr.valid & ~opr.mem & (opr.second | ~opr.two)), ex.picked.eq(this)]
         m.d.sync += [ex.a.eq(Mux(opr.two, low[0], src[0])),
                      ex.b.eq(Mux(opr.two, low[1], Mux(opr.fmamk, k_lanes, src[1]))),
                      ex.c.eq(Mux(opr.two, low[2], Mux(opr.fmamk, src[1], Mux(opr.fmaak, k_lanes, src[2]))))]
@@ -240,7 +265,7 @@ class VectorPipe(wiring.Component):
         with m.If(ex3.valid):
             m.d.sync += acc.eq(Mux(ex3.last, 0, collected))
         m.d.comb += [port.mask.valid.eq(ex3.valid & ex3.last & ex3.mask_we), port.mask.wave.eq(ex3.wave),
-                     port.mask.sdst.eq(ex3.sdst), port.mask.value.eq(collected),
+                     port.mask.sdst.eq(ex3.sdst), port.mask.value.eq(Mux(ex3.pick, ex3.picked, collected)),
                      port.soon.eq(ex.valid & ex.last & ex.mask_we)]
 
         # ---- per wave: instructions in flight; a wave's issues 4 cycles apart (P < 5)
