@@ -254,8 +254,8 @@ class VectorPort(wiring.Signature):
     ready, mem_ready : In(1)
         The pipe takes a VALU instruction this cycle; a memory instruction.
     blocked, busy : In(wave_slots)
-        Bit ``w``: wave ``w`` may not issue a VALU instruction this cycle; wave ``w`` has VALU
-        instructions in flight.
+        Bit ``w``: wave ``w`` may not issue a VALU or memory instruction this cycle (a VGPR it
+        reads may not be written yet); wave ``w`` has VALU instructions in flight.
     mask : In
         ``valid`` one cycle: the lane mask ``value`` of wave ``wave``'s instruction for its
         ``sdst`` (EXEC_LO for ``v_cmpx``), EXEC's inactive lanes 0. The issue stage writes it

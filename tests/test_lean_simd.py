@@ -752,6 +752,10 @@ def memory_program(seed: int, body: int = 40) -> list[int]:
         code += _vop2(xor.op, r, 255, r) + [rng.getrandbits(32)]
     code += _sop1("s_mov_b32", EXEC_LO, SAVED_EXEC)
     names = _names(lambda i: True)
+    # a store of the VALU result just computed, a load of it back, and an add of what came
+    code += _vop2(isa.by_name("v_add_nc_u32").op, 8, 256 + 5, 6)
+    code += _vglobal("global_store_b32", 0, 8, 2, BUF_SGPR, 0) + _vglobal("global_load_b32", 9, 0, 2, BUF_SGPR, 0)
+    code += _sopp("s_wait_loadcnt", 0) + _vop2(isa.by_name("v_add_nc_u32").op, 10, 256 + 9, 9)
     loading = set()         # registers a load in flight writes
     for _ in range(body):
         x = rng.random()

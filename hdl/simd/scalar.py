@@ -214,7 +214,7 @@ class ScalarPipe(wiring.Component):
                 (ends & ((km != 0) | (lc != 0) | (sc != 0) | (dc != 0) | vp.busy.bit_select(xw, 1))) |
                 mask_busy.bit_select(xw, 1) |
                 (is_mem & (~vp.mem_ready | Mux(is_ds, dc == CNT_MAX, (lc == CNT_MAX) | (sc == CNT_MAX)))) |
-                (is_valu & (~vp.ready | vp.blocked.bit_select(xw, 1))) | (to_ex & vp.soon) |
+                (is_valu & ~vp.ready) | ((is_valu | is_mem) & vp.blocked.bit_select(xw, 1)) | (to_ex & vp.soon) |
                 (is_smem & (port_taken | (km == KM_MAX))) |
                 ((xi.op == OpId.S_BARRIER_WAIT) & ~bar_pass.bit_select(xw, 1)) | held.bit_select(xw, 1))
         issue = take & ~bad & ~wait
