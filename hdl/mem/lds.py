@@ -75,13 +75,6 @@ class _Cls(enum.Enum, shape=2):
     ATOMIC = 3
 
 
-class _Order(enum.Enum, shape=1):
-    """The order of a window's accesses the leader selection sees (the first pending one leads)."""
-    LANE = 0   # loads (any order serves) and atomics (lane order is the ISA's)
-    REV = 1    # stores: last (lane, slot) first, so a dword's leader is its last writer (the
-               # model writes lane by lane, a 2addr store's first address before its second)
-
-
 _Ctl = data.StructLayout({
     "cls": _Cls,
     "narrow": 2,   # 0: dwords, 1: byte, 2: 16 bits
@@ -94,7 +87,6 @@ _Ctl = data.StructLayout({
     "sk": 8,       # dword offset of each slot from its address, 2 bits per slot
     "aop": AtomicOp,
     "nregs": 3,    # destination registers (response beats with data, a lane group each)
-    "order": _Order,
     "xchg2": 1,    # ds_storexchg_2addr: the second old value comes from slot 2
     "wshape": 2,   # the window shape (_SHAPES): the slots a lane's dwords are in
 })
@@ -110,7 +102,7 @@ def _ctl_of(op) -> dict:
     name, kind = op.name.lower(), info_of(op).kind
     c = dict(cls={"ds_load": _Cls.LOAD, "ds_store": _Cls.STORE, "ds_atomic": _Cls.ATOMIC}[kind],
              narrow=0, sgn=0, two=0, b64=0, st64=0, smask=1, sg=0, sk=0, aop=AtomicOp.ADD, nregs=0,
-             order=_Order.LANE, xchg2=0)
+             xchg2=0)
     if "2addr" in name:
         b64 = name.endswith("b64")
         # slot = address * 2 + dword for b64; b32 loads use slots 0, 1; b32 stores and
@@ -122,8 +114,6 @@ def _ctl_of(op) -> dict:
                  sk=sum((s & 1 if b64 else 0) << (2 * s) for s in slots))
         if kind == "ds_load":
             c["nregs"] = len(slots)
-        elif kind == "ds_store":
-            c["order"] = _Order.REV
     else:
         suffix = name.rsplit("_", 1)[1]
         narrow = {"u8": 1, "i8": 1, "b8": 1, "u16": 2, "i16": 2, "b16": 2}.get(suffix, 0)
@@ -132,8 +122,6 @@ def _ctl_of(op) -> dict:
                  sk=sum(s << (2 * s) for s in range(ndw)))
         if kind == "ds_load":
             c["nregs"] = ndw
-        elif kind == "ds_store":
-            c["order"] = _Order.REV
     used = [k for k in range(SLOTS) if c["smask"] >> k & 1]
     c["wshape"] = _SHAPES.index(((len(used) - 1).bit_length(), int(used == [0, 2])))
     if kind == "ds_atomic":
@@ -168,13 +156,17 @@ def _sub(m: Module, name: str) -> Module:
     return sub
 
 
-def _pick(mod: Module, v: Value, last: Value, name: str) -> Signal:
+def _pick(mod: Module, v: Value, last: bool, name: str) -> Signal:
     """The lowest set bit of ``v`` (one-hot), or the highest when ``last``, driven by ``mod``
     (signals, so that no expression is copied into each of its uses)."""
     n = len(v)
-    vs, back, out = Signal(n, name=f"{name}_v"), Signal(n, name=f"{name}_b"), Signal(n, name=name)
-    mod.d.comb += [vs.eq(v), back.eq(lowest_bit(Cat(*[vs[n - 1 - i] for i in range(n)]))),
-                   out.eq(Mux(last, Cat(*[back[n - 1 - i] for i in range(n)]), lowest_bit(vs)))]
+    vs, out = Signal(n, name=f"{name}_v"), Signal(n, name=name)
+    mod.d.comb += vs.eq(v)
+    if last:
+        back = lowest_bit(Cat(*[vs[n - 1 - i] for i in range(n)]))
+        mod.d.comb += out.eq(Cat(*[back[n - 1 - i] for i in range(n)]))
+    else:
+        mod.d.comb += out.eq(lowest_bit(vs))
     return out
 
 
@@ -286,9 +278,11 @@ class _Pipe(Elaboratable):
         # the window shapes (_Ctl.wshape): log2 of a lane's dwords, and the slot of its k-th dword
         wl = [N >> _SHAPES[c][0] for c in range(len(_SHAPES))]          # lanes of a window
 
-        # ---- setup, at take: the control word and each slot's byte offset ---------------------
+        # ---- setup, at take: the control word and the byte offset of the accesses of a window:
+        # access j's is its slot's, which the window shape fixes (slot j % 4 with one dword a
+        # lane, ...), so offs[j % 4] is known per opcode rather than selected in each pass ------
         ctl = Signal(_Ctl, name=f"ctl{h}")
-        offs = Signal(data.ArrayLayout(18, SLOTS), name=f"offs{h}")   # byte offset of each slot's dword
+        offs = Signal(data.ArrayLayout(18, SLOTS), name=f"offs{h}")   # byte offset of accesses j % 4
         off1 = Signal(18, name=f"off1_{h}")                           # ... of a 2addr form's second address
         dec = _sub(m, "decode")
         with dec.If(self.take):     # read only at take: idle, a compiled simulator skips it
@@ -302,8 +296,10 @@ class _Pipe(Elaboratable):
                             dec.d.comb += off1.eq(group[1])
                         else:
                             group = [Cat(req.offset0, req.offset1)] * 2
-                        dec.d.comb += [offs[k].eq(group[c["sg"] >> k & 1] + 4 * (c["sk"] >> (2 * k) & 3))
-                                       for k in range(SLOTS)]
+                        lpl, sl2 = _SHAPES[c["wshape"]]
+                        ks = [(j & ((1 << lpl) - 1)) * (2 if sl2 else 1) for j in range(SLOTS)]   # slots
+                        dec.d.comb += [offs[j].eq(group[c["sg"] >> k & 1] + 4 * (c["sk"] >> (2 * k) & 3))
+                                       for j, k in enumerate(ks)]
                 with dec.Default():
                     dec.d.comb += ctl.eq(_Ctl.const({"cls": _Cls.NONE, "smask": 0}))
             dec.d.comb += self.bad_op.eq(ctl.cls == _Cls.NONE)
@@ -341,11 +337,10 @@ class _Pipe(Elaboratable):
                 wsel.d.comb += self.row.eq(Mux(p_valid, lane0[exact_log2(SRC):], 0))
             s_addr = Signal(32 * SRC, name=f"s_addr{h}")
             s_data = Signal(128 * SRC, name=f"s_data{h}")
-            with wsel.If(p_valid):
-                wsel.d.comb += [
-                    s_addr.eq(mux_tree(w_meta.simd, [Cat(*[lane(a, 64, n)[:32] for n in range(SRC)])
-                                                     for a in self.addr_srcs])),
-                    s_data.eq(mux_tree(w_meta.simd, self.data_srcs))]
+            wsel.d.comb += [
+                s_addr.eq(mux_tree(w_meta.simd, [Cat(*[lane(a, 64, n)[:32] for n in range(SRC)])
+                                                 for a in self.addr_srcs])),
+                s_data.eq(mux_tree(w_meta.simd, self.data_srcs))]
         else:
             s_addr, s_data = w_addr, w_data
         # per access: the candidates (condition, shape, lane in the row, slot), one per shape
@@ -389,6 +384,7 @@ class _Pipe(Elaboratable):
         mis = Signal(N, name=f"mis{h}")
         lane_j = [Signal(5, name=f"lane{h}_{j}") for j in range(N)]
         s4 = w_size[2:]
+        LO = max(len(w_offs[0]), len(s4) + 2)       # address bits added to the offset
         rmtab = Cat(Const(0, 4), w_meta.em, Const(0xF, 4), Const(0xF, 4))   # by where: bytes inside the window
         inrtab = Cat(Const(1, 2), Mux(w_ctl.cls == _Cls.LOAD, 2, 1), Const(0, 4))   # ... crossbar window code
         amask = Mux(w_ctl.narrow == 0, 3, Mux(w_ctl.narrow == 2, 1, 0))
@@ -400,12 +396,18 @@ class _Pipe(Elaboratable):
                 first = tree_or([shape[c] for c in range(len(_SHAPES)) if j & ((1 << _SHAPES[c][0]) - 1) == 0])
                 ex = _and_or([(at, ex_sh[n]) for at, n in lpl_j], 1)
                 a = a_j[j]
-                dlog = Signal(32, name=f"dlog{h}_{j}")                      # logical dword
+                # the logical dword, address + offset, compared with the window's dwords: its
+                # bits from len(s4) up only as "all zero" (an address's high bits and the carry
+                # into them), not as a 32-bit adder and compare
+                dlog = Signal(len(s4), name=f"dlog{h}_{j}")                 # logical dword, low bits
+                hi0 = Signal(name=f"hi0_{h}_{j}")                          # ... the others all zero
                 where = Signal(2, name=f"where{h}_{j}")   # 2: inside, 1: the last, partial dword, 0: past it
-                dw.d.comb += [dlog.eq((Cat(a, Const(0, 1)) + w_offs[slot_j[j]])[2:34]),
-                              where.eq(Cat(dlog == s4, dlog < s4))]
+                low = Signal(LO + 1, name=f"sum{h}_{j}")
+                dw.d.comb += [low.eq(a[:LO] + w_offs[j % SLOTS]), dlog.eq(low[2:]),
+                              hi0.eq((low[len(s4) + 2:] == 0) & (a[LO:] == 0)),
+                              where.eq(Cat(hi0 & (dlog == s4), hi0 & (dlog < s4)))]
                 d = (dlog + w_base[2:])[:DW]
-                y = (a[:2] + w_offs[0][:2])[:2]
+                y = (a[:2] + w_offs[j % SLOTS][:2])[:2]
                 bm = Mux(w_ctl.narrow == 0, 0xF, Mux(w_ctl.narrow == 1, Const(1, 4) << y, Const(3, 4) << (y & 2)))[:4]
                 in_half = ~w_meta.pair | (d[bb + rb] == h)        # a window across both halves: split by half
                 inside = where[1] | (where[0] & (w_size[:2] != 0))   # a byte of the dword is in the window
@@ -423,12 +425,12 @@ class _Pipe(Elaboratable):
                       self.mis_addr.eq(_and_or([(mis_oh[j], a_j[j]) for j in range(N)], 32)),
                       self.mis_wave.eq(w_meta.wave)]
 
-        # ---- P: the bank pass: in each bank the dword of its first pending access (the last
-        # for stores, whose last writer wins), and every pending access to that dword -----------
+        # ---- P: the bank pass: in each bank the dword of its first pending access, and every
+        # pending access to that dword (stores: a dword's writers are all served in one pass,
+        # so the order of its passes does not change what the banks hold) ------------------------
         pend = Signal(N, name=f"pend{h}")
         bank_j = [d_j[j][:bb] for j in range(N)]
         inb = [Cat(*[bank_j[j] == b for j in range(N)]) for b in range(N)]
-        rev = w_ctl.order == _Order.REV
         atomic = w_ctl.cls == _Cls.ATOMIC
         lead = [Signal(N, name=f"lead{h}_{b}") for b in range(N)]
         ldw = Signal(DW * N, name=f"ldw{h}")           # each bank's dword
@@ -436,7 +438,7 @@ class _Pipe(Elaboratable):
         ps = _sub(m, "pass")
         with ps.If(p_valid):
             ps.d.comb += pend.eq(Mux(fresh, pend0, pend_r))
-            ps.d.comb += [lead[b].eq(_pick(ps, inb[b] & pend, rev, f"lead_pick{h}_{b}")) for b in range(N)]
+            ps.d.comb += [lead[b].eq(_pick(ps, inb[b] & pend, False, f"lead_pick{h}_{b}")) for b in range(N)]
             ps.d.comb += ldw.eq(Cat(*[_and_or([(lead[b][j], d_j[j]) for j in range(N)], DW) for b in range(N)]))
             leaders = tree_or(lead)
             same = Cat(*[d_j[j] == ldw.word_select(bank_j[j], DW) for j in range(N)])
@@ -449,8 +451,9 @@ class _Pipe(Elaboratable):
         wr = _sub(m, "write_select")
         with wr.If(p_valid & ((w_ctl.cls == _Cls.STORE) | atomic)):
             for b in range(N):
-                for y in range(4):
-                    wins = _pick(wr, inb[b] & served & Cat(*[be_j[j][y] for j in range(N)]), rev, f"byte_w{h}_{b}_{y}")
+                for y in range(4):   # the highest access writing the byte (atomics: the leader alone)
+                    wins = _pick(wr, inb[b] & served & Cat(*[be_j[j][y] for j in range(N)]), True,
+                                 f"byte_w{h}_{b}_{y}")
                     wr.d.comb += [b_wd[32 * b + 8 * y: 32 * b + 8 * y + 8].eq(
                                       Cat(*[wdn_j[j][8 * y: 8 * y + 8] for j in range(N)]).word_select(
                                           encode_onehot(wins) if N > 1 else 0, 8)),
@@ -809,12 +812,13 @@ class LDS(wiring.Component):
         need = [Signal(2, name=f"need{s}") for s in range(SIMDS)]
         bad_win = Signal(SIMDS)
         for s in range(SIMDS):
-            k = s * W + self.req[s].payload.wave
-            m.d.comb += [base[s].eq(win_base[k]), size[s].eq(win_size[k])]
-            spans = win_spans[k]
+            # SIMD s's windows by its request's wave: a tree of 2:1 multiplexers (mux_tree)
+            of_wave = lambda arr, s=s: mux_tree(self.req[s].payload.wave, [arr[s * W + w] for w in range(W)])  # noqa: E731
+            m.d.comb += [base[s].eq(of_wave(win_base)), size[s].eq(of_wave(win_size))]
+            spans = of_wave(win_spans)
             home = Const(1 << (s // 2), 2)
             m.d.comb += [need[s].eq(Mux(self.wgp, spans, home)),
-                         bad_win[s].eq(win_mis[k] | (~self.wgp & (spans != home)))]
+                         bad_win[s].eq(of_wave(win_mis) | (~self.wgp & (spans != home)))]
 
         # Round robin from ``ptr``; a request that cannot have all the halves it needs reserves
         # them, so requests for both halves are not starved and both pipes take them together.
@@ -862,10 +866,10 @@ class LDS(wiring.Component):
             arb.d.sync += last_sel.eq(sel)
             arb.d.comb += [pipe.take.eq(mine.any()), pipe.simd.eq(sel)]
             rq = _sub(m, f"request{hh}")
-            rq.d.comb += [pipe.base.eq(Array(base)[sel]), pipe.size.eq(Array(size)[sel]),
-                          pipe.pair.eq(Array(need)[sel] == 0b11)]
+            rq.d.comb += [pipe.base.eq(mux_tree(sel, base)), pipe.size.eq(mux_tree(sel, size)),
+                          pipe.pair.eq(mux_tree(sel, need) == 0b11)]
             with rq.If(pipe.take):   # read only at take: a compiled simulation copies it only then
-                rq.d.comb += pipe.req.eq(Array(self.req[s].payload for s in range(SIMDS))[sel])
+                rq.d.comb += pipe.req.eq(mux_tree(sel, [self.req[s].payload.as_value() for s in range(SIMDS)]))
                 rq.d.comb += pipe.req.data.eq(0)    # the half registers the data from its source
 
         # ---- responses -----------------------------------------------------------------------
@@ -882,12 +886,12 @@ class LDS(wiring.Component):
             c1 = show1 & (p1.beat_simd == s)
             use1 = c1 & (~c0 | prefer1[s])
             pair = c0 & p0.beat_pair & ~use1
-            # the payload only with a beat: a compiled simulation copies it only then
+            # the payload only with a beat: a compiled simulation copies it only then; the data
+            # an AND-OR of the halves' (each bit a LUT4 of two data bits and two enables)
             rs.d.comb += rsp.valid.eq(c0 | c1)
             with rs.If(c0 | c1):
                 rs.d.comb += rsp.payload.eq(Mux(use1, p1.beat, p0.beat))
-                with rs.If(pair):
-                    rs.d.comb += rsp.payload.data.eq(p0.beat.data | p1.beat.data)
+            rs.d.comb += rsp.payload.data.eq(Mux(c0 & ~use1, p0.beat.data, 0) | Mux(use1 | pair, p1.beat.data, 0))
             fire = rsp.valid & rsp.ready
             rs.d.comb += [ack0[s].eq(fire & ~use1), ack1[s].eq(fire & (use1 | pair))]
             with rs.If(fire & c0 & c1):
@@ -909,7 +913,7 @@ class LDS(wiring.Component):
                     m.d.sync += [err.valid.eq(1), err.simd.eq(pipe.serving), err.wave.eq(pipe.mis_wave),
                                  err.cause.eq(LdsErrorCause.MISALIGNED), err.lane.eq(pipe.mis_lane),
                                  err.addr.eq(pipe.mis_addr)]
-                with m.Elif(pipe.take & Array(bad_win)[pipe.simd]):   # (req is read only at take: docs/toolflow.md)
+                with m.Elif(pipe.take & bad_win.bit_select(pipe.simd, 1)):  # (req: read only at take, docs/toolflow.md)
                     m.d.sync += found + [err.cause.eq(LdsErrorCause.BAD_ALLOC), err.lane.eq(0), err.addr.eq(pipe.base)]
                 with m.Elif(pipe.take & pipe.bad_op):
                     m.d.sync += found + [err.cause.eq(LdsErrorCause.BAD_OP), err.lane.eq(0), err.addr.eq(0)]
