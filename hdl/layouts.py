@@ -251,11 +251,12 @@ class VectorPort(wiring.Signature):
         literal, VCC or EXEC, 32-bit ones in the low half; the lane-mask source of
         ``v_cndmask_b32`` and the carry-ins is source 2; a global access's ``saddr`` pair is
         source 0).
-    ready, mem_ready : In(1)
-        The pipe takes a VALU instruction this cycle; a memory instruction.
+    ready, mem_ready, trans_ready : In(1)
+        The pipe takes a VALU instruction this cycle; a memory instruction; a transcendental.
     blocked, busy : In(wave_slots)
         Bit ``w``: wave ``w`` may not issue a VALU or memory instruction this cycle (a VGPR it
-        reads may not be written yet); wave ``w`` has VALU instructions in flight.
+        reads may not be written yet, or a transcendental's result is pending); wave ``w`` has
+        VALU or transcendental instructions in flight.
     mask : In
         ``valid`` one cycle: the lane mask ``value`` of wave ``wave``'s instruction for its
         ``sdst`` (EXEC_LO for ``v_cmpx``), EXEC's inactive lanes 0. The issue stage writes it
@@ -276,6 +277,7 @@ class VectorPort(wiring.Signature):
             "scalar": Out(data.ArrayLayout(64, 3)),
             "ready": In(1),
             "mem_ready": In(1),
+            "trans_ready": In(1),
             "blocked": In(cfg.wave_slots),
             "busy": In(cfg.wave_slots),
             "mask": In(data.StructLayout({"valid": 1, "wave": w, "sdst": 7, "value": 32})),

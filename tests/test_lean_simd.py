@@ -17,6 +17,8 @@ from collections import deque
 
 import numpy as np
 import pytest
+from amaranth.hdl import Module
+from amaranth.lib import wiring
 from amaranth.sim import Simulator
 
 import isa
@@ -25,6 +27,7 @@ from hdl.isa_tables import OpId
 from hdl.simd.salu import IMPLEMENTED as SALU_OPS
 from hdl.simd.scalar import PipeError
 from hdl.simd.simd import LeanSIMD
+from hdl.simd.transseq import TransSeq
 from sim.execute import build
 from sim.memory import GlobalMemory
 from sim.model import Workgroup
@@ -375,7 +378,12 @@ def rtl_run(preset: str, code: list[int], launches: list[dict], words: list[int]
             vregs.append(read_vgprs(ctx, dut, cfg, w * vgprs, vgprs))
 
     regs, vregs = [], []
-    sim = Simulator(dut)
+    top = Module()                      # the SIMD and a transcendental unit of its own
+    top.submodules.simd = dut
+    top.submodules.trans = trans = TransSeq(cfg)
+    wiring.connect(top, dut.trans_req, trans.i)
+    wiring.connect(top, trans.o, dut.trans_resp)
+    sim = Simulator(top)
     sim.add_clock(1e-6)
     sim.add_testbench(bench)
     sim.run()
@@ -476,11 +484,11 @@ def test_a_wave_ends_after_its_loads_return():
 
 
 def test_words_it_cannot_run_stop_the_wave():
-    """An illegal word and a transcendental (not executed by the lean SIMD yet) stop their wave
-    with the cause and PC; a wave of good code beside them finishes."""
+    """An illegal word and a 16-bit instruction (not executed by the lean SIMD yet) stop their
+    wave with the cause and PC; a wave of good code beside them finishes."""
     bad = [0xFFFF_FFFF]                                       # no instruction
-    valu = [0x7E02_4B00]                                      # v_exp_f32 v1, v0
-    assert isa.decode(valu + [0, 0]).name == "v_exp_f32"
+    valu = _vop3(isa.by_name("v_add_nc_u16").op, 1, [256, 256])
+    assert isa.decode(valu + [0]).name == "v_add_nc_u16"
     code = _sopk("s_movk_i32", 3, 7) + bad + _sopp("s_endpgm") + valu + _sopp("s_endpgm")
     regs, errors, _ = rtl_run("fpga", code, launch_state(6, 2), starts=[BASE, BASE + 12])
     assert sorted(errors, key=lambda e: e[0]) == [(0, BASE + 4, PipeError.ILLEGAL),
@@ -536,7 +544,7 @@ def _source(rng, vgpr_only=False, wide=False) -> int:
 def _random_valu(rng, names) -> list[int]:
     """One random VALU instruction of ``names`` (its dwords): e32 or e64 form, random sources
     (VGPRs v0..v15, SGPRs, constants, the literal, VCC, EXEC), modifiers its flags allow."""
-    from hdl.simd.vector import NO_CLAMP
+    from hdl.simd.vector import NO_CLAMP, TRANS_OPS
     compares = [n for n in names if n.startswith("v_cmp")]
     others = [n for n in names if not n.startswith("v_cmp")]
     while True:
@@ -557,9 +565,9 @@ def _random_valu(rng, names) -> list[int]:
             if "abs" in info.flags:
                 mods.update(abs_=rng.getrandbits(3) if rng.random() < 0.3 else 0,
                             neg=rng.getrandbits(3) if rng.random() < 0.3 else 0)
-            if "omod" in info.flags and rng.random() < 0.2:
+            if "omod" in info.flags and name not in TRANS_OPS and rng.random() < 0.2:
                 mods["omod"] = rng.randrange(4)
-            if "clamp" in info.flags and name not in NO_CLAMP and rng.random() < 0.2:
+            if "clamp" in info.flags and name not in NO_CLAMP | TRANS_OPS and rng.random() < 0.2:
                 mods["clamp"] = 1
             if "reads_vcc" in info.flags and n == 3:
                 srcs[2] = rng.choice([_VCC, *range(24)])         # the lane mask: an SGPR
@@ -669,7 +677,9 @@ def _names(pred):
 
 @pytest.mark.parametrize("preset,seed", [("fpga", 21), ("default", 22)])
 def test_float_programs_match_the_model(preset, seed):
-    names = _names(lambda i: "f32" in i.name or "ubyte" in i.name)
+    """Float VALU instructions and the transcendentals (on a unit of the SIMD's own)."""
+    from hdl.simd.vector import TRANS_OPS
+    names = _names(lambda i: "f32" in i.name or "ubyte" in i.name) + 4 * sorted(TRANS_OPS)
     code = vector_program(seed, names)
     _check_vector(preset, code, vector_launches(seed, PRESETS[preset].wave_slots), seed)
 

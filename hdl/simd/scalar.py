@@ -51,7 +51,7 @@ from ..layouts import (ADDR, SEQ, DecodedInst, DecodeOut, LaunchLayout, SmemReq,
                        VectorPort, WaveStart)
 from .salu import IMPLEMENTED as SALU_OPS, SALU
 from .memreq import MEMORY_OPS
-from .vector import NO_CLAMP, NO_OPSEL, VECTOR_OPS
+from .vector import NO_CLAMP, NO_OPSEL, TRANS_OPS, VECTOR_OPS
 from .vgpr import VgprWrite
 
 __all__ = ["ScalarPipe", "PipeError"]
@@ -74,7 +74,7 @@ def ErrorLayout(cfg):
 _DS_KINDS = (Kind.DS_LOAD, Kind.DS_STORE, Kind.DS_ATOMIC)
 _MEM_KINDS = (Kind.VMEM_LOAD, Kind.VMEM_STORE, Kind.VMEM_ATOMIC, Kind.CACHE, *_DS_KINDS)
 _KINDS = (Kind.SALU, Kind.SBRANCH, Kind.SWAIT, Kind.SHINT, Kind.SBARRIER, Kind.SENDPGM, Kind.SMEM, Kind.VALU,
-          *_MEM_KINDS)
+          Kind.VTRANS, *_MEM_KINDS)
 CNT_MAX = 63    # loadcnt's, storecnt's and dscnt's largest count (RDNA 4: 6 bits)
 _NOT_IN_FILE = (O.NULL, O.VCC_LO, O.VCC_HI, O.EXEC_LO, O.EXEC_HI)     # flip-flops, or nothing
 _VECTOR_FORMATS = (FmtId.VOP1, FmtId.VOP2, FmtId.VOPC, FmtId.VOP3, FmtId.VOP3SD)
@@ -187,6 +187,9 @@ class ScalarPipe(wiring.Component):
         is_valu = xi.kind == Kind.VALU
         valu_ok = (_member(xi.op, VECTOR_OPS) & Cat(*(xi.fmt == f for f in _VECTOR_FORMATS)).any() &
                    ~(xi.clamp & _member(xi.op, NO_CLAMP)) & ~((xi.opsel != 0) & _member(xi.op, NO_OPSEL)))
+        is_trans = xi.kind == Kind.VTRANS       # the unit has no output modifiers
+        trans_ok = (_member(xi.op, TRANS_OPS) & ((xi.fmt == FmtId.VOP1) | (xi.fmt == FmtId.VOP3)) & ~xi.clamp &
+                    (xi.omod == 0))
         mask_busy = Signal(W)                   # a VALU lane mask of the wave is not written yet
         salu_ok = _member(xi.op, SALU_OPS)
         jump_pair = (xi.op == OpId.S_SETPC_B64) | (xi.op == OpId.S_SWAPPC_B64)
@@ -200,7 +203,7 @@ class ScalarPipe(wiring.Component):
                            (xi.op == OpId.GLOBAL_INV))}
         counts.update(ds=is_ds, store=is_mem & ~is_ds & ~counts["load"])
         bad = (xi.illegal | ~known | ((xi.kind == Kind.SALU) & ~salu_ok & ~getpc) | load_bad | (is_valu & ~valu_ok) |
-               (is_mem & ~_member(xi.op, MEMORY_OPS)))
+               (is_mem & ~_member(xi.op, MEMORY_OPS)) | (is_trans & ~trans_ok))
         km = kmcnt[xw]
         lc, sc, dc = (cnt[c][xw] for c in ("load", "store", "ds"))
         imm = xi.simm16
@@ -214,7 +217,8 @@ class ScalarPipe(wiring.Component):
                 (ends & ((km != 0) | (lc != 0) | (sc != 0) | (dc != 0) | vp.busy.bit_select(xw, 1))) |
                 mask_busy.bit_select(xw, 1) |
                 (is_mem & (~vp.mem_ready | Mux(is_ds, dc == CNT_MAX, (lc == CNT_MAX) | (sc == CNT_MAX)))) |
-                (is_valu & ~vp.ready) | ((is_valu | is_mem) & vp.blocked.bit_select(xw, 1)) | (to_ex & vp.soon) |
+                (is_valu & ~vp.ready) | (is_trans & ~(vp.ready & vp.trans_ready)) |
+                ((is_valu | is_mem | is_trans) & vp.blocked.bit_select(xw, 1)) | (to_ex & vp.soon) |
                 (is_smem & (port_taken | (km == KM_MAX))) |
                 ((xi.op == OpId.S_BARRIER_WAIT) & ~bar_pass.bit_select(xw, 1)) | held.bit_select(xw, 1))
         issue = take & ~bad & ~wait
@@ -247,10 +251,10 @@ class ScalarPipe(wiring.Component):
                                       Mux(is_valu, xi.src2, Cat(xi.sdst, Const(0, 2))))):
             m.d.comb += [port.addr.eq(xw * 64 + code[1:7]), port.en.eq(1)]
         vgpr_base = Array(Signal(range(self.config.vgprs_per_simd), name=f"vgpr_base{w}") for w in range(W))
-        m.d.comb += [vp.issue.valid.eq(issue & (is_valu | is_mem)), vp.issue.wave.eq(xw),
+        m.d.comb += [vp.issue.valid.eq(issue & (is_valu | is_mem | is_trans)), vp.issue.wave.eq(xw),
                      vp.issue.base.eq(vgpr_base[xw]),
                      vp.issue.exec.eq(w_exec[:32]), vp.issue.inst.eq(xi)]
-        m.d.sync += [opr.valid.eq(issue), opr.valu.eq(is_valu), opr.vglobal.eq(vglobal), opr.salu.eq(to_ex),
+        m.d.sync += [opr.valid.eq(issue), opr.valu.eq(is_valu | is_trans), opr.vglobal.eq(vglobal), opr.salu.eq(to_ex),
                      opr.jump_pair.eq(issue & jump_pair), opr.getpc.eq(getpc), opr.smem.eq(is_smem),
                      opr.wave.eq(xw), opr.inst.eq(xi), opr.next_pc.eq(x.next_pc)]
 

@@ -16,6 +16,7 @@ from ..config import DCUConfig
 from ..layouts import FetchReq, FetchResp, LaunchLayout, ReqRow, SmemReq, SmemResp, VecMemReq, VecMemResp
 from .frontend import FrontEnd
 from .scalar import ErrorLayout, ScalarPipe
+from .trans import TransIn, TransOut
 from .vector import VectorPipe
 
 __all__ = ["LeanSIMD"]
@@ -36,6 +37,8 @@ class LeanSIMD(wiring.Component):
         The scalar cache's ports.
     vmem_req, vmem_req_row, vmem_resp, lds_req, lds_req_row, lds_resp
         The vector memory unit's and the LDS's ports (:class:`~hdl.simd.vector.VectorPipe`'s).
+    trans_req, trans_resp
+        The DCU's transcendental unit (:class:`~hdl.simd.transseq.TransSeq`, shared).
     launch : In(stream.Signature(LaunchLayout(config)))
         A wave for the first free slot (:class:`~hdl.simd.scalar.ScalarPipe`'s ``launch``).
     error : Out(stream.Signature(ErrorLayout(config)))
@@ -70,6 +73,8 @@ class LeanSIMD(wiring.Component):
             "lds_req": Out(stream.Signature(VecMemReq(config))),
             "lds_req_row": In(ReqRow(config)),
             "lds_resp": In(stream.Signature(VecMemResp(config))),
+            "trans_req": Out(stream.Signature(TransIn)),
+            "trans_resp": In(stream.Signature(TransOut)),
         })
 
     def elaborate(self, platform):
@@ -82,7 +87,8 @@ class LeanSIMD(wiring.Component):
         for n in ("vmem_req", "lds_req"):
             wiring.connect(m, getattr(vp, n), wiring.flipped(getattr(self, n)))
             m.d.comb += getattr(vp, f"{n}_row").eq(getattr(self, f"{n}_row"))
-        for n in ("vmem_resp", "lds_resp"):
+        wiring.connect(m, vp.trans_req, wiring.flipped(self.trans_req))
+        for n in ("vmem_resp", "lds_resp", "trans_resp"):
             wiring.connect(m, wiring.flipped(getattr(self, n)), getattr(vp, n))
         wiring.connect(m, wiring.flipped(self.fetch_req), fe.fetch_req)
         wiring.connect(m, wiring.flipped(self.fetch_resp), fe.fetch_resp)

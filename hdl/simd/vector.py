@@ -25,8 +25,8 @@ transcendentals are not yet.
 from __future__ import annotations
 
 from amaranth.hdl import C, Array, Cat, Const, Module, Mux, Signal
-from amaranth.lib import data, stream, wiring
-from amaranth.lib.wiring import In
+from amaranth.lib import data, fifo, stream, wiring
+from amaranth.lib.wiring import In, Out
 from amaranth.utils import exact_log2
 
 from isa import OPCODES
@@ -36,12 +36,13 @@ from ..isa_tables import Kind, OpId
 from ..isa_tables import FmtId
 from ..layouts import VecMemResp, VectorPort
 from .memreq import MemRequest
+from .trans import CLS_OF, TransIn, TransOut
 from .lanemul import FP_WIDTH, WIDTH as MUL_W, LaneMultiplier
 from .valu_fp import FP_OPS, VALUFloat
 from .valu_int import CLAMP_SATURATES, IMPLEMENTED as INT_OPS, PLAIN32, VALUInt
 from .vgpr import VgprBanks, VgprWrite
 
-__all__ = ["VectorPipe", "VECTOR_OPS", "NO_CLAMP", "NO_OPSEL"]
+__all__ = ["VectorPipe", "VECTOR_OPS", "TRANS_OPS", "NO_CLAMP", "NO_OPSEL"]
 
 _FP = frozenset(o.name.lower() for o in FP_OPS)
 #: Mnemonics the vector pipe executes: the lane units' VALU opcodes of 32-bit and 64-bit operands,
@@ -51,6 +52,8 @@ _LANE_MOVES = frozenset({"v_readlane_b32", "v_readfirstlane_b32", "v_writelane_b
 VECTOR_OPS = frozenset(i.name for i in OPCODES if i.kind == "valu" and i.name in _FP | INT_OPS | _LANE_MOVES
                        and set(i.src_bits) | {i.dst_bits} <= {0, 32, 64})
 #: Of those, the integer ops the model refuses with ``clamp``, and with ``op_sel``.
+#: The transcendentals, which the DCU's shared unit (``trans_req``/``trans_resp``) computes.
+TRANS_OPS = frozenset(op.name.lower() for op in CLS_OF)
 NO_CLAMP = frozenset((PLAIN32 - CLAMP_SATURATES) & VECTOR_OPS)
 NO_OPSEL = frozenset(PLAIN32 & VECTOR_OPS)
 
@@ -80,6 +83,11 @@ class VectorPipe(wiring.Component):
         The launch's v0 rows, written after the memory returns.
     vmem_req, vmem_req_row, lds_req, lds_req_row
         :class:`~hdl.simd.memreq.MemRequest`'s.
+    trans_req : Out(stream.Signature(TransIn)); trans_resp : In(stream.Signature(TransOut))
+        The transcendental unit: a wave's 32 operands (src0 with its abs and neg) once its rows
+        have been read; its results, in order, written a row at a time through
+        ``VgprBanks.side`` after the memory returns. Two may be outstanding; a wave's VALU,
+        memory and transcendental instructions wait while its result is pending.
     vmem_resp, lds_resp : In(stream.Signature(VecMemResp(config)))
         Return beats (a beat is a row: ``resp_lanes`` equals ``lanes``), written to the VGPRs
         through ``VgprBanks.side``, vector memory first; a beat without a register write is
@@ -101,6 +109,8 @@ class VectorPipe(wiring.Component):
             **{n: ports[n] for n in ("vmem_req", "vmem_req_row", "lds_req", "lds_req_row")},
             "vmem_resp": In(stream.Signature(VecMemResp(config))),
             "lds_resp": In(stream.Signature(VecMemResp(config))),
+            "trans_req": Out(stream.Signature(TransIn)),
+            "trans_resp": In(stream.Signature(TransOut)),
         })
 
     def elaborate(self, platform):
@@ -114,10 +124,13 @@ class VectorPipe(wiring.Component):
             m.d.comb += getattr(mq, f"{n}_row").eq(getattr(self, f"{n}_row"))
         port = self.port
         iss = port.issue
-        self._returns(m, vg, port)
+        # the transcendentals waiting for their results, in order
+        self._pending = data.StructLayout({"wave": range(max(W, 2)), "vdst": range(cfg.vgprs_per_simd), "exec": 32})
+        m.submodules.trans_q = tq = fifo.SyncFIFO(width=self._pending.size, depth=2)
+        t_done = self._returns(m, vg, port, tq)
 
         # ---- the instruction in RD: its passes read one row a cycle
-        run = Signal(data.StructLayout({"valid": 1, "mem": 1, "two": 1, "hi": 1, "second": 1, "tail": 1,
+        run = Signal(data.StructLayout({"valid": 1, "mem": 1, "trans": 1, "two": 1, "hi": 1, "second": 1, "tail": 1,
                                         "row": range(max(P, 2)), "wave": range(max(W, 2)),
                                         "base": range(cfg.vgprs_per_simd), "inst": iss.inst.shape(),
                                         "exec": 32, "scalar": data.ArrayLayout(64, 3)}))
@@ -137,11 +150,12 @@ class VectorPipe(wiring.Component):
                 m.d.sync += run.valid.eq(0)
             with m.If(ends & run.hi):
                 m.d.sync += run.tail.eq(1)
-        mem = iss.inst.kind != Kind.VALU
+        mem = (iss.inst.kind != Kind.VALU) & (iss.inst.kind != Kind.VTRANS)
         i = iss.inst
         wide = (i.src0_dw == 2) | (i.src1_dw == 2) | (i.src2_dw == 2) | (i.vdst_dw == 2)
         with m.If(iss.valid):
-            m.d.sync += [run.valid.eq(1), run.mem.eq(mem), run.two.eq(mem | wide), run.hi.eq(~mem & (i.vdst_dw == 2)),
+            m.d.sync += [run.valid.eq(1), run.mem.eq(mem), run.trans.eq(i.kind == Kind.VTRANS),
+                         run.two.eq(mem | wide), run.hi.eq(~mem & (i.vdst_dw == 2)),
                          run.second.eq(0), run.tail.eq(0), run.row.eq(0), run.wave.eq(iss.wave),
                          run.base.eq(iss.base), run.inst.eq(iss.inst), run.exec.eq(iss.exec)]
         m.d.comb += [mq.start.valid.eq(iss.valid & mem), mq.start.wave.eq(iss.wave), mq.start.exec.eq(iss.exec),
@@ -184,12 +198,14 @@ class VectorPipe(wiring.Component):
         lb = exact_log2(L)
         hit = lane[lb:] == run.row if P > 1 else C(1, 1)
         exec_row = Mux(put, Mux(hit, C(1, L) << lane[:lb], 0), run.exec.word_select(run.row, L))
-        opr = Signal(data.StructLayout({**ctl, "mem": 1, "two": 1, "second": 1, "vgpr": 3, "hit": 1, "sel": range(L),
+        opr = Signal(data.StructLayout({**ctl, "mem": 1, "trans": 1, "two": 1, "second": 1, "vgpr": 3, "hit": 1,
+                                        "sel": range(L),
                                         "scalar": data.ArrayLayout(32, 3), "literal": 32, "mask_in": L, "op": OpId,
                                         "fmamk": 1, "fmaak": 1, "abs": 3, "neg": 3, "opsel": 4, "clamp": 1,
                                         "omod": 2}))
         half = [Mux(run.second, scalar[k][32:], scalar[k][:32]) for k in range(3)]
-        m.d.sync += [opr.valid.eq(run.valid & ~run.tail), opr.mem.eq(run.mem), opr.two.eq(run.two),
+        m.d.sync += [opr.valid.eq(run.valid & ~run.tail), opr.mem.eq(run.mem), opr.trans.eq(run.trans),
+                     opr.two.eq(run.two),
                      opr.second.eq(run.second), opr.hi.eq(run.hi),
                      opr.wave.eq(run.wave), opr.row.eq(run.row), opr.last.eq(ends),
                      opr.fp.eq(fp), opr.exec.eq(exec_row), opr.vdst.eq(run.base + ri.vdst),
@@ -220,7 +236,9 @@ class VectorPipe(wiring.Component):
                                        "neg": 3, "opsel": 4, "clamp": 1, "omod": 2}))
         m.d.sync += [getattr(ex, f).eq(getattr(opr, f)) for f in (*ctl, "mask_in", "op", "abs", "neg", "opsel",
                                                                    "clamp", "omod") if f not in ("valid", "picked")]
-        m.d.sync += [ex.valid.eq(opr.valid & ~opr.mem & (opr.second | ~opr.two)), ex.picked.eq(this)]
+        m.d.sync += [ex.valid.eq(opr.valid & ~opr.mem & ~opr.trans & (opr.second | ~opr.two)), ex.picked.eq(this)]
+        t_issue = iss.valid & (i.kind == Kind.VTRANS)
+        self._trans_request(m, port, opr, src[0], tq, t_issue)
         m.d.sync += [ex.a.eq(Mux(opr.two, low[0], src[0])),
                      ex.b.eq(Mux(opr.two, low[1], Mux(opr.fmamk, k_lanes, src[1]))),
                      ex.c.eq(Mux(opr.two, low[2], Mux(opr.fmamk, src[1], Mux(opr.fmaak, k_lanes, src[2]))))]
@@ -281,18 +299,44 @@ class VectorPipe(wiring.Component):
         for w in range(W):
             n = Signal(range(4), name=f"in_flight{w}")
             wide_w = Signal(name=f"wide{w}")
-            m.d.sync += n.eq(n + (iss.valid & ~mem & (iss.wave == w)) - (done & (done_w == w)))
+            m.d.sync += n.eq(n + (iss.valid & (i.kind == Kind.VALU) & (iss.wave == w)) - (done & (done_w == w)))
             with m.If(n == 0):
                 m.d.sync += wide_w.eq(0)
             with m.If(iss.valid & ~mem & wide & (iss.wave == w)):
                 m.d.sync += wide_w.eq(1)
-            m.d.comb += port.busy[w].eq(n != 0)
+            t = Signal(range(4), name=f"trans_pending{w}")
+            m.d.sync += t.eq(t + (t_issue & (iss.wave == w)) - (t_done.valid & (t_done.wave == w)))
+            m.d.comb += port.busy[w].eq((n != 0) | (t != 0))
             soon = Cat(*[r.valid & (r.wave == w) for r in recent]).any() if P < 5 else 0
-            m.d.comb += port.blocked[w].eq(soon | (wide_w & (n != 0)))
+            m.d.comb += port.blocked[w].eq(soon | (wide_w & (n != 0)) | (t != 0))
         return m
 
-    def _returns(self, m, vg, port):
-        """Return beats and the launch's v0 into ``VgprBanks.side``; retirements."""
+    def _trans_request(self, m, port, opr, src0, tq, t_issue):
+        """A transcendental's rows collected as they pass OPR (src0 with abs, then neg), then
+        offered to the unit; its wave, destination and EXEC queued when the unit takes it."""
+        L = self.config.lanes
+        sign = C(sum(1 << (32 * n + 31) for n in range(L)), 32 * L)
+        a = Mux(opr.abs[0], src0 & ~sign, src0)
+        a = Mux(opr.neg[0], a ^ sign, a)
+        req = self.trans_req
+        entry = Signal(self._pending)
+        taking = Signal()               # issued, not yet taken by the unit
+        m.d.comb += port.trans_ready.eq(~taking & tq.w_rdy)
+        with m.If(t_issue):
+            m.d.sync += taking.eq(1)
+        with m.If(opr.valid & opr.trans):
+            m.d.sync += [req.payload.a.word_select(opr.row, 32 * L).eq(a), entry.wave.eq(opr.wave),
+                         entry.vdst.eq(opr.vdst), entry.exec.word_select(opr.row, L).eq(opr.exec),
+                         req.payload.op.eq(opr.op)]
+            with m.If(opr.last):
+                m.d.sync += req.valid.eq(1)
+        with m.If(req.valid & req.ready):
+            m.d.sync += [req.valid.eq(0), taking.eq(0)]
+        m.d.comb += [tq.w_en.eq(req.valid & req.ready), tq.w_data.eq(entry)]
+
+    def _returns(self, m, vg, port, tq):
+        """Return beats, transcendental results and the launch's v0 into ``VgprBanks.side``;
+        retirements. Returns the finished transcendental (``valid``, ``wave``)."""
         W = self.config.wave_slots
         base = Array(Signal(range(self.config.vgprs_per_simd), name=f"base{w}") for w in range(W))
         with m.If(port.issue.valid):
@@ -304,13 +348,28 @@ class VectorPipe(wiring.Component):
                 m.d.comb += [side.valid.eq(b.write), resp.ready.eq(~b.write | side.ready),
                              side.payload.reg.eq(base[b.wave] + b.vdst), side.payload.row.eq(b.grp),
                              side.payload.data.eq(b.data), side.payload.mask.eq(b.mask)]
-        with m.If(~vr.valid & ~lr.valid):
+        # a transcendental's result: its rows in order, then it is taken
+        L, P = self.config.lanes, 32 // self.config.lanes
+        tr, head = self.trans_resp, data.View(self._pending, tq.r_data)
+        row = Signal(range(max(P, 2)))
+        done = Signal(data.StructLayout({"valid": 1, "wave": range(max(self.config.wave_slots, 2))}))
+        m.d.comb += done.wave.eq(head.wave)
+        with m.If(~vr.valid & ~lr.valid & tr.valid):
+            m.d.comb += [side.valid.eq(1), side.payload.reg.eq(head.vdst), side.payload.row.eq(row),
+                         side.payload.data.eq(tr.payload.d.word_select(row, 32 * L)),
+                         side.payload.mask.eq(head.exec.word_select(row, L))]
+            with m.If(side.ready):
+                m.d.sync += row.eq(Mux(row == P - 1, 0, row + 1))
+                with m.If(row == P - 1):
+                    m.d.comb += [tr.ready.eq(1), tq.r_en.eq(1), done.valid.eq(1)]
+        with m.If(~vr.valid & ~lr.valid & ~tr.valid):
             m.d.comb += [side.valid.eq(v0.valid), side.payload.eq(v0.payload), v0.ready.eq(side.ready)]
         vb, lb = vr.payload, lr.payload
         for w in range(W):
             m.d.comb += [port.retired.load[w].eq(vr.valid & vr.ready & vb.last & ~vb.store & (vb.wave == w)),
                          port.retired.store[w].eq(vr.valid & vr.ready & vb.last & vb.store & (vb.wave == w)),
                          port.retired.ds[w].eq(lr.valid & lr.ready & lb.last & (lb.wave == w))]
+        return done
 
 
 def _cndmask_mods(ex, k, v):
