@@ -127,7 +127,7 @@ TOPS: dict[str, tuple[Callable, str]] = {
     "frontend": (_frontend, "the lean SIMD's fetch, instruction buffers, wave selection and decode "
                             "(hdl/simd/frontend.py)"),
     "vgpr": (_vgpr, "the lean SIMD's VGPR file: four banks of RAM rows (hdl/simd/vgpr.py)"),
-    "lean_simd": (_lean_simd, "the lean SIMD as built: front end and scalar pipe (hdl/simd/simd.py)"),
+    "lean_simd": (_lean_simd, "the lean SIMD as built: front end, scalar and vector pipes (hdl/simd/simd.py)"),
     "trans_shared": (_trans_shared, "the DCU's shared transcendental unit and its arbiter (hdl/simd/transshare.py)"),
 }
 

@@ -67,7 +67,7 @@ def _inst(name: str, simm16: int) -> Inst:
     return Inst(info=info, fmt=info.fmt, pc=0, words=(0,), size=4, literal=None, f=f)
 
 
-def _model(name, a, b, scc_in, exec_in, d_in, simm16):
+def model_result(name, a, b, scc_in, exec_in, d_in, simm16):
     """-> (d, scc, exec) after the model's handler; the state starts as the RTL inputs."""
     w = Wave(0, 1, 0)
     w.s[D], w.s[D + 1] = d_in & S.M32, d_in >> 32
@@ -79,7 +79,7 @@ def _model(name, a, b, scc_in, exec_in, d_in, simm16):
     return w.s[D] | (w.s[D + 1] << 32), w.scc, w.s[EXEC]
 
 
-def _expected_enables(name, a, b, scc_in, d_in, simm16):
+def expected_enables(name, a, b, scc_in, d_in, simm16):
     """(d_we, scc_we, exec_we) the model implies."""
     info = by_name(name)
     if info.fmt == Fmt.SOPC:
@@ -116,7 +116,7 @@ def _operand(rnd: random.Random, wide: bool) -> int:
     return rnd.getrandbits(64 if wide else 32) | (rnd.getrandbits(32) << 32 if rnd.random() < 0.5 else 0)
 
 
-def _vector(rnd: random.Random):
+def random_vector(rnd: random.Random):
     a, b = _operand(rnd, True), _operand(rnd, True)
     if rnd.random() < 0.1:
         b = a
@@ -175,7 +175,7 @@ def test_implemented_set_is_the_models_integer_salu():
 @pytest.fixture(scope="module")
 def results():
     rnd = random.Random(SEED)
-    jobs = [(n, [_vector(rnd) for _ in range(VECTORS)]) for n in sorted(IMPLEMENTED)]
+    jobs = [(n, [random_vector(rnd) for _ in range(VECTORS)]) for n in sorted(IMPLEMENTED)]
     return dict(jobs), _run(jobs)
 
 
@@ -190,8 +190,8 @@ def test_op_matches_model(results, name):
         a, b, scc_in, exec_in, d_in, simm16 = vec
         ctx = f"{name} a={a:#x} b={b:#x} scc={scc_in} exec={exec_in:#x} d_in={d_in:#x} k={simm16:#x}"
         assert got["illegal"] == 0, ctx
-        d, scc, exec_ = _model(name, a, b, scc_in, exec_in, d_in, simm16)
-        d_we, scc_we, exec_we = _expected_enables(name, a, b, scc_in, d_in, simm16)
+        d, scc, exec_ = model_result(name, a, b, scc_in, exec_in, d_in, simm16)
+        d_we, scc_we, exec_we = expected_enables(name, a, b, scc_in, d_in, simm16)
         assert (got["d_we"], got["scc_we"], got["exec_we"]) == (d_we, scc_we, exec_we), ctx
         if d_we:
             assert got["d"] & dmask == d & dmask, f"{ctx}: d {got['d']:#x}, model {d & dmask:#x}"
@@ -213,7 +213,7 @@ def test_illegal():
     rnd = random.Random(SEED + 1)
     others = [op.name.lower() for op in OpId if op is not OpId.NONE and op.name.lower() not in IMPLEMENTED]
     assert "s_add_f32" in others and "s_getpc_b64" in others and "s_cmp_lt_f32" in others
-    out = _run([(n, [_vector(rnd)]) for n in others])
+    out = _run([(n, [random_vector(rnd)]) for n in others])
     bad = [n for n in others if out[n][0]["illegal"] != 1]
     assert not bad, bad
 

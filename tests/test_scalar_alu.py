@@ -5,8 +5,8 @@ Every implemented opcode runs ``VECTORS`` operand sets from ``tests/test_salu.py
 generator (edge values, shift amounts and field widths past the operand width, random
 SCC/EXEC/old destination/simm16) through Amaranth's simulator, back to back: each ``start``
 is given in the ``done`` cycle of the operation before. Destination, SCC, EXEC and their
-write enables must agree with the model's handler (``tests/test_salu.py``'s ``_model`` and
-``_expected_enables``), and every operation must take its latency: ``done`` exactly that
+write enables must agree with the model's handler (``tests/test_salu.py``'s ``model_result`` and
+``expected_enables``), and every operation must take its latency: ``done`` exactly that
 many cycles after ``start``, ``busy`` in each cycle before it, no write enable before
 ``done``. Also: the implemented set is the old SALU's, every other opcode is ``illegal`` with
 nothing written, a ``start`` while ``busy`` is not taken, and Verilator lints the Verilog.
@@ -23,7 +23,7 @@ from hdl.isa_tables import OpId, info_of
 from hdl.simd import salu
 from hdl.simd.scalar_alu import IMPLEMENTED, ScalarALU
 from tests.lint import convert_and_lint
-from tests.test_salu import SEED, VECTORS, _expected_enables, _model, _vector
+from tests.test_salu import SEED, VECTORS, expected_enables, model_result, random_vector
 
 _OUTS = ("d", "d_we", "scc", "scc_we", "exec", "exec_we", "illegal")
 
@@ -97,7 +97,7 @@ def test_implemented_set_is_the_salus():
 @pytest.fixture(scope="module")
 def results():
     rnd = random.Random(SEED)
-    jobs = [(n, [_vector(rnd) for _ in range(VECTORS)]) for n in sorted(IMPLEMENTED)]
+    jobs = [(n, [random_vector(rnd) for _ in range(VECTORS)]) for n in sorted(IMPLEMENTED)]
     return dict(jobs), _run(jobs)
 
 
@@ -113,8 +113,8 @@ def test_op_matches_model(results, name):
         ctx = f"{name} a={a:#x} b={b:#x} scc={scc_in} exec={exec_in:#x} d_in={d_in:#x} k={simm16:#x}"
         assert cycles == latency(name), ctx
         assert got["illegal"] == 0, ctx
-        d, scc, exec_ = _model(name, a, b, scc_in, exec_in, d_in, simm16)
-        d_we, scc_we, exec_we = _expected_enables(name, a, b, scc_in, d_in, simm16)
+        d, scc, exec_ = model_result(name, a, b, scc_in, exec_in, d_in, simm16)
+        d_we, scc_we, exec_we = expected_enables(name, a, b, scc_in, d_in, simm16)
         assert (got["d_we"], got["scc_we"], got["exec_we"]) == (d_we, scc_we, exec_we), ctx
         if d_we:
             assert got["d"] & dmask == d & dmask, f"{ctx}: d {got['d']:#x}, model {d & dmask:#x}"
@@ -135,7 +135,7 @@ def test_illegal():
     rnd = random.Random(SEED + 1)
     others = [op.name.lower() for op in OpId if op.name.lower() not in IMPLEMENTED]
     assert "s_add_f32" in others and "s_getpc_b64" in others and "none" in others
-    out = _run([(n, [_vector(rnd)]) for n in others])
+    out = _run([(n, [random_vector(rnd)]) for n in others])
     bad = [n for n in others
            if (out[n][0][0]["illegal"], out[n][0][1]) != (1, 1)
            or any(out[n][0][0][k] for k in ("d_we", "scc_we", "exec_we"))]

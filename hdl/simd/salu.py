@@ -129,19 +129,19 @@ Control = data.StructLayout({
 })
 
 
-def _tt(f) -> int:
+def truth_table(f) -> int:
     return sum(f((k >> 1) & 1, k & 1) << k for k in range(4))
 
 
-_TT_X, _TT_Y = _tt(lambda x, y: x), _tt(lambda x, y: y)
-_LOGIC = {"and": lambda x, y: x & y, "or": lambda x, y: x | y, "xor": lambda x, y: x ^ y,
+_TT_X, _TT_Y = truth_table(lambda x, y: x), truth_table(lambda x, y: y)
+LOGIC_OPS = {"and": lambda x, y: x & y, "or": lambda x, y: x | y, "xor": lambda x, y: x ^ y,
           "nand": lambda x, y: 1 - (x & y), "nor": lambda x, y: 1 - (x | y), "xnor": lambda x, y: 1 - (x ^ y),
           "and_not1": lambda x, y: x & (1 - y), "or_not1": lambda x, y: x | (1 - y)}
 # compare conditions as truth tables over the index 2 lt + eq of X - Y
-_CMP = {"eq": (0, 1, 0), "lg": (1, 0, 1), "gt": (1, 0, 0), "ge": (1, 1, 0), "lt": (0, 0, 1), "le": (0, 1, 1)}
+CMP_FLAGS = {"eq": (0, 1, 0), "lg": (1, 0, 1), "gt": (1, 0, 0), "ge": (1, 1, 0), "lt": (0, 0, 1), "le": (0, 1, 1)}
 _SUB = {"inv": 1, "cin": CarryIn.ONE}
 # s_<op>_saveexec_b32 and s_<op>_wrexec_b32: <op> -> f(S0, EXEC), the new EXEC.
-_SAVEEXEC = {
+SAVEEXEC_OPS = {
     "and": lambda s, e: s & e, "or": lambda s, e: s | e, "xor": lambda s, e: s ^ e,
     "nand": lambda s, e: ~(s & e), "nor": lambda s, e: ~(s | e), "xnor": lambda s, e: ~(s ^ e),
     "and_not0": lambda s, e: ~s & e, "or_not0": lambda s, e: ~s | e,
@@ -169,7 +169,7 @@ def _table() -> dict[str, dict]:
         sgn = int(typ[0] == "i")
         t[f"s_min_{typ}"] = {**_SUB, "sgn": sgn, "rs": Result.MINMAX, "d_we": DWe.YES, "scc": SccSrc.LT}
         t[f"s_max_{typ}"] = {**t[f"s_min_{typ}"], "mm_max": 1}
-    for cond, bits in _CMP.items():
+    for cond, bits in CMP_FLAGS.items():
         code = sum(b << k for k, b in enumerate(bits))
         cmp = {**_SUB, "scc": SccSrc.COND, "cond": code}
         t[f"s_cmp_{cond}_i32"] = {**cmp, "sgn": 1}
@@ -189,14 +189,14 @@ def _table() -> dict[str, dict]:
         for want in (0, 1):
             t[f"s_bitcmp{want}_b{w}"] = {"w64": int(w == 64), "scc": SccSrc.BIT, "want0": int(want == 0)}
         logic = {**wide, "rs": Result.LOGIC, "d_we": DWe.YES}
-        for name, f in _LOGIC.items():
-            t[f"s_{name}_b{w}"] = {**logic, "tt": _tt(f), "scc": SccSrc.D_NZ}
-        t[f"s_not_b{w}"] = {**logic, "tt": _tt(lambda x, y: 1 - x), "scc": SccSrc.D_NZ}
+        for name, f in LOGIC_OPS.items():
+            t[f"s_{name}_b{w}"] = {**logic, "tt": truth_table(f), "scc": SccSrc.D_NZ}
+        t[f"s_not_b{w}"] = {**logic, "tt": truth_table(lambda x, y: 1 - x), "scc": SccSrc.D_NZ}
         t[f"s_mov_b{w}"] = {**logic, "tt": _TT_X}
         t[f"s_cselect_b{w}"] = {**logic, "csel": 1}
         t[f"s_cmov_b{w}"] = {**logic, "csel": 1, "y": YSrc.D, "d_we": DWe.SCC}
-        t[f"s_bitset0_b{w}"] = {**logic, "x": XSrc.D, "y": YSrc.BIT, "tt": _tt(lambda x, y: x & (1 - y))}
-        t[f"s_bitset1_b{w}"] = {**logic, "x": XSrc.D, "y": YSrc.BIT, "tt": _tt(lambda x, y: x | y)}
+        t[f"s_bitset0_b{w}"] = {**logic, "x": XSrc.D, "y": YSrc.BIT, "tt": truth_table(lambda x, y: x & (1 - y))}
+        t[f"s_bitset1_b{w}"] = {**logic, "x": XSrc.D, "y": YSrc.BIT, "tt": truth_table(lambda x, y: x | y)}
         t[f"s_brev_b{w}"] = {**wide, "rs": Result.BREV, "d_we": DWe.YES}
         t[f"s_bcnt0_i32_b{w}"] = {"w64": int(w == 64), "rs": Result.POP, "pop0": 1, "d_we": DWe.YES,
                                   "scc": SccSrc.D_NZ}
@@ -218,8 +218,8 @@ def _table() -> dict[str, dict]:
     t["s_mul_hi_i32"] = {**mul, "rs": Result.MUL_HI, "mul_sgn": 1}
     t["s_mul_u64"] = {**mul, "rs": Result.MUL_64, "dst64": 1}
     t["s_mulk_i32"] = {**mul, "rs": Result.MUL_LO, "mul_xd": 1, "mul_yk": 1}
-    for k, f in _SAVEEXEC.items():
-        tt = _tt(lambda x, y, f=f: f(x, y) & 1)
+    for k, f in SAVEEXEC_OPS.items():
+        tt = truth_table(lambda x, y, f=f: f(x, y) & 1)
         t[f"s_{k}_saveexec_b32"] = {"rs": Result.EXEC_IN, "y": YSrc.EXEC, "tt": tt, "d_we": DWe.YES,
                                     "exec_we": 1, "scc": SccSrc.LOGIC_NZ}
         t[f"s_{k}_wrexec_b32"] = {"rs": Result.LOGIC, "y": YSrc.EXEC, "tt": tt, "d_we": DWe.YES,

@@ -53,7 +53,7 @@ from amaranth.lib import data, enum, wiring
 from amaranth.lib.wiring import In, Out
 
 from ..isa_tables import OpId
-from .salu import _CMP, _LOGIC, _SAVEEXEC, IMPLEMENTED, _tt
+from .salu import CMP_FLAGS, LOGIC_OPS, SAVEEXEC_OPS, IMPLEMENTED, truth_table
 from .valu_int import balanced, low_mask, popcount
 
 __all__ = ["ScalarALU", "IMPLEMENTED"]
@@ -146,7 +146,7 @@ Control = data.StructLayout({
     "exec_we": 1,
 })
 
-_TT_X, _TT_Y = _tt(lambda x, y: x), _tt(lambda x, y: y)
+_TT_X, _TT_Y = truth_table(lambda x, y: x), truth_table(lambda x, y: y)
 
 
 def _table() -> dict[str, dict]:
@@ -171,7 +171,7 @@ def _table() -> dict[str, dict]:
         mm = {**add, **sub, "sgn": int(typ[0] == "i"), "rs": Result.LOGIC, "mm": 1, "scc": SccSrc.LT}
         t[f"s_min_{typ}"] = mm
         t[f"s_max_{typ}"] = {**mm, "mm_max": 1}
-    for cond, bits in _CMP.items():
+    for cond, bits in CMP_FLAGS.items():
         cmp = {**sub, "scc": SccSrc.COND, "cond": sum(b << k for k, b in enumerate(bits))}
         t[f"s_cmp_{cond}_i32"] = {**cmp, "sgn": 1}
         t[f"s_cmp_{cond}_u32"] = cmp
@@ -194,21 +194,21 @@ def _table() -> dict[str, dict]:
             t[f"s_bitcmp{want}_b{w}"] = {"w64": int(w == 64), "sh": 1, "rs": Result.MUL, "phi": 1,
                                          "scc": SccSrc.BIT, "want0": int(want == 0)}
         logic = {**wide, "rs": Result.LOGIC, "d_we": DWe.YES}
-        for name, f in _LOGIC.items():
-            t[f"s_{name}_b{w}"] = {**logic, "tt": _tt(f), "scc": SccSrc.D_NZ}
-        t[f"s_not_b{w}"] = {**logic, "tt": _tt(lambda x, y: 1 - x), "scc": SccSrc.D_NZ}
+        for name, f in LOGIC_OPS.items():
+            t[f"s_{name}_b{w}"] = {**logic, "tt": truth_table(f), "scc": SccSrc.D_NZ}
+        t[f"s_not_b{w}"] = {**logic, "tt": truth_table(lambda x, y: 1 - x), "scc": SccSrc.D_NZ}
         t[f"s_mov_b{w}"] = {**logic, "tt": _TT_X}
         t[f"s_cselect_b{w}"] = {**logic, "csel": 1}
         t[f"s_cmov_b{w}"] = {**logic, "tt": _TT_X, "d_we": DWe.SCC}
-        t[f"s_bitset0_b{w}"] = {**logic, "xd": 1, "ya": 1, "l": LSrc.BIT, "tt": _tt(lambda x, y: x & (1 - y))}
-        t[f"s_bitset1_b{w}"] = {**logic, "xd": 1, "ya": 1, "l": LSrc.BIT, "tt": _tt(lambda x, y: x | y)}
+        t[f"s_bitset0_b{w}"] = {**logic, "xd": 1, "ya": 1, "l": LSrc.BIT, "tt": truth_table(lambda x, y: x & (1 - y))}
+        t[f"s_bitset1_b{w}"] = {**logic, "xd": 1, "ya": 1, "l": LSrc.BIT, "tt": truth_table(lambda x, y: x | y)}
         t[f"s_brev_b{w}"] = {**logic, "seq": Seq.SWAP if w == 64 else Seq.ONE, "rev": 1, "tt": _TT_X}
         t[f"s_bcnt0_i32_b{w}"] = {**w64, "rs": Result.POP, "tt": _TT_X, "nx": 1,
                                   "d_we": DWe.YES, "scc": SccSrc.D_NZ}
         t[f"s_bcnt1_i32_b{w}"] = {**t[f"s_bcnt0_i32_b{w}"], "nx": 0}
     # trailing zeros of X: the ones of ~X & (X - 1), X - 1 carried over the passes; leading
     # ones of S0 reversed (the high half first)
-    counts = {"rs": Result.POP, "ff": 1, "l": LSrc.SUM, "tt": _tt(lambda x, y: (1 - x) & y), "y": YSrc.ZERO,
+    counts = {"rs": Result.POP, "ff": 1, "l": LSrc.SUM, "tt": truth_table(lambda x, y: (1 - x) & y), "y": YSrc.ZERO,
               "inv": 1, "d_we": DWe.YES}
     t["s_clz_i32_u32"] = {**counts, "rev": 1}
     t["s_clz_i32_u64"] = {**counts, "rev": 1, "w64": 1, "seq": Seq.SWAP}
@@ -227,8 +227,8 @@ def _table() -> dict[str, dict]:
     t["s_mul_hi_i32"] = {**mul, "rs": Result.MUL, "phi": 1, "mul_sgn": 1}
     t["s_mul_u64"] = {**mul, "rs": Result.MUL, "seq": Seq.MUL64, "x": XSrc.ACC, "y": YSrc.P, "dst64": 1}
     t["s_mulk_i32"] = {**mul, "rs": Result.MUL, "xd": 1, "yk": 1}
-    for k, f in _SAVEEXEC.items():
-        ex = {"l": LSrc.EXEC, "tt": _tt(lambda x, y, f=f: f(x, y) & 1), "d_we": DWe.YES, "exec_we": 1}
+    for k, f in SAVEEXEC_OPS.items():
+        ex = {"l": LSrc.EXEC, "tt": truth_table(lambda x, y, f=f: f(x, y) & 1), "d_we": DWe.YES, "exec_we": 1}
         t[f"s_{k}_saveexec_b32"] = {**ex, "rs": Result.EXEC, "scc": SccSrc.LOGIC_NZ}
         t[f"s_{k}_wrexec_b32"] = {**ex, "rs": Result.LOGIC, "scc": SccSrc.D_NZ}
     for halves, pk in (("ll", 0), ("hl", 1), ("lh", 2), ("hh", 3)):
