@@ -261,9 +261,9 @@ class VectorPort(wiring.Signature):
         ``valid`` one cycle: the lane mask ``value`` of wave ``wave``'s instruction for its
         ``sdst`` (EXEC_LO for ``v_cmpx``), EXEC's inactive lanes 0. The issue stage writes it
         in that cycle: the SGPR file's write port is its.
-    soon : In(1)
-        A lane mask comes on ``mask`` two cycles from now: a scalar instruction issued now
-        would write the SGPR file in that cycle.
+    soon : In(3)
+        Bit ``j``: a lane mask comes on ``mask`` ``j + 2`` cycles from now, when a scalar
+        instruction of ``j + 1`` passes issued now would write the SGPR file.
     retired : In
         Bit ``w`` of ``load``, ``store``, ``ds``: a memory instruction of wave ``w`` has
         retired (its last response beat), for its counter.
@@ -281,7 +281,7 @@ class VectorPort(wiring.Signature):
             "blocked": In(cfg.wave_slots),
             "busy": In(cfg.wave_slots),
             "mask": In(data.StructLayout({"valid": 1, "wave": w, "sdst": 7, "value": 32})),
-            "soon": In(1),
+            "soon": In(3),
             "retired": In(data.StructLayout({"load": cfg.wave_slots, "store": cfg.wave_slots,
                                              "ds": cfg.wave_slots})),
         })

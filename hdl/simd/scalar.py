@@ -1,38 +1,46 @@
-"""The lean SIMD's scalar pipe: SGPRs in RAM, the scalar ALU, branches (docs/simd.md, "Lean SIMD").
+"""The lean SIMD's issue stage and scalar pipe: SGPRs in RAM, the scalar ALU, branches
+(docs/simd.md, "Lean SIMD").
 
-It takes the front end's decoded instructions of the scalar kinds and answers each with a
-:class:`~hdl.layouts.Steer`, in three stages:
+It takes the front end's decoded instructions, answers each with a
+:class:`~hdl.layouts.Steer`, runs the scalar ones and hands the vector and memory ones to
+the vector pipe (:class:`~hdl.layouts.VectorPort`), in three stages:
 
-* **ISS** (*t*): the SGPR read addresses (src0, src1, the old destination; for a scalar
-  load its base pair and ``soffset``). SALU instructions, hints and barriers answer ``NEXT``;
-  ``s_branch`` and ``s_cbranch_*`` (on SCC, VCC or EXEC, flip-flops) ``JUMP`` or ``NEXT``;
-  ``s_endpgm`` ``STOP``. What must wait is replayed (``NEXT`` to its own PC: the front end
-  selects it again four cycles later): ``s_wait_kmcnt`` above its count, ``s_endpgm`` with
-  loads outstanding, a scalar load while the request port is taken or ``kmcnt`` is full,
-  ``s_barrier_wait`` before the wave's barrier is released.
+* **ISS** (*t*): legality, the wait counters and hazards; the SGPR read addresses (src0 or a
+  global access's ``saddr``, src1, src2 or the old destination; for a scalar load its base
+  pair and ``soffset``). SALU, vector and memory instructions, hints and barriers answer
+  ``NEXT``; ``s_branch`` and ``s_cbranch_*`` (on SCC, VCC or EXEC, flip-flops) ``JUMP`` or
+  ``NEXT``; ``s_endpgm`` ``STOP``. What must wait is replayed (``NEXT`` to its own PC: the
+  front end selects it again four cycles later): ``s_wait_*`` above its count, ``s_endpgm``
+  with memory traffic or vector results outstanding, a scalar load while the request port
+  is taken or ``kmcnt`` is full, a vector instruction the vector pipe cannot take, any
+  instruction of a wave whose lane mask is pending, ``s_barrier_wait`` before the wave's
+  barrier is released, a SALU instruction while the scalar ALU is busy.
 * **OPR** (*t* + 1): the pairs read, each operand selected (SGPR, inline constant, literal,
-  VCC, EXEC, SCC) into the SALU's registers; ``s_setpc_b64`` and ``s_swappc_b64`` answer
-  ``JUMP`` to the pair read (ISS takes nothing that cycle); a scalar load's address (base +
-  offset + ``soffset``) into the ``smem_req`` register, held until taken.
-* **EX** (*t* + 2): :class:`~hdl.simd.salu.SALU`, and its SGPR, SCC, EXEC and VCC writes at
-  the end of the cycle; ``s_getpc_b64`` and ``s_swappc_b64`` write the next PC.
+  VCC, EXEC, SCC): into :class:`~hdl.simd.scalar_alu.ScalarALU` (``start``), or to the vector
+  pipe; ``s_setpc_b64`` and ``s_swappc_b64`` answer ``JUMP`` to the pair read (ISS takes
+  nothing that cycle); a scalar load's address (base + offset + ``soffset``) into the
+  ``smem_req`` register, held until taken.
+* **EX** (*t* + 2 .. *t* + 4): the ALU's passes (one, two for 64-bit operations, three for
+  ``s_mul_u64``), and its SGPR, SCC, EXEC and VCC writes at the end of the last;
+  ``s_getpc_b64`` and ``s_swappc_b64`` write the next PC at *t* + 2.
 
 Barriers are the DCU's (a workgroup spans SIMDs): ``s_barrier_signal`` raises the wave's
 ``bar_wait`` bit, and ``bar_release`` lets its ``s_barrier_wait`` pass once.
 
 Scalar loads count in the wave's ``kmcnt`` from ISS to the response's last dword; response
-dwords are written to the SGPR file in the cycles EX does not write it. The other wait
-counters are zero until the vector memory instructions join.
+dwords are written to the SGPR file in the cycles EX and the lane masks do not write it.
+Vector memory instructions count in ``loadcnt``, ``storecnt`` or ``dscnt`` until the vector
+pipe retires them.
 
 A wave has one instruction between selection and issue at a time, and its next one reaches
-ISS four cycles after this one at the earliest (:mod:`hdl.simd.fetch`): by then this one's
-writes have landed, so the pipe needs no scoreboard, and its reads never meet a write of
-the same wave. A word that does not decode, or an instruction of a kind this pipe does not
-execute, stops its wave and is reported on ``error`` with the wave and PC.
+ISS four cycles after this one at the earliest (:mod:`hdl.simd.fetch`): by then a scalar
+result of one or two passes has landed, so the pipe needs no scoreboard (a wave waits for
+three). A word that does not decode, or an instruction this SIMD does not execute, stops
+its wave and is reported on ``error`` with the wave and PC.
 
 The SGPR file holds 64 pairs of 32-bit registers a wave (s0..s105, ttmp, M0 at code 125;
-VCC and EXEC are flip-flops, read every cycle by branches and, later, the VALU): a RAM with
-three read ports and one write port of two 32-bit halves.
+VCC and EXEC are flip-flops, read by branches and the vector pipe): a RAM with three read
+ports and one write port of two 32-bit halves.
 """
 from __future__ import annotations
 
@@ -49,7 +57,7 @@ from ..isa_tables import Kind, OpId
 from ..isa_tables import FmtId
 from ..layouts import (ADDR, SEQ, DecodedInst, DecodeOut, LaunchLayout, SmemReq, SmemResp, Steer, SteerLayout,
                        VectorPort, WaveStart)
-from .salu import IMPLEMENTED as SALU_OPS, SALU
+from .scalar_alu import IMPLEMENTED as SALU_OPS, PASSES, ScalarALU
 from .memreq import MEMORY_OPS
 from .vector import NO_CLAMP, NO_OPSEL, TRANS_OPS, VECTOR_OPS
 from .vgpr import VgprWrite
@@ -208,6 +216,15 @@ class ScalarPipe(wiring.Component):
         lc, sc, dc = (cnt[c][xw] for c in ("load", "store", "ds"))
         imm = xi.simm16
         port_taken = self.smem_req.valid | (opr.valid & opr.smem)
+        # The scalar ALU takes 1 to 3 passes (``passes``: one-hot); a SALU instruction issues
+        # once the ALU is free for its start at OPR, and not when its result would meet a lane
+        # mask at the SGPR write port (``vp.soon``). A wave's next instruction comes 4 cycles
+        # later at the earliest, after the result of 1 or 2 passes: after 3 it waits (``hold3``).
+        alu_wait = Signal(2)
+        hold3 = Signal(data.StructLayout({"valid": 1, "wave": range(max(W, 2))}))
+        two = _member(xi.op, [n for n, k in PASSES.items() if k == 2])
+        three = _member(xi.op, [n for n, k in PASSES.items() if k == 3])
+        passes = Cat(~two & ~three, two, three)
         ends = xi.kind == Kind.SENDPGM
         to_ex = (xi.kind == Kind.SALU) | (xi.op == OpId.S_SWAPPC_B64)      # writes in EX
         waits = {OpId.S_WAIT_KMCNT: km > imm[:5], OpId.S_WAIT_LOADCNT: lc > imm[:6], OpId.S_WAIT_STORECNT: sc > imm[:6],
@@ -218,7 +235,9 @@ class ScalarPipe(wiring.Component):
                 mask_busy.bit_select(xw, 1) |
                 (is_mem & (~vp.mem_ready | Mux(is_ds, dc == CNT_MAX, (lc == CNT_MAX) | (sc == CNT_MAX)))) |
                 (is_valu & ~vp.ready) | (is_trans & ~(vp.ready & vp.trans_ready)) |
-                ((is_valu | is_mem | is_trans) & vp.blocked.bit_select(xw, 1)) | (to_ex & vp.soon) |
+                ((is_valu | is_mem | is_trans) & vp.blocked.bit_select(xw, 1)) |
+                (to_ex & (alu_wait != 0)) | (to_ex & (vp.soon & passes).any()) |
+                (hold3.valid & (hold3.wave == xw)) |
                 (is_smem & (port_taken | (km == KM_MAX))) |
                 ((xi.op == OpId.S_BARRIER_WAIT) & ~bar_pass.bit_select(xw, 1)) | held.bit_select(xw, 1))
         issue = take & ~bad & ~wait
@@ -292,19 +311,33 @@ class ScalarPipe(wiring.Component):
                 with m.Default():
                     m.d.comb += v.eq(Mux(wide, data_, Mux(code[0], data_[32:], data_[:32])))
             return v
-        ex = Signal(data.StructLayout({"valid": 1, "getpc": 1, "swap": 1, "wave": range(max(W, 2)), "op": OpId,
-                                       "a": 64, "b": 64, "d": 64, "simm16": 16, "sdst": 7, "wide": 1,
-                                       "next_pc": ADDR}))
+        ex = Signal(data.StructLayout({"valid": 1, "getpc": 1, "swap": 1, "wave": range(max(W, 2)), "sdst": 7,
+                                       "wide": 1, "next_pc": ADDR}))
         a_code, b_code = _source_codes(oi, opr.smem, opr.vglobal)
         a = operand(a_code, opr.smem | opr.vglobal | (oi.src0_dw == 2), reads[0].data)
         b = operand(b_code, ~opr.smem & (oi.src1_dw == 2), reads[1].data)
         d = operand(Mux(opr.valu, oi.src2, Cat(oi.sdst, Const(0, 2))),
                     Mux(opr.valu, oi.src2_dw == 2, oi.sdst_dw == 2), reads[2].data)
         m.d.comb += [vp.scalar[0].eq(a), vp.scalar[1].eq(b), vp.scalar[2].eq(d)]
-        m.d.sync += [ex.valid.eq(opr.valid & opr.salu), ex.getpc.eq(opr.getpc),
-                     ex.swap.eq(oi.op == OpId.S_SWAPPC_B64), ex.wave.eq(ow), ex.op.eq(oi.op), ex.a.eq(a),
-                     ex.b.eq(b), ex.d.eq(d), ex.simm16.eq(oi.simm16), ex.sdst.eq(oi.sdst),
-                     ex.wide.eq(oi.sdst_dw == 2), ex.next_pc.eq(opr.next_pc)]
+        # a SALU instruction starts the ALU at OPR; EX keeps its destination until the result
+        m.submodules.alu = alu = ScalarALU()
+        swap = oi.op == OpId.S_SWAPPC_B64
+        to_alu = opr.valid & opr.salu & ~opr.getpc & ~swap
+        m.d.comb += [alu.start.eq(to_alu), alu.op.eq(Mux(to_alu, oi.op, OpId.NONE)), alu.a.eq(a), alu.b.eq(b),
+                     alu.d_in.eq(d), alu.simm16.eq(oi.simm16), alu.scc_in.eq(o_scc), alu.exec_in.eq(o_exec[:32])]
+        special = ex.getpc | ex.swap
+        ex_done = ex.valid & (special | alu.done)
+        with m.If(ex_done):
+            m.d.sync += ex.valid.eq(0)
+        with m.If(opr.valid & opr.salu):
+            m.d.sync += [ex.valid.eq(1), ex.getpc.eq(opr.getpc), ex.swap.eq(swap), ex.wave.eq(ow),
+                         ex.sdst.eq(oi.sdst), ex.wide.eq(oi.sdst_dw == 2), ex.next_pc.eq(opr.next_pc)]
+        took = issue & to_ex
+        m.d.sync += alu_wait.eq(Mux(took, Mux(three, 2, Mux(two, 1, 0)), Mux(alu_wait != 0, alu_wait - 1, 0)))
+        with m.If(ex_done & (ex.wave == hold3.wave)):
+            m.d.sync += hold3.valid.eq(0)
+        with m.If(took & three):
+            m.d.sync += [hold3.valid.eq(1), hold3.wave.eq(xw)]
         with m.If(opr.jump_pair):
             m.d.comb += [self.steer.valid.eq(1), ans.wave.eq(ow), ans.pc.eq(a[:ADDR]), ans.steer.eq(Steer.JUMP)]
         req, rq = self.smem_req, self.smem_req.payload
@@ -315,15 +348,9 @@ class ScalarPipe(wiring.Component):
                          rq.addr.eq((a + oi.offset + b[:32])[:64]), rq.sdst.eq(oi.sdst), rq.dwords.eq(oi.sdst_dw),
                          seq[ow].eq(seq[ow] + 1)]
 
-        # ---- EX: the SALU and the writes
-        m.submodules.salu = salu = SALU()
-        e_exec = Cat(*exec_).word_select(ex.wave, 64)
-        m.d.comb += [salu.op.eq(Mux(ex.valid & ~ex.getpc & ~ex.swap, ex.op, OpId.NONE)), salu.a.eq(ex.a),
-                     salu.b.eq(ex.b), salu.d_in.eq(ex.d), salu.simm16.eq(ex.simm16),
-                     salu.scc_in.eq(scc.bit_select(ex.wave, 1)), salu.exec_in.eq(e_exec[:32])]
-        special = ex.getpc | ex.swap
-        result = Mux(special, ex.next_pc, salu.d)
-        we = ex.valid & (special | salu.d_we)
+        # ---- EX: the ALU's result and the writes
+        result = Mux(special, ex.next_pc, alu.d)
+        we = ex.valid & (special | alu.d_we)
         code = ex.sdst
         m.d.comb += [wport.addr.eq(ex.wave * 64 + code[1:]), wport.data.eq(Mux(ex.wide, result, Cat(result[:32],
                                                                                                   result[:32])))]
@@ -388,10 +415,10 @@ class ScalarPipe(wiring.Component):
                     m.d.sync += reg.eq(Mux(ex.wide, result, Cat(result[:32], reg[32:])))
                 with m.If(here & we & (code == lo_code + 1)):
                     m.d.sync += reg[32:].eq(result[:32])
-            with m.If(here & ~special & salu.exec_we):
-                m.d.sync += exec_[w][:32].eq(salu.exec)
-            with m.If(here & ~special & salu.scc_we):
-                m.d.sync += scc[w].eq(salu.scc)
+            with m.If(here & ~special & alu.exec_we):
+                m.d.sync += exec_[w][:32].eq(alu.exec)
+            with m.If(here & ~special & alu.scc_we):
+                m.d.sync += scc[w].eq(alu.scc)
             mine = mk.valid & (mk.wave == w)
             for reg, lo_code in ((vcc[w], O.VCC_LO), (exec_[w], O.EXEC_LO)):
                 with m.If(mine & (mk.sdst == lo_code)):

@@ -56,7 +56,7 @@ from ..isa_tables import OpId
 from .salu import CMP_FLAGS, LOGIC_OPS, SAVEEXEC_OPS, IMPLEMENTED, truth_table
 from .valu_int import balanced, low_mask, popcount
 
-__all__ = ["ScalarALU", "IMPLEMENTED"]
+__all__ = ["ScalarALU", "IMPLEMENTED", "PASSES"]
 
 
 class Seq(enum.Enum, shape=3):
@@ -238,6 +238,8 @@ def _table() -> dict[str, dict]:
 
 _TABLE = _table()
 assert set(_TABLE) == IMPLEMENTED, "the loops above name every op of salu.IMPLEMENTED"
+#: Cycles from ``start`` to ``done`` of each implemented mnemonic.
+PASSES = {name: {Seq.ONE: 1, Seq.MUL64: 3}.get(f.get("seq", Seq.ONE), 2) for name, f in _TABLE.items()}
 
 
 def _rep(bit, n: int) -> Value:

@@ -219,6 +219,9 @@ class VectorPipe(wiring.Component):
                      opr.fmaak.eq(ri.op == OpId.V_FMAAK_F32), opr.abs.eq(ri.abs), opr.neg.eq(ri.neg),
                      opr.opsel.eq(ri.opsel), opr.clamp.eq(ri.clamp), opr.omod.eq(ri.omod)]
         m.d.comb += [mq.rows.valid.eq(opr.valid & opr.mem), mq.rows.row.eq(opr.row), mq.rows.second.eq(opr.second)]
+        # a lane mask three and four cycles before it is written (two: ``ex``)
+        soon_opr = opr.valid & opr.last & opr.mask_we & ~opr.mem & ~opr.trans
+        soon_rd = ends & ~run.mem & ~run.trans & ((ri.sdst_dw != 0) | ri.writes_exec)
         # the lane v_readlane/v_readfirstlane reads, kept until its last row goes on with it
         picked = Signal(32)
         this = Mux(opr.hit, vg.rd[0].data.word_select(opr.sel, 32), picked)
@@ -284,7 +287,7 @@ class VectorPipe(wiring.Component):
             m.d.sync += acc.eq(Mux(ex3.last, 0, collected))
         m.d.comb += [port.mask.valid.eq(ex3.valid & ex3.last & ex3.mask_we), port.mask.wave.eq(ex3.wave),
                      port.mask.sdst.eq(ex3.sdst), port.mask.value.eq(Mux(ex3.pick, ex3.picked, collected)),
-                     port.soon.eq(ex.valid & ex.last & ex.mask_we)]
+                     port.soon.eq(Cat(ex.valid & ex.last & ex.mask_we, soon_opr, soon_rd))]
 
         # ---- per wave: instructions in flight; a wave's issues 4 cycles apart (P < 5)
         recent = [Signal(data.StructLayout({"valid": 1, "wave": range(max(W, 2))}), name=f"recent{k}")
