@@ -487,8 +487,8 @@ def test_words_it_cannot_run_stop_the_wave():
     """An illegal word and a 16-bit instruction (not executed by the lean SIMD yet) stop their
     wave with the cause and PC; a wave of good code beside them finishes."""
     bad = [0xFFFF_FFFF]                                       # no instruction
-    valu = _vop3(isa.by_name("v_add_nc_u16").op, 1, [256, 256])
-    assert isa.decode(valu + [0]).name == "v_add_nc_u16"
+    valu = _vop3(isa.by_name("v_mad_u16").op, 1, [256, 256, 256])
+    assert isa.decode(valu + [0]).name == "v_mad_u16"
     code = _sopk("s_movk_i32", 3, 7) + bad + _sopp("s_endpgm") + valu + _sopp("s_endpgm")
     regs, errors, _ = rtl_run("fpga", code, launch_state(6, 2), starts=[BASE, BASE + 12])
     assert sorted(errors, key=lambda e: e[0]) == [(0, BASE + 4, PipeError.ILLEGAL),
@@ -534,8 +534,8 @@ def _source(rng, vgpr_only=False, wide=False) -> int:
         return 256 + rng.randrange(VG - wide)
     if x < 0.65:
         return rng.randrange(0, 24, 1 + wide)
-    if x < 0.8:
-        return rng.choice([*range(128, 209), *range(240, 249)])
+    if x < 0.8:                                     # an integer or a float constant
+        return rng.choice(range(128, 209)) if rng.random() < 0.5 else rng.choice(range(240, 249))
     if x < 0.9:
         return 255
     return rng.choice([_VCC, EXEC_LO])
@@ -567,6 +567,8 @@ def _random_valu(rng, names) -> list[int]:
                             neg=rng.getrandbits(3) if rng.random() < 0.3 else 0)
             if "omod" in info.flags and name not in TRANS_OPS and rng.random() < 0.2:
                 mods["omod"] = rng.randrange(4)
+            if "opsel" in info.flags and rng.random() < 0.4:      # the halves of its sources and result
+                mods["opsel"] = rng.getrandbits(4) & ((1 << n) - 1 | 8)
             if "clamp" in info.flags and name not in NO_CLAMP | TRANS_OPS and rng.random() < 0.2:
                 mods["clamp"] = 1
             if "reads_vcc" in info.flags and n == 3:
@@ -597,16 +599,21 @@ def _random_valu(rng, names) -> list[int]:
             return words
 
 
-def vector_program(seed: int, names, loops: int = 2, body: int = 30) -> list[int]:
-    """Every VGPR v1..v15 set from v0 (all lanes), then a loop of random VALU instructions of
-    ``names`` mixed with SALU ones, branches on VCC and EXEC, and EXEC restored now and then."""
-    rng = random.Random(seed)
+def _prologue(rng) -> list[int]:
+    """v1..v15 set from v0 in every lane (a random multiple, then a random XOR)."""
     code = _sop1("s_mov_b32", SAVED_EXEC, EXEC_LO) + _sop1("s_mov_b32", EXEC_LO, 193)
     mul, xor = isa.by_name("v_mul_lo_u32"), isa.by_name("v_xor_b32")
     for r in range(1, VG):
         code += _vop3(mul.op, r, [256, 255]) + [rng.getrandbits(32) | 1]
         code += _vop2(xor.op, r, 255, r) + [rng.getrandbits(32)]
-    code += _sop1("s_mov_b32", EXEC_LO, SAVED_EXEC) + _sop1("s_mov_b32", _VCC, 255) + [rng.getrandbits(32)]
+    return code + _sop1("s_mov_b32", EXEC_LO, SAVED_EXEC)
+
+
+def vector_program(seed: int, names, loops: int = 2, body: int = 30) -> list[int]:
+    """Every VGPR v1..v15 set from v0 (all lanes), then a loop of random VALU instructions of
+    ``names`` mixed with SALU ones, branches on VCC and EXEC, and EXEC restored now and then."""
+    rng = random.Random(seed)
+    code = _prologue(rng) + _sop1("s_mov_b32", _VCC, 255) + [rng.getrandbits(32)]
     code += _sopk("s_movk_i32", COUNTER, loops)
     loop_at = len(code)
     for _ in range(body):
@@ -652,7 +659,7 @@ def model_vector_run(code, launch, limit=20000, ctx=None) -> tuple[Wave, int]:
     raise AssertionError("the model did not reach s_endpgm")
 
 
-def _check_vector(preset, code, launches, seed):
+def _check_vector(preset, code, launches, seed, active=40):
     log = {}
     regs, errors, cycles = rtl_run(preset, code, launches, seed=seed, log=log)
     assert errors == []
@@ -666,7 +673,7 @@ def _check_vector(preset, code, launches, seed):
         diff = [f"s{k}: rtl {regs[w][k]:#x} model {ref.s[k]:#x}" for k in range(126)
                 if k not in (106, 107) and regs[w][k] != ref.s[k]]
         assert not diff, f"wave {w}: " + ", ".join(diff[:12])
-    assert sum(ran) >= 40 * len(launches), f"too few VALU instructions ran with lanes on: {ran}"
+    assert sum(ran) >= active * len(launches), f"too few VALU instructions ran with lanes on: {ran}"
     return cycles
 
 
@@ -684,11 +691,30 @@ def test_float_programs_match_the_model(preset, seed):
     _check_vector(preset, code, vector_launches(seed, PRESETS[preset].wave_slots), seed)
 
 
+@pytest.mark.parametrize("preset", ["fpga", "default"])
+def test_sixteen_bit_halves_and_constants_match_the_model(preset):
+    """16-bit operations with every op_sel of their sources and result (the other half of the
+    destination kept) and the float inline constants, which a 16-bit operand reads as FP16."""
+    rng = random.Random(41)
+    code = _prologue(rng)
+    for name in ("v_add_nc_u16", "v_sub_nc_i16", "v_lshlrev_b16", "v_max_i16", "v_mul_lo_u16", "v_mad_u32_u16"):
+        info = isa.by_name(name)
+        n = len(info.src_bits)
+        for opsel in range(16):
+            if opsel & ~((1 << n) - 1 | 8):
+                continue
+            srcs = [rng.choice([*range(240, 249), 193, 256 + rng.randrange(VG)]) for _ in range(n - 1)]
+            code += _vop3(info.op, 1 + opsel % 15, [256 + rng.randrange(VG)] + srcs, opsel=opsel)
+    code += _sopp("s_endpgm")
+    _check_vector(preset, code, vector_launches(41, PRESETS[preset].wave_slots), 41, active=30)
+
+
 @pytest.mark.parametrize("preset,seed", [("fpga", 23), ("default", 24)])
 def test_integer_programs_match_the_model(preset, seed):
-    """Integer VALU instructions, 64-bit ones and the lane moves more often than the rest."""
+    """Integer VALU instructions, 64-bit and 16-bit ones and the lane moves more often than the
+    rest."""
     names = _names(lambda i: not ("f32" in i.name or "ubyte" in i.name))
-    names += 4 * [n for n in names if 64 in (isa.by_name(n).dst_bits, *isa.by_name(n).src_bits)]
+    names += 4 * [n for n in names if {16, 64} & {isa.by_name(n).dst_bits, *isa.by_name(n).src_bits}]
     names += 8 * ["v_readlane_b32", "v_readfirstlane_b32", "v_writelane_b32"]
     code = vector_program(seed, names)
     _check_vector(preset, code, vector_launches(seed, PRESETS[preset].wave_slots), seed)

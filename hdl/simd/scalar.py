@@ -48,7 +48,7 @@ from amaranth.hdl import C, Array, Cat, Const, Module, Mux, Signal
 from amaranth.lib import data, enum, memory, stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from isa import OPCODES
+from isa import OPCODES, by_name as isa_info
 from isa import operands as O
 from isa.operands import inline_constant
 
@@ -83,6 +83,8 @@ _DS_KINDS = (Kind.DS_LOAD, Kind.DS_STORE, Kind.DS_ATOMIC)
 _MEM_KINDS = (Kind.VMEM_LOAD, Kind.VMEM_STORE, Kind.VMEM_ATOMIC, Kind.CACHE, *_DS_KINDS)
 _KINDS = (Kind.SALU, Kind.SBRANCH, Kind.SWAIT, Kind.SHINT, Kind.SBARRIER, Kind.SENDPGM, Kind.SMEM, Kind.VALU,
           Kind.VTRANS, *_MEM_KINDS)
+#: The vector opcodes whose source k is 16 bits wide.
+_HALF = [[n for n in VECTOR_OPS if len(isa_info(n).src_bits) > k and isa_info(n).src_bits[k] == 16] for k in range(3)]
 CNT_MAX = 63    # loadcnt's, storecnt's and dscnt's largest count (RDNA 4: 6 bits)
 _NOT_IN_FILE = (O.NULL, O.VCC_LO, O.VCC_HI, O.EXEC_LO, O.EXEC_HI)     # flip-flops, or nothing
 _VECTOR_FORMATS = (FmtId.VOP1, FmtId.VOP2, FmtId.VOPC, FmtId.VOP3, FmtId.VOP3SD)
@@ -282,9 +284,10 @@ class ScalarPipe(wiring.Component):
         o_exec, o_vcc = Cat(*exec_).word_select(ow, 64), Cat(*vcc).word_select(ow, 64)
         o_scc = scc.bit_select(ow, 1)
 
-        def operand(code, wide, data_):
+        def operand(code, wide, data_, half=C(0, 1)):
             """Source ``code``: an SGPR (the pair read), VCC, EXEC, NULL, an inline constant, SCC,
-            VCCZ, EXECZ or the literal."""
+            VCCZ, EXECZ or the literal. For a 16-bit operand (``half``) an inline constant is its
+            16-bit form (FP16 for a float) zero-extended, as the ISA reads it."""
             v = Signal(64)
             with m.Switch(code):
                 with m.Case(O.VCC_LO):
@@ -307,17 +310,19 @@ class ScalarPipe(wiring.Component):
                     m.d.comb += v.eq(oi.literal)
                 for c in list(range(128, 209)) + list(range(240, 249)):
                     with m.Case(c):
-                        m.d.comb += v.eq(Mux(wide, inline_constant(c, 64), inline_constant(c, 32)))
+                        m.d.comb += v.eq(Mux(wide, inline_constant(c, 64),
+                                             Mux(half, inline_constant(c, 16), inline_constant(c, 32))))
                 with m.Default():
                     m.d.comb += v.eq(Mux(wide, data_, Mux(code[0], data_[32:], data_[:32])))
             return v
         ex = Signal(data.StructLayout({"valid": 1, "getpc": 1, "swap": 1, "wave": range(max(W, 2)), "sdst": 7,
                                        "wide": 1, "next_pc": ADDR}))
         a_code, b_code = _source_codes(oi, opr.smem, opr.vglobal)
-        a = operand(a_code, opr.smem | opr.vglobal | (oi.src0_dw == 2), reads[0].data)
-        b = operand(b_code, ~opr.smem & (oi.src1_dw == 2), reads[1].data)
+        half = [opr.valu & _member(oi.op, _HALF[k]) for k in range(3)]
+        a = operand(a_code, opr.smem | opr.vglobal | (oi.src0_dw == 2), reads[0].data, half[0])
+        b = operand(b_code, ~opr.smem & (oi.src1_dw == 2), reads[1].data, half[1])
         d = operand(Mux(opr.valu, oi.src2, Cat(oi.sdst, Const(0, 2))),
-                    Mux(opr.valu, oi.src2_dw == 2, oi.sdst_dw == 2), reads[2].data)
+                    Mux(opr.valu, oi.src2_dw == 2, oi.sdst_dw == 2), reads[2].data, half[2])
         m.d.comb += [vp.scalar[0].eq(a), vp.scalar[1].eq(b), vp.scalar[2].eq(d)]
         # a SALU instruction starts the ALU at OPR; EX keeps its destination until the result
         m.submodules.alu = alu = ScalarALU()

@@ -45,12 +45,13 @@ from .vgpr import VgprBanks, VgprWrite
 __all__ = ["VectorPipe", "VECTOR_OPS", "TRANS_OPS", "NO_CLAMP", "NO_OPSEL"]
 
 _FP = frozenset(o.name.lower() for o in FP_OPS)
-#: Mnemonics the vector pipe executes: the lane units' VALU opcodes of 32-bit and 64-bit operands,
+#: Mnemonics the vector pipe executes: the lane units' VALU opcodes (but the 16-bit multiply-adds
+#: ``v_mad_u16``/``v_mad_i16``, which would need four reads: src2 and the old destination),
 #: and the lane moves (``v_readlane_b32``, ``v_readfirstlane_b32``: a lane to an SGPR;
 #: ``v_writelane_b32``: an SGPR to a lane).
 _LANE_MOVES = frozenset({"v_readlane_b32", "v_readfirstlane_b32", "v_writelane_b32"})
 VECTOR_OPS = frozenset(i.name for i in OPCODES if i.kind == "valu" and i.name in _FP | INT_OPS | _LANE_MOVES
-                       and set(i.src_bits) | {i.dst_bits} <= {0, 32, 64})
+                       and not (i.dst_bits == 16 and len(i.src_bits) == 3))
 #: Of those, the integer ops the model refuses with ``clamp``, and with ``op_sel``.
 #: The transcendentals, which the DCU's shared unit (``trans_req``/``trans_resp``) computes.
 TRANS_OPS = frozenset(op.name.lower() for op in CLS_OF)
@@ -254,7 +255,8 @@ class VectorPipe(wiring.Component):
         m.d.comb += [vfp.op.eq(Mux(ex.fp, ex.op, OpId.NONE)), vfp.a.eq(ex.a), vfp.b.eq(ex.b), vfp.c.eq(ex.c),
                      vfp.abs.eq(ex.abs), vfp.neg.eq(ex.neg), vfp.clamp.eq(ex.clamp), vfp.omod.eq(ex.omod),
                      vint.op.eq(Mux(ex.fp, OpId.NONE, ex.op)), vint.mask_in.eq(ex.mask_in),
-                     vint.lane_base.eq(ex.row * L), vint.opsel.eq(ex.opsel), vint.clamp.eq(ex.clamp)]
+                     vint.lane_base.eq(ex.row * L), vint.opsel.eq(ex.opsel), vint.clamp.eq(ex.clamp),
+                     vint.d_old.eq(ex.c)]            # a 16-bit result keeps the other half of c: the old destination
         for k, (a, v) in enumerate(zip((vint.a, vint.b, vint.c), (ex.a, ex.b, ex.c))):
             m.d.comb += a.eq(Cat(*[Cat(_cndmask_mods(ex, k, v[32 * n:32 * n + 32]), ex.high[k][32 * n:32 * n + 32])
                                    for n in range(L)]))
