@@ -256,10 +256,10 @@ class ScalarALU(wiring.Component):
     operation a cycle for one-pass operations). The latency table is in the module
     docstring.
 
-    In the scalar pipe the unit takes the place of the EX stage's registers: OPR drives
-    ``start`` with its operands (``a``, ``b``, the old destination as ``d_in``, SCC and
-    EXEC of the wave) where it loads EX now, EX writes ``d``, SCC and EXEC with ``done``,
-    and ISS and OPR hold while ``busy`` (EX keeps the wave, ``sdst`` and width).
+    In the scalar pipe (:class:`~hdl.simd.scalar.ScalarPipe`) OPR drives ``start`` with its
+    operands (``a``, ``b``, the old destination as ``d_in``, SCC and EXEC of the wave), EX
+    keeps the wave, ``sdst`` and width and writes ``d``, SCC and EXEC with ``done``, and ISS
+    issues no SALU instruction whose start would find the unit ``busy``.
 
     Attributes
     ----------

@@ -1,6 +1,6 @@
 """The lean SIMD's vector pipe: VGPRs in banks of RAM and the VALU lanes (docs/simd.md, "Lean SIMD").
 
-An instruction the issue stage sends (:func:`~hdl.layouts.VectorIssue`) runs as ``P = 32 / lanes``
+An instruction the issue stage sends (:class:`~hdl.layouts.VectorPort`) runs as ``P = 32 / lanes``
 passes of one row of ``lanes`` lanes each. Pass *p* of an instruction issued at *t*:
 
 * **RD** (*t* + 1 + *p*): the three VGPR read addresses (src0, src1, and src2 or the old
@@ -18,9 +18,10 @@ more passes the pipe is busy that long): the dependent-issue latency is 5, as RD
 mask (compares, carries, ``v_cmpx``) leaves on ``mask`` with the last pass; the issue stage
 keeps the wave from issuing until it is written.
 
-Executed here (:data:`VECTOR_OPS`): the VALU opcodes of the two lane units whose operands and
-results are 32-bit. 64-bit and 16-bit operands, DPP, VOPD, VOP3P, the lane moves and the
-transcendentals are not yet.
+A VALU instruction with 64-bit operands, and a memory instruction, reads each row in two cycles
+(:class:`~hdl.simd.memreq.MemRequest` forms the request); a transcendental's rows go to the
+DCU's unit as one wave. Executed here: :data:`VECTOR_OPS` and :data:`TRANS_OPS`. Not yet: f16
+and FP64 operations, DPP, VOPD, VOP3P.
 """
 from __future__ import annotations
 
