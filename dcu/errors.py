@@ -238,18 +238,6 @@ def _build_message(e) -> str:
         else _first_line(e)
 
 
-def describe_words(words: int, pc: int) -> str:
-    """Three instruction dwords packed in ``words`` (as the DCU latches them), disassembled,
-    then the dwords."""
-    from isa import DecodeError, decode, disassemble
-    raw = [(words >> (32 * i)) & 0xFFFF_FFFF for i in range(3)]
-    try:
-        text = disassemble(decode(raw, pc=pc))
-    except DecodeError:
-        text = "not a gfx1200 instruction this decoder knows"
-    return f"{text} (dwords {' '.join(f'{w:08x}' for w in raw)})"
-
-
 # ---- the RTL's failures ----------------------------------------------------------------------
 def rtl_fault(err, config, prep, kernel: str, backend: str, buffers, *, mem_faults=(), waves=None,
               watchdog_cycles: int | None = None, max_cycles: int | None = None) -> tuple[Fault, str]:
@@ -270,14 +258,12 @@ def rtl_fault(err, config, prep, kernel: str, backend: str, buffers, *, mem_faul
         f.what, f.detail = "watchdog", f"no instruction issued for {watchdog_cycles} cycles"
         return f, "timeout"
     f.waves = []
-    if cause == Cause.ILLEGAL_INSTRUCTION:
-        f.what, f.pc = "not an instruction the RTL executes", int(err.pc)
-        f.instruction = describe_words(err.words, err.pc)
-        return f, "unsupported"
-    if cause == Cause.REFUSED_AT_EXECUTE:     # the DCU keeps the PC only: the words are in memory
+    if cause in (Cause.ILLEGAL_INSTRUCTION, Cause.UNSUPPORTED):    # the DCU keeps the PC: the words are in memory
         from .refused import refused_instruction
         unit, f.instruction = refused_instruction(prep, int(err.pc))
-        f.what, f.pc = f"an instruction the RTL's {unit} does not execute", int(err.pc)
+        f.pc = int(err.pc)
+        f.what = ("not an instruction" if cause == Cause.ILLEGAL_INSTRUCTION
+                  else f"an instruction the RTL's {unit} does not execute")
         return f, "unsupported"
     if cause == Cause.DISPATCH:
         f.simd = f.slot = None

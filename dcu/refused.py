@@ -1,7 +1,7 @@
-"""The report of an instruction a SIMD's unit refused at execute (``hdl.top.dcu.DcuErrorCause.
-REFUSED_AT_EXECUTE``): the DCU latches the PC but not the words, as hardware keeps no
-instruction words down the pipeline; the host reads them from the dispatch's memory image at
-that PC, disassembles them and names the unit that executes the operation."""
+"""The report of an instruction a SIMD stopped at (``hdl.top.dcu.DcuErrorCause.
+ILLEGAL_INSTRUCTION`` and ``UNSUPPORTED``): the DCU latches the PC but not the words, as
+hardware keeps no instruction words down the pipeline; the host reads them from the dispatch's
+memory image at that PC, disassembles them and names the unit that executes the operation."""
 from __future__ import annotations
 
 from isa import DecodeError, decode, disassemble
@@ -11,7 +11,7 @@ __all__ = ["unit_of", "refused_instruction"]
 
 def unit_of(name: str) -> str:
     """The SIMD unit that executes mnemonic ``name``, in words."""
-    from hdl.simd.salu import IMPLEMENTED as salu_ops
+    from hdl.simd.scalar_alu import IMPLEMENTED as salu_ops
     from hdl.simd.trans import CLS_OF as trans_ops
     from hdl.simd.valu_fp import FP_OPS
     from hdl.simd.valu_int import IMPLEMENTED as int_ops
@@ -37,7 +37,7 @@ def _words_at(prep, pc: int) -> list[int]:
 
 
 def refused_instruction(prep, pc: int) -> tuple[str, str]:
-    """(unit, instruction) for a refusal at ``pc``: the unit that refused it, and the
+    """(unit, instruction) for a stop at ``pc``: the unit that executes its operation, and the
     instruction disassembled with its dwords, e.g. ``("integer VALU", "v_and_b32_e64 v2, v0,
     v1 clamp (dwords 00028002 00020300)")``."""
     words = _words_at(prep, pc)
@@ -45,7 +45,7 @@ def refused_instruction(prep, pc: int) -> tuple[str, str]:
         return "SIMD", f"outside the memory image (PC {pc:#x})"
     try:
         inst = decode(words, pc=pc)
-    except DecodeError:     # the memory changed under the kernel: say what is there now
+    except DecodeError:     # words that are not an instruction
         return "SIMD", f"not an instruction the decoder knows (dwords {' '.join(f'{w:08x}' for w in words)})"
     used = words[:inst.size // 4]
     return unit_of(inst.name), f"{disassemble(inst)} (dwords {' '.join(f'{w:08x}' for w in used)})"

@@ -23,7 +23,7 @@ __all__ = ["DecodedInst", "LANES", "ADDR", "SEQ", "LaunchLayout", "FetchReq", "F
            "Steer", "SteerLayout",
            "WaveStart", "SmemReq",
            "SmemResp", "VecMemReq", "ReqRow", "VecMemResp", "StallReason", "ISSUE_GROUPS", "issue_group",
-           "SimdPerf", "VectorPort"]
+           "SimdPerf", "PerfEvents", "WaveStatus", "VectorPort"]
 
 LANES = 32   # lanes of a wave
 ADDR = 48    # bits of a virtual byte address
@@ -238,6 +238,17 @@ SimdPerf = data.StructLayout({
 })
 
 
+#: What the issue stage counts each cycle (:class:`hdl.simd.perf.PerfCounters`): an instruction
+#: issued and its :data:`ISSUE_GROUPS` index, or why nothing issued (``NONE``: no wave resident),
+#: and whether the vector pipe reads a VALU row.
+PerfEvents = data.StructLayout({"issued": 1, "group": range(len(ISSUE_GROUPS)), "stall": StallReason, "valu": 1})
+
+#: A wave slot as a report of a stopped dispatch describes it: whether a wave is resident, its
+#: PC, its outstanding-access counters and whether it waits at a barrier.
+WaveStatus = data.StructLayout({"resident": 1, "pc": ADDR, "loadcnt": 6, "storecnt": 6, "dscnt": 6, "kmcnt": 5,
+                                "barrier": 1})
+
+
 # -- the lean SIMD's issue stage and vector pipe --------------------------------------------
 class VectorPort(wiring.Signature):
     """The issue stage's link to the vector pipe (seen from the issue stage).
@@ -267,6 +278,8 @@ class VectorPort(wiring.Signature):
     retired : In
         Bit ``w`` of ``load``, ``store``, ``ds``: a memory instruction of wave ``w`` has
         retired (its last response beat), for its counter.
+    valu_row : In(1)
+        The pipe reads a row of a VALU instruction this cycle (``perf.valu_busy``).
     """
 
     def __init__(self, cfg: DCUConfig):
@@ -284,4 +297,5 @@ class VectorPort(wiring.Signature):
             "soon": In(3),
             "retired": In(data.StructLayout({"load": cfg.wave_slots, "store": cfg.wave_slots,
                                              "ds": cfg.wave_slots})),
+            "valu_row": In(1),
         })

@@ -222,10 +222,10 @@ def test_illegal_instruction_names_wave_pc_and_words(tmp_path):
 
 
 @ERRORS
-def test_refusal_at_execute_names_unit_pc_and_words(tmp_path, monkeypatch):
-    """A unit that refuses an instruction at execute (the transcendental unit, clamp on
-    v_exp_f32) stops the wave with cause REFUSED_AT_EXECUTE: the DCU keeps no words, the host
-    reads them at the latched PC and names the unit (the check before launch is bypassed)."""
+def test_unsupported_instruction_names_unit_pc_and_words(tmp_path, monkeypatch):
+    """An instruction the SIMD does not execute (clamp on the transcendental v_exp_f32) stops
+    the wave with cause UNSUPPORTED: the DCU keeps no words, the host reads them at the
+    latched PC and names the unit (the check before launch is bypassed)."""
     from dcu.launch import image_base
     from dcu.backends.rtlcheck import kernel_instructions
     import dcu.backends.rtlcheck
@@ -238,7 +238,7 @@ def test_refusal_at_execute_names_unit_pc_and_words(tmp_path, monkeypatch):
     out = np.zeros(32, np.uint32)
     with pytest.raises(RtlError) as e:
         dcu.launch(k, 1, 32, [out], backend="rtl", config="tiny", reuse=True)
-    assert re.search(rf"instruction refused at execute at SIMD \d, wave slot \d, PC {pc:#x}: the RTL's "
+    assert re.search(rf"unsupported instruction at SIMD \d, wave slot \d, PC {pc:#x}: the RTL's "
                      r"transcendental unit does not execute v_exp_f32_e64 v3, v2 clamp \(dwords d5a58003 00000102\)$",
                      str(e.value)), str(e.value)
     f = e.value.fault

@@ -367,11 +367,12 @@ def rtl_run(preset: str, code: list[int], launches: list[dict], words: list[int]
                     ctx.set(getattr(dut.smem_resp.payload, k), v)
                 if ctx.get(dut.smem_resp.ready):
                     answering.popleft()
-            if ctx.get(dut.error.valid):
-                e = dut.error.payload
+            if ctx.get(dut.error.valid) and not errors:     # the first error, held
+                e = dut.error
                 errors.append((ctx.get(e.wave), ctx.get(e.pc), ctx.get(e.cause)))
             cycles[0] += 1
             await ctx.tick()
+        log["resident"] = [ctx.get(dut.waves[w].resident) for w in range(len(launches))]
         for w in range(len(launches)):
             pairs = [ctx.get(dut.scalar.sgprs.data[w * 64 + k]) for k in range(64)]
             regs.append([(p >> (32 * h)) & 0xFFFF_FFFF for p in pairs for h in (0, 1)])
@@ -485,17 +486,19 @@ def test_a_wave_ends_after_its_loads_return():
 
 def test_words_it_cannot_run_stop_the_wave():
     """An illegal word and a 16-bit instruction (not executed by the lean SIMD yet) stop their
-    wave with the cause and PC; a wave of good code beside them finishes."""
+    wave with the cause and PC, held on ``error``; the stopped wave stays resident, and a wave
+    of good code beside it finishes."""
     bad = [0xFFFF_FFFF]                                       # no instruction
     valu = _vop3(isa.by_name("v_mad_u16").op, 1, [256, 256, 256])
     assert isa.decode(valu + [0]).name == "v_mad_u16"
     code = _sopk("s_movk_i32", 3, 7) + bad + _sopp("s_endpgm") + valu + _sopp("s_endpgm")
-    regs, errors, _ = rtl_run("fpga", code, launch_state(6, 2), starts=[BASE, BASE + 12])
-    assert sorted(errors, key=lambda e: e[0]) == [(0, BASE + 4, PipeError.ILLEGAL),
-                                                  (1, BASE + 12, PipeError.UNSUPPORTED)]
-    assert regs[0][3] == 7
-    regs, errors, _ = rtl_run("fpga", code, launch_state(6, 2), starts=[BASE + 12, BASE + 8])
-    assert errors == [(0, BASE + 12, PipeError.UNSUPPORTED)]
+    for starts, error in (([BASE, BASE + 8], (0, BASE + 4, PipeError.ILLEGAL)),
+                          ([BASE + 12, BASE + 8], (0, BASE + 12, PipeError.UNSUPPORTED))):
+        log = {}
+        regs, errors, _ = rtl_run("fpga", code, launch_state(6, 2), starts=starts, log=log)
+        assert errors == [error]
+        assert log["resident"] == [w == error[0] for w in range(2)]
+        assert (regs[0][3] == 7) == (starts[0] == BASE)      # it ran up to the word it stopped at
 
 
 def test_verilog_lint(tmp_path):

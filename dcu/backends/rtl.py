@@ -16,7 +16,6 @@ import numpy as np
 
 from isa import DecodeError, decode, disassemble
 
-from ..errors import describe_words
 from ..launch_errors import RtlError
 
 __all__ = ["RtlError", "RtlResult", "RtlSession", "describe_waves", "issued_by_group", "run_dispatch", "SESSIONS"]
@@ -329,12 +328,12 @@ def error_text(err, config, prep, watchdog_cycles: int, waves: list[str] | None 
     from hdl.top.dcu import DcuErrorCause as Cause
     cause = Cause(err.cause)
     where = f"SIMD {err.simd}, wave slot {err.wave}"
-    if cause == Cause.ILLEGAL_INSTRUCTION:
-        return f"illegal instruction at {where}, PC {err.pc:#x}: {describe_words(err.words, err.pc)}"
-    if cause == Cause.REFUSED_AT_EXECUTE:
+    if cause in (Cause.ILLEGAL_INSTRUCTION, Cause.UNSUPPORTED):
         from ..refused import refused_instruction
         unit, inst = refused_instruction(prep, int(err.pc))
-        return f"instruction refused at execute at {where}, PC {err.pc:#x}: the RTL's {unit} does not execute {inst}"
+        if cause == Cause.ILLEGAL_INSTRUCTION:
+            return f"illegal instruction at {where}, PC {err.pc:#x}: {inst}"
+        return f"unsupported instruction at {where}, PC {err.pc:#x}: the RTL's {unit} does not execute {inst}"
     if cause == Cause.MEMORY_FAULT:
         return (f"memory fault at {where}, lane {err.lane}: address {err.addr:#x} is outside global memory "
                 f"({prep.mem.nearest(err.addr)})")
@@ -399,23 +398,24 @@ async def _sample_timeline(ctx, dcu, tl) -> None:
     issue, empty, ready = tl.code("issue"), tl.code("empty"), tl.code("ready")
     by_reason = {r.value: tl.code(r.name.lower()) for r in StallReason if r is not StallReason.NONE}
     by_reason[StallReason.NONE.value] = ready
+    # the issue stage sees one wave a cycle: a wave's state is its last stall reason there
+    # until it issues
     probes = []
     for simd in dcu.simds:
-        tr = simd.trace
-        probes += [tr["issue"], tr["sel"], tr["issue_s"], tr["sel_s"], *tr["resident"],
-                   *[w.as_value() for w in tr["why"]]]
+        tr = simd.scalar.trace
+        probes += [tr["take"], tr["issue"], tr["wave"], tr["stall"].as_value(), tr["resident"]]
+    state = [[ready] * W for _ in dcu.simds]
     cycle = 0
     async for _, _, *v in ctx.tick().sample(*probes):
         codes = []
         for s in range(len(dcu.simds)):
-            base = s * (4 + 2 * W)
-            iss, sel, iss_s, sel_s = v[base: base + 4]
+            take, iss, wave, stall, resident = v[5 * s: 5 * s + 5]
             for w in range(W):
-                if (iss and sel == w) or (iss_s and sel_s == w):
-                    codes.append(issue)
-                elif not v[base + 4 + w]:
-                    codes.append(empty)
-                else:
-                    codes.append(by_reason[v[base + 4 + W + w]])
+                if take and wave == w:
+                    state[s][w] = issue if iss else by_reason[stall]
+                code = state[s][w] if resident >> w & 1 else empty
+                codes.append(code)
+                if code == issue:
+                    state[s][w] = ready
         tl.add_cycle(cycle, codes)
         cycle += 1

@@ -38,7 +38,7 @@ from .salu import SALU
 from .valu_fp import VALUFloat
 from .lanemul import FP_WIDTH as FP_MUL_W, WIDTH as MUL_W, LaneMultiplier
 from ..layouts import (ADDR, ISSUE_GROUPS, LANES, SEQ, DecodedInst, FetchReq, FetchResp, LaunchLayout, ReqRow,
-                      SimdPerf, SmemReq, SmemResp, StallReason, VecMemReq, VecMemResp)
+                      SimdPerf, SmemReq, SmemResp, StallReason, VecMemReq, VecMemResp, WaveStatus)
 from .regfile import SgprFile, VgprFile
 from .trans import CLS_OF as _TRANS_OPS, TransIn, TransOut
 from .transseq import TransSeq
@@ -68,12 +68,6 @@ def ErrorLayout(cfg):
     instruction dwords (``ILLEGAL_INSTRUCTION``, found at issue, only) and the ``cause``."""
     return data.StructLayout({"valid": 1, "wave": range(cfg.wave_ids), "pc": ADDR, "words": 96,
                               "cause": ErrorCause})
-
-
-#: ``waves[i]``: wave slot i as a report of a stopped dispatch describes it: whether a wave is
-#: resident, its PC, its outstanding-access counters and whether it waits at a barrier
-WaveStatus = data.StructLayout({"resident": 1, "pc": ADDR, "loadcnt": 6, "storecnt": 6, "dscnt": 6, "kmcnt": 5,
-                                "barrier": 1})
 
 
 #: Kinds that issue through the scalar pipe. RDNA issues up to one instruction of each kind

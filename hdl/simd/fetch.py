@@ -61,6 +61,8 @@ class Fetch(wiring.Component):
         Three dwords at a wave's PC, the PC, and the wave as the tag.
     active : Out(config.wave_slots)
         The waves running.
+    pcs : Out(ArrayLayout(ADDR, config.wave_slots))
+        Each wave's PC: its next instruction's, or the one being decoded or issued.
     """
 
     def __init__(self, config: DCUConfig, lines: int = 4):
@@ -75,6 +77,7 @@ class Fetch(wiring.Component):
             "steer": In(stream.Signature(SteerLayout(config))),
             "window": Out(stream.Signature(DecodeIn(self.wave_bits))),
             "active": Out(config.wave_slots),
+            "pcs": Out(data.ArrayLayout(ADDR, config.wave_slots)),
         })
 
     def elaborate(self, platform):
@@ -93,6 +96,7 @@ class Fetch(wiring.Component):
         arr = Array(Signal(range(L + 1), name=f"arr{w}") for w in range(W))
         epoch = Array(Signal(2, name=f"epoch{w}") for w in range(W))
         m.d.comb += [self.active.eq(active), self.start.ready.eq(1), self.steer.ready.eq(1)]
+        m.d.comb += [self.pcs[w].eq(pc[w]) for w in range(W)]
 
         banks = []
         for b in range(4):

@@ -7,11 +7,11 @@ at *t* + 3 (its bank read, then the decode stage's two cycles).
 from __future__ import annotations
 
 from amaranth.hdl import Module
-from amaranth.lib import stream, wiring
+from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from ..config import DCUConfig
-from ..layouts import DecodeOut, FetchReq, FetchResp, SteerLayout, WaveStart
+from ..layouts import ADDR, DecodeOut, FetchReq, FetchResp, SteerLayout, WaveStart
 from .decode import DecodeStage
 from .fetch import Fetch
 
@@ -29,7 +29,7 @@ class FrontEnd(wiring.Component):
 
     Attributes
     ----------
-    fetch_req, fetch_resp, start, steer, active
+    fetch_req, fetch_resp, start, steer, active, pcs
         As :class:`~hdl.simd.fetch.Fetch`'s.
     inst : Out(stream.Signature(DecodeOut(wave bits)))
         One decoded instruction a cycle at most, its fall-through PC, branch target and wave (the tag).
@@ -46,6 +46,7 @@ class FrontEnd(wiring.Component):
             "start": In(stream.Signature(WaveStart(config))),
             "steer": In(stream.Signature(SteerLayout(config))),
             "active": Out(config.wave_slots),
+            "pcs": Out(data.ArrayLayout(ADDR, config.wave_slots)),
             "inst": Out(stream.Signature(DecodeOut(wave_bits))),
         })
 
@@ -57,5 +58,5 @@ class FrontEnd(wiring.Component):
             wiring.connect(m, wiring.flipped(getattr(self, name)), getattr(fetch, name))
         wiring.connect(m, fetch.window, decode.i)
         wiring.connect(m, decode.o, wiring.flipped(self.inst))
-        m.d.comb += self.active.eq(fetch.active)
+        m.d.comb += [self.active.eq(fetch.active), self.pcs.eq(fetch.pcs)]
         return m

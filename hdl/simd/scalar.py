@@ -55,8 +55,8 @@ from isa.operands import inline_constant
 from ..config import DCUConfig
 from ..isa_tables import Kind, OpId
 from ..isa_tables import FmtId
-from ..layouts import (ADDR, SEQ, DecodedInst, DecodeOut, LaunchLayout, SmemReq, SmemResp, Steer, SteerLayout,
-                       VectorPort, WaveStart)
+from ..layouts import (ADDR, ISSUE_GROUPS, SEQ, DecodedInst, DecodeOut, LaunchLayout, PerfEvents, SmemReq, SmemResp,
+                       StallReason, Steer, SteerLayout, VectorPort, WaveStart, WaveStatus)
 from .scalar_alu import IMPLEMENTED as SALU_OPS, PASSES, ScalarALU
 from .memreq import MEMORY_OPS
 from .vector import NO_CLAMP, NO_OPSEL, TRANS_OPS, VECTOR_OPS
@@ -141,6 +141,24 @@ class ScalarPipe(wiring.Component):
         Bit ``w``: wave ``w`` has signalled the workgroup barrier and is not released yet.
     bar_release : In(config.wave_slots)
         A strobe: each wave whose ``bar_wait`` is set is released.
+    vector : Out(VectorPort(config))
+        The vector pipe.
+    v0 : Out(stream.Signature(VgprWrite))
+        A launch's v0 (the work-item IDs), a row at a time, before the launch is taken.
+    pcs : In(ArrayLayout(ADDR, wave_slots))
+        Each wave's PC (the front end's), for ``waves``.
+    launched_slot : Out(range(wave_ids))
+        The slot the next launch takes.
+    idle : Out(1)
+        No wave is resident.
+    ended : Out(wave_slots)
+        A strobe, bit ``w``: wave ``w``'s ``s_endpgm`` issued (its memory traffic and register
+        writes done) and its slot is free from this cycle. A wave stopped by an error stays
+        resident.
+    waves : Out(ArrayLayout(WaveStatus, wave_slots))
+        Each slot's residency, PC, counters and barrier wait, for a report.
+    events : Out(PerfEvents)
+        What the performance counters count this cycle.
     sgprs : memory.Memory
         The SGPR file.
     """
@@ -149,6 +167,7 @@ class ScalarPipe(wiring.Component):
         self.config = config
         #: 64-bit pairs, 64 a wave slot (register ``2k`` low, ``2k + 1`` high)
         self.sgprs = memory.Memory(shape=64, depth=config.wave_slots * 64, init=[])
+        self.trace = {}         # filled by elaborate
         super().__init__({
             "inst": In(stream.Signature(DecodeOut(wave_bits))),
             "steer": Out(stream.Signature(SteerLayout(config))),
@@ -161,6 +180,12 @@ class ScalarPipe(wiring.Component):
             "bar_release": In(config.wave_slots),
             "vector": Out(VectorPort(config)),
             "v0": Out(stream.Signature(VgprWrite(config.vgprs_per_simd, 32 // config.lanes, config.lanes))),
+            "pcs": In(data.ArrayLayout(ADDR, config.wave_slots)),
+            "launched_slot": Out(range(config.wave_ids)),
+            "idle": Out(1),
+            "ended": Out(config.wave_slots),
+            "waves": Out(data.ArrayLayout(WaveStatus, config.wave_slots)),
+            "events": Out(PerfEvents),
         })
 
     def elaborate(self, platform):
@@ -229,19 +254,28 @@ class ScalarPipe(wiring.Component):
         passes = Cat(~two & ~three, two, three)
         ends = xi.kind == Kind.SENDPGM
         to_ex = (xi.kind == Kind.SALU) | (xi.op == OpId.S_SWAPPC_B64)      # writes in EX
-        waits = {OpId.S_WAIT_KMCNT: km > imm[:5], OpId.S_WAIT_LOADCNT: lc > imm[:6], OpId.S_WAIT_STORECNT: sc > imm[:6],
-                 OpId.S_WAIT_DSCNT: dc > imm[:6], OpId.S_WAIT_LOADCNT_DSCNT: (lc > imm[8:14]) | (dc > imm[:6]),
-                 OpId.S_WAIT_STORECNT_DSCNT: (sc > imm[8:14]) | (dc > imm[:6])}
-        wait = (Cat(*((xi.op == op) & c for op, c in waits.items())).any() |
-                (ends & ((km != 0) | (lc != 0) | (sc != 0) | (dc != 0) | vp.busy.bit_select(xw, 1))) |
-                mask_busy.bit_select(xw, 1) |
-                (is_mem & (~vp.mem_ready | Mux(is_ds, dc == CNT_MAX, (lc == CNT_MAX) | (sc == CNT_MAX)))) |
-                (is_valu & ~vp.ready) | (is_trans & ~(vp.ready & vp.trans_ready)) |
-                ((is_valu | is_mem | is_trans) & vp.blocked.bit_select(xw, 1)) |
-                (to_ex & (alu_wait != 0)) | (to_ex & (vp.soon & passes).any()) |
-                (hold3.valid & (hold3.wave == xw)) |
-                (is_smem & (port_taken | (km == KM_MAX))) |
-                ((xi.op == OpId.S_BARRIER_WAIT) & ~bar_pass.bit_select(xw, 1)) | held.bit_select(xw, 1))
+        # why an instruction waits, by counter and in the order a stall is attributed
+        ds_waits = (xi.op == OpId.S_WAIT_DSCNT) | (xi.op == OpId.S_WAIT_LOADCNT_DSCNT) | \
+            (xi.op == OpId.S_WAIT_STORECNT_DSCNT)
+        waits = {
+            StallReason.HELD: held.bit_select(xw, 1),
+            StallReason.DEPENDENCY: (mask_busy.bit_select(xw, 1) | (ends & vp.busy.bit_select(xw, 1)) |
+                                     ((is_valu | is_mem | is_trans) & vp.blocked.bit_select(xw, 1)) |
+                                     (hold3.valid & (hold3.wave == xw))),
+            StallReason.LOADCNT: (((xi.op == OpId.S_WAIT_LOADCNT) & (lc > imm[:6])) |
+                                  ((xi.op == OpId.S_WAIT_LOADCNT_DSCNT) & (lc > imm[8:14])) | (ends & (lc != 0))),
+            StallReason.STORECNT: (((xi.op == OpId.S_WAIT_STORECNT) & (sc > imm[:6])) |
+                                   ((xi.op == OpId.S_WAIT_STORECNT_DSCNT) & (sc > imm[8:14])) | (ends & (sc != 0))),
+            StallReason.DSCNT: (ds_waits & (dc > imm[:6])) | (ends & (dc != 0)),
+            StallReason.KMCNT: ((xi.op == OpId.S_WAIT_KMCNT) & (km > imm[:5])) | (ends & (km != 0)),
+            StallReason.BARRIER: (xi.op == OpId.S_BARRIER_WAIT) & ~bar_pass.bit_select(xw, 1),
+            StallReason.STRUCTURAL: ((is_mem & (~vp.mem_ready | Mux(is_ds, dc == CNT_MAX,
+                                                                    (lc == CNT_MAX) | (sc == CNT_MAX)))) |
+                                     (is_valu & ~vp.ready) | (is_trans & ~(vp.ready & vp.trans_ready)) |
+                                     (to_ex & (alu_wait != 0)) | (to_ex & (vp.soon & passes).any()) |
+                                     (is_smem & (port_taken | (km == KM_MAX)))),
+        }
+        wait = Cat(*waits.values()).any()
         issue = take & ~bad & ~wait
         w_exec, w_vcc, w_scc = (Cat(*exec_).word_select(xw, 64), Cat(*vcc).word_select(xw, 64),
                                 scc.bit_select(xw, 1))
@@ -412,7 +446,17 @@ class ScalarPipe(wiring.Component):
         launched = writes & (step == 4)
         m.d.comb += [self.started.valid.eq(launched), self.started.payload.wave.eq(hold.slot),
                      self.started.payload.pc.eq(hold.pc)]
-        stopped = take & (bad | ((xi.kind == Kind.SENDPGM) & ~wait))
+        finished = take & ~bad & ends & ~wait       # a stopped wave stays resident: the DCU reports it
+        m.d.sync += self.ended.eq(Cat(*(finished & (xw == w) for w in range(W))))
+        m.d.comb += [self.launched_slot.eq(slot), self.idle.eq(~resident.any())]
+        for w in range(W):
+            st = self.waves[w]
+            m.d.comb += [st.resident.eq(resident[w]), st.pc.eq(self.pcs[w]), st.loadcnt.eq(cnt["load"][w]),
+                         st.storecnt.eq(cnt["store"][w]), st.dscnt.eq(cnt["ds"][w]), st.kmcnt.eq(kmcnt[w]),
+                         st.barrier.eq(bar_sig[w])]
+        self._events(m, issue, take, bad, waits, xi.kind, resident)
+        # for a testbench's per-wave timeline: the wave at ISS, whether it issued, its stall
+        self.trace = {"take": take, "issue": issue, "wave": xw, "stall": self.events.stall, "resident": resident}
         for w in range(W):
             here = ex.valid & (ex.wave == w)
             for reg, lo_code in ((vcc[w], O.VCC_LO), (exec_[w], O.EXEC_LO)):
@@ -443,7 +487,7 @@ class ScalarPipe(wiring.Component):
                 m.d.sync += bar_sig[w].eq(1)
             with m.If(issue & (xw == w) & (xi.op == OpId.S_BARRIER_WAIT)):
                 m.d.sync += bar_pass[w].eq(0)
-            with m.If(stopped & (xw == w)):
+            with m.If(finished & (xw == w)):
                 m.d.sync += [resident[w].eq(0), bar_sig[w].eq(0), bar_pass[w].eq(0)]
             took = self.launch.valid & self.launch.ready
             with m.If(took & lp.wg_last & (wg[w] == lp.wg)):
@@ -453,3 +497,24 @@ class ScalarPipe(wiring.Component):
             with m.If(launched & (hold.slot == w)):
                 m.d.sync += [exec_[w].eq(hold.exec), vcc[w].eq(0), scc[w].eq(0), kmcnt[w].eq(0), seq[w].eq(0)]
         return m
+
+    def _events(self, m, issue, take, bad, waits, kind, resident):
+        """What the counters count: the issued instruction's group, or why nothing issued (the
+        instruction at ISS waits: its first reason; none there: ``FETCH``; one that stops its
+        wave: ``HELD``)."""
+        ev = self.events
+        m.d.comb += [ev.issued.eq(issue), ev.valu.eq(self.vector.valu_row)]
+        m.d.comb += ev.group.eq(list(ISSUE_GROUPS).index("other"))
+        for k, kinds in enumerate(ISSUE_GROUPS.values()):
+            if kinds:
+                with m.If(Cat(*(kind == Kind[n.upper()] for n in kinds)).any()):
+                    m.d.comb += ev.group.eq(k)
+        with m.If(resident.any() & ~issue):
+            with m.If(~take):
+                m.d.comb += ev.stall.eq(StallReason.FETCH)
+            with m.Elif(bad):
+                m.d.comb += ev.stall.eq(StallReason.HELD)
+            with m.Else():
+                for reason, cond in reversed(waits.items()):
+                    with m.If(cond):
+                        m.d.comb += ev.stall.eq(reason)

@@ -1,29 +1,35 @@
-"""The lean SIMD as built so far (docs/simd.md, "Lean SIMD"): its front end and scalar pipe.
+"""The lean SIMD (docs/simd.md, "Lean SIMD"): front end, scalar pipe, vector pipe, counters.
 
 :class:`~hdl.simd.frontend.FrontEnd` fetches, buffers, selects and decodes;
-:class:`~hdl.simd.scalar.ScalarPipe` issues the scalar instructions (SALU, scalar loads, branches,
-waits, hints, ``s_endpgm``) and answers each. A wave runs scalar programs from its launch to
-``s_endpgm``; an instruction of another kind stops it with an error, until the vector units
-join.
+:class:`~hdl.simd.scalar.ScalarPipe` issues every instruction, runs the scalar ones (SALU,
+scalar loads, branches, waits, barriers, ``s_endpgm``) and hands the vector and memory ones to
+:class:`~hdl.simd.vector.VectorPipe`; :class:`~hdl.simd.perf.PerfCounters` counts.
 """
 from __future__ import annotations
 
 from amaranth.hdl import Module
-from amaranth.lib import stream, wiring
+from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from ..config import DCUConfig
-from ..layouts import FetchReq, FetchResp, LaunchLayout, ReqRow, SmemReq, SmemResp, VecMemReq, VecMemResp
+from ..layouts import (ADDR, FetchReq, FetchResp, LaunchLayout, ReqRow, SimdPerf, SmemReq, SmemResp, VecMemReq,
+                       VecMemResp, WaveStatus)
 from .frontend import FrontEnd
-from .scalar import ErrorLayout, ScalarPipe
+from .perf import PerfCounters
+from .scalar import PipeError, ScalarPipe
 from .trans import TransIn, TransOut
 from .vector import VectorPipe
 
-__all__ = ["LeanSIMD"]
+__all__ = ["LeanSIMD", "SimdError"]
+
+
+def SimdError(cfg):
+    """``error``: ``valid`` (sticky) once a wave has been stopped; its slot, PC and cause."""
+    return data.StructLayout({"valid": 1, "wave": range(cfg.wave_ids), "pc": ADDR, "cause": PipeError})
 
 
 class LeanSIMD(wiring.Component):
-    """One SIMD of the lean design: wave slots, fetch, decode and the scalar pipe.
+    """One SIMD32 with ``config.wave_slots`` wave slots.
 
     Parameters
     ----------
@@ -41,10 +47,15 @@ class LeanSIMD(wiring.Component):
         The DCU's transcendental unit (:class:`~hdl.simd.transseq.TransSeq`, shared).
     launch : In(stream.Signature(LaunchLayout(config)))
         A wave for the first free slot (:class:`~hdl.simd.scalar.ScalarPipe`'s ``launch``).
-    error : Out(stream.Signature(ErrorLayout(config)))
-        A wave stopped on an instruction it cannot run.
+    launched_slot, idle, ended, waves
+        :class:`~hdl.simd.scalar.ScalarPipe`'s.
+    error : Out(SimdError(config))
+        ``valid`` once a wave has been stopped on an instruction it cannot run (it stays
+        resident and issues nothing more): the first such wave, its PC and why.
     active : Out(config.wave_slots)
         The waves running.
+    perf : Out(SimdPerf)
+        :class:`~hdl.simd.perf.PerfCounters`' counters.
     bar_wait, bar_release
         The workgroup barrier (:class:`~hdl.simd.scalar.ScalarPipe`'s), for the DCU's barrier unit.
     frontend : FrontEnd
@@ -63,7 +74,12 @@ class LeanSIMD(wiring.Component):
             "smem_req": Out(stream.Signature(SmemReq(config))),
             "smem_resp": In(stream.Signature(SmemResp(config))),
             "launch": In(stream.Signature(LaunchLayout(config))),
-            "error": Out(stream.Signature(ErrorLayout(config))),
+            "launched_slot": Out(range(config.wave_ids)),
+            "idle": Out(1),
+            "ended": Out(config.wave_slots),
+            "waves": Out(data.ArrayLayout(WaveStatus, config.wave_slots)),
+            "error": Out(SimdError(config)),
+            "perf": Out(SimdPerf),
             "active": Out(config.wave_slots),
             "bar_wait": Out(config.wave_slots),
             "bar_release": In(config.wave_slots),
@@ -94,7 +110,15 @@ class LeanSIMD(wiring.Component):
         wiring.connect(m, wiring.flipped(self.fetch_resp), fe.fetch_resp)
         wiring.connect(m, fe.inst, sp.inst)
         wiring.connect(m, sp.steer, fe.steer)
-        wiring.connect(m, sp.error, wiring.flipped(self.error))
+        err = sp.error
+        m.d.comb += err.ready.eq(1)
+        with m.If(err.valid & ~self.error.valid):
+            m.d.sync += [self.error.valid.eq(1), self.error.wave.eq(err.payload.wave),
+                         self.error.pc.eq(err.payload.pc), self.error.cause.eq(err.payload.cause)]
+        m.submodules.perf = perf = PerfCounters()
+        m.d.comb += [perf.events.eq(sp.events), self.perf.eq(perf.perf), sp.pcs.eq(fe.pcs),
+                     self.launched_slot.eq(sp.launched_slot), self.idle.eq(sp.idle), self.ended.eq(sp.ended),
+                     self.waves.eq(sp.waves)]
         wiring.connect(m, sp.smem_req, wiring.flipped(self.smem_req))
         wiring.connect(m, wiring.flipped(self.smem_resp), sp.smem_resp)
         wiring.connect(m, wiring.flipped(self.launch), sp.launch)

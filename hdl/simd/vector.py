@@ -89,7 +89,9 @@ class VectorPipe(wiring.Component):
         The transcendental unit: a wave's 32 operands (src0 with its abs and neg) once its rows
         have been read; its results, in order, written a row at a time through
         ``VgprBanks.side`` after the memory returns. Two may be outstanding; a wave's VALU,
-        memory and transcendental instructions wait while its result is pending.
+        memory and transcendental instructions wait while its result is pending. The payload is
+        zero unless ``valid & ready`` (the DCU's shared unit ORs its ports'), and ``ready`` may
+        not depend on ``valid``.
     vmem_resp, lds_resp : In(stream.Signature(VecMemResp(config)))
         Return beats (a beat is a row: ``resp_lanes`` equals ``lanes``), written to the VGPRs
         through ``VgprBanks.side``, vector memory first; a beat without a register write is
@@ -145,7 +147,8 @@ class VectorPipe(wiring.Component):
         row_end = run.valid & ~run.tail & (run.second | ~run.two)
         ends = row_end & (run.row == P - 1)
         last = run.tail | (ends & ~run.hi)
-        m.d.comb += [port.ready.eq(~run.valid | last), port.mem_ready.eq(port.ready & ~mq.busy)]
+        m.d.comb += [port.ready.eq(~run.valid | last), port.mem_ready.eq(port.ready & ~mq.busy),
+                     port.valu_row.eq(run.valid & ~run.tail & ~run.mem & ~run.trans)]
         with m.If(run.valid):
             m.d.sync += [run.second.eq(run.two & ~run.second), run.row.eq(run.row + row_end)]
             with m.If(last):
@@ -325,15 +328,19 @@ class VectorPipe(wiring.Component):
         a = Mux(opr.abs[0], src0 & ~sign, src0)
         a = Mux(opr.neg[0], a ^ sign, a)
         req = self.trans_req
+        # the payload is zero unless taken: a shared unit ORs its ports' payloads
+        held = Signal(TransIn)
+        with m.If(req.valid & req.ready):
+            m.d.comb += req.payload.eq(held)
         entry = Signal(self._pending)
         taking = Signal()               # issued, not yet taken by the unit
         m.d.comb += port.trans_ready.eq(~taking & tq.w_rdy)
         with m.If(t_issue):
             m.d.sync += taking.eq(1)
         with m.If(opr.valid & opr.trans):
-            m.d.sync += [req.payload.a.word_select(opr.row, 32 * L).eq(a), entry.wave.eq(opr.wave),
+            m.d.sync += [held.a.word_select(opr.row, 32 * L).eq(a), entry.wave.eq(opr.wave),
                          entry.vdst.eq(opr.vdst), entry.exec.word_select(opr.row, L).eq(opr.exec),
-                         req.payload.op.eq(opr.op)]
+                         held.op.eq(opr.op)]
             with m.If(opr.last):
                 m.d.sync += req.valid.eq(1)
         with m.If(req.valid & req.ready):

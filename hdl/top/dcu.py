@@ -27,12 +27,13 @@ from .barrier import WorkgroupBarrier
 from ..config import DCUConfig
 from .dispatch import DispatchLayout, Dispatcher
 from ..mem.icache import ICache
-from ..layouts import ADDR
+from ..layouts import ADDR, WaveStatus
 from ..mem.lds import LDS
 from ..mem.memarb import MemArbiter
 from ..mem.memport import ADDR_BITS, Client, MemReq, MemResp
 from ..mem.scache import ScalarCache
-from ..simd.core import SIMD, ErrorCause, WaveStatus
+from ..simd.scalar import PipeError
+from ..simd.simd import LeanSIMD
 from ..simd.transshare import SharedTrans
 from ..mem.vmem import OpKind, VecMemUnit
 
@@ -41,7 +42,7 @@ __all__ = ["DCU", "DcuErrorCause", "DcuError"]
 
 class DcuErrorCause(enum.Enum, shape=unsigned(4)):
     NONE = 0
-    ILLEGAL_INSTRUCTION = 1   # a SIMD met words it does not execute: simd, wave, pc, words
+    ILLEGAL_INSTRUCTION = 1   # a SIMD met words that are not an instruction: simd, wave, pc
     MEMORY_FAULT = 2          # a vector access outside the aperture or the buffer map: simd, wave,
                               # lane, addr, access, size
     SCALAR_FAULT = 3          # a scalar load outside memory: simd, wave, addr
@@ -49,13 +50,13 @@ class DcuErrorCause(enum.Enum, shape=unsigned(4)):
     DISPATCH = 5              # a workgroup can never be placed on this configuration
     WATCHDOG = 6              # no instruction issued for ``watchdog_cycles`` cycles
     LDS_FAULT = 7             # a misaligned LDS access or a bad LDS window: simd, wave, lane, addr
-    REFUSED_AT_EXECUTE = 8    # a SIMD's unit refused the instruction's operation or a modifier at
-                              # execute: simd, wave, pc (no words: the host reads them at the pc)
+    UNSUPPORTED = 8           # an instruction the SIMD does not execute: simd, wave, pc
+    # (no instruction words are kept down the pipeline: the host reads them at the pc)
 
 
 def DcuError(cfg: DCUConfig) -> data.StructLayout:
     return data.StructLayout({"valid": 1, "cause": DcuErrorCause, "simd": range(cfg.simds),
-                              "wave": range(cfg.wave_ids), "pc": ADDR, "words": 96,
+                              "wave": range(cfg.wave_ids), "pc": ADDR,
                               "lane": range(32), "addr": 64, "access": OpKind, "size": range(17)})
 
 
@@ -118,7 +119,7 @@ class DCU(wiring.Component):
     map_base, map_end : In(ArrayLayout(48, map_ranges))
         With ``map_ranges``: the buffer map the vector memory units check each lane's bytes
         against (:class:`hdl.mem.vmem.VecMemUnit`).
-    waves : Out(ArrayLayout(hdl.simd.WaveStatus, simds * wave_slots))
+    waves : Out(ArrayLayout(hdl.layouts.WaveStatus, simds * wave_slots))
         Every wave slot's state (SIMD ``s`` slot ``w`` at ``s * wave_slots + w``), for a report.
     perf_addr : In(range(len(perf_names))); perf_data : Out(32)
         Counter ``perf_names[perf_addr]``, one cycle later.
@@ -128,7 +129,7 @@ class DCU(wiring.Component):
         self.config = config
         self.watchdog_cycles = watchdog_cycles
         cfg = config
-        self.simds = [SIMD(cfg, external_barrier=True, external_trans=True) for _ in range(cfg.simds)]
+        self.simds = [LeanSIMD(cfg) for _ in range(cfg.simds)]
         self.trans = SharedTrans(cfg, cfg.simds)
         self.icache = ICache(cfg)
         self.scache = ScalarCache(cfg)
@@ -241,9 +242,8 @@ class DCU(wiring.Component):
         cases = []
         for s, simd in enumerate(self.simds):
             e = simd.error
-            cause = Mux(e.cause == ErrorCause.REFUSED_AT_EXECUTE, DcuErrorCause.REFUSED_AT_EXECUTE,
-                        DcuErrorCause.ILLEGAL_INSTRUCTION)
-            cases.append((e.valid, {"cause": cause, "simd": s, "wave": e.wave, "pc": e.pc, "words": e.words}))
+            cause = Mux(e.cause == PipeError.UNSUPPORTED, DcuErrorCause.UNSUPPORTED, DcuErrorCause.ILLEGAL_INSTRUCTION)
+            cases.append((e.valid, {"cause": cause, "simd": s, "wave": e.wave, "pc": e.pc}))
         for c, v in enumerate(self.vmem):
             e = v.error
             cases.append((e.valid, {"cause": DcuErrorCause.MEMORY_FAULT, "simd": c * cfg.simds_per_cu + e.simd,
