@@ -135,19 +135,23 @@ class Steer(enum.Enum, shape=2):
 
 def DecodeIn(tag_width: int, pc_width: int = ADDR) -> data.StructLayout:
     """What the lean SIMD's decode stage takes: three dwords at a PC (dword 0 in bits [31:0]),
-    the PC and a tag (the wave) that it carries along."""
-    return data.StructLayout({"words": 96, "pc": pc_width, "tag": tag_width})
+    the PC, a tag (the wave) that it carries along, and ``second``: a VOPD instruction there is
+    wanted as its second half."""
+    return data.StructLayout({"words": 96, "pc": pc_width, "tag": tag_width, "second": 1})
 
 
 def DecodeOut(tag_width: int, pc_width: int = ADDR) -> data.StructLayout:
-    """A decoded instruction, its PC, fall-through PC and branch target, and the tag."""
+    """A decoded instruction, its PC, fall-through PC and branch target, and the tag. A VOPD
+    instruction leaves as two (``dual``), each the VOP1/VOP2 operation of one half: the first
+    (its ``next_pc`` is its own PC), then the ``second``."""
     return data.StructLayout({"inst": DecodedInst, "pc": pc_width, "next_pc": pc_width, "target": pc_width,
-                              "tag": tag_width})
+                              "tag": tag_width, "dual": 1, "second": 1})
 
 
 def SteerLayout(cfg):
-    """The issue stage's answer for the instruction the fetch unit last gave a wave."""
-    return data.StructLayout({"wave": range(cfg.wave_ids), "pc": ADDR, "steer": Steer})
+    """The issue stage's answer for the instruction the fetch unit last gave a wave; ``second``:
+    the VOPD instruction at ``pc`` is next wanted as its second half."""
+    return data.StructLayout({"wave": range(cfg.wave_ids), "pc": ADDR, "steer": Steer, "second": 1})
 
 
 def WaveStart(cfg):

@@ -166,17 +166,43 @@ _FLAGS = ("reads_vcc", "writes_exec", "reads_scc", "writes_scc", "reads_dst")
 _ALU_KINDS = ("salu", "sbranch", "valu", "vtrans", "swait", "shint", "sbarrier", "sendpgm")
 
 
-def compare(vectors, results, intended=None) -> tuple[int, int]:
-    """Check every result against isa.decode; returns (legal, illegal) counts."""
+def vopd_half(dws: list[int], pc: int, second: bool) -> tuple[isa.Inst, int]:
+    """The half of VOPD ``dws`` the lean decode stage gives first (or ``second``) as the VOP1/VOP2
+    instruction it performs, and its next PC (its own for the first). Both halves read before
+    either writes, so X goes first unless Y reads X's destination; a pair in which each reads
+    the other's destination is refused (DecodeError)."""
+    inst = isa.decode(dws, pc=pc)
+    hx, hy = inst.vopd
+
+    def reads(h, vdst):
+        return h.src0 == 256 + vdst or (h.info.name != "v_mov_b32" and h.vsrc1 == vdst)
+    y_first = reads(hy, hx.vdst)
+    if y_first and reads(hx, hy.vdst):
+        raise isa.DecodeError("each VOPD half reads the other's destination", pc, dws)
+    h = (hx, hy)[y_first ^ second]
+    if h.info.fmt == Fmt.VOP1:
+        word = 0x7E000000 | h.vdst << 17 | h.info.op << 9 | h.src0
+    else:
+        word = h.info.op << 25 | h.vdst << 17 | h.vsrc1 << 9 | h.src0
+    half = isa.decode([word, inst.literal or 0, 0], pc=pc)
+    return half, pc + inst.size if second else pc
+
+
+def compare(vectors, results, intended=None, vopd: bool = False) -> tuple[int, int]:
+    """Check every result against isa.decode; returns (legal, illegal) counts. ``vopd``: a VOPD
+    word's result is its first half (:func:`vopd_half`), else VOPD is illegal."""
     fails, n_legal, n_illegal = [], 0, 0
     for i, ((words, pc), got) in enumerate(zip(vectors, results)):
         dws = _dwords(words)
         raw = " ".join(f"{w:08x}" for w in dws)
         target = (pc + 4 + 4 * ((dws[0] & 0xFFFF) ^ 0x8000) - 4 * 0x8000) & 0xFFFFFFFF
-        if got["target"] != target:
+        next_pc = None
+        if got["target"] != target and not (vopd and dws[0] >> 26 == 0b110010):   # a VOPD half's is unused
             fails.append(f"[{raw}] target {got['target']:#x} != {target:#x}")
         try:
             inst = isa.decode(dws, pc=pc)
+            if vopd and inst.vopd is not None:
+                inst, next_pc = vopd_half(dws, pc, False)
             if inst.dpp is not None or inst.vopd is not None:
                 raise isa.DecodeError("a DPP or VOPD form: the RTL decodes it as illegal", pc, dws)
             if inst.name not in IMPLEMENTED:
@@ -192,8 +218,9 @@ def compare(vectors, results, intended=None) -> tuple[int, int]:
         # ALU flags are checked against the model; memory ops have none
         skip = _FLAGS if inst.info.kind in _ALU_KINDS else ()
         diff = {k: (got[k], v) for k, v in exp.items() if k not in skip and got[k] != v}
-        if got["next_pc"] != (pc + inst.size) & 0xFFFFFFFF:
-            diff["next_pc"] = (got["next_pc"], pc + inst.size)
+        next_pc = (pc + inst.size) & 0xFFFFFFFF if next_pc is None else next_pc
+        if got["next_pc"] != next_pc:
+            diff["next_pc"] = (got["next_pc"], next_pc)
         if intended is not None and intended[i] != inst.name:
             diff["intended op"] = (inst.name, intended[i])
         if diff:

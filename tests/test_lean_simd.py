@@ -34,7 +34,7 @@ from sim.model import Workgroup
 from sim.wave import Wave
 from tests.codemem import CodeMemory
 from tests.lint import convert_and_lint
-from tests.test_decoder import packed_vectors
+from tests.test_decoder import packed_vectors, vopd_half
 
 BASE = 0x2000
 GBUF = 0x4000_0000       # the vector memory tests' buffers, a wave's address in its s0
@@ -612,9 +612,34 @@ def _prologue(rng) -> list[int]:
     return code + _sop1("s_mov_b32", EXEC_LO, SAVED_EXEC)
 
 
-def vector_program(seed: int, names, loops: int = 2, body: int = 30) -> list[int]:
+def _random_vopd(rng) -> list[int]:
+    """A VOPD instruction of the operations the SIMD executes, on v0..v15, SGPRs, constants and
+    the literal; often one half reads the other's destination (never each the other's)."""
+    from isa.vopd import BASE, Y_ONLY
+    from hdl.simd.vector import VECTOR_OPS
+    ops = [c for c, n in BASE.items() if n in VECTOR_OPS]
+    while True:
+        opx, opy = rng.choice([c for c in ops if c not in Y_ONLY]), rng.choice(ops)
+        vdstx = rng.randrange(VG)
+        vdsty = rng.randrange(VG // 2) << 1 | (~vdstx & 1)
+
+        def src0(other):
+            return 256 + other if rng.random() < 0.25 else _source(rng)
+        w0 = 0b110010 << 26 | opx << 22 | opy << 17 | (0 if opx == 8 else rng.randrange(VG)) << 9 | src0(vdsty)
+        w1 = vdstx << 24 | (vdsty >> 1) << 17 | (0 if opy == 8 else rng.randrange(VG)) << 9 | src0(vdstx)
+        words = [w0, w1, rng.getrandbits(32)]
+        try:
+            inst = isa.decode(words, 0)
+            vopd_half(words, 0, False)          # raises when each half reads the other's destination
+        except isa.DecodeError:
+            continue
+        return words[:inst.size // 4]
+
+
+def vector_program(seed: int, names, loops: int = 2, body: int = 30, vopd: float = 0.0) -> list[int]:
     """Every VGPR v1..v15 set from v0 (all lanes), then a loop of random VALU instructions of
-    ``names`` mixed with SALU ones, branches on VCC and EXEC, and EXEC restored now and then."""
+    ``names`` (a ``vopd`` share of them VOPD) mixed with SALU ones, branches on VCC and EXEC,
+    and EXEC restored now and then."""
     rng = random.Random(seed)
     code = _prologue(rng) + _sop1("s_mov_b32", _VCC, 255) + [rng.getrandbits(32)]
     code += _sopk("s_movk_i32", COUNTER, loops)
@@ -622,7 +647,7 @@ def vector_program(seed: int, names, loops: int = 2, body: int = 30) -> list[int
     for _ in range(body):
         x = rng.random()
         if x < 0.7:
-            code += _random_valu(rng, names)
+            code += _random_vopd(rng) if rng.random() < vopd else _random_valu(rng, names)
         elif x < 0.85:
             code += _random_salu(rng, 1)[0]
         elif x < 0.9:
@@ -691,6 +716,14 @@ def test_float_programs_match_the_model(preset, seed):
     from hdl.simd.vector import TRANS_OPS
     names = _names(lambda i: "f32" in i.name or "ubyte" in i.name) + 4 * sorted(TRANS_OPS)
     code = vector_program(seed, names)
+    _check_vector(preset, code, vector_launches(seed, PRESETS[preset].wave_slots), seed)
+
+
+@pytest.mark.parametrize("preset,seed", [("fpga", 25), ("default", 26)])
+def test_vopd_programs_match_the_model(preset, seed):
+    """VOPD dual-issue instructions among float VALU ones: each runs as its two halves, both
+    reading before either writes, and counts once."""
+    code = vector_program(seed, _names(lambda i: "f32" in i.name), vopd=0.5)
     _check_vector(preset, code, vector_launches(seed, PRESETS[preset].wave_slots), seed)
 
 

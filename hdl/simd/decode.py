@@ -31,11 +31,12 @@ from amaranth.lib import data, memory, stream, wiring
 from amaranth.lib.wiring import In, Out
 from amaranth.utils import ceil_log2
 
-from isa import OPCODES, Fmt
+from isa import OPCODES, Fmt, OpInfo, by_name
 from isa import operands as O
 from isa.decoder import BASE_WORDS, SRC_FIELDS
 from isa.dpp import CODES as DPP_CODES
 from isa.legality import FIELDS, rules
+from isa.vopd import BASE as VOPD_BASE, Y_ONLY as VOPD_Y_ONLY
 
 from .decoder import (EXECUTED, FMT_LSB, SdstFrom, VaddrFrom, breaks_a_rule, encoding_rules, format_cubes,
                       op_properties, opcode_field, operand_fields, sdst_sources, vaddr_dwords, vop3_space)
@@ -172,14 +173,20 @@ class DecodeStage(wiring.Component):
 
         # the pipeline moves when its last stage is empty or taken
         s2 = Signal(data.StructLayout({"valid": 1, "known": 1, "fmt": FmtId, "nbase": 2, "dpp_chk": 1,
-                                       **DecodeIn(tw, pw).members}))
+                                       "dual": 1, "vsize": 2, **DecodeIn(tw, pw).members}))
         s3 = Signal(data.StructLayout({"valid": 1, "inst": _Fields, "th0": 1, "pc": pw,
-                                       "next_pc": pw, "target": pw, "tag": tw}))
+                                       "next_pc": pw, "target": pw, "tag": tw, "dual": 1, "second": 1}))
         move = ~s3.valid | self.o.ready
         m.d.comb += [self.i.ready.eq(move), port_a.en.eq(move), port_b.en.eq(move)]
 
-        # stage 1: the format and ROM A's address from dword 0
-        w0 = self.i.payload.words[:32]
+        # stage 1: a VOPD half as its VOP1/VOP2 instruction; the format and ROM A's address
+        # from dword 0
+        ip = self.i.payload
+        dual, vsize, in_words = Signal(), Signal(2), Signal(96)
+        m.d.comb += [dual.eq(ip.words[26:32] == _VOPD), in_words.eq(ip.words)]
+        with m.If(dual):
+            m.d.comb += _vopd_half(m, ip.words, ip.second, in_words, vsize)
+        w0 = in_words[:32]
         # one adder and one compare after the format's select, not one per format
         fmt_id, nbase, dpp_chk = Signal(FmtId), Signal(2), Signal()
         code, base, rows = Signal(10), Signal(range(len(rows_a) + 1)), Signal(range(1025))
@@ -194,8 +201,8 @@ class DecodeStage(wiring.Component):
         m.d.comb += port_a.addr.eq(base + code)
         with m.If(move):
             m.d.sync += [s2.valid.eq(self.i.valid), s2.known.eq(known), s2.fmt.eq(fmt_id), s2.nbase.eq(nbase),
-                         s2.dpp_chk.eq(dpp_chk), s2.words.eq(self.i.payload.words), s2.pc.eq(self.i.payload.pc),
-                         s2.tag.eq(self.i.payload.tag)]
+                         s2.dpp_chk.eq(dpp_chk), s2.words.eq(in_words), s2.pc.eq(ip.pc), s2.tag.eq(ip.tag),
+                         s2.second.eq(ip.second & dual), s2.dual.eq(dual), s2.vsize.eq(vsize)]
 
         # stage 2: ROM A's row; fields, literal, legality; ROM B's address
         a = OpRow(port_a.data)
@@ -228,14 +235,16 @@ class DecodeStage(wiring.Component):
                      inst.op.eq(a.op), inst.valid.eq(valid), inst.illegal.eq(~valid)]
         with m.If(move):
             m.d.sync += [s3.valid.eq(s2.valid), s3.inst.eq(inst), s3.th0.eq(w1[20]), s3.pc.eq(s2.pc),
-                         s3.next_pc.eq(s2.pc + Cat(C(0, 2), size)),
-                         s3.target.eq(s2.pc + 4 + (w0[0:16].as_signed() << 2)), s3.tag.eq(s2.tag)]
+                         s3.next_pc.eq(Mux(s2.dual, Mux(s2.second, s2.pc + Cat(C(0, 2), s2.vsize), s2.pc),
+                                           s2.pc + Cat(C(0, 2), size))),
+                         s3.target.eq(s2.pc + 4 + (w0[0:16].as_signed() << 2)), s3.tag.eq(s2.tag),
+                         s3.dual.eq(s2.dual), s3.second.eq(s2.second)]
 
         # stage 3: ROM B's row completes the instruction
         b, out = PropRow(port_b.data), self.o.payload
         m.d.comb += [getattr(out.inst, k).eq(getattr(s3.inst, k)) for k, _ in _Fields]
         m.d.comb += [self.o.valid.eq(s3.valid), out.pc.eq(s3.pc), out.next_pc.eq(s3.next_pc),
-                     out.target.eq(s3.target), out.tag.eq(s3.tag)]
+                     out.target.eq(s3.target), out.tag.eq(s3.tag), out.dual.eq(s3.dual), out.second.eq(s3.second)]
         with m.If(s3.inst.valid):
             m.d.comb += [out.inst.kind.eq(b.kind)] + [getattr(out.inst, k).eq(getattr(b, k)) for k in _PROPS]
             with m.If(b.ret_dw != 0):
@@ -256,3 +265,52 @@ class DecodeStage(wiring.Component):
         with m.If(a.sdst == SdstFrom.VOP3SD):
             m.d.comb += [inst.fmt.eq(FmtId.VOP3SD), inst.abs.eq(0), inst.opsel.eq(0)]
         m.d.comb += inst.vaddr_dw.eq(vaddr_dwords(a.vaddr, a.vaddr_dw, w0, w1))
+
+
+_VOPD = 0b110010        # VOPD: dword 0 bits [31:26]
+_VOPD_MOV = 8           # v_dual_mov_b32 (its vsrc1 field must be 0)
+
+
+def _vopd_ops(y: bool) -> dict[int, OpInfo]:
+    """The VOPD opcodes of one side (X: 4 bits, Y: 5) and the VOP1/VOP2 operations they perform."""
+    return {code: by_name(name) for code, name in VOPD_BASE.items() if y or code not in VOPD_Y_ONLY}
+
+
+def _vopd_half(m, words, second, out, vsize):
+    """Drive ``out`` with the VOP1/VOP2 ``_e32`` instruction (dword 0, the literal, 0) of the half
+    of VOPD ``words`` presented now, and ``vsize`` with the VOPD's dwords (``isa.vopd``).
+
+    Both halves read their operands before either writes: X goes first unless Y reads X's
+    destination (then Y does). A pair in which each reads the other's destination, an opcode
+    LLVM 19 does not assemble, a DPP source code, or ``v_dual_mov_b32`` with a vsrc1 field,
+    becomes an illegal word."""
+    w0, w1, w2 = words[:32], words[32:64], words[64:]
+    vdstx, vdsty = w1[24:32], Cat(~w1[24], w1[17:24])
+    side = {"x": (w0[22:26], w0[0:9], w0[9:17], vdstx), "y": (w0[17:22], w1[0:9], w1[9:17], vdsty)}
+
+    def reads(s, vdst):
+        op, src0, vsrc1, _ = side[s]
+        return (src0 == Cat(vdst, C(1, 1))) | ((vsrc1 == vdst) & (op != _VOPD_MOV))
+    y_first = reads("y", vdstx)
+    is_y = Mux(second, ~y_first, y_first)
+    op, src0, vsrc1, vdst = (Mux(is_y, y, x) for x, y in zip(side["x"], side["y"]))
+    lit_ops = [c for c, i in _vopd_ops(True).items() if "literal_k" in i.flags]
+    has_lit = (side["x"][1] == O.LITERAL) | (side["y"][1] == O.LITERAL) | \
+        Cat(*(side[s][0] == c for s in "xy" for c in lit_ops)).any()
+    m.d.comb += vsize.eq(2 + has_lit)
+    word = Signal(32)
+    with m.Switch(op):
+        for code, info in _vopd_ops(True).items():
+            with m.Case(code):
+                if info.fmt == Fmt.VOP1:
+                    m.d.comb += word.eq(Cat(src0, C(info.op, 8), vdst, C(0b0111111, 7)))
+                else:
+                    m.d.comb += word.eq(Cat(src0, vsrc1, vdst, C(info.op, 6), C(0, 1)))
+
+    def ok(s):
+        code, src0_, vsrc1_, _ = side[s]
+        known = Cat(*(code == c for c in _vopd_ops(s == "y"))).any()
+        dpp = Cat(*(src0_ == c for c in DPP_CODES)).any()
+        return known & ~dpp & ((code != _VOPD_MOV) | (vsrc1_ == 0))
+    bad = ~ok("x") | ~ok("y") | (y_first & reads("x", vdsty))
+    return [out.eq(Mux(bad, C(0xFFFF_FFFF, 96), Cat(word, w2, C(0, 32))))]

@@ -13,7 +13,9 @@ three dwords from its PC; :class:`~hdl.simd.select.WaveSelect` takes one ready w
 and the banks are read for it; the next cycle its window (three dwords, PC, wave) goes to the
 decode stage. The issue stage answers each window with a :class:`~hdl.layouts.Steer`: ``NEXT``
 (the PC moves on in the buffer, or stays for a replay), ``JUMP`` (the buffer is dropped and
-fetch restarts at the new PC; responses of the old epoch are discarded) or ``STOP``.
+fetch restarts at the new PC; responses of the old epoch are discarded) or ``STOP``, and says
+whether a VOPD instruction at the PC is wanted as its second half next (a bit per wave, carried
+with the window).
 
 Requests go out one a cycle, round robin over the waves with room in their ring, and
 responses (in request order per wave) are written a row of four dwords a cycle straight from
@@ -95,6 +97,7 @@ class Fetch(wiring.Component):
         req = Array(Signal(range(L + 1), name=f"req{w}") for w in range(W))
         arr = Array(Signal(range(L + 1), name=f"arr{w}") for w in range(W))
         epoch = Array(Signal(2, name=f"epoch{w}") for w in range(W))
+        second = Array(Signal(name=f"second{w}") for w in range(W))    # a VOPD's second half is next
         m.d.comb += [self.active.eq(active), self.start.ready.eq(1), self.steer.ready.eq(1)]
         m.d.comb += [self.pcs[w].eq(pc[w]) for w in range(W)]
 
@@ -108,7 +111,7 @@ class Fetch(wiring.Component):
         for w in range(W):
             off = pc[w][2:lb]
             m.d.comb += sel.want[w].eq(active[w] & ~busy[w] & ((arr[w] << exact_log2(LD)) >= off + 3))
-        win = Signal(data.StructLayout({"valid": 1, "wave": range(max(W, 2)), "pc": ADDR}))
+        win = Signal(data.StructLayout({"valid": 1, "wave": range(max(W, 2)), "pc": ADDR, "second": 1}))
         can_take = ~win.valid | self.window.ready
         take = sel.valid & can_take
         m.d.comb += sel.take.eq(take)
@@ -118,14 +121,16 @@ class Fetch(wiring.Component):
             row = ((r + k) >> 2)[:exact_log2(ROWS)]
             m.d.comb += [rd.addr.eq(sel.wave * ROWS + row), rd.en.eq(can_take)]
         with m.If(take):
-            m.d.sync += [win.valid.eq(1), win.wave.eq(sel.wave), win.pc.eq(pc[sel.wave])]
+            m.d.sync += [win.valid.eq(1), win.wave.eq(sel.wave), win.pc.eq(pc[sel.wave]),
+                         win.second.eq(second[sel.wave])]
         with m.Elif(self.window.ready):
             m.d.sync += win.valid.eq(0)
         data_ = [rd.data for rd, _ in banks]
         rot = win.pc[2:4]
         words = [Array(data_)[(rot + k)[:2]] for k in range(3)]
         m.d.comb += [self.window.valid.eq(win.valid), self.window.payload.words.eq(Cat(*words)),
-                     self.window.payload.pc.eq(win.pc), self.window.payload.tag.eq(win.wave)]
+                     self.window.payload.pc.eq(win.pc), self.window.payload.tag.eq(win.wave),
+                     self.window.payload.second.eq(win.second)]
 
         # ---- requests, one a cycle, round robin over the waves with room
         m.submodules.fetch_select = fsel = WaveSelect(W)
@@ -169,9 +174,9 @@ class Fetch(wiring.Component):
             with m.Else():
                 m.d.sync += [req[w].eq(req[w] - cross + fired), arr[w].eq(arr[w] - cross + arrived)]
             with m.If(launch):
-                m.d.sync += [pc[w].eq(self.start.payload.pc), active[w].eq(1), busy[w].eq(0)]
+                m.d.sync += [pc[w].eq(self.start.payload.pc), active[w].eq(1), busy[w].eq(0), second[w].eq(0)]
             with m.If(answer):
-                m.d.sync += [pc[w].eq(sp.pc), busy[w].eq(0)]
+                m.d.sync += [pc[w].eq(sp.pc), busy[w].eq(0), second[w].eq(sp.second)]
                 with m.If(sp.steer == Steer.STOP):
                     m.d.sync += active[w].eq(0)
             with m.If(take & (sel.wave == w)):

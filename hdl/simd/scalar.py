@@ -285,7 +285,9 @@ class ScalarPipe(wiring.Component):
             with m.If(xi.op == op):
                 m.d.comb += cond.eq(v == want)
         taken = (xi.op == OpId.S_BRANCH) | cond
-        m.d.comb += [ans.wave.eq(xw), ans.pc.eq(x.next_pc), ans.steer.eq(Steer.NEXT)]
+        # a VOPD's first half moves the wave on to its second at the same PC
+        m.d.comb += [ans.wave.eq(xw), ans.pc.eq(x.next_pc), ans.steer.eq(Steer.NEXT),
+                     ans.second.eq(x.dual & (issue ^ x.second))]
         with m.If(take):
             m.d.comb += self.steer.valid.eq(~jump_pair | bad)
             with m.If(bad):
@@ -378,7 +380,8 @@ class ScalarPipe(wiring.Component):
         with m.If(took & three):
             m.d.sync += [hold3.valid.eq(1), hold3.wave.eq(xw)]
         with m.If(opr.jump_pair):
-            m.d.comb += [self.steer.valid.eq(1), ans.wave.eq(ow), ans.pc.eq(a[:ADDR]), ans.steer.eq(Steer.JUMP)]
+            m.d.comb += [self.steer.valid.eq(1), ans.wave.eq(ow), ans.pc.eq(a[:ADDR]), ans.steer.eq(Steer.JUMP),
+                         ans.second.eq(0)]
         req, rq = self.smem_req, self.smem_req.payload
         with m.If(req.valid & req.ready):
             m.d.sync += req.valid.eq(0)
@@ -454,7 +457,7 @@ class ScalarPipe(wiring.Component):
             m.d.comb += [st.resident.eq(resident[w]), st.pc.eq(self.pcs[w]), st.loadcnt.eq(cnt["load"][w]),
                          st.storecnt.eq(cnt["store"][w]), st.dscnt.eq(cnt["ds"][w]), st.kmcnt.eq(kmcnt[w]),
                          st.barrier.eq(bar_sig[w])]
-        self._events(m, issue, take, bad, waits, xi.kind, resident)
+        self._events(m, issue, x.dual & ~x.second, take, bad, waits, xi.kind, resident)
         # for a testbench's per-wave timeline: the wave at ISS, whether it issued, its stall
         self.trace = {"take": take, "issue": issue, "wave": xw, "stall": self.events.stall, "resident": resident}
         for w in range(W):
@@ -498,12 +501,12 @@ class ScalarPipe(wiring.Component):
                 m.d.sync += [exec_[w].eq(hold.exec), vcc[w].eq(0), scc[w].eq(0), kmcnt[w].eq(0), seq[w].eq(0)]
         return m
 
-    def _events(self, m, issue, take, bad, waits, kind, resident):
-        """What the counters count: the issued instruction's group, or why nothing issued (the
-        instruction at ISS waits: its first reason; none there: ``FETCH``; one that stops its
-        wave: ``HELD``)."""
+    def _events(self, m, issue, first_half, take, bad, waits, kind, resident):
+        """What the counters count: the issued instruction's group (a VOPD once, with its second
+        half), or why nothing issued (the instruction at ISS waits: its first reason; none there:
+        ``FETCH``; one that stops its wave: ``HELD``)."""
         ev = self.events
-        m.d.comb += [ev.issued.eq(issue), ev.valu.eq(self.vector.valu_row)]
+        m.d.comb += [ev.issued.eq(issue & ~first_half), ev.valu.eq(self.vector.valu_row)]
         m.d.comb += ev.group.eq(list(ISSUE_GROUPS).index("other"))
         for k, kinds in enumerate(ISSUE_GROUPS.values()):
             if kinds:
