@@ -4,9 +4,10 @@ The RTL backends (``rtl``, ``verilator``) refuse such a kernel before they elabo
 design: the RTL's decoder would otherwise latch an error mid-run, or never reach the
 instruction on the path a test happens to take. The reference is ``hdl.simd.IMPLEMENTED``
 (mnemonics), ``hdl.simd.NO_CLAMP`` (those refused with the VOP3 ``clamp`` bit set) and
-``hdl.simd.NO_OMOD`` (those refused with a VOP3 ``omod``); VOPD dual-issue words and DPP
-source forms are refused whatever their operations, since the RTL SIMD executes neither
-encoding.
+``hdl.simd.NO_OMOD`` (those refused with a VOP3 ``omod``). A VOPD dual-issue word runs when
+the RTL executes both of its operations, unless each half reads the other's destination (the
+RTL issues the halves one after the other: it refuses that pair); DPP source forms are refused
+whatever their operations.
 
 The instructions checked are the kernel's own (its symbol's range, or to the end of
 ``.text`` when the symbol has no size) and, when it calls a function (``s_swappc_b64``,
@@ -38,13 +39,16 @@ _CALLS = ("s_swappc_b64", "s_call_b64")
 @dataclass(frozen=True)
 class Found:
     """One instruction: its byte address, mnemonic (both halves for VOPD) and encoding form
-    (``""`` for the plain encodings, ``"VOPD"``, ``"DPP8"``, ``"DPP16"``, ``"clamp"`` for a VOP3
-    instruction with its clamp bit set, ``"omod"`` for one with an output modifier, or ``"undecodable"`` for a
-    gfx1200 instruction the project's decoder does not know)."""
+    (``""`` for the plain encodings, ``"VOPD"``, ``"VOPD, halves read each other's
+    destinations"``, ``"DPP8"``, ``"DPP16"``, ``"clamp"`` for a VOP3 instruction with its clamp
+    bit set, ``"omod"`` for one with an output modifier, or ``"undecodable"`` for a gfx1200
+    instruction the project's decoder does not know); ``ops``: a VOPD's two operations (the
+    VOP1/VOP2 mnemonics, None for an opcode LLVM 19 does not assemble)."""
     pc: int
     name: str
     form: str = ""
     size: int = 4
+    ops: tuple = ()
 
     def label(self) -> str:
         return f"{self.name} ({self.form})" if self.form else self.name
@@ -53,12 +57,20 @@ class Found:
 def _vopd(words, pc: int) -> Found:
     """A VOPD word pair, named from AMD's opcode table; 12 bytes with a literal."""
     from isa.allnames import names
+    from isa.vopd import BASE, fields
     w0, w1 = words[0], words[1] if len(words) > 1 else 0
-    opx, opy = (w0 >> 22) & 0xF, (w0 >> 17) & 0x1F
+    f = fields([w0, w1])
+    opx, opy = f["opx"], f["opy"]
     table = names("VOPD")
     literal = (w0 & 0x1FF) == 255 or (w1 & 0x1FF) == 255 or opx in _VOPD_LITERAL_OPS or opy in _VOPD_LITERAL_OPS
     name = f"{table.get(opx, f'opx {opx}')} :: {table.get(opy, f'opy {opy}')}"
-    return Found(pc, name, "VOPD", 12 if literal else 8)
+    ops = (BASE.get(opx), BASE.get(opy))
+
+    def reads(side, other):        # a half's sources name the other's destination
+        vdst = f[f"vdst{other}"]
+        return f[f"src{side}0"] == 256 + vdst or (ops["xy".index(side)] != "v_mov_b32" and f[f"vsrc{side}1"] == vdst)
+    form = "VOPD, halves read each other's destinations" if reads("x", "y") and reads("y", "x") else "VOPD"
+    return Found(pc, name, form, 12 if literal else 8, ops)
 
 
 def _dpp_size(w0: int) -> int | None:
@@ -131,6 +143,8 @@ def unsupported(kernel, implemented: frozenset | None = None, no_clamp: frozense
     lacking = {"clamp": no_clamp, "omod": no_omod}
 
     def refused(f: Found) -> bool:
+        if f.form == "VOPD":
+            return not all(op in implemented for op in f.ops)
         if f.form in lacking:
             return f.name not in implemented or f.name in lacking[f.form]
         return bool(f.form) or f.name not in implemented
@@ -176,7 +190,5 @@ def _refuse_instructions(kernel, backend: str) -> None:
         pc, n = first.get(f.label(), (f.pc, 0))
         first[f.label()] = (pc, n + 1)
     listed = ", ".join(f"{label} at 0x{pc:x}" + (f" (x{n})" if n > 1 else "") for label, (pc, n) in first.items())
-    hint = ("; build OpenCL C without VOPD (load_program(..., vopd=False), dcu run --no-vopd)"
-            if any(f.form == "VOPD" for f in bad) else "")
     raise RtlUnsupportedError(f"kernel {kernel.name} cannot run on backend {backend!r}: the RTL SIMD does not "
-                      f"execute {len(first)} of its instructions: {listed}{hint}; backend 'model' runs them")
+                      f"execute {len(first)} of its instructions: {listed}; backend 'model' runs them")
