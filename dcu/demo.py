@@ -23,12 +23,12 @@ def main(argv=None) -> int:
     from dcu.firmware import run_firmware
     test = get(a.test)
     # both runs of the RTL's VOPD-free build, so that their instruction counts compare
-    model = run_firmware(test, backend="model", config=a.config, vopd=False)
+    model = run_firmware(test, backend="model", config=a.config)
     print(model.run.report.summary())
     print(model.describe())
     if not model.ok or a.no_rtl:
         return 0 if model.ok else 1
-    rtl = run_firmware(test, backend="rtl", config=a.config, progress=True, vopd=False)
+    rtl = run_firmware(test, backend="rtl", config=a.config, progress=True)
     r = rtl.run.report
     c = r.counters
     print(f"{r.kernel} on the RTL DCU ({r.config}, Amaranth simulator): {r.cycles} cycles, "

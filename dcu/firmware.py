@@ -76,10 +76,10 @@ def program(test, vopd: bool = True):
 
 
 def rtl_refusal(test) -> str | None:
-    """Why the RTL backends refuse the test's (VOPD-free) kernel, or None when they run it."""
+    """Why the RTL backends refuse the test's kernel, or None when they run it."""
     from .backends.rtlcheck import RtlUnsupportedError, refuse_unsupported
     try:
-        refuse_unsupported(program(test, vopd=False).kernel(test.kernel), "rtl")
+        refuse_unsupported(program(test).kernel(test.kernel), "rtl")
     except RtlUnsupportedError as e:
         return str(e)
     return None
@@ -109,15 +109,14 @@ def run_firmware(test, backend: str = "model", config: str = "default", seed: in
     return result
 
 
-def issue_mismatches(test, config: str, report, vopd: bool = False) -> list[str]:
+def issue_mismatches(test, config: str, report) -> list[str]:
     """How an RTL run's report (``dcu.launch.RunReport``) differs from the model's run of the
-    same test, build (``vopd``: the RTL runs' VOPD-free one by default) and preset: the
-    instructions issued, by SIMD issue group, and the waves and workgroups dispatched. Retry
-    loops (atomics checked by a ``check``) and the wave X / wave Y race (``ooo``) run as often
-    as timing makes them: their counts are not compared."""
+    same test and preset: the instructions issued, by SIMD issue group, and the waves and
+    workgroups dispatched. Retry loops (atomics checked by a ``check``) and the wave X / wave Y
+    race (``ooo``) run as often as timing makes them: their counts are not compared."""
     from collections import Counter
     from hdl.layouts import issue_group
-    model = run_firmware(test, backend="model", config=config, vopd=vopd).run.report
+    model = run_firmware(test, backend="model", config=config).run.report
     out = []
     want = Counter()
     for kind, n in model.instructions_by_kind.items():

@@ -13,7 +13,7 @@ import pytest
 from dcu import toolchain
 
 BASE_FLAGS = ("-x", "cl", "-cl-std=CL2.0", "-target", "amdgcn-amd-amdhsa", "-mcpu=gfx1200",
-              "-O2", "-nogpulib", "-mcumode", "-mllvm", "-amdgpu-enable-vopd=0")
+              "-O2", "-nogpulib", "-mcumode")
 # the global work-item index of a 1-D launch, from clang builtins
 GID = "(__builtin_amdgcn_workgroup_id_x() * __builtin_amdgcn_workgroup_size_x() + __builtin_amdgcn_workitem_id_x())"
 

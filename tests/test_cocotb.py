@@ -259,7 +259,7 @@ def _hosttop(test_name=DCU_TEST, preset=DCU_PRESET, seed=DCU_SEED):
     from hdl.config import get_config
     test = next(t for t in TESTS if t.name == test_name)
     cfg = get_config(preset)
-    kernel = load_program(fw_path(test), wgp=test.wgp, vopd=False).kernel(test.kernel)
+    kernel = load_program(fw_path(test), wgp=test.wgp).kernel(test.kernel)
     prep = prepare(kernel, test.grid, test.block, test.make_args(np.random.default_rng(seed)))
     img = host_image(prep, cfg, bool(kernel.wgp_mode))
     mem_bytes = memory_size_for(img.used_bytes)

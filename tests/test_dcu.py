@@ -39,7 +39,7 @@ CI_FIRMWARE = [("vector_add_asm", "tiny"), ("lds_reduce_asm", "default")]
 
 def _check(name: str, config: str, **options):
     test = get(name)
-    rtl = run_firmware(test, backend="rtl", config=config, vopd=False, **options)
+    rtl = run_firmware(test, backend="rtl", config=config, **options)
     assert rtl.ok, rtl.describe()
     assert not (bad := issue_mismatches(test, config, rtl.run.report)), bad
     return rtl.run.report
@@ -128,7 +128,7 @@ def test_session_reset_leaves_nothing_of_the_previous_dispatch():
 
     def run(name):
         test = get(name)
-        kernel = dcu.load_program(HERE / test.source, wgp=test.wgp, vopd=False).kernel(test.kernel)
+        kernel = dcu.load_program(HERE / test.source, wgp=test.wgp).kernel(test.kernel)
         args = test.make_args(np.random.default_rng(0))
         prep = prepare(kernel, test.grid, test.block, args)
         check_kernel(cfg, kernel, launch_dims(test.block))
@@ -149,7 +149,7 @@ def test_reused_hosttop_counts_what_a_new_one_does():
     and again after another kernel, counts the cycles and counters of a HostTop built with
     that kernel's image as its memory's contents, and writes the golden output."""
     from dcu.backends.rtl import SESSIONS
-    opts = dict(backend="rtl", config="tiny", memory="rtl", memory_seed=3, progress=False, vopd=False)
+    opts = dict(backend="rtl", config="tiny", memory="rtl", memory_seed=3, progress=False)
 
     def run(name, **kw):
         res = run_firmware(get(name), **opts, **kw)

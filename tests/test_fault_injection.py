@@ -50,7 +50,7 @@ def _under_seeds(name: str) -> list:
     reports, first = [], None
     for seed in SEEDS:
         settings = stress_settings(seed, min_latency=2)
-        res = run_firmware(test, backend="verilator", config=PRESET, vopd=False, memory_seed=seed, **settings)
+        res = run_firmware(test, backend="verilator", config=PRESET, memory_seed=seed, **settings)
         assert res.ok, f"{name}, memory seed {seed} {settings}: {res.describe()}"
         buffers = [b for b in res.run.buffers if isinstance(b, np.ndarray)]
         if first is None:

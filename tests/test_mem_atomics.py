@@ -388,7 +388,7 @@ __kernel void atomics64(__global ulong *g, __global const ulong *v, __global ulo
 def test_opencl_long_atomics_compile_to_these_instructions(tmp_path):
     src = tmp_path / "atomics64.cl"
     src.write_text(CL_ATOMICS)
-    prog = dcu.load_program(src, vopd=False)     # VOPD pairs are beside the point here
+    prog = dcu.load_program(src)
     text = toolchain.objdump(prog.binary)
     for inst in ("global_atomic_add_u64", "global_atomic_min_i64", "global_atomic_max_u64",
                  "global_atomic_xor_b64", "global_atomic_swap_b64", "ds_add_u64", "ds_min_i64",

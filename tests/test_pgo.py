@@ -66,7 +66,7 @@ def test_training_skips_kernels_the_configuration_cannot_hold():
     def holds(name):
         t = get(name)
         try:
-            check_kernel(cfg, load_program(path(t), vopd=False).kernel(t.kernel), t.block)
+            check_kernel(cfg, load_program(path(t)).kernel(t.kernel), t.block)
             return True
         except ResourceError:
             return False

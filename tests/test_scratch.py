@@ -63,7 +63,7 @@ def _private_golden(inp: np.ndarray, idx: np.ndarray) -> np.ndarray:
 def test_private_array_indexed_by_data_runs_on_the_model(tmp_path):
     src = tmp_path / "priv.cl"
     src.write_text(PRIVATE_CL)
-    prog = dcu.load_program(src, vopd=False)     # VOPD pairs are beside the point here
+    prog = dcu.load_program(src)
     kernel = prog.kernel("priv")
     text = toolchain.objdump(prog.binary)
     assert kernel.private_segment_size > 0 and kernel.enable_private_segment

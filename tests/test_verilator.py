@@ -45,7 +45,7 @@ PRESET = os.environ.get("DCU_VERILATOR_PRESET", "fpga")   # e.g. tiny: the 32-la
 
 
 def _run(name: str, config: str, backend: str, **options):
-    res = run_firmware(get(name), backend=backend, config=config, vopd=False, **options)
+    res = run_firmware(get(name), backend=backend, config=config, **options)
     assert res.ok, f"{backend}: {res.describe()}"
     return res.run.report
 
@@ -90,7 +90,7 @@ def test_a_wrapper_runs_the_simulation_program(tmp_path):
     program on the same input: it runs, and the cycles and counters are the plain run's."""
     from dcu.launch import load_program, prepare
     t = get("vector_add_asm")
-    kern = load_program(path(t), vopd=False).kernel(t.kernel)
+    kern = load_program(path(t)).kernel(t.kernel)
 
     def run(**options):
         prep = prepare(kern, t.grid, t.block, t.make_args(np.random.default_rng(0)))
@@ -107,7 +107,7 @@ def test_cycle_accounting():
     back, one per counter read, and the dispatch phase, which it also times on its own."""
     from dcu.launch import load_program, prepare
     t = get("vector_add_asm")
-    kern = load_program(path(t), vopd=False).kernel(t.kernel)
+    kern = load_program(path(t)).kernel(t.kernel)
     prep = prepare(kern, t.grid, t.block, t.make_args(np.random.default_rng(0)))
     dwords = vl.host_image(prep, get_config(PRESET), bool(kern.wgp_mode)).words.size
     r = vl.run_dispatch(prep, kern, PRESET, bool(kern.wgp_mode), seed=3)
@@ -249,7 +249,7 @@ def test_sources_changed_under_the_process_is_refused(monkeypatch, tmp_path):
 def test_missing_verilator_is_a_clear_error(monkeypatch):
     monkeypatch.setattr(vl, "available", lambda: False)
     t = get("vector_add_asm")
-    kern = dcu.load_program(path(t), vopd=False).kernel(t.kernel)
+    kern = dcu.load_program(path(t)).kernel(t.kernel)
     with pytest.raises(LaunchError, match="apt-get install -y verilator"):
         dcu.launch(kern, t.grid, t.block, t.make_args(np.random.default_rng(0)), backend="verilator", config=PRESET)
 

@@ -88,7 +88,7 @@ def training_images(cfg, mem_bytes: int, mem_base: int) -> list[tuple[str, objec
     out = []
     for name in TRAINING:
         t = get(name)
-        kernel = load_program(path(t), vopd=False).kernel(t.kernel)
+        kernel = load_program(path(t)).kernel(t.kernel)
         try:
             check_kernel(cfg, kernel, t.block)
         except ResourceError:

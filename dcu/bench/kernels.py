@@ -31,7 +31,7 @@ def kernels(config: str = "tiny", backend: str | None = None, seed: int = 0) -> 
     rows, skipped, failed, t0 = [], [], [], time.perf_counter()
     for t in TESTS:
         try:
-            res = run_firmware(t, backend=backend, config=config, memory_seed=seed, vopd=False,
+            res = run_firmware(t, backend=backend, config=config, memory_seed=seed,
                                **({"reuse": True} if backend == "rtl" else {}))
         except (ResourceError, RtlUnsupportedError) as e:
             skipped.append(f"{t.name}: {e}")

@@ -112,7 +112,7 @@ def ooo(tests=("wave_xy_asm", "wave_xy_u8_asm"), K: int = 32, latency: int = 200
     for name in tests:
         test = get(name)
         per_iter = 8 if "u8" in name else 4
-        kernel = load_program(path(test), vopd=False).kernel(test.kernel)
+        kernel = load_program(path(test)).kernel(test.kernel)
         args = test.make_args(np.random.default_rng(0))
         args[3] = np.uint32(K)
         runs = {}

@@ -46,7 +46,7 @@ def sim_speed(configs=("default", "fpga"), compiled=("default", "fpga"), test: s
     and the row gives the best run and the median. CPU seconds are the figure to compare on
     a shared, loaded machine."""
     t = get(test)
-    kern = load_program(path(t), vopd=False).kernel(t.kernel)
+    kern = load_program(path(t)).kernel(t.kernel)
     rows = []
 
     def prep():
@@ -123,7 +123,7 @@ def sim_instructions(configs=("default", "fpga"), test: str = "divergence_cl", s
     if not shutil.which("valgrind"):
         raise RuntimeError("sim-instructions needs valgrind: apt-get install -y valgrind")
     t = get(test)
-    kern = load_program(path(t), vopd=False).kernel(t.kernel)
+    kern = load_program(path(t)).kernel(t.kernel)
     rows = []
     march = "x86-64-v3"     # valgrind decodes AVX2, not AVX-512
     with setenv("DCU_VERILATOR_MARCH", march), tempfile.TemporaryDirectory(prefix="dcu-cg-") as tmp:

@@ -119,7 +119,7 @@ async def firmware_kernel(dut):
     with open(env["DCU_PERF_NAMES"]) as f:
         perf_names = json.load(f)
 
-    kernel = load_program(fw_path(test), wgp=test.wgp, vopd=False).kernel(test.kernel)
+    kernel = load_program(fw_path(test), wgp=test.wgp).kernel(test.kernel)
     args = test.make_args(np.random.default_rng(int(env.get("DCU_SEED", "0"))))
     inputs = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
     prep = prepare(kernel, test.grid, test.block, args)
