@@ -647,7 +647,7 @@ def vector_program(seed: int, names, loops: int = 2, body: int = 30, vopd: float
     for _ in range(body):
         x = rng.random()
         if x < 0.7:
-            code += _random_vopd(rng) if rng.random() < vopd else _random_valu(rng, names)
+            code += _random_vopd(rng) if vopd and rng.random() < vopd else _random_valu(rng, names)
         elif x < 0.85:
             code += _random_salu(rng, 1)[0]
         elif x < 0.9:
@@ -693,8 +693,8 @@ def _check_vector(preset, code, launches, seed, active=40):
     assert errors == []
     ran = []
     for w, state in enumerate(launches):
-        ref, active = model_vector_run(code, state)
-        ran.append(active)
+        ref, ran_on = model_vector_run(code, state)
+        ran.append(ran_on)
         bad = [f"v{r}[{n}]: rtl {log['vgprs'][w][r, n]:#x} model {ref.v[r, n]:#x}"
                for r in range(VG) for n in range(32) if log["vgprs"][w][r, n] != ref.v[r, n]]
         assert not bad, f"wave {w}: {len(bad)} lanes differ: " + ", ".join(bad[:8])
