@@ -52,7 +52,6 @@ MAX_WORKGROUP_SIZE = 1024  # work-items; the OpenCL/HSA limit LLVM assumes
 
 RETURN_ORDERS = ("per_wave", "in_order")
 WAVE_POLICIES = ("oldest", "round_robin")
-REGFILES = ("wide", "banked")
 
 
 class ConfigError(ValueError):
@@ -244,35 +243,12 @@ class Policies:
 
 @dataclass(frozen=True)
 class Implementation:
-    """How the RTL builds the architecture: register-file organisation, pipeline stages and
-    units shared to save area. The ``fpga`` preset sets most of them; each costs or saves
+    """How the RTL builds the architecture: units shared to save area, requests read in place,
+    extra pipeline stages. The ``fpga`` preset sets most of them; each costs or saves
     cycles as described, never changes results.
 
     Attributes
     ----------
-    regfile : str
-        Organisation of each SIMD's register files (``hdl/simd/regfile.py``): ``"wide"``, a
-        32-lane VGPR row per register with two write and six read ports and an SGPR file with
-        three write ports (fastest to simulate), or ``"banked"``, which maps to FPGA block
-        RAM: a VGPR row per lane group of ``lanes`` lanes, three read ports, and one write
-        port for each file, with a copy of the file per read port. ``"banked"`` costs cycles
-        (docs/simd.md, "Register files"): vector memory and transcendental instructions stay
-        in EX for ``valu_cycles`` cycles, vector memory instructions and 64-bit VGPR sources
-        read each lane group in two cycles, whole-register writes (launch, memory and
-        transcendental returns) are written a group at a time while the main pipe waits,
-        and SGPR writes are taken one at a time.
-    valu_stages : int
-        Pipeline stages of the VALU units: 1, each lane group's result is computed and
-        written in its EX cycle; 3 (the ``fpga`` preset's), the integer and FP32 units
-        register their work twice (the integer unit after its operand extension and after its
-        result select, the FP32 unit after its unpack and after the fused sum) and a lane
-        group's result is written two cycles after its EX cycle (one path of 61 cells from
-        EX's operands to the VGPR write data on the ECP5, ``dcu fpga --depth``). A dependent
-        instruction reads a VGPR result no sooner than ``valu_stages + 1`` cycles after its
-        producer issues, and a scalar result (a compare's lane mask, ``v_readlane``) is read
-        ``valu_stages - 1`` cycles after the last lane group. Needs lanes of at most 8 (so
-        that a lane group is written before a dependent instruction, issued after the last
-        group's EX cycle, reads it).
     shared_multiplier : bool
         ``True``: one multiplier per lane serves both vector ALUs (``hdl/simd/lanemul.py``; the
         ``fpga`` preset's, halving the ALUs' DSP blocks). ``False``: each ALU has its own.
@@ -299,15 +275,9 @@ class Implementation:
         and the vector memory unit and the LDS read it a row at a time (``VecMemReq`` carries
         the row their ``req_row`` names). On ``fpga`` the rows are a LUT RAM, not 6,144
         flip-flops, and its readers select among rows, not among whole waves. Needs
-        ``shared_mem_request``, both ``*_in_place``, the banked register file, and coalescer
+        ``shared_mem_request``, both ``*_in_place``, and coalescer
         groups and LDS windows of at most ``lanes`` lanes. ``False``: one row, the whole wave,
         a register.
-    decode_memo : bool
-        ``True``: each wave slot keeps its decoded instruction and the three dwords it was
-        decoded from, and uses its decoder's result only when those dwords change (an issue,
-        a branch, a fetch arriving). The compiled model (``dcu/backends/verilator.py``) then evaluates
-        a slot's decoder only on those cycles instead of on every cycle. ``False`` (the
-        ``fpga`` preset's): no such registers (339 flip-flops per wave slot).
     scalar_cache_stage : bool
         ``True``: the scalar cache registers the finished request it chooses and forms the
         answer's bytes (its lines merged, rotated to the address, extended) in the next cycle
@@ -349,14 +319,11 @@ class Implementation:
         coalescer reads the group's lanes in the cycle it splits them.
     """
 
-    regfile: str = "wide"
-    valu_stages: int = 1
     shared_multiplier: bool = False
     shared_mem_request: bool = False
     coalesce_in_place: bool = False
     lds_in_place: bool = False
     request_in_rows: bool = False
-    decode_memo: bool = True
     scalar_cache_stage: bool = False
     scalar_cache_slots: int = 0
     scalar_cache_reads: int = 4
@@ -366,22 +333,17 @@ class Implementation:
     def __post_init__(self) -> None:
         errors = _type_errors(self)
         _raise(errors)
-        if self.valu_stages not in (1, 3):
-            errors.append(f"valu_stages must be 1 or 3, got {self.valu_stages}")
         if self.scalar_cache_slots < 0 or self.scalar_cache_slots == 1:
             errors.append(f"scalar_cache_slots must be 0 (automatic) or at least 2, got {self.scalar_cache_slots}")
         if self.scalar_cache_reads < 1:
             errors.append(f"scalar_cache_reads must be >= 1, got {self.scalar_cache_reads}")
         if self.scalar_cache_word not in (32, 64):
             errors.append(f"scalar_cache_word must be 32 or 64, got {self.scalar_cache_word}")
-        if self.regfile not in REGFILES:
-            errors.append(f"regfile must be one of {REGFILES}, got {self.regfile!r}")
         if self.request_in_rows:
             need = [n for n in ("shared_mem_request", "coalesce_in_place", "lds_in_place") if not getattr(self, n)]
-            if need or self.regfile != "banked":
-                errors.append("request_in_rows needs shared_mem_request, coalesce_in_place, lds_in_place and "
-                              "regfile='banked' (missing: "
-                              f"{', '.join(need + (['banked'] if self.regfile != 'banked' else []))})")
+            if need:
+                errors.append("request_in_rows needs shared_mem_request, coalesce_in_place and lds_in_place "
+                              f"(missing: {', '.join(need)})")
         _raise(errors)
 
 
@@ -434,14 +396,10 @@ class DCUConfig:
 
     def _check_across_groups(self) -> None:
         errors = []
-        if self.valu_stages == 3 and self.lanes > 8:
-            # a dependent instruction reads a lane group as early as the cycles after the
-            # last group's EX: the staged writes must land first (``valu_cycles`` >= 4)
-            errors.append(f"valu_stages=3 needs lanes of at most 8, got {self.lanes}")
         if self.coalesce_lanes > self.resp_lanes:
             # a line request's lanes go into one result row of the vector memory unit
             errors.append(f"coalesce_lanes ({self.coalesce_lanes}) must be at most the lanes of a "
-                          f"response beat ({self.resp_lanes}: lanes with regfile='banked', else 32)")
+                          f"response beat ({self.resp_lanes}: lanes)")
         if self.request_in_rows:
             for n in ("coalesce_lanes", "lds_banks"):
                 if getattr(self, n) > self.lanes:
@@ -457,9 +415,9 @@ class DCUConfig:
 
     @property
     def resp_lanes(self) -> int:
-        """Lanes of one vector memory or LDS response beat: a lane group (``lanes``) with the
-        ``"banked"`` register file, which writes a group per cycle, else the whole wave."""
-        return self.lanes if self.regfile == "banked" else WAVE_SIZE
+        """Lanes of one vector memory or LDS response beat: a VGPR row (``lanes``), which the SIMD
+        writes in one cycle."""
+        return self.lanes
 
     @property
     def request_lanes(self) -> int:
@@ -575,12 +533,11 @@ PRESETS: Mapping[str, DCUConfig] = {
     "fpga": _DEFAULT.replace(name="fpga", lanes=4, trans_lanes=1, wave_slots=2, vgprs_per_simd=128,
                              lds_bytes_per_half=4 * 1024, lds_banks=4,
                              l0_bytes=2 * 1024, coalesce_lanes=4,
-                             scalar_cache_bytes=1024, icache_bytes=2 * 1024, fetch_bytes=32, regfile="banked",
+                             scalar_cache_bytes=1024, icache_bytes=2 * 1024, fetch_bytes=32,
                              shared_multiplier=True, shared_mem_request=True,
                              coalesce_in_place=True, lds_in_place=True, request_in_rows=True,
-                             decode_memo=False, scalar_cache_stage=True, scalar_cache_slots=4,
-                             scalar_cache_reads=2, scalar_cache_word=32, coalesce_stage=True,
-                             valu_stages=3),
+                             scalar_cache_stage=True, scalar_cache_slots=4,
+                             scalar_cache_reads=2, scalar_cache_word=32, coalesce_stage=True),
 }
 
 

@@ -127,14 +127,14 @@ def FetchResp(cfg):
 
 
 class Steer(enum.Enum, shape=2):
-    """What the lean SIMD's issue stage tells the fetch unit about a wave's instruction."""
+    """What the SIMD's issue stage tells the fetch unit about a wave's instruction."""
     NEXT = 0        # the wave goes on at ``pc`` in its stream: the next instruction, or the same one replayed
     JUMP = 1        # a taken branch or a PC write: the buffered stream is dropped, fetch restarts at ``pc``
     STOP = 2        # the wave ended
 
 
 def DecodeIn(tag_width: int, pc_width: int = ADDR) -> data.StructLayout:
-    """What the lean SIMD's decode stage takes: three dwords at a PC (dword 0 in bits [31:0]),
+    """What the SIMD's decode stage takes: three dwords at a PC (dword 0 in bits [31:0]),
     the PC, a tag (the wave) that it carries along, and ``second``: a VOPD instruction there is
     wanted as its second half."""
     return data.StructLayout({"words": 96, "pc": pc_width, "tag": tag_width, "second": 1})
@@ -253,7 +253,7 @@ WaveStatus = data.StructLayout({"resident": 1, "pc": ADDR, "loadcnt": 6, "storec
                                 "barrier": 1})
 
 
-# -- the lean SIMD's issue stage and vector pipe --------------------------------------------
+# -- the SIMD's issue stage and vector pipe --------------------------------------------
 class VectorPort(wiring.Signature):
     """The issue stage's link to the vector pipe (seen from the issue stage).
 

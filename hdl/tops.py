@@ -23,8 +23,8 @@ def _hosttop(cfg):
 
 
 def _simd(cfg):
-    from .simd.core import SIMD
-    return SIMD(cfg, external_barrier=True, external_trans=True)   # as the DCU has it
+    from .simd.simd import SIMD
+    return SIMD(cfg)
 
 
 def _lds(cfg):
@@ -64,17 +64,12 @@ def _barrier(cfg):
 
 def _valu_fp(cfg):
     from .simd.valu_fp import VALUFloat
-    return VALUFloat(cfg.lanes, stages=cfg.valu_stages)
+    return VALUFloat(cfg.lanes, stages=3)   # as the SIMD has it
 
 
 def _valu_int(cfg):
     from .simd.valu_int import VALUInt
-    return VALUInt(cfg.lanes, stages=cfg.valu_stages)
-
-
-def _salu(cfg):
-    from .simd.salu import SALU
-    return SALU()
+    return VALUInt(cfg.lanes, stages=3)
 
 
 def _scalar_alu(cfg):
@@ -93,11 +88,6 @@ def _frontend(cfg):
     return FrontEnd(cfg)
 
 
-def _lean_simd(cfg):
-    from .simd.simd import LeanSIMD
-    return LeanSIMD(cfg)
-
-
 def _vgpr(cfg):
     from .simd.vgpr import VgprBanks
     return VgprBanks(cfg)
@@ -111,7 +101,7 @@ def _trans_shared(cfg):
 TOPS: dict[str, tuple[Callable, str]] = {
     "dcu": (_dcu, "the dual compute unit (hdl/top/dcu.py)"),
     "hosttop": (_hosttop, "the DCU with a 64 KiB RTL memory and a host port (hdl/top/hosttop.py)"),
-    "simd": (_simd, "one SIMD32 with its wave slots, register files and ALUs (hdl/simd/core.py)"),
+    "simd": (_simd, "one SIMD32: front end, issue and scalar pipe, vector pipe (hdl/simd/simd.py)"),
     "lds": (_lds, "the two-half LDS (hdl/mem/lds.py)"),
     "l0": (_l0, "one CU's vector memory unit: coalescer, L0, return queues (hdl/mem/vmem.py)"),
     "l0_map": (_l0_map, "the vector memory unit with a 16-range buffer map, as HostTop's simulations have it"),
@@ -119,15 +109,13 @@ TOPS: dict[str, tuple[Callable, str]] = {
     "scache": (_scache, "the shared scalar cache (hdl/mem/scache.py)"),
     "dispatcher": (_dispatcher, "the workgroup dispatcher (hdl/top/dispatch.py)"),
     "barrier": (_barrier, "the workgroup barrier unit (hdl/top/barrier.py)"),
-    "valu_fp": (_valu_fp, "the FP32 vector ALU (hdl/simd/valu_fp.py)"),
-    "valu_int": (_valu_int, "the integer vector ALU (hdl/simd/valu_int.py)"),
-    "salu": (_salu, "the scalar ALU (hdl/simd/salu.py)"),
-    "scalar_alu": (_scalar_alu, "the lean SIMD's scalar ALU: 32 bits a cycle (hdl/simd/scalar_alu.py)"),
-    "decode": (_decode, "the lean SIMD's decode stage: one decoder from two ROMs (hdl/simd/decode.py)"),
-    "frontend": (_frontend, "the lean SIMD's fetch, instruction buffers, wave selection and decode "
+    "valu_fp": (_valu_fp, "the FP32 vector ALU, the SIMD's lanes (hdl/simd/valu_fp.py)"),
+    "valu_int": (_valu_int, "the integer vector ALU, the SIMD's lanes (hdl/simd/valu_int.py)"),
+    "scalar_alu": (_scalar_alu, "the SIMD's scalar ALU: 32 bits a cycle (hdl/simd/scalar_alu.py)"),
+    "decode": (_decode, "the SIMD's decode stage: one decoder from two ROMs (hdl/simd/decode.py)"),
+    "frontend": (_frontend, "the SIMD's fetch, instruction buffers, wave selection and decode "
                             "(hdl/simd/frontend.py)"),
-    "vgpr": (_vgpr, "the lean SIMD's VGPR file: four banks of RAM rows (hdl/simd/vgpr.py)"),
-    "lean_simd": (_lean_simd, "the lean SIMD as built: front end, scalar and vector pipes (hdl/simd/simd.py)"),
+    "vgpr": (_vgpr, "the SIMD's VGPR file: four banks of RAM rows (hdl/simd/vgpr.py)"),
     "trans_shared": (_trans_shared, "the DCU's shared transcendental unit and its arbiter (hdl/simd/transshare.py)"),
 }
 

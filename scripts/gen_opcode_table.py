@@ -106,7 +106,8 @@ def render(fw: set[str] | None) -> str:
         "`tests/test_isa_roundtrip.py` (column tests: `rt`); `fw` marks opcodes that appear in "
         f"the firmware_tests kernels. model = `sim` reference model ({model_count}), "
         f"RTL = executed by the `hdl.simd` SIMD ({rtl_count}; "
-        "not in their VOPD or DPP forms, which the RTL backends refuse before a launch: `dcu/backends/rtlcheck.py`).",
+        "also as VOPD halves; not in their DPP forms, which the RTL backends refuse before a launch: "
+        "`dcu/backends/rtlcheck.py`).",
         "",
         "VOP3 op: the opcode of the _e64 (VOP3/VOP3SD) encoding of a VOP1/VOP2/VOPC op. "
         "Widths in bits: dst, then the sources in order (src0, src1, src2; for memory ops the "

@@ -1,4 +1,4 @@
-"""An instruction memory for tests of the lean SIMD's fetch: it takes a ``fetch_req`` every
+"""An instruction memory for tests of the SIMD's fetch: it takes a ``fetch_req`` every
 cycle and answers each request, in order, after a random latency."""
 from __future__ import annotations
 

@@ -28,7 +28,6 @@ def test_preset_names_and_sizes():
     assert f.valu_cycles == 8 and d.valu_cycles == 1
     assert d.l0_sets == 4096 // (4 * 128)
     assert r.return_order == "in_order" and d.return_order == "per_wave"
-    assert [c.regfile for c in (d, t, r, f)] == ["wide", "wide", "wide", "banked"]
     # the FPGA's economies and stages
     for flag in ("shared_multiplier", "shared_mem_request", "coalesce_in_place",
                  "lds_in_place", "scalar_cache_stage", "coalesce_stage"):
@@ -40,22 +39,11 @@ def test_request_rows_need_a_reader_in_place_and_a_row_per_ex_cycle():
     f = get_config("fpga")
     assert f.request_lanes == 4 and f.replace(request_in_rows=False).request_rows == 1
     assert f.replace(lanes=8, coalesce_lanes=8).request_rows == 4     # rows follow the lanes
-    for change in (dict(lds_in_place=False), dict(coalesce_in_place=False), dict(shared_mem_request=False),
-                   dict(regfile="wide")):
+    for change in (dict(lds_in_place=False), dict(coalesce_in_place=False), dict(shared_mem_request=False)):
         with pytest.raises(ConfigError, match="request_in_rows needs shared_mem_request"):
             f.replace(**change)
     with pytest.raises(ConfigError, match=r"lds_banks \(8\) must be at most lanes \(4\)"):
         f.replace(lds_banks=8)
-
-
-def test_valu_stages_need_narrow_lanes():
-    fpga = get_config("fpga")
-    assert fpga.valu_stages == 3 and get_config("default").valu_stages == 1
-    with pytest.raises(ConfigError, match="valu_stages must be 1 or 3, got 2"):
-        fpga.replace(valu_stages=2)
-    with pytest.raises(ConfigError, match="valu_stages=3 needs lanes of at most 8, got 16"):
-        fpga.replace(lanes=16)
-    assert fpga.replace(lanes=16, valu_stages=1, coalesce_lanes=4, lds_banks=4).valu_stages == 1
 
 
 def test_get_config_errors_list_presets():
@@ -71,18 +59,16 @@ def test_config_is_frozen_and_replace_validates():
     d = get_config("default")
     with pytest.raises(dataclasses.FrozenInstanceError):
         d.lanes = 16  # type: ignore[misc]
-    v = d.replace(lanes=16, wave_policy="round_robin")
+    v = d.replace(lanes=16, coalesce_lanes=16, wave_policy="round_robin")
     assert v.lanes == 16 and v.valu_cycles == 2 and d.lanes == 32
     with pytest.raises(ConfigError, match="lanes must divide 32"):
         d.replace(lanes=3)
     with pytest.raises(ConfigError, match="return_order"):
         d.replace(return_order="random")
-    with pytest.raises(ConfigError, match="regfile must be one of"):
-        d.replace(regfile="bram")
-    # a banked SIMD takes memory returns a lane group at a time: a line request's lanes fit one
+    # the SIMD takes memory returns a VGPR row at a time: a line request's lanes fit one
     with pytest.raises(ConfigError, match=r"coalesce_lanes \(32\) must be at most the lanes of a response beat \(8"):
-        d.replace(regfile="banked", lanes=8)
-    assert d.replace(regfile="banked", lanes=8, coalesce_lanes=8).resp_lanes == 8 and d.resp_lanes == 32
+        d.replace(lanes=8)
+    assert d.replace(lanes=8, coalesce_lanes=8).resp_lanes == 8 and d.resp_lanes == 32
     with pytest.raises(ConfigError, match="scalar_cache_stage must be a bool"):
         d.replace(scalar_cache_stage=1)
     for gone in ("trans_shared", "trans_mul_regs"):      # one transcendental unit, no options
@@ -138,8 +124,8 @@ def test_groups_hold_the_fields_and_read_through_the_config():
     """Each field lives in one group; the configuration reads it by name, builds from fields
     or whole groups, and refuses a field no group has."""
     f = get_config("fpga")
-    assert (f.sizes.lanes, f.latencies.valu_dep_latency, f.policies.return_order, f.impl.regfile) == \
-        (f.lanes, f.valu_dep_latency, f.return_order, f.regfile) == (4, 5, "per_wave", "banked")
+    assert (f.sizes.lanes, f.latencies.valu_dep_latency, f.policies.return_order, f.impl.shared_multiplier) == \
+        (f.lanes, f.valu_dep_latency, f.return_order, f.shared_multiplier) == (4, 5, "per_wave", True)
     names = [{x.name for x in dataclasses.fields(g)} for g in (Sizes, Latencies, Policies, Implementation)]
     assert sum(map(len, names)) == len(set().union(*names))          # no field in two groups
     assert DCUConfig(name="x", sizes=f.sizes, impl=f.impl) == DCUConfig(name="x", **{
@@ -154,8 +140,8 @@ def test_groups_hold_the_fields_and_read_through_the_config():
         Sizes(lanes=3)
     with pytest.raises(ConfigError, match="memory_latency must be >= 0"):
         Latencies(memory_latency=-1)
-    with pytest.raises(ConfigError, match="valu_stages=3 needs lanes of at most 8, got 32"):
-        DCUConfig(impl=f.impl)
+    with pytest.raises(ConfigError, match=r"coalesce_lanes \(32\) must be at most the lanes of a response beat"):
+        DCUConfig(sizes=Sizes(lanes=4))
 
 
 def test_config_survives_pickle_and_copy():

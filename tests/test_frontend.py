@@ -1,11 +1,11 @@
-"""The lean SIMD's front end (hdl/simd/fetch.py, select.py, frontend.py) on instruction streams.
+"""The SIMD's front end (hdl/simd/fetch.py, select.py, frontend.py) on instruction streams.
 
 A program of LLVM-assembled instructions (every opcode the SIMD executes) sits in a memory
 that answers fetch requests in order after a random latency. Waves start at different
 instructions; a stand-in issue stage answers each decoded instruction after a random delay:
 go on to the next instruction, replay the same one, jump to another instruction, or stop the
 wave after its quota. Every decoded instruction must be the one at the wave's PC as
-``isa.decode`` reads it (tests/test_decoder.py's field-by-field check), with its fall-through
+``isa.decode`` reads it (tests/decode_vectors.py's field-by-field check), with its fall-through
 PC, and each wave must see exactly the PCs its answers named. The consumer of the decoded
 stream stalls at random. A straight-line run measures the rate: one instruction a cycle from
 four waves.
@@ -20,12 +20,12 @@ from amaranth.sim import Simulator
 import isa
 from hdl.config import PRESETS
 from hdl.layouts import Steer
-from hdl.simd.decoder import IMPLEMENTED
+from hdl.simd import IMPLEMENTED
 from hdl.simd.frontend import FrontEnd
 from tests.bitpack import pack96
 from tests.codemem import CodeMemory
 from tests.lint import convert_and_lint
-from tests.test_decoder import compare, llvm_vectors, unpack_inst
+from tests.decode_vectors import compare, llvm_vectors, unpack_inst
 
 BASE = 0x1000
 

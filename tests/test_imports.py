@@ -272,7 +272,7 @@ def private_uses(root: Path = ROOT) -> list[str]:
 def test_graph_reads_the_project():
     g = import_graph()
     assert {"isa.decoder", "sim.execute", "hdl.simd", "dcu.launch", "firmware_tests.manifest"} <= set(g)
-    assert "hdl.layouts" in g["hdl.simd.core"] and "isa" in g["sim.execute"] | g["sim.model"]
+    assert "hdl.layouts" in g["hdl.simd.simd"] and "isa" in g["sim.execute"] | g["sim.model"]
 
 
 def _tree(root: Path, files: dict[str, str]) -> dict[str, set[str]]:

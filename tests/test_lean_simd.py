@@ -1,4 +1,4 @@
-"""The lean SIMD (hdl/simd/simd.py) running scalar programs against the model.
+"""The SIMD (hdl/simd/simd.py) running scalar programs against the model.
 
 Each program is random SALU instructions of every opcode the scalar ALU executes (the
 decoder tests' bit-packed encodings with random fields, those ``isa.decode`` accepts), in a
@@ -24,9 +24,9 @@ from amaranth.sim import Simulator
 import isa
 from hdl.config import PRESETS
 from hdl.isa_tables import OpId
-from hdl.simd.salu import IMPLEMENTED as SALU_OPS
+from hdl.simd.scalar_alu import IMPLEMENTED as SALU_OPS
 from hdl.simd.scalar import PipeError
-from hdl.simd.simd import LeanSIMD
+from hdl.simd.simd import SIMD
 from hdl.simd.transseq import TransSeq
 from sim.execute import build
 from sim.memory import GlobalMemory
@@ -34,7 +34,7 @@ from sim.model import Workgroup
 from sim.wave import Wave
 from tests.codemem import CodeMemory
 from tests.lint import convert_and_lint
-from tests.test_decoder import packed_vectors, vopd_half
+from tests.decode_vectors import packed_vectors, vopd_half
 
 BASE = 0x2000
 GBUF = 0x4000_0000       # the vector memory tests' buffers, a wave's address in its s0
@@ -296,7 +296,7 @@ def rtl_run(preset: str, code: list[int], launches: list[dict], words: list[int]
     log.update(releases=[], loads=[], launched=[])
     starts = starts or [BASE] * len(launches)
     cfg = PRESETS[preset]
-    dut = LeanSIMD(cfg)
+    dut = SIMD(cfg)
     vgprs = cfg.vgprs_per_simd // cfg.wave_slots
     rng = random.Random(seed)
     mem = CodeMemory(code, BASE, cfg.fetch_bytes, rng, max_latency=6)
@@ -485,7 +485,7 @@ def test_a_wave_ends_after_its_loads_return():
 
 
 def test_words_it_cannot_run_stop_the_wave():
-    """An illegal word and a 16-bit instruction (not executed by the lean SIMD yet) stop their
+    """An illegal word and a 16-bit instruction (not executed by the SIMD yet) stop their
     wave with the cause and PC, held on ``error``; the stopped wave stays resident, and a wave
     of good code beside it finishes."""
     bad = [0xFFFF_FFFF]                                       # no instruction
@@ -502,7 +502,7 @@ def test_words_it_cannot_run_stop_the_wave():
 
 
 def test_verilog_lint(tmp_path):
-    convert_and_lint(LeanSIMD(PRESETS["fpga"]), "lean_simd", tmp_path)
+    convert_and_lint(SIMD(PRESETS["fpga"]), "lean_simd", tmp_path)
 
 
 # -- vector programs ------------------------------------------------------------------------

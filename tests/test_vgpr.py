@@ -1,4 +1,4 @@
-"""The lean SIMD's VGPR banks (hdl/simd/vgpr.py) under random traffic, against a dictionary.
+"""The SIMD's VGPR banks (hdl/simd/vgpr.py) under random traffic, against a dictionary.
 
 Every cycle: a VALU row write at random (always taken), a side row offered at random (taken
 when ``ready``), and three reads of random rows. VALU and side writes go to separate halves

@@ -41,7 +41,7 @@ LOADS = sorted(rtl_ops("vmem_load"), key=lambda o: o.name)
 STORES = sorted(rtl_ops("vmem_store"), key=lambda o: o.name)
 ATOMICS = sorted(rtl_ops("vmem_atomic"), key=lambda o: o.name)
 CFG = PRESETS["default"]
-BEATS4 = CFG.replace(lanes=4, regfile="banked", coalesce_lanes=4)   # 4-lane response beats, as on fpga
+BEATS4 = CFG.replace(lanes=4, coalesce_lanes=4)   # 4-lane response beats, as on fpga
 
 
 # --------------------------------------------------------------------------------------
@@ -451,7 +451,7 @@ def test_random_against_model(order, group, in_place, beat, stage):
     prog = random_program(rng, base_of(), 60)
     cfg = CFG.replace(return_order=order, coalesce_lanes=group, coalesce_in_place=in_place, coalesce_stage=stage)
     if beat < LANES:
-        cfg = cfg.replace(lanes=beat, regfile="banked")
+        cfg = cfg.replace(lanes=beat)
     r = Run(cfg, prog, seed=3, lat=(1, 40)).run()
     lines = r.check()
     assert not r.error.valid

@@ -726,9 +726,9 @@ def _simulate(argv: list[str], progress, desc: str, max_cycles: int) -> tuple[in
 
 
 def _waves_layout(cfg):
-    """HostTop's ``waves`` layout: :data:`hdl.simd.WaveStatus` per wave slot of every SIMD."""
+    """HostTop's ``waves`` layout: :data:`hdl.layouts.WaveStatus` per wave slot of every SIMD."""
     from amaranth.lib import data
-    from hdl.simd import WaveStatus
+    from hdl.layouts import WaveStatus
     return data.ArrayLayout(WaveStatus, cfg.simds * cfg.wave_slots)
 
 

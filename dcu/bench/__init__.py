@@ -40,7 +40,7 @@ BENCHMARKS = {
     "kernels": ("kernels", "kernels"), "sim-speed": ("simspeed", "sim_speed"),
     "sim-instructions": ("simspeed", "sim_instructions"), "fpga": ("fpga", "fpga_build"),
     "fpga-budget": ("fpga", "fpga_budget"), "synth": ("fpga", "synth"), "depth": ("fpga", "depth"),
-    "lean": ("fpga", "lean"),
+    "simd-units": ("fpga", "simd_units"),
 }
 
 

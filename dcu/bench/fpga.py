@@ -94,13 +94,12 @@ def depth(config: str = "fpga", paths: int = 3) -> dict:
     where in the SIMD its depth is."""
     cfg = get_config(config)
     runs = [(top, n, False) for top, n in fpga.dcu_blocks(cfg)]
-    runs += [("valu_int", 0, True), ("valu_fp", 0, True), ("salu", 0, True)]
+    runs += [("valu_int", 0, True), ("valu_fp", 0, True), ("scalar_alu", 0, True)]
     rows = []
     for top, n, ports in runs:
         r = fpga.depth_block(top, cfg, paths=paths, ports=ports, quiet=True, reuse_result=True)
         d = r.get("depth") or {}
-        unit = f"{top} (in each SIMD's EX, inputs to outputs" + (
-            ", and its stages)" if top != "salu" and cfg.valu_stages > 1 else ")")
+        unit = f"{top} (in each SIMD, inputs to outputs and its stages)"
         row = {"block": top if n else unit, "rc": r["rc"],
                "lut_equiv": (r.get("ecp5") or {}).get("lut_equiv"), "levels": d.get("levels"),
                "deepest": [f"{p['levels']}: {p['from']} -> {p['to']}" for p in d.get("paths", [])]}
@@ -202,28 +201,27 @@ def synth(config: str | None = None, timeout: float = 4 * 3600) -> dict:
                     "generic cells, flip-flops as bits ($_DFF_* cells), memories as $mem_v2 cells"}
 
 
-#: The lean SIMD's units (docs/simd.md, "Lean SIMD: the design") with their ``fpga`` budgets in
-#: LUT4 equivalents: (block, settings, budget). The lanes are measured one lane wide.
-LEAN_UNITS = (
+#: The SIMD's units (docs/simd.md, "Budget") with their ``fpga`` budgets in LUT4 equivalents:
+#: (block, settings, budget). The lanes are measured one lane wide.
+SIMD_UNITS = (
     ("decode", {}, 450),
     ("frontend", {}, 1_350),                  # Fetch 750, WaveSelect 150, DecodeStage 450
     ("vgpr", {"lanes": 1}, 150),
-    ("salu", {}, 1_300),
-    ("scalar_alu", {}, 1_300),                # the SALU's replacement: 32 bits a cycle
+    ("scalar_alu", {}, 1_300),
     ("valu_fp", {"lanes": 1}, 2_600),
     ("valu_int", {"lanes": 1}, 500),
-    # the whole SIMD's goal; as built so far, at the preset's 4 lanes (one lane needs request
-    # rows narrower than the LDS's 4-bank window)
-    ("lean_simd", {}, 10_000),
+    # the whole SIMD's goal, at the preset's 4 lanes (one lane needs request rows narrower
+    # than the LDS's 4-bank window)
+    ("simd", {}, 10_000),
 )
 _ONE_LANE = {"coalesce_lanes": 1, "request_in_rows": False}
 
 
-def lean(timeout: float = 3600) -> dict:
-    """Each unit of the lean SIMD built so far through ``synth_ecp5`` on the ``fpga`` preset
+def simd_units(timeout: float = 3600) -> dict:
+    """Each unit of the SIMD and the whole SIMD through ``synth_ecp5`` on the ``fpga`` preset
     (the lanes one lane wide), against its budget."""
     rows = []
-    for top, settings, limit in LEAN_UNITS:
+    for top, settings, limit in SIMD_UNITS:
         cfg = get_config("fpga").replace(**{**(_ONE_LANE if settings.get("lanes") == 1 else {}), **settings})
         r = fpga.synth_block(top, cfg, timeout=timeout, quiet=True, reuse_result=True)
         row = {"top": top, "settings": ", ".join(f"{k}={v}" for k, v in settings.items()), "rc": r["rc"],
@@ -233,7 +231,7 @@ def lean(timeout: float = 3600) -> dict:
             row.update({k: e[k] for k in ("lut_equiv", "ff", "dp16kd", "mult18x18d")})
             row["of_budget"] = round(e["lut_equiv"] / limit, 2)
         rows.append(row)
-    return {"benchmark": "lean", "rows": rows,
+    return {"benchmark": "simd-units", "rows": rows,
             "note": "lut_equiv = LUT4 + 2 per CCU2C + 4 per TRELLIS_DPR16X4; budget: docs/simd.md's, in LUT4 "
-                    "equivalents; lean_simd is the SIMD as built so far (front end, scalar and vector pipes, memory "
-                    "requests), at the preset's 4 lanes"}
+                    "equivalents; simd is the whole SIMD (front end, scalar and vector pipes, memory requests) at "
+                    "the preset's 4 lanes"}

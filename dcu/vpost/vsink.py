@@ -22,8 +22,8 @@ runs. Nothing else changes (the moved wires become ``reg`` s of the same width);
 hardware the Verilog describes is the same.
 
 The RTL helps by computing idle logic under the condition that makes it useful (a unit's
-stage under its ``valid``: ``hdl/mem/vmem.py``, ``hdl/mem/lds.py``; the VALUs'
-operands under an instruction in EX, ``hdl/simd/core.py``), which gives this pass a branch.
+stage under its ``valid``: ``hdl/mem/vmem.py``, ``hdl/mem/lds.py``), which gives this pass a
+branch.
 
 It works on one module at a time: run it on a design flattened below the level worth
 keeping (``yosys flatten``), or cones that cross module ports stay eager.

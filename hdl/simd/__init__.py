@@ -1,8 +1,8 @@
-"""The SIMD32: issue, the scalar and vector ALUs, the transcendental unit, register files.
+"""The SIMD32 (docs/simd.md): front end, issue and scalar pipe, vector pipe, counters.
 
-``hdl.simd.SIMD`` and the sets of what it executes (``IMPLEMENTED``, ``NO_CLAMP``, ``NO_OMOD``)
-come from :mod:`hdl.simd.core`.
+``hdl.simd.SIMD`` and the sets of what it executes (``IMPLEMENTED``, ``NO_CLAMP``, ``NO_OMOD``).
 """
-from .core import IMPLEMENTED, NO_CLAMP, NO_OMOD, SIMD, ErrorCause, WaveStatus
+from .executed import IMPLEMENTED, NO_CLAMP, NO_OMOD
+from .simd import SIMD, SimdError
 
-__all__ = ["SIMD", "IMPLEMENTED", "NO_CLAMP", "NO_OMOD", "ErrorCause", "WaveStatus"]
+__all__ = ["SIMD", "SimdError", "IMPLEMENTED", "NO_CLAMP", "NO_OMOD"]

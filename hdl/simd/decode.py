@@ -1,4 +1,4 @@
-"""The lean SIMD's decode stage: one instruction a cycle from two ROMs (docs/simd.md, "Lean SIMD").
+"""The SIMD's decode stage: one instruction a cycle from two ROMs (docs/simd.md).
 
 A SIMD decodes once per issued instruction, after wave selection, so one decoder serves every
 wave slot. What depends on the opcode alone is read from block RAM, and logic only extracts
@@ -38,7 +38,7 @@ from isa.dpp import CODES as DPP_CODES
 from isa.legality import FIELDS, rules
 from isa.vopd import BASE as VOPD_BASE, Y_ONLY as VOPD_Y_ONLY
 
-from .decoder import (EXECUTED, FMT_LSB, SdstFrom, VaddrFrom, breaks_a_rule, encoding_rules, format_cubes,
+from .encoding import (EXECUTED, FMT_LSB, SdstFrom, VaddrFrom, breaks_a_rule, encoding_rules, format_cubes,
                       op_properties, opcode_field, operand_fields, sdst_sources, vaddr_dwords, vop3_space)
 from ..isa_tables import FmtId, Kind, OpId
 from ..layouts import ADDR, DecodedInst, DecodeIn, DecodeOut

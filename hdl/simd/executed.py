@@ -1,30 +1,39 @@
-"""The mnemonics the RTL SIMD executes, for the decoder (which the SIMD imports).
+"""The mnemonics the SIMD executes, for the decode stage (which builds its ROMs from them) and
+the launch check (``dcu.backends.rtlcheck``).
 
-The same set as ``hdl.simd.IMPLEMENTED`` (tests/test_decoder.py checks that they are equal):
-its units' operations, the control flow and waits the SIMD handles itself, and the memory
-instructions it issues through its ports. The RTL decoder decodes these opcodes alone.
+Its units' operations (the scalar ALU's, the vector pipe's VALU and lane-move opcodes, the
+transcendental unit's), the memory instructions its memory units execute, and the control
+flow, waits and barriers the issue stage handles itself. The decode stage decodes these
+opcodes alone: any other word is illegal.
 """
 from __future__ import annotations
 
 from ..isa_tables import OpId, info_of, rtl_memory_op
+from .memreq import MEMORY_OPS
+from .scalar_alu import IMPLEMENTED as SALU_OPS
+from .vector import NO_CLAMP as VALU_NO_CLAMP, TRANS_OPS, VECTOR_OPS
 
-__all__ = ["IMPLEMENTED"]
+__all__ = ["IMPLEMENTED", "NO_CLAMP", "NO_OMOD"]
 
-_OWN_KINDS = {"smem", "vmem_load", "vmem_store", "vmem_atomic", "ds_load", "ds_store", "ds_atomic", "cache",
-              "sbranch", "swait", "shint", "sbarrier", "sendpgm"}
-
-
-def _implemented() -> frozenset:
-    from .salu import IMPLEMENTED as salu_ops
-    from .trans import CLS_OF as trans_ops
-    from .valu_fp import FP_OPS
-    from .valu_int import IMPLEMENTED as int_ops
-    names = set(salu_ops) | set(int_ops) | {o.name.lower() for o in FP_OPS} | {o.name.lower() for o in trans_ops}
-    names |= {"v_readfirstlane_b32", "v_readlane_b32", "v_writelane_b32", "s_getpc_b64"}
-    names |= {op.name.lower() for op in OpId if op is not OpId.NONE
-              and info_of(op).kind in _OWN_KINDS and rtl_memory_op(info_of(op))}
-    return frozenset(names)
+_OWN_KINDS = {"sbranch", "swait", "shint", "sbarrier", "sendpgm"}
 
 
-#: Mnemonics the RTL SIMD executes.
-IMPLEMENTED = _implemented()
+def _own(info) -> bool:
+    """Control flow, waits, hints, barriers and the scalar loads (``s_load_*``) the issue stage
+    runs (not the ``s_buffer_*`` forms, which take a buffer resource)."""
+    scalar_load = info.kind == "smem" and info.name.startswith("s_load_")
+    return rtl_memory_op(info) and (info.kind in _OWN_KINDS or scalar_load)
+
+
+#: Mnemonics the SIMD executes.
+IMPLEMENTED = frozenset(SALU_OPS | VECTOR_OPS | TRANS_OPS | MEMORY_OPS | {"s_getpc_b64"} |
+                        {op.name.lower() for op in OpId if op is not OpId.NONE and _own(info_of(op))})
+
+#: Mnemonics of ``IMPLEMENTED`` the SIMD does not execute with the VOP3 ``clamp`` bit set: the
+#: plain 32-bit integer operations that do not saturate (the model refuses clamp on them too)
+#: and the transcendentals (their unit has no output modifiers).
+NO_CLAMP = frozenset(VALU_NO_CLAMP | TRANS_OPS)
+
+#: Mnemonics of ``IMPLEMENTED`` the SIMD does not execute with a VOP3 ``omod``: the
+#: transcendentals.
+NO_OMOD = TRANS_OPS

@@ -1,4 +1,4 @@
-"""The lean SIMD's instruction fetch and buffer (docs/simd.md, "Lean SIMD": ``Fetch``).
+"""The SIMD's instruction fetch and buffer (docs/simd.md: ``Fetch``).
 
 Each wave slot has a PC and an instruction buffer of ``lines`` fetch lines (``fetch_bytes``
 each) in four dword banks of RAM: dword *k* of a wave's ring is in bank *k* mod 4, so the

@@ -1,4 +1,4 @@
-"""The lean SIMD's front end: fetch, wave selection and decode (docs/simd.md, "Lean SIMD").
+"""The SIMD's front end: fetch, wave selection and decode (docs/simd.md).
 
 :class:`~hdl.simd.fetch.Fetch` picks a ready wave a cycle and reads its instruction window;
 :class:`~hdl.simd.decode.DecodeStage` decodes it. A window selected at cycle *t* leaves decoded

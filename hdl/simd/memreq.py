@@ -1,5 +1,5 @@
-"""The lean SIMD's memory requests: a vector memory or LDS request formed a row at a time
-(docs/simd.md, "Lean SIMD": ``MemRequest``).
+"""The SIMD's memory requests: a vector memory or LDS request formed a row at a time
+(docs/simd.md: ``MemRequest``).
 
 The vector pipe reads a memory instruction's VGPRs in two cycles a row (:mod:`hdl.simd.vector`):
 the address registers and the first data dword, then the other three data dwords. Each row's
@@ -26,7 +26,7 @@ from ..layouts import SEQ, DecodedInst, ReqRow, VecMemReq
 __all__ = ["MemRequest", "MemRows", "MEMORY_OPS"]
 
 SADDR_OFF = 0x7C        # VGLOBAL ``saddr``: none, the address is the 64-bit ``vaddr``
-#: Mnemonics the lean SIMD sends to the vector memory unit and the LDS: global and LDS
+#: Mnemonics the SIMD sends to the vector memory unit and the LDS: global and LDS
 #: accesses those units execute.
 MEMORY_OPS = frozenset(i.name for i in OPCODES if i.fmt in (Fmt.VGLOBAL, Fmt.DS) and rtl_memory_op(i)
                        and i.kind in ("vmem_load", "vmem_store", "vmem_atomic", "cache", "ds_load", "ds_store",

@@ -1,5 +1,5 @@
-"""The lean SIMD's issue stage and scalar pipe: SGPRs in RAM, the scalar ALU, branches
-(docs/simd.md, "Lean SIMD").
+"""The SIMD's issue stage and scalar pipe: SGPRs in RAM, the scalar ALU, branches
+(docs/simd.md).
 
 It takes the front end's decoded instructions, answers each with a
 :class:`~hdl.layouts.Steer`, runs the scalar ones and hands the vector and memory ones to

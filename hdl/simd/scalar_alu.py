@@ -1,7 +1,6 @@
-"""The lean SIMD's scalar ALU: a 32-bit datapath, 64-bit operations in two passes
-(docs/simd.md, "Lean SIMD").
+"""The SIMD's scalar ALU: a 32-bit datapath, 64-bit operations in two passes (docs/simd.md).
 
-Every opcode of :data:`hdl.simd.salu.IMPLEMENTED`, bit-exact with the model (``sim/scalar.py``
+Every integer SALU opcode of gfx1200 (:data:`IMPLEMENTED`), bit-exact with the model (``sim/scalar.py``
 and the saveexec/wrexec, s_cmov and s_bitset handlers of ``sim/execute.py``), as a pipeline
 stage: ``start`` takes the operation and its operands into the unit's registers, then one
 *pass* a cycle runs on 32 bits, and the results are valid with ``done`` in the last pass.
@@ -53,10 +52,28 @@ from amaranth.lib import data, enum, wiring
 from amaranth.lib.wiring import In, Out
 
 from ..isa_tables import OpId
-from .salu import CMP_FLAGS, LOGIC_OPS, SAVEEXEC_OPS, IMPLEMENTED, truth_table
 from .valu_int import balanced, low_mask, popcount
 
-__all__ = ["ScalarALU", "IMPLEMENTED", "PASSES"]
+__all__ = ["ScalarALU", "IMPLEMENTED", "PASSES", "CMP_FLAGS", "LOGIC_OPS", "SAVEEXEC_OPS", "truth_table"]
+
+
+def truth_table(f) -> int:
+    """The 4-bit table of a function of two bits, indexed by 2 x + y."""
+    return sum(f((k >> 1) & 1, k & 1) << k for k in range(4))
+
+
+LOGIC_OPS = {"and": lambda x, y: x & y, "or": lambda x, y: x | y, "xor": lambda x, y: x ^ y,
+             "nand": lambda x, y: 1 - (x & y), "nor": lambda x, y: 1 - (x | y), "xnor": lambda x, y: 1 - (x ^ y),
+             "and_not1": lambda x, y: x & (1 - y), "or_not1": lambda x, y: x | (1 - y)}
+# compare conditions as truth tables over the index 2 lt + eq of X - Y
+CMP_FLAGS = {"eq": (0, 1, 0), "lg": (1, 0, 1), "gt": (1, 0, 0), "ge": (1, 1, 0), "lt": (0, 0, 1), "le": (0, 1, 1)}
+# s_<op>_saveexec_b32 and s_<op>_wrexec_b32: <op> -> f(S0, EXEC), the new EXEC.
+SAVEEXEC_OPS = {
+    "and": lambda s, e: s & e, "or": lambda s, e: s | e, "xor": lambda s, e: s ^ e,
+    "nand": lambda s, e: ~(s & e), "nor": lambda s, e: ~(s | e), "xnor": lambda s, e: ~(s ^ e),
+    "and_not0": lambda s, e: ~s & e, "or_not0": lambda s, e: ~s | e,
+    "and_not1": lambda s, e: s & ~e, "or_not1": lambda s, e: s | ~e,
+}
 
 
 class Seq(enum.Enum, shape=3):
@@ -233,11 +250,14 @@ def _table() -> dict[str, dict]:
         t[f"s_{k}_wrexec_b32"] = {**ex, "rs": Result.LOGIC, "scc": SccSrc.D_NZ}
     for halves, pk in (("ll", 0), ("hl", 1), ("lh", 2), ("hh", 3)):
         t[f"s_pack_{halves}_b32_b16"] = {"rs": Result.PACK, "pk": pk, "d_we": DWe.YES}
-    return {name: {"legal": 1, **c} for name, c in t.items() if name in IMPLEMENTED}
+    # the loops above also name forms gfx1200 lacks (s_cmp_lt_u64, s_and_wrexec_b32, ...)
+    ops = {op.name.lower() for op in OpId}
+    return {name: {"legal": 1, **c} for name, c in t.items() if name in ops}
 
 
 _TABLE = _table()
-assert set(_TABLE) == IMPLEMENTED, "the loops above name every op of salu.IMPLEMENTED"
+#: Mnemonics the scalar ALU executes.
+IMPLEMENTED = frozenset(_TABLE)
 #: Cycles from ``start`` to ``done`` of each implemented mnemonic.
 PASSES = {name: {Seq.ONE: 1, Seq.MUL64: 3}.get(f.get("seq", Seq.ONE), 2) for name, f in _TABLE.items()}
 

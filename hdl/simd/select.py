@@ -1,6 +1,6 @@
-"""Round-robin selection of one of ``n`` requesters (docs/simd.md, "Lean SIMD": ``WaveSelect``).
+"""Round-robin selection of one of ``n`` requesters (docs/simd.md: ``WaveSelect``).
 
-The lean SIMD picks one wave a cycle for its decode stage and one for its instruction
+The SIMD picks one wave a cycle for its decode stage and one for its instruction
 fetch; both use this arbiter.
 """
 from __future__ import annotations

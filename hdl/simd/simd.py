@@ -1,4 +1,4 @@
-"""The lean SIMD (docs/simd.md, "Lean SIMD"): front end, scalar pipe, vector pipe, counters.
+"""The SIMD (docs/simd.md): front end, scalar pipe, vector pipe, counters.
 
 :class:`~hdl.simd.frontend.FrontEnd` fetches, buffers, selects and decodes;
 :class:`~hdl.simd.scalar.ScalarPipe` issues every instruction, runs the scalar ones (SALU,
@@ -20,7 +20,7 @@ from .scalar import PipeError, ScalarPipe
 from .trans import TransIn, TransOut
 from .vector import VectorPipe
 
-__all__ = ["LeanSIMD", "SimdError"]
+__all__ = ["SIMD", "SimdError"]
 
 
 def SimdError(cfg):
@@ -28,7 +28,7 @@ def SimdError(cfg):
     return data.StructLayout({"valid": 1, "wave": range(cfg.wave_ids), "pc": ADDR, "cause": PipeError})
 
 
-class LeanSIMD(wiring.Component):
+class SIMD(wiring.Component):
     """One SIMD32 with ``config.wave_slots`` wave slots.
 
     Parameters

@@ -58,7 +58,7 @@ returns in the middle stage.
 Amaranth's simulator evaluates a module's logic whole whenever a signal it reads changes,
 so each step of the datapath is a module of its own, and an idle unit (``op`` NONE) holds
 its extended operands at 0. The bit-count helpers here (nibble lookup tables combined by
-balanced trees, :func:`select` for a plain-expression multiplexer) serve ``hdl/simd/salu.py``
+balanced trees, :func:`select` for a plain-expression multiplexer) serve ``hdl/simd/scalar_alu.py``
 too.
 """
 from __future__ import annotations
@@ -78,7 +78,7 @@ __all__ = ["VALUInt", "IMPLEMENTED", "CLAMP_SATURATES", "PLAIN32", "select", "po
 
 
 # --------------------------------------------------------------------------------------
-# Bit-count building blocks (shared with hdl/simd/salu.py).
+# Bit-count building blocks (shared with hdl/simd/scalar_alu.py).
 def _nibble_table(fn) -> Const:
     """A 16-entry, 3-bit-per-entry constant table indexed by a nibble."""
     return Const(sum(fn(n) << (3 * n) for n in range(16)), 48)

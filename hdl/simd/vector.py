@@ -1,4 +1,4 @@
-"""The lean SIMD's vector pipe: VGPRs in banks of RAM and the VALU lanes (docs/simd.md, "Lean SIMD").
+"""The SIMD's vector pipe: VGPRs in banks of RAM and the VALU lanes (docs/simd.md).
 
 An instruction the issue stage sends (:class:`~hdl.layouts.VectorPort`) runs as ``P = 32 / lanes``
 passes of one row of ``lanes`` lanes each. Pass *p* of an instruction issued at *t*:

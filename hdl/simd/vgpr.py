@@ -1,4 +1,4 @@
-"""The lean SIMD's VGPR file: four banks of RAM rows (docs/simd.md, "Lean SIMD": ``VgprBanks``).
+"""The SIMD's VGPR file: four banks of RAM rows (docs/simd.md: ``VgprBanks``).
 
 A register is ``passes = 32 / lanes`` rows of ``lanes`` x 32 bits (row *p*: lanes
 ``[p * lanes, (p + 1) * lanes)``). Row *p* of register *r* is row ``k = r * passes + p`` of

@@ -33,7 +33,7 @@ from ..mem.memarb import MemArbiter
 from ..mem.memport import ADDR_BITS, Client, MemReq, MemResp
 from ..mem.scache import ScalarCache
 from ..simd.scalar import PipeError
-from ..simd.simd import LeanSIMD
+from ..simd.simd import SIMD
 from ..simd.transshare import SharedTrans
 from ..mem.vmem import OpKind, VecMemUnit
 
@@ -129,7 +129,7 @@ class DCU(wiring.Component):
         self.config = config
         self.watchdog_cycles = watchdog_cycles
         cfg = config
-        self.simds = [LeanSIMD(cfg) for _ in range(cfg.simds)]
+        self.simds = [SIMD(cfg) for _ in range(cfg.simds)]
         self.trans = SharedTrans(cfg, cfg.simds)
         self.icache = ICache(cfg)
         self.scache = ScalarCache(cfg)

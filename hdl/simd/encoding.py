@@ -1,15 +1,14 @@
-"""Combinational gfx1200 instruction decoder (docs/simd.md, "decoder").
+"""The gfx1200 encoding as the decode stage (:mod:`hdl.simd.decode`) builds it into ROMs and
+field logic.
 
 Everything opcode-specific is generated at elaboration time from ``isa.OPCODES`` and the
-Python decoder's rules (``isa.decoder``): a ``Switch`` on the format bits (the ISA guide's microcode formats; the
-patterns and the opcode field positions are derived from ``isa.decoder.fmt_of`` and
-``raw_op``), inside it a ``Switch`` on the opcode field with one ``Case`` per opcode that
-sets the ``OpId``, the ``Kind`` and the per-opcode properties (:func:`op_properties`). The
-VOP3 opcode space holds the native VOP3/VOP3SD opcodes and the ``_e64`` forms of VOP1/VOP2/
-VOPC. Adding an opcode to ``isa/opcodes.py`` adds it here once the SIMD executes it
-(``hdl.simd.executed``, equal to ``hdl.simd.IMPLEMENTED``); any other opcode, a VOPD or foreign
-format, a DPP/SDWA source code, or a field that breaks a rule of ``isa.legality`` (which the
-model's decoder applies too) decodes as ``illegal``.
+Python decoder's rules (``isa.decoder``): the format patterns of dword 0 and the opcode field
+positions (from ``isa.decoder.fmt_of`` and ``raw_op``), the VOP3 opcode space (the native
+VOP3/VOP3SD opcodes and the ``_e64`` forms of VOP1/VOP2/VOPC), the per-opcode properties
+(:func:`op_properties`), the encoding's rules (:func:`encoding_rules`), the operand fields of
+each format (:func:`operand_fields`) and the legality rules of ``isa.legality`` (which the
+model's decoder applies too). Adding an opcode to ``isa/opcodes.py`` adds it once the SIMD
+executes it (:data:`EXECUTED`).
 
 Literal rule (as ``isa.decode``): a literal dword follows the base encoding when one of the
 first ``len(info.src_bits)`` source fields of the format is 255, or for fmamk/fmaak (K).
@@ -18,27 +17,19 @@ from __future__ import annotations
 
 import re
 
-from amaranth.hdl import C, Cat, Const, Module, Mux, Signal, Value, unsigned
-from amaranth.lib import data, enum, wiring
-from amaranth.lib.wiring import In, Out
+from amaranth.hdl import C, Cat, Const, Mux, Value, unsigned
+from amaranth.lib import data, enum
 
 from isa import OPCODES, Fmt, OpInfo
 from isa import operands as O
 from isa.legality import FIELDS, rules
 # The Python decoder's own tables, so that both decoders follow one set of rules.
-from isa.decoder import BASE_WORDS, SRC_FIELDS, VMEM_FMTS, fmt_of, raw_op
-from isa.dpp import CODES as DPP_CODES
+from isa.decoder import SRC_FIELDS, VMEM_FMTS, fmt_of, raw_op
 
 from .executed import IMPLEMENTED as EXECUTED
-from ..isa_tables import FmtId, Kind, OpId, info_of, ops_of
-from ..layouts import DecodedInst
 
-__all__ = ["Decoder", "DecodedInst", "IMPLEMENTED", "EXECUTED", "FMT_LSB", "op_properties", "is_branch_word",
-           "format_cubes", "opcode_field", "vop3_space", "breaks_a_rule", "operand_fields", "SdstFrom",
-           "VaddrFrom", "encoding_rules", "sdst_sources", "vaddr_dwords"]
-
-#: Mnemonics the RTL decoder decodes: those the SIMD executes (the other opcodes are illegal).
-IMPLEMENTED = EXECUTED
+__all__ = ["EXECUTED", "FMT_LSB", "op_properties", "format_cubes", "opcode_field", "vop3_space", "breaks_a_rule",
+           "operand_fields", "SdstFrom", "VaddrFrom", "encoding_rules", "sdst_sources", "vaddr_dwords"]
 
 FMT_LSB = 23        # the format is a function of dword 0 bits [31:23]
 
@@ -77,16 +68,6 @@ def opcode_field(fmt: Fmt) -> tuple[int, int]:
     lsb = next(b for b in range(32) if raw_op(fmt, 1 << b) == 1)
     assert raw_op(fmt, ((1 << width) - 1) << lsb) == (1 << width) - 1
     return lsb, width
-
-
-def is_branch_word(d):
-    """Whether dword ``d`` encodes a PC-relative branch, ``s_branch`` or an ``s_cbranch_*``
-    (the SOPP members of kind ``sbranch``, with the format patterns and opcode field the
-    :class:`Decoder` uses); its ``simm16`` is ``d[0:16]``."""
-    lsb, width = opcode_field(Fmt.SOPP)
-    sopp = Cat(*[d[FMT_LSB:32].matches(p) for p in format_cubes()[Fmt.SOPP]]).any()
-    ops = [info_of(op).op for op in ops_of("sbranch") if info_of(op).fmt == Fmt.SOPP]
-    return sopp & Cat(*[d[lsb:lsb + width] == op for op in ops]).any()
 
 
 _VALU_FMTS = (Fmt.VOP1, Fmt.VOP2, Fmt.VOPC, Fmt.VOP3, Fmt.VOP3SD, Fmt.VOP3P)
@@ -300,108 +281,3 @@ def operand_fields(fmt, inst, t, w0, w1, w2) -> list:
                 inst.saddr.eq(w0[0:7]), inst.offset.eq(w2[8:32].as_signed()),
                 inst.th.eq(w1[20:23]), inst.scope.eq(w1[18:20])]
     raise AssertionError(fmt)
-
-
-class Decoder(wiring.Component):
-    """Decode one gfx1200 instruction, combinationally.
-
-    Parameters
-    ----------
-    pc_width : int
-        Width of the byte program counter used for ``next_pc`` and ``target``.
-
-    Attributes
-    ----------
-    words : In(unsigned(96))
-        Dword 0 of the instruction in bits [31:0], then the next two dwords (the upper
-        dwords of a 64/96-bit encoding, or the literal).
-    pc : In(unsigned(pc_width))
-        Byte address of the instruction.
-    inst : Out(DecodedInst)
-        The decoded instruction (see :data:`hdl.layouts.DecodedInst`). When ``illegal`` is
-        set, ``op`` is ``OpId.NONE``, ``kind`` is ``Kind.ILLEGAL`` and the other fields are
-        unspecified.
-    next_pc : Out(unsigned(pc_width))
-        ``pc + 4 * size``: the fall-through address (also what ``s_getpc_b64`` returns).
-    target : Out(unsigned(pc_width))
-        ``pc + 4 + 4 * simm16`` (signed): the target of ``s_branch`` / ``s_cbranch_*``.
-    """
-
-    def __init__(self, pc_width: int = 32):
-        self.pc_width = pc_width
-        super().__init__({
-            "words": In(unsigned(96)),
-            "pc": In(unsigned(pc_width)),
-            "inst": Out(DecodedInst),
-            "next_pc": Out(unsigned(pc_width)),
-            "target": Out(unsigned(pc_width)),
-        })
-
-    def elaborate(self, platform):
-        m = Module()
-        inst = self.inst
-        w0, w1, w2 = self.words[0:32], self.words[32:64], self.words[64:96]
-        t = Signal(_Temp, init={"nbase": 1})
-
-        m.d.comb += inst.illegal.eq(1)       # until an opcode Case matches
-        with m.Switch(w0[FMT_LSB:32]):
-            for fmt, patterns in format_cubes().items():
-                with m.Case(*patterns):
-                    m.d.comb += [inst.fmt.eq(FmtId[fmt.name]), t.nbase.eq(BASE_WORDS[fmt]),
-                                 t.dpp_chk.eq("src0" in SRC_FIELDS.get(fmt, ()))]
-                    m.d.comb += operand_fields(fmt, inst, t, w0, w1, w2)
-                    lsb, width = opcode_field(fmt)
-                    if fmt == Fmt.VOP3:
-                        ops = sorted(vop3_space().items(), key=lambda kv: kv[0])
-                    else:
-                        ops = sorted((i.op, i) for i in OPCODES if i.fmt == fmt)
-                    ops = [(code, info) for code, info in ops if info.name in EXECUTED]
-                    with m.Switch(w0[lsb:lsb + width]):
-                        for code, info in ops:
-                            with m.Case(code):
-                                enc = info.vop3_fmt if fmt == Fmt.VOP3 else fmt
-                                m.d.comb += self._op_case(info, enc, inst, t, w0, w1)
-                                m.d.comb += t.bad.eq(breaks_a_rule(info, enc, (w0, w1, w2)))
-
-        eq255 = Cat(t.src0 == O.LITERAL, t.src1 == O.LITERAL, t.src2 == O.LITERAL)
-        has_lit = t.lit_k | (t.litsel & eq255).any()
-        m.d.comb += [
-            inst.src0.eq(t.src0), inst.src1.eq(t.src1), inst.src2.eq(t.src2),
-            inst.has_literal.eq(has_lit),
-            inst.size.eq(t.nbase + has_lit),
-            inst.literal.eq(Mux(has_lit, Mux(t.nbase[1], w2, w1), 0)),
-        ]
-        dpp = t.dpp_chk & Cat(*(t.src0 == code for code in DPP_CODES)).any()
-        with m.If(dpp | t.bad):
-            m.d.comb += [inst.valid.eq(0), inst.illegal.eq(1), inst.op.eq(OpId.NONE),
-                         inst.kind.eq(Kind.ILLEGAL)]
-
-        m.d.comb += [
-            self.next_pc.eq(self.pc + Cat(C(0, 2), t.nbase + has_lit)),
-            self.target.eq(self.pc + 4 + (w0[0:16].as_signed() << 2)),
-        ]
-        return m
-
-    @staticmethod
-    def _op_case(info: OpInfo, enc: Fmt, inst, t, w0, w1) -> list:
-        """Statements of one opcode's Case: OpId, Kind and the per-opcode properties."""
-        stmts = [inst.valid.eq(1), inst.illegal.eq(0), inst.op.eq(OpId[info.name.upper()]),
-                 inst.kind.eq(Kind[info.kind.upper()])]
-        r = encoding_rules(info, enc)
-        if r["nlit"]:
-            stmts.append(t.litsel.eq((1 << r["nlit"]) - 1))
-        if r["lit_k"]:
-            stmts += [t.lit_k.eq(1), t.dpp_chk.eq(0)]
-        props = op_properties(info, enc)
-        stmts += [getattr(inst, k).eq(v) for k, v in props.items() if v]
-        if r["sdst"] == SdstFrom.VOP3SD:
-            stmts += [inst.fmt.eq(FmtId.VOP3SD), inst.abs.eq(0), inst.opsel.eq(0)]
-        if r["sdst"] != SdstFrom.FIELD:
-            stmts.append(inst.sdst.eq(sdst_sources(w0)[r["sdst"]]))
-        if r["src2_vcc"]:
-            stmts.append(t.src2.eq(O.VCC_LO))
-        if r["vaddr"] != VaddrFrom.FIXED or r["vaddr_dw"]:
-            stmts.append(inst.vaddr_dw.eq(vaddr_dwords(r["vaddr"], r["vaddr_dw"], w0, w1)))
-        if r["ret_dw"]:
-            stmts.append(inst.vdst_dw.eq(Mux(w1[20], r["ret_dw"], 0)))
-        return stmts
