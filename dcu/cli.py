@@ -4,7 +4,7 @@
 
     dcu run FILE [--kernel NAME] --grid X[,Y[,Z]] --block X[,Y[,Z]] [--arg SPEC]...
             [--backend model|rtl|verilator] [--config PRESET] [--out DIR]
-            [--json FILE] [--vcd FILE] [--timeline FILE.png] [--wgp] [--no-vopd]
+            [--json FILE] [--vcd FILE] [--timeline FILE.png] [--wgp]
             [--max-instructions N | --max-cycles N] [--quiet]
     dcu info FILE [--config PRESET] [--block X[,Y[,Z]]] [--wgp]
     dcu disasm FILE [--kernel NAME]
@@ -262,8 +262,6 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--timeline", metavar="FILE.png",
                    help="per-wave issue and stall states over time, as a PNG (backend rtl only)")
     r.add_argument("--wgp", action="store_true", help="compile OpenCL C in WGP mode")
-    r.add_argument("--no-vopd", action="store_true",
-                   help="compile OpenCL C without VOPD dual issue (the RTL backends refuse VOPD words)")
     r.add_argument("--seed", type=int, default=None,
                    help="RTL backends: seed of the memory model's latencies and reordering (default 0)")
     r.add_argument("--latency", type=_latency, default=None, metavar="LO[,HI]",
@@ -396,11 +394,11 @@ def choose_kernel(names: Sequence[str], wanted: str | None, path: str) -> str:
     raise UsageError(f"{path} has {len(names)} kernels, choose one with --kernel: {', '.join(names)}")
 
 
-def _load_code_object(path: str, wgp: bool, vopd: bool = True):
+def _load_code_object(path: str, wgp: bool):
     from .codeobj import CodeObject
     from .toolchain import build
 
-    return CodeObject(build(path, wgp=wgp, vopd=vopd))
+    return CodeObject(build(path, wgp=wgp))
 
 
 def _json_default(o: Any):
@@ -563,7 +561,7 @@ def cmd_run(ns: argparse.Namespace) -> int:
     # import_module, not "from . import launch": dcu/__init__ binds the name
     # dcu.launch to the launch() function, shadowing the submodule.
     launch_mod = importlib.import_module("dcu.launch")
-    prog = launch_mod.load_program(ns.file, wgp=ns.wgp, vopd=not ns.no_vopd)
+    prog = launch_mod.load_program(ns.file, wgp=ns.wgp)
     name = choose_kernel(list(prog.kernels), ns.kernel, ns.file)
     ns.kernel_name = name
     kern = prog.kernel(name)

@@ -68,11 +68,10 @@ def compare(expected: np.ndarray, got: np.ndarray, ulp_tol: int, label: str) -> 
             f"expected {expected[first]!r}, got {got[first]!r}"]
 
 
-def program(test, vopd: bool = True):
-    """The test's kernel source built and loaded (``dcu.launch.Program``); ``vopd=False`` builds
-    OpenCL C without VOPD dual-issue words, as the RTL backends need."""
+def program(test):
+    """The test's kernel source built and loaded (``dcu.launch.Program``)."""
     from .launch import load_program
-    return load_program(HERE / test.source, wgp=test.wgp, vopd=vopd, options=test.cl_options)
+    return load_program(HERE / test.source, wgp=test.wgp, options=test.cl_options)
 
 
 def rtl_refusal(test) -> str | None:
@@ -86,17 +85,16 @@ def rtl_refusal(test) -> str | None:
 
 
 def run_firmware(test, backend: str = "model", config: str = "default", seed: int = 0,
-                 memory_seed: int | None = None, vopd: bool = True, **launch_kw) -> FirmwareResult:
+                 memory_seed: int | None = None, **launch_kw) -> FirmwareResult:
     """Build, launch and check one :class:`firmware_tests.manifest.FirmwareTest`; ``seed``
-    draws its inputs, ``memory_seed`` (RTL backends) the memory model's latencies and order;
-    ``vopd=False`` builds OpenCL C without VOPD (the RTL backends refuse VOPD words)."""
+    draws its inputs, ``memory_seed`` (RTL backends) the memory model's latencies and order."""
     if memory_seed is not None:
         launch_kw["seed"] = memory_seed
     from .launch import launch
     rng = np.random.default_rng(seed)
     args = test.make_args(rng)
     inputs = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
-    prog = program(test, vopd)
+    prog = program(test)
     run = launch(prog.kernel(test.kernel), test.grid, test.block, args, backend=backend, config=config, **launch_kw)
     result = FirmwareResult(test, run)
     for idx, expected in test.golden(inputs).items():

@@ -26,10 +26,10 @@ __all__ = ["Program", "Prepared", "load_program", "prepare", "private_lane_bytes
 class Program:
     """A built code object and its kernels."""
 
-    def __init__(self, path: str | os.PathLike, wgp: bool = False, vopd: bool = True, options: Sequence[str] = ()):
+    def __init__(self, path: str | os.PathLike, wgp: bool = False, options: Sequence[str] = ()):
         self.source = Path(path)
         self.wgp = wgp
-        self.binary = build(self.source, wgp=wgp, vopd=vopd, options=options)
+        self.binary = build(self.source, wgp=wgp, options=options)
         self.code_object = CodeObject(self.binary)
 
     @property
@@ -46,12 +46,10 @@ class Program:
         return self.code_object.kernel(name)
 
 
-def load_program(path: str | os.PathLike, wgp: bool = False, vopd: bool = True,
-                 options: Sequence[str] = ()) -> Program:
+def load_program(path: str | os.PathLike, wgp: bool = False, options: Sequence[str] = ()) -> Program:
     """Build (if needed) and load ``path``: a ``.s``, ``.cl``, ``.o`` or ``.hsaco``. For OpenCL C,
-    ``vopd=False`` builds without VOPD dual-issue words (for the RTL, which does not execute them)
-    and ``options`` are further clang options (:func:`dcu.toolchain.compile_cl`)."""
-    return Program(path, wgp=wgp, vopd=vopd, options=options)
+    ``options`` are further clang options (:func:`dcu.toolchain.compile_cl`)."""
+    return Program(path, wgp=wgp, options=options)
 
 
 def launch_dims(v) -> tuple[int, int, int]:

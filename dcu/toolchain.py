@@ -84,8 +84,6 @@ CL_FLAGS = (
     "-O2", "-nogpulib",
     "-Xclang", "-finclude-default-header",
 )
-# Turns off LLVM's VOPD (dual-issue) pass: for cores that do not execute VOPD.
-NO_VOPD_FLAGS = ("-mllvm", "-amdgpu-enable-vopd=0")
 # --no-undefined: a kernel calling an undefined function (e.g. get_global_id
 # without the device header) must fail here, not at run time.
 LINK_FLAGS = ("-shared", "--no-undefined")
@@ -309,18 +307,15 @@ def _library_key(libs: Sequence[Path]) -> list[str]:
     return out
 
 
-def cl_flags(wgp: bool = False, vopd: bool = True, options: Sequence[str] = ()) -> list[str]:
+def cl_flags(wgp: bool = False, options: Sequence[str] = ()) -> list[str]:
     """clang's flags for an OpenCL C kernel, less the device library and the header."""
     flags = list(CL_FLAGS)
     if not wgp:
         flags.append("-mcumode")
-    if not vopd:
-        flags += NO_VOPD_FLAGS
     return flags + list(options)
 
 
-def compile_cl(src: str | os.PathLike, wgp: bool = False, vopd: bool = True,
-               options: Sequence[str] = ()) -> Path:
+def compile_cl(src: str | os.PathLike, wgp: bool = False, options: Sequence[str] = ()) -> Path:
     """Compile an OpenCL C kernel file for gfx1200 and link it.
 
     Parameters
@@ -332,9 +327,6 @@ def compile_cl(src: str | os.PathLike, wgp: bool = False, vopd: bool = True,
     wgp : bool, optional
         Compile for WGP mode (a workgroup may span both CUs). The default is CU
         mode (``-mcumode``).
-    vopd : bool, optional
-        Let LLVM pair VALU instructions into VOPD dual-issue words (the default, as
-        stock clang does). False for cores that do not execute VOPD.
     options : sequence of str, optional
         Further clang options, e.g. ``-cl-fp32-correctly-rounded-divide-sqrt``; those
         that select a device-library control select it as clang's driver does.
@@ -352,7 +344,7 @@ def compile_cl(src: str | os.PathLike, wgp: bool = False, vopd: bool = True,
     """
     path, data = _read_source(src)
     options = tuple(options)
-    flags = cl_flags(wgp, vopd, options)
+    flags = cl_flags(wgp, options)
     libs = device_library(options)
     for lib in libs:
         flags += ["-Xclang", "-mlink-builtin-bitcode", "-Xclang", str(lib)]
@@ -391,8 +383,7 @@ def link(obj: str | os.PathLike) -> Path:
         return _link_into(path, dest, Path(td), path)
 
 
-def build(path: str | os.PathLike, wgp: bool = False, vopd: bool = True,
-          options: Sequence[str] = ()) -> Path:
+def build(path: str | os.PathLike, wgp: bool = False, options: Sequence[str] = ()) -> Path:
     """Turn any supported input into a linked code object.
 
     Parameters
@@ -403,7 +394,7 @@ def build(path: str | os.PathLike, wgp: bool = False, vopd: bool = True,
     wgp : bool, optional
         WGP mode for OpenCL C (ignored for other inputs: assembly states its
         mode in ``.amdhsa_workgroup_processor_mode``).
-    vopd, options
+    options
         For OpenCL C: see :func:`compile_cl` (ignored for other inputs).
 
     Returns
@@ -425,7 +416,7 @@ def build(path: str | os.PathLike, wgp: bool = False, vopd: bool = True,
     if suffix == ".s":
         return assemble(p)
     if suffix == ".cl":
-        return compile_cl(p, wgp=wgp, vopd=vopd, options=options)
+        return compile_cl(p, wgp=wgp, options=options)
     if suffix == ".o":
         return link(p)
     if suffix in (".hsaco", ".co"):

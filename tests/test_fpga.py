@@ -500,8 +500,9 @@ def test_native_yosys_is_the_default_and_synthesizes_a_block(monkeypatch):
     other = fpga.synth_block("barrier", "fpga", out_dir=out, quiet=True, reuse_result=True)
     assert "reused" not in other and other["rc"] == 0                  # no earlier run of this one
     # with its hierarchy kept, each module's own LUTs: they add up to the design's
-    mods = fpga.synth_block("salu", "fpga", out_dir=out, quiet=True, synth_opts="-noflatten")
-    assert mods["rc"] == 0 and len(mods["by_module"]) > 5 and "salu.adder" in mods["by_module"]
+    mods = fpga.synth_block("valu_int", get_config("fpga").replace(lanes=1, coalesce_lanes=1, request_in_rows=False),
+                            out_dir=out, quiet=True, synth_opts="-noflatten")
+    assert mods["rc"] == 0 and len(mods["by_module"]) > 5 and "valu_int.adder" in mods["by_module"]
     assert sum(e["lut_equiv"] for e in mods["by_module"].values()) == mods["ecp5"]["lut_equiv"]
     assert sum(e["mult18x18d"] for e in mods["by_module"].values()) == mods["ecp5"]["mult18x18d"] > 0
 
@@ -747,20 +748,20 @@ def test_cells_by_source():
     def cell(t, src):
         return {"type": t, "attributes": {"src": src} if src is not None else {}}
     netlist = {"modules": {"top": {"cells": {
-        "a": cell("$_MUX_", f"{root}/hdl/simd/core.py:10.5-10.9|{root}/hdl/simd/core.py:12"),
-        "b": cell("$_MUX_", f"{root}/hdl/simd/core.py:10"),
-        "c": cell("TRELLIS_FF", f"{root}/hdl/simd/core.py:20"),
+        "a": cell("$_MUX_", f"{root}/hdl/simd/scalar.py:10.5-10.9|{root}/hdl/simd/scalar.py:12"),
+        "b": cell("$_MUX_", f"{root}/hdl/simd/scalar.py:10"),
+        "c": cell("TRELLIS_FF", f"{root}/hdl/simd/scalar.py:20"),
         "d": cell("$_AND_", "/venv/lib/python3.11/site-packages/amaranth/hdl/_ast.py:99"),
         "e": cell("CCU2C", "/usr/share/yosys/lattice/arith_map_ccu2c.v:40.3-50.4"),
         "f": cell("$_OR_", None),
-        "g": cell("$scopeinfo", f"{root}/hdl/simd/core.py:1")}},
+        "g": cell("$scopeinfo", f"{root}/hdl/simd/scalar.py:1")}},
         "other": {"cells": {"x": cell("$_MUX_", f"{root}/hdl/mem/lds.py:1")}}}}
     r = fpga.cells_by_source(netlist, "top")
     assert r["cells"] == 6
-    assert r["by_line"][0] == ["hdl/simd/core.py:10", 2, {"$_MUX_": 2}]
-    assert {row[0] for row in r["by_line"]} == {"hdl/simd/core.py:10", "hdl/simd/core.py:20", "amaranth/hdl/_ast.py:99",
+    assert r["by_line"][0] == ["hdl/simd/scalar.py:10", 2, {"$_MUX_": 2}]
+    assert {row[0] for row in r["by_line"]} == {"hdl/simd/scalar.py:10", "hdl/simd/scalar.py:20", "amaranth/hdl/_ast.py:99",
                                                 "(yosys) arith_map_ccu2c.v", "(no source)"}
-    assert r["by_file"]["hdl/simd/core.py"] == {"$_MUX_": 2, "TRELLIS_FF": 1}
+    assert r["by_file"]["hdl/simd/scalar.py"] == {"$_MUX_": 2, "TRELLIS_FF": 1}
     assert sum(sum(t.values()) for t in r["by_file"].values()) == 6
     assert len(fpga.cells_by_source(netlist, "top", lines=2)["by_line"]) == 2
 
