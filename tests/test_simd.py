@@ -1,4 +1,5 @@
-"""The RTL SIMD32 in Amaranth's simulator, in lock step with the reference model.
+"""The RTL SIMD32 (:class:`~hdl.simd.simd.LeanSIMD`) in Amaranth's simulator, in lock step with
+the reference model.
 
 * Firmware kernels that one SIMD can hold run with randomized memory latency and
   out-of-order scalar returns, every issued PC and register write checked against the model,
@@ -6,14 +7,13 @@
 * Constrained-random ALU and branch programs over random register values (seeds are
   reproducible and printed on failure).
 * Directed tests of the DCU-facing interfaces: ``perf`` counters against the model's
-  instruction counts and the documented stall rule, ``ended``, the external barrier,
-  sub-dword scalar loads at exact byte addresses, ``error.cause``.
-* The SIMD converts to Verilog and passes Verilator's lint (32, 16 and 8 lanes; 4 lanes with
-  the banked register files; the fpga preset's SIMD as built, shared integer datapath included).
+  instruction counts and the issue rules, ``ended``, the barrier ports, sub-dword scalar loads
+  at exact byte addresses, ``error``.
+* The SIMD converts to Verilog and passes Verilator's lint (32 lanes; 16 and 8 with requests
+  in rows; the fpga preset's SIMD as built).
 """
 from __future__ import annotations
 
-import dataclasses
 import os
 import random
 
@@ -22,11 +22,16 @@ import pytest
 from amaranth.sim import Simulator
 
 from firmware_tests.manifest import TESTS
-from dcu.firmware import HERE, compare
+from dcu.firmware import compare, program
 from hdl.config import get_config
-from isa import Fmt
+from hdl.simd.memreq import MEMORY_OPS
+from hdl.simd.scalar import PipeError
+from hdl.simd.scalar_alu import IMPLEMENTED as SALU_OPS
+from hdl.simd.simd import LeanSIMD
+from hdl.simd.vector import NO_CLAMP, TRANS_OPS, VECTOR_OPS
+from isa import OPCODES, Fmt
 from tests.asmutil import needs_llvm
-from dcu.backends.lockstep import SimdRun
+from dcu.backends.lockstep import Divergence, SimdRun
 from tests.lint import convert_and_lint
 
 pytestmark = needs_llvm
@@ -69,20 +74,27 @@ def _firmware_cases():
     return cases
 
 
+#: What the lean SIMD executes: the scalar ALU's, vector pipe's, transcendental and memory
+#: opcodes, and the scalar pipe's own (branches, waits, hints, barriers, scalar loads, s_endpgm).
+LEAN_OPS = frozenset(SALU_OPS | VECTOR_OPS | TRANS_OPS | MEMORY_OPS | {"s_getpc_b64"}
+                     | {i.name for i in OPCODES if i.kind in ("sbranch", "swait", "shint", "sbarrier", "sendpgm")
+                        or (i.kind == "smem" and i.name.startswith("s_load_"))})
+
+
 def _rtl_refuses(kernel) -> str | None:
-    """Why the SIMD cannot execute the kernel (instructions the RTL lacks), or None."""
-    from dcu.backends.rtlcheck import RtlUnsupportedError, refuse_unsupported
-    try:
-        refuse_unsupported(kernel, "rtl")
-    except RtlUnsupportedError as e:
-        return str(e)
+    """Why the SIMD cannot execute the kernel (instructions it lacks, a float mode), or None."""
+    from dcu.backends.rtlcheck import float_mode_users, unsupported
+    bad = unsupported(kernel, LEAN_OPS, NO_CLAMP, frozenset())
+    if bad:
+        return "the SIMD does not execute " + ", ".join(sorted({f.label() for f in bad}))
+    if float_mode_users(kernel):
+        return f"float mode {kernel.float_mode:#04x}"
     return None
 
 
 def _simd_run_for(test, cfg, seed=7, **options):
     """A SimdRun of a firmware test with its inputs, or a reason it cannot run on one SIMD."""
-    import dcu
-    kernel = dcu.load_program(HERE / test.source, wgp=test.wgp, vopd=False).kernel(test.kernel)
+    kernel = program(test).kernel(test.kernel)
     why = _fits_one_simd(test, kernel, cfg) or _rtl_refuses(kernel)
     if why:
         return None, None, why
@@ -103,24 +115,25 @@ def _check_outputs(test, inputs, out):
         test.check(inputs, out)
 
 
-def _valu_ex_cycles(info, cfg) -> int:
-    """EX cycles of a VALU instruction (docs/simd.md): valu_cycles, twice that when it writes
-    a 64-bit VGPR result (the low and the high register take a cycle each)."""
-    wide = info.fmt != Fmt.VOPC and "sdst" not in info.flags and info.dst_bits == 64
-    return cfg.valu_cycles * (2 if wide else 1)
+def _valu_read_cycles(info, cfg) -> int:
+    """Cycles a VALU instruction reads its rows (``perf.valu_busy``): one a row, two with a
+    64-bit operand or result, each half of a VOPD its own rows (docs/simd.md, "Lean SIMD")."""
+    wide = any(b == 64 for b in info.src_bits) or (info.dst_bits == 64 and info.fmt != Fmt.VOPC)
+    return cfg.valu_cycles * (2 if wide or info.fmt == Fmt.VOPD else 1)
 
 
 def _check_perf(run):
     """Counters every run must satisfy: issued = the model's instruction counts per group
-    (unless the run is order dependent), each resident cycle either issues (one or two
-    instructions) or stalls once, and the VALU is busy for the EX cycles of the VALU instructions issued."""
+    (unless the run is order dependent), each resident cycle either issues (an instruction, or
+    a VOPD's first half, which counts with its second) or stalls once, and the VALU is busy
+    for the row reads of the VALU instructions issued."""
     perf = run.perf
     if not run.order_dependent:
         assert perf["issued"] == run.model_issued()
     assert sum(perf["issued"].values()) == run.instructions
-    assert sum(perf["stall"].values()) + run.issue_cycles == run.resident_cycles
-    assert run.issue_cycles + run.dual_issue_cycles == run.instructions
-    assert perf["valu_busy"] == sum(n * _valu_ex_cycles(info, run.config)
+    first_halves = sum(n for info, n in run.issued_ops.items() if info.fmt == Fmt.VOPD)
+    assert sum(perf["stall"].values()) + run.instructions + first_halves == run.resident_cycles
+    assert perf["valu_busy"] == sum(n * _valu_read_cycles(info, run.config)
                                     for info, n in run.issued_ops.items() if info.kind == "valu")
     assert run.ended == sum(len(evs) > 0 for evs in run.events.values())
 
@@ -353,57 +366,58 @@ def _one_wave(tmp_path, name, body, cfg, buffers=(), **options):
                    latency=(1, 1), **options)
 
 
-CHAIN = 12        # dependent VALU instructions after the first
-INDEPENDENT = 10  # independent VALU instructions
+CHAIN = 12        # VALU instructions after the first
 
 
-def _chain(tmp_path, cfg):
-    """Each VALU instruction that reads the previous one's result issues max(valu_dep_latency,
-    valu_cycles) cycles after it (and at least valu_stages + 1), and s_endpgm
-    max(valu_dep_latency, valu_cycles + valu_stages) cycles after the last one (the cycle
-    after its last write; with 4 lanes the cycles after EX differ): the cycles between
-    count as dependency stalls. A launch holds the wave for four cycles."""
+def _up(n: int) -> int:
+    """``n`` rounded up to a whole number of the front end's four-cycle turns: a wave's next
+    instruction reaches issue four cycles after this one at the earliest, and one that must
+    wait is offered again four cycles later."""
+    return -(-n // 4) * 4
+
+
+def _valu_run(tmp_path, cfg):
+    """One wave's VALU instructions, each reading the one before: the next issues once the
+    pipe has read the last row (``valu_cycles`` after) and five cycles after (the reads are
+    not transparent), at the front end's next turn; s_endpgm once the last row is written
+    (five cycles after the last read). The VALU reads a row a cycle."""
     run = _one_wave(tmp_path, "chain", "\n".join(["v_mov_b32 v1, v0"] + ["v_add_nc_u32 v1, v1, v0"] * CHAIN), cfg)
-    staged = cfg.valu_stages - 1    # cycles from EX to the writes
-    lat = max(cfg.valu_dep_latency, cfg.valu_cycles, staged + 2 if staged else 1)
-    end = max(cfg.valu_dep_latency, cfg.valu_cycles + 1 + staged)
+    P = cfg.valu_cycles
 
     def check():
         p = run.perf
         assert p["issued"]["valu"] == CHAIN + 1 and p["issued"]["other"] == 1
-        assert p["valu_busy"] == (CHAIN + 1) * cfg.valu_cycles
-        assert p["stall"]["dependency"] == CHAIN * (lat - 1) + end - 1
-        assert p["stall"]["structural"] == 0
-        assert p["stall"]["held"] == 4
-        issues = run.valu_cycles
-        assert [b - a for a, b in zip(issues, issues[1:])] == [lat] * CHAIN
+        assert p["valu_busy"] == (CHAIN + 1) * P
+        issues = [c for c, _, _ in run.issue_log]
+        assert [b - a for a, b in zip(issues, issues[1:])] == [_up(max(5, P))] * CHAIN + [_up(P + 5)]
     return run, check
 
 
-def _independent(tmp_path, cfg):
-    """Independent VALU instructions issue every valu_cycles cycles; the cycles between are
-    structural stalls (the VALU is busy with the previous one's lane groups)."""
-    run = _one_wave(tmp_path, "indep", "\n".join(f"v_mov_b32 v{k + 1}, v0" for k in range(INDEPENDENT)), cfg)
+def _salu_run(tmp_path, cfg):
+    """One wave's SALU instructions, each reading the one before: one every four cycles (a
+    one-pass result is written two cycles after issue)."""
+    run = _one_wave(tmp_path, "salu", "\n".join(["s_mov_b32 s4, 1"] + ["s_add_co_u32 s4, s4, s4"] * 8), cfg)
 
     def check():
-        p = run.perf
-        issues = run.valu_cycles
-        assert [b - a for a, b in zip(issues, issues[1:])] == [cfg.valu_cycles] * (INDEPENDENT - 1)
-        assert p["stall"]["structural"] == (INDEPENDENT - 1) * (cfg.valu_cycles - 1)
-        assert p["stall"]["dependency"] == max(cfg.valu_dep_latency, cfg.valu_cycles + cfg.valu_stages) - 1   # s_endpgm
+        issues = [c for c, _, _ in run.issue_log]
+        assert run.perf["issued"]["salu"] == 9
+        assert [b - a for a, b in zip(issues, issues[1:])] == [4] * 9
     return run, check
 
 
-def _barrier(tmp_path, cfg, delay=0, **options):
-    """One wave: s_barrier_signal executes the cycle after issue and bar_wait rises the cycle
-    after that; inside the SIMD the barrier completes then (2 stall cycles). With an external
-    barrier released ``delay`` cycles after bar_wait is first seen (0: in that same cycle),
-    s_barrier_wait issues the cycle after the release: 2 + delay stall cycles."""
+def _barrier(tmp_path, cfg, delay=0):
+    """One wave: s_barrier_signal raises bar_wait the cycle after it issues; the bench releases
+    the wave ``delay`` cycles after it first sees it (0: that same cycle), and s_barrier_wait
+    issues at the wave's first turn after the release: four cycles after the signal when the
+    release comes before, else the turn after it; the turns it waits count as barrier stalls."""
     run = _one_wave(tmp_path, f"bar{delay}", "s_barrier_signal -1\ns_barrier_wait 0xffff", cfg,
-                    barrier_delay=(delay, delay), **options)
+                    barrier_delay=(delay, delay))
 
     def check():
-        assert run.perf["stall"]["barrier"] == 2 + delay
+        (signal, _, _), (wait, _, _), _ = run.issue_log
+        assert run.releases == [signal + 1 + delay]
+        assert wait - signal == _up(delay + 2) and wait > run.releases[0]
+        assert (run.perf["stall"]["barrier"] > 0) == (delay > 2)
         assert run.perf["issued"]["other"] == 3
     return run, check
 
@@ -442,42 +456,6 @@ global_store_b32 v2, v1, s[4:5]"""
     return run, check
 
 
-def _dual_issue(tmp_path, cfg):
-    """Two waves looping over eight independent VALU instructions and three scalar ones
-    (counter, compare, branch): the scalar pipe issues one wave's SALU instructions and
-    branches in cycles the main pipe issues the other's VALU instructions, so the run takes
-    fewer issue cycles than instructions (the bench checks that the two pipes never pick
-    the same wave)."""
-    loop = ["s_mov_b32 s4, 6", ".Lloop:"] + [f"v_add_nc_u32 v{k + 1}, v{k + 1}, v0" for k in range(8)] + [
-        "s_add_co_i32 s4, s4, -1", "s_cmp_lg_u32 s4, 0", "s_cbranch_scc1 .Lloop"]
-    run = SimdRun(_kernel_from_asm(tmp_path, "dual", "\n".join(loop)), (1,), (64,), [], cfg, latency=(1, 1))
-
-    def check():
-        p = run.perf
-        assert p["issued"]["valu"] == 2 * 6 * 8 and p["issued"]["salu"] == 2 * (1 + 6 * 2)
-        assert p["issued"]["branch"] == 2 * 6
-        assert run.dual_issue_cycles > 0 and run.issue_cycles < run.instructions
-    return run, check
-
-
-def _loop_line(tmp_path, cfg):
-    """One wave looping over a body of three instruction lines, 4 and then 12 times: the loop
-    line (the backward branch's target fetched ahead) refills the buffer when the branch is
-    taken, so an iteration costs one stall cycle (the branch resolving), not a refetch."""
-    def loop(n):
-        body = [f"v_add_nc_u32 v{1 + k % 8}, v{1 + k % 8}, v0" for k in range(40)]
-        text = "\n".join([f"s_mov_b32 s4, {n}", ".Lloop:", *body, "s_add_co_i32 s4, s4, -1", "s_cmp_lg_u32 s4, 0",
-                          "s_cbranch_scc1 .Lloop"])
-        return SimdRun(_kernel_from_asm(tmp_path, f"loop{n}", text), (1,), (32,), [], cfg, latency=(1, 1))
-    short, long = loop(4), loop(12)
-
-    def check():
-        stalls = [r.perf["stall"]["fetch"] for r in (short, long)]
-        assert (short.perf["issued"]["branch"], long.perf["issued"]["branch"]) == (4, 12)
-        assert (stalls[1] - stalls[0]) <= 8, f"fetch stalls {stalls}: more than one per extra iteration"
-    return [(short, lambda: None), (long, check)]
-
-
 def _run_all(jobs):
     runs = [run for run, _ in jobs]
     runs[0].run(more=runs[1:])
@@ -489,23 +467,19 @@ def _run_all(jobs):
 @pytest.mark.parametrize("preset", PRESETS)
 def test_counters_stalls_and_scalar_loads(tmp_path, preset):
     cfg = get_config(preset)
-    _run_all([f(tmp_path, cfg) for f in (_chain, _independent, _barrier, _scalar_loads, _dual_issue)]
-             + _loop_line(tmp_path, cfg))
+    _run_all([_valu_run(tmp_path, cfg), _salu_run(tmp_path, cfg), _barrier(tmp_path, cfg, 0),
+              _barrier(tmp_path, cfg, 20), _scalar_loads(tmp_path, cfg)])
 
 
-def test_external_barrier_lets_the_dcu_release_waves(tmp_path):
-    """With ``external_barrier`` the bench completes barriers: lds_reduce_asm (a workgroup of
-    four waves synchronising through LDS) released 0-3 cycles after its last wave signals,
-    then single waves released in the first cycle bar_wait is seen and 20 cycles later."""
+def test_barrier_releases_a_workgroup(tmp_path):
+    """The bench acts as the DCU's barrier: lds_reduce_asm (a workgroup of four waves
+    synchronising through LDS) released 0-3 cycles after its last live wave signals."""
     from firmware_tests.manifest import get
-    cfg = get_config("default")
     test = get("lds_reduce_asm")
-    reduce, inputs, why = _simd_run_for(test, cfg, external_barrier=True)
+    reduce, inputs, why = _simd_run_for(test, get_config("default"))
     assert why is None, why
-    jobs = [(reduce, lambda: _check_outputs(test, inputs, reduce.prep.read_back())),
-            _barrier(tmp_path, cfg, 0, external_barrier=True), _barrier(tmp_path, cfg, 20, external_barrier=True)]
-    _run_all(jobs)
-    assert reduce.perf["stall"]["barrier"] > 0
+    _run_all([(reduce, lambda: _check_outputs(test, inputs, reduce.prep.read_back()))])
+    assert reduce.perf["stall"]["barrier"] > 0 and reduce.releases
 
 
 #: (instruction, the destination's value before it, its value after it in lane l): 16-bit
@@ -516,8 +490,6 @@ INLINE16 = [
     ("v_add_nc_u16 {d}, v0, -1 op_sel:[0,1,0]", 0, lambda l: l),
     ("v_add_nc_u16 {d}, -1, v0", 0, lambda l: (0xFFFF + l) & 0xFFFF),
     ("v_sub_nc_u16 {d}, -16, v0 op_sel:[1,0,0]", 0, lambda l: -l & 0xFFFF),
-    ("v_mad_u16 {d}, v0, 2.0, 0.5", 0, lambda l: (0x4000 * l + 0x3800) & 0xFFFF),
-    ("v_mad_u16 {d}, v0, 0.5, 1.0 op_sel:[0,1,0,1]", 0x1234_5678, lambda l: 0x3C00_5678),
     ("v_mad_u32_u16 {d}, v0, 1.0, 4.0", 0, lambda l: 0x3C00 * l + 0x4080_0000),   # src2 is 32-bit
     ("v_mad_i32_i16 {d}, v0, -2.0, -1", 0, lambda l: (-0x4000 * l - 1) & 0xFFFF_FFFF),
     ("v_sub_nc_i16 {d}, 0.15915494, v0 op_sel:[0,0,1]", 0x1234_5678, lambda l: ((0x3118 - l) << 16) | 0x5678),
@@ -547,11 +519,9 @@ def test_inline_constants_in_16_bit_integer_operands(tmp_path):
 
 
 #: (instruction, its result in lane l) with v0 = l, v2 = 0x8000_0021 + l, v3 = 0x0003_0040 + l
-#: and the destination's old value 0x0000_003F: v_mad_*16 adds src2 (a VGPR, read beside the
-#: old destination it merges into), v_cndmask_b32_e64 applies abs/neg (bit 31) to its sources.
-MODS_AND_MERGES = [
-    ("v_mad_u16 {d}, v0, 0x12, v3", lambda l: 0x12 * l + 0x40 + l),
-    ("v_mad_i16 {d}, v0, -3, v3 op_sel:[0,0,1,1]", lambda l: ((-3 * l + 3) & 0xFFFF) << 16 | 0x3F),
+#: and the destination's old value 0x0000_003F: v_mad_u32_u16 adds a VGPR src2,
+#: v_cndmask_b32_e64 applies abs/neg (bit 31) to its sources.
+MODS_AND_SRC2 = [
     ("v_mad_u32_u16 {d}, v0, 0x12, v3", lambda l: 0x12 * l + 0x0003_0040 + l),
     ("v_cndmask_b32_e64 {d}, -v2, v3, s6", lambda l: 0x0003_0040 + l if l % 2 else 0x21 + l),
     ("v_cndmask_b32_e64 {d}, |v2|, -|v3|, s6", lambda l: 0x8003_0040 + l if l % 2 else 0x21 + l),
@@ -560,20 +530,19 @@ MODS_AND_MERGES = [
 
 
 @pytest.mark.parametrize("preset", PRESETS)
-def test_sixteen_bit_merges_and_cndmask_source_modifiers(tmp_path, preset):
-    """v_mad_u16/v_mad_i16 with a VGPR src2 (the old destination is read too, for the half it
-    keeps) and abs/neg on v_cndmask_b32_e64's sources, in lock step with the model; the stored
-    results are checked against ``MODS_AND_MERGES``."""
+def test_vgpr_src2_and_cndmask_source_modifiers(tmp_path, preset):
+    """v_mad_u32_u16 with a VGPR src2 and abs/neg on v_cndmask_b32_e64's sources, in lock step
+    with the model; the stored results are checked against ``MODS_AND_SRC2``."""
     body = ["s_load_b64 s[4:5], s[0:1], 0x0", "s_wait_kmcnt 0", "v_lshlrev_b32 v20, 2, v0",
             "s_mov_b32 s6, 0xAAAAAAAA", "v_add_nc_u32 v2, 0x80000021, v0", "v_add_nc_u32 v3, 0x30040, v0"]
-    for k, (inst, _) in enumerate(MODS_AND_MERGES):
+    for k, (inst, _) in enumerate(MODS_AND_SRC2):
         body += ["v_mov_b32 v1, 0x3f", inst.format(d="v1"), f"global_store_b32 v20, v1, s[4:5] offset:{128 * k}"]
-    out = np.zeros(32 * len(MODS_AND_MERGES), np.uint32)
+    out = np.zeros(32 * len(MODS_AND_SRC2), np.uint32)
     run = _one_wave(tmp_path, "mods", "\n".join(body), get_config(preset), buffers=(out,))
 
     def check():
-        got = run.prep.read_back()[0].reshape(len(MODS_AND_MERGES), 32)
-        for (inst, want), row in zip(MODS_AND_MERGES, got):
+        got = run.prep.read_back()[0].reshape(len(MODS_AND_SRC2), 32)
+        for (inst, want), row in zip(MODS_AND_SRC2, got):
             assert [int(x) for x in row] == [want(l) & 0xFFFF_FFFF for l in range(32)], inst
     _run_all([(run, check)])
 
@@ -618,13 +587,74 @@ def test_call_and_return_through_registers(tmp_path, preset):
     _run_all([(run, check)])
 
 
+VOPD = """v_cvt_f32_u32 v1, v0
+v_mov_b32 v2, 2.0
+v_mov_b32 v9, 0.5
+v_dual_add_f32 v4, v1, v2 :: v_dual_mul_f32 v3, v0, v9
+v_dual_mov_b32 v6, v3 :: v_dual_sub_f32 v5, v4, v1
+v_dual_fmac_f32 v1, v2, v2 :: v_dual_mov_b32 v8, v1"""
+
+
+@pytest.mark.parametrize("preset", PRESETS)
+def test_vopd_halves_in_lock_step(tmp_path, preset):
+    """VOPD instructions issue as their two halves (the last one Y first: it reads X's
+    destination), each half's rows checked against the model's VOPD; a VOPD counts once, and
+    its halves read their rows each."""
+    run = SimdRun(_kernel_from_asm(tmp_path, "vopd", VOPD), (1,), (64,), [], get_config(preset), seed=3)
+
+    def check():
+        assert run.perf["issued"]["valu"] == 2 * 6
+        assert run.perf["valu_busy"] == 2 * (3 + 2 * 3) * get_config(preset).valu_cycles
+    _run_all([(run, check)])
+
+
+WRITES = """s_load_b64 s[4:5], s[0:1], 0x0
+s_wait_kmcnt 0
+s_add_co_u32 s6, s4, 3
+v_lshlrev_b32 v2, 2, v0
+v_cmp_gt_u32 vcc_lo, 7, v0
+v_rcp_f32 v3, v0
+v_dual_mov_b32 v6, v2 :: v_dual_add_f32 v7, v3, v3
+global_load_b32 v4, v2, s[4:5]
+s_wait_loadcnt 0"""
+
+#: (instruction, how its record is falsified, the divergence reported): each kind of write
+#: the bench attributes, and the issued PC
+FALSIFIED = [
+    ("s_load_b64", lambda ev: ev["sgprs"].__setitem__(4, ev["sgprs"][4] ^ 1), r"s4 loaded"),
+    ("s_add_co_u32", lambda ev: ev["sgprs"].__setitem__(6, ev["sgprs"][6] ^ 1), r"s6 = "),
+    ("s_add_co_u32", lambda ev: ev.__setitem__("scc", 1 - ev["scc"]), r"scc = "),
+    ("v_lshlrev_b32", lambda ev: ev["vgprs"][2].__setitem__(5, ev["vgprs"][2][5] ^ 1), r"v2 lane 5 = "),
+    ("v_cmp_gt_u32", lambda ev: ev["sgprs"].__setitem__(106, ev["sgprs"][106] ^ 1), r"vcc_lo = "),
+    ("v_rcp_f32", lambda ev: ev["vgprs"][3].__setitem__(31, ev["vgprs"][3][31] ^ 1), r"v3 lane 31 = "),
+    ("v_dual_mov_b32", lambda ev: ev["vgprs"][7].__setitem__(3, ev["vgprs"][7][3] ^ 1), r"v7 lane 3 = "),
+    ("global_load_b32", lambda ev: ev["vgprs"][4].__setitem__(9, ev["vgprs"][4][9] ^ 1), r"v4 lane 9 = "),
+    ("s_wait_loadcnt", lambda ev: ev.__setitem__("pc", ev["pc"] + 4), r"issued PC"),
+]
+
+
+@pytest.mark.parametrize("name,falsify,report", FALSIFIED, ids=[f"{n}-{r.split()[0]}" for n, _, r in FALSIFIED])
+def test_the_bench_reports_a_wrong_write(tmp_path, name, falsify, report):
+    """The model's record of one instruction falsified: the bench stops at that instruction,
+    naming it and the register (scalar load, SALU result and SCC, VALU row, lane mask, a
+    transcendental's result, a VOPD's second half, a load's result; the PC issued)."""
+    run = _one_wave(tmp_path, "writes", WRITES, get_config("tiny"), buffers=(np.arange(32, dtype=np.uint32),))
+    [evs] = run.events.values()
+    ev = next(e for e in evs if e["inst"].name.startswith(name))
+    falsify(ev)
+    with pytest.raises(Divergence, match=report) as e:
+        run.run()
+    assert name in str(e.value)
+
+
 def test_illegal_instruction_stops_the_wave_with_its_cause():
-    """A word that is no instruction: error.valid with cause ILLEGAL_INSTRUCTION, the slot,
-    PC and raw dword; the wave never ends, and the word counts as an issued "other"."""
-    from hdl.simd import SIMD, ErrorCause
+    """A word that is no instruction: ``error`` holds the slot, PC and cause ILLEGAL; the word
+    does not issue (s_nop before it does, as "other"), and the wave neither ends nor issues
+    again but stays resident."""
     words = [0xBF800000, 0xFFFFFFFF, 0xBFB00000, 0]         # s_nop 0, garbage, s_endpgm
     base = 0x1000
-    dut = SIMD(get_config("tiny"))
+    cfg = get_config("tiny")
+    dut = LeanSIMD(cfg)
 
     async def bench(ctx):
         for port in (dut.fetch_req, dut.smem_req, dut.vmem_req, dut.lds_req):
@@ -633,16 +663,18 @@ def test_illegal_instruction_stops_the_wave_with_its_cause():
         ctx.set(dut.launch.valid, 1)
         await ctx.tick().until(dut.launch.ready)
         ctx.set(dut.launch.valid, 0)
+        lines = []                      # requested lines, each offered until taken
         for cycle in range(200):
             if ctx.get(dut.fetch_req.valid):
-                addr = ctx.get(dut.fetch_req.payload.addr)
-                data = sum(words[(addr - base) // 4 + j] << (32 * j) for j in range(4)) if addr == base else 0
-                ctx.set(dut.fetch_resp.payload, {"wave": ctx.get(dut.fetch_req.payload.wave), "data": data,
-                                                  "epoch": ctx.get(dut.fetch_req.payload.epoch),
-                                                  "target": ctx.get(dut.fetch_req.payload.target)})
-                ctx.set(dut.fetch_resp.valid, 1)
-            else:
-                ctx.set(dut.fetch_resp.valid, 0)
+                q = dut.fetch_req.payload
+                lines.append({"wave": ctx.get(q.wave), "epoch": ctx.get(q.epoch), "target": ctx.get(q.target),
+                              "data": sum(w << (32 * j) for j, w in enumerate(words))
+                              if ctx.get(q.addr) == base else 0})
+            ctx.set(dut.fetch_resp.valid, bool(lines))
+            if lines:
+                ctx.set(dut.fetch_resp.payload, lines[0])
+                if ctx.get(dut.fetch_resp.ready):
+                    lines.pop(0)
             assert not ctx.get(dut.ended)
             if ctx.get(dut.error.valid):
                 break
@@ -650,13 +682,12 @@ def test_illegal_instruction_stops_the_wave_with_its_cause():
         else:
             raise AssertionError("watchdog: no error reported within 200 cycles")
         err = ctx.get(dut.error)
-        assert err.cause == ErrorCause.ILLEGAL_INSTRUCTION
-        assert (err.wave, err.pc, err.words & 0xFFFF_FFFF) == (0, base + 4, 0xFFFF_FFFF)
-        assert ctx.get(dut.perf.issued.other) == 2
+        assert (err.cause, err.wave, err.pc) == (PipeError.ILLEGAL, 0, base + 4)
+        assert ctx.get(dut.perf.issued.other) == 1
         for _ in range(20):   # stopped: it neither issues nor ends
             await ctx.tick()
-            assert not ctx.get(dut.ended) and not ctx.get(dut.idle)
-        assert ctx.get(dut.perf.issued.other) == 2
+            assert not ctx.get(dut.ended) and not ctx.get(dut.idle) and ctx.get(dut.waves[0].resident)
+        assert ctx.get(dut.perf.issued.other) == 1 and ctx.get(dut.error) == err
 
     sim = Simulator(dut)
     sim.add_clock(1e-8)
@@ -664,18 +695,27 @@ def test_illegal_instruction_stops_the_wave_with_its_cause():
     sim.run()
 
 
-@pytest.mark.parametrize("lanes,regfile", [(32, "wide"), pytest.param(16, "wide", marks=pytest.mark.slow),
-                                           pytest.param(8, "wide", marks=pytest.mark.slow),
-                                           pytest.param(4, "banked", marks=pytest.mark.slow)])
-def test_simd_converts_to_verilog_and_lints(tmp_path, lanes, regfile):
-    from hdl.simd import SIMD
-    cfg = dataclasses.replace(get_config("tiny"), lanes=lanes, regfile=regfile,
-                              coalesce_lanes=lanes if regfile == "banked" else 32)
-    convert_and_lint(SIMD(cfg), "simd", tmp_path, extra_flags=("-Wno-UNOPTFLAT",))
+def test_an_unexecuted_instruction_stops_the_run(tmp_path):
+    """v_mad_u16 (which the lean SIMD does not execute) stops its wave: the bench reports it
+    as a divergence with the wave, the cause and the instruction."""
+    run = _one_wave(tmp_path, "mad16", "v_mov_b32 v1, v0\nv_mad_u16 v2, v0, v1, v0", get_config("fpga"))
+    with pytest.raises(Divergence, match=r"unsupported, at PC 0x[0-9a-f]+ \(v_mad_u16 v2, v0, v1, v0\)"):
+        run.run()
+
+
+def _rows_config(lanes: int):
+    """The tiny preset with ``lanes`` lanes: requests and return beats in rows of them."""
+    return get_config("tiny").replace(lanes=lanes, regfile="banked", shared_mem_request=True, coalesce_in_place=True,
+                                      lds_in_place=True, request_in_rows=True, coalesce_lanes=lanes, lds_banks=lanes)
+
+
+@pytest.mark.parametrize("lanes", [32, pytest.param(16, marks=pytest.mark.slow),
+                                   pytest.param(8, marks=pytest.mark.slow)])
+def test_simd_converts_to_verilog_and_lints(tmp_path, lanes):
+    cfg = get_config("tiny") if lanes == 32 else _rows_config(lanes)
+    convert_and_lint(LeanSIMD(cfg), "simd", tmp_path)
 
 
 def test_fpga_simd_converts_to_verilog_and_lints(tmp_path):
-    """The fpga preset's SIMD as built: 4 lanes, banked register files, the shared integer
-    datapath, the shared multiplier and request register."""
-    from hdl.simd import SIMD
-    convert_and_lint(SIMD(get_config("fpga")), "simd", tmp_path, extra_flags=("-Wno-UNOPTFLAT",))
+    """The fpga preset's SIMD as built: 4 lanes, the shared multiplier, requests in rows."""
+    convert_and_lint(LeanSIMD(get_config("fpga")), "simd", tmp_path)

@@ -1,32 +1,46 @@
-"""Run a dispatch on one RTL SIMD in Amaranth's simulator, in lock step with the reference model.
+"""Run a dispatch on one RTL SIMD (:class:`~hdl.simd.simd.LeanSIMD`) in Amaranth's simulator, in
+lock step with the reference model.
 
 The harness is the SIMD's whole world: a mini dispatcher that launches workgroups into free
-wave slots, an instruction memory, and a behavioural memory that serves scalar, vector and
-LDS requests with configurable latency and out-of-order completion (per-wave order for
-loads, stores and LDS; any order for scalar loads). The memory side executes requests with
-the model's own memory semantics (``sim.memory_ops``), fed with the operands the RTL sent.
+wave slots, an instruction memory, a transcendental unit (:class:`~hdl.simd.transseq.TransSeq`),
+the DCU's barrier (a workgroup's waves are released ``barrier_delay`` cycles after all its live
+waves have signalled), and a behavioural memory that serves scalar, vector and LDS requests
+with configurable latency and out-of-order completion (per-wave order for loads, stores and
+LDS; any order for scalar loads). The memory side executes requests with the model's own
+memory semantics (``sim.memory_ops``), fed with the operands the RTL sent.
 
 The model runs the same dispatch first and records, per wave and instruction, the state after
-it. While the RTL runs, every issued PC and every register write (VGPR, SGPR, EXEC, VCC,
-SCC, M0) is compared with that record; the first difference stops the run with the wave, PC,
-disassembly, register, expected and actual values.
+it. While the RTL runs, every issued PC and every register write is compared with that record;
+the first difference stops the run with the wave, PC, disassembly, register, expected and
+actual values. A write is attributed to its instruction by the order the pipes keep:
+
+* the scalar pipe's EX and a VALU lane mask: the wave's last issued instruction (a wave issues
+  nothing while either is outstanding); the SGPR file's write, then EXEC, VCC and SCC;
+* VALU rows (and a 64-bit result's high rows): the wave's VALU instructions in issue order (a
+  VOPD's two halves, issued one after the other, both its own);
+* vector memory and LDS return beats, scalar load dwords: the request they answer (requests
+  leave in issue order per wave);
+* transcendental results: the wave's transcendental instructions in issue order.
 """
 from __future__ import annotations
 
 import dataclasses
 import random
+import sys
 import time
 from collections import Counter, defaultdict, deque
 
 import numpy as np
-from amaranth.hdl import Cat
-from amaranth.lib import data
+from amaranth.hdl import Cat, Module
+from amaranth.lib import data, wiring
 from amaranth.sim import Simulator
 
 from dcu.launch import prepare
 from hdl.config import DCUConfig
 from hdl.layouts import ISSUE_GROUPS, SimdPerf, issue_group
-from hdl.simd import SIMD, ErrorCause
+from hdl.simd.scalar import PipeError
+from hdl.simd.simd import LeanSIMD
+from hdl.simd.transseq import TransSeq
 from isa import decode, disassemble
 from sim.execute import build as build_handler
 from sim.model import Model, Workgroup, wave_inits
@@ -34,6 +48,7 @@ from sim.wave import LANES, NULL, Wave
 
 U32 = np.uint32
 M32 = 0xFFFF_FFFF
+_MEMORY = ("vmem_load", "vmem_store", "vmem_atomic", "cache", "ds_load", "ds_store", "ds_atomic")
 
 
 class Divergence(AssertionError):
@@ -89,26 +104,26 @@ class _Io:
         self.rows = dut.config.request_rows
         self.row_inputs = {"vmem_req": dut.vmem_req_row, "lds_req": dut.lds_req_row}
         self.perf_value = dut.perf.as_value()
-        tr = dut.trace
-        # what the bench looks at every cycle, read in one go: before the inputs are set
-        # (everything here follows from the registers) and after (which inputs were taken)
-        self.status = _Bits(launch_slot=dut.launched_slot, fetch_req=dut.fetch_req.valid, issue=tr["issue"],
-                            sel=tr["sel"], issue_s=tr["issue_s"], sel_s=tr["sel_s"], smem_req=dut.smem_req.valid,
-                            vmem_req=dut.vmem_req.valid, lds_req=dut.lds_req.valid, ex=tr["ex"].as_value(),
-                            ex_s=tr["ex_s"].as_value(), ex_last=tr["ex_last"],
-                            trans=tr["trans_valid"], error=dut.error.valid, bar_wait=dut.bar_wait,
-                            idle=dut.idle, ended=dut.ended)
-        self.ex_fields = _fields(tr["ex"].shape())
-        self.accepted = _Bits(launch=dut.launch.ready, smem_resp=dut.smem_resp.ready,
-                              vmem_resp=dut.vmem_resp.ready, lds_resp=dut.lds_resp.ready)
-        vw, sw = tr["vw_ex"], tr["sw"][0]
-        self.ex_writes = _Bits(v_en=vw.en, v_addr=vw.addr, v_grp=vw.grp, v_data=vw.data, s_en=sw.en, s_addr=sw.addr,
-                               s_data=sw.data)
-        self.group_lanes = len(vw.en)   # the VALU writes one lane group a cycle
-        sws = tr["sw_s"]
-        self.ex_s_writes = _Bits(s_en=sws.en, s_addr=sws.addr, s_data=sws.data)   # SALU results only
-        self.wave = [_Bits(exec=tr["exec"][s], vcc=tr["vcc"][s], scc=tr["scc"][s], m0=tr["m0"][s], base=tr["base"][s])
-                     for s in range(len(tr["pc"]))]
+        st, vt = dut.scalar.trace, dut.vector.trace
+        # what the bench needs to drive the inputs, read before they are set (it follows from
+        # the registers), and after (which inputs were taken, what issued and was written)
+        self.status = _Bits(launch_slot=dut.launched_slot, fetch_req=dut.fetch_req.valid,
+                            smem_req=dut.smem_req.valid, vmem_req=dut.vmem_req.valid, lds_req=dut.lds_req.valid,
+                            error=dut.error.valid, bar_wait=dut.bar_wait, idle=dut.idle, ended=dut.ended)
+        sw, vw = st["sgpr_write"], vt["valu"]
+        tq = vt["trans"]
+        self.after = _Bits(launch=dut.launch.ready, fetch_resp=dut.fetch_resp.ready, smem_resp=dut.smem_resp.ready,
+                           vmem_resp=dut.vmem_resp.ready, lds_resp=dut.lds_resp.ready,
+                           issue=st["issue"], wave=st["wave"], pc=st["pc"], first_half=st["first_half"],
+                           ex_done=st["ex_done"], ex_wave=st["ex_wave"], ex_write=st["ex_write"],
+                           mask=dut.vector.port.mask.valid, mask_wave=dut.vector.port.mask.wave,
+                           mask_write=st["mask_write"], s_addr=sw.addr, s_en=sw.en, s_data=sw.data,
+                           v_en=vw.valid, v_wave=vt["valu_wave"], v_done=vt["valu_done"], v_reg=vw.w.reg,
+                           v_row=vw.w.row, v_mask=vw.w.mask, v_data=vw.w.data,
+                           t_done=vt["trans_done"], t_wave=tq.wave, t_vdst=tq.vdst, t_exec=tq.exec)
+        self.trans_data = dut.trans_resp.payload.d
+        self.lanes = dut.config.lanes
+        self.wave = [_Bits(exec=st["exec"][s], vcc=st["vcc"][s], scc=st["scc"][s]) for s in range(len(st["exec"]))]
 
     def get(self, ctx, name) -> dict:
         """An output's fields; a request's ``addr`` and ``data`` for the whole wave, its rows
@@ -176,6 +191,21 @@ def _perf_delta(after: dict, before: dict) -> dict:
     return {k: _perf_delta(v, before[k]) if isinstance(v, dict) else (v - before[k]) & M32 for k, v in after.items()}
 
 
+class _Slot:
+    """What the bench keeps of the wave in a slot: its instructions as issued, and those whose
+    writes are outstanding, by the order each pipe keeps."""
+
+    def __init__(self, key, base, v0):
+        self.key, self.base = key, base          # (workgroup, wave); its first VGPR in the file
+        self.v0 = v0                             # v0 at launch
+        self.issued = 0                          # instructions issued
+        self.valu = deque()                      # VALU instructions whose rows are not all written
+        self.trans = deque()                     # transcendentals whose results are not written
+        self.mem = deque()                       # memory instructions whose request has not left
+        self.smem = deque()                      # scalar loads whose request has not left
+        self.pcs = []                            # the PC of each instruction issued
+
+
 class SimdRun:
     """One kernel dispatch on one SIMD.
 
@@ -185,35 +215,40 @@ class SimdRun:
     grid, block : dispatch shape
     args : kernel arguments (numpy arrays and scalars)
     config : DCUConfig
+        Its ``request_lanes`` and ``resp_lanes`` equal ``lanes`` (:class:`~hdl.simd.simd.LeanSIMD`).
     latency : (lo, hi) cycles for vector memory and LDS responses; scalar loads likewise
-    seed : int, for the latency and reordering choices (printed on failure)
+    seed : int, for the latency, reordering and barrier choices (printed on failure)
     lockstep : compare with the model instruction by instruction
     max_cycles : the watchdog: :class:`SimdHang` after this many cycles of the run
     order_dependent : compare only the results (atomics with return, spin loops)
-    external_barrier : build the SIMD with ``external_barrier`` and act as the DCU: release a
-        workgroup's waves ``barrier_delay`` (lo, hi) cycles after all its live waves signal
+    barrier_delay : (lo, hi) cycles after all live waves of a workgroup have signalled (0: the
+        first cycle ``bar_wait`` shows it) at which the bench releases them
 
     Members
     -------
     cycles, instructions : of the whole run so far
     resident_cycles : cycles of this dispatch in which a wave was resident (``idle`` low)
-    issue_cycles, dual_issue_cycles : cycles in which one or more, or two, instructions issued
     issued : ``{kind: n}`` as the bench saw them issue (``issued_ops``: ``{OpInfo: n}``);
-        ``valu_cycles`` the cycle of each VALU issue
+        ``valu_cycles`` the cycle of each VALU issue, ``issue_log`` ``(cycle, slot, pc)`` of each
+    releases : cycles of the barrier releases
     perf : the SIMD's ``perf`` counters over this dispatch (:data:`hdl.layouts.SimdPerf` as dicts)
     ended : ``ended`` strobes seen during this dispatch
     sim_seconds, sim_cpu_seconds : this dispatch's simulation time, wall clock and CPU
     """
 
     def __init__(self, kernel, grid, block, args, config: DCUConfig, latency=(1, 8), seed=0,
-                 lockstep=True, max_cycles=200_000, order_dependent=False, external_barrier=False,
-                 barrier_delay=(0, 3)):
+                 lockstep=True, max_cycles=200_000, order_dependent=False, barrier_delay=(0, 3)):
+        if not config.request_lanes == config.lanes == config.resp_lanes:
+            raise ValueError(f"{config.name}: the SIMD reads and writes requests a row of lanes at a time "
+                             f"(request_lanes {config.request_lanes}, resp_lanes {config.resp_lanes}, "
+                             f"lanes {config.lanes})")
         self.kernel, self.config = kernel, config
-        self.external_barrier, self.barrier_delay = external_barrier, barrier_delay
+        self.barrier_delay = barrier_delay
         self.latency, self.rng = latency, random.Random(seed)
         self.seed = seed
         self.lockstep, self.max_cycles = lockstep, max_cycles
         self.order_dependent = order_dependent   # atomics with return, spin loops: compare results only
+        self.check = lockstep and not order_dependent
         # the model's run, recorded
         self.model_prep = prepare(kernel, grid, block, args)
         self.events = defaultdict(list)
@@ -231,11 +266,12 @@ class SimdRun:
         self.instructions = 0
         self.issued = {}              # kind -> count of issued instructions
         self.valu_cycles = []         # cycle of every VALU issue
+        self.issue_log = []           # (cycle, slot, pc) of every issue
+        self.releases = []
         self.issued_ops = Counter()   # isa.OpInfo -> count of issued instructions
         self.perf = None
         self.ended = 0
         self.resident_cycles = 0
-        self.issue_cycles = self.dual_issue_cycles = 0
         self._decoded = {}
 
     # -- helpers ------------------------------------------------------------------------
@@ -247,22 +283,30 @@ class SimdRun:
         return inst
 
     def _fail(self, slot, what):
-        key = self.slot_id.get(slot)
-        raise Divergence(f"seed {self.seed}: wave {key} (slot {slot}): {what}")
+        w = self.slots.get(slot)
+        raise Divergence(f"seed {self.seed}: wave {w.key if w else None} (slot {slot}): {what}")
 
     # -- the run ------------------------------------------------------------------------
     def run(self, more: list["SimdRun"] = ()):
         """Run this dispatch, then each of ``more`` (the same configuration), on one simulated SIMD;
         return this dispatch's buffers."""
         jobs = [self, *more]
-        dut = SIMD(self.config, external_barrier=self.external_barrier)
+        dut = LeanSIMD(self.config)
+        top = Module()                 # the SIMD and a transcendental unit of its own
+        top.submodules.simd = dut
+        top.submodules.trans = trans = TransSeq(self.config)
+        wiring.connect(top, dut.trans_req, trans.i)
+        wiring.connect(top, trans.o, dut.trans_resp)
 
         async def bench(ctx):
             io = _Io(dut)
             for job in jobs:
                 await job._dispatch(ctx, dut, io)
 
-        sim = Simulator(dut)
+        # Amaranth's simulator compiles some of the SIMD's memories (16 and 8 lanes) into code
+        # nested deeper than Python's default recursion limit lets it compile
+        sys.setrecursionlimit(max(sys.getrecursionlimit(), 5000))
+        sim = Simulator(top)
         self.signal_count = len(sim._engine._state.signals)   # what the simulator updates
         sim.add_clock(1e-8)
         sim.add_testbench(bench)
@@ -277,12 +321,22 @@ class SimdRun:
                 counts[issue_group(ev["inst"].info.kind)] += 1
         return counts
 
+    def _clear(self, ctx, dut, slot, alloc):
+        """Zero a slot's registers before its launch: the model starts every wave with zeroed
+        registers; hardware promises nothing, so the bench keeps undefined values comparable."""
+        P = 32 // self.config.lanes
+        banks = dut.vector.vgprs.banks
+        for k in range(slot * alloc * P, (slot + 1) * alloc * P):
+            ctx.set(banks[k % 4].data[k // 4], 0)
+        for r in range(64):
+            ctx.set(dut.scalar.sgprs.data[slot * 64 + r], 0)
+
     async def _dispatch(self, ctx, dut, io):
         """Serve one dispatch on ``dut`` until every workgroup has finished.
 
         Each cycle first reads what the design drives (it has settled after the clock edge),
         then sets every input at once (each ``ctx.set`` makes the simulator settle again), then
-        reads which responses and launches were accepted."""
+        reads which responses and launches were accepted, what issued and what was written."""
         cfg = self.config
         d = self.prep.dispatch
         gx, gy, gz = d.grid
@@ -290,23 +344,17 @@ class SimdRun:
         alloc = -(-d.vgprs // cfg.vgpr_granule) * cfg.vgpr_granule
         if alloc * cfg.wave_slots > cfg.vgprs_per_simd:
             raise ValueError(f"{cfg.wave_slots} waves of {alloc} VGPRs do not fit {cfg.vgprs_per_simd}")
-        self.slot_id = {}
-        tr = dut.trace
+        self.slots = {}         # slot -> _Slot of the wave it holds
         launch_q = deque()
+        cleared = None          # the slot cleared for the launch offered
         wgs = {}                # wg id -> {"ctx": Workgroup, "live": n}
-        seqs = defaultdict(int)
-        issued_pc = {}          # (slot, seq) -> pc
-        issued_key = {}         # (slot, seq) -> (workgroup, wave) that issued it
-        fetch_q = deque()       # (ready cycle, wave, addr)
-        smem_q = []             # (ready cycle, beats)
-        vmem_q = defaultdict(deque)   # slot -> deque of (ready cycle, beats)
+        fetch_q = deque()       # (ready cycle, wave, addr, epoch, target)
+        smem_q = []             # (ready cycle, beats, instruction)
+        vmem_q = defaultdict(deque)   # slot -> deque of (ready cycle, beats, instruction)
         lds_q = defaultdict(deque)
         wg_tag = {}
-        release_at = {}         # slot -> cycle its barrier release strobe is due (external barrier)
+        release_at = {}         # slot -> cycle its barrier release strobe is due
         perf0 = io.perf(ctx)
-        ex_wave, ex_seq = io.ex_fields["wave"], io.ex_fields["seq"]
-        # config.valu_stages: the main pipe's register writes are those of the EX D cycles before
-        stages = deque([None] * (cfg.valu_stages - 1))
         t0, c0 = time.perf_counter(), time.process_time()
         while True:
             cyc = self.cycles
@@ -314,16 +362,19 @@ class SimdRun:
             # ended waves; a workgroup's LDS is freed once all of its waves have ended
             for s in range(cfg.wave_slots):
                 if st["ended"] >> s & 1:
-                    key = self.slot_id.get(s)
-                    if key is None:
+                    w = self.slots.pop(s, None)
+                    if w is None:
                         raise Divergence(f"seed {self.seed}: ended strobe for slot {s}, which holds no wave")
-                    if vmem_q[s] or lds_q[s] or any(b[0]["wave"] == s for _, b in smem_q):
-                        self._fail(s, "ended with memory requests outstanding")
+                    if vmem_q[s] or lds_q[s] or any(b[0]["wave"] == s for _, b, _ in smem_q):
+                        raise Divergence(f"seed {self.seed}: wave {w.key} (slot {s}) ended with memory "
+                                         "requests outstanding")
+                    if w.valu or w.trans:
+                        raise Divergence(f"seed {self.seed}: wave {w.key} (slot {s}) ended with VALU or "
+                                         "transcendental results outstanding")
                     self.ended += 1
-                    wgs[key[0]]["live"] -= 1
-                    self.slot_id[s] = None
-                    if wgs[key[0]]["live"] == 0:
-                        del wgs[key[0]]
+                    wgs[w.key[0]]["live"] -= 1
+                    if wgs[w.key[0]]["live"] == 0:
+                        del wgs[w.key[0]]
             if not pending and not launch_q and not wgs and st["idle"]:
                 self.perf = _perf_delta(io.perf(ctx), perf0)
                 # this dispatch's simulation (elaboration and the model excluded): wall clock,
@@ -333,12 +384,19 @@ class SimdRun:
                 self.cycles += 1
                 return
             if self.cycles >= self.max_cycles:
-                stuck = ", ".join(f"slot {s} wave {k} at PC {ctx.get(tr['pc'][s]):#x} "
-                                  f"(loadcnt {ctx.get(tr['loadcnt'][s])}, storecnt {ctx.get(tr['storecnt'][s])}, "
-                                  f"dscnt {ctx.get(tr['dscnt'][s])}, kmcnt {ctx.get(tr['kmcnt'][s])})"
-                                  for s, k in self.slot_id.items() if k is not None)
+                stuck = ", ".join(f"slot {s} wave {w.key} at PC {ctx.get(dut.waves[s].pc):#x} "
+                                  f"(loadcnt {ctx.get(dut.waves[s].loadcnt)}, "
+                                  f"storecnt {ctx.get(dut.waves[s].storecnt)}, dscnt {ctx.get(dut.waves[s].dscnt)}, "
+                                  f"kmcnt {ctx.get(dut.waves[s].kmcnt)})" for s, w in self.slots.items())
                 raise SimdHang(f"seed {self.seed}: no completion after {self.cycles} cycles: {stuck}")
-            drive = {}          # this cycle's inputs: port -> (valid, payload fields)
+            if st["error"]:
+                err = io.get(ctx, "error")
+                slot, pc = err["wave"], err["pc"]
+                w = self.slots.get(slot)
+                raise Divergence(f"seed {self.seed}: RTL stopped wave {w.key if w else None} (slot {slot}), "
+                                 f"{PipeError(err['cause']).name.lower()}, at PC {pc:#x} "
+                                 f"({disassemble(self._inst_at(pc))})")
+            drive = {}          # this cycle's inputs: port -> payload fields
             # ---- dispatcher: a whole workgroup when enough slots are free ----------
             if not launch_q and pending:
                 wg_id = pending[0]
@@ -354,8 +412,11 @@ class SimdRun:
             launch_slot = st["launch_slot"]
             if launch_q:
                 wg_id, k, init, n = launch_q[0]
+                if cleared != launch_slot:      # v0 is written while the launch is offered
+                    self._clear(ctx, dut, launch_slot, alloc)
+                    cleared = launch_slot
                 sg = init["sgprs"]
-                drive["launch"] = dict(pc=d.entry, vgpr_base=launch_slot * alloc, wg=wg_tag[wg_id],
+                drive["launch"] = dict(pc=d.entry, vgpr_base=launch_slot * alloc, vgprs=alloc, wg=wg_tag[wg_id],
                                        wg_last=int(k == n - 1), exec=init["exec"],
                                        sgpr=_pack([sg.get(r, 0) for r in range(4)]),
                                        ttmp7=sg[108 + 7], ttmp9=sg[108 + 9], v0=_pack(init["v0"]))
@@ -364,58 +425,35 @@ class SimdRun:
             if st["fetch_req"]:
                 q = io.get(ctx, "fetch_req")
                 fetch_q.append((cyc + 1, q["wave"], q["addr"], q["epoch"], q["target"]))
-            if fetch_q and fetch_q[0][0] <= cyc:
-                _, w, addr, ep, tgt = fetch_q.popleft()
+            if fetch_q and fetch_q[0][0] <= cyc:      # offered until taken (a row a cycle)
+                _, w, addr, ep, tgt = fetch_q[0]
                 i = (addr - self.prep.code_base) // 4
                 n = self.config.fetch_bytes // 4
                 ws = [int(self.words[j]) if 0 <= j < len(self.words) else 0 for j in range(i, i + n)]
                 drive["fetch_resp"] = dict(wave=w, epoch=ep, target=tgt, data=sum(ws[k] << (32 * k) for k in range(n)))
 
-            # ---- lock step: issue (the main and the scalar pipe) -----------------------
-            self.issue_cycles += st["issue"] | st["issue_s"]
-            self.dual_issue_cycles += st["issue"] & st["issue_s"]
-            if st["issue"] and st["issue_s"] and st["sel"] == st["sel_s"]:
-                self._fail(st["sel"], "both issue pipes picked this wave in one cycle")
-            for slot in [st[sel] for go, sel in (("issue", "sel"), ("issue_s", "sel_s")) if st[go]]:
-                pc = ctx.get(tr["pc"][slot])
-                sq = seqs[slot]
-                seqs[slot] += 1
-                issued_pc[(slot, sq)] = pc
-                issued_key[(slot, sq)] = self.slot_id[slot]
-                self.instructions += 1
-                info = self._inst_at(pc).info
-                kind = info.kind
-                self.issued[kind] = self.issued.get(kind, 0) + 1
-                self.issued_ops[info] += 1
-                if kind == "valu":
-                    self.valu_cycles.append(cyc)
-                if self.lockstep and not self.order_dependent:
-                    evs = self.events[self.slot_id[slot]]
-                    if sq >= len(evs) or evs[sq]["pc"] != pc:
-                        want = (f"{evs[sq]['pc']:#x} ({disassemble(evs[sq]['inst'])})" if sq < len(evs)
-                                else "the wave to have ended")
-                        self._fail(slot, f"instruction {sq}: issued PC {pc:#x} ({disassemble(self._inst_at(pc))}), "
-                                         f"model expected {want}")
-
-            # ---- memory requests ----------------------------------------------------
+            # ---- memory requests (taken at once): served now, answered later ---------
             if st["smem_req"]:
                 q = io.get(ctx, "smem_req")
-                slot, sq = q["wave"], q["seq"]
-                vals = self._serve_smem(slot, issued_pc[(slot, sq)], q["addr"], q["dwords"],
-                                        wgs[self.slot_id[slot][0]]["ctx"])
+                slot = q["wave"]
+                w = self.slots[slot]
+                iseq = w.smem.popleft()
+                vals = self._serve_smem(slot, w.pcs[iseq], q["addr"], q["dwords"], wgs[w.key[0]]["ctx"])
                 n = q["dwords"]
-                beats = [dict(wave=slot, seq=sq, sdst=q["sdst"] + j, data=vals[j], last=int(j == n - 1))
+                beats = [dict(wave=slot, seq=q["seq"], sdst=q["sdst"] + j, data=vals[j], last=int(j == n - 1))
                          for j in range(n)]
-                smem_q.append((cyc + self.rng.randint(*self.latency), beats))
+                smem_q.append((cyc + self.rng.randint(*self.latency), beats, iseq))
             for name, queue in (("vmem_req", vmem_q), ("lds_req", lds_q)):
                 if st[name]:
                     q = io.get(ctx, name)
-                    slot, sq = q["wave"], q["seq"]
-                    beats = self._serve(slot, issued_pc[(slot, sq)], sq, q, wgs[self.slot_id[slot][0]]["ctx"])
-                    queue[slot].append((cyc + self.rng.randint(*self.latency), beats))
+                    slot = q["wave"]
+                    w = self.slots[slot]
+                    iseq = w.mem.popleft()
+                    beats = self._serve(slot, w.pcs[iseq], q["seq"], q, wgs[w.key[0]]["ctx"])
+                    queue[slot].append((cyc + self.rng.randint(*self.latency), beats, iseq))
 
             # ---- memory responses: scalar in any order; vector per wave in order -----
-            ready_s = [k for k, (t, _) in enumerate(smem_q) if t <= cyc]
+            ready_s = [k for k, (t, _, _) in enumerate(smem_q) if t <= cyc]
             s_pick = self.rng.choice(ready_s) if ready_s else None
             if s_pick is not None:
                 drive["smem_resp"] = smem_q[s_pick][1][0]
@@ -426,91 +464,118 @@ class SimdRun:
                     v_pick[name] = s = self.rng.choice(heads)
                     drive[name] = queue[s][0][1][0]
 
-            # ---- lock step: register writes in EX -----------------------------------
-            ex_now = []
-            for name, writes in (("ex", io.ex_writes), ("ex_s", io.ex_s_writes)):
-                ex = None
-                if st[name] & 1:
-                    slot = (st[name] >> ex_wave[0]) & ((1 << ex_wave[1]) - 1)
-                    sq = (st[name] >> ex_seq[0]) & ((1 << ex_seq[1]) - 1)
-                    ex = (slot, sq, bool(st["ex_last"]) or name == "ex_s")
-                if name == "ex" and stages:
-                    stages.append(ex)
-                    ex = stages.popleft()
-                if ex is not None:
-                    slot, sq, last = ex
-                    # an instruction's flip-flop state is checked whole unless writes of the
-                    # wave are still staged (or it is one): then only what it changed
-                    partial = (name == "ex" and bool(stages)) or any(e is not None and e[0] == slot for e in stages)
-                    if last:
-                        ex_now.append((slot, sq, issued_key.get((slot, sq)), partial))
-                    if self.lockstep and not self.order_dependent:
-                        self._check_ex_writes(ctx, io, writes, slot, sq, issued_key.get((slot, sq)))
+            # ---- the barrier: a workgroup's waves released once all its live waves wait ----
+            waiting = st["bar_wait"]
+            for wg_id in wgs:
+                mine = [s for s, w in self.slots.items() if w.key[0] == wg_id]
+                if mine and all(waiting >> s & 1 for s in mine) and not any(s in release_at for s in mine):
+                    due = cyc + self.rng.randint(*self.barrier_delay)   # 0: the first cycle bar_wait is seen
+                    release_at.update((s, due) for s in mine)
+            due = [s for s, t in release_at.items() if t <= cyc]
+            drive["bar_release"] = sum(1 << s for s in due)
+            if due:
+                self.releases.append(cyc)
+            for s in due:
+                del release_at[s]
 
-            if st["trans"] and self.lockstep and not self.order_dependent:
-                slot, sq = ctx.get(tr["trans_wb"].wave), ctx.get(tr["trans_wb"].seq)
-                ev = self._event(slot, sq)
-                if ev is not None:
-                    self._compare_vgpr(slot, ev, ctx.get(tr["trans_wb"].vdst), ctx.get(tr["vw_trans"].data),
-                                       ctx.get(tr["vw_trans"].en))
-
-            if st["error"]:
-                err = io.get(ctx, "error")
-                slot, pc, words, cause = err["wave"], err["pc"], err["words"], ErrorCause(err["cause"])
-                latched = (f"{' '.join(f'{(words >> (32 * j)) & M32:08x}' for j in range(3))} "
-                           if cause == ErrorCause.ILLEGAL_INSTRUCTION else "")   # words kept at issue only
-                raise Divergence(f"seed {self.seed}: RTL stopped wave {self.slot_id.get(slot)} (slot {slot}), "
-                                 f"{cause.name.lower()}, at PC {pc:#x}: {latched}({disassemble(self._inst_at(pc))})")
-
-            # ---- external barrier: release a workgroup once all its live waves wait ------
-            if self.external_barrier:
-                waiting = st["bar_wait"]
-                for wg_id in wgs:
-                    mine = [s for s, key in self.slot_id.items() if key is not None and key[0] == wg_id]
-                    if mine and all(waiting >> s & 1 for s in mine) and not any(s in release_at for s in mine):
-                        due = cyc + self.rng.randint(*self.barrier_delay)   # 0: the first cycle bar_wait is seen
-                        release_at.update((s, due) for s in mine)
-                due = [s for s, t in release_at.items() if t <= cyc]
-                drive["bar_release"] = sum(1 << s for s in due)
-                for s in due:
-                    del release_at[s]
-
-            # ---- all inputs at once, then what was accepted ---------------------------
+            # ---- all inputs at once, then what was taken, issued and written ----------
             io.set(ctx, drive)
-            taken = io.accepted.get(ctx)
-            if launch_q and taken["launch"]:
-                wg_id, k = launch_q[0][:2]
-                self.slot_id[launch_slot] = (wg_id, k)
-                # the model starts every wave with zeroed registers; hardware promises nothing,
-                # so the bench clears the wave's registers to keep undefined values comparable
-                for r in range(alloc):
-                    for cell in tr["vgprs"].cells(launch_slot * alloc + r):
-                        ctx.set(cell, 0)
-                for r in range(64):
-                    for cell in tr["sgprs"].cells(launch_slot * 64 + r):
-                        ctx.set(cell, 0)
-                seqs[launch_slot] = 0
+            got = io.after.get(ctx)
+            if "fetch_resp" in drive and got["fetch_resp"]:
+                fetch_q.popleft()
+            if launch_q and got["launch"]:
+                wg_id, k, init = launch_q[0][:3]
+                self.slots[launch_slot] = _Slot((wg_id, k), launch_slot * alloc, np.array(init["v0"], dtype=U32))
                 launch_q.popleft()
-            if s_pick is not None and taken["smem_resp"]:
-                beat = smem_q[s_pick][1].pop(0)
-                self._check_sgpr_return(slot=beat["wave"], beat=beat)
-                if not smem_q[s_pick][1]:
+                cleared = None
+            if s_pick is not None and got["smem_resp"]:
+                _, beats, iseq = smem_q[s_pick]
+                self._check_sgpr_return(beats[0]["wave"], iseq, beats.pop(0))
+                if not beats:
                     smem_q.pop(s_pick)
             for name, queue in (("vmem_resp", vmem_q), ("lds_resp", lds_q)):
-                if name in v_pick and taken[name]:
-                    head = queue[v_pick[name]][0][1]
-                    self._check_vgpr_return(ctx, tr, head.pop(0))
-                    if not head:
+                if name in v_pick and got[name]:
+                    _, beats, iseq = queue[v_pick[name]][0]
+                    self._check_vgpr_return(v_pick[name], iseq, beats.pop(0))
+                    if not beats:
                         queue[v_pick[name]].popleft()
+            flops = self._issue_and_writes(ctx, io, got, cyc)
 
             if not st["idle"]:
                 self.resident_cycles += 1
             await ctx.tick()
             self.cycles += 1
-            # flip-flop state written by the instruction that was in EX
-            if self.lockstep and not self.order_dependent:
-                for done in ex_now:
-                    self._check_ffs(ctx, io, *done)
+            # the flip-flop state an instruction left (its EX, or its lane mask, ended last cycle)
+            for slot, iseq in flops:
+                self._check_flops(ctx, io, slot, iseq)
+
+    def _issue_and_writes(self, ctx, io, got, cyc) -> list:
+        """Record this cycle's issue and check it and the register writes against the model;
+        return ``(slot, instruction)`` of those whose flip-flop state is to be checked after
+        the clock edge."""
+        flops = []
+        if got["issue"]:
+            slot, pc = got["wave"], got["pc"]
+            w = self.slots[slot]
+            iseq = w.issued
+            info = self._inst_at(pc).info
+            kind = info.kind
+            # a VOPD issues as its two halves, one VALU instruction each: the second completes it
+            if not got["first_half"]:
+                w.issued += 1
+                w.pcs.append(pc)
+                self.instructions += 1
+                self.issued[kind] = self.issued.get(kind, 0) + 1
+                self.issued_ops[info] += 1
+                self.issue_log.append((cyc, slot, pc))
+                if kind == "valu":
+                    self.valu_cycles.append(cyc)
+            if kind == "valu":
+                w.valu.append(iseq)
+            elif kind == "vtrans":
+                w.trans.append(iseq)
+            elif kind == "smem":
+                w.smem.append(iseq)
+            elif kind in _MEMORY:
+                w.mem.append(iseq)
+            if self.check:
+                evs = self.events[w.key]
+                if iseq >= len(evs) or evs[iseq]["pc"] != pc:
+                    want = (f"{evs[iseq]['pc']:#x} ({disassemble(evs[iseq]['inst'])})" if iseq < len(evs)
+                            else "the wave to have ended")
+                    self._fail(slot, f"instruction {iseq}: issued PC {pc:#x} ({disassemble(self._inst_at(pc))}), "
+                                     f"model expected {want}")
+        # the scalar pipe's EX, or a lane mask: the wave's last issued instruction
+        for done, wave, write in (("ex_done", "ex_wave", "ex_write"), ("mask", "mask_wave", "mask_write")):
+            if got[done]:
+                slot = got[wave]
+                iseq = self.slots[slot].issued - 1
+                flops.append((slot, iseq))
+                if got[write] and self.check:
+                    self._check_sgpr_write(slot, iseq, got["s_addr"], got["s_en"], got["s_data"])
+        # a VALU row: the wave's oldest VALU instruction in flight
+        if got["v_en"] or got["v_done"]:
+            slot = got["v_wave"]
+            w = self.slots[slot]
+            if not w.valu:
+                self._fail(slot, "a VALU write with no VALU instruction in flight")
+            if got["v_en"] and self.check:
+                L = io.lanes
+                self._compare_vgpr(slot, w.valu[0], got["v_reg"] - w.base, got["v_data"] << (32 * L * got["v_row"]),
+                                   got["v_mask"] << (L * got["v_row"]))
+            if got["v_done"]:
+                w.valu.popleft()
+        # a transcendental's result, whole, once its last row is written
+        if got["t_done"]:
+            slot = got["t_wave"]
+            w = self.slots[slot]
+            if not w.trans:
+                self._fail(slot, "a transcendental result with no transcendental in flight")
+            iseq = w.trans.popleft()
+            if self.check:
+                self._compare_vgpr(slot, iseq, got["t_vdst"] - w.base, ctx.get(io.trans_data),
+                                   got["t_exec"])
+        return flops
 
     # -- pieces of the bench -----------------------------------------------------------
     def _serve_smem(self, slot, pc, addr, dwords, wgc):
@@ -570,85 +635,74 @@ class SimdRun:
                      last=int(j == n - 1 and g == groups - 1), store=0)
                 for j in range(n) for g in range(groups)]
 
-    def _event(self, slot, seq, key=None):
-        evs = self.events[key if key is not None else self.slot_id[slot]]
-        return evs[seq] if seq < len(evs) else None
+    def _event(self, slot, iseq):
+        evs = self.events[self.slots[slot].key]
+        return evs[iseq] if iseq < len(evs) else None
 
-    def _check_ex_writes(self, ctx, io, writes, slot, seq, key):
-        if key is None:
-            return   # the previous dispatch's last instruction
-        ev = self._event(slot, seq, key)
-        if ev is None:
-            return
-        w = writes.get(ctx)
-        if w.get("v_en"):
-            g = io.group_lanes
-            data = sum(w["v_data"] << (32 * g * k) for k in range(LANES // g))   # every group holds the result
-            reg = w["v_addr"] - io.wave[slot].get(ctx)["base"]
-            self._compare_vgpr(slot, ev, reg, data, w["v_en"] << (g * w["v_grp"]))
-        en = w["s_en"]
-        if en:
-            pair = w["s_addr"] - slot * 64
-            value = w["s_data"]
-            for half in (0, 1):
-                if en >> half & 1:
-                    code = 2 * pair + half
-                    got = (value >> (32 * half)) & M32
-                    want = ev["sgprs"][code]
-                    if got != want:
-                        self._fail(slot, f"PC {ev['pc']:#x} {disassemble(ev['inst'])}: s{code} = {got:#010x}, "
-                                         f"model {want:#010x}")
+    def _check_sgpr_write(self, slot, iseq, addr, en, value):
+        ev = self._event(slot, iseq)
+        pair = addr - slot * 64
+        for half in (0, 1):
+            if en >> half & 1:
+                code = 2 * pair + half
+                got = (value >> (32 * half)) & M32
+                want = ev["sgprs"][code]
+                if got != want:
+                    self._fail(slot, f"PC {ev['pc']:#x} {disassemble(ev['inst'])}: s{code} = {got:#010x}, "
+                                     f"model {want:#010x}")
 
-    def _compare_vgpr(self, slot, ev, reg, value, en, what="writes"):
+    def _compare_vgpr(self, slot, iseq, reg, value, en, what="writes"):
+        ev = self._event(slot, iseq)
         want = ev["vgprs"].get(reg)
-        got = _lanes(value)
+        if want is None and reg in (ev["inst"].f.get("vdstx"), ev["inst"].f.get("vdsty")):
+            want = self._vgpr_before(slot, iseq, reg)     # a VOPD half that leaves its destination as it was
         if want is None:
             self._fail(slot, f"PC {ev['pc']:#x} {disassemble(ev['inst'])}: RTL {what} v{reg}, "
                              "which the model's instruction does not")
         for lane in range(LANES):
-            if en >> lane & 1 and int(got[lane]) != int(want[lane]):
-                self._fail(slot, f"PC {ev['pc']:#x} {disassemble(ev['inst'])}: v{reg} lane {lane} = "
-                                 f"{int(got[lane]):#010x}, model {int(want[lane]):#010x}")
+            if en >> lane & 1:
+                got = (value >> (32 * lane)) & M32
+                if got != int(want[lane]):
+                    self._fail(slot, f"PC {ev['pc']:#x} {disassemble(ev['inst'])}: v{reg} lane {lane} = "
+                                     f"{got:#010x}, model {int(want[lane]):#010x}")
 
-    def _check_vgpr_return(self, ctx, tr, beat):
-        if not beat["write"] or not self.lockstep or self.order_dependent:
+    def _vgpr_before(self, slot, iseq, reg):
+        """VGPR ``reg`` of the wave before instruction ``iseq``: as the last instruction that
+        wrote it left it, or as the launch did (v0, the work-item IDs; zero)."""
+        w = self.slots[slot]
+        for ev in reversed(self.events[w.key][:iseq]):
+            if reg in ev["vgprs"]:
+                return ev["vgprs"][reg]
+        return w.v0 if reg == 0 else np.zeros(LANES, dtype=U32)
+
+    def _check_vgpr_return(self, slot, iseq, beat):
+        if not beat["write"] or not self.check:
             return
-        slot = beat["wave"]
-        ev = self._event(slot, beat["seq"])
-        if ev is None or ev["inst"].info.kind in ("vmem_atomic", "ds_atomic"):
+        ev = self._event(slot, iseq)
+        if ev["inst"].info.kind in ("vmem_atomic", "ds_atomic"):
             return   # atomics return values that depend on the order waves reach memory
         R = self.config.resp_lanes    # the beat's lane group, in place in the register
-        self._compare_vgpr(slot, ev, beat["vdst"], beat["data"] << (32 * R * beat["grp"]),
+        self._compare_vgpr(slot, iseq, beat["vdst"], beat["data"] << (32 * R * beat["grp"]),
                            beat["mask"] << (R * beat["grp"]), "returns data to")
 
-    def _check_sgpr_return(self, slot, beat):
-        if not self.lockstep or self.order_dependent:
+    def _check_sgpr_return(self, slot, iseq, beat):
+        if not self.check:
             return
-        ev = self._event(slot, beat["seq"])
-        if ev is not None and ev["sgprs"][beat["sdst"]] != beat["data"]:
+        ev = self._event(slot, iseq)
+        if ev["sgprs"][beat["sdst"]] != beat["data"]:
             self._fail(slot, f"PC {ev['pc']:#x} {disassemble(ev['inst'])}: s{beat['sdst']} loaded "
                              f"{beat['data']:#010x}, model {ev['sgprs'][beat['sdst']]:#010x}")
 
-    def _check_ffs(self, ctx, io, slot, seq, key, changed_only=False):
-        """The wave's flip-flop state after instruction ``seq``; ``changed_only``: only what that
-        instruction changed (with the VALU in stages, the instructions of a wave complete out
-        of order, but never two that write the same state: a write-after-write waits)."""
-        if key is None or self.slot_id.get(slot) != key:
-            return   # the wave ended and its slot may already hold the next one
-        ev = self._event(slot, seq, key)
-        if ev is None:
+    def _check_flops(self, ctx, io, slot, iseq):
+        """EXEC, VCC and SCC after instruction ``iseq`` (a SALU instruction or a lane mask):
+        the wave has issued nothing since, and every earlier write of them is done (a wave
+        waits for its lane mask before issuing again)."""
+        if not self.check or slot not in self.slots:
             return
+        ev = self._event(slot, iseq)
         w = io.wave[slot].get(ctx)
-        got = {"exec_lo": w["exec"] & M32, "vcc_lo": w["vcc"] & M32, "vcc_hi": w["vcc"] >> 32, "scc": w["scc"],
-               "m0": w["m0"]}
-
-        def state(e):
-            return {"exec_lo": e["sgprs"][126], "vcc_lo": e["sgprs"][106], "vcc_hi": e["sgprs"][107],
-                    "scc": e["scc"], "m0": e["sgprs"][125]}
-        want = state(ev)
-        if changed_only and seq > 0:
-            before = state(self._event(slot, seq - 1, key))
-            want = {k: v for k, v in want.items() if v != before[k]}
+        got = {"exec_lo": w["exec"] & M32, "vcc_lo": w["vcc"] & M32, "vcc_hi": w["vcc"] >> 32, "scc": w["scc"]}
+        want = {"exec_lo": ev["sgprs"][126], "vcc_lo": ev["sgprs"][106], "vcc_hi": ev["sgprs"][107], "scc": ev["scc"]}
         for k in want:
             if got[k] != want[k]:
                 self._fail(slot, f"after PC {ev['pc']:#x} {disassemble(ev['inst'])}: {k} = {got[k]:#x}, "

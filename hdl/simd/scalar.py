@@ -459,7 +459,12 @@ class ScalarPipe(wiring.Component):
                          st.barrier.eq(bar_sig[w])]
         self._events(m, issue, x.dual & ~x.second, take, bad, waits, xi.kind, resident)
         # for a testbench's per-wave timeline: the wave at ISS, whether it issued, its stall
-        self.trace = {"take": take, "issue": issue, "wave": xw, "stall": self.events.stall, "resident": resident}
+        self.trace = {"take": take, "issue": issue, "wave": xw, "stall": self.events.stall, "resident": resident,
+                      # and for a lock-step check: the PC at ISS (a VOPD's first half), EX's completion and
+                      # its wave, the SGPR write port and which of EX and a lane mask drives it, the flip-flops
+                      "pc": x.pc, "first_half": x.dual & ~x.second, "ex_done": ex_done, "ex_wave": ex.wave,
+                      "sgpr_write": wport, "ex_write": ex_file, "mask_write": mask_file, "exec": exec_, "vcc": vcc,
+                      "scc": scc}
         for w in range(W):
             here = ex.valid & (ex.wave == w)
             for reg, lo_code in ((vcc[w], O.VCC_LO), (exec_[w], O.EXEC_LO)):

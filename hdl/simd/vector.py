@@ -106,6 +106,7 @@ class VectorPipe(wiring.Component):
             raise ValueError("a return beat is a VGPR row: resp_lanes must equal lanes")
         self.vgprs = VgprBanks(config)
         self.memreq = MemRequest(config)
+        self.trace = {}         # filled by elaborate
         ports = self.memreq.signature.members
         super().__init__({
             "port": In(VectorPort(config)),
@@ -318,6 +319,10 @@ class VectorPipe(wiring.Component):
             m.d.comb += port.busy[w].eq((n != 0) | (t != 0))
             soon = Cat(*[r.valid & (r.wave == w) for r in recent]).any() if P < 5 else 0
             m.d.comb += port.blocked[w].eq(soon | (wide_w & (n != 0)) | (t != 0))
+        # for a lock-step check: the VALU's VGPR write, its wave, an instruction's last write;
+        # the transcendental whose result is being written, and its end
+        self.trace = {"valu": vg.valu, "valu_wave": done_w, "valu_done": done,
+                      "trans": data.View(self._pending, tq.r_data), "trans_done": t_done.valid}
         return m
 
     def _trans_request(self, m, port, opr, src0, tq, t_issue):
