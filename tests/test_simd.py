@@ -1,4 +1,4 @@
-"""The RTL SIMD32 (:class:`~hdl.simd.simd.LeanSIMD`) in Amaranth's simulator, in lock step with
+"""The RTL SIMD32 (:class:`~hdl.simd.simd.SIMD`) in Amaranth's simulator, in lock step with
 the reference model.
 
 * Firmware kernels that one SIMD can hold run with randomized memory latency and
@@ -24,12 +24,9 @@ from amaranth.sim import Simulator
 from firmware_tests.manifest import TESTS
 from dcu.firmware import compare, program
 from hdl.config import get_config
-from hdl.simd.memreq import MEMORY_OPS
 from hdl.simd.scalar import PipeError
-from hdl.simd.scalar_alu import IMPLEMENTED as SALU_OPS
-from hdl.simd.simd import LeanSIMD
-from hdl.simd.vector import NO_CLAMP, TRANS_OPS, VECTOR_OPS
-from isa import OPCODES, Fmt
+from hdl.simd.simd import SIMD
+from isa import Fmt
 from tests.asmutil import needs_llvm
 from dcu.backends.lockstep import Divergence, SimdRun
 from tests.lint import convert_and_lint
@@ -74,17 +71,10 @@ def _firmware_cases():
     return cases
 
 
-#: What the lean SIMD executes: the scalar ALU's, vector pipe's, transcendental and memory
-#: opcodes, and the scalar pipe's own (branches, waits, hints, barriers, scalar loads, s_endpgm).
-LEAN_OPS = frozenset(SALU_OPS | VECTOR_OPS | TRANS_OPS | MEMORY_OPS | {"s_getpc_b64"}
-                     | {i.name for i in OPCODES if i.kind in ("sbranch", "swait", "shint", "sbarrier", "sendpgm")
-                        or (i.kind == "smem" and i.name.startswith("s_load_"))})
-
-
 def _rtl_refuses(kernel) -> str | None:
     """Why the SIMD cannot execute the kernel (instructions it lacks, a float mode), or None."""
     from dcu.backends.rtlcheck import float_mode_users, unsupported
-    bad = unsupported(kernel, LEAN_OPS, NO_CLAMP, frozenset())
+    bad = unsupported(kernel)
     if bad:
         return "the SIMD does not execute " + ", ".join(sorted({f.label() for f in bad}))
     if float_mode_users(kernel):
@@ -654,7 +644,7 @@ def test_illegal_instruction_stops_the_wave_with_its_cause():
     words = [0xBF800000, 0xFFFFFFFF, 0xBFB00000, 0]         # s_nop 0, garbage, s_endpgm
     base = 0x1000
     cfg = get_config("tiny")
-    dut = LeanSIMD(cfg)
+    dut = SIMD(cfg)
 
     async def bench(ctx):
         for port in (dut.fetch_req, dut.smem_req, dut.vmem_req, dut.lds_req):
@@ -696,7 +686,7 @@ def test_illegal_instruction_stops_the_wave_with_its_cause():
 
 
 def test_an_unexecuted_instruction_stops_the_run(tmp_path):
-    """v_mad_u16 (which the lean SIMD does not execute) stops its wave: the bench reports it
+    """v_mad_u16 (which the SIMD does not execute) stops its wave: the bench reports it
     as a divergence with the wave, the cause and the instruction."""
     run = _one_wave(tmp_path, "mad16", "v_mov_b32 v1, v0\nv_mad_u16 v2, v0, v1, v0", get_config("fpga"))
     with pytest.raises(Divergence, match=r"unsupported, at PC 0x[0-9a-f]+ \(v_mad_u16 v2, v0, v1, v0\)"):
@@ -705,7 +695,7 @@ def test_an_unexecuted_instruction_stops_the_run(tmp_path):
 
 def _rows_config(lanes: int):
     """The tiny preset with ``lanes`` lanes: requests and return beats in rows of them."""
-    return get_config("tiny").replace(lanes=lanes, regfile="banked", shared_mem_request=True, coalesce_in_place=True,
+    return get_config("tiny").replace(lanes=lanes, shared_mem_request=True, coalesce_in_place=True,
                                       lds_in_place=True, request_in_rows=True, coalesce_lanes=lanes, lds_banks=lanes)
 
 
@@ -713,9 +703,9 @@ def _rows_config(lanes: int):
                                    pytest.param(8, marks=pytest.mark.slow)])
 def test_simd_converts_to_verilog_and_lints(tmp_path, lanes):
     cfg = get_config("tiny") if lanes == 32 else _rows_config(lanes)
-    convert_and_lint(LeanSIMD(cfg), "simd", tmp_path)
+    convert_and_lint(SIMD(cfg), "simd", tmp_path)
 
 
 def test_fpga_simd_converts_to_verilog_and_lints(tmp_path):
     """The fpga preset's SIMD as built: 4 lanes, the shared multiplier, requests in rows."""
-    convert_and_lint(LeanSIMD(get_config("fpga")), "simd", tmp_path)
+    convert_and_lint(SIMD(get_config("fpga")), "simd", tmp_path)

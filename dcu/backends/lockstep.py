@@ -1,4 +1,4 @@
-"""Run a dispatch on one RTL SIMD (:class:`~hdl.simd.simd.LeanSIMD`) in Amaranth's simulator, in
+"""Run a dispatch on one RTL SIMD (:class:`~hdl.simd.simd.SIMD`) in Amaranth's simulator, in
 lock step with the reference model.
 
 The harness is the SIMD's whole world: a mini dispatcher that launches workgroups into free
@@ -39,7 +39,7 @@ from dcu.launch import prepare
 from hdl.config import DCUConfig
 from hdl.layouts import ISSUE_GROUPS, SimdPerf, issue_group
 from hdl.simd.scalar import PipeError
-from hdl.simd.simd import LeanSIMD
+from hdl.simd.simd import SIMD
 from hdl.simd.transseq import TransSeq
 from isa import decode, disassemble
 from sim.execute import build as build_handler
@@ -215,7 +215,7 @@ class SimdRun:
     grid, block : dispatch shape
     args : kernel arguments (numpy arrays and scalars)
     config : DCUConfig
-        Its ``request_lanes`` and ``resp_lanes`` equal ``lanes`` (:class:`~hdl.simd.simd.LeanSIMD`).
+        Its ``request_lanes`` and ``resp_lanes`` equal ``lanes`` (:class:`~hdl.simd.simd.SIMD`).
     latency : (lo, hi) cycles for vector memory and LDS responses; scalar loads likewise
     seed : int, for the latency, reordering and barrier choices (printed on failure)
     lockstep : compare with the model instruction by instruction
@@ -291,7 +291,7 @@ class SimdRun:
         """Run this dispatch, then each of ``more`` (the same configuration), on one simulated SIMD;
         return this dispatch's buffers."""
         jobs = [self, *more]
-        dut = LeanSIMD(self.config)
+        dut = SIMD(self.config)
         top = Module()                 # the SIMD and a transcendental unit of its own
         top.submodules.simd = dut
         top.submodules.trans = trans = TransSeq(self.config)

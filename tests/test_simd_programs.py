@@ -1,6 +1,7 @@
-"""The SIMD (hdl/simd/simd.py) running scalar programs against the model.
+"""The SIMD (hdl/simd/simd.py) alone, its memories answered by Python, running random
+programs against the model.
 
-Each program is random SALU instructions of every opcode the scalar ALU executes (the
+Scalar programs: each is random SALU instructions of every opcode the scalar ALU executes (the
 decoder tests' bit-packed encodings with random fields, those ``isa.decode`` accepts), in a
 loop counted down in s100, with conditional and unconditional branches over single
 instructions, ``s_getpc_b64``, scalar loads of 1, 2, 4 and 8 dwords from a table whose
@@ -9,6 +10,11 @@ random latency), and at the end VCC, EXEC and SCC copied into SGPRs. Every wave 
 it, launched with its own EXEC, s[0:3], ttmp7 and ttmp9. The model (``sim.execute``) runs
 the same program from the same state; afterwards every SGPR of every wave must be equal.
 Words the SIMD cannot run stop the wave with an error naming its PC.
+
+Vector programs: random float, integer (64- and 16-bit, lane moves) and VOPD instructions
+among SALU ones, branches on VCC and EXEC and ``v_cmpx``; random global and LDS loads and
+stores of every width answered out of order. Every VGPR, SGPR, LDS and buffer byte must equal
+the model's.
 """
 from __future__ import annotations
 
