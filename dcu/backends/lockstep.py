@@ -31,7 +31,7 @@ import time
 from collections import Counter, defaultdict, deque
 
 import numpy as np
-from amaranth.hdl import Cat, Module
+from amaranth.hdl import Cat, Elaboratable, Fragment, Module, Signal
 from amaranth.lib import data, wiring
 from amaranth.sim import Simulator
 
@@ -79,7 +79,7 @@ class _Io:
     INPUTS = ("launch", "fetch_resp", "smem_resp", "vmem_resp", "lds_resp")
     OUTPUTS = ("fetch_req", "smem_req", "vmem_req", "lds_req")
 
-    def __init__(self, dut):
+    def __init__(self, dut, m):
         parts, pos = [], 0
         self.inputs = []       # (port name, bit of its valid, its payload's fields)
         for name in self.INPUTS:
@@ -107,12 +107,12 @@ class _Io:
         st, vt = dut.scalar.trace, dut.vector.trace
         # what the bench needs to drive the inputs, read before they are set (it follows from
         # the registers), and after (which inputs were taken, what issued and was written)
-        self.status = _Bits(launch_slot=dut.launched_slot, fetch_req=dut.fetch_req.valid,
+        self.status = _Bits(m, launch_slot=dut.launched_slot, fetch_req=dut.fetch_req.valid,
                             smem_req=dut.smem_req.valid, vmem_req=dut.vmem_req.valid, lds_req=dut.lds_req.valid,
                             error=dut.error.valid, bar_wait=dut.bar_wait, idle=dut.idle, ended=dut.ended)
         sw, vw = st["sgpr_write"], vt["valu"]
         tq = vt["trans"]
-        self.after = _Bits(launch=dut.launch.ready, fetch_resp=dut.fetch_resp.ready, smem_resp=dut.smem_resp.ready,
+        self.after = _Bits(m, launch=dut.launch.ready, fetch_resp=dut.fetch_resp.ready, smem_resp=dut.smem_resp.ready,
                            vmem_resp=dut.vmem_resp.ready, lds_resp=dut.lds_resp.ready,
                            issue=st["issue"], wave=st["wave"], pc=st["pc"], first_half=st["first_half"],
                            ex_done=st["ex_done"], ex_wave=st["ex_wave"], ex_write=st["ex_write"],
@@ -123,7 +123,7 @@ class _Io:
                            t_done=vt["trans_done"], t_wave=tq.wave, t_vdst=tq.vdst, t_exec=tq.exec)
         self.trans_data = dut.trans_resp.payload.d
         self.lanes = dut.config.lanes
-        self.wave = [_Bits(exec=st["exec"][s], vcc=st["vcc"][s], scc=st["scc"][s]) for s in range(len(st["exec"]))]
+        self.wave = [_Bits(m, exec=st["exec"][s], vcc=st["vcc"][s], scc=st["scc"][s]) for s in range(len(st["exec"]))]
 
     def get(self, ctx, name) -> dict:
         """An output's fields; a request's ``addr`` and ``data`` for the whole wave, its rows
@@ -168,11 +168,14 @@ class _Io:
 
 
 class _Bits:
-    """Several values read with one ``ctx.get`` (each get costs as much as evaluating a few
-    signals), returned as a dict by name."""
+    """Several values read with one ``ctx.get``, returned as a dict by name. They are read
+    through a signal the design drives (added to module ``m``): the simulator evaluates it in
+    its compiled code, while an expression that a testbench reads is walked anew each time."""
 
-    def __init__(self, **values):
-        self.value = Cat(*values.values())
+    def __init__(self, m, **values):
+        cat = Cat(*values.values())
+        self.value = Signal(len(cat))
+        m.d.comb += self.value.eq(cat)
         self.fields, pos = {}, 0
         for name, v in values.items():
             self.fields[name] = (pos, len(v))
@@ -189,6 +192,24 @@ def _fields(layout) -> dict:
 
 def _perf_delta(after: dict, before: dict) -> dict:
     return {k: _perf_delta(v, before[k]) if isinstance(v, dict) else (v - before[k]) & M32 for k, v in after.items()}
+
+
+class _Top(Elaboratable):
+    """The SIMD, a transcendental unit of its own, and the bench's view of them (``io``, made
+    once the SIMD has been elaborated and its trace signals exist)."""
+
+    def __init__(self, dut):
+        self.dut, self.io = dut, None
+
+    def elaborate(self, platform):
+        m = Module()
+        dut = self.dut
+        m.submodules.simd = Fragment.get(dut, platform)
+        m.submodules.trans = trans = TransSeq(dut.config)
+        wiring.connect(m, dut.trans_req, trans.i)
+        wiring.connect(m, trans.o, dut.trans_resp)
+        self.io = _Io(dut, m)
+        return m
 
 
 class _Slot:
@@ -292,16 +313,11 @@ class SimdRun:
         return this dispatch's buffers."""
         jobs = [self, *more]
         dut = SIMD(self.config)
-        top = Module()                 # the SIMD and a transcendental unit of its own
-        top.submodules.simd = dut
-        top.submodules.trans = trans = TransSeq(self.config)
-        wiring.connect(top, dut.trans_req, trans.i)
-        wiring.connect(top, trans.o, dut.trans_resp)
+        top = _Top(dut)
 
         async def bench(ctx):
-            io = _Io(dut)
             for job in jobs:
-                await job._dispatch(ctx, dut, io)
+                await job._dispatch(ctx, dut, top.io)
 
         # Amaranth's simulator compiles some of the SIMD's memories (16 and 8 lanes) into code
         # nested deeper than Python's default recursion limit lets it compile
