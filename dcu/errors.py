@@ -262,7 +262,7 @@ def rtl_fault(err, config, prep, kernel: str, backend: str, buffers, *, mem_faul
         from .refused import refused_instruction
         unit, f.instruction = refused_instruction(prep, int(err.pc))
         f.pc = int(err.pc)
-        f.what = ("not an instruction" if cause == Cause.ILLEGAL_INSTRUCTION
+        f.what = ("not an instruction the RTL executes" if cause == Cause.ILLEGAL_INSTRUCTION
                   else f"an instruction the RTL's {unit} does not execute")
         return f, "unsupported"
     if cause == Cause.DISPATCH:
