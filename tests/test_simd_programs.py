@@ -508,7 +508,7 @@ def test_words_it_cannot_run_stop_the_wave():
 
 
 def test_verilog_lint(tmp_path):
-    convert_and_lint(SIMD(PRESETS["fpga"]), "lean_simd", tmp_path)
+    convert_and_lint(SIMD(PRESETS["fpga"]), "simd", tmp_path)
 
 
 # -- vector programs ------------------------------------------------------------------------

@@ -633,7 +633,7 @@ def test_shared_multiplier():
 
 
 def test_in_stages():
-    """``stages=3`` (``config.valu_stages``, the fpga preset's) with the shared multiplier: a
+    """``stages=3`` (the SIMD's) with the shared multiplier: a
     different operation every cycle (every op's random vectors and corner cases, one vector a
     job, shuffled), each result and mask two cycles later; bit-exact."""
     rng = np.random.default_rng(SEED + 11)

@@ -21,7 +21,7 @@ Also checked: the set of implemented opcodes equals the model's integer VALU set
 opcode, ``op_sel`` on a plain 32-bit op and ``clamp`` on exactly the ops whose clamp the model
 rejects (it raises ``ModelError``) are ``illegal``; 8 lanes; the products from the multiplier
 the ``fpga`` preset shares with the FP32 unit; one multiplier per lane; ``v_mbcnt_lo`` in a
-lane group; the unit in stages (``valu_stages=3``); Verilog conversion and
+lane group; the unit in stages (``stages=3``); Verilog conversion and
 ``verilator --lint-only``.
 
 A note on the model: ``sim.vector.cls`` (v_cls_i32) returns clz(x) - 1 where the ISA
@@ -370,8 +370,7 @@ def test_clamp_is_illegal_where_the_model_rejects_it():
 
 
 def test_other_lane_count():
-    """Another lane count (8, the most ``valu_stages=3`` allows) on ops that depend on the lane
-    index or on masks."""
+    """Another lane count (8) on ops that depend on the lane index or on masks."""
     lanes = 8
     rnd = random.Random(SEED + 2)
     names = ["v_mbcnt_lo_u32_b32", "v_cndmask_b32", "v_add_co_ci_u32", "v_cmp_lt_i32",
@@ -448,7 +447,7 @@ def test_mbcnt_counts_below_the_wave_lane():
 
 
 def test_unit_in_stages():
-    """``stages=3`` (``config.valu_stages``, the fpga preset's): a different operation every
+    """``stages=3`` (the SIMD's): a different operation every
     cycle (every opcode, shuffled), with the shared multiplier and the wave lane of the group
     changing every cycle; each result and lane mask two cycles later equals the model's,
     ``illegal`` answers in the same cycle."""

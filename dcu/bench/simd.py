@@ -3,7 +3,6 @@ whole DCU on an FMA-bound loop against its peak (``valu-peak``), one SIMD's spee
 simulator (``sim-speed-simd``) and the reference model's (``model-speed``)."""
 from __future__ import annotations
 
-import dataclasses
 import time
 
 import numpy as np
@@ -67,12 +66,11 @@ def _fma_body(reps: int) -> str:
 def _lanes_config(lanes: int):
     """The default preset with ``lanes`` physical lanes; below 32, vector memory requests and
     return beats in rows of ``lanes`` (the SIMD reads and writes them a row at a time)."""
-    cfg = dataclasses.replace(get_config("default"), name=f"default-{lanes}-lanes", lanes=lanes)
-    if lanes == 32:
-        return cfg
-    return cfg.replace(regfile="banked", shared_mem_request=True, coalesce_in_place=True, lds_in_place=True,
-                       request_in_rows=True, coalesce_lanes=min(cfg.coalesce_lanes, lanes),
-                       lds_banks=min(cfg.lds_banks, lanes))
+    base = get_config("default")
+    rows = {} if lanes == 32 else dict(shared_mem_request=True, coalesce_in_place=True, lds_in_place=True,
+                                       request_in_rows=True, coalesce_lanes=min(base.coalesce_lanes, lanes),
+                                       lds_banks=min(base.lds_banks, lanes))
+    return base.replace(name=f"default-{lanes}-lanes", lanes=lanes, **rows)
 
 
 def _turns(cycles: int) -> int:

@@ -129,7 +129,7 @@ class ScalarPipe(wiring.Component):
         write port's free cycles, EXEC set, SCC and VCC cleared; then ``started`` names it. Ready
         while a slot is free and no launch is being written. The waves of a workgroup (``wg``)
         issue nothing until the one marked ``wg_last`` has arrived, so a barrier never
-        completes without all of them. (v0 comes with the vector units.)
+        completes without all of them.
     started : Out(stream.Signature(WaveStart(config)))
         The launched wave and its PC, for the front end (which is always ready).
     error : Out(stream.Signature(ErrorLayout(config)))

@@ -57,7 +57,7 @@ evaluated after each: the sum and the encoders pass on what the next stage needs
 6. ``omod`` (one datapath for its three codes);
 7. ``clamp``.
 
-With ``stages=3`` (``config.valu_stages``) the unit is a pipeline: stage 2's outputs are
+With ``stages=3`` (the SIMD's) the unit is a pipeline: stage 2's outputs are
 registered, then stage 3's sum (and the compare/class mask), so ``d`` and ``mask_out``
 answer the inputs of two cycles before; ``illegal`` answers the current ones, and the
 multiplier's operands leave and its product returns in the middle stage.

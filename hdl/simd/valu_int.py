@@ -49,7 +49,7 @@ the exact result clipped to the destination's range; a carry-out is the unclampe
 an integer op that the model rejects with ``clamp`` or ``op_sel`` set (:data:`PLAIN32`)
 raises ``illegal``.
 
-With ``stages=3`` the unit is a pipeline (``config.valu_stages``): the control word and the
+With ``stages=3`` the unit is a pipeline (the SIMD's): the control word and the
 extended operands are registered, then the selected result, the shift amount and the lane
 mask, so ``d`` and ``mask_out`` answer the inputs of two cycles before; ``illegal`` answers
 the current ones, and the multiplier's operands leave (``mul_x``/``mul_y``) and its product
