@@ -686,10 +686,10 @@ def test_illegal_instruction_stops_the_wave_with_its_cause():
 
 
 def test_an_unexecuted_instruction_stops_the_run(tmp_path):
-    """v_mad_u16 (which the SIMD does not execute) stops its wave: the bench reports it
+    """v_mad_u16 (which the SIMD does not decode) stops its wave: the bench reports it
     as a divergence with the wave, the cause and the instruction."""
     run = _one_wave(tmp_path, "mad16", "v_mov_b32 v1, v0\nv_mad_u16 v2, v0, v1, v0", get_config("fpga"))
-    with pytest.raises(Divergence, match=r"unsupported, at PC 0x[0-9a-f]+ \(v_mad_u16 v2, v0, v1, v0\)"):
+    with pytest.raises(Divergence, match=r"illegal, at PC 0x[0-9a-f]+ \(v_mad_u16 v2, v0, v1, v0\)"):
         run.run()
 
 

@@ -447,6 +447,21 @@ def test_jumps_and_calls_through_registers():
     assert regs[0][20:25] == [0, 0, 3, 4, 5] and regs[0][14] == BASE + 36 and regs[0][10] == BASE + 20
 
 
+def test_a_jump_through_registers_waits_for_a_lane_mask():
+    """``s_setpc_b64`` right after a VALU instruction that writes an SGPR (``v_cmp_*_e64``):
+    it waits for the lane mask like any instruction of its wave, and then jumps."""
+    v_cmp_gt_i32 = isa.by_name("v_cmp_gt_i32_e64").op
+    code = (_sop1("s_getpc_b64", 10, 0) + _sop2("s_add_co_u32", 10, 10, 128 + 20)     # s10 = BASE + 24
+            + _vop3(v_cmp_gt_i32, 27, [256, 129])                                     # s27 = v0 > 1
+            + _sop1("s_setpc_b64", 0, 10) + _sopk("s_movk_i32", 20, 1)
+            + _sopk("s_movk_i32", 21, 2) + _sopp("s_endpgm"))                         # BASE + 24
+    launches = launch_state(7, 2)
+    regs, errors, _ = rtl_run("fpga", code, launches)
+    ref = model_run(code, launches[0], [])
+    assert errors == [] and regs[0][:126] == ref.s[:126]
+    assert regs[0][20:22] == [0, 2] and regs[0][27] == ref.s[27]
+
+
 def test_waves_wait_at_the_barrier_until_it_is_released():
     """Every wave signals, waits, then loads: no load leaves before the release."""
     words = table(8)
@@ -491,15 +506,20 @@ def test_a_wave_ends_after_its_loads_return():
 
 
 def test_words_it_cannot_run_stop_the_wave():
-    """An illegal word and a 16-bit instruction (not executed by the SIMD yet) stop their
-    wave with the cause and PC, held on ``error``; the stopped wave stays resident, and a wave
-    of good code beside it finishes."""
+    """A word that is no instruction and one the SIMD does not decode (``v_mad_u16``) stop
+    their wave as ``ILLEGAL``; a decoded instruction with a field its unit lacks
+    (``v_exp_f32`` with an output modifier) as ``UNSUPPORTED``. The cause and PC are held on
+    ``error``, the stopped wave stays resident, and a wave of good code beside it finishes."""
     bad = [0xFFFF_FFFF]                                       # no instruction
-    valu = _vop3(isa.by_name("v_mad_u16").op, 1, [256, 256, 256])
-    assert isa.decode(valu + [0]).name == "v_mad_u16"
-    code = _sopk("s_movk_i32", 3, 7) + bad + _sopp("s_endpgm") + valu + _sopp("s_endpgm")
+    mad16 = _vop3(isa.by_name("v_mad_u16").op, 1, [256, 256, 256])
+    assert isa.decode(mad16 + [0]).name == "v_mad_u16"
+    exp_omod = _vop3(isa.by_name("v_exp_f32").vop3_op, 1, [256], omod=1)
+    assert isa.decode(exp_omod + [0]).name == "v_exp_f32"
+    code = (_sopk("s_movk_i32", 3, 7) + bad + _sopp("s_endpgm") + mad16 + _sopp("s_endpgm")
+            + exp_omod + _sopp("s_endpgm"))
     for starts, error in (([BASE, BASE + 8], (0, BASE + 4, PipeError.ILLEGAL)),
-                          ([BASE + 12, BASE + 8], (0, BASE + 12, PipeError.UNSUPPORTED))):
+                          ([BASE + 12, BASE + 8], (0, BASE + 12, PipeError.ILLEGAL)),
+                          ([BASE + 24, BASE + 8], (0, BASE + 24, PipeError.UNSUPPORTED))):
         log = {}
         regs, errors, _ = rtl_run("fpga", code, launch_state(6, 2), starts=starts, log=log)
         assert errors == [error]

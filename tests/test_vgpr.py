@@ -27,7 +27,7 @@ def _merge(old: int, new: int, mask: int, lanes: int) -> int:
 
 @pytest.mark.parametrize("lanes", [1, 4, 16, 32])
 def test_random_traffic(lanes):
-    cfg = (PRESETS["default"].replace(lanes=lanes, vgprs_per_simd=64) if lanes >= 16 else
+    cfg = (PRESETS["default"].replace(lanes=lanes, vgprs_per_simd=64, coalesce_lanes=lanes) if lanes >= 16 else
            PRESETS["fpga"].replace(lanes=lanes, vgprs_per_simd=64, coalesce_lanes=1, request_in_rows=False))
     dut = VgprBanks(cfg)
     P, R = dut.passes, dut.regs

@@ -289,7 +289,8 @@ class ScalarPipe(wiring.Component):
         m.d.comb += [ans.wave.eq(xw), ans.pc.eq(x.next_pc), ans.steer.eq(Steer.NEXT),
                      ans.second.eq(x.dual & (issue ^ x.second))]
         with m.If(take):
-            m.d.comb += self.steer.valid.eq(~jump_pair | bad)
+            # an issued s_setpc/s_swappc answers from OPR; one that waits is replayed now
+            m.d.comb += self.steer.valid.eq(~jump_pair | bad | wait)
             with m.If(bad):
                 m.d.comb += [ans.pc.eq(x.pc), ans.steer.eq(Steer.STOP)]
             with m.Elif(wait):                  # replayed
