@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import numpy as np
 import pytest
@@ -73,6 +74,34 @@ def test_waits_use_partial_counters():
     store = Op("global_store_b32", counter="store")
     w.after(store)
     assert w.before(load("v7")) == ["s_wait_storecnt 0"]
+
+
+def _sgprs(line: str) -> set[int]:
+    """The SGPR numbers an instruction line names (``s7``, ``s[20:35]``)."""
+    regs = {int(n) for n in re.findall(r"\bs(\d+)\b", line)}
+    for lo, hi in re.findall(r"\bs\[(\d+):(\d+)\]", line):
+        regs |= set(range(int(lo), int(hi) + 1))
+    return regs
+
+
+def test_no_instruction_touches_a_scalar_load_destination_before_its_wait():
+    """What a scalar load writes is neither read nor written before ``s_wait_kmcnt``: the
+    structures' own instructions (a loop's trip count from a random SGPR) wait too, so a
+    program's result does not depend on the load's latency."""
+    checked = 0
+    for seed in range(200):
+        pending = set()
+        for line in generate(seed, "rtl").source("verify").splitlines():
+            text = line.strip()
+            if text.startswith("s_wait_kmcnt"):
+                pending = set()
+            elif text.startswith("s_load_"):
+                assert not pending & _sgprs(text), (seed, text)
+                pending |= _sgprs(text.split(",")[0])
+            elif pending and text and not text.startswith((".", "//")):
+                assert not pending & _sgprs(text), (seed, text, sorted(pending))
+                checked += 1
+    assert checked > 500
 
 
 def test_programs_end_and_cover_the_structures():

@@ -881,8 +881,10 @@ class _Renderer:
         self.lines.append("  " + op.text)
         self.w.after(op)
 
-    def raw(self, text: str):
-        self.emit(Op(text))
+    def raw(self, text: str, reads=()):
+        """A structure's own instruction; ``reads``: the random registers it reads (a load's
+        destination among them waits for the load)."""
+        self.emit(Op(text, frozenset(reads)))
 
     def sync(self):
         self.lines += ["  " + x for x in self.w.all()]
@@ -960,7 +962,7 @@ class _Renderer:
 
     def block_sloop(self, b: Block):
         c = b.regs["counter"]
-        self.raw(f"s_and_b32 {c}, {b.regs['src']}, 3")
+        self.raw(f"s_and_b32 {c}, {b.regs['src']}, 3", reads=[b.regs["src"]])
         self.raw(f"s_add_co_u32 {c}, {c}, 1")
         top = self.new_label("sloop")
         self.place(top)
@@ -971,7 +973,7 @@ class _Renderer:
 
     def block_vloop(self, b: Block):
         saved, c = b.regs["saved"], b.regs["counter"]
-        self.raw(f"v_and_b32 {c}, 3, {b.regs['src']}")
+        self.raw(f"v_and_b32 {c}, 3, {b.regs['src']}", reads=[b.regs["src"]])
         self.raw(f"s_mov_b32 {saved}, exec_lo")
         top, out = self.new_label("vloop"), self.new_label("vexit")
         self.place(top)
