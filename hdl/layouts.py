@@ -268,10 +268,16 @@ class VectorPort(wiring.Signature):
         source 0).
     ready, mem_ready, trans_ready : In(1)
         The pipe takes a VALU instruction this cycle; a memory instruction; a transcendental.
+    ready_soon : In(1)
+        The pipe takes a VALU instruction within three cycles (sooner than a replay returns).
     blocked, busy : In(wave_slots)
-        Bit ``w``: wave ``w`` may not issue a VALU or memory instruction this cycle (a VGPR it
-        reads may not be written yet, or a transcendental's result is pending); wave ``w`` has
-        VALU or transcendental instructions in flight.
+        Bit ``w``: wave ``w`` may not issue a VALU or memory instruction this cycle (a 64-bit
+        VALU instruction of it is in flight, or a transcendental's result is pending); wave
+        ``w`` has VALU or transcendental instructions in flight.
+    unwritten : In
+        The VGPRs ``vdst`` .. ``vdst + dw - 1`` of wave ``wave``'s VALU instruction issued four
+        cycles before (``valid``): an instruction of that wave issued now would read them
+        before they are written, a cycle later after.
     mask : In
         ``valid`` one cycle: the lane mask ``value`` of wave ``wave``'s instruction for its
         ``sdst`` (EXEC_LO for ``v_cmpx``), EXEC's inactive lanes 0. The issue stage writes it
@@ -293,10 +299,12 @@ class VectorPort(wiring.Signature):
                                             "inst": DecodedInst})),
             "scalar": Out(data.ArrayLayout(64, 3)),
             "ready": In(1),
+            "ready_soon": In(1),
             "mem_ready": In(1),
             "trans_ready": In(1),
             "blocked": In(cfg.wave_slots),
             "busy": In(cfg.wave_slots),
+            "unwritten": In(data.StructLayout({"valid": 1, "wave": w, "vdst": 8, "dw": 3})),
             "mask": In(data.StructLayout({"valid": 1, "wave": w, "sdst": 7, "value": 32})),
             "soon": In(3),
             "retired": In(data.StructLayout({"load": cfg.wave_slots, "store": cfg.wave_slots,

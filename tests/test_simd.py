@@ -369,8 +369,10 @@ def _up(n: int) -> int:
 def _valu_run(tmp_path, cfg):
     """One wave's VALU instructions, each reading the one before: the next issues once the
     pipe has read the last row (``valu_cycles`` after) and five cycles after (the reads are
-    not transparent), at the front end's next turn; s_endpgm once the last row is written
-    (five cycles after the last read). The VALU reads a row a cycle."""
+    not transparent): held at issue for a cycle or until the pipe's last rows, replayed at the
+    front end's next turn when the pipe is further from free (``valu_cycles`` 8 or more, a
+    multiple of four); s_endpgm once the last row is written (five cycles after the last
+    read). The VALU reads a row a cycle."""
     run = _one_wave(tmp_path, "chain", "\n".join(["v_mov_b32 v1, v0"] + ["v_add_nc_u32 v1, v1, v0"] * CHAIN), cfg)
     P = cfg.valu_cycles
 
@@ -379,7 +381,7 @@ def _valu_run(tmp_path, cfg):
         assert p["issued"]["valu"] == CHAIN + 1 and p["issued"]["other"] == 1
         assert p["valu_busy"] == (CHAIN + 1) * P
         issues = [c for c, _, _ in run.issue_log]
-        assert [b - a for a, b in zip(issues, issues[1:])] == [_up(max(5, P))] * CHAIN + [_up(P + 5)]
+        assert [b - a for a, b in zip(issues, issues[1:])] == [max(5, P)] * CHAIN + [_up(P + 5)]
     return run, check
 
 

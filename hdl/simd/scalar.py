@@ -35,7 +35,9 @@ pipe retires them.
 A wave has one instruction between selection and issue at a time, and its next one reaches
 ISS four cycles after this one at the earliest (:mod:`hdl.simd.fetch`): by then a scalar
 result of one or two passes has landed, so the pipe needs no scoreboard (a wave waits for
-three). A word that does not decode, or an instruction this SIMD does not execute, stops
+three). A vector or memory instruction that reads a VGPR its wave's VALU instruction of four
+cycles before writes is held at ISS for one cycle (``vector.unwritten``) rather than replayed: a
+dependent VALU instruction issues five cycles after the one it reads, an independent one four. A word that does not decode, or an instruction this SIMD does not execute, stops
 its wave and is reported on ``error`` with the wave and PC.
 
 The SGPR file holds 64 pairs of 32-bit registers a wave (s0..s105, ttmp, M0 at code 125;
@@ -106,6 +108,19 @@ def _member(op, names) -> Signal:
     """``op`` is one of the mnemonics ``names`` (a table of one bit per OpId)."""
     table = sum(1 << OpId[n.upper()].value for n in names)
     return Const(table, 1 << len(op.as_value())).bit_select(op.as_value(), 1)
+
+
+def _reads_unwritten(inst, wave, w) -> Signal:
+    """Instruction ``inst`` of ``wave`` reads a VGPR of the write ``w``
+    (:class:`~hdl.layouts.VectorPort` ``unwritten``): its sources, the old destination it
+    keeps half of or accumulates into, a memory instruction's address and data."""
+    def meets(reg, n):
+        return (n != 0) & (reg < w.vdst + w.dw) & (w.vdst < reg + n)
+    reads = [(src[:8], Mux(src[8], n, 0)) for src, n in ((inst.src0, inst.src0_dw), (inst.src1, inst.src1_dw),
+                                                         (inst.src2, inst.src2_dw))]
+    reads += [(inst.vdst, Mux(inst.reads_dst, inst.vdst_dw, 0)), (inst.vaddr, inst.vaddr_dw),
+              (inst.data0, inst.data0_dw), (inst.data1, inst.data1_dw)]
+    return w.valid & (w.wave == wave) & Cat(*(meets(r, n) for r, n in reads)).any()
 
 
 class ScalarPipe(wiring.Component):
@@ -215,8 +230,6 @@ class ScalarPipe(wiring.Component):
                                         "inst": DecodedInst,
                                         "next_pc": ADDR}))
         ans = self.steer.payload
-        take = self.inst.valid & ~(opr.valid & opr.jump_pair)        # OPR's answer has the port
-        m.d.comb += self.inst.ready.eq(take)
         known = Cat(*(xi.kind == k for k in _KINDS)).any()
         vp = self.vector
         is_valu = xi.kind == Kind.VALU
@@ -234,6 +247,13 @@ class ScalarPipe(wiring.Component):
         load_bad = is_smem & (~_member(xi.op, _LOADS) | (xi.sdst + xi.sdst_dw > O.VCC_LO))
         is_mem = Cat(*(xi.kind == k for k in _MEM_KINDS)).any()
         is_ds = Cat(*(xi.kind == k for k in _DS_KINDS)).any()
+        # OPR's answer has the port. What can issue sooner than a replay would return waits
+        # here: a VGPR read too soon after its write (a cycle), a VALU instruction while the
+        # pipe's last rows are read (three cycles at most).
+        raw = (is_valu | is_mem | is_trans) & _reads_unwritten(xi, xw, vp.unwritten)
+        pipe_soon = is_valu & ~vp.ready & vp.ready_soon
+        take = self.inst.valid & ~(opr.valid & opr.jump_pair) & ~raw & ~pipe_soon
+        m.d.comb += self.inst.ready.eq(take)
         counts = {"load": ((((xi.kind == Kind.VMEM_LOAD) | (xi.kind == Kind.VMEM_ATOMIC)) & (xi.vdst_dw != 0)) |
                            (xi.op == OpId.GLOBAL_INV))}
         counts.update(ds=is_ds, store=is_mem & ~is_ds & ~counts["load"])
@@ -458,7 +478,7 @@ class ScalarPipe(wiring.Component):
             m.d.comb += [st.resident.eq(resident[w]), st.pc.eq(self.pcs[w]), st.loadcnt.eq(cnt["load"][w]),
                          st.storecnt.eq(cnt["store"][w]), st.dscnt.eq(cnt["ds"][w]), st.kmcnt.eq(kmcnt[w]),
                          st.barrier.eq(bar_sig[w])]
-        self._events(m, issue, x.dual & ~x.second, take, bad, waits, xi.kind, resident)
+        self._events(m, issue, x.dual & ~x.second, take, raw, pipe_soon, bad, waits, xi.kind, resident)
         # for a testbench's per-wave timeline: the wave at ISS, whether it issued, its stall
         self.trace = {"take": take, "issue": issue, "wave": xw, "stall": self.events.stall, "resident": resident,
                       # and for a lock-step check: the PC at ISS (a VOPD's first half), EX's completion and
@@ -507,9 +527,10 @@ class ScalarPipe(wiring.Component):
                 m.d.sync += [exec_[w].eq(hold.exec), vcc[w].eq(0), scc[w].eq(0), kmcnt[w].eq(0), seq[w].eq(0)]
         return m
 
-    def _events(self, m, issue, first_half, take, bad, waits, kind, resident):
+    def _events(self, m, issue, first_half, take, raw, pipe_soon, bad, waits, kind, resident):
         """What the counters count: the issued instruction's group (a VOPD once, with its second
-        half), or why nothing issued (the instruction at ISS waits: its first reason; none there:
+        half), or why nothing issued (the instruction at ISS waits: its first reason, or held
+        at ISS for a VGPR read (``DEPENDENCY``) or the VALU pipe (``STRUCTURAL``); none there:
         ``FETCH``; one that stops its wave: ``HELD``)."""
         ev = self.events
         m.d.comb += [ev.issued.eq(issue & ~first_half), ev.valu.eq(self.vector.valu_row)]
@@ -519,7 +540,11 @@ class ScalarPipe(wiring.Component):
                 with m.If(Cat(*(kind == Kind[n.upper()] for n in kinds)).any()):
                     m.d.comb += ev.group.eq(k)
         with m.If(resident.any() & ~issue):
-            with m.If(~take):
+            with m.If(raw):
+                m.d.comb += ev.stall.eq(StallReason.DEPENDENCY)
+            with m.Elif(pipe_soon):
+                m.d.comb += ev.stall.eq(StallReason.STRUCTURAL)
+            with m.Elif(~take):
                 m.d.comb += ev.stall.eq(StallReason.FETCH)
             with m.Elif(bad):
                 m.d.comb += ev.stall.eq(StallReason.HELD)

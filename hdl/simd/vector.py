@@ -13,8 +13,9 @@ passes of one row of ``lanes`` lanes each. Pass *p* of an instruction issued at 
   of EX3 the row is written to the VGPRs (EXEC lanes) and its lane-mask bits collected.
 
 The next instruction issues when the last pass reads (*t* + *P*). Reads are not transparent,
-so a wave's next VALU instruction waits until *t* + 5 (``blocked``: only with ``P`` < 5; with
-more passes the pipe is busy that long): the dependent-issue latency is 5, as RDNA's. A lane
+so an instruction of the wave that reads the result waits until *t* + 5 (``unwritten``): the
+dependent-issue latency is 5, as RDNA's, and an independent instruction of the wave issues at
+*t* + 4 (its next turn at issue) or *t* + *P*. A lane
 mask (compares, carries, ``v_cmpx``) leaves on ``mask`` with the last pass; the issue stage
 keeps the wave from issuing until it is written.
 
@@ -148,6 +149,8 @@ class VectorPipe(wiring.Component):
         row_end = run.valid & ~run.tail & (run.second | ~run.two)
         ends = row_end & (run.row == P - 1)
         last = run.tail | (ends & ~run.hi)
+        # within three cycles: a row a cycle, the last four rows; two cycles a row, the last row
+        m.d.comb += port.ready_soon.eq(~run.valid | run.tail | Mux(run.two, run.row == P - 1, run.row + 4 >= P))
         m.d.comb += [port.ready.eq(~run.valid | last), port.mem_ready.eq(port.ready & ~mq.busy),
                      port.valu_row.eq(run.valid & ~run.tail & ~run.mem & ~run.trans)]
         with m.If(run.valid):
@@ -296,14 +299,10 @@ class VectorPipe(wiring.Component):
                      port.mask.sdst.eq(ex3.sdst), port.mask.value.eq(Mux(ex3.pick, ex3.picked, collected)),
                      port.soon.eq(Cat(ex.valid & ex.last & ex.mask_we, soon_opr, soon_rd))]
 
-        # ---- per wave: instructions in flight; a wave's issues 4 cycles apart (P < 5)
-        recent = [Signal(data.StructLayout({"valid": 1, "wave": range(max(W, 2))}), name=f"recent{k}")
-                  for k in range(4)]
-        m.d.sync += [recent[0].valid.eq(iss.valid), recent[0].wave.eq(iss.wave)]
-        m.d.sync += [r.eq(q) for q, r in zip(recent, recent[1:])]
-        # A wave's VALU instruction of one row a cycle may issue 5 cycles after the previous (P
-        # < 5: ``recent``; else the pipe is busy that long); after one of two cycles a row
-        # (``wide``), once that has written its last row.
+        # ---- per wave: instructions in flight; results a read would not see yet
+        self._raw(m, port)
+        # A wave waits for a VALU instruction of two cycles a row (``wide``) to write its last
+        # row, and for a transcendental's result.
         done_w = Mux(high.valid, high.wave, ex3.wave)
         done = (ex3.valid & ex3.last & ~ex3.hi) | (high.valid & high.last)
         for w in range(W):
@@ -317,13 +316,26 @@ class VectorPipe(wiring.Component):
             t = Signal(range(4), name=f"trans_pending{w}")
             m.d.sync += t.eq(t + (t_issue & (iss.wave == w)) - (t_done.valid & (t_done.wave == w)))
             m.d.comb += port.busy[w].eq((n != 0) | (t != 0))
-            soon = Cat(*[r.valid & (r.wave == w) for r in recent]).any() if P < 5 else 0
-            m.d.comb += port.blocked[w].eq(soon | (wide_w & (n != 0)) | (t != 0))
+            m.d.comb += port.blocked[w].eq((wide_w & (n != 0)) | (t != 0))
         # for a lock-step check: the VALU's VGPR write, its wave, an instruction's last write;
         # the transcendental whose result is being written, and its end
         self.trace = {"valu": vg.valu, "valu_wave": done_w, "valu_done": done,
                       "trans": data.View(self._pending, tq.r_data), "trans_done": t_done.valid}
         return m
+
+    def _raw(self, m, port):
+        """``port.unwritten``: the VGPRs of the VALU instruction issued four cycles before. Pass
+        *p* of an instruction issued at *t* writes its row at the end of *t* + 5 + *p*, which
+        pass *p* of one issued at *t* + 4 reads in that cycle: reads are not transparent, so it
+        would get the old row, and a cycle later it gets the new one. A wave's instructions
+        reach issue four cycles apart at the least (the front end), so no other instruction of
+        the wave is that close."""
+        i = port.issue.inst
+        ago = [Signal.like(port.unwritten, name=f"wrote{k + 1}") for k in range(4)]   # issued k + 1 cycles ago
+        m.d.sync += [ago[0].valid.eq(port.issue.valid & (i.kind == Kind.VALU) & (i.vdst_dw != 0)),
+                     ago[0].wave.eq(port.issue.wave), ago[0].vdst.eq(i.vdst), ago[0].dw.eq(i.vdst_dw)]
+        m.d.sync += [b.eq(a) for a, b in zip(ago, ago[1:])]
+        m.d.comb += port.unwritten.eq(ago[3])
 
     def _trans_request(self, m, port, opr, src0, tq, t_issue):
         """A transcendental's rows collected as they pass OPR (src0 with abs, then neg), then
