@@ -776,7 +776,8 @@ def test_integer_programs_match_the_model(preset, seed):
     """Integer VALU instructions, 64-bit and 16-bit ones and the lane moves more often than the
     rest."""
     names = _names(lambda i: not ("f32" in i.name or "ubyte" in i.name))
-    names += 4 * [n for n in names if {16, 64} & {isa.by_name(n).dst_bits, *isa.by_name(n).src_bits}]
+    names += 4 * [n for n in names if {16, 64} & {isa.by_name(n).dst_bits, *isa.by_name(n).src_bits}
+                  and not n.startswith("v_cmpx_")]     # (more EXEC writes would leave few lanes on)
     names += 8 * ["v_readlane_b32", "v_readfirstlane_b32", "v_writelane_b32"]
     code = vector_program(seed, names)
     _check_vector(preset, code, vector_launches(seed, PRESETS[preset].wave_slots), seed)

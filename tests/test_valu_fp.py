@@ -86,6 +86,9 @@ def apply_mods(v, absm, negm, k):
     return np.where(((negm >> k) & 1)[:, None] == 1, v ^ U32(0x8000_0000), v).astype(U32)
 
 
+_FREXP = {"v_frexp_mant_f32": F.frexp_mant, "v_frexp_exp_i32_f32": F.frexp_exp}   # the model's (sim.valu_ext)
+
+
 def model(op, a, b, c, absm, negm, clamp, omod):
     """Expected (d, mask, illegal) of VALUFloat for arrays of vectors, shape (n, lanes)."""
     absm, negm = np.asarray(absm), np.asarray(negm)
@@ -102,7 +105,9 @@ def model(op, a, b, c, absm, negm, clamp, omod):
         d = F.fma(am, bm, c)                     # c = the old destination, no modifiers
     elif name in ("v_fmaak_f32", "v_fmamk_f32"):
         d = F.fma(am, bm, cm)                    # the SIMD arranges K into b or c
-    else:
+    elif name in _FREXP:
+        d = _FREXP[name](am)        # frexp_exp with omod/clamp: refused by the SIMD and the model,
+    else:                           # the unit applies them to its integer bits as to any result
         nsrc = len(info_of(op).src_bits)
         d = X.VFLOAT[name](*(am, bm, cm)[:nsrc])
     d = np.broadcast_to(d, a.shape).astype(U32)
@@ -409,6 +414,13 @@ HAND = [
     ("V_FMA_F32", 0x3F80_0001, 0x3380_0000, ONE, 0x3F80_0001),          # 1 + 2^-24 + 2^-47: up
     ("V_FMA_F32", 0xBF80_0000, 0x3300_0000, ONE, ONE),                  # 1 - 2^-25, the tie: to even
     ("V_FMA_F32", 0xBF80_0001, 0x3300_0000, ONE, 0x3F7F_FFFF),          # 1 - 2^-25 - 2^-48: down
+    ("V_FREXP_MANT_F32", 0xC040_0000, 0, 0, 0xBF40_0000),       # -3.0 = -0.75 * 2^2
+    ("V_FREXP_EXP_I32_F32", 0xC040_0000, 0, 0, 2),
+    ("V_FREXP_MANT_F32", 0x0000_0001, 0, 0, 0x3F00_0000),       # 2^-149 = 0.5 * 2^-148
+    ("V_FREXP_EXP_I32_F32", 0x0000_0001, 0, 0, 0xFFFF_FF6C),    # -148
+    ("V_FREXP_EXP_I32_F32", MAXF, 0, 0, 128),
+    ("V_FREXP_EXP_I32_F32", NINF, 0, 0, 0),                     # specials: 0
+    ("V_FREXP_MANT_F32", 0xFFA0_0001, 0, 0, 0xFFE0_0001),       # NaN quieted
     ("V_ADD_F32", 0x3F80_0000, 0xBF80_0000, 0, PZERO),          # x - x = +0
     ("V_ADD_F32", NZERO, NZERO, 0, NZERO),                      # -0 + -0 = -0
     ("V_ADD_F32", PINF, NINF, 0, 0xFFC0_0000),                  # inf - inf = default NaN
@@ -477,7 +489,7 @@ HAND_CMP = [
 ]
 #: Ops the unit must refuse (transcendentals, integer ops, float ops the model does not run).
 ILLEGAL = ["NONE", "V_RCP_F32", "V_SQRT_F32", "V_EXP_F32", "V_ADD_NC_U32", "V_CMP_EQ_U32",
-           "V_FREXP_MANT_F32", "V_DIV_FIXUP_F32", "V_MUL_DX9_ZERO_F32", "V_MINIMUM3_F32",
+           "V_MAXMIN_NUM_F32", "V_DIV_FIXUP_F32", "V_MUL_DX9_ZERO_F32", "V_MINIMUM3_F32",
            "V_CVT_FLOOR_I32_F32", "S_ADD_F32"]
 
 
@@ -601,10 +613,11 @@ def test_illegal_ops(results):
 
 
 def test_op_set_matches_the_model():
-    """FP_OPS is exactly the model's FP32 VALU set: VFLOAT (kind valu), fmac/fmaak/fmamk and the
-    f32 compares, all of which the model executes."""
+    """FP_OPS is exactly the model's FP32 VALU set: VFLOAT (kind valu), fmac/fmaak/fmamk, the
+    frexp pair and the f32 compares, all of which the model executes."""
     expected = {OpId[n.upper()] for n in X.VFLOAT if info_of(OpId[n.upper()]).kind == "valu"}
     expected |= {OpId.V_FMAC_F32, OpId.V_FMAAK_F32, OpId.V_FMAMK_F32}
+    expected |= {OpId[n.upper()] for n in _FREXP}
     expected |= {op for op in OpId if cmp_cond(op.name.lower()) is not None}
     assert set(FP_OPS) == expected
     assert all(op.name.lower() in X.IMPLEMENTED for op in FP_OPS)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from ..isa_tables import OpId, info_of, rtl_memory_op
 from .memreq import MEMORY_OPS
 from .scalar_alu import IMPLEMENTED as SALU_OPS
-from .vector import NO_CLAMP as VALU_NO_CLAMP, TRANS_OPS, VECTOR_OPS
+from .vector import NO_CLAMP as VALU_NO_CLAMP, NO_OMOD as VALU_NO_OMOD, TRANS_OPS, VECTOR_OPS
 
 __all__ = ["IMPLEMENTED", "NO_CLAMP", "NO_OMOD"]
 
@@ -30,10 +30,10 @@ IMPLEMENTED = frozenset(SALU_OPS | VECTOR_OPS | TRANS_OPS | MEMORY_OPS | {"s_get
                         {op.name.lower() for op in OpId if op is not OpId.NONE and _own(info_of(op))})
 
 #: Mnemonics of ``IMPLEMENTED`` the SIMD does not execute with the VOP3 ``clamp`` bit set: the
-#: plain 32-bit integer operations that do not saturate (the model refuses clamp on them too)
-#: and the transcendentals (their unit has no output modifiers).
+#: plain 32-bit integer operations that do not saturate and ``v_frexp_exp_i32_f32`` (the model
+#: refuses clamp on them too), and the transcendentals (their unit has no output modifiers).
 NO_CLAMP = frozenset(VALU_NO_CLAMP | TRANS_OPS)
 
 #: Mnemonics of ``IMPLEMENTED`` the SIMD does not execute with a VOP3 ``omod``: the
-#: transcendentals.
-NO_OMOD = TRANS_OPS
+#: transcendentals and ``v_frexp_exp_i32_f32``.
+NO_OMOD = frozenset(VALU_NO_OMOD | TRANS_OPS)

@@ -40,7 +40,8 @@ __all__ = [
     "Opnd", "fma_special", "fma_lane", "fma_shift", "align", "ALIGN_W",
     "jammed", "f2i_shift", "fract_shift", "LDEXP_SHIFT", "fma_sum", "TERMS_W", "minmax_lane", "order_bits",
     "MINMAX_OPS", "cmp_bit", "class_bit",
-    "f2i_bits", "rint_bits", "RINT_OPS", "fract_lane", "ldexp_lane", "i2f_terms", "I2F_REC",
+    "f2i_bits", "rint_bits", "RINT_OPS", "fract_lane", "ldexp_lane", "LDEXP", "FREXP_MANT", "FREXP_EXP",
+    "i2f_terms", "I2F_REC",
     "lzc_lane", "round_shift", "round_lane", "omod_lane", "clamp_lane",
 ]
 
@@ -475,20 +476,29 @@ def fract_lane(m, rec, terms, bits, x: Opnd, B: Value, fin_rec):
 LDEXP_SHIFT = 24
 
 
-def ldexp_lane(m, rec, terms, bits, x: Opnd, y: Opnd, B: Value, fin_rec):
+#: ``sub`` of the ldexp class: v_ldexp_f32, v_frexp_mant_f32, v_frexp_exp_i32_f32.
+LDEXP, FREXP_MANT, FREXP_EXP = 0, 1, 2
+
+
+def ldexp_lane(m, rec, terms, bits, x: Opnd, y: Opnd, B: Value, fin_rec, sub: Value):
     """v_ldexp_f32: x * 2^n rounded once, n = int32 y clamped to +-320 (from +-278 on every finite
     non-zero x over- or underflows; T stays within 10 bits).  +-0, +-inf unchanged, NaN ->
     quiet.  ``B``: :func:`align` by ``LDEXP_SHIFT``.
 
     The clamp needs no comparator: with m = n, or ~n = -n - 1 for a negative n, |n| > 320
-    (n >= 320, n <= -321) is m >= 320 = 2^8 + 2^6, a test of m's high bits."""
+    (n >= 320, n <= -321) is m >= 320 = 2^8 + 2^6, a test of m's high bits.
+
+    The frexp ops (``sub``) take n = 0: stage 4 finds the significand's bit length bl, so
+    x = V * 2^(T - T_BIAS) with V of bl bits, and stage 5 gives the exponent T - T_BIAS + bl
+    (frexp_exp) or V placed in [0.5, 1) (frexp_mant, exact). Their specials: +-0, +-inf and
+    NaN give x (NaN quiet) and 0."""
     with m.If((x.exp == 255) | x.is_zero()):
-        m.d.comb += [rec.eq(fin_rec), bits.eq(Mux(x.is_nan(), x.quieted(), x.word))]
+        m.d.comb += [rec.eq(fin_rec), bits.eq(Mux(sub == FREXP_EXP, 0, Mux(x.is_nan(), x.quieted(), x.word)))]
     with m.Else():
         n, neg = y.word, y.sign
         mag = n ^ Mux(neg, 0xFFFF_FFFF, 0)
         big = (mag[9:31] != 0) | (mag[8] & (mag[7] | mag[6]))
-        n = Mux(big, Mux(neg, -320 & 0x3FF, 320), n[:TW])      # TW bits, two's complement
+        n = Mux(sub != LDEXP, 0, Mux(big, Mux(neg, -320 & 0x3FF, 320), n[:TW]))     # TW bits, two's complement
         m.d.comb += [rec.eq(record(x.E + (T_BIAS - 150) + n, neg=x.sign)), terms.eq(terms_of(0, B[24:48]))]
 
 

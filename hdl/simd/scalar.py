@@ -36,9 +36,10 @@ A wave has one instruction between selection and issue at a time, and its next o
 ISS four cycles after this one at the earliest (:mod:`hdl.simd.fetch`): by then a scalar
 result of one or two passes has landed, so the pipe needs no scoreboard (a wave waits for
 three). A vector or memory instruction that reads a VGPR its wave's VALU instruction of four
-cycles before writes is held at ISS for one cycle (``vector.unwritten``) rather than replayed: a
-dependent VALU instruction issues five cycles after the one it reads, an independent one four. A word that does not decode, or an instruction this SIMD does not execute, stops
-its wave and is reported on ``error`` with the wave and PC.
+cycles before writes is held at ISS for one cycle (``vector.unwritten``) rather than replayed:
+a dependent VALU instruction issues five cycles after the one it reads, an independent one
+four. A word that does not decode, or an instruction this SIMD does not execute, stops its
+wave and is reported on ``error`` with the wave and PC.
 
 The SGPR file holds 64 pairs of 32-bit registers a wave (s0..s105, ttmp, M0 at code 125;
 VCC and EXEC are flip-flops, read by branches and the vector pipe): a RAM with three read
@@ -61,7 +62,7 @@ from ..layouts import (ADDR, ISSUE_GROUPS, SEQ, DecodedInst, DecodeOut, LaunchLa
                        StallReason, Steer, SteerLayout, VectorPort, WaveStart, WaveStatus)
 from .scalar_alu import IMPLEMENTED as SALU_OPS, PASSES, ScalarALU
 from .memreq import MEMORY_OPS
-from .vector import NO_CLAMP, NO_OPSEL, TRANS_OPS, VECTOR_OPS
+from .vector import NO_CLAMP, NO_OMOD, NO_OPSEL, TRANS_OPS, VECTOR_OPS
 from .vgpr import VgprWrite
 
 __all__ = ["ScalarPipe", "PipeError"]
@@ -234,7 +235,8 @@ class ScalarPipe(wiring.Component):
         vp = self.vector
         is_valu = xi.kind == Kind.VALU
         valu_ok = (_member(xi.op, VECTOR_OPS) & Cat(*(xi.fmt == f for f in _VECTOR_FORMATS)).any() &
-                   ~(xi.clamp & _member(xi.op, NO_CLAMP)) & ~((xi.opsel != 0) & _member(xi.op, NO_OPSEL)))
+                   ~(xi.clamp & _member(xi.op, NO_CLAMP)) & ~((xi.opsel != 0) & _member(xi.op, NO_OPSEL)) &
+                   ~((xi.omod != 0) & _member(xi.op, NO_OMOD)))
         is_trans = xi.kind == Kind.VTRANS       # the unit has no output modifiers
         trans_ok = (_member(xi.op, TRANS_OPS) & ((xi.fmt == FmtId.VOP1) | (xi.fmt == FmtId.VOP3)) & ~xi.clamp &
                     (xi.omod == 0))

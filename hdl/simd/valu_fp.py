@@ -4,7 +4,7 @@
 ``VFLOAT`` table (sim/execute.py) bit for bit as ``sim/fp32.py`` defines them
 (docs/fp32.md): add, sub, subrev, mul and fma (one fused datapath: add = fma(a, 1.0, b),
 sub = fma(a, 1.0, -b), mul = fma(a, b, -0.0)), min/max (num and IEEE 754-2019 forms),
-min3/max3/med3, ldexp, the int <-> float conversions, floor/ceil/trunc/rndne/fract, and
+min3/max3/med3, ldexp and frexp, the int <-> float conversions, floor/ceil/trunc/rndne/fract, and
 every v_cmp(x)_*_f32 / v_cmp(x)_class_f32 (result in ``mask_out``).
 
 The fused datapath is bit-exact for add, sub and mul as well: x * 1.0 and x * y are exact in
@@ -28,7 +28,7 @@ Operand conventions
   result bits are then treated as a float.
 * ``illegal`` is set for an ``op`` this unit does not execute (then ``d`` = 0, ``mask_out`` = 0):
   the transcendental ops belong to the transcendental unit, and the float ops the model does not
-  execute (v_frexp_*, v_div_*, v_cvt_floor/nearest_i32_f32, v_mul_dx9_zero_f32,
+  execute (v_div_*, v_cvt_floor/nearest_i32_f32, v_mul_dx9_zero_f32,
   v_minimum3/maximum3_f32, v_minmax/maxmin_num_f32) are refused like the model refuses them.
 
 Structure and simulation speed
@@ -84,11 +84,11 @@ from amaranth.hdl import Cat, Const, Module, Mux, Signal, Value
 from amaranth.lib import data, enum, wiring
 from amaranth.lib.wiring import In, Out
 
-from .fp32lane import (BLW, FIN_REC, I2F_REC, LDEXP_SHIFT, MINMAX_OPS, MW, NORM_W, R_FIN, R_NEG, R_T, R_V, R_ZS,
-                       REC_W, RECV_W, RINT_OPS, TERMS_W, TW, VW, Opnd, align, class_bit, clamp_lane, cmp_bit,
-                       f2i_bits, f2i_shift, fit, fma_lane, fma_shift, fma_special, fma_sum, fract_lane, fract_shift,
-                       i2f_terms, ldexp_lane, lzc_lane, minmax_lane, omod_lane, order_bits, rep, rint_bits, round_shift,
-                       round_lane, swar_spec, swar_unpack)
+from .fp32lane import (BLW, FIN_REC, FREXP_EXP, FREXP_MANT, I2F_REC, LDEXP, LDEXP_SHIFT, MINMAX_OPS, MW, NORM_W,
+                       R_FIN, R_NEG, R_T, R_V, R_ZS, REC_W, RECV_W, RINT_OPS, T_BIAS, TERMS_W, TW, VW, Opnd, align,
+                       class_bit, clamp_lane, cmp_bit, f2i_bits, f2i_shift, fit, fma_lane, fma_shift, fma_special,
+                       fma_sum, fract_lane, fract_shift, i2f_terms, ldexp_lane, lzc_lane, minmax_lane, omod_lane,
+                       order_bits, rep, rint_bits, round_shift, round_lane, swar_spec, swar_unpack)
 from ..isa_tables import OpId, info_of
 
 __all__ = ["VALUFloat", "Cls", "FP_OPS", "FUSED_OPS", "CMP_CONDITIONS"]
@@ -111,7 +111,7 @@ class Cls(enum.Enum, shape=4):
     F2I = 6      #: cvt_i32_f32 (sub = 1), cvt_u32_f32 (sub = 0)
     RINT = 7     #: floor, ceil, trunc, rndne (sub = index in RINT_OPS)
     FRACT = 8
-    LDEXP = 9
+    LDEXP = 9    #: ldexp, frexp_mant, frexp_exp (sub: fp32lane's LDEXP, FREXP_MANT, FREXP_EXP)
 
 
 _ROUNDED = (Cls.FMA, Cls.I2F, Cls.FRACT, Cls.LDEXP)   # classes that go through stages 4-5
@@ -155,7 +155,9 @@ def _decode_table() -> dict:
     for k, sub in enumerate(RINT_OPS):
         t[OpId[f"V_{sub.upper()}_F32"]] = (Cls.RINT, k, "abc")
     t[OpId.V_FRACT_F32] = (Cls.FRACT, 0, "xz")
-    t[OpId.V_LDEXP_F32] = (Cls.LDEXP, 0, "xz")
+    t[OpId.V_LDEXP_F32] = (Cls.LDEXP, LDEXP, "xz")
+    t[OpId.V_FREXP_MANT_F32] = (Cls.LDEXP, FREXP_MANT, "xz")
+    t[OpId.V_FREXP_EXP_I32_F32] = (Cls.LDEXP, FREXP_EXP, "xz")
     return t
 
 
@@ -409,7 +411,7 @@ class VALUFloat(wiring.Component):
             with s3.Case(Cls.LDEXP):
                 for i in range(L):
                     ldexp_lane(s3, rec_of(recs, i), rec_of(terms, i, TERMS_W), lane_word(bits3, i),
-                               Opnd(z2, uz, i), Opnd(y2, None, i), aligned[i], fin_rec)
+                               Opnd(z2, uz, i), Opnd(y2, None, i), aligned[i], fin_rec, c2.sub)
 
         # the adder, a stage of its own that reads stage 3's terms: V of every rounded class
         s3s = Module()
@@ -483,10 +485,13 @@ class VALUFloat(wiring.Component):
         rsh = Signal(8 * L, name="round_sh")        # per lane: the shift - 1 (7 bits), normal
         passed = [Signal.like(v, name=f"{Value.cast(v).name}a") for v in (*norms, *recs4, *lens, c4, bits4)]
         s5a.d.comb += [p.eq(v) for p, v in zip(passed, (*norms, *recs4, *lens, c4, bits4))]
+        # frexp_mant: V of bl bits placed in [0.5, 1), T = -bl
+        mant = (c4.cls == Cls.LDEXP) & (c4.sub == FREXP_MANT)
         with s5a.If(c4.rnd):
             for i in range(L):
                 with s5a.If(~rfield(recs4, i, R_FIN, 1)):
-                    s5a.d.comb += rsh[8 * i: 8 * i + 8].eq(round_shift(lfield(i), rfield(recs4, i, R_T, TW)))
+                    tb = Mux(mant, (T_BIAS - lfield(i))[:TW], rfield(recs4, i, R_T, TW))
+                    s5a.d.comb += rsh[8 * i: 8 * i + 8].eq(round_shift(lfield(i), tb))
         nb, nr = len(norms), len(recs4)
         norms, recs4, lens, (c4, bits4) = passed[:nb], passed[nb:nb + nr], passed[nb + nr:-2], passed[-2:]
 
@@ -495,14 +500,20 @@ class VALUFloat(wiring.Component):
         r5 = Signal(W, name="r5")
         c5 = ctl("ctl5")
         s5.d.comb += c5.eq(c4)
+        mant = (c4.cls == Cls.LDEXP) & (c4.sub == FREXP_MANT)
+        to_int = (c4.cls == Cls.LDEXP) & (c4.sub == FREXP_EXP)
         with s5.If(c4.rnd):
             for i in range(L):
                 out = lane_word(r5, i)
+                tb = rfield(recs4, i, R_T, TW)
                 with s5.If(rfield(recs4, i, R_FIN, 1)):
                     s5.d.comb += out.eq(lane_word(bits4, i))
+                with s5.Elif(to_int):           # frexp_exp: the exponent of V's leading bit, + 1
+                    s5.d.comb += out.eq(fit((tb + lfield(i) - T_BIAS).as_signed(), 32))
                 with s5.Else():
                     round_lane(s5, out, nfield(i, 0, MW), lfield(i), nfield(i, MW, 1),
-                               rfield(recs4, i, R_T, TW), rfield(recs4, i, R_ZS, 1), rsh[8 * i: 8 * i + 8])
+                               Mux(mant, (T_BIAS - lfield(i))[:TW], tb), rfield(recs4, i, R_ZS, 1),
+                               rsh[8 * i: 8 * i + 8])
         with s5.Else():
             s5.d.comb += r5.eq(bits4)
 

@@ -4,7 +4,7 @@ One unit computes every integer VALU operation of the model for the lanes of a w
 a lane group): the ``VINT`` table of ``sim/execute.py`` (adds, multiplies, shifts, bit-field
 and bit-count ops, min/max/med3, perm), the 16-bit ops with ``op_sel`` halves,
 ``v_add_nc_i32``/``v_sub_nc_i32``, the carry ops, ``v_mad_co_u64_u32``/``v_mad_co_i64_i32``,
-``v_cndmask_b32``, the integer compares (``v_cmp_*``/``v_cmpx_*`` on i32/u32/i64/u64) and
+``v_cndmask_b32``, the integer compares (``v_cmp_*``/``v_cmpx_*`` on i16/u16/i32/u32/i64/u64) and
 ``v_mbcnt_lo/hi_u32_b32``. Float ops and the lane-crossing ``v_readlane``/
 ``v_readfirstlane``/``v_writelane`` belong to other units: they raise ``illegal``.
 
@@ -308,7 +308,7 @@ _CMP = {"lt": lambda x, y: x < y, "eq": lambda x, y: x == y, "le": lambda x, y: 
 def _is_compare(name: str) -> bool:
     parts = name.split("_")
     return len(parts) == 4 and parts[:2] in (["v", "cmp"], ["v", "cmpx"]) and parts[2] in _CMP \
-        and parts[3] in ("i32", "u32", "i64", "u64")
+        and parts[3] in ("i16", "u16", "i32", "u32", "i64", "u64")
 
 
 # Every integer v_cmp_*/v_cmpx_* of gfx1200.
@@ -468,7 +468,7 @@ def _control(name: str) -> dict:
         ctl.update(_SUB, rs=Result.MINMAX, sgn=int(name.endswith("i32")), mm=_MM[_MINMAX[name]])
     if name in _COMPARES:
         _, kind, cond, typ = name.split("_")
-        w = Width.W64 if typ.endswith("64") else Width.W32
+        w = {"64": Width.W64, "32": Width.W32, "16": Width.W16}[typ[1:]]     # a 16-bit half by op_sel
         ctl.update(_SUB, wa=w, wb=w, sgn=int(typ[0] == "i"), mo=MaskOut.COMPARE, cond=_COND[cond])
     for table, wide in ((_V16, False), (_V16_TO_32, True)):
         if name in table:
