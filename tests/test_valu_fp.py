@@ -106,8 +106,8 @@ def model(op, a, b, c, absm, negm, clamp, omod):
     elif name in ("v_fmaak_f32", "v_fmamk_f32"):
         d = F.fma(am, bm, cm)                    # the SIMD arranges K into b or c
     elif name in _FREXP:
-        d = _FREXP[name](am)        # frexp_exp with omod/clamp: refused by the SIMD and the model,
-    else:                           # the unit applies them to its integer bits as to any result
+        d = _FREXP[name](am)
+    else:
         nsrc = len(info_of(op).src_bits)
         d = X.VFLOAT[name](*(am, bm, cm)[:nsrc])
     d = np.broadcast_to(d, a.shape).astype(U32)
@@ -511,6 +511,8 @@ def build_jobs(vectors_per_op, seed=SEED, corners=True):
             if op in (OpId.V_FMA_F32, OpId.V_ADD_F32, OpId.V_SUB_F32):
                 jobs += [(("sweep", op), j) for j in sweep_jobs(op, rng)]
                 jobs += [(("sticky", op), j) for j in sweep_jobs(op, rng, per_d=1, short=True)]
+    # frexp_exp's integer result takes no omod or clamp (the SIMD refuses them, as the model does)
+    jobs = [(label, (*j[:6], 0 * j[6], 0 * j[7]) if j[0] == OpId.V_FREXP_EXP_I32_F32 else j) for label, j in jobs]
     ill = np.zeros(1, int)
     for name in ILLEGAL:
         op = OpId[name] if name in OpId.__members__ else None

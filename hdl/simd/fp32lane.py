@@ -490,8 +490,8 @@ def ldexp_lane(m, rec, terms, bits, x: Opnd, y: Opnd, B: Value, fin_rec, sub: Va
 
     The frexp ops (``sub``) take n = 0: stage 4 finds the significand's bit length bl, so
     x = V * 2^(T - T_BIAS) with V of bl bits, and stage 5 gives the exponent T - T_BIAS + bl
-    (frexp_exp) or V placed in [0.5, 1) (frexp_mant, exact). Their specials: +-0, +-inf and
-    NaN give x (NaN quiet) and 0."""
+    (frexp_exp) or V placed in [0.5, 1) (frexp_mant, exact). For +-0, +-inf and NaN,
+    frexp_mant gives x (a NaN quieted) and frexp_exp 0."""
     with m.If((x.exp == 255) | x.is_zero()):
         m.d.comb += [rec.eq(fin_rec), bits.eq(Mux(sub == FREXP_EXP, 0, Mux(x.is_nan(), x.quieted(), x.word)))]
     with m.Else():

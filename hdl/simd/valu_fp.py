@@ -485,22 +485,23 @@ class VALUFloat(wiring.Component):
         rsh = Signal(8 * L, name="round_sh")        # per lane: the shift - 1 (7 bits), normal
         passed = [Signal.like(v, name=f"{Value.cast(v).name}a") for v in (*norms, *recs4, *lens, c4, bits4)]
         s5a.d.comb += [p.eq(v) for p, v in zip(passed, (*norms, *recs4, *lens, c4, bits4))]
-        # frexp_mant: V of bl bits placed in [0.5, 1), T = -bl
+        nb, nr = len(norms), len(recs4)
+        recs5 = passed[nb:nb + nr]
+        # frexp_mant: V of bl bits placed in [0.5, 1), its T replaced by -bl in the record passed on
         mant = (c4.cls == Cls.LDEXP) & (c4.sub == FREXP_MANT)
         with s5a.If(c4.rnd):
             for i in range(L):
                 with s5a.If(~rfield(recs4, i, R_FIN, 1)):
                     tb = Mux(mant, (T_BIAS - lfield(i))[:TW], rfield(recs4, i, R_T, TW))
-                    s5a.d.comb += rsh[8 * i: 8 * i + 8].eq(round_shift(lfield(i), tb))
-        nb, nr = len(norms), len(recs4)
-        norms, recs4, lens, (c4, bits4) = passed[:nb], passed[nb:nb + nr], passed[nb + nr:-2], passed[-2:]
+                    s5a.d.comb += [rfield(recs5, i, R_T, TW).eq(tb),
+                                   rsh[8 * i: 8 * i + 8].eq(round_shift(lfield(i), tb))]
+        norms, recs4, lens, (c4, bits4) = passed[:nb], recs5, passed[nb + nr:-2], passed[-2:]
 
         s5 = Module()
         m.submodules.s5_round = s5
         r5 = Signal(W, name="r5")
         c5 = ctl("ctl5")
         s5.d.comb += c5.eq(c4)
-        mant = (c4.cls == Cls.LDEXP) & (c4.sub == FREXP_MANT)
         to_int = (c4.cls == Cls.LDEXP) & (c4.sub == FREXP_EXP)
         with s5.If(c4.rnd):
             for i in range(L):
@@ -511,9 +512,8 @@ class VALUFloat(wiring.Component):
                 with s5.Elif(to_int):           # frexp_exp: the exponent of V's leading bit, + 1
                     s5.d.comb += out.eq(fit((tb + lfield(i) - T_BIAS).as_signed(), 32))
                 with s5.Else():
-                    round_lane(s5, out, nfield(i, 0, MW), lfield(i), nfield(i, MW, 1),
-                               Mux(mant, (T_BIAS - lfield(i))[:TW], tb), rfield(recs4, i, R_ZS, 1),
-                               rsh[8 * i: 8 * i + 8])
+                    round_lane(s5, out, nfield(i, 0, MW), lfield(i), nfield(i, MW, 1), tb,
+                               rfield(recs4, i, R_ZS, 1), rsh[8 * i: 8 * i + 8])
         with s5.Else():
             s5.d.comb += r5.eq(bits4)
 

@@ -57,10 +57,10 @@ VECTOR_OPS = frozenset(i.name for i in OPCODES if i.kind == "valu" and i.name in
 #: Of those, the integer ops the model refuses with ``clamp``, and with ``op_sel``.
 #: The transcendentals, which the DCU's shared unit (``trans_req``/``trans_resp``) computes.
 TRANS_OPS = frozenset(op.name.lower() for op in CLS_OF)
-NO_CLAMP = frozenset((PLAIN32 - CLAMP_SATURATES) & VECTOR_OPS | {"v_frexp_exp_i32_f32"})
-NO_OPSEL = frozenset(PLAIN32 & VECTOR_OPS)
 #: The float op with an integer result, which the model refuses with ``omod`` or ``clamp``.
 NO_OMOD = frozenset({"v_frexp_exp_i32_f32"})
+NO_CLAMP = frozenset((PLAIN32 - CLAMP_SATURATES) & VECTOR_OPS | NO_OMOD)
+NO_OPSEL = frozenset(PLAIN32 & VECTOR_OPS)
 
 
 def _fields(cfg):
