@@ -115,7 +115,7 @@ TOPS: dict[str, tuple[Callable, str]] = {
     "decode": (_decode, "the SIMD's decode stage: one decoder from two ROMs (hdl/simd/decode.py)"),
     "frontend": (_frontend, "the SIMD's fetch, instruction buffers, wave selection and decode "
                             "(hdl/simd/frontend.py)"),
-    "vgpr": (_vgpr, "the SIMD's VGPR file: four banks of RAM rows (hdl/simd/vgpr.py)"),
+    "vgpr": (_vgpr, "the SIMD's VGPR file: two banks of RAM rows (hdl/simd/vgpr.py)"),
     "trans_shared": (_trans_shared, "the DCU's shared transcendental unit and its arbiter (hdl/simd/transshare.py)"),
 }
 

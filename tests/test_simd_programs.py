@@ -34,6 +34,7 @@ from hdl.simd.scalar_alu import IMPLEMENTED as SALU_OPS
 from hdl.simd.scalar import PipeError
 from hdl.simd.simd import SIMD
 from hdl.simd.transseq import TransSeq
+from hdl.simd.vgpr import BANKS
 from sim.execute import build
 from sim.memory import GlobalMemory
 from sim.model import Workgroup
@@ -401,7 +402,7 @@ def rtl_run(preset: str, code: list[int], launches: list[dict], words: list[int]
 
 def read_vgprs(ctx, dut, cfg, base: int, n: int) -> np.ndarray:
     """VGPRs ``base`` .. ``base + n - 1`` (n x 32 lanes) from the vector pipe's banks: row ``p``
-    of register ``r`` is file row ``k = r * passes + p``, in bank ``k % 4`` at ``k // 4``."""
+    of register ``r`` is file row ``k = r * passes + p``, in bank ``k % BANKS`` at ``k // BANKS``."""
     L = cfg.lanes
     P = 32 // L
     banks = dut.vector.vgprs.banks
@@ -409,7 +410,7 @@ def read_vgprs(ctx, dut, cfg, base: int, n: int) -> np.ndarray:
     for r in range(n):
         for p in range(P):
             k = (base + r) * P + p
-            row = ctx.get(banks[k % 4].data[k // 4])
+            row = ctx.get(banks[k % BANKS].data[k // BANKS])
             out[r, p * L:(p + 1) * L] = [(row >> (32 * i)) & 0xFFFF_FFFF for i in range(L)]
     return out
 

@@ -1,25 +1,30 @@
-"""The SIMD's VGPR file: four banks of RAM rows (docs/simd.md: ``VgprBanks``).
+"""The SIMD's VGPR file: two banks of RAM rows (docs/simd.md: ``VgprBanks``).
 
 A register is ``passes = 32 / lanes`` rows of ``lanes`` x 32 bits (row *p*: lanes
 ``[p * lanes, (p + 1) * lanes)``). Row *p* of register *r* is row ``k = r * passes + p`` of
-the file, in bank ``k mod 4`` at address ``k div 4``: consecutive rows of a register, or
-(with one row a register) consecutive registers, are in different banks. With four rows a
+the file, in bank ``k mod 2`` at address ``k div 2``: consecutive rows of a register, or
+(with one row a register) consecutive registers, are in different banks. With two rows a
 register or more, the same row of every register is in one bank, so a 64-bit operand's two
-registers are read in two cycles (a bank mapping that spreads them, ``(r + p) mod 4``,
-measured 2,700 LUT4 on the ECP5 against 1,200 for this one). Each bank is a RAM with three
-read ports (one per source operand: an FPGA makes a copy of the bank per port) and one write
-port.
+registers are read in two cycles. Each bank is a RAM with three read ports (one per source
+operand: an FPGA makes a copy of the bank per port) and one write port.
 
 The VALU writes through ``valu``, always in its cycle: a pass writes one row, and the next
-pass moves to the next bank. Everything else (memory returns, transcendental results, a
+pass moves to the other bank. Everything else (memory returns, transcendental results, a
 launch's v0) comes through ``side`` a row at a time and takes the bank the VALU leaves
 free; a row whose bank the VALU takes waits in a one-row buffer, and ``side`` is not ready
-while the buffer is full. Reads are not transparent: a row read in the cycle it is written
-returns its old contents.
+while the buffer is full. Two banks, not four: a block RAM holds 512 rows of 36 bits, so
+four banks of the ``fpga`` preset's 256 rows would fill half of each (48 DP16KD for the
+three copies instead of 24), and each read port would select among four banks.
+
+A read returns the row as it was before the cycle's writes. A read of a row written in the
+same cycle is never used: the issue stage holds an instruction that reads the destination
+of a VALU instruction still in the pipe, and a wave reads a memory instruction's
+destination only after waiting for its counter (a read racing the write is a program's
+error on RDNA, as here). So the block RAMs need not order them (``no_rw_check``).
 """
 from __future__ import annotations
 
-from amaranth.hdl import Array, Cat, Module, Signal
+from amaranth.hdl import Array, Cat, Module, Mux, Signal
 from amaranth.lib import data, memory, stream, wiring
 from amaranth.lib.wiring import In, Out
 from amaranth.utils import ceil_log2, exact_log2
@@ -28,7 +33,7 @@ from ..config import DCUConfig
 
 __all__ = ["VgprBanks", "VgprRead", "VgprWrite"]
 
-BANKS = 4
+BANKS = 2
 
 
 def VgprWrite(regs: int, passes: int, lanes: int) -> data.StructLayout:
@@ -45,7 +50,7 @@ class VgprRead(wiring.Signature):
 
 
 class VgprBanks(wiring.Component):
-    """The VGPRs of one SIMD in four banks.
+    """The VGPRs of one SIMD in two banks.
 
     Parameters
     ----------
@@ -72,8 +77,9 @@ class VgprBanks(wiring.Component):
         if rows % BANKS:
             raise ValueError(f"{self.regs} registers of {self.passes} rows do not fill {BANKS} banks")
         self.depth = rows // BANKS
-        #: bank ``b`` holds the file's rows ``k`` with ``k mod 4 == b``, at ``k div 4``
-        self.banks = [memory.Memory(shape=32 * self.lanes, depth=self.depth, init=[]) for _ in range(BANKS)]
+        #: bank ``b`` holds the file's rows ``k`` with ``k mod BANKS == b``, at ``k div BANKS``
+        self.banks = [memory.Memory(shape=32 * self.lanes, depth=self.depth, init=[], attrs={"no_rw_check": 1})
+                      for _ in range(BANKS)]
         layout = VgprWrite(self.regs, self.passes, self.lanes)
         super().__init__({
             "rd": In(VgprRead(self.regs, self.passes, self.lanes)).array(reads),
@@ -84,43 +90,50 @@ class VgprBanks(wiring.Component):
     def _place(self, reg, row):
         """(bank, address) of a register's row: row ``k = reg * passes + row`` of the file."""
         k = Cat(row[:exact_log2(self.passes)], reg)
-        return k[:2], k[2:2 + ceil_log2(self.depth)]
+        b = exact_log2(BANKS)
+        return k[:b], k[b:b + ceil_log2(self.depth)]
 
     def elaborate(self, platform):
         m = Module()
         banks = []
         for b, mem in enumerate(self.banks):
             m.submodules[f"bank{b}"] = mem
-            banks.append((mem, [mem.read_port() for _ in self.rd], mem.write_port(granularity=32)))
+            banks.append((mem, [mem.read_port(domain="comb") for _ in self.rd], mem.write_port(granularity=32)))
 
-        # reads: every bank's port k takes read port k's address; the data comes from its bank
+        # reads: every bank's port k takes read port k's address; the data comes from its bank.
+        # Each read is an asynchronous port and a register, which Yosys merges into the block
+        # RAM's synchronous port, taking ``no_rw_check`` (on a synchronous port it would add a
+        # register and a multiplexer per bit and bank copy to return the old row)
         for k, rd in enumerate(self.rd):
             bank, addr = self._place(rd.reg, rd.row)
-            held = Signal(2, name=f"rd{k}_bank")
+            held = Signal(range(BANKS), name=f"rd{k}_bank")
             m.d.sync += held.eq(bank)
-            for _, ports, _ in banks:
+            rows = []
+            for b, (_, ports, _) in enumerate(banks):
+                row = Signal(32 * self.lanes, name=f"rd{k}_bank{b}")
                 m.d.comb += ports[k].addr.eq(addr)
-            m.d.comb += rd.data.eq(Array(ports[k].data for _, ports, _ in banks)[held])
+                m.d.sync += row.eq(ports[k].data)
+                rows.append(row)
+            m.d.comb += rd.data.eq(Array(rows)[held])
 
-        # writes: the VALU's, then the buffered side row, then the side row offered now
+        # writes: the VALU's, then the buffered side row, then the side row offered now. A side
+        # row is offered only while the buffer is empty, so one row of the two can be written
+        # in a cycle: ``other``, which each bank takes when the VALU leaves it free (a 2:1
+        # select a bit and bank, not a priority chain of three)
         buf = Signal(data.StructLayout({"valid": 1, "w": self.side.payload.shape()}))
         v, s = self.valu, self.side
+        other = data.View(self.side.payload.shape(), Mux(buf.valid, buf.w, s.payload))
         v_bank, v_addr = self._place(v.w.reg, v.w.row)
-        b_bank, b_addr = self._place(buf.w.reg, buf.w.row)
-        s_bank, s_addr = self._place(s.payload.reg, s.payload.row)
-        buf_goes = buf.valid & ~(v.valid & (v_bank == b_bank))
-        side_goes = s.valid & ~buf.valid & ~(v.valid & (v_bank == s_bank))
-        m.d.comb += s.ready.eq(~buf.valid | buf_goes)
+        o_bank, o_addr = self._place(other.reg, other.row)
+        o_goes = (buf.valid | s.valid) & ~(v.valid & (v_bank == o_bank))
+        m.d.comb += s.ready.eq(~buf.valid | o_goes)
         for b, (_, _, wp) in enumerate(banks):
-            with m.If(v.valid & (v_bank == b)):
-                m.d.comb += [wp.addr.eq(v_addr), wp.data.eq(v.w.data), wp.en.eq(v.w.mask)]
-            with m.Elif(buf_goes & (b_bank == b)):
-                m.d.comb += [wp.addr.eq(b_addr), wp.data.eq(buf.w.data), wp.en.eq(buf.w.mask)]
-            with m.Elif(side_goes & (s_bank == b)):
-                m.d.comb += [wp.addr.eq(s_addr), wp.data.eq(s.payload.data), wp.en.eq(s.payload.mask)]
+            v_here = v.valid & (v_bank == b)
+            m.d.comb += [wp.addr.eq(Mux(v_here, v_addr, o_addr)), wp.data.eq(Mux(v_here, v.w.data, other.data)),
+                         wp.en.eq(Mux(v_here, v.w.mask, Mux(o_goes & (o_bank == b), other.mask, 0)))]
         # the buffer: empties when written; a side row taken and not written fills it
-        with m.If(buf_goes):
+        with m.If(buf.valid & o_goes):
             m.d.sync += buf.valid.eq(0)
-        with m.If(s.valid & s.ready & ~side_goes):
+        with m.If(s.valid & s.ready & (buf.valid | ~o_goes)):
             m.d.sync += [buf.valid.eq(1), buf.w.eq(s.payload)]
         return m
