@@ -346,33 +346,42 @@ class ScalarPipe(wiring.Component):
         def operand(code, wide, data_, half=C(0, 1)):
             """Source ``code``: an SGPR (the pair read), VCC, EXEC, NULL, an inline constant, SCC,
             VCCZ, EXECZ or the literal. For a 16-bit operand (``half``) an inline constant is its
-            16-bit form (FP16 for a float) zero-extended, as the ISA reads it."""
+            16-bit form (FP16 for a float) zero-extended, as the ISA reads it. The inline integers
+            are an 8-bit difference sign-extended to the width, the nine float constants a table:
+            a multiplexer by kind of source, not one input per code."""
             v = Signal(64)
-            with m.Switch(code):
-                with m.Case(O.VCC_LO):
-                    m.d.comb += v.eq(Mux(wide, o_vcc, o_vcc[:32]))
-                with m.Case(O.VCC_HI):
-                    m.d.comb += v.eq(o_vcc[32:])
-                with m.Case(O.EXEC_LO):
-                    m.d.comb += v.eq(Mux(wide, o_exec, o_exec[:32]))
-                with m.Case(O.EXEC_HI):
-                    m.d.comb += v.eq(o_exec[32:])
-                with m.Case(O.NULL):
-                    m.d.comb += v.eq(0)
-                with m.Case(SCC):
-                    m.d.comb += v.eq(o_scc)
-                with m.Case(VCCZ):
-                    m.d.comb += v.eq(o_vcc[:32] == 0)
-                with m.Case(EXECZ):
-                    m.d.comb += v.eq(o_exec[:32] == 0)
-                with m.Case(O.LITERAL):
-                    m.d.comb += v.eq(oi.literal)
-                for c in list(range(128, 209)) + list(range(240, 249)):
-                    with m.Case(c):
-                        m.d.comb += v.eq(Mux(wide, inline_constant(c, 64),
-                                             Mux(half, inline_constant(c, 16), inline_constant(c, 32))))
-                with m.Default():
-                    m.d.comb += v.eq(Mux(wide, data_, Mux(code[0], data_[32:], data_[:32])))
+            # 128..192: 0..64; 193..208: -1..-16
+            small = Signal(8)
+            m.d.comb += small.eq(Mux(code <= 192, code - 128, 192 - code))
+            flt = Array(Cat(C(inline_constant(c, 16), 16), C(inline_constant(c, 32), 32), C(inline_constant(c, 64), 64))
+                        for c in range(240, 249))[(code - 240)[:4]]
+            with m.If((code >= 128) & (code <= 208)):
+                m.d.comb += v.eq(Mux(wide, Cat(small, small[7].replicate(56)),
+                                     Mux(half, Cat(small, small[7].replicate(8)), Cat(small, small[7].replicate(24)))))
+            with m.Elif((code >= 240) & (code <= 248)):
+                m.d.comb += v.eq(Mux(wide, flt[48:], Mux(half, flt[:16], flt[16:48])))
+            with m.Else():
+                with m.Switch(code):
+                    with m.Case(O.VCC_LO):
+                        m.d.comb += v.eq(Mux(wide, o_vcc, o_vcc[:32]))
+                    with m.Case(O.VCC_HI):
+                        m.d.comb += v.eq(o_vcc[32:])
+                    with m.Case(O.EXEC_LO):
+                        m.d.comb += v.eq(Mux(wide, o_exec, o_exec[:32]))
+                    with m.Case(O.EXEC_HI):
+                        m.d.comb += v.eq(o_exec[32:])
+                    with m.Case(O.NULL):
+                        m.d.comb += v.eq(0)
+                    with m.Case(SCC):
+                        m.d.comb += v.eq(o_scc)
+                    with m.Case(VCCZ):
+                        m.d.comb += v.eq(o_vcc[:32] == 0)
+                    with m.Case(EXECZ):
+                        m.d.comb += v.eq(o_exec[:32] == 0)
+                    with m.Case(O.LITERAL):
+                        m.d.comb += v.eq(oi.literal)
+                    with m.Default():
+                        m.d.comb += v.eq(Mux(wide, data_, Mux(code[0], data_[32:], data_[:32])))
             return v
         ex = Signal(data.StructLayout({"valid": 1, "getpc": 1, "swap": 1, "wave": range(max(W, 2)), "sdst": 7,
                                        "wide": 1, "next_pc": ADDR}))
