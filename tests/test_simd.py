@@ -42,8 +42,8 @@ def _fits_one_simd(test, kernel, cfg) -> str | None:
     if waves > cfg.wave_slots:
         return f"a workgroup of {waves} waves needs more than {cfg.wave_slots} slots"
     alloc = -(-kernel.vgpr_alloc // cfg.vgpr_granule) * cfg.vgpr_granule
-    if alloc * waves > cfg.vgprs_per_simd:
-        return f"{waves} waves of {alloc} VGPRs exceed {cfg.vgprs_per_simd}"
+    if alloc * cfg.wave_slots > cfg.vgprs_per_simd:     # SimdRun gives every slot a wave's VGPRs
+        return f"{cfg.wave_slots} slots of {alloc} VGPRs exceed {cfg.vgprs_per_simd}"
     if kernel.group_segment_size > cfg.lds_bytes_per_half:
         return "LDS exceeds one half"
     if test.wgp:
