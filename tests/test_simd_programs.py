@@ -34,7 +34,7 @@ from hdl.simd.scalar_alu import IMPLEMENTED as SALU_OPS
 from hdl.simd.scalar import PipeError
 from hdl.simd.simd import SIMD
 from hdl.simd.transseq import TransSeq
-from hdl.simd.vgpr import BANKS
+from hdl.simd.vgpr import place
 from sim.execute import build
 from sim.memory import GlobalMemory
 from sim.model import Workgroup
@@ -402,15 +402,15 @@ def rtl_run(preset: str, code: list[int], launches: list[dict], words: list[int]
 
 def read_vgprs(ctx, dut, cfg, base: int, n: int) -> np.ndarray:
     """VGPRs ``base`` .. ``base + n - 1`` (n x 32 lanes) from the vector pipe's banks: row ``p``
-    of register ``r`` is file row ``k = r * passes + p``, in bank ``k % BANKS`` at ``k // BANKS``."""
+    of register ``r`` is file row ``k = r * passes + p`` (``hdl.simd.vgpr.place``)."""
     L = cfg.lanes
     P = 32 // L
     banks = dut.vector.vgprs.banks
     out = np.zeros((n, 32), dtype=np.uint32)
     for r in range(n):
         for p in range(P):
-            k = (base + r) * P + p
-            row = ctx.get(banks[k % BANKS].data[k // BANKS])
+            bank, addr = place((base + r) * P + p)
+            row = ctx.get(banks[bank].data[addr])
             out[r, p * L:(p + 1) * L] = [(row >> (32 * i)) & 0xFFFF_FFFF for i in range(L)]
     return out
 

@@ -41,7 +41,7 @@ from hdl.layouts import ISSUE_GROUPS, SimdPerf, issue_group
 from hdl.simd.scalar import PipeError
 from hdl.simd.simd import SIMD
 from hdl.simd.transseq import TransSeq
-from hdl.simd.vgpr import BANKS
+from hdl.simd.vgpr import place
 from isa import decode, disassemble
 from sim.execute import build as build_handler
 from sim.model import Model, Workgroup, wave_inits
@@ -344,7 +344,8 @@ class SimdRun:
         P = 32 // self.config.lanes
         banks = dut.vector.vgprs.banks
         for k in range(slot * alloc * P, (slot + 1) * alloc * P):
-            ctx.set(banks[k % BANKS].data[k // BANKS], 0)
+            bank, addr = place(k)
+            ctx.set(banks[bank].data[addr], 0)
         for r in range(64):
             ctx.set(dut.scalar.sgprs.data[slot * 64 + r], 0)
 

@@ -31,9 +31,14 @@ from amaranth.utils import ceil_log2, exact_log2
 
 from ..config import DCUConfig
 
-__all__ = ["VgprBanks", "VgprRead", "VgprWrite"]
+__all__ = ["VgprBanks", "VgprRead", "VgprWrite", "place"]
 
 BANKS = 2
+
+
+def place(k: int) -> tuple[int, int]:
+    """(bank, address) of row ``k`` of the file: for a testbench that reads or sets the banks."""
+    return k % BANKS, k // BANKS
 
 
 def VgprWrite(regs: int, passes: int, lanes: int) -> data.StructLayout:
