@@ -12,7 +12,7 @@
 from __future__ import annotations
 
 from amaranth.hdl import signed, unsigned
-from amaranth.lib import data, enum, wiring
+from amaranth.lib import data, enum, stream, wiring
 from amaranth.lib.wiring import In, Out
 from amaranth.utils import exact_log2
 
@@ -261,6 +261,9 @@ class VectorPort(wiring.Signature):
     -------
     issue : Out
         ``valid`` one cycle: wave ``wave`` (its VGPRs from ``base``) issues ``inst`` with EXEC ``exec``.
+        ``sres``: a scalar float instruction (``hdl.simd.scalar_float``): lane 0's result goes
+        to ``sdst``, or with ``scc`` its compare bit to SCC, through ``mask`` (``sres`` for a
+        transcendental).
     scalar : Out(ArrayLayout(64, 3))
         The cycle after ``issue``: its sources 0-2 as scalar values (an SGPR, a constant, the
         literal, VCC or EXEC, 32-bit ones in the low half; the lane-mask source of
@@ -280,8 +283,12 @@ class VectorPort(wiring.Signature):
         before they are written, a cycle later after.
     mask : In
         ``valid`` one cycle: the lane mask ``value`` of wave ``wave``'s instruction for its
-        ``sdst`` (EXEC_LO for ``v_cmpx``), EXEC's inactive lanes 0. The issue stage writes it
-        in that cycle: the SGPR file's write port is its.
+        ``sdst`` (EXEC_LO for ``v_cmpx``), EXEC's inactive lanes 0; with ``scc``, ``value[0]``
+        is SCC (a scalar float compare). The issue stage writes it in that cycle: the SGPR
+        file's write port is its.
+    sres : In(stream.Signature)
+        A scalar-destination transcendental's result (``v_s_*``): ``value`` for SGPR ``sdst``
+        of wave ``wave``, written when the SGPR file's port is free.
     soon : In(3)
         Bit ``j``: a lane mask comes on ``mask`` ``j + 2`` cycles from now, when a scalar
         instruction of ``j + 1`` passes issued now would write the SGPR file.
@@ -296,7 +303,7 @@ class VectorPort(wiring.Signature):
         w = range(max(cfg.wave_slots, 2))
         super().__init__({
             "issue": Out(data.StructLayout({"valid": 1, "wave": w, "base": range(cfg.vgprs_per_simd), "exec": 32,
-                                            "inst": DecodedInst})),
+                                            "inst": DecodedInst, "sres": 1, "scc": 1})),
             "scalar": Out(data.ArrayLayout(64, 3)),
             "ready": In(1),
             "ready_soon": In(1),
@@ -305,7 +312,8 @@ class VectorPort(wiring.Signature):
             "blocked": In(cfg.wave_slots),
             "busy": In(cfg.wave_slots),
             "unwritten": In(data.StructLayout({"valid": 1, "wave": w, "vdst": 8, "dw": 3})),
-            "mask": In(data.StructLayout({"valid": 1, "wave": w, "sdst": 7, "value": 32})),
+            "mask": In(data.StructLayout({"valid": 1, "wave": w, "sdst": 7, "value": 32, "scc": 1})),
+            "sres": In(stream.Signature(data.StructLayout({"wave": w, "sdst": 7, "value": 32}))),
             "soon": In(3),
             "retired": In(data.StructLayout({"load": cfg.wave_slots, "store": cfg.wave_slots,
                                              "ds": cfg.wave_slots})),

@@ -218,11 +218,13 @@ def test_stock_vopd_kernel_is_accepted_and_dependent_halves_are_refused(tmp_path
 
 
 def test_instruction_the_rtl_lacks_is_refused_by_name(tmp_path, no_simulation):
-    """s_add_f32 (SALU float): the model runs it, the RTL SIMD does not."""
-    src = _write(tmp_path, "salu_f32.s", ASM_KERNEL.format(body="s_add_f32 s4, s4, 0.5"))
+    """v_div_fixup_f32 (a division helper): the model runs it, the RTL SIMD does not (it runs
+    the SALU float s_add_f32 on its vector pipe's lane 0)."""
+    body = "s_add_f32 s4, s4, 0.5\n  v_div_fixup_f32 v2, v1, v1, v1"
+    src = _write(tmp_path, "fixup.s", ASM_KERNEL.format(body=body))
     kernel = dcu.load_program(src).kernel("k")
     out = np.zeros(32, np.uint32)
-    with pytest.raises(RtlUnsupportedError, match=r"execute 1 of its instructions: s_add_f32 at 0x[0-9a-f]+;"):
+    with pytest.raises(RtlUnsupportedError, match=r"execute 1 of its instructions: v_div_fixup_f32 at 0x[0-9a-f]+;"):
         dcu.launch(kernel, 1, 32, [out], backend="rtl", config="tiny")
     run = dcu.launch(kernel, 1, 32, [out], backend="model")
     assert np.all(run.buffers[0].view(np.float32) == np.float32(3.5))

@@ -25,6 +25,7 @@ from firmware_tests.manifest import TESTS
 from dcu.firmware import compare, program
 from hdl.config import get_config
 from hdl.simd.scalar import PipeError
+from hdl.simd.scalar_float import SCALAR_FLOAT
 from hdl.simd.simd import SIMD
 from isa import Fmt
 from tests.asmutil import needs_llvm
@@ -116,7 +117,8 @@ def _check_perf(run):
     """Counters every run must satisfy: issued = the model's instruction counts per group
     (unless the run is order dependent), each resident cycle either issues (an instruction, or
     a VOPD's first half, which counts with its second) or stalls once, and the VALU is busy
-    for the row reads of the VALU instructions issued."""
+    for the row reads of the VALU instructions issued (the scalar float ones included: they
+    run on its lane 0)."""
     perf = run.perf
     if not run.order_dependent:
         assert perf["issued"] == run.model_issued()
@@ -124,7 +126,8 @@ def _check_perf(run):
     first_halves = sum(n for info, n in run.issued_ops.items() if info.fmt == Fmt.VOPD)
     assert sum(perf["stall"].values()) + run.instructions + first_halves == run.resident_cycles
     assert perf["valu_busy"] == sum(n * _valu_read_cycles(info, run.config)
-                                    for info, n in run.issued_ops.items() if info.kind == "valu")
+                                    for info, n in run.issued_ops.items()
+                                    if info.kind == "valu" or info.name in SCALAR_FLOAT)
     assert run.ended == sum(len(evs) > 0 for evs in run.events.values())
 
 
@@ -576,6 +579,64 @@ def test_call_and_return_through_registers(tmp_path, preset):
         assert [int(x) for x in got[0]] == [6] * 32
         assert [int(x) for x in got[1]] == [0xFFFF_FFF8] * 32
         assert [int(x) for x in got[2]] == [0xFFFF_FFFF] * 32     # the 64-bit difference is -8
+    _run_all([(run, check)])
+
+
+# scalar float: SALU float opcodes and v_s_* on the vector pipe's lane 0, each result used at
+# once by the next instruction (the wave waits for it), stored from s[10:33] to out[0:24]
+SCALAR_FLOAT_ASM = """s_load_b64 s[2:3], s[0:1], 0x0
+s_wait_kmcnt 0
+s_mov_b32 s10, 0x3fc00000
+s_add_f32 s11, s10, 2.0
+s_sub_f32 s12, s11, 0.5
+s_mul_f32 s13, s12, s11
+s_fmac_f32 s13, s10, 4.0
+s_fmaak_f32 s14, s10, s11, 0x40490fdb
+s_fmamk_f32 s15, s10, 0x3e800000, s12
+v_add_f32 v5, s15, v0
+s_max_num_f32 s16, s12, s13
+s_min_num_f32 s17, s12, -4.0
+s_cvt_f32_i32 s18, -7
+s_cvt_i32_f32 s19, s14
+s_cvt_u32_f32 s20, s13
+s_floor_f32 s21, s14
+s_ceil_f32 s22, s14
+s_trunc_f32 s23, s17
+s_rndne_f32 s24, s15
+v_s_rcp_f32 s25, s11
+v_s_rsq_f32 s26, s13
+v_s_sqrt_f32 s27, s13
+v_s_exp_f32 s28, s10
+v_s_log_f32 s29, -s13
+s_cmp_lt_f32 s10, s11
+s_cselect_b32 s30, 1, 2
+s_cmp_gt_f32 s10, s11
+s_cselect_b32 s31, 3, 4
+s_mov_b32 s33, 0x7fc00000
+s_cmp_u_f32 s33, s10
+s_cselect_b32 s32, 5, 6
+s_cmp_neq_f32 s33, s33
+s_addc_u32 s33, s33, 0
+v_mov_b32 v2, 0
+""" + "\n".join(f"v_mov_b32 v1, s{10 + k}\nglobal_store_b32 v2, v1, s[2:3] offset:{4 * k}" for k in range(24)) + """
+v_lshlrev_b32 v3, 2, v0
+global_store_b32 v3, v5, s[2:3] offset:96"""
+
+
+@pytest.mark.parametrize("preset", PRESETS)
+def test_scalar_float_on_lane_0(tmp_path, preset):
+    """SALU float opcodes (sum, product, fused multiply-adds, min/max, conversions, rounding,
+    compares to SCC) and the scalar transcendentals give the model's SGPRs; the VALU
+    instruction among them sees its scalar source and leaves no other lane written."""
+    out = np.zeros(24 + 32, np.uint32)
+    run = _one_wave(tmp_path, "sfloat", SCALAR_FLOAT_ASM, get_config(preset), buffers=(out,))
+
+    def check():
+        got, want = run.prep.read_back()[0], run.model_prep.read_back()[0]
+        f = got[:24].view(np.float32)
+        assert (f[1], f[2], f[3], f[6], f[8]) == (3.5, 3.0, 16.5, 16.5, -7.0)   # s11, s12, s13, max, cvt
+        assert list(got[20:24]) == [1, 4, 5, 0x7FC00001]       # lt, not gt, unordered, NaN != NaN
+        assert np.array_equal(got, want), [(k, hex(a), hex(b)) for k, (a, b) in enumerate(zip(got, want)) if a != b]
     _run_all([(run, check)])
 
 

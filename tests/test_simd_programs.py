@@ -1,8 +1,9 @@
 """The SIMD (hdl/simd/simd.py) alone, its memories answered by Python, running random
 programs against the model.
 
-Scalar programs: each is random SALU instructions of every opcode the scalar ALU executes (the
-decoder tests' bit-packed encodings with random fields, those ``isa.decode`` accepts), in a
+Scalar programs: each is random SALU instructions of every opcode the scalar ALU executes and
+of the scalar float ones the vector pipe runs on lane 0 (the decoder tests' bit-packed
+encodings with random fields, those ``isa.decode`` accepts), in a
 loop counted down in s100, with conditional and unconditional branches over single
 instructions, ``s_getpc_b64``, scalar loads of 1, 2, 4 and 8 dwords from a table whose
 address is in s[102:103] (waited for with ``s_wait_kmcnt``, answered out of order after a
@@ -32,6 +33,7 @@ from hdl.config import PRESETS
 from hdl.isa_tables import OpId
 from hdl.simd.scalar_alu import IMPLEMENTED as SALU_OPS
 from hdl.simd.scalar import PipeError
+from hdl.simd.scalar_float import SCALAR_FLOAT
 from hdl.simd.simd import SIMD
 from hdl.simd.transseq import TransSeq
 from hdl.simd.vgpr import place
@@ -110,7 +112,8 @@ def _random_salu(rng, n) -> list[list[int]]:
         # 64-bit SGPR operands are even-aligned pairs (LLVM refuses others: "invalid register alignment")
         pairs = [(c, bits) for c, bits in zip(srcs, info.src_bits)] + [(inst.f.get("sdst"), info.dst_bits)]
         odd = any(c is not None and c < 128 and bits == 64 and c % 2 for c, bits in pairs)
-        if (info.kind == "salu" and (inst.name in SALU_OPS or inst.name == "s_getpc_b64") and not odd
+        if (info.kind == "salu" and (inst.name in SALU_OPS | SCALAR_FLOAT.keys() or inst.name == "s_getpc_b64")
+                and not odd
                 and inst.f.get("sdst") not in range(COUNTER, COUNTER + 4)
                 and all(c is None or c in _SOURCES for c in srcs)):
             pool.append(dws[:inst.size // 4])
@@ -421,8 +424,12 @@ def test_scalar_programs_match_the_model(preset, seed):
     launches = launch_state(seed, PRESETS[preset].wave_slots)
     regs, errors, cycles = rtl_run(preset, code, launches, words)
     assert errors == []
-    assert sum(isa.decode(code[k:k + 3]).name.startswith("s_load")
-               for k in range(len(code)) if code[k] >> 26 == 0x3D) > 0     # the program loads
+    names, k = [], 0
+    while k < len(code):                 # instruction by instruction (a literal may look like one)
+        inst = isa.decode(code[k:k + 3])
+        names.append(inst.name)
+        k += inst.size // 4
+    assert any(n.startswith("s_load") for n in names) and any(n in SCALAR_FLOAT for n in names)
     for w, state in enumerate(launches):
         ref = model_run(code, state, words)
         diff = [f"s{k}: rtl {regs[w][k]:#x} model {ref.s[k]:#x}" for k in range(126)

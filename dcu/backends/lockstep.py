@@ -41,6 +41,7 @@ from hdl.layouts import ISSUE_GROUPS, SimdPerf, issue_group
 from hdl.simd.scalar import PipeError
 from hdl.simd.simd import SIMD
 from hdl.simd.transseq import TransSeq
+from hdl.simd.scalar_float import SCALAR_FLOAT
 from hdl.simd.vgpr import place
 from isa import decode, disassemble
 from sim.execute import build as build_handler
@@ -121,7 +122,8 @@ class _Io:
                            mask_write=st["mask_write"], s_addr=sw.addr, s_en=sw.en, s_data=sw.data,
                            v_en=vw.valid, v_wave=vt["valu_wave"], v_done=vt["valu_done"], v_reg=vw.w.reg,
                            v_row=vw.w.row, v_mask=vw.w.mask, v_data=vw.w.data,
-                           t_done=vt["trans_done"], t_wave=tq.wave, t_vdst=tq.vdst, t_exec=tq.exec)
+                           t_done=vt["trans_done"], t_wave=tq.wave, t_vdst=tq.vdst, t_exec=tq.exec, t_sres=tq.sres,
+                           sres_write=st["sres_write"])
         self.trans_data = dut.trans_resp.payload.d
         self.lanes = dut.config.lanes
         self.wave = [_Bits(m, exec=st["exec"][s], vcc=st["vcc"][s], scc=st["scc"][s]) for s in range(len(st["exec"]))]
@@ -548,7 +550,7 @@ class SimdRun:
                 self.issue_log.append((cyc, slot, pc))
                 if kind == "valu":
                     self.valu_cycles.append(cyc)
-            if kind == "valu":
+            if kind == "valu" or info.name in SCALAR_FLOAT:      # a scalar float one runs on the VALU
                 w.valu.append(iseq)
             elif kind == "vtrans":
                 w.trans.append(iseq)
@@ -590,7 +592,11 @@ class SimdRun:
             if not w.trans:
                 self._fail(slot, "a transcendental result with no transcendental in flight")
             iseq = w.trans.popleft()
-            if self.check:
+            if got["t_sres"]:          # v_s_*: lane 0's result to an SGPR (or VCC) as it is taken
+                flops.append((slot, iseq))
+                if got["sres_write"] and self.check:
+                    self._check_sgpr_write(slot, iseq, got["s_addr"], got["s_en"], got["s_data"])
+            elif self.check:
                 self._compare_vgpr(slot, iseq, got["t_vdst"] - w.base, ctx.get(io.trans_data),
                                    got["t_exec"])
         return flops

@@ -61,6 +61,7 @@ from ..isa_tables import FmtId
 from ..layouts import (ADDR, ISSUE_GROUPS, SEQ, DecodedInst, DecodeOut, LaunchLayout, PerfEvents, SmemReq, SmemResp,
                        StallReason, Steer, SteerLayout, VectorPort, WaveStart, WaveStatus)
 from .scalar_alu import IMPLEMENTED as SALU_OPS, PASSES, ScalarALU
+from .scalar_float import ACCUMULATES, SCALAR_COMPARES, SCALAR_FLOAT, SCALAR_TRANS
 from .memreq import MEMORY_OPS
 from .vector import NO_CLAMP, NO_OMOD, NO_OPSEL, TRANS_OPS, VECTOR_OPS
 from .vgpr import VgprWrite
@@ -224,7 +225,8 @@ class ScalarPipe(wiring.Component):
 
         # ---- ISS
         x = self.inst.payload
-        xi, xw = x.inst, x.tag
+        xw = x.tag
+        xi, sres, scc_res = self._as_issued(m, x.inst)
         opr = Signal(data.StructLayout({"valid": 1, "valu": 1, "vglobal": 1, "salu": 1, "jump_pair": 1, "getpc": 1,
                                         "smem": 1,
                                         "wave": range(max(W, 2)),
@@ -234,7 +236,7 @@ class ScalarPipe(wiring.Component):
         known = Cat(*(xi.kind == k for k in _KINDS)).any()
         vp = self.vector
         is_valu = xi.kind == Kind.VALU
-        valu_ok = (_member(xi.op, VECTOR_OPS) & Cat(*(xi.fmt == f for f in _VECTOR_FORMATS)).any() &
+        valu_ok = (_member(xi.op, VECTOR_OPS) & (Cat(*(xi.fmt == f for f in _VECTOR_FORMATS)).any() | sres) &
                    ~(xi.clamp & _member(xi.op, NO_CLAMP)) & ~((xi.opsel != 0) & _member(xi.op, NO_OPSEL)) &
                    ~((xi.omod != 0) & _member(xi.op, NO_OMOD)))
         is_trans = xi.kind == Kind.VTRANS       # the unit has no output modifiers
@@ -333,7 +335,8 @@ class ScalarPipe(wiring.Component):
         vgpr_base = Array(Signal(range(self.config.vgprs_per_simd), name=f"vgpr_base{w}") for w in range(W))
         m.d.comb += [vp.issue.valid.eq(issue & (is_valu | is_mem | is_trans)), vp.issue.wave.eq(xw),
                      vp.issue.base.eq(vgpr_base[xw]),
-                     vp.issue.exec.eq(w_exec[:32]), vp.issue.inst.eq(xi)]
+                     vp.issue.exec.eq(Mux(sres, 1, w_exec[:32])), vp.issue.inst.eq(xi),
+                     vp.issue.sres.eq(sres & ~scc_res), vp.issue.scc.eq(scc_res)]
         m.d.sync += [opr.valid.eq(issue), opr.valu.eq(is_valu | is_trans), opr.vglobal.eq(vglobal), opr.salu.eq(to_ex),
                      opr.jump_pair.eq(issue & jump_pair), opr.getpc.eq(getpc), opr.smem.eq(is_smem),
                      opr.wave.eq(xw), opr.inst.eq(xi), opr.next_pc.eq(x.next_pc)]
@@ -433,15 +436,23 @@ class ScalarPipe(wiring.Component):
             m.d.comb += wport.en.eq(Mux(ex.wide, 0b11, Mux(code[0], 0b10, 0b01)))
         # a VALU lane mask: no instruction is in EX then (``soon``)
         mk = vp.mask
-        mask_file = mk.valid & ~Cat(*(mk.sdst == c for c in _NOT_IN_FILE)).any()
+        mask_file = mk.valid & ~mk.scc & ~Cat(*(mk.sdst == c for c in _NOT_IN_FILE)).any()
         with m.If(mask_file):
             m.d.comb += [wport.addr.eq(mk.wave * 64 + mk.sdst[1:]), wport.data.eq(Cat(mk.value, mk.value)),
                          wport.en.eq(Mux(mk.sdst[0], 0b10, 0b01))]
         taken_port = ex_file | mask_file
-        # a scalar load's dwords, in the cycles EX and the lane masks do not write the file
+        # a scalar transcendental's result, then a scalar load's dwords, in the cycles EX and
+        # the lane masks do not write the file
+        sr = vp.sres
+        m.d.comb += sr.ready.eq(~taken_port)
+        sres_file = sr.valid & ~taken_port & ~Cat(*(sr.payload.sdst == c for c in _NOT_IN_FILE)).any()
+        with m.If(sres_file):
+            m.d.comb += [wport.addr.eq(sr.payload.wave * 64 + sr.payload.sdst[1:]),
+                         wport.data.eq(Cat(sr.payload.value, sr.payload.value)),
+                         wport.en.eq(Mux(sr.payload.sdst[0], 0b10, 0b01))]
         resp, rp = self.smem_resp, self.smem_resp.payload
-        m.d.comb += resp.ready.eq(~taken_port)
-        with m.If(resp.valid & ~taken_port):
+        m.d.comb += resp.ready.eq(~taken_port & ~sr.valid)
+        with m.If(resp.valid & resp.ready):
             m.d.comb += [wport.addr.eq(rp.wave * 64 + rp.sdst[1:]), wport.data.eq(Cat(rp.data, rp.data)),
                          wport.en.eq(Mux(rp.sdst[0], 0b10, 0b01))]
         retired = resp.valid & resp.ready & rp.last
@@ -473,7 +484,7 @@ class ScalarPipe(wiring.Component):
         pairs = Array([C(0, 6), C(1, 6), C((TTMP + 6) // 2, 6), C((TTMP + 8) // 2, 6)])
         values = Array([Cat(hold.sgpr[0], hold.sgpr[1]), Cat(hold.sgpr[2], hold.sgpr[3]),
                         Cat(C(0, 32), hold.ttmp7), Cat(C(0, 32), hold.ttmp9)])
-        writes = (step != 0) & ~taken_port & ~resp.valid
+        writes = (step != 0) & ~taken_port & ~sr.valid & ~resp.valid
         with m.If(writes):
             m.d.comb += [wport.addr.eq(hold.slot * 64 + pairs[step - 1]), wport.data.eq(values[step - 1]),
                          wport.en.eq(Mux(step >= 3, 0b10, 0b11))]
@@ -489,13 +500,14 @@ class ScalarPipe(wiring.Component):
             m.d.comb += [st.resident.eq(resident[w]), st.pc.eq(self.pcs[w]), st.loadcnt.eq(cnt["load"][w]),
                          st.storecnt.eq(cnt["store"][w]), st.dscnt.eq(cnt["ds"][w]), st.kmcnt.eq(kmcnt[w]),
                          st.barrier.eq(bar_sig[w])]
-        self._events(m, issue, x.dual & ~x.second, take, raw, pipe_soon, bad, waits, xi.kind, resident)
+        self._events(m, issue, x.dual & ~x.second, take, raw, pipe_soon, bad, waits, x.inst.kind, resident)
         # for a testbench's per-wave timeline: the wave at ISS, whether it issued, its stall
         self.trace = {"take": take, "issue": issue, "wave": xw, "stall": self.events.stall, "resident": resident,
                       # and for a lock-step check: the PC at ISS (a VOPD's first half), EX's completion and
                       # its wave, the SGPR write port and which of EX and a lane mask drives it, the flip-flops
                       "pc": x.pc, "first_half": x.dual & ~x.second, "ex_done": ex_done, "ex_wave": ex.wave,
-                      "sgpr_write": wport, "ex_write": ex_file, "mask_write": mask_file, "exec": exec_, "vcc": vcc,
+                      "sgpr_write": wport, "ex_write": ex_file, "mask_write": mask_file, "sres_write": sres_file,
+                      "exec": exec_, "vcc": vcc,
                       "scc": scc}
         for w in range(W):
             here = ex.valid & (ex.wave == w)
@@ -509,14 +521,21 @@ class ScalarPipe(wiring.Component):
             with m.If(here & ~special & alu.scc_we):
                 m.d.sync += scc[w].eq(alu.scc)
             mine = mk.valid & (mk.wave == w)
+            s_mine = sr.valid & sr.ready & (sr.payload.wave == w)
             for reg, lo_code in ((vcc[w], O.VCC_LO), (exec_[w], O.EXEC_LO)):
-                with m.If(mine & (mk.sdst == lo_code)):
+                with m.If(mine & ~mk.scc & (mk.sdst == lo_code)):
                     m.d.sync += reg[:32].eq(mk.value)
-                with m.If(mine & (mk.sdst == lo_code + 1)):
+                with m.If(mine & ~mk.scc & (mk.sdst == lo_code + 1)):
                     m.d.sync += reg[32:].eq(mk.value)
-            with m.If(issue & is_valu & ((xi.sdst_dw != 0) | xi.writes_exec) & (xw == w)):
+                with m.If(s_mine & (sr.payload.sdst == lo_code)):
+                    m.d.sync += reg[:32].eq(sr.payload.value)
+                with m.If(s_mine & (sr.payload.sdst == lo_code + 1)):
+                    m.d.sync += reg[32:].eq(sr.payload.value)
+            with m.If(mine & mk.scc):
+                m.d.sync += scc[w].eq(mk.value[0])
+            with m.If(issue & (is_valu | is_trans) & ((xi.sdst_dw != 0) | xi.writes_exec) & (xw == w)):
                 m.d.sync += mask_busy[w].eq(1)
-            with m.If(mine):
+            with m.If(mine | s_mine):
                 m.d.sync += mask_busy[w].eq(0)
             m.d.sync += kmcnt[w].eq(kmcnt[w] + (issue & is_smem & (xw == w)) - (retired & (rp.wave == w)))
             for c, counted in counts.items():
@@ -537,6 +556,27 @@ class ScalarPipe(wiring.Component):
             with m.If(launched & (hold.slot == w)):
                 m.d.sync += [exec_[w].eq(hold.exec), vcc[w].eq(0), scc[w].eq(0), kmcnt[w].eq(0), seq[w].eq(0)]
         return m
+
+    @staticmethod
+    def _as_issued(m, d):
+        """The instruction as it issues: a scalar float one (``hdl.simd.scalar_float``) as the
+        VALU or transcendental opcode of the same math, with its result for the SGPR file (its
+        ``sdst``, one dword) and not a VGPR; ``s_fmac_f32`` reads its destination as source 2.
+        Returns it, whether it is such an instruction (``sres``) and whether its result is SCC."""
+        xi = Signal(DecodedInst, name="as_issued")
+        m.d.comb += xi.eq(d)
+        salu_f = _member(d.op, SCALAR_FLOAT)
+        trans_s = _member(d.op, SCALAR_TRANS)
+        with m.If(salu_f | trans_s):
+            m.d.comb += [xi.kind.eq(Mux(salu_f, Kind.VALU, Kind.VTRANS)), xi.vdst_dw.eq(0), xi.sdst_dw.eq(1),
+                         xi.reads_dst.eq(0)]
+            with m.Switch(d.op):
+                for s, v in (*SCALAR_FLOAT.items(), *SCALAR_TRANS.items()):
+                    with m.Case(OpId[s.upper()]):
+                        m.d.comb += xi.op.eq(OpId[v.upper()])
+        with m.If(_member(d.op, ACCUMULATES)):
+            m.d.comb += xi.src2.eq(d.sdst)
+        return xi, salu_f | trans_s, _member(d.op, SCALAR_COMPARES)
 
     def _events(self, m, issue, first_half, take, raw, pipe_soon, bad, waits, kind, resident):
         """What the counters count: the issued instruction's group (a VOPD once, with its second

@@ -67,7 +67,7 @@ def _fields(cfg):
     """What a pass carries from OPR on: the row's control."""
     return {"valid": 1, "wave": range(max(cfg.wave_slots, 2)), "row": range(max(32 // cfg.lanes, 2)), "last": 1,
             "fp": 1, "exec": cfg.lanes, "vdst": range(cfg.vgprs_per_simd), "vdst_we": 1, "mask_we": 1, "sdst": 7,
-            "hi": 1, "pick": 1, "picked": 32}
+            "hi": 1, "pick": 1, "picked": 32, "sres": 1, "scc": 1}
 
 
 class VectorPipe(wiring.Component):
@@ -133,7 +133,8 @@ class VectorPipe(wiring.Component):
         port = self.port
         iss = port.issue
         # the transcendentals waiting for their results, in order
-        self._pending = data.StructLayout({"wave": range(max(W, 2)), "vdst": range(cfg.vgprs_per_simd), "exec": 32})
+        self._pending = data.StructLayout({"wave": range(max(W, 2)), "vdst": range(cfg.vgprs_per_simd), "exec": 32,
+                                           "sres": 1, "sdst": 7})
         m.submodules.trans_q = tq = fifo.SyncFIFO(width=self._pending.size, depth=2)
         t_done = self._returns(m, vg, port, tq)
 
@@ -141,7 +142,7 @@ class VectorPipe(wiring.Component):
         run = Signal(data.StructLayout({"valid": 1, "mem": 1, "trans": 1, "two": 1, "hi": 1, "second": 1, "tail": 1,
                                         "row": range(max(P, 2)), "wave": range(max(W, 2)),
                                         "base": range(cfg.vgprs_per_simd), "inst": iss.inst.shape(),
-                                        "exec": 32, "scalar": data.ArrayLayout(64, 3)}))
+                                        "exec": 32, "scalar": data.ArrayLayout(64, 3), "sres": 1, "scc": 1}))
         ri = run.inst
         # A memory instruction reads each row in two cycles (its registers: vaddr, vaddr + 1
         # and data dword 0, then data dwords 1-3), so does a VALU one with 64-bit operands (the
@@ -168,7 +169,8 @@ class VectorPipe(wiring.Component):
             m.d.sync += [run.valid.eq(1), run.mem.eq(mem), run.trans.eq(i.kind == Kind.VTRANS),
                          run.two.eq(mem | wide), run.hi.eq(~mem & (i.vdst_dw == 2)),
                          run.second.eq(0), run.tail.eq(0), run.row.eq(0), run.wave.eq(iss.wave),
-                         run.base.eq(iss.base), run.inst.eq(iss.inst), run.exec.eq(iss.exec)]
+                         run.base.eq(iss.base), run.inst.eq(iss.inst), run.exec.eq(iss.exec),
+                         run.sres.eq(iss.sres), run.scc.eq(iss.scc)]
         m.d.comb += [mq.start.valid.eq(iss.valid & mem), mq.start.wave.eq(iss.wave), mq.start.exec.eq(iss.exec),
                      mq.start.inst.eq(iss.inst), mq.start.lds.eq(iss.inst.fmt == FmtId.DS),
                      mq.saddr.eq(port.scalar[0])]
@@ -224,7 +226,8 @@ class VectorPipe(wiring.Component):
                      opr.sdst.eq(ri.sdst),
                      opr.vgpr.eq(Cat(ri.src0[8], ri.src1[8], ri.src2[8] | mac)), opr.scalar.eq(Cat(*half)),
                      opr.literal.eq(ri.literal), opr.mask_in.eq(scalar[2][:32].word_select(run.row, L)),
-                     opr.pick.eq(pick), opr.hit.eq(hit), opr.sel.eq(lane[:lb]),
+                     opr.pick.eq(pick), opr.hit.eq(hit), opr.sel.eq(lane[:lb]), opr.sres.eq(run.sres),
+                     opr.scc.eq(run.scc),
                      opr.op.eq(Mux(run.valid & ~pick, Mux(put, OpId.V_MOV_B32, ri.op), OpId.NONE)),
                      opr.fmamk.eq(ri.op == OpId.V_FMAMK_F32),
                      opr.fmaak.eq(ri.op == OpId.V_FMAAK_F32), opr.abs.eq(ri.abs), opr.neg.eq(ri.neg),
@@ -297,8 +300,13 @@ class VectorPipe(wiring.Component):
         collected = acc | (lanes_set << (ex3.row * L))[:32]
         with m.If(ex3.valid):
             m.d.sync += acc.eq(Mux(ex3.last, 0, collected))
+        # a scalar float instruction's result: lane 0 of its first row
+        lane0 = Signal(32)
+        with m.If(ex3.valid & (ex3.row == 0)):
+            m.d.sync += lane0.eq(d[:32])
+        value = Mux(ex3.pick, ex3.picked, Mux(ex3.sres, Mux(ex3.row == 0, d[:32], lane0), collected))
         m.d.comb += [port.mask.valid.eq(ex3.valid & ex3.last & ex3.mask_we), port.mask.wave.eq(ex3.wave),
-                     port.mask.sdst.eq(ex3.sdst), port.mask.value.eq(Mux(ex3.pick, ex3.picked, collected)),
+                     port.mask.sdst.eq(ex3.sdst), port.mask.value.eq(value), port.mask.scc.eq(ex3.scc),
                      port.soon.eq(Cat(ex.valid & ex.last & ex.mask_we, soon_opr, soon_rd))]
 
         # ---- per wave: instructions in flight; results a read would not see yet
@@ -359,6 +367,7 @@ class VectorPipe(wiring.Component):
         with m.If(opr.valid & opr.trans):
             m.d.sync += [held.a.word_select(opr.row, 32 * L).eq(a), entry.wave.eq(opr.wave),
                          entry.vdst.eq(opr.vdst), entry.exec.word_select(opr.row, L).eq(opr.exec),
+                         entry.sres.eq(opr.sres), entry.sdst.eq(opr.sdst),
                          held.op.eq(opr.op)]
             with m.If(opr.last):
                 m.d.sync += req.valid.eq(1)
@@ -386,7 +395,13 @@ class VectorPipe(wiring.Component):
         row = Signal(range(max(P, 2)))
         done = Signal(data.StructLayout({"valid": 1, "wave": range(max(self.config.wave_slots, 2))}))
         m.d.comb += done.wave.eq(head.wave)
-        with m.If(~vr.valid & ~lr.valid & tr.valid):
+        # a scalar-destination one's lane 0 to the issue stage, not to the VGPRs
+        sres = port.sres
+        m.d.comb += [sres.payload.wave.eq(head.wave), sres.payload.sdst.eq(head.sdst),
+                     sres.payload.value.eq(tr.payload.d[:32])]
+        with m.If(tr.valid & head.sres):
+            m.d.comb += [sres.valid.eq(1), tr.ready.eq(sres.ready), tq.r_en.eq(sres.ready), done.valid.eq(sres.ready)]
+        with m.If(~vr.valid & ~lr.valid & tr.valid & ~head.sres):
             m.d.comb += [side.valid.eq(1), side.payload.reg.eq(head.vdst), side.payload.row.eq(row),
                          side.payload.data.eq(tr.payload.d.word_select(row, 32 * L)),
                          side.payload.mask.eq(head.exec.word_select(row, L))]
@@ -394,7 +409,7 @@ class VectorPipe(wiring.Component):
                 m.d.sync += row.eq(Mux(row == P - 1, 0, row + 1))
                 with m.If(row == P - 1):
                     m.d.comb += [tr.ready.eq(1), tq.r_en.eq(1), done.valid.eq(1)]
-        with m.If(~vr.valid & ~lr.valid & ~tr.valid):
+        with m.If(~vr.valid & ~lr.valid & (~tr.valid | head.sres)):
             m.d.comb += [side.valid.eq(v0.valid), side.payload.eq(v0.payload), v0.ready.eq(side.ready)]
         vb, lb = vr.payload, lr.payload
         for w in range(W):
