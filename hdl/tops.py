@@ -69,7 +69,7 @@ def _valu_fp(cfg):
 
 def _valu_int(cfg):
     from .simd.valu_int import VALUInt
-    return VALUInt(cfg.lanes, stages=3)
+    return VALUInt(cfg.lanes)
 
 
 def _scalar_alu(cfg):

@@ -8,21 +8,24 @@ presets build (``WIDTHS``: 4, the ``fpga`` preset's lane group, and 32, ``defaul
 vector is also executed by the model's own instruction handler (``sim.execute.build`` on a
 VOP3/VOP3SD instruction over a ``sim.wave.Wave``), so the comparison covers the model's
 operand plumbing, ``op_sel`` halves, ``clamp``, carries and lane masks, not just its tables.
-All vectors run in one simulation: a harness drives every data input from one packed signal,
-so each vector is one ``ctx.set`` (one settle of the combinational logic). Amaranth's simulator
-evaluates the whole datapath on every vector, so the 32-lane unit runs fewer of them.
+All vectors run in one simulation, a pass a cycle (an op with a 64-bit source or result in
+two): a harness drives every data input from one packed signal, so each pass is one
+``ctx.set``. Amaranth's simulator evaluates the whole datapath on every pass, so the 32-lane
+unit runs fewer of them.
 
-Every op the model executes with ``clamp`` (``WITH_CLAMP``: the saturating 16-bit, 32-bit and
-64-bit ops, and those that ignore it) also runs every pair of ``CLAMP_EDGES`` (with the
-addends of ``CLAMP_ADDENDS``/``MAD64_ADDENDS`` on three-operand ops) with ``clamp`` set, so
-each saturation limit is met, exceeded by one and missed by one; the model decides the results.
+Every op the model executes with ``clamp`` (``WITH_CLAMP``: the saturating 16-bit and 32-bit
+ops, and those that ignore it) also runs every pair of ``CLAMP_EDGES`` (with the addends of
+``CLAMP_ADDENDS`` on three-operand ops) with ``clamp`` set, so each saturation limit is met,
+exceeded by one and missed by one; the model decides the results. The 64-bit multiply-adds,
+whose ``clamp`` the unit refuses, run those pairs with the addends of ``MAD64_ADDENDS``, next
+to the 64-bit limits, without it.
 
 Also checked: the set of implemented opcodes equals the model's integer VALU set; every other
 opcode, ``op_sel`` on a plain 32-bit op and ``clamp`` on exactly the ops whose clamp the model
-rejects (it raises ``ModelError``) are ``illegal``; 8 lanes; the products from the multiplier
+rejects (it raises ``ModelError``) and on the 64-bit multiply-adds are ``illegal``; 8 lanes; the products from the multiplier
 the ``fpga`` preset shares with the FP32 unit; one multiplier per lane; ``v_mbcnt_lo`` in a
-lane group; the unit in stages (``stages=3``); Verilog conversion and
-``verilator --lint-only``.
+lane group; every opcode back to back, a 64-bit one's two passes on consecutive cycles;
+Verilog conversion and ``verilator --lint-only``.
 
 A note on the model: ``sim.vector.cls`` (v_cls_i32) returns clz(x) - 1 where the ISA
 pseudocode (and ``sim.scalar`` for s_cls_i32) returns clz(x), x being S0 XORed with its sign
@@ -41,7 +44,7 @@ from amaranth.sim import Simulator
 from isa import Fmt, Inst, by_name
 from hdl.isa_tables import OpId, info_of, ops_of
 from hdl.simd.lanemul import LaneMultiplier
-from hdl.simd.valu_int import IMPLEMENTED, VALUInt
+from hdl.simd.valu_int import CLAMP_REFUSED, IMPLEMENTED, VALUInt, two_passes
 from sim import execute as X
 from sim.valu_ext import INT_CLAMP_OPS
 from sim.packed import BUILDERS as MODEL_PACKED
@@ -166,6 +169,8 @@ def _vector(rnd: random.Random, name: str):
     opsel, clamp = rnd.getrandbits(4), rnd.getrandbits(1)
     if name in X.VINT:
         opsel, clamp = 0, clamp if name in INT_CLAMP_OPS else 0
+    if name in CLAMP_REFUSED:
+        clamp = 0
     return a, b, c, mask_in, d_old, opsel, clamp
 
 
@@ -186,9 +191,9 @@ class Harness:
     ``shared_mul`` its products come from a ``hdl.simd.lanemul.LaneMultiplier`` (the fpga
     preset's)."""
 
-    def __init__(self, lanes: int = LANES, shared_mul: bool = False, **kw):
+    def __init__(self, lanes: int = LANES, shared_mul: bool = False):
         self.lanes = lanes
-        self.dut = VALUInt(lanes, external_mul=shared_mul, **kw)
+        self.dut = VALUInt(lanes, external_mul=shared_mul)
         self.m = Module()
         self.m.submodules.dut = d = self.dut
         if shared_mul:
@@ -209,23 +214,52 @@ class Harness:
         return out
 
 
-def _run(harness: Harness, jobs):
-    """jobs: list of (name, [vector, ...]) -> {name: [(d, mask_out, illegal), ...]}."""
-    sim = Simulator(harness.m)
-    out = {}
-    dut = harness.dut
+def _stream(harness: Harness, vectors) -> list:
+    """vectors: [(name, vector, lane_base), ...] -> [(d, mask_out, illegal), ...].
+
+    A pass a cycle (an op of :func:`two_passes`: a low and a high pass on consecutive
+    cycles), its results two cycles later; ``d`` packs each lane's words as one 64-bit lane,
+    ``mask_out`` is the last pass's and ``illegal`` the first's."""
+    dut, lanes = harness.dut, harness.lanes
+    seq = [(k, name, vec, base, hi) for k, (name, vec, base) in enumerate(vectors)
+           for hi in range(1 + two_passes(name))]
+    got = []
 
     async def bench(ctx):
-        for name, vectors in jobs:
-            ctx.set(dut.op, OpId[name.upper()])
-            res = out.setdefault(name, [])
-            for vec in vectors:
+        illegal = []
+        for t in range(len(seq) + 2):
+            if t < len(seq):
+                _, name, vec, base, hi = seq[t]
+                ctx.set(dut.op, OpId[name.upper()])
+                ctx.set(dut.hi, hi)
+                ctx.set(dut.lane_base, base)
                 ctx.set(harness.stim, harness.pack(*vec))
-                res.append((ctx.get(dut.d), ctx.get(dut.mask_out), ctx.get(dut.illegal)))
-
+                illegal.append(ctx.get(dut.illegal))
+            else:
+                ctx.set(dut.op, OpId.NONE)
+            if t >= 2:
+                got.append((ctx.get(dut.d), ctx.get(dut.mask_out), illegal[t - 2]))
+            await ctx.tick()
+    sim = Simulator(harness.m)
+    sim.add_clock(1e-6)
     sim.add_testbench(bench)
     sim.run()
+    out = []
+    for (k, *_, hi), (d, mask, illegal) in zip(seq, got):
+        words = [(d >> (32 * i)) & 0xFFFF_FFFF for i in range(lanes)]
+        if hi:      # the high pass: each lane's high word
+            low, _, first_illegal = out[k]
+            out[k] = (low | sum(w << (64 * i + 32) for i, w in enumerate(words)), mask, first_illegal)
+        else:
+            out.append((sum(w << (64 * i) for i, w in enumerate(words)), mask, illegal))
     return out
+
+
+def _run(harness: Harness, jobs):
+    """jobs: list of (name, [vector, ...]) -> {name: [(d, mask_out, illegal), ...]}, all in
+    one :func:`_stream` with lane base 0."""
+    got = iter(_stream(harness, [(name, vec, 0) for name, vectors in jobs for vec in vectors]))
+    return {name: [next(got) for _ in vectors] for name, vectors in jobs}
 
 
 # -------------------------------------------------------------------------- tests
@@ -328,7 +362,7 @@ MAD64_ADDENDS = [0, 1, _M64, _I64 - 1, _I64, (1 << 33) - 2, (1 << 33) - 1, _I64 
                  _I64 - (1 << 62), (-_I64 + (1 << 62) - (1 << 31)) & _M64, (-_I64 + (1 << 62) - (1 << 31) - 1) & _M64]
 
 
-def _clamp_vectors(rnd: random.Random, name: str, lanes: int) -> list:
+def _clamp_vectors(rnd: random.Random, name: str, lanes: int, clamp: int = 1) -> list:
     """Every pair of ``CLAMP_EDGES`` as S0 and S1, with each S2 of ``CLAMP_ADDENDS`` (of
     ``MAD64_ADDENDS`` for v_mad_co_*) on a three-operand op, in vectors of ``lanes`` lanes
     (the last filled up with the first triples), ``clamp`` set, ``op_sel`` random where the
@@ -343,18 +377,18 @@ def _clamp_vectors(rnd: random.Random, name: str, lanes: int) -> list:
         a, b, c = (np.resize(x, LANES) for x in (a, b, c))      # the model's wave has 32 lanes
         d_old = np.array([rnd.getrandbits(32) for _ in range(LANES)], np.uint32)
         opsel = 0 if name in X.VINT else rnd.getrandbits(4)
-        out.append((a, b, c, rnd.getrandbits(32), d_old, opsel, 1))
+        out.append((a, b, c, rnd.getrandbits(32), d_old, opsel, clamp))
     return out
 
 
 def test_clamp_at_the_edges():
     """Every op the model executes with ``clamp`` (saturating 16-bit and 32-bit ops,
-    carries, v_mad_co_*; compares and selects ignore it) on edge operands that land on and
-    around every saturation limit, against the model's handler."""
+    carries; compares and selects ignore it) but the unit's :data:`CLAMP_REFUSED`, on edge
+    operands that land on and around every saturation limit, against the model's handler."""
     assert set(INT_CLAMP_OPS) & IMPLEMENTED <= set(WITH_CLAMP)
     rnd = random.Random(SEED + 6)
     lanes = 4
-    jobs = [(n, _clamp_vectors(rnd, n, lanes)) for n in WITH_CLAMP]
+    jobs = [(n, _clamp_vectors(rnd, n, lanes)) for n in WITH_CLAMP if n not in CLAMP_REFUSED]
     out = _run(Harness(lanes), jobs)
     model = Model()
     for n, vectors in jobs:
@@ -362,13 +396,26 @@ def test_clamp_at_the_edges():
             _check(n, vec, got, model, lanes)
 
 
+def test_wide_multiply_adds_at_the_edges():
+    """``v_mad_co_u64_u32``/``v_mad_co_i64_i32`` (two passes: the high one adds the low one's
+    carry) on the edge operands, with the addends next to the 64-bit limits: each result and
+    carry-out against the model's handler."""
+    rnd = random.Random(SEED + 8)
+    jobs = [(n, _clamp_vectors(rnd, n, 4, clamp=0)) for n in sorted(CLAMP_REFUSED)]
+    out = _run(Harness(4), jobs)
+    model = Model()
+    for n, vectors in jobs:
+        for vec, got in zip(vectors, out[n]):
+            _check(n, vec, got, model, 4)
+
+
 def test_clamp_is_illegal_where_the_model_rejects_it():
     """``clamp`` alone (no ``op_sel``) raises ``illegal`` on exactly the implemented ops whose
-    clamp the model rejects."""
+    clamp the model rejects, and on the 64-bit multiply-adds (:data:`CLAMP_REFUSED`)."""
     rnd = random.Random(SEED + 7)
     jobs = [(n, [_vector(rnd, "v_mov_b32")[:5] + (0, 1)]) for n in sorted(IMPLEMENTED)]
     out = _run(Harness(4), jobs)
-    assert sorted(n for n, _ in jobs if not out[n][0][2]) == WITH_CLAMP
+    assert sorted(n for n, _ in jobs if not out[n][0][2]) == sorted(set(WITH_CLAMP) - CLAMP_REFUSED)
 
 
 def test_other_lane_count():
@@ -414,11 +461,10 @@ def test_one_multiplier_per_lane():
         assert [w for w in widths if min(w) >= 16] == want, external
 
 
-@pytest.mark.parametrize("lanes, stages", [(4, 1), (8, 3)])
-def test_verilog_lint(lanes, stages, tmp_path):
-    """The unit without and with stages (the 32-lane unit is linted in the SIMD,
-    tests/test_simd.py)."""
-    convert_and_lint(VALUInt(lanes, stages=stages), "valu_int", tmp_path)
+@pytest.mark.parametrize("lanes", [4, 8])
+def test_verilog_lint(lanes, tmp_path):
+    """The unit (the 32-lane unit is linted in the SIMD, tests/test_simd.py)."""
+    convert_and_lint(VALUInt(lanes), "valu_int", tmp_path)
 
 
 def test_mbcnt_counts_below_the_wave_lane():
@@ -426,58 +472,29 @@ def test_mbcnt_counts_below_the_wave_lane():
     its lane ``i`` counts S0's bits below wave lane ``lane_base + i``, plus S1 (the ISA's
     ThreadMask); ``v_mbcnt_hi_u32_b32`` (wave32) is S1."""
     rnd = random.Random(SEED + 4)
-    dut = VALUInt(4)
-    cases = [(op, base, [rnd.getrandbits(32) | (1 << 31) for _ in range(4)], [rnd.getrandbits(32) for _ in range(4)])
+    zero = np.zeros(LANES, np.uint64)
+    cases = [(op, base, np.array([rnd.getrandbits(32) | (1 << 31) for _ in range(LANES)], np.uint64),
+              np.array([rnd.getrandbits(32) for _ in range(LANES)], np.uint64))
              for op in ("v_mbcnt_lo_u32_b32", "v_mbcnt_hi_u32_b32") for base in (0, 4, 12, 28)]
-    got = []
-
-    async def bench(ctx):
-        for op, base, a, b in cases:
-            ctx.set(dut.op, OpId[op.upper()])
-            ctx.set(dut.lane_base, base)
-            ctx.set(dut.a, sum(x << (64 * i) for i, x in enumerate(a)))
-            ctx.set(dut.b, sum(x << (64 * i) for i, x in enumerate(b)))
-            d = ctx.get(dut.d)
-            got.append([(d >> (64 * i)) & 0xFFFF_FFFF for i in range(4)])
-    sim = Simulator(dut)
-    sim.add_testbench(bench)
-    sim.run()
-    for (op, base, a, b), lanes in zip(cases, got):
+    got = _stream(Harness(4), [(op, (a, b, zero, 0, np.zeros(LANES, np.uint32), 0, 0), base)
+                               for op, base, a, b in cases])
+    for (op, base, a, b), (d, _, _) in zip(cases, got):
         for i in range(4):
-            below = bin(a[i] & ((1 << (base + i)) - 1)).count("1") if op.endswith("lo_u32_b32") else 0
-            assert lanes[i] == (below + b[i]) & 0xFFFF_FFFF, (op, base, i)
+            below = bin(int(a[i]) & ((1 << (base + i)) - 1)).count("1") if op.endswith("lo_u32_b32") else 0
+            assert (d >> (64 * i)) & 0xFFFF_FFFF == (below + int(b[i])) & 0xFFFF_FFFF, (op, base, i)
 
 
-def test_unit_in_stages():
-    """``stages=3`` (the SIMD's): a different operation every
-    cycle (every opcode, shuffled), with the shared multiplier and the wave lane of the group
-    changing every cycle; each result and lane mask two cycles later equals the model's,
+def test_ops_back_to_back():
+    """A different operation every cycle (every opcode, shuffled, a 64-bit one's two passes on
+    consecutive cycles), with the shared multiplier and the wave lane of the group changing
+    every cycle; each result and lane mask two cycles after its pass equals the model's,
     ``illegal`` answers in the same cycle."""
     rnd = random.Random(SEED + 5)
     lanes = 4
-    h = Harness(lanes, shared_mul=True, stages=3)
+    h = Harness(lanes, shared_mul=True)
     stream = [(n, _vector(rnd, n), rnd.randrange(0, LANES, lanes)) for n in sorted(IMPLEMENTED) for _ in range(8)]
     rnd.shuffle(stream)
-    dut, got = h.dut, []
-
-    async def bench(ctx):
-        illegal = []
-        for k in range(len(stream) + 2):
-            if k < len(stream):
-                name, vec, base = stream[k]
-                ctx.set(dut.op, OpId[name.upper()])
-                ctx.set(h.stim, h.pack(*vec))
-                ctx.set(dut.lane_base, base)
-                illegal.append(ctx.get(dut.illegal))
-            else:
-                ctx.set(dut.op, OpId.NONE)
-            if k >= 2:
-                got.append((ctx.get(dut.d), ctx.get(dut.mask_out), illegal[k - 2]))
-            await ctx.tick()
-    sim = Simulator(h.m)
-    sim.add_clock(1e-6)
-    sim.add_testbench(bench)
-    sim.run()
+    got = _stream(h, stream)
     assert len(got) == len(stream)
     model = Model()
     for (name, vec, base), out in zip(stream, got):

@@ -8,28 +8,37 @@ and bit-count ops, min/max/med3, perm), the 16-bit ops with ``op_sel`` halves,
 ``v_mbcnt_lo/hi_u32_b32``. Float ops and the lane-crossing ``v_readlane``/
 ``v_readfirstlane``/``v_writelane`` belong to other units: they raise ``illegal``.
 
-Every operation runs on one datapath per lane that a control word decoded from ``op``
-steers (a table of the ops, :data:`Control`), not an adder, a shifter or a compare per
-operation; each unit's result is chosen among a handful of unit outputs, not per opcode:
+Every operation runs on one 32-bit datapath per lane that a control word decoded from
+``op`` steers (a table of the ops, :data:`Control`), not an adder, a shifter or a compare per
+operation; each unit's result is chosen among a handful of unit outputs, not per opcode.
+An operation with a 64-bit source or result (the 64-bit shifts, compares and multiply-adds:
+:func:`two_passes`) runs as two passes on consecutive cycles, ``hi`` low then high, each
+computing one word of the result; the SIMD's vector pipe reads such a row in two cycles
+anyway, so the passes cost no throughput.
 
-- **operands**: each source extended to 66 bits (a 16-bit half picked by ``op_sel``, or 24,
-  32 or 64 bits; sign- or zero-extended by the op's type);
+- **operands**: each source's word of the pass extended to 34 bits (a 16-bit half picked by
+  ``op_sel``, or 24 or 32 bits, sign- or zero-extended by the op's type; a 64-bit source's
+  low word unsigned, its high word by the type); a 64-bit shift's two words in place of S1
+  and S2: the word the pass shifts and the one beside it, chosen by the pass and bit 5 of
+  the amount;
 - **a bitwise unit**: any function of three bits (an 8-entry truth table, a multiplexer
   tree with the table as data) over S0, S1 and S2 (moves, logic ops, ``v_bfi``;
   ``v_cndmask`` takes the table of S0 or of S1 by the lane's mask bit);
-- **one 66-bit adder** ``(X or ~X) + (Y or ~Y) + carry``, each input an AND-OR of its few
+- **one 34-bit adder** ``(X or ~X) + (Y or ~Y) + carry``, each input an AND-OR of its few
   sources: adds, subtractions, carries, every compare (the sign and zero of ``S0 - S1``),
-  multiply-adds (``X`` the product), ``v_add3`` (a carry-save step in front), ``v_xad``,
-  bit counts plus ``S1``;
-- **one funnel shifter** in the last stage, on the selected result: 127 bits right into 64
-  by 0 to 63, one level per bit of the amount, widest first (a right shift of ``v`` by ``k``
-  shifts ``{fill, v}``, a left shift ``{v, 0}`` by ``63 - k``); an op that does not shift
-  passes it with ``k = 0``. What it shifts is the result of the stage before: S0 or S1 from
-  the bitwise unit with its high half above (S0 above S1 for ``v_alignbit/byte``),
-  ``v_bfm``'s low mask, ``v_add_lshl_u32``'s sum; after it, ``v_bfe``'s mask (the sign bit of
-  ``v_bfe_i32``'s field picked from S0 in the stage before). The adder and the shifter are
-  thus in different stages; ``v_lshl_add_u32`` and ``v_lshl_or_b32`` shift on the lane's
-  multiplier instead (times ``1 << S1``);
+  multiply-adds (``X`` the product, its high half in a high pass), ``v_add3`` (a
+  carry-save step in front), ``v_xad``, bit counts plus ``S1``. A high pass takes the low
+  pass's carry out of bit 31 as its carry in, and a 64-bit compare is equal where both
+  passes' differences are 0 (a register per lane for each);
+- **one funnel shifter** in the last stage: 63 bits right into 32 by 0 to 31, one level per
+  bit of the amount, widest first. A right shift of the word ``v`` by ``k`` shifts
+  ``{other, v}`` by ``k``, a left shift ``{v, other}`` by ``31 - k``; ``other`` is the
+  fill (the source's sign or 0), S0 for ``v_alignbit/byte`` or a 64-bit shift's other word.
+  An op that does not shift passes with ``k = 0``. What it shifts is the result of the
+  stage before: S0 or S1 from the bitwise unit, ``v_bfm``'s low mask,
+  ``v_add_lshl_u32``'s sum; after it, ``v_bfe``'s mask (the sign bit of ``v_bfe_i32``'s
+  field picked from S0 in the stage before). ``v_lshl_add_u32`` and ``v_lshl_or_b32`` shift
+  on the lane's multiplier instead (times ``1 << S1``);
 - **one signed 33 x 33 multiplier** for the 16 multiply ops (32-bit, 24-bit and 16-bit
   operands extended to 33 bits: synthesis would keep one per op and lane), or the product
   from ``hdl/simd/lanemul.py``;
@@ -37,8 +46,9 @@ operation; each unit's result is chosen among a handful of unit outputs, not per
   once (``S0 < S1`` from the adder, ``S2 < S1``, ``S2 < S0``);
 - a leading-zero counter (``v_clz``, ``v_ctz`` on the reversed value, ``v_cls``; ``v_bfrev``
   is its reversed input) and ``v_perm``'s byte selects;
-- the result: its low 32 bits one of eight unit outputs, bits 65:32 the adder's exact sum
-  or a source's high half;
+- the result: one of eight unit outputs, the word beside it in the funnel, and what
+  ``clamp`` needs beyond the word: the adder's two top bits, and whether a product leaves
+  33 bits (then no sum of it and a 32-bit addend fits the destination);
 - a finishing stage after the shifter: saturation (``clamp``) of the exact result, the
   16-bit half merge.
 
@@ -47,13 +57,14 @@ its choices documented in ``docs/model.md``: 16-bit ops merge into the untouched
 old destination, ``clamp`` saturates the ops the model saturates (:data:`CLAMP_SATURATES`:
 the exact result clipped to the destination's range; a carry-out is the unclamped one), and
 an integer op that the model rejects with ``clamp`` or ``op_sel`` set (:data:`PLAIN32`)
-raises ``illegal``.
+raises ``illegal``. So does ``clamp`` on ``v_mad_co_u64_u32``/``v_mad_co_i64_i32``
+(:data:`CLAMP_REFUSED`), whose saturation would change the low word after it was written.
 
-With ``stages=3`` the unit is a pipeline (the SIMD's): the control word and the
-extended operands are registered, then the selected result, the shift amount and the lane
-mask, so ``d`` and ``mask_out`` answer the inputs of two cycles before; ``illegal`` answers
-the current ones, and the multiplier's operands leave (``mul_x``/``mul_y``) and its product
-returns in the middle stage.
+The unit is a pipeline of three stages: the control word and the extended operands are
+registered, then the selected result, the shift amount and the lane mask, so ``d`` and
+``mask_out`` answer the inputs of two cycles before; ``illegal`` answers the current ones,
+and the multiplier's operands leave (``mul_x``/``mul_y``) and its product returns in the
+middle stage.
 
 Amaranth's simulator evaluates a module's logic whole whenever a signal it reads changes,
 so each step of the datapath is a module of its own, and an idle unit (``op`` NONE) holds
@@ -73,7 +84,7 @@ from amaranth.lib.wiring import In, Out
 from ..isa_tables import OpId, info_of
 from . import lanemul
 
-__all__ = ["VALUInt", "IMPLEMENTED", "CLAMP_SATURATES", "PLAIN32", "select", "popcount",
+__all__ = ["VALUInt", "IMPLEMENTED", "CLAMP_SATURATES", "CLAMP_REFUSED", "PLAIN32", "two_passes", "select", "popcount",
            "count_leading_zeros", "low_mask", "fit", "balanced"]
 
 
@@ -324,7 +335,11 @@ _CARRY = frozenset({"v_add_co_u32", "v_sub_co_u32", "v_subrev_co_u32", "v_add_co
 _OTHER = frozenset({"v_add_nc_i32", "v_sub_nc_i32", "v_cndmask_b32", "v_mbcnt_lo_u32_b32",
                     "v_mbcnt_hi_u32_b32", "v_nop"})
 
-WIDE = 66       # the adder: a 64-bit operand plus product or compare sign, exact
+#: The 64-bit multiply-adds, whose ``clamp`` would saturate a 64-bit result whose low word is
+#: written before its high word is known: the unit refuses it.
+CLAMP_REFUSED = frozenset({"v_mad_co_u64_u32", "v_mad_co_i64_i32"})
+
+WIDE = 34       # a word extended by two bits: sums and differences of two extended words are exact
 
 
 class Width(enum.Enum, shape=2):
@@ -358,20 +373,21 @@ class CarryIn(enum.Enum, shape=2):
     NMASK = 3
 
 
-class Upper(enum.Enum, shape=2):
-    """Bits 65:32 of the result (what the shifter shifts into the low half, or the exact
-    value that clamp saturates)."""
-    SUM = 0         # the adder's exact sum
-    A = 1           # S0's extension
-    B = 2           # S1's high half or extension
-    A_LO = 3        # S0's low half: {S0, S1} for v_alignbit/byte
+class Other(enum.Enum, shape=3):
+    """The word beside the result in the shifter's funnel: above it for a right shift (what
+    comes in from the left), below it for a left one."""
+    ZERO = 0
+    A_EXT = 1       # S0's extension (v_bfe_i32: its sign)
+    B_EXT = 2       # S1's extension (v_ashrrev: its sign)
+    A = 3           # S0: {S0, S1} for v_alignbit/byte
+    C = 4           # a 64-bit shift's other word, which the operand stage put in S2's place
 
 
 class ShiftBy(enum.Enum, shape=3):
     ZERO = 0        # every op that does not shift: its result passes the shifter
     A4 = 1
     A5 = 2
-    A6 = 3
+    A6 = 3          # the 64-bit shifts: S0[5] picks the words, S0[4:0] shifts them
     B5 = 4
     C5 = 5
     C_BYTES = 6     # S2[1:0] bytes
@@ -397,14 +413,15 @@ class Result(enum.Enum, shape=3):
 
 class MaskOut(enum.Enum, shape=2):
     NONE = 0
-    CARRY32 = 1
+    CARRY = 1       # bit 32 of the pass's exact sum: bit 32, or bit 64 in a high pass
     COMPARE = 2
-    CARRY64 = 3
 
 
 Control = data.StructLayout({
     "legal": 1,
     "plain": 1,         # a VINT op: op_sel, or clamp unless ``sat``, make it illegal (as the model)
+    "no_clamp": 1,      # CLAMP_REFUSED
+    "two": 1,           # a 64-bit source or result: a low pass, then a high one
     "wa": Width, "wb": Width, "wc": Width,
     "sgn": 1,           # sources sign-extended
     "mul_shl": 1,       # multiplier: S0 times 1 << S1[4:0] (v_lshl_add_u32, v_lshl_or_b32)
@@ -413,13 +430,12 @@ Control = data.StructLayout({
     "tt_mask": 1,       # v_cndmask: S1 where the lane's mask bit is set, else S0
     "pop_below": 1,     # the bit count counts the lanes below this one (v_mbcnt_lo)
     "cnt": 2,           # leading zeros of: 0 S0, 1 S0 reversed, 2 S0 ^ its sign; 3: S0 reversed
-    "up": Upper, "sn": ShiftBy, "left": 1, "arith": 1, "post": Post,
+    "other": Other, "sn": ShiftBy, "left": 1, "post": Post,
     "mm": 3,            # MINMAX: the mode (an index of _MM_MODES)
     "rs": Result,
     "sat": 1,           # clamp saturates the exact result...
-    "sat_to": Width,    # ...to a 16-, 32- or 64-bit destination, signed by ``sgn``
+    "sat_to": Width,    # ...to a 16- or 32-bit destination, signed by ``sgn``
     "half": 1,          # a 16-bit result: merged into the op_sel[3] half of the old value
-    "dst64": 1,
     "mo": MaskOut,
     "cond": 4,          # COMPARE: bit 2 lt + eq
 })
@@ -445,8 +461,8 @@ _SUB = {"ax": AddX.A, "ay": AddY.B, "inv_y": 1, "cin": CarryIn.ONE}    # S0 - S1
 _SUBREV = {"ax": AddX.A, "inv_x": 1, "ay": AddY.B, "cin": CarryIn.ONE}  # ~S0 + S1 + 1
 _ADD = {"ax": AddX.A, "ay": AddY.B}
 _LEFT = {"left": 1}
-_SH_B = {"rs": Result.LOGIC, "tt": _TT_B, "up": Upper.B}     # shifts of S1
-_SH_A = {"rs": Result.LOGIC, "tt": _TT_A, "up": Upper.A}
+_SH_B = {"rs": Result.LOGIC, "tt": _TT_B, "other": Other.B_EXT}     # shifts of S1
+_SH_A = {"rs": Result.LOGIC, "tt": _TT_A, "other": Other.A_EXT}
 # compare conditions as truth tables over the index 2 lt + eq of S0 - S1 (gt, eq, lt)
 _COND = {c: sum(int(f(x, y)) << k for k, (x, y) in enumerate(((1, 0), (0, 0), (0, 1))))
          for c, f in _CMP.items()}
@@ -456,9 +472,9 @@ def _control(name: str) -> dict:
     """The control word of one implemented op, as a dict of :data:`Control` fields."""
     op = OpId[name.upper()]
     dst64 = info_of(op).dst_bits == 64
-    ctl = {"legal": 1, "plain": int(name in PLAIN32), "wa": Width.W32, "wb": Width.W32,
-           "wc": Width.W32, "dst64": int(dst64), "sat": int(name in CLAMP_SATURATES),
-           "sat_to": Width.W64 if dst64 else Width.W32}
+    ctl = {"legal": 1, "plain": int(name in PLAIN32), "no_clamp": int(name in CLAMP_REFUSED),
+           "wa": Width.W32, "wb": Width.W32, "wc": Width.W32, "sat": int(name in CLAMP_SATURATES),
+           "sat_to": Width.W32}
     if name in _MUL_OPERANDS:
         bits, sgn = _MUL_OPERANDS[name]
         ctl.update(sgn=int(sgn), **({"wa": Width.W24, "wb": Width.W24} if bits == 24 else {}))
@@ -481,6 +497,7 @@ def _control(name: str) -> dict:
     ctl.update(_EXTRA.get(name, {}))
     if ctl.get("rs") in (Result.LOGIC, Result.MINMAX) and not ctl.get("left"):
         ctl["sat"] = 0      # clamp cannot change a result that always fits its destination
+    ctl["two"] = int(dst64 or Width.W64 in (ctl["wa"], ctl["wb"], ctl["wc"]))
     return ctl
 
 
@@ -500,15 +517,15 @@ _EXTRA = {
     "v_lshl_or_b32": {"mul_shl": 1, "rs": Result.P_OR_C},
     "v_lshlrev_b32": {**_LEFT, **_SH_B, "sn": ShiftBy.A5},
     "v_lshrrev_b32": {**_SH_B, "sn": ShiftBy.A5},
-    "v_ashrrev_i32": {**_SH_B, "sn": ShiftBy.A5, "sgn": 1, "arith": 1},
-    "v_lshlrev_b64": {**_LEFT, **_SH_B, "sn": ShiftBy.A6, "wb": Width.W64},
-    "v_lshrrev_b64": {**_SH_B, "sn": ShiftBy.A6, "wb": Width.W64},
-    "v_ashrrev_i64": {**_SH_B, "sn": ShiftBy.A6, "wb": Width.W64, "sgn": 1, "arith": 1},
+    "v_ashrrev_i32": {**_SH_B, "sn": ShiftBy.A5, "sgn": 1},
+    "v_lshlrev_b64": {**_LEFT, **_SH_B, "sn": ShiftBy.A6, "wb": Width.W64, "other": Other.C},
+    "v_lshrrev_b64": {**_SH_B, "sn": ShiftBy.A6, "wb": Width.W64, "other": Other.C},
+    "v_ashrrev_i64": {**_SH_B, "sn": ShiftBy.A6, "wb": Width.W64, "sgn": 1, "other": Other.C},
     "v_bfe_u32": {**_SH_A, "sn": ShiftBy.B5, "post": Post.AND_MASK},
-    "v_bfe_i32": {**_SH_A, "sn": ShiftBy.B5, "post": Post.SIGNED_FIELD, "sgn": 1, "arith": 1},
+    "v_bfe_i32": {**_SH_A, "sn": ShiftBy.B5, "post": Post.SIGNED_FIELD, "sgn": 1},
     "v_bfm_b32": {**_LEFT, "rs": Result.MASK, "sn": ShiftBy.B5},
-    "v_alignbit_b32": {**_SH_B, "up": Upper.A_LO, "sn": ShiftBy.C5},
-    "v_alignbyte_b32": {**_SH_B, "up": Upper.A_LO, "sn": ShiftBy.C_BYTES},
+    "v_alignbit_b32": {**_SH_B, "other": Other.A, "sn": ShiftBy.C5},
+    "v_alignbyte_b32": {**_SH_B, "other": Other.A, "sn": ShiftBy.C_BYTES},
     "v_min_i32": {**_MIN, "sgn": 1}, "v_max_i32": {**_MAX, "sgn": 1},
     "v_min_u32": _MIN, "v_max_u32": _MAX,
     "v_perm_b32": {"rs": Result.PERM},
@@ -520,18 +537,18 @@ _EXTRA = {
     "v_max_u16": _MAX, "v_max_i16": _MAX, "v_min_u16": _MIN, "v_min_i16": _MIN,
     "v_lshlrev_b16": {**_LEFT, **_SH_B, "sn": ShiftBy.A4},
     "v_lshrrev_b16": {**_SH_B, "sn": ShiftBy.A4},
-    "v_ashrrev_i16": {**_SH_B, "sn": ShiftBy.A4, "arith": 1},
+    "v_ashrrev_i16": {**_SH_B, "sn": ShiftBy.A4},
     "v_not_b16": {"ax": AddX.A, "inv_x": 1},     # -a - 1, exact
     "v_cvt_u32_u16": {"ax": AddX.A}, "v_cvt_i32_i16": {"ax": AddX.A},
     # carries: bit 32 of the exact sum (a subtraction's borrow), bit 64 of v_mad_co_*
-    "v_add_co_u32": {**_ADD, "mo": MaskOut.CARRY32},
-    "v_sub_co_u32": {**_SUB, "mo": MaskOut.CARRY32},
-    "v_subrev_co_u32": {**_SUBREV, "mo": MaskOut.CARRY32},
-    "v_add_co_ci_u32": {**_ADD, "cin": CarryIn.MASK, "mo": MaskOut.CARRY32},
-    "v_sub_co_ci_u32": {**_SUB, "cin": CarryIn.NMASK, "mo": MaskOut.CARRY32},
-    "v_subrev_co_ci_u32": {**_SUBREV, "cin": CarryIn.NMASK, "mo": MaskOut.CARRY32},
-    "v_mad_co_u64_u32": {"ax": AddX.P, "ay": AddY.C, "wc": Width.W64, "mo": MaskOut.CARRY64},
-    "v_mad_co_i64_i32": {"ax": AddX.P, "ay": AddY.C, "wc": Width.W64, "mo": MaskOut.CARRY64},
+    "v_add_co_u32": {**_ADD, "mo": MaskOut.CARRY},
+    "v_sub_co_u32": {**_SUB, "mo": MaskOut.CARRY},
+    "v_subrev_co_u32": {**_SUBREV, "mo": MaskOut.CARRY},
+    "v_add_co_ci_u32": {**_ADD, "cin": CarryIn.MASK, "mo": MaskOut.CARRY},
+    "v_sub_co_ci_u32": {**_SUB, "cin": CarryIn.NMASK, "mo": MaskOut.CARRY},
+    "v_subrev_co_ci_u32": {**_SUBREV, "cin": CarryIn.NMASK, "mo": MaskOut.CARRY},
+    "v_mad_co_u64_u32": {"ax": AddX.P, "ay": AddY.C, "wc": Width.W64, "mo": MaskOut.CARRY},
+    "v_mad_co_i64_i32": {"ax": AddX.P, "ay": AddY.C, "wc": Width.W64, "mo": MaskOut.CARRY},
     "v_add_nc_i32": {**_ADD, "sgn": 1},
     "v_sub_nc_i32": {**_SUB, "sgn": 1},
     "v_cndmask_b32": {"rs": Result.LOGIC, "tt_mask": 1},
@@ -544,7 +561,8 @@ _NAMES = set(_EXTRA) | set(_LOGIC) | set(_MINMAX) | _COMPARES | set(_V16) | set(
 PLAIN32 = frozenset(_NAMES - set(_V16) - set(_V16_TO_32) - _CARRY - _COMPARES - _OTHER)
 assert _CLAMP32 <= PLAIN32 and _CARRY | _OTHER <= _NAMES
 #: Mnemonics whose VOP3 ``clamp`` saturates the exact result to the destination's range.
-CLAMP_SATURATES = frozenset(_CLAMP32 | _CARRY | set(_V16) | set(_V16_TO_32) | {"v_add_nc_i32", "v_sub_nc_i32"})
+CLAMP_SATURATES = frozenset(_CLAMP32 | _CARRY | set(_V16) | set(_V16_TO_32) | {"v_add_nc_i32", "v_sub_nc_i32"}) \
+    - CLAMP_REFUSED
 _CONTROL = {name: _control(name) for name in _NAMES}
 
 
@@ -558,37 +576,48 @@ def _rep(bit, n: int) -> Value:
     return fit(Value.cast(bit).as_signed(), n)
 
 
-def _extend(x, w, half, sgn) -> Value:
-    """A 64-bit lane ``x`` of a source read as ``w`` (a 16-bit half by ``half``), extended to
-    :data:`WIDE` bits (signed by ``sgn``)."""
-    h = x[:32].word_select(half, 16)
-    w16, w24, w64 = w == Width.W16, w == Width.W24, w == Width.W64
-    sign = sgn & Mux(w64, x[63], Mux(w16, h[15], Mux(w24, x[23], x[31])))
-    return Cat(Mux(w16, h, x[:16]), Mux(w16, _rep(sign, 8), x[16:24]), Mux(w16 | w24, _rep(sign, 8), x[24:32]),
-               Mux(w64, x[32:64], _rep(sign, 32)), _rep(sign, WIDE - 64))
+def _extend(word, w, half, sgn) -> Value:
+    """The 32-bit word of a source this pass reads, as ``w`` (a 16-bit half by ``half``, the
+    low 24 bits, or all 32), extended to :data:`WIDE` bits by ``sgn``."""
+    h = word.word_select(half, 16)
+    w16, w24 = w == Width.W16, w == Width.W24
+    sign = sgn & Mux(w16, h[15], Mux(w24, word[23], word[31]))
+    return Cat(Mux(w16, h, word[:16]), Mux(w16, _rep(sign, 8), word[16:24]),
+               Mux(w16 | w24, _rep(sign, 8), word[24:32]), _rep(sign, WIDE - 32))
+
+
+def _shift64_words(x, k5, hi, left, sgn):
+    """The two words a pass of a 64-bit shift of ``x`` by ``k5 * 32 + k`` funnels by ``k``:
+    (the result's word, the one beside it). Right: the pair from {fill, fill, hi, lo} at
+    ``hi + k5`` words up; left: from {hi, lo, 0, 0} at ``k5 - hi`` words down."""
+    lo, up = x[:32], x[32:64]
+    fill = _rep(sgn & up[31], 32)
+    right = (Mux(hi & k5, fill, Mux(hi | k5, up, lo)), Mux(hi | k5, fill, up))
+    left_ = (Mux(hi & ~k5, up, Mux(~hi & k5, 0, lo)), Mux(hi & ~k5, lo, 0))
+    return Mux(left, left_[0], right[0]), Mux(left, left_[1], right[1])
 
 
 def _overflow(e, to, sgn) -> Value:
     """Whether the exact value ``e`` (:data:`WIDE` bits, signed) lies outside the range of a
-    destination of width ``to`` (a :class:`Width`), signed by ``sgn``: a bit from the
-    destination's top one up (from the one above it, unsigned) differs from the sign, or an
-    unsigned destination takes a negative value. The ORs of the bits from 64, 63, 32, 31, 16
-    and 15 up form one chain."""
+    16- or 32-bit destination (``to``), signed by ``sgn``: a bit from the destination's top
+    one up (from the one above it, unsigned) differs from the sign, or an unsigned
+    destination takes a negative value."""
     neg = e[WIDE - 1]
     differ = e ^ _rep(neg, WIDE)
     above = {}
     acc = Const(0, 1)
-    for lo, hi in ((64, WIDE), (63, 64), (32, 63), (31, 32), (16, 31), (15, 16)):
+    for lo, hi in ((32, WIDE), (31, 32), (16, 31), (15, 16)):
         acc = acc | (differ[lo:hi] != 0)
         above[lo] = acc
 
     def over(bits):
         return Mux(sgn, above[bits - 1], above[bits] | neg)
-    return Mux(to == Width.W16, over(16), Mux(to == Width.W32, over(32), over(64)))
+    return Mux(to == Width.W16, over(16), over(32))
 
 
 class VALUInt(wiring.Component):
-    """Vector integer ALU for one wave or lane group, one datapath per lane (module docstring).
+    """Vector integer ALU for one wave or lane group, one 32-bit datapath per lane (module
+    docstring), in three stages.
 
     Parameters
     ----------
@@ -598,14 +627,14 @@ class VALUInt(wiring.Component):
         Leave the multiplier out: the unit presents its operands on ``mul_x``/``mul_y`` and
         takes the products from ``mul_p`` in the same cycle (``hdl/simd/lanemul.py``, shared with
         the FP32 unit).
-    stages : int
-        1: combinational. 3: registered after the operand extension and after the result
-        select; ``d`` and ``mask_out`` two cycles after their inputs.
 
     Attributes
     ----------
     op : In(OpId)
         The operation.
+    hi : In(1)
+        The high pass of an operation with a 64-bit source or result (:func:`two_passes`):
+        the cycle after its low pass, with the same inputs.
     a, b, c : In(unsigned(64 * lanes))
         Sources 0-2, lane ``i`` in bits ``[64i+63:64i]``; 32-bit operands use the low half.
         The 64-bit sources are S1 of ``v_lshlrev/lshrrev_b64``/``v_ashrrev_i64``, S2 of
@@ -621,34 +650,33 @@ class VALUInt(wiring.Component):
         destination half of 16-bit results.
     clamp : In(1)
         VOP3 ``clamp``: saturates the ops of :data:`CLAMP_SATURATES` (16-bit ops, adds and
-        subtractions, the 24-bit multiplies and multiply-adds, carry ops, ``v_mad_co_*``).
+        subtractions, the 24-bit multiplies and multiply-adds, carry ops).
     d_old : In(unsigned(32 * lanes))
-        Old destination (32-bit lanes), whose other half a 16-bit result keeps.
-    d : Out(unsigned(64 * lanes))
-        Result, lane ``i`` in ``[64i+63:64i]``; the high half is 0 for 32-bit results.
+        Old destination, whose other half a 16-bit result keeps.
+    d : Out(unsigned(32 * lanes))
+        The word of the result, two cycles after its pass: the low word, then the high one
+        of a 64-bit result.
     mask_out : Out(unsigned(lanes))
-        Carry/borrow-out of the carry ops, bit 64 of ``v_mad_co_*``, compare results; before
-        EXEC masking.
+        With ``d``: carry/borrow-out of the carry ops, bit 64 of ``v_mad_co_*`` (its high
+        pass), compare results (a 64-bit compare's high pass); before EXEC masking.
     illegal : Out(1)
         ``op`` is not an integer VALU op, or a plain 32-bit op (:data:`PLAIN32`) has
-        ``op_sel`` set, or ``clamp`` when the op does not saturate (the model rejects both).
+        ``op_sel`` set, or ``clamp`` when the op does not saturate (the model rejects both)
+        or saturates a 64-bit result (:data:`CLAMP_REFUSED`).
     mul_x, mul_y : Out(unsigned(33 * lanes)); mul_p : In(unsigned(66 * lanes))
         With ``external_mul`` only: each lane's multiplier operands (two's complement) and
-        their signed product.
+        their signed product, in the middle stage.
     """
 
-    def __init__(self, lanes: int = 32, external_mul: bool = False, stages: int = 1):
-        if stages not in (1, 3):
-            raise ValueError(f"stages must be 1 or 3, got {stages}")
+    def __init__(self, lanes: int = 32, external_mul: bool = False):
         self.lanes = lanes
         self.external_mul = external_mul
-        self.stages = stages
         w = lanemul.WIDTH
         mul = {"mul_x": Out(w * lanes), "mul_y": Out(w * lanes), "mul_p": In(2 * w * lanes)} if external_mul else {}
         super().__init__({
-            "op": In(OpId), "a": In(64 * lanes), "b": In(64 * lanes), "c": In(64 * lanes),
+            "op": In(OpId), "hi": In(1), "a": In(64 * lanes), "b": In(64 * lanes), "c": In(64 * lanes),
             "mask_in": In(lanes), "lane_base": In(5), "opsel": In(4), "clamp": In(1), "d_old": In(32 * lanes),
-            "d": Out(64 * lanes), "mask_out": Out(lanes), "illegal": Out(1), **mul,
+            "d": Out(32 * lanes), "mask_out": Out(lanes), "illegal": Out(1), **mul,
         })
 
     def elaborate(self, platform):
@@ -659,7 +687,8 @@ class VALUInt(wiring.Component):
             for name, fields in sorted(_CONTROL.items()):
                 with m.Case(OpId[name.upper()]):
                     m.d.comb += ctl.eq(Control.const(fields))
-        m.d.comb += self.illegal.eq(~ctl.legal | ctl.plain & ((self.clamp & ~ctl.sat) | (self.opsel != 0)))
+        m.d.comb += self.illegal.eq(~ctl.legal | ctl.plain & ((self.clamp & ~ctl.sat) | (self.opsel != 0)) |
+                                    ctl.no_clamp & self.clamp)
 
         # Each step of the datapath is a module of its own: the simulator re-evaluates a
         # module's logic whenever a signal it reads changes, so one module would run once per
@@ -683,35 +712,44 @@ class VALUInt(wiring.Component):
             return s
 
         def cut(value, name):
-            """``value`` as the next stage sees it: registered when the unit is in stages. A
-            signal either way: the simulator would inline the whole of an expression into
-            each lane's slice of it (code growing with the square of the lanes)."""
+            """``value`` registered for the next stage (a signal: the simulator would inline
+            the whole of an expression into each lane's slice of it)."""
             r = Signal.like(value, name=name)
-            m.d["sync" if self.stages == 3 else "comb"] += r.eq(value)
+            m.d.sync += r.eq(value)
             return r
 
         def raw(port, i):
             return port[64 * i:64 * i + 64]
 
-        # an idle unit (op NONE: the SIMD's other instructions) keeps its operands at 0, so
-        # the simulator has nothing downstream to re-evaluate when the register reads change
+        # ---- stage 1: each source's word of this pass, extended (a 64-bit source's low word
+        # unsigned: a high pass completes it); a 64-bit shift's two words in S1's and S2's
+        # places. An idle unit (op NONE: the SIMD's other instructions) keeps its operands at
+        # 0, so the simulator has nothing downstream to re-evaluate when the reads change.
         st = stage("operands")
+        hi = self.hi
+        shift64 = ctl.sn == ShiftBy.A6
+        pairs = [_shift64_words(raw(self.b, i), raw(self.a, i)[5], hi, ctl.left, ctl.sgn) for i in range(n)]
         ext = {}
         with st.If(ctl.legal):
             for j, (k, port) in enumerate((("a", self.a), ("b", self.b), ("c", self.c))):
+                w = ctl[f"w{k}"]
+                w64 = w == Width.W64
+                words = [Mux(w64 & hi, raw(port, i)[32:], raw(port, i)[:32]) for i in range(n)]
+                if k != "a":
+                    words = [Mux(shift64, pairs[i][k == "c"], words[i]) for i in range(n)]
                 ext[k] = Signal(WIDE * n, name=f"{k}_ext")
-                st.d.comb += ext[k].eq(Cat(*[_extend(raw(port, i), ctl[f"w{k}"], self.opsel[j], ctl.sgn)
+                st.d.comb += ext[k].eq(Cat(*[_extend(words[i], w, self.opsel[j], ctl.sgn & ~(w64 & ~hi))
                                              for i in range(n)]))
 
-        # stage 2 (``stages=3``) from here to the result select: it reads only these
+        # ---- stage 2: the units and the result select; it reads only these
         ctl = cut(ctl, "ctl2")
+        hi = cut(self.hi, "hi2")
         A, B, C = ((lambda i, s=cut(ext[k], f"{k}_ext2"): s[WIDE * i:WIDE * (i + 1)]) for k in "abc")
         mask_in, lane_base = cut(self.mask_in, "mask_in2"), cut(self.lane_base, "lane_base2")
-        finish_in = Cat(self.clamp, self.opsel[3], self.d_old)   # for the last stage
-        finish_in = cut(finish_in, "finish_in2")
+        finish_in = cut(Cat(self.clamp, self.opsel[3], self.d_old), "finish_in2")   # for the last stage
 
         # the multiplier: S0 and S1 as the op extends them (24-bit ones too), or S0 times
-        # 1 << S1[4:0]; product P
+        # 1 << S1[4:0]; product P (a high pass of v_mad_co_* uses its high half)
         st, w = stage("multiplier_in"), lanemul.WIDTH
         mul_y = wide(st, "mul_y_", w, lambda i: Mux(ctl.mul_shl, (Const(1, w) << B(i)[:5])[:w], B(i)[:w]))
         st = stage("multiplier")
@@ -746,42 +784,56 @@ class VALUInt(wiring.Component):
             a, b, c = A(i)[:32], B(i)[:32], C(i)[:32]
             return Cat(Const(0, 1), (a & b) | (a & c) | (b & c))
 
-        # the adder: (X or ~X) + (Y or ~Y) + carry, X and Y each an AND-OR of its sources
+        # the adder: (X or ~X) + (Y or ~Y) + carry, X and Y each an AND-OR of its sources; a
+        # high pass adds the carry out of the low pass's 32 bits, and a compare's high pass
+        # is equal only where the low one was (``carry``, ``zero``: a register per lane)
         st = stage("adder")
         x_en = {src: sig(st, f"x_{src.name.lower()}", ctl.ax == src) for src in (AddX.A, AddX.P, AddX.LOGIC, AddX.POP)}
         y_en = {src: sig(st, f"y_{src.name.lower()}", ctl.ay == src) for src in (AddY.B, AddY.C, AddY.MAJ)}
+        low_pass = sig(st, "low_pass", ctl.two & ~hi)
+        carry, zero = Signal(n), Signal(n)
+
+        def product(i):
+            p = P(i)
+            return Mux(hi, p[32:32 + WIDE], Cat(p[:32], p[32:WIDE] & _rep(~low_pass, WIDE - 32)))
 
         def add(i):
             x = balanced([v & _rep(x_en[src], len(v)) for src, v in (
-                (AddX.A, A(i)), (AddX.P, P(i)), (AddX.LOGIC, LOG(i)), (AddX.POP, POP(i)))], operator.or_)
+                (AddX.A, A(i)), (AddX.P, product(i)), (AddX.LOGIC, LOG(i)), (AddX.POP, POP(i)))], operator.or_)
             y = balanced([v & _rep(y_en[src], len(v)) for src, v in (
                 (AddY.B, B(i)), (AddY.C, C(i)), (AddY.MAJ, maj(i)))], operator.or_)
             code = ctl.cin.as_value()     # ZERO, ONE, MASK, NMASK: bit 1 takes the mask, bit 0 inverts
-            cin = Mux(code[1], mask_in[i] ^ code[0], code[0])
-            return ((x ^ _rep(ctl.inv_x, WIDE)) + (y ^ _rep(ctl.inv_y, WIDE)) + cin)[:WIDE]
+            cin = Mux(hi, carry[i], Mux(code[1], mask_in[i] ^ code[0], code[0]))
+            xs = sig(st, f"add_x{i}", fit(x, WIDE) ^ _rep(ctl.inv_x, WIDE))
+            ys = sig(st, f"add_y{i}", fit(y, WIDE) ^ _rep(ctl.inv_y, WIDE))
+            s = sig(st, f"sum{i}", (xs + ys + cin)[:WIDE])
+            with st.If(~hi):
+                st.d.sync += [carry[i].eq(s[32] ^ xs[32] ^ ys[32]), zero[i].eq(s[:32] == 0)]
+            return s
         SUM = wide(st, "sum", WIDE, add)
 
         def lt(i):
             return SUM(i)[WIDE - 1]
 
-        # the shift amount (the shift is in the last stage, on the selected result: a shift's
-        # input is S0 or S1 from the bitwise unit, the low mask, or the sum), and v_bfe's field
+        # the shift amount (the shift is in the last stage, on the selected result), and
+        # v_bfe's field
         st = stage("shift_in")
 
         def shift_in(i):
             a, b, c = A(i), B(i), C(i)
-            k = Signal(6, name=f"shift_by{i}")
+            k = Signal(5, name=f"shift_by{i}")
             with st.Switch(ctl.sn):
-                for src, val in ((ShiftBy.A4, a[:4]), (ShiftBy.A5, a[:5]), (ShiftBy.A6, a[:6]),
+                for src, val in ((ShiftBy.A4, a[:4]), (ShiftBy.A5, a[:5]), (ShiftBy.A6, a[:5]),
                                  (ShiftBy.B5, b[:5]), (ShiftBy.C5, c[:5]),
                                  (ShiftBy.C_BYTES, Cat(Const(0, 3), c[:2]))):
                     with st.Case(src):
                         st.d.comb += k.eq(val)
             # v_bfe_i32's sign: bit S1[4:0] + S2[4:0] - 1 of S0 (its extension above bit 31)
             width = c[:5]
-            field_sign = a[:64].bit_select((b[:5] + width - 1)[:6], 1) & (width != 0)
+            at = (b[:5] + width - 1)[:6]
+            field_sign = Mux(at[5], a[WIDE - 1], a[:32].bit_select(at[:5], 1)) & (width != 0)
             return Cat(k, width, field_sign)
-        SH = wide(st, "shift_in", 6 + 5 + 1, shift_in)
+        SH = wide(st, "shift_in", 5 + 5 + 1, shift_in)
 
         # min/max: S0, S1 or S2 by the mode and three compares at once: S0 < S1 (the adder's
         # S0 - S1), S2 < S1, S2 < S0 (signed: each with its sign bit flipped)
@@ -804,9 +856,9 @@ class VALUInt(wiring.Component):
             return Mux(ctl.cnt == 3, x, Mux(x == 0, 0xFFFF_FFFF, count_leading_zeros(x)))
         CNT = wide(st, "count", 32, count)
 
-        # the result: its low 32 bits from one of the units; above them a source's high half
-        # (what a shift shifts down) or the adder's exact sum (what clamp saturates: only the
-        # adder's results and v_lshlrev_b16's can leave their destination's range)
+        # the result: a word from one of the units, the word beside it in the shifter's
+        # funnel, and what clamp saturates beyond the word: the adder's two top bits, and
+        # whether a product leaves 33 bits (no sum of it and a word fits the destination then)
         st = stage("result")
 
         def pre(i):
@@ -821,27 +873,36 @@ class VALUInt(wiring.Component):
             return r
         PRE = wide(st, "pre", 32, pre)
 
-        def top(i):
-            r = Signal(WIDE - 32, name=f"pre_top{i}")
-            with st.Switch(ctl.up):
-                for src, v in ((Upper.SUM, SUM(i)[32:]), (Upper.A, A(i)[32:]), (Upper.B, B(i)[32:]),
-                               (Upper.A_LO, fit(A(i)[:32].as_signed(), WIDE - 32))):
+        def other(i):
+            r = Signal(32, name=f"other{i}")
+            with st.Switch(ctl.other):
+                for src, v in ((Other.A_EXT, _rep(A(i)[WIDE - 1], 32)), (Other.B_EXT, _rep(B(i)[WIDE - 1], 32)),
+                               (Other.A, A(i)[:32]), (Other.C, C(i)[:32])):
                     with st.Case(src):
                         st.d.comb += r.eq(v)
             return r
-        TOP = wide(st, "pre_top", WIDE - 32, top)
+        OTHER = wide(st, "other", 32, other)
+
+        def beyond(i):
+            p = P(i)[32:]
+            top = Mux(ctl.rs == Result.SUM, SUM(i)[32:], 0)
+            out = x_en[AddX.P] & (p != 0) & (p != _rep(1, len(p)))
+            return Cat(top, out, p[-1])
+        EXACT = wide(st, "beyond", WIDE - 32 + 2, beyond)
 
         def mask_out(i):
             s = SUM(i)
-            cond = ctl.cond.bit_select(Cat(s == 0, lt(i)), 1)
-            return Mux(ctl.mo == MaskOut.COMPARE, cond, Mux(ctl.mo == MaskOut.CARRY32, s[32],
-                       Mux(ctl.mo == MaskOut.CARRY64, s[64], 0)))
+            equal = (s == 0) & (zero[i] | ~hi)
+            cond = ctl.cond.bit_select(Cat(equal, lt(i)), 1)
+            return Mux(ctl.mo == MaskOut.COMPARE, cond, Mux(ctl.mo == MaskOut.CARRY, s[32], 0))
         lane_mask = sig(st, "lane_mask", Cat(*[mask_out(i) for i in range(n)]))
 
-        # stage 3 (``stages=3``): the selected result, the shift, the lane mask and the
-        # finishing inputs
-        PRE = (lambda i, s=cut(Cat(*[Cat(PRE(i), TOP(i)) for i in range(n)]), "pre3"): s[WIDE * i:WIDE * (i + 1)])
-        SHIFT = (lambda i, s=cut(Cat(*[SH(i) for i in range(n)]), "shift3"): s[12 * i:12 * (i + 1)])
+        # ---- stage 3: the shift and the finish
+        def per_lane(v, width, name):
+            s = cut(Cat(*[v(i) for i in range(n)]), name)
+            return lambda i: s[width * i:width * (i + 1)]
+        PRE, OTHER = per_lane(PRE, 32, "pre3"), per_lane(OTHER, 32, "other3")
+        SHIFT, EXACT = per_lane(SH, 11, "shift3"), per_lane(EXACT, WIDE - 32 + 2, "beyond3")
         st = stage("finish_out")
         st.d.comb += self.mask_out.eq(cut(lane_mask, "lane_mask3"))
         ctl = cut(ctl, "ctl3")
@@ -851,39 +912,42 @@ class VALUInt(wiring.Component):
         # half, the other half keeps d_old
         st = stage("finish")
         saturate = ctl.sat & clamp
-        top_bit = sig(st, "sat_top", Mux(ctl.sgn, Mux(ctl.sat_to == Width.W16, 1 << 15,
-                                                    Mux(ctl.sat_to == Width.W32, 1 << 31, 1 << 63)), 0))
+        top_bit = sig(st, "sat_top", Mux(ctl.sgn, Mux(ctl.sat_to == Width.W16, 1 << 15, 1 << 31), 0))
         shift16 = Cat(Const(0, 4), opsel3)
         keep = ~(Const(0xFFFF, 32) << shift16)[:32]
 
-        # the shifter: a funnel F of 127 bits shifted right by 0 to 63 into 64, one level per
-        # bit of the amount, the widest first (each level only as wide as what follows needs).
-        # A right shift of v by k: F = {fill, v}, k; a left shift: F = {v, 0}, 63 - k. Then
-        # v_bfe's mask, sign-extended for v_bfe_i32
+        # the shifter: a funnel of 63 bits shifted right by 0 to 31 into 32, one level per
+        # bit of the amount, the widest first (each level only as wide as what follows
+        # needs). A right shift of v by k: {other, v} by k; a left one: {v, other} by 31 - k
+        # (the other word's top 31 bits). Then v_bfe's mask, sign-extended for v_bfe_i32
         st_sh = stage("shifter")
         signed_field = ctl.post == Post.SIGNED_FIELD
         masked = (ctl.post == Post.AND_MASK) | signed_field
 
         def shift(i):
-            r, k, width, field_sign = PRE(i), SHIFT(i)[:6], SHIFT(i)[6:11], SHIFT(i)[11] & signed_field
-            fill = _rep(ctl.arith & r[63], 63)
-            f = sig(st_sh, f"funnel{i}", Mux(ctl.left, Cat(Const(0, 63), r[:64]), Cat(r[:64], fill)))
-            by = k ^ _rep(ctl.left, 6)
-            for j in reversed(range(6)):    # each level a signal: the simulator inlines an expression
-                f = sig(st_sh, f"funnel{i}_{j}", select(by[j], f[1 << j:64 + (2 << j) - 1], f[:64 + (1 << j) - 1]))
+            v, o = PRE(i), OTHER(i)
+            k, width, field_sign = SHIFT(i)[:5], SHIFT(i)[5:10], SHIFT(i)[10] & signed_field
+            f = sig(st_sh, f"funnel{i}", Mux(ctl.left, Cat(o[1:], v), Cat(v, o[:31])))
+            by = k ^ _rep(ctl.left, 5)
+            for j in reversed(range(5)):    # each level a signal: the simulator inlines an expression
+                f = sig(st_sh, f"funnel{i}_{j}", select(by[j], f[1 << j:32 + (2 << j) - 1], f[:32 + (1 << j) - 1]))
             mask = low_mask(width, 32)
-            lo = (f[:32] & (mask | _rep(~masked, 32))) | (~mask & _rep(field_sign, 32))
-            # the exact value: an op that does not shift passes unchanged, and a shift that
-            # saturates (16-bit) keeps its sign above bit 63
-            return sig(st_sh, f"shifted{i}", Cat(lo, f[32:], r[64:]))
+            return sig(st_sh, f"shifted{i}", (f & (mask | _rep(~masked, 32))) | (~mask & _rep(field_sign, 32)))
 
         def finish(i):
             r = shift(i)
-            over = sig(st, f"over{i}", _overflow(r, ctl.sat_to, ctl.sgn))
-            limit = _rep(~r[WIDE - 1], 64) ^ top_bit
-            v = sig(st, f"fin{i}", Mux(saturate & over, limit, r[:64]))
+            top, out, sign = EXACT(i)[:WIDE - 32], EXACT(i)[WIDE - 32], EXACT(i)[WIDE - 31]
+            exact = Cat(r, top)
+            over = sig(st, f"over{i}", out | _overflow(exact, ctl.sat_to, ctl.sgn))
+            limit = _rep(~Mux(out, sign, exact[WIDE - 1]), 32) ^ top_bit
+            v = sig(st, f"fin{i}", Mux(saturate & over, limit, r))
             old = d_old[32 * i:32 * i + 32]
-            v = Mux(ctl.half, (old & keep) | (v[:16] << shift16)[:32], v)
-            return Cat(v[:32], Mux(ctl.dst64, v[32:64], 0))
+            return Mux(ctl.half, (old & keep) | (v[:16] << shift16)[:32], v)
         st.d.comb += self.d.eq(Cat(*[finish(i) for i in range(n)]))
         return m
+
+
+def two_passes(name: str) -> bool:
+    """Whether VALUInt runs ``name`` as a low pass and a high one (a 64-bit source or result;
+    False for an op it does not implement)."""
+    return bool(_CONTROL.get(name, {}).get("two"))

@@ -41,7 +41,7 @@ from .memreq import MemRequest
 from .trans import CLS_OF, TransIn, TransOut
 from .lanemul import FP_WIDTH, WIDTH as MUL_W, LaneMultiplier
 from .valu_fp import FP_OPS, VALUFloat
-from .valu_int import CLAMP_SATURATES, IMPLEMENTED as INT_OPS, PLAIN32, VALUInt
+from .valu_int import CLAMP_REFUSED, CLAMP_SATURATES, IMPLEMENTED as INT_OPS, PLAIN32, VALUInt
 from .vgpr import VgprBanks, VgprWrite
 
 __all__ = ["VectorPipe", "VECTOR_OPS", "TRANS_OPS", "NO_CLAMP", "NO_OMOD", "NO_OPSEL"]
@@ -54,12 +54,14 @@ _FP = frozenset(o.name.lower() for o in FP_OPS)
 _LANE_MOVES = frozenset({"v_readlane_b32", "v_readfirstlane_b32", "v_writelane_b32"})
 VECTOR_OPS = frozenset(i.name for i in OPCODES if i.kind == "valu" and i.name in _FP | INT_OPS | _LANE_MOVES
                        and not (i.dst_bits == 16 and len(i.src_bits) == 3))
-#: Of those, the integer ops the model refuses with ``clamp``, and with ``op_sel``.
 #: The transcendentals, which the DCU's shared unit (``trans_req``/``trans_resp``) computes.
 TRANS_OPS = frozenset(op.name.lower() for op in CLS_OF)
 #: The float op with an integer result, which the model refuses with ``omod`` or ``clamp``.
 NO_OMOD = frozenset({"v_frexp_exp_i32_f32"})
-NO_CLAMP = frozenset((PLAIN32 - CLAMP_SATURATES) & VECTOR_OPS | NO_OMOD)
+#: Refused with ``clamp``: the integer ops the model refuses it on, the 64-bit multiply-adds
+#: (the integer lane writes a low word before the high word that would saturate it), and
+#: NO_OMOD; refused with ``op_sel``: the plain 32-bit integer ops.
+NO_CLAMP = frozenset((PLAIN32 - CLAMP_SATURATES) & VECTOR_OPS | CLAMP_REFUSED | NO_OMOD)
 NO_OPSEL = frozenset(PLAIN32 & VECTOR_OPS)
 
 
@@ -146,9 +148,9 @@ class VectorPipe(wiring.Component):
         ri = run.inst
         # A memory instruction reads each row in two cycles (its registers: vaddr, vaddr + 1
         # and data dword 0, then data dwords 1-3), so does a VALU one with 64-bit operands (the
-        # low halves, then the high ones). A 64-bit result writes its high half the cycle after
-        # the low: one idle cycle (``tail``) after the last row keeps the next instruction's
-        # first write from meeting it.
+        # low halves, then the high ones), which then takes two passes of the integer lane:
+        # one idle cycle (``tail``) after the last row keeps the next instruction's first
+        # pass from meeting the last row's second.
         row_end = run.valid & ~run.tail & (run.second | ~run.two)
         ends = row_end & (run.row == P - 1)
         last = run.tail | (ends & ~run.hi)
@@ -167,7 +169,7 @@ class VectorPipe(wiring.Component):
         wide = (i.src0_dw == 2) | (i.src1_dw == 2) | (i.src2_dw == 2) | (i.vdst_dw == 2)
         with m.If(iss.valid):
             m.d.sync += [run.valid.eq(1), run.mem.eq(mem), run.trans.eq(i.kind == Kind.VTRANS),
-                         run.two.eq(mem | wide), run.hi.eq(~mem & (i.vdst_dw == 2)),
+                         run.two.eq(mem | wide), run.hi.eq(~mem & wide),
                          run.second.eq(0), run.tail.eq(0), run.row.eq(0), run.wave.eq(iss.wave),
                          run.base.eq(iss.base), run.inst.eq(iss.inst), run.exec.eq(iss.exec),
                          run.sres.eq(iss.sres), run.scc.eq(iss.scc)]
@@ -251,23 +253,31 @@ class VectorPipe(wiring.Component):
         ex = Signal(data.StructLayout({**ctl, "a": 32 * L, "b": 32 * L, "c": 32 * L,
                                        "high": data.ArrayLayout(32 * L, 3), "mask_in": L, "op": OpId, "abs": 3,
                                        "neg": 3, "opsel": 4, "clamp": 1, "omod": 2}))
-        m.d.sync += [getattr(ex, f).eq(getattr(opr, f)) for f in (*ctl, "mask_in", "op", "abs", "neg", "opsel",
-                                                                   "clamp", "omod") if f not in ("valid", "picked")]
-        m.d.sync += [ex.valid.eq(opr.valid & ~opr.mem & ~opr.trans & (opr.second | ~opr.two)), ex.picked.eq(this)]
+        # A row with a 64-bit operand or result runs through the integer lane in two passes,
+        # its low word and then its high one (``pass1``): ``ex`` holds the row for the second.
+        # OPR has no row for EX then: the next row's low halves, or the instruction's tail.
+        pass1 = Signal()
+        again = ex.valid & ex.hi & ~pass1
+        m.d.sync += pass1.eq(again)
         t_issue = iss.valid & (i.kind == Kind.VTRANS)
         self._trans_request(m, port, opr, src[0], tq, t_issue)
-        m.d.sync += [ex.a.eq(Mux(opr.two, low[0], src[0])),
-                     ex.b.eq(Mux(opr.two, low[1], Mux(opr.fmamk, k_lanes, src[1]))),
-                     ex.c.eq(Mux(opr.two, low[2], Mux(opr.fmamk, src[1], Mux(opr.fmaak, k_lanes, src[2]))))]
-        m.d.sync += [ex.high[k].eq(Mux(opr.two, src[k], 0)) for k in range(3)]
+        with m.If(~again):
+            m.d.sync += [getattr(ex, f).eq(getattr(opr, f)) for f in (*ctl, "mask_in", "op", "abs", "neg", "opsel",
+                                                                       "clamp", "omod") if f not in ("valid", "picked")]
+            m.d.sync += [ex.valid.eq(opr.valid & ~opr.mem & ~opr.trans & (opr.second | ~opr.two)),
+                         ex.picked.eq(this)]
+            m.d.sync += [ex.a.eq(Mux(opr.two, low[0], src[0])),
+                         ex.b.eq(Mux(opr.two, low[1], Mux(opr.fmamk, k_lanes, src[1]))),
+                         ex.c.eq(Mux(opr.two, low[2], Mux(opr.fmamk, src[1], Mux(opr.fmaak, k_lanes, src[2]))))]
+            m.d.sync += [ex.high[k].eq(Mux(opr.two, src[k], 0)) for k in range(3)]
 
         # ---- EX1..EX3: the lanes; the row's control follows in two registers
         ext = {"external_mul": cfg.shared_multiplier, "stages": 3}
         m.submodules.valu_fp = vfp = VALUFloat(L, **ext)
-        m.submodules.valu_int = vint = VALUInt(L, **ext)
+        m.submodules.valu_int = vint = VALUInt(L, external_mul=cfg.shared_multiplier)
         m.d.comb += [vfp.op.eq(Mux(ex.fp, ex.op, OpId.NONE)), vfp.a.eq(ex.a), vfp.b.eq(ex.b), vfp.c.eq(ex.c),
                      vfp.abs.eq(ex.abs), vfp.neg.eq(ex.neg), vfp.clamp.eq(ex.clamp), vfp.omod.eq(ex.omod),
-                     vint.op.eq(Mux(ex.fp, OpId.NONE, ex.op)), vint.mask_in.eq(ex.mask_in),
+                     vint.op.eq(Mux(ex.fp, OpId.NONE, ex.op)), vint.hi.eq(pass1), vint.mask_in.eq(ex.mask_in),
                      vint.lane_base.eq(ex.row * L), vint.opsel.eq(ex.opsel), vint.clamp.eq(ex.clamp),
                      vint.d_old.eq(ex.c)]            # a 16-bit result keeps the other half of c: the old destination
         for k, (a, v) in enumerate(zip((vint.a, vint.b, vint.c), (ex.a, ex.b, ex.c))):
@@ -280,22 +290,18 @@ class VectorPipe(wiring.Component):
             m.d.comb += [lmul.int_x.eq(vint.mul_x), lmul.int_y.eq(vint.mul_y), lmul.fp_x.eq(vfp.mul_x),
                          lmul.fp_y.eq(vfp.mul_y), lmul.fp.eq(mul_fp), vint.mul_p.eq(lmul.p),
                          vfp.mul_p.eq(Cat(*[lmul.p[2 * MUL_W * n:2 * MUL_W * n + 2 * FP_WIDTH] for n in range(L)]))]
-        ex2, ex3 = (Signal(data.StructLayout(ctl), name=n) for n in ("ex2", "ex3"))
-        m.d.sync += [getattr(ex2, f).eq(getattr(ex, f)) for f in ctl] + [ex3.eq(ex2)]
+        # a two-pass row's low pass writes the low word; the high pass the high word, its lane
+        # mask and the instruction's end
+        ex2, ex3 = (Signal(data.StructLayout({**ctl, "pass1": 1}), name=n) for n in ("ex2", "ex3"))
+        final = ~ex.hi | pass1
+        m.d.sync += [getattr(ex2, f).eq(getattr(ex, f)) for f in ctl if f != "last"] + [ex3.eq(ex2)]
+        m.d.sync += [ex2.last.eq(ex.last & final), ex2.pass1.eq(pass1)]
 
         # ---- write-back: the row to the VGPRs, the lane mask collected over the passes
-        d = Mux(ex3.fp, vfp.d, Cat(*[vint.d[64 * n:64 * n + 32] for n in range(L)]))
-        lanes_set = Mux(ex3.fp, vfp.mask_out, vint.mask_out) & ex3.exec
-        # a 64-bit result's high half, written the next cycle (no row reaches EX3 then)
-        high = Signal(data.StructLayout({"valid": 1, "last": 1, "wave": range(max(W, 2)), "w": vg.valu.w.shape()}))
-        m.d.sync += [high.valid.eq(ex3.valid & ex3.hi), high.last.eq(ex3.last), high.wave.eq(ex3.wave),
-                     high.w.reg.eq(ex3.vdst + 1), high.w.row.eq(ex3.row), high.w.mask.eq(ex3.exec),
-                     high.w.data.eq(Cat(*[vint.d[64 * n + 32:64 * n + 64] for n in range(L)]))]
-        with m.If(high.valid):
-            m.d.comb += [vg.valu.valid.eq(1), vg.valu.w.eq(high.w)]
-        with m.Else():
-            m.d.comb += [vg.valu.valid.eq(ex3.valid & ex3.vdst_we), vg.valu.w.reg.eq(ex3.vdst),
-                         vg.valu.w.row.eq(ex3.row), vg.valu.w.data.eq(d), vg.valu.w.mask.eq(ex3.exec)]
+        d = Mux(ex3.fp, vfp.d, vint.d)
+        lanes_set = Mux(~ex3.hi | ex3.pass1, Mux(ex3.fp, vfp.mask_out, vint.mask_out) & ex3.exec, 0)
+        m.d.comb += [vg.valu.valid.eq(ex3.valid & ex3.vdst_we), vg.valu.w.reg.eq(ex3.vdst + ex3.pass1),
+                     vg.valu.w.row.eq(ex3.row), vg.valu.w.data.eq(d), vg.valu.w.mask.eq(ex3.exec)]
         acc = Signal(32)
         collected = acc | (lanes_set << (ex3.row * L))[:32]
         with m.If(ex3.valid):
@@ -307,14 +313,16 @@ class VectorPipe(wiring.Component):
         value = Mux(ex3.pick, ex3.picked, Mux(ex3.sres, Mux(ex3.row == 0, d[:32], lane0), collected))
         m.d.comb += [port.mask.valid.eq(ex3.valid & ex3.last & ex3.mask_we), port.mask.wave.eq(ex3.wave),
                      port.mask.sdst.eq(ex3.sdst), port.mask.value.eq(value), port.mask.scc.eq(ex3.scc),
-                     port.soon.eq(Cat(ex.valid & ex.last & ex.mask_we, soon_opr, soon_rd))]
+                     port.soon.eq(Cat(ex.valid & ex.last & ex.mask_we & final,
+                                      soon_opr & ~opr.hi | again & ex.last & ex.mask_we,
+                                      soon_rd & ~run.hi | soon_opr & opr.hi))]
 
         # ---- per wave: instructions in flight; results a read would not see yet
         self._raw(m, port)
         # A wave waits for a VALU instruction of two cycles a row (``wide``) to write its last
         # row, and for a transcendental's result.
-        done_w = Mux(high.valid, high.wave, ex3.wave)
-        done = (ex3.valid & ex3.last & ~ex3.hi) | (high.valid & high.last)
+        done_w = ex3.wave
+        done = ex3.valid & ex3.last
         for w in range(W):
             n = Signal(range(4), name=f"in_flight{w}")
             wide_w = Signal(name=f"wide{w}")
