@@ -22,10 +22,10 @@ to the 64-bit limits, without it.
 
 Also checked: the set of implemented opcodes equals the model's integer VALU set; every other
 opcode, ``op_sel`` on a plain 32-bit op and ``clamp`` on exactly the ops whose clamp the model
-rejects (it raises ``ModelError``) and on the 64-bit multiply-adds are ``illegal``; 8 lanes; the products from the multiplier
-the ``fpga`` preset shares with the FP32 unit; one multiplier per lane; ``v_mbcnt_lo`` in a
-lane group; every opcode back to back, a 64-bit one's two passes on consecutive cycles;
-Verilog conversion and ``verilator --lint-only``.
+rejects (it raises ``ModelError``) and on the 64-bit multiply-adds are ``illegal``; 8 lanes;
+the products from the multiplier the ``fpga`` preset shares with the FP32 unit; one
+multiplier per lane; ``v_mbcnt_lo`` in a lane group; every opcode back to back, a 64-bit
+one's two passes on consecutive cycles; Verilog conversion and ``verilator --lint-only``.
 
 A note on the model: ``sim.vector.cls`` (v_cls_i32) returns clz(x) - 1 where the ISA
 pseudocode (and ``sim.scalar`` for s_cls_i32) returns clz(x), x being S0 XORed with its sign
