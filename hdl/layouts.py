@@ -71,11 +71,11 @@ DecodedInst = data.StructLayout({
     "sdst": unsigned(7),
     "literal": unsigned(32),     # the literal dword (0 when there is none)
     "has_literal": 1,
-    "abs": unsigned(3),          # VOP3 input modifiers, bit i for source i
-    "neg": unsigned(3),
-    "opsel": unsigned(4),
+    "abs": unsigned(3),          # VOP3 input modifiers, bit i for source i (VOP3P: neg_hi)
+    "neg": unsigned(3),          # (VOP3P: neg_lo)
+    "opsel": unsigned(4),        # (VOP3P: op_sel, bit 3 op_sel_hi[2])
     "clamp": 1,
-    "omod": unsigned(2),
+    "omod": unsigned(2),         # (VOP3P: op_sel_hi[1:0])
     "simm16": unsigned(16),      # SOPK / SOPP immediate
     "offset": signed(24),
     "offset0": unsigned(8),

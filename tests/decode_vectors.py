@@ -85,6 +85,9 @@ def expect(inst: isa.Inst) -> dict:
             srcs[2] = VCC_LO                       # implicit VCC of the _e32 form
     elif fmt in (Fmt.VOP3, Fmt.VOP3SD, Fmt.VOP3P):
         srcs = [f["src0"], f["src1"], f["src2"]]
+    if fmt == Fmt.VOP3P:       # neg_hi, op_sel_hi in the VOP3 fields of their bits
+        e["abs"], e["opsel"] = f["neg_hi"], f["opsel"] | (f["opsel_hi"] >> 2) << 3
+        e["omod"] = f["opsel_hi"] & 3
     e["src0"], e["src1"], e["src2"] = srcs
     if fmt in (Fmt.SOP1, Fmt.SOP2, Fmt.SOPK, Fmt.VOP3SD):
         e["sdst"] = f["sdst"]

@@ -108,9 +108,10 @@ def _check_outputs(test, inputs, out):
 
 def _valu_read_cycles(info, cfg) -> int:
     """Cycles a VALU instruction reads its rows (``perf.valu_busy``): one a row, two with a
-    64-bit operand or result, each half of a VOPD its own rows (docs/simd.md, "Lean SIMD")."""
+    64-bit operand or result or packed halves (the integer lane's two passes), each half of a
+    VOPD its own rows (docs/simd.md, "Lean SIMD")."""
     wide = any(b == 64 for b in info.src_bits) or (info.dst_bits == 64 and info.fmt != Fmt.VOPC)
-    return cfg.valu_cycles * (2 if wide or info.fmt == Fmt.VOPD else 1)
+    return cfg.valu_cycles * (2 if wide or info.fmt in (Fmt.VOPD, Fmt.VOP3P) else 1)
 
 
 def _check_perf(run):

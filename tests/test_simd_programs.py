@@ -12,7 +12,7 @@ it, launched with its own EXEC, s[0:3], ttmp7 and ttmp9. The model (``sim.execut
 the same program from the same state; afterwards every SGPR of every wave must be equal.
 Words the SIMD cannot run stop the wave with an error naming its PC.
 
-Vector programs: random float, integer (64- and 16-bit, lane moves) and VOPD instructions
+Vector programs: random float, integer (64-bit, 16-bit, packed, lane moves) and VOPD instructions
 among SALU ones, branches on VCC and EXEC and ``v_cmpx``; random global and LDS loads and
 stores of every width answered out of order. Every VGPR, SGPR, LDS and buffer byte must equal
 the model's.
@@ -563,6 +563,12 @@ def _vop3(op, vdst, srcs, *, abs_=0, neg=0, opsel=0, clamp=0, omod=0, sdst=None)
     return [0xD400_0000 | op << 16 | clamp << 15 | low << 8 | vdst, neg << 29 | omod << 27 | s2 << 18 | s1 << 9 | s0]
 
 
+def _vop3p(op, vdst, srcs, *, opsel=0, opsel_hi=7, clamp=0):
+    s0, s1, s2 = (list(srcs) + [0, 0, 0])[:3]
+    return [0xCC00_0000 | op << 16 | clamp << 15 | (opsel_hi >> 2) << 14 | opsel << 11 | vdst,
+            (opsel_hi & 3) << 27 | s2 << 18 | s1 << 9 | s0]
+
+
 def _source(rng, vgpr_only=False, wide=False) -> int:
     """A source code: v0..v15, s0..s23, a constant, the literal, VCC or EXEC (64-bit sources:
     pairs, SGPR pairs even)."""
@@ -598,7 +604,11 @@ def _random_valu(rng, names) -> list[int]:
         if name == "v_writelane_b32":
             srcs = [s if s < 256 else rng.randrange(24) for s in srcs]
         mods = {}
-        if e64:
+        if info.fmt == isa.Fmt.VOP3P:        # packed halves: any op_sel and op_sel_hi
+            clamp = int("clamp" in info.flags and name not in NO_CLAMP and rng.random() < 0.2)
+            words = _vop3p(info.op, vdst, srcs, opsel=rng.getrandbits(3) & ((1 << n) - 1),
+                           opsel_hi=rng.getrandbits(3) & ((1 << n) - 1) if rng.random() < 0.6 else 7, clamp=clamp)
+        elif e64:
             if "abs" in info.flags:
                 mods.update(abs_=rng.getrandbits(3) if rng.random() < 0.3 else 0,
                             neg=rng.getrandbits(3) if rng.random() < 0.3 else 0)
@@ -779,12 +789,34 @@ def test_sixteen_bit_halves_and_constants_match_the_model(preset):
     _check_vector(preset, code, vector_launches(41, PRESETS[preset].wave_slots), 41, active=30)
 
 
+@pytest.mark.parametrize("preset", ["fpga", "default"])
+def test_packed_halves_and_constants_match_the_model(preset):
+    """Every packed 16-bit integer op (two passes of the integer lane) with random op_sel and
+    op_sel_hi, sources among the VGPRs, SGPRs and the inline constants (a packed operand reads
+    a constant's 16-bit form in its low half, 0 in its high one), clamp where it saturates."""
+    from hdl.simd.valu_int import CLAMP_REFUSED, PACKED
+    rng = random.Random(43)
+    code = _prologue(rng)
+    for name in sorted(PACKED):
+        info = isa.by_name(name)
+        n = len(info.src_bits)
+        for k in range(4):
+            srcs = [rng.choice([*range(128, 209), *range(240, 249), *range(24), 256 + rng.randrange(VG)])
+                    for _ in range(n)]
+            srcs[k % n] = 256 + rng.randrange(VG)
+            code += _vop3p(info.op, 1 + rng.randrange(VG - 1), srcs, opsel=rng.getrandbits(n),
+                           opsel_hi=rng.getrandbits(n), clamp=int(name not in CLAMP_REFUSED and k == 3))
+    code += _sopp("s_endpgm")
+    _check_vector(preset, code, vector_launches(43, PRESETS[preset].wave_slots), 43, active=30)
+
+
 @pytest.mark.parametrize("preset,seed", [("fpga", 23), ("default", 24)])
 def test_integer_programs_match_the_model(preset, seed):
-    """Integer VALU instructions, 64-bit and 16-bit ones and the lane moves more often than the
-    rest."""
+    """Integer VALU instructions, 64-bit, 16-bit and packed ones and the lane moves more often
+    than the rest."""
     names = _names(lambda i: not ("f32" in i.name or "ubyte" in i.name))
-    names += 4 * [n for n in names if {16, 64} & {isa.by_name(n).dst_bits, *isa.by_name(n).src_bits}
+    names += 4 * [n for n in names if ({16, 64} & {isa.by_name(n).dst_bits, *isa.by_name(n).src_bits}
+                                       or isa.by_name(n).fmt == isa.Fmt.VOP3P)
                   and not n.startswith("v_cmpx_")]     # (more EXEC writes would leave few lanes on)
     names += 8 * ["v_readlane_b32", "v_readfirstlane_b32", "v_writelane_b32"]
     code = vector_program(seed, names)

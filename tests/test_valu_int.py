@@ -78,14 +78,20 @@ def _model_integer_valu() -> set[str]:
                 out.add(n)
             continue
         if n not in X.IMPLEMENTED or n in _FLOAT_VALU or _FLOAT_NAME.search(n) or n in _LANE_CROSSING \
-                or n in MODEL_16BIT_FLOAT_AND_COMPARE or n in MODEL_PACKED:   # model only
+                or n in MODEL_16BIT_FLOAT_AND_COMPARE:   # model only (the packed float ops: by name)
             continue
         out.add(n)
     return out
 
 
 def _inst(name: str, opsel: int, clamp: int) -> Inst:
+    """The VOP3 (VOP3SD, VOP3P) instruction of ``name`` over v0-v1, v2-v3, v4-v5 into v6; for
+    a packed op, ``opsel`` bits 0-2 are op_sel and bits 4-6 op_sel_hi."""
     info = by_name(name)
+    if name in MODEL_PACKED:
+        f = {"vdst": 6, "src0": 256 + 0, "src1": 256 + 2, "src2": 256 + 4, "neg": 0, "neg_hi": 0,
+             "opsel": opsel & 7, "opsel_hi": opsel >> 4 & 7, "clamp": clamp}
+        return Inst(info=info, fmt=Fmt.VOP3P, pc=0, words=(0, 0), size=8, literal=None, f=f)
     vop3sd = "carry_out" in info.flags
     f = {"vdst": 6, "src0": 256 + 0, "src1": 256 + 2, "src2": 256 + 4, "neg": 0, "omod": 0,
          "clamp": clamp}
@@ -155,6 +161,13 @@ def _values(rnd: random.Random, n: int, kind: str) -> list[int]:
     return out
 
 
+def _random_opsel(rnd: random.Random, name: str) -> int:
+    """op_sel (bits 0-3); a packed op's op_sel and op_sel_hi (bits 0-2, 4-6)."""
+    if name in MODEL_PACKED:
+        return rnd.getrandbits(3) | rnd.getrandbits(3) << 4
+    return rnd.getrandbits(4)
+
+
 def _vector(rnd: random.Random, name: str):
     kinds = ["any", "any", "perm" if name == "v_perm_b32" else "any"]
     a, b, c = (np.array(_values(rnd, LANES, k), np.uint64) for k in kinds)
@@ -166,7 +179,7 @@ def _vector(rnd: random.Random, name: str):
     d_old = np.array([rnd.getrandbits(32) for _ in range(LANES)], np.uint32)
     # op_sel and clamp: random, except on the plain 32-bit ops (VINT), where the model rejects
     # op_sel, and clamp but on the ones it saturates (INT_CLAMP_OPS; test_illegal)
-    opsel, clamp = rnd.getrandbits(4), rnd.getrandbits(1)
+    opsel, clamp = _random_opsel(rnd, name), rnd.getrandbits(1)
     if name in X.VINT:
         opsel, clamp = 0, clamp if name in INT_CLAMP_OPS else 0
     if name in CLAMP_REFUSED:
@@ -199,14 +212,14 @@ class Harness:
         if shared_mul:
             self.m.submodules.mul = mul = LaneMultiplier(lanes)
             self.m.d.comb += [mul.int_x.eq(d.mul_x), mul.int_y.eq(d.mul_y), d.mul_p.eq(mul.p)]
-        self.fields = [d.a, d.b, d.c, d.mask_in, d.d_old, d.opsel, d.clamp]
+        self.fields = [d.a, d.b, d.c, d.mask_in, d.d_old, d.opsel, d.opsel_hi, d.clamp]
         self.stim = Signal(sum(len(f) for f in self.fields))
         self.m.d.comb += Cat(*self.fields).eq(self.stim)
 
     def pack(self, a, b, c, mask_in, d_old, opsel, clamp) -> int:
         n = self.lanes
         vals = [_pack64(a[:n]), _pack64(b[:n]), _pack64(c[:n]), mask_in & ((1 << n) - 1),
-                _pack32(d_old[:n]), opsel, clamp]
+                _pack32(d_old[:n]), opsel & 15, opsel >> 4, clamp]
         out, off = 0, 0
         for f, v in zip(self.fields, vals):
             out |= v << off
@@ -245,9 +258,11 @@ def _stream(harness: Harness, vectors) -> list:
     sim.add_testbench(bench)
     sim.run()
     out = []
-    for (k, *_, hi), (d, mask, illegal) in zip(seq, got):
+    for (k, name, _, _, hi), (d, mask, illegal) in zip(seq, got):
         words = [(d >> (32 * i)) & 0xFFFF_FFFF for i in range(lanes)]
-        if hi:      # the high pass: each lane's high word
+        if hi and name in MODEL_PACKED:     # the high pass: a packed op's whole result
+            out[k] = (sum(w << (64 * i) for i, w in enumerate(words)), mask, out[k][2])
+        elif hi:                            # each lane's high word
             low, _, first_illegal = out[k]
             out[k] = (low | sum(w << (64 * i + 32) for i, w in enumerate(words)), mask, first_illegal)
         else:
@@ -376,7 +391,7 @@ def _clamp_vectors(rnd: random.Random, name: str, lanes: int, clamp: int = 1) ->
         a, b, c = (np.array(x, np.uint64) for x in zip(*triples[k:k + lanes]))
         a, b, c = (np.resize(x, LANES) for x in (a, b, c))      # the model's wave has 32 lanes
         d_old = np.array([rnd.getrandbits(32) for _ in range(LANES)], np.uint32)
-        opsel = 0 if name in X.VINT else rnd.getrandbits(4)
+        opsel = 0 if name in X.VINT else _random_opsel(rnd, name)
         out.append((a, b, c, rnd.getrandbits(32), d_old, opsel, clamp))
     return out
 
@@ -438,7 +453,7 @@ MULTIPLIES = sorted(n for n in IMPLEMENTED if "_mul_" in n or "_mad_" in n)
 def test_shared_multiplier():
     """The multiply ops (and v_lshl_add_u32, a multiply by 1 << S1) with the
     products from the multiplier the fpga preset shares with the FP32 unit."""
-    assert len(MULTIPLIES) == 16, MULTIPLIES
+    assert len(MULTIPLIES) == 19, MULTIPLIES
     rnd = random.Random(SEED + 3)
     names = MULTIPLIES + ["v_lshl_add_u32"]
     jobs = [(n, [_vector(rnd, n) for _ in range(50)]) for n in names]
@@ -450,7 +465,7 @@ def test_shared_multiplier():
 
 
 def test_one_multiplier_per_lane():
-    """The RTLIL has one data multiplier per lane for the 16 multiply ops (synthesis maps each
+    """The RTLIL has one data multiplier per lane for the 19 multiply ops (synthesis maps each
     to DSP blocks: docs/fpga.md), none with an external multiplier. (The other ``$mul``
     cells scale bit indices by small constants.)"""
     from amaranth.back import rtlil

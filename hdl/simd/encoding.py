@@ -268,10 +268,10 @@ def operand_fields(fmt, inst, t, w0, w1, w2) -> list:
         return [inst.vdst.eq(w0[0:8]), t.src0.eq(w1[0:9]), t.src1.eq(w1[9:18]),
                 t.src2.eq(w1[18:27]), inst.neg.eq(w1[29:32]), inst.omod.eq(w1[27:29]),
                 inst.clamp.eq(w0[15]), inst.abs.eq(w0[8:11]), inst.opsel.eq(w0[11:15])]
-    if fmt == Fmt.VOP3P:        # op_sel_hi and neg_hi have no DecodedInst field
+    if fmt == Fmt.VOP3P:        # neg_hi and op_sel_hi in the VOP3 fields of their bits
         return [inst.vdst.eq(w0[0:8]), t.src0.eq(w1[0:9]), t.src1.eq(w1[9:18]),
                 t.src2.eq(w1[18:27]), inst.neg.eq(w1[29:32]), inst.clamp.eq(w0[15]),
-                inst.opsel.eq(w0[11:14])]
+                inst.abs.eq(w0[8:11]), inst.opsel.eq(w0[11:15]), inst.omod.eq(w1[27:29])]
     if fmt == Fmt.DS:
         return [inst.offset0.eq(w0[0:8]), inst.offset1.eq(w0[8:16]),
                 inst.offset.eq(w0[0:16]), inst.vdst.eq(w1[24:32]), inst.data1.eq(w1[16:24]),

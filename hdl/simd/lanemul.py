@@ -1,7 +1,7 @@
 """One multiplier per lane shared by a SIMD's integer and FP32 vector ALUs
 (``config.shared_multiplier``).
 
-The integer unit's 16 multiply ops already share one signed 33 x 33-bit multiplier per lane
+The integer unit's 19 multiply ops already share one signed 33 x 33-bit multiplier per lane
 (``hdl/simd/valu_int.py``), and the FP32 unit's fused multiply-add has a 24 x 24-bit significand
 product per lane. Only one of the two units works on an instruction, so on an FPGA one
 multiplier can serve both: each unit presents its operands (``VALUInt`` and ``VALUFloat``

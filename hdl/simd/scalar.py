@@ -64,6 +64,7 @@ from .scalar_alu import IMPLEMENTED as SALU_OPS, PASSES, ScalarALU
 from .scalar_float import ACCUMULATES, SCALAR_COMPARES, SCALAR_FLOAT, SCALAR_TRANS
 from .memreq import MEMORY_OPS
 from .vector import NO_CLAMP, NO_OMOD, NO_OPSEL, TRANS_OPS, VECTOR_OPS
+from .valu_int import PACKED
 from .vgpr import VgprWrite
 
 __all__ = ["ScalarPipe", "PipeError"]
@@ -87,11 +88,13 @@ _DS_KINDS = (Kind.DS_LOAD, Kind.DS_STORE, Kind.DS_ATOMIC)
 _MEM_KINDS = (Kind.VMEM_LOAD, Kind.VMEM_STORE, Kind.VMEM_ATOMIC, Kind.CACHE, *_DS_KINDS)
 _KINDS = (Kind.SALU, Kind.SBRANCH, Kind.SWAIT, Kind.SHINT, Kind.SBARRIER, Kind.SENDPGM, Kind.SMEM, Kind.VALU,
           Kind.VTRANS, *_MEM_KINDS)
-#: The vector opcodes whose source k is 16 bits wide.
-_HALF = [[n for n in VECTOR_OPS if len(isa_info(n).src_bits) > k and isa_info(n).src_bits[k] == 16] for k in range(3)]
+#: The vector opcodes whose source k is 16 bits wide, or packed 16-bit halves (an inline
+#: constant is then its 16-bit form, the high half 0).
+_HALF = [[n for n in VECTOR_OPS if len(isa_info(n).src_bits) > k and (isa_info(n).src_bits[k] == 16 or n in PACKED)]
+         for k in range(3)]
 CNT_MAX = 63    # loadcnt's, storecnt's and dscnt's largest count (RDNA 4: 6 bits)
 _NOT_IN_FILE = (O.NULL, O.VCC_LO, O.VCC_HI, O.EXEC_LO, O.EXEC_HI)     # flip-flops, or nothing
-_VECTOR_FORMATS = (FmtId.VOP1, FmtId.VOP2, FmtId.VOPC, FmtId.VOP3, FmtId.VOP3SD)
+_VECTOR_FORMATS = (FmtId.VOP1, FmtId.VOP2, FmtId.VOPC, FmtId.VOP3, FmtId.VOP3SD, FmtId.VOP3P)
 KM_MAX = 31     # kmcnt's largest count (RDNA 4: 5 bits)
 _LOADS = [i.name for i in OPCODES if i.kind == "smem" and i.name.startswith("s_load_")]
 _CONDITIONS = {OpId.S_CBRANCH_SCC0: ("scc", 0), OpId.S_CBRANCH_SCC1: ("scc", 1),
@@ -238,7 +241,8 @@ class ScalarPipe(wiring.Component):
         is_valu = xi.kind == Kind.VALU
         valu_ok = (_member(xi.op, VECTOR_OPS) & (Cat(*(xi.fmt == f for f in _VECTOR_FORMATS)).any() | sres) &
                    ~(xi.clamp & _member(xi.op, NO_CLAMP)) & ~((xi.opsel != 0) & _member(xi.op, NO_OPSEL)) &
-                   ~((xi.omod != 0) & _member(xi.op, NO_OMOD)))
+                   ~((xi.omod != 0) & _member(xi.op, NO_OMOD)) &
+                   ~(((xi.neg | xi.abs) != 0) & _member(xi.op, PACKED)))    # VOP3P neg_lo/neg_hi
         is_trans = xi.kind == Kind.VTRANS       # the unit has no output modifiers
         trans_ok = (_member(xi.op, TRANS_OPS) & ((xi.fmt == FmtId.VOP1) | (xi.fmt == FmtId.VOP3)) & ~xi.clamp &
                     (xi.omod == 0))

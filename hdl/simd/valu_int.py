@@ -5,8 +5,9 @@ a lane group): the ``VINT`` table of ``sim/execute.py`` (adds, multiplies, shift
 and bit-count ops, min/max/med3, perm), the 16-bit ops with ``op_sel`` halves,
 ``v_add_nc_i32``/``v_sub_nc_i32``, the carry ops, ``v_mad_co_u64_u32``/``v_mad_co_i64_i32``,
 ``v_cndmask_b32``, the integer compares (``v_cmp_*``/``v_cmpx_*`` on i16/u16/i32/u32/i64/u64) and
-``v_mbcnt_lo/hi_u32_b32``. Float ops and the lane-crossing ``v_readlane``/
-``v_readfirstlane``/``v_writelane`` belong to other units: they raise ``illegal``.
+``v_mbcnt_lo/hi_u32_b32``, and the packed 16-bit integer ops (``v_pk_*_[iu]16``, VOP3P). Float
+ops and the lane-crossing ``v_readlane``/``v_readfirstlane``/``v_writelane`` belong to other
+units: they raise ``illegal``.
 
 Every operation runs on one 32-bit datapath per lane that a control word decoded from
 ``op`` steers (a table of the ops, :data:`Control`), not an adder, a shifter or a compare per
@@ -14,7 +15,9 @@ operation; each unit's result is chosen among a handful of unit outputs, not per
 An operation with a 64-bit source or result (the 64-bit shifts, compares and multiply-adds:
 :func:`two_passes`) runs as two passes on consecutive cycles, ``hi`` low then high, each
 computing one word of the result; the SIMD's vector pipe reads such a row in two cycles
-anyway, so the passes cost no throughput.
+anyway, so the passes cost no throughput. A packed 16-bit op runs its halves the same way, as
+the 16-bit op of the same math on the source halves ``op_sel`` (low pass) and ``op_sel_hi``
+(high pass) pick; the high pass's result keeps the low pass's half below its own.
 
 - **operands**: each source's word of the pass extended to 34 bits (a 16-bit half picked by
   ``op_sel``, or 24 or 32 bits, sign- or zero-extended by the op's type; a 64-bit source's
@@ -39,7 +42,7 @@ anyway, so the passes cost no throughput.
   ``v_add_lshl_u32``'s sum; after it, ``v_bfe``'s mask (the sign bit of ``v_bfe_i32``'s
   field picked from S0 in the stage before). ``v_lshl_add_u32`` and ``v_lshl_or_b32`` shift
   on the lane's multiplier instead (times ``1 << S1``);
-- **one signed 33 x 33 multiplier** for the 16 multiply ops (32-bit, 24-bit and 16-bit
+- **one signed 33 x 33 multiplier** for the 19 multiply ops (32-bit, 24-bit and 16-bit
   operands extended to 33 bits: synthesis would keep one per op and lane), or the product
   from ``hdl/simd/lanemul.py``;
 - **min/max**: S0, S1 or S2, picked by a small table of the mode and three compares made at
@@ -84,8 +87,8 @@ from amaranth.lib.wiring import In, Out
 from ..isa_tables import OpId, info_of
 from . import lanemul
 
-__all__ = ["VALUInt", "IMPLEMENTED", "CLAMP_SATURATES", "CLAMP_REFUSED", "PLAIN32", "two_passes", "select", "popcount",
-           "count_leading_zeros", "low_mask", "fit", "balanced"]
+__all__ = ["VALUInt", "IMPLEMENTED", "CLAMP_SATURATES", "CLAMP_REFUSED", "PACKED", "PLAIN32", "two_passes",
+           "select", "popcount", "count_leading_zeros", "low_mask", "fit", "balanced"]
 
 
 # --------------------------------------------------------------------------------------
@@ -335,9 +338,22 @@ _CARRY = frozenset({"v_add_co_u32", "v_sub_co_u32", "v_subrev_co_u32", "v_add_co
 _OTHER = frozenset({"v_add_nc_i32", "v_sub_nc_i32", "v_cndmask_b32", "v_mbcnt_lo_u32_b32",
                     "v_mbcnt_hi_u32_b32", "v_nop"})
 
-#: The 64-bit multiply-adds, whose ``clamp`` would saturate a 64-bit result whose low word is
-#: written before its high word is known: the unit refuses it.
-CLAMP_REFUSED = frozenset({"v_mad_co_u64_u32", "v_mad_co_i64_i32"})
+# The packed 16-bit integer ops (VOP3P): name -> the 16-bit op each half runs.
+_PACKED = {"v_pk_mad_i16": "v_mad_i16", "v_pk_mad_u16": "v_mad_u16", "v_pk_mul_lo_u16": "v_mul_lo_u16",
+           "v_pk_add_i16": "v_add_nc_i16", "v_pk_add_u16": "v_add_nc_u16",
+           "v_pk_sub_i16": "v_sub_nc_i16", "v_pk_sub_u16": "v_sub_nc_u16",
+           "v_pk_lshlrev_b16": "v_lshlrev_b16", "v_pk_lshrrev_b16": "v_lshrrev_b16",
+           "v_pk_ashrrev_i16": "v_ashrrev_i16", "v_pk_max_i16": "v_max_i16", "v_pk_min_i16": "v_min_i16",
+           "v_pk_max_u16": "v_max_u16", "v_pk_min_u16": "v_min_u16"}
+# Of those, the ones whose clamp saturates (the model refuses it on the others).
+_PACKED_CLAMP = frozenset({"v_pk_mad_i16", "v_pk_mad_u16", "v_pk_add_i16", "v_pk_add_u16",
+                           "v_pk_sub_i16", "v_pk_sub_u16"})
+
+#: The packed 16-bit integer ops.
+PACKED = frozenset(_PACKED)
+#: Refused with ``clamp``: the 64-bit multiply-adds, whose saturation would change a low word
+#: written before the high word is known, and the packed ops the model refuses it on.
+CLAMP_REFUSED = frozenset({"v_mad_co_u64_u32", "v_mad_co_i64_i32"} | (set(_PACKED) - _PACKED_CLAMP))
 
 WIDE = 34       # a word extended by two bits: sums and differences of two extended words are exact
 
@@ -421,7 +437,8 @@ Control = data.StructLayout({
     "legal": 1,
     "plain": 1,         # a VINT op: op_sel, or clamp unless ``sat``, make it illegal (as the model)
     "no_clamp": 1,      # CLAMP_REFUSED
-    "two": 1,           # a 64-bit source or result: a low pass, then a high one
+    "wide": 1,          # a 64-bit source or result: a low pass, then a high one with its carry
+    "packed": 1,        # VOP3P: each pass one half, its sources' halves by op_sel / op_sel_hi
     "wa": Width, "wb": Width, "wc": Width,
     "sgn": 1,           # sources sign-extended
     "mul_shl": 1,       # multiplier: S0 times 1 << S1[4:0] (v_lshl_add_u32, v_lshl_or_b32)
@@ -497,7 +514,7 @@ def _control(name: str) -> dict:
     ctl.update(_EXTRA.get(name, {}))
     if ctl.get("rs") in (Result.LOGIC, Result.MINMAX) and not ctl.get("left"):
         ctl["sat"] = 0      # clamp cannot change a result that always fits its destination
-    ctl["two"] = int(dst64 or Width.W64 in (ctl["wa"], ctl["wb"], ctl["wc"]))
+    ctl["wide"] = int(dst64 or Width.W64 in (ctl["wa"], ctl["wb"], ctl["wc"]))
     return ctl
 
 
@@ -564,6 +581,8 @@ assert _CLAMP32 <= PLAIN32 and _CARRY | _OTHER <= _NAMES
 CLAMP_SATURATES = frozenset(_CLAMP32 | _CARRY | set(_V16) | set(_V16_TO_32) | {"v_add_nc_i32", "v_sub_nc_i32"}) \
     - CLAMP_REFUSED
 _CONTROL = {name: _control(name) for name in _NAMES}
+_CONTROL.update({name: {**_CONTROL[half], "packed": 1, "plain": 0, "no_clamp": int(name in CLAMP_REFUSED)}
+                 for name, half in _PACKED.items()})
 
 
 #: Mnemonics VALUInt implements (everything else raises ``illegal``).
@@ -633,8 +652,8 @@ class VALUInt(wiring.Component):
     op : In(OpId)
         The operation.
     hi : In(1)
-        The high pass of an operation with a 64-bit source or result (:func:`two_passes`):
-        the cycle after its low pass, with the same inputs.
+        The high pass of an operation with a 64-bit source or result, or of a packed one
+        (:func:`two_passes`): the cycle after its low pass, with the same inputs.
     a, b, c : In(unsigned(64 * lanes))
         Sources 0-2, lane ``i`` in bits ``[64i+63:64i]``; 32-bit operands use the low half.
         The 64-bit sources are S1 of ``v_lshlrev/lshrrev_b64``/``v_ashrrev_i64``, S2 of
@@ -647,7 +666,9 @@ class VALUInt(wiring.Component):
         ``lane_base + i``.
     opsel : In(4)
         VOP3 ``op_sel``: bits 0-2 pick the high half of 16-bit sources 0-2, bit 3 the
-        destination half of 16-bit results.
+        destination half of 16-bit results. VOP3P: bits 0-2 pick the halves of the low pass.
+    opsel_hi : In(3)
+        VOP3P ``op_sel_hi``: the halves of the sources a packed op's high pass reads.
     clamp : In(1)
         VOP3 ``clamp``: saturates the ops of :data:`CLAMP_SATURATES` (16-bit ops, adds and
         subtractions, the 24-bit multiplies and multiply-adds, carry ops).
@@ -655,14 +676,14 @@ class VALUInt(wiring.Component):
         Old destination, whose other half a 16-bit result keeps.
     d : Out(unsigned(32 * lanes))
         The word of the result, two cycles after its pass: the low word, then the high one
-        of a 64-bit result.
+        of a 64-bit result; a packed op's high pass gives both halves.
     mask_out : Out(unsigned(lanes))
         With ``d``: carry/borrow-out of the carry ops, bit 64 of ``v_mad_co_*`` (its high
         pass), compare results (a 64-bit compare's high pass); before EXEC masking.
     illegal : Out(1)
         ``op`` is not an integer VALU op, or a plain 32-bit op (:data:`PLAIN32`) has
-        ``op_sel`` set, or ``clamp`` when the op does not saturate (the model rejects both)
-        or saturates a 64-bit result (:data:`CLAMP_REFUSED`).
+        ``op_sel`` set, or ``clamp`` when the op does not saturate (the model rejects both),
+        or ``clamp`` on :data:`CLAMP_REFUSED`.
     mul_x, mul_y : Out(unsigned(33 * lanes)); mul_p : In(unsigned(66 * lanes))
         With ``external_mul`` only: each lane's multiplier operands (two's complement) and
         their signed product, in the middle stage.
@@ -675,7 +696,8 @@ class VALUInt(wiring.Component):
         mul = {"mul_x": Out(w * lanes), "mul_y": Out(w * lanes), "mul_p": In(2 * w * lanes)} if external_mul else {}
         super().__init__({
             "op": In(OpId), "hi": In(1), "a": In(64 * lanes), "b": In(64 * lanes), "c": In(64 * lanes),
-            "mask_in": In(lanes), "lane_base": In(5), "opsel": In(4), "clamp": In(1), "d_old": In(32 * lanes),
+            "mask_in": In(lanes), "lane_base": In(5), "opsel": In(4), "opsel_hi": In(3), "clamp": In(1),
+            "d_old": In(32 * lanes),
             "d": Out(32 * lanes), "mask_out": Out(lanes), "illegal": Out(1), **mul,
         })
 
@@ -738,15 +760,17 @@ class VALUInt(wiring.Component):
                 if k != "a":
                     words = [Mux(shift64, pairs[i][k == "c"], words[i]) for i in range(n)]
                 ext[k] = Signal(WIDE * n, name=f"{k}_ext")
-                st.d.comb += ext[k].eq(Cat(*[_extend(words[i], w, self.opsel[j], ctl.sgn & ~(w64 & ~hi))
+                half = Mux(ctl.packed & hi, self.opsel_hi[j], self.opsel[j])
+                st.d.comb += ext[k].eq(Cat(*[_extend(words[i], w, half, ctl.sgn & ~(w64 & ~hi))
                                              for i in range(n)]))
 
         # ---- stage 2: the units and the result select; it reads only these
+        # a packed op's high pass puts its half above the low pass's
+        finish_in = cut(Cat(self.clamp, Mux(ctl.packed, self.hi, self.opsel[3]), self.d_old), "finish_in2")
         ctl = cut(ctl, "ctl2")
         hi = cut(self.hi, "hi2")
         A, B, C = ((lambda i, s=cut(ext[k], f"{k}_ext2"): s[WIDE * i:WIDE * (i + 1)]) for k in "abc")
         mask_in, lane_base = cut(self.mask_in, "mask_in2"), cut(self.lane_base, "lane_base2")
-        finish_in = cut(Cat(self.clamp, self.opsel[3], self.d_old), "finish_in2")   # for the last stage
 
         # the multiplier: S0 and S1 as the op extends them (24-bit ones too), or S0 times
         # 1 << S1[4:0]; product P (a high pass of v_mad_co_* uses its high half)
@@ -790,12 +814,13 @@ class VALUInt(wiring.Component):
         st = stage("adder")
         x_en = {src: sig(st, f"x_{src.name.lower()}", ctl.ax == src) for src in (AddX.A, AddX.P, AddX.LOGIC, AddX.POP)}
         y_en = {src: sig(st, f"y_{src.name.lower()}", ctl.ay == src) for src in (AddY.B, AddY.C, AddY.MAJ)}
-        low_pass = sig(st, "low_pass", ctl.two & ~hi)
+        low_pass = sig(st, "low_pass", ctl.wide & ~hi)
+        high = sig(st, "high_pass", ctl.wide & hi)      # (a packed op's high pass is a 16-bit one)
         carry, zero = Signal(n), Signal(n)
 
         def product(i):
             p = P(i)
-            return Mux(hi, p[32:32 + WIDE], Cat(p[:32], p[32:WIDE] & _rep(~low_pass, WIDE - 32)))
+            return Mux(high, p[32:32 + WIDE], Cat(p[:32], p[32:WIDE] & _rep(~low_pass, WIDE - 32)))
 
         def add(i):
             x = balanced([v & _rep(x_en[src], len(v)) for src, v in (
@@ -803,7 +828,7 @@ class VALUInt(wiring.Component):
             y = balanced([v & _rep(y_en[src], len(v)) for src, v in (
                 (AddY.B, B(i)), (AddY.C, C(i)), (AddY.MAJ, maj(i)))], operator.or_)
             code = ctl.cin.as_value()     # ZERO, ONE, MASK, NMASK: bit 1 takes the mask, bit 0 inverts
-            cin = Mux(hi, carry[i], Mux(code[1], mask_in[i] ^ code[0], code[0]))
+            cin = Mux(high, carry[i], Mux(code[1], mask_in[i] ^ code[0], code[0]))
             xs = sig(st, f"add_x{i}", fit(x, WIDE) ^ _rep(ctl.inv_x, WIDE))
             ys = sig(st, f"add_y{i}", fit(y, WIDE) ^ _rep(ctl.inv_y, WIDE))
             s = sig(st, f"sum{i}", (xs + ys + cin)[:WIDE])
@@ -892,7 +917,7 @@ class VALUInt(wiring.Component):
 
         def mask_out(i):
             s = SUM(i)
-            equal = (s == 0) & (zero[i] | ~hi)
+            equal = (s == 0) & (zero[i] | ~high)
             cond = ctl.cond.bit_select(Cat(equal, lt(i)), 1)
             return Mux(ctl.mo == MaskOut.COMPARE, cond, Mux(ctl.mo == MaskOut.CARRY, s[32], 0))
         lane_mask = sig(st, "lane_mask", Cat(*[mask_out(i) for i in range(n)]))
@@ -941,13 +966,17 @@ class VALUInt(wiring.Component):
             over = sig(st, f"over{i}", out | _overflow(exact, ctl.sat_to, ctl.sgn))
             limit = _rep(~Mux(out, sign, exact[WIDE - 1]), 32) ^ top_bit
             v = sig(st, f"fin{i}", Mux(saturate & over, limit, r))
-            old = d_old[32 * i:32 * i + 32]
+            old = Mux(ctl.packed, low_half[16 * i:16 * i + 16], d_old[32 * i:32 * i + 32])
             return Mux(ctl.half, (old & keep) | (v[:16] << shift16)[:32], v)
+        # the last pass's low half: a packed op's high pass keeps it below its own
+        low_half = Signal(16 * n)
         st.d.comb += self.d.eq(Cat(*[finish(i) for i in range(n)]))
+        m.d.sync += low_half.eq(Cat(*[self.d[32 * i:32 * i + 16] for i in range(n)]))
         return m
 
 
 def two_passes(name: str) -> bool:
     """Whether VALUInt runs ``name`` as a low pass and a high one (a 64-bit source or result;
     False for an op it does not implement)."""
-    return bool(_CONTROL.get(name, {}).get("two"))
+    ctl = _CONTROL.get(name, {})
+    return bool(ctl.get("wide") or ctl.get("packed"))

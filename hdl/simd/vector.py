@@ -19,10 +19,11 @@ dependent-issue latency is 5, as RDNA's, and an independent instruction of the w
 mask (compares, carries, ``v_cmpx``) leaves on ``mask`` with the last pass; the issue stage
 keeps the wave from issuing until it is written.
 
-A VALU instruction with 64-bit operands, and a memory instruction, reads each row in two cycles
-(:class:`~hdl.simd.memreq.MemRequest` forms the request); a transcendental's rows go to the
-DCU's unit as one wave. Executed here: :data:`VECTOR_OPS` and :data:`TRANS_OPS`. Not yet: f16
-and FP64 operations, DPP, VOPD, VOP3P.
+A VALU instruction with 64-bit operands or packed 16-bit halves (VOP3P), and a memory
+instruction, reads each row in two cycles (:class:`~hdl.simd.memreq.MemRequest` forms the
+request); the integer lane runs such a VALU row in two passes. A transcendental's rows go to
+the DCU's unit as one wave. Executed here: :data:`VECTOR_OPS` and :data:`TRANS_OPS` (the issue
+stage splits a VOPD pair). Not yet: f16, packed f16 and FP64 operations, DPP.
 """
 from __future__ import annotations
 
@@ -69,7 +70,7 @@ def _fields(cfg):
     """What a pass carries from OPR on: the row's control."""
     return {"valid": 1, "wave": range(max(cfg.wave_slots, 2)), "row": range(max(32 // cfg.lanes, 2)), "last": 1,
             "fp": 1, "exec": cfg.lanes, "vdst": range(cfg.vgprs_per_simd), "vdst_we": 1, "mask_we": 1, "sdst": 7,
-            "hi": 1, "pick": 1, "picked": 32, "sres": 1, "scc": 1}
+            "hi": 1, "packed": 1, "pick": 1, "picked": 32, "sres": 1, "scc": 1}
 
 
 class VectorPipe(wiring.Component):
@@ -166,7 +167,8 @@ class VectorPipe(wiring.Component):
                 m.d.sync += run.tail.eq(1)
         mem = (iss.inst.kind != Kind.VALU) & (iss.inst.kind != Kind.VTRANS)
         i = iss.inst
-        wide = (i.src0_dw == 2) | (i.src1_dw == 2) | (i.src2_dw == 2) | (i.vdst_dw == 2)
+        # two passes: a 64-bit operand or result, or packed 16-bit halves (read twice)
+        wide = (i.src0_dw == 2) | (i.src1_dw == 2) | (i.src2_dw == 2) | (i.vdst_dw == 2) | (i.fmt == FmtId.VOP3P)
         with m.If(iss.valid):
             m.d.sync += [run.valid.eq(1), run.mem.eq(mem), run.trans.eq(i.kind == Kind.VTRANS),
                          run.two.eq(mem | wide), run.hi.eq(~mem & wide),
@@ -221,7 +223,7 @@ class VectorPipe(wiring.Component):
         half = [Mux(run.second, scalar[k][32:], scalar[k][:32]) for k in range(3)]
         m.d.sync += [opr.valid.eq(run.valid & ~run.tail), opr.mem.eq(run.mem), opr.trans.eq(run.trans),
                      opr.two.eq(run.two),
-                     opr.second.eq(run.second), opr.hi.eq(run.hi),
+                     opr.second.eq(run.second), opr.hi.eq(run.hi), opr.packed.eq(ri.fmt == FmtId.VOP3P),
                      opr.wave.eq(run.wave), opr.row.eq(run.row), opr.last.eq(ends),
                      opr.fp.eq(fp), opr.exec.eq(exec_row), opr.vdst.eq(run.base + ri.vdst),
                      opr.vdst_we.eq(ri.vdst_dw != 0), opr.mask_we.eq((ri.sdst_dw != 0) | ri.writes_exec),
@@ -279,6 +281,7 @@ class VectorPipe(wiring.Component):
                      vfp.abs.eq(ex.abs), vfp.neg.eq(ex.neg), vfp.clamp.eq(ex.clamp), vfp.omod.eq(ex.omod),
                      vint.op.eq(Mux(ex.fp, OpId.NONE, ex.op)), vint.hi.eq(pass1), vint.mask_in.eq(ex.mask_in),
                      vint.lane_base.eq(ex.row * L), vint.opsel.eq(ex.opsel), vint.clamp.eq(ex.clamp),
+                     vint.opsel_hi.eq(Cat(ex.omod, ex.opsel[3])),      # VOP3P's op_sel_hi
                      vint.d_old.eq(ex.c)]            # a 16-bit result keeps the other half of c: the old destination
         for k, (a, v) in enumerate(zip((vint.a, vint.b, vint.c), (ex.a, ex.b, ex.c))):
             m.d.comb += a.eq(Cat(*[Cat(_cndmask_mods(ex, k, v[32 * n:32 * n + 32]), ex.high[k][32 * n:32 * n + 32])
@@ -300,7 +303,9 @@ class VectorPipe(wiring.Component):
         # ---- write-back: the row to the VGPRs, the lane mask collected over the passes
         d = Mux(ex3.fp, vfp.d, vint.d)
         lanes_set = Mux(~ex3.hi | ex3.pass1, Mux(ex3.fp, vfp.mask_out, vint.mask_out) & ex3.exec, 0)
-        m.d.comb += [vg.valu.valid.eq(ex3.valid & ex3.vdst_we), vg.valu.w.reg.eq(ex3.vdst + ex3.pass1),
+        # (a packed op writes its word once, from the high pass)
+        m.d.comb += [vg.valu.valid.eq(ex3.valid & ex3.vdst_we & (ex3.pass1 | ~ex3.packed)),
+                     vg.valu.w.reg.eq(ex3.vdst + (ex3.pass1 & ~ex3.packed)),
                      vg.valu.w.row.eq(ex3.row), vg.valu.w.data.eq(d), vg.valu.w.mask.eq(ex3.exec)]
         acc = Signal(32)
         collected = acc | (lanes_set << (ex3.row * L))[:32]
