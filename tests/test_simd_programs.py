@@ -789,7 +789,7 @@ def test_sixteen_bit_halves_and_constants_match_the_model(preset):
     _check_vector(preset, code, vector_launches(41, PRESETS[preset].wave_slots), 41, active=30)
 
 
-@pytest.mark.parametrize("preset", ["fpga", "default"])
+@pytest.mark.parametrize("preset", ["fpga", pytest.param("default", marks=pytest.mark.slow)])
 def test_packed_halves_and_constants_match_the_model(preset):
     """Every packed 16-bit integer op (two passes of the integer lane) with random op_sel and
     op_sel_hi, sources among the VGPRs, SGPRs and the inline constants (a packed operand reads
